@@ -1,0 +1,2809 @@
+/* doppler.h - learned device placement for dataflow graphs.       v0.1.0
+   A single-file C library in the stb style. In ONE C or C++ file write
+
+       #define DOPPLER_IMPLEMENTATION
+       #include "doppler.h"
+
+   and include it without the define everywhere else. The implementation
+   needs stb_ds (Debian package libstb-dev, header <stb/stb_ds.h>); the
+   header part needs nothing but the C standard library.
+
+   WHAT IT DOES
+   Given a dataflow graph (a DAG of ops, each with a compute cost, each edge
+   carrying a tensor) and a cluster of devices, it chooses a device for
+   every op so that the graph finishes early on a work-conserving,
+   asynchronous runtime, and it simulates such a runtime to score a
+   placement. This version holds the foundation: graph model and formats,
+   cluster and cost model, the discrete-event simulator, the lower bound,
+   the heuristic placers and an SVG Gantt chart.
+
+   WHAT IT DOES NOT DO (YET)
+   - the learned placers (DOPPLER's SEL/PLC policies, Placeto);
+   - run a graph for real (CPU and CUDA executors);
+   - model transfer contention beyond "one transfer at a time per link".
+
+   CONTENTS (grep for the anchor, e.g. ">>simulator")
+     public API
+       >>api-errors      dp_error, dp_code: every failure returns one
+       >>api-graph       dp_graph, op kinds, building a graph
+       >>api-formats     reading and writing graphs, assignments
+       >>api-cluster     dp_cluster, the cost model
+       >>api-simulator   dp_sim: the work-conserving discrete-event simulator
+       >>api-analysis    b-level, t-level, lower bound, statistics
+       >>api-placers     heuristic placers: single .. anneal
+       >>api-gantt       SVG Gantt chart
+       >>api-gen         random DAG families (DAGGEN style)
+     implementation (under DOPPLER_IMPLEMENTATION), in data-flow order
+       >>util            errors, rng, clock, file slurping, text scanning
+       >>graph           building, validating, CSR adjacency, topo order
+       >>formats         native, DOPPLER reference, STG; assignments
+       >>cluster         presets, cluster file, cost model
+       >>simulator       event heap, per-device ready queues, memory
+       >>analysis        levels, lower bound, statistics
+       >>placers         single, round-robin, random, cp, heft, enumopt, anneal
+       >>gantt           SVG writer
+       >>gen             layered and random DAG generators
+
+   CONVENTIONS
+   - Public names dp_, private dp__, macros DP_.
+   - Functions that can fail return 0 (DP_OK) or a dp_code and fill the
+     dp_error given to them (which may be NULL). A message about a file
+     names the file, the line and the value at fault:
+         "g.dpg:12: op 'mm3': compute cost '-4' is negative"
+     The library never calls exit() or abort(), and never prints.
+   - Descriptor structs are zero-means-default: {0} gives sensible values.
+   - Deterministic: every random choice comes from a dp_rng seeded by you.
+     There is no global mutable state; separate objects may be used from
+     separate threads.
+   - Files are written to "PATH.tmp" and renamed on success, so a failure
+     never leaves a partial output file behind.
+
+   THE RUNTIME MODEL (what dp_sim computes; see >>simulator)
+   - Op v on device d takes dev_time[v][d] when the graph gives one,
+     otherwise compute[v] / speed[d].
+   - An edge u->v with u, v on the same device costs nothing; across
+     devices a to b it is a transfer of bytes(u->v) taking
+     latency[a][b] + bytes / bandwidth[a][b], started when u ends.
+     Link model FREE: transfers never contend (the DOPPLER reference).
+     SERIAL: each ordered device pair (a, b) carries one transfer at a
+     time, in the order they were issued (ties by edge index).
+   - An op is ready when all its inputs have arrived. Each device runs one
+     op at a time and never idles while one of its ops is ready. Among its
+     ready ops it takes the earliest-ready (FIFO; ties by lower op index)
+     or the highest-priority (PRIORITY; ties by ready time, then index).
+   - All events at a time t (completions, arrivals) are applied before any
+     device picks its next op at t.
+   - Memory: an op's output (out_bytes) is allocated on its device when it
+     starts and freed when every consumer has finished with it (local
+     consumers finished, copies to other devices done); outputs of sinks
+     stay. Its workspace (mem_bytes) lives while it runs. A copy's buffer
+     (edge bytes) is allocated on the destination when the copy is issued
+     and freed when its consumer finishes. Frees at time t come before
+     allocations at t.
+
+   LICENSE: MIT, see the end of the file.
+*/
+#ifndef DOPPLER_H
+#define DOPPLER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DP_VERSION "0.1.0"
+
+/* Limits, enforced with a clear error before any large allocation. */
+#define DP_MAX_OPS        (1 << 22)          /* ops in one graph          */
+#define DP_MAX_EDGES      (1 << 25)          /* edges in one graph        */
+#define DP_MAX_DEVICES    256                /* devices in one cluster    */
+#define DP_MAX_NAME       127                /* bytes in an op name       */
+#define DP_MAX_FILE_BYTES ((size_t)1 << 30)  /* bytes in one input file   */
+
+/* ======================================================================
+   >>api-errors
+   ====================================================================== */
+#define DP_CODES(X)                                                  \
+    X(DP_OK,             "ok")                                       \
+    X(DP_ERR_ARG,        "bad argument")                             \
+    X(DP_ERR_IO,         "i/o error")                                \
+    X(DP_ERR_PARSE,      "parse error")                              \
+    X(DP_ERR_GRAPH,      "invalid graph")                            \
+    X(DP_ERR_CYCLE,      "graph has a cycle")                        \
+    X(DP_ERR_RANGE,      "value out of range")                       \
+    X(DP_ERR_NOMEM,      "out of memory")                            \
+    X(DP_ERR_LIMIT,      "limit exceeded")                           \
+    X(DP_ERR_INFEASIBLE, "no feasible placement")                    \
+    X(DP_ERR_FORMAT,     "graph not representable in that format")
+
+#define DP__CODE_ENUM(id, text) id,
+typedef enum dp_code { DP_CODES(DP__CODE_ENUM) DP_CODE__COUNT } dp_code;
+#undef DP__CODE_ENUM
+
+typedef struct dp_error {
+    dp_code code;       /* DP_OK when nothing failed                     */
+    char    msg[512];   /* "file:line: what, naming the value at fault"  */
+} dp_error;
+
+const char *dp_code_text(dp_code code);   /* "parse error", ...          */
+
+/* ======================================================================
+   >>api-graph
+   A graph is built op by op and edge by edge, then finalised (validated,
+   adjacency and topological order computed). After dp_graph_finalize the
+   arrays below are read-only and stay valid until dp_graph_free.
+   ====================================================================== */
+#define DP_KINDS(X)                                                    \
+    X(OPAQUE, "opaque")  /* cost only: DOPPLER files, STG, generated */ \
+    X(INPUT, "input")    X(MATMUL, "matmul")   X(ADD, "add")           \
+    X(MUL, "mul")        X(SCALE, "scale")     X(RELU, "relu")         \
+    X(GELU, "gelu")      X(SILU, "silu")       X(SOFTMAX, "softmax")   \
+    X(RMSNORM, "rmsnorm") X(LAYERNORM, "layernorm")                    \
+    X(REDUCE, "reduce")  X(CONCAT, "concat")   X(SPLIT, "split")       \
+    X(TRANSPOSE, "transpose") X(COPY, "copy")
+
+#define DP__KIND_ENUM(id, text) DP_OP_##id,
+typedef enum dp_kind { DP_KINDS(DP__KIND_ENUM) DP_KIND__COUNT } dp_kind;
+#undef DP__KIND_ENUM
+
+const char *dp_kind_name(dp_kind kind);                 /* "matmul"      */
+int         dp_kind_parse(const char *name, dp_kind *out); /* 0 if known */
+
+typedef enum dp_format {
+    DP_FORMAT_AUTO = 0,  /* detect from the content (reading) or the name */
+    DP_FORMAT_NATIVE,    /* doppler-graph text, see >>formats             */
+    DP_FORMAT_DOPPLER,   /* the DOPPLER reference's compute_graph files   */
+    DP_FORMAT_STG        /* Standard Task Graph set (Kasahara lab)        */
+} dp_format;
+
+typedef struct dp_graph {
+    int n_ops, n_edges;
+    /* per op, index 0..n_ops-1 (the file's node order) */
+    char   **name;       /* unique, no spaces                             */
+    dp_kind *kind;
+    double  *compute;    /* FLOPs or abstract units, >= 0                 */
+    double  *out_bytes;  /* size of the op's output tensor               */
+    double  *mem_bytes;  /* workspace while it runs (0 = none)           */
+    int      n_dev_time; /* columns of dev_time (0 = no overrides)        */
+    double  *dev_time;   /* [n_ops * n_dev_time]; < 0 = use compute/speed */
+    /* per edge, in the order added */
+    int    *src, *dst;
+    double *bytes;       /* tensor bytes carried                          */
+    /* adjacency (CSR): edges leaving v are out_edge[out_off[v]..out_off[v+1]) */
+    int *out_off, *out_edge, *in_off, *in_edge;
+    int *topo;           /* ops in topological order (ties: lower index)  */
+    /* the units this graph's costs are in, used by dp_cluster_for_graph */
+    double unit_speed;     /* compute per time unit of a default device   */
+    double unit_bandwidth; /* bytes per time unit of a default link       */
+    int    n_ext_inputs;   /* DOPPLER format: external input tensors      */
+    dp_format format;      /* the format it was read from                 */
+    int    finalized;
+    void  *dp__names;      /* private: name -> id index                   */
+} dp_graph;
+
+typedef struct dp_op_desc {
+    const char *name;        /* NULL -> "op<index>"                        */
+    dp_kind     kind;        /* 0 = DP_OP_OPAQUE                            */
+    double      compute, out_bytes, mem_bytes;
+    const double *dev_time;  /* optional per-device times, n_dev_time of them */
+    int          n_dev_time;
+} dp_op_desc;
+
+void dp_graph_init(dp_graph *g);           /* empty graph, units 1 and 1 */
+int  dp_graph_add_op(dp_graph *g, const dp_op_desc *op, int *id, dp_error *err);
+int  dp_graph_add_edge(dp_graph *g, int src, int dst, double bytes, dp_error *err);
+int  dp_graph_find(const dp_graph *g, const char *name);   /* id or -1 */
+/* Validates (cycles, naming an op on one), builds adjacency and topo. */
+int  dp_graph_finalize(dp_graph *g, dp_error *err);
+void dp_graph_free(dp_graph *g);
+/* Deep copy of a finalised graph. */
+int  dp_graph_copy(dp_graph *dst, const dp_graph *src, dp_error *err);
+
+/* ======================================================================
+   >>api-formats
+   Native format (".dpg"), one record per line, '#' starts a comment:
+       doppler-graph 1
+       units speed=1e10 bandwidth=1e10        (optional, default 1 1)
+       devtimes 3                             (optional: columns of time=)
+       op NAME [kind=K] [compute=C] [bytes=B] [mem=M] [time=t0,t1,...]
+       edge SRC DST [bytes=B]                 (default: SRC's bytes)
+   Ops are declared before the edges that use them; numbers are written
+   with 17 significant digits so that a file round-trips exactly.
+   DOPPLER format: see ../shared/data/README.md; costs in the reference's
+   units, so dp_cluster_for_graph gives speed = bandwidth = 1e10.
+   STG: costs as given, no communication; task 0 and n+1 (the dummy entry
+   and exit) are kept as zero-cost ops so node i is task i.
+   Assignment file: line i holds the device of node i; '#' comments.
+   ====================================================================== */
+int dp_graph_read(dp_graph *g, const char *path, dp_format fmt, dp_error *err);
+int dp_graph_read_mem(dp_graph *g, const char *buf, size_t len,
+                      const char *name, dp_format fmt, dp_error *err);
+int dp_graph_write(const dp_graph *g, const char *path, dp_format fmt, dp_error *err);
+int dp_graph_write_file(const dp_graph *g, FILE *f, dp_format fmt, dp_error *err);
+dp_format   dp_format_detect(const char *buf, size_t len);
+dp_format   dp_format_from_path(const char *path);   /* by extension */
+int         dp_format_parse(const char *name, dp_format *out);  /* "stg" */
+const char *dp_format_name(dp_format fmt);
+
+int dp_assign_read(const char *path, int n_ops, int n_devices, int *assign, dp_error *err);
+int dp_assign_read_mem(const char *buf, size_t len, const char *name,
+                       int n_ops, int n_devices, int *assign, dp_error *err);
+int dp_assign_write(const char *path, const int *assign, int n_ops, dp_error *err);
+
+/* ======================================================================
+   >>api-cluster
+   Cluster file (".dpc"):
+       doppler-cluster 1
+       devices 4
+       link free|serial
+       speed 1e10           (all devices; default 1)
+       bandwidth 1e10       (all pairs; default 1)
+       latency 0            (all pairs; default 0)
+       memory 16e9          (all devices; 0 = unlimited)
+       device I [name=N] [speed=S] [memory=M]
+       pair A B [bandwidth=B] [latency=L]     (one direction, A -> B)
+   Presets (dp_cluster_preset): "reference" = the DOPPLER reference's 4
+   identical GPUs in its units (speed = bandwidth = 1e10, free links);
+   "homogeneous:N" = N identical unit devices.
+   ====================================================================== */
+typedef enum dp_link_model { DP_LINK_FREE = 0, DP_LINK_SERIAL } dp_link_model;
+
+typedef struct dp_cluster {
+    int n;                  /* devices                                   */
+    dp_link_model link;
+    double *speed;          /* [n] compute per time unit                  */
+    double *memory;         /* [n] bytes; 0 = unlimited                   */
+    double *bandwidth;      /* [n*n] bytes per time unit, a*n+b = a -> b   */
+    double *latency;        /* [n*n] time units                           */
+    char  (*name)[32];      /* [n]                                        */
+} dp_cluster;
+
+int  dp_cluster_homogeneous(dp_cluster *c, int n, double speed, double bandwidth,
+                            double latency, dp_error *err);
+/* n devices in the graph's own units (DOPPLER files: 1e10 and 1e10). */
+int  dp_cluster_for_graph(dp_cluster *c, const dp_graph *g, int n, dp_error *err);
+int  dp_cluster_preset(dp_cluster *c, const char *name, dp_error *err);
+int  dp_cluster_read(dp_cluster *c, const char *path, dp_error *err);
+int  dp_cluster_read_mem(dp_cluster *c, const char *buf, size_t len,
+                         const char *name, dp_error *err);
+int  dp_cluster_write(const dp_cluster *c, const char *path, dp_error *err);
+void dp_cluster_free(dp_cluster *c);
+/* Checks that graph and cluster fit together (per-device time columns). */
+int  dp_check(const dp_graph *g, const dp_cluster *c, dp_error *err);
+
+double dp_op_time(const dp_graph *g, const dp_cluster *c, int op, int dev);
+double dp_xfer_time(const dp_cluster *c, double bytes, int from, int to);
+int    dp_fastest_device(const dp_graph *g, const dp_cluster *c, int op);
+
+/* ======================================================================
+   >>api-simulator
+   dp_sim_init allocates a workspace for one (graph, cluster) pair; every
+   dp_sim_run after it allocates nothing. Results stay in the dp_sim until
+   the next run. Cost: O((V + E) log V) per run.
+   ====================================================================== */
+typedef enum dp_order { DP_ORDER_FIFO = 0, DP_ORDER_PRIORITY } dp_order;
+
+typedef struct dp_sim_opts {
+    dp_order order;          /* FIFO (the reference) or PRIORITY           */
+    const double *priority;  /* [n_ops], higher first; NULL -> b-level    */
+    int track_memory;        /* fill peak_bytes (a little slower)          */
+} dp_sim_opts;
+
+typedef struct dp_xfer {
+    int edge, from, to;      /* graph edge, source and destination device */
+    double start, end;
+} dp_xfer;
+
+typedef struct dp_sim {
+    const dp_graph   *g;
+    const dp_cluster *c;
+    /* results of the last dp_sim_run */
+    double  makespan;
+    double *start, *end;     /* [n_ops]                                    */
+    double *busy;            /* [n_devices] total compute time             */
+    double *peak_bytes;      /* [n_devices] when track_memory              */
+    dp_xfer *xfers;          /* [n_xfers], in issue order                  */
+    int     n_xfers;
+    void   *dp__ws;          /* private workspace                          */
+} dp_sim;
+
+int  dp_sim_init(dp_sim *s, const dp_graph *g, const dp_cluster *c, dp_error *err);
+int  dp_sim_run(dp_sim *s, const int *assign, const dp_sim_opts *opts, dp_error *err);
+void dp_sim_free(dp_sim *s);
+/* One-shot convenience: init, run, free. */
+int  dp_simulate(const dp_graph *g, const dp_cluster *c, const int *assign,
+                 const dp_sim_opts *opts, double *makespan, dp_error *err);
+
+/* ======================================================================
+   >>api-analysis
+   ====================================================================== */
+/* b-level (HEFT's upward rank): mean op time over devices plus, along the
+   longest path to a sink, mean transfer time over distinct device pairs.
+   t-level: the same, longest path from a source, excluding the op. */
+int    dp_blevel(const dp_graph *g, const dp_cluster *c, double *out);
+int    dp_tlevel(const dp_graph *g, const dp_cluster *c, double *out);
+/* max(critical path with every op on its fastest device and no
+   communication, total fastest-device work / devices). */
+double dp_lower_bound(const dp_graph *g, const dp_cluster *c);
+
+typedef struct dp_stats {
+    int    nodes, edges, sources, sinks, depth; /* depth: ops on longest chain */
+    double total_compute;   /* sum of compute                             */
+    double cp_length;       /* critical path, fastest device, no comm     */
+    double work_bound;      /* total fastest-device work / devices        */
+    double lower_bound;     /* max(cp_length, work_bound)                 */
+    double total_bytes;     /* sum of edge bytes                          */
+} dp_stats;
+int dp_graph_stats(const dp_graph *g, const dp_cluster *c, dp_stats *out);
+
+/* Memory each device needs to hold everything placed on it: outputs and
+   workspaces of its ops plus the copy made by every edge that reaches it
+   from another device (the simulator's per-edge transfers). The
+   placers keep this within dp_cluster.memory when that is set. */
+int dp_static_memory(const dp_graph *g, const dp_cluster *c, const int *assign, double *bytes);
+
+/* ======================================================================
+   >>api-placers
+   Every placer fills assign[n_ops] with device ids and reports the
+   simulated makespan of the result (FIFO unless opts->order says).
+     single       every op on the device that runs the whole graph fastest
+     round-robin  the k-th op in topological order on device k mod N
+     random       a uniform device per op, from opts->seed
+     cp           the DOPPLER expert: repeatedly take the legal op (all
+                  predecessors placed) of largest b-level, ties lower index;
+                  put it on the device where it can start earliest (inputs
+                  arrived, device free after its last placed op), ties
+                  lower device
+     heft         Topcuoglu et al.: ops by upward rank (= b-level), each on
+                  the device of earliest finish, inserting into idle gaps
+     enumopt      start from opts->start (default cp); visit ops by
+                  decreasing b-level, try every device for the op and keep
+                  the one of lowest simulated makespan (a strict gain only);
+                  repeat passes until one changes nothing
+     anneal       simulated annealing from opts->start (default cp): move
+                  one random op to a random other device, accept by the
+                  Metropolis rule, temperature from 5% to 0.01% of the
+                  start makespan, geometric over opts->budget simulations;
+                  returns the best placement seen
+   When a cluster device has memory > 0, every placer keeps
+   dp_static_memory within it, or fails with DP_ERR_INFEASIBLE.
+   ====================================================================== */
+#define DP_METHODS(X)                                                   \
+    X(SINGLE, "single")    X(ROUND_ROBIN, "round-robin")                \
+    X(RANDOM, "random")    X(CP, "cp")    X(HEFT, "heft")               \
+    X(ENUMOPT, "enumopt")  X(ANNEAL, "anneal")
+
+#define DP__METHOD_ENUM(id, text) DP_METHOD_##id,
+typedef enum dp_method { DP_METHODS(DP__METHOD_ENUM) DP_METHOD__COUNT } dp_method;
+#undef DP__METHOD_ENUM
+
+const char *dp_method_name(dp_method m);
+int         dp_method_parse(const char *name, dp_method *out);
+
+typedef struct dp_place_opts {
+    uint64_t seed;          /* random, anneal                              */
+    dp_order order;         /* runtime order used to score placements      */
+    int      budget;        /* anneal: simulations; 0 -> 20 * ops * devices */
+    int      max_passes;    /* enumopt: 0 -> until no move improves (<=100) */
+    const int *start;       /* enumopt, anneal: initial placement; NULL -> cp */
+} dp_place_opts;
+
+typedef struct dp_place_result {
+    double makespan;        /* simulated, with opts->order                  */
+    double schedule_length; /* the placer's own schedule (cp, heft), else = makespan */
+    double lower_bound;
+    long   simulations;     /* simulator runs the placer used              */
+    double seconds;
+} dp_place_result;
+
+int dp_place(dp_method m, const dp_graph *g, const dp_cluster *c,
+             const dp_place_opts *opts, int *assign, dp_place_result *res,
+             dp_error *err);
+
+/* The list schedulers, exposed for the learning code: cp also writes the
+   order in which it placed ops (order[k] = k-th op placed) when asked. */
+int dp_place_cp(const dp_graph *g, const dp_cluster *c, int *assign, int *order,
+                double *schedule_length, dp_error *err);
+int dp_place_heft(const dp_graph *g, const dp_cluster *c, int *assign,
+                  double *start, double *finish, double *schedule_length,
+                  dp_error *err);
+
+/* ======================================================================
+   >>api-gantt
+   One lane per device, ops as boxes with tooltips, transfers as arrows
+   between lanes, makespan and lower bound in the title.
+   ====================================================================== */
+typedef struct dp_gantt_opts {
+    const char *title;      /* NULL -> "schedule"                          */
+    int width;              /* pixels; 0 -> 1200                          */
+    int hide_transfers;
+} dp_gantt_opts;
+int dp_gantt_svg(const char *path, const dp_sim *s, const int *assign,
+                 const dp_gantt_opts *opts, dp_error *err);
+int dp_gantt_svg_file(FILE *f, const dp_sim *s, const int *assign,
+                      const dp_gantt_opts *opts, dp_error *err);
+
+/* ======================================================================
+   >>api-gen
+   Random DAGs in the manner of DAGGEN (Suter): ops arranged in levels;
+   width ~ the mean ops per level, regularity how much level sizes vary,
+   density the probability of each candidate edge, jump how many levels an
+   edge may span (layered: 1), ccr the ratio of mean transfer time to mean
+   op time on a unit cluster. Costs uniform in [1, 10] units.
+   ====================================================================== */
+typedef enum dp_gen_shape { DP_GEN_LAYERED = 0, DP_GEN_RANDOM } dp_gen_shape;
+typedef struct dp_gen_opts {
+    dp_gen_shape shape;
+    int      nodes;          /* 0 -> 100                                  */
+    int      width;          /* 0 -> sqrt(nodes)                          */
+    double   density;        /* 0 -> 0.3                                  */
+    double   regularity;     /* 0 -> 0.5  (1 = all levels the same size)   */
+    int      jump;           /* 0 -> 1 (layered) or 3 (random)             */
+    double   ccr;            /* 0 -> 0 (no communication); use a tiny
+                                value for almost none                      */
+    uint64_t seed;
+} dp_gen_opts;
+int dp_gen(dp_graph *g, const dp_gen_opts *opts, dp_error *err);
+
+/* ======================================================================
+   >>api-util
+   ====================================================================== */
+typedef struct dp_rng { uint64_t s[4]; } dp_rng;
+void     dp_rng_seed(dp_rng *r, uint64_t seed);
+uint64_t dp_rng_next(dp_rng *r);
+double   dp_rng_uniform(dp_rng *r);            /* [0, 1)                */
+int      dp_rng_int(dp_rng *r, int n);         /* [0, n)                */
+double   dp_now(void);                         /* monotonic seconds     */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DOPPLER_H */
+
+/* ######################################################################
+   IMPLEMENTATION
+   ###################################################################### */
+#ifdef DOPPLER_IMPLEMENTATION
+#ifndef DOPPLER_IMPLEMENTATION_DONE
+#define DOPPLER_IMPLEMENTATION_DONE
+
+#include <errno.h>
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifndef DP_MALLOC
+#define DP_MALLOC(sz)       malloc(sz)
+#define DP_REALLOC(p, sz)   realloc(p, sz)
+#define DP_FREE(p)          free(p)
+#endif
+
+#ifndef STBDS_REALLOC
+#define STBDS_REALLOC(ctx, p, sz) DP_REALLOC(p, sz)
+#define STBDS_FREE(ctx, p)        DP_FREE(p)
+#endif
+#ifndef STB_DS_IMPLEMENTATION
+#define STB_DS_IMPLEMENTATION
+#endif
+#include <stb/stb_ds.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ======================================================================
+   >>util
+   ====================================================================== */
+#define DP__CODE_TEXT(id, text) text,
+static const char *dp__code_texts[] = { DP_CODES(DP__CODE_TEXT) };
+#undef DP__CODE_TEXT
+
+const char *dp_code_text(dp_code code)
+{
+    return (code >= 0 && code < DP_CODE__COUNT) ? dp__code_texts[code] : "unknown error";
+}
+
+/* Fill err (may be NULL) and return code. Every failure goes through here. */
+static int dp__fail(dp_error *err, dp_code code, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        err->code = code;
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+    }
+    return (int)code;
+}
+
+static void dp__ok(dp_error *err)
+{
+    if (err) { err->code = DP_OK; err->msg[0] = 0; }
+}
+
+/* Allocation that reports: NULL result leaves a message in err. */
+static void *dp__alloc(size_t n, size_t size, dp_error *err, const char *what)
+{
+    void *p;
+    if (n == 0) n = 1;
+    if (size && n > (size_t)-1 / size) {
+        dp__fail(err, DP_ERR_NOMEM, "allocation of %zu x %zu bytes for %s overflows", n, size, what);
+        return NULL;
+    }
+    p = DP_MALLOC(n * size);
+    if (!p) dp__fail(err, DP_ERR_NOMEM, "out of memory allocating %zu bytes for %s", n * size, what);
+    else memset(p, 0, n * size);
+    return p;
+}
+
+static char *dp__strdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *p = (char *)DP_MALLOC(n);
+    if (p) memcpy(p, s, n);
+    return p;
+}
+
+/* xoshiro256** seeded by splitmix64. */
+void dp_rng_seed(dp_rng *r, uint64_t seed)
+{
+    int i;
+    for (i = 0; i < 4; i++) {
+        uint64_t z = (seed += 0x9e3779b97f4a7c15ULL);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        r->s[i] = z ^ (z >> 31);
+    }
+}
+
+static uint64_t dp__rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+uint64_t dp_rng_next(dp_rng *r)
+{
+    uint64_t *s = r->s, res = dp__rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+    s[2] ^= s[0]; s[3] ^= s[1]; s[1] ^= s[2]; s[0] ^= s[3];
+    s[2] ^= t; s[3] = dp__rotl(s[3], 45);
+    return res;
+}
+
+double dp_rng_uniform(dp_rng *r) { return (double)(dp_rng_next(r) >> 11) * (1.0 / 9007199254740992.0); }
+
+int dp_rng_int(dp_rng *r, int n)
+{
+    return n <= 1 ? 0 : (int)(((dp_rng_next(r) >> 32) * (uint64_t)n) >> 32);
+}
+
+double dp_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Read a whole file (at most DP_MAX_FILE_BYTES) into a NUL-terminated buffer. */
+static int dp__slurp(const char *path, char **out, size_t *len, dp_error *err)
+{
+    FILE *f;
+    char *buf = NULL;
+    size_t cap = 0, n = 0;
+    *out = NULL; *len = 0;
+    if (!path) return dp__fail(err, DP_ERR_ARG, "no file name given");
+    f = fopen(path, "rb");
+    if (!f) return dp__fail(err, DP_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    for (;;) {
+        size_t got;
+        if (n + 65536 + 1 > cap) {
+            char *nb;
+            cap = cap ? cap * 2 : 65536 * 2;
+            nb = (char *)DP_REALLOC(buf, cap);
+            if (!nb) { DP_FREE(buf); fclose(f); return dp__fail(err, DP_ERR_NOMEM, "%s: out of memory reading the file", path); }
+            buf = nb;
+        }
+        got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+        if (n > DP_MAX_FILE_BYTES) {
+            DP_FREE(buf); fclose(f);
+            return dp__fail(err, DP_ERR_LIMIT, "%s: file larger than the limit of %zu bytes", path, (size_t)DP_MAX_FILE_BYTES);
+        }
+        if (got == 0) break;
+    }
+    if (ferror(f)) { DP_FREE(buf); fclose(f); return dp__fail(err, DP_ERR_IO, "%s: read error", path); }
+    fclose(f);
+    buf[n] = 0;
+    *out = buf; *len = n;
+    return 0;
+}
+
+/* Writing to PATH.tmp and renaming on success: no partial output ever. */
+typedef struct dp__out { FILE *f; char tmp[4096]; const char *path; } dp__out;
+
+static int dp__out_open(dp__out *o, const char *path, dp_error *err)
+{
+    o->f = NULL; o->path = path;
+    if (!path || !*path) return dp__fail(err, DP_ERR_ARG, "no output file name given");
+    if (strlen(path) + 5 > sizeof o->tmp) return dp__fail(err, DP_ERR_ARG, "%s: output path too long", path);
+    snprintf(o->tmp, sizeof o->tmp, "%s.tmp", path);
+    o->f = fopen(o->tmp, "wb");
+    if (!o->f) return dp__fail(err, DP_ERR_IO, "%s: cannot create: %s", o->tmp, strerror(errno));
+    return 0;
+}
+
+/* Closes; on rc == 0 renames into place, otherwise removes the temp file. */
+static int dp__out_close(dp__out *o, int rc, dp_error *err)
+{
+    int bad;
+    if (!o->f) return rc;
+    bad = ferror(o->f);
+    if (fclose(o->f) != 0) bad = 1;
+    o->f = NULL;
+    if (rc == 0 && bad) rc = dp__fail(err, DP_ERR_IO, "%s: write error", o->tmp);
+    if (rc == 0 && rename(o->tmp, o->path) != 0)
+        rc = dp__fail(err, DP_ERR_IO, "%s: cannot rename into place: %s", o->path, strerror(errno));
+    if (rc != 0) remove(o->tmp);
+    return rc;
+}
+
+/* ---- text scanning, shared by every reader -------------------------- */
+typedef struct dp__text {
+    const char *name;      /* file name for messages                      */
+    const char *p, *end;   /* unread part                                  */
+    int line;              /* number of the line last returned            */
+    char *buf;             /* the current line, NUL-terminated, no '\n'   */
+    size_t cap;
+} dp__text;
+
+static int dp__text_init(dp__text *t, const char *buf, size_t len, const char *name, dp_error *err)
+{
+    size_t i;
+    t->name = name ? name : "<memory>";
+    t->p = buf; t->end = buf + len; t->line = 0; t->buf = NULL; t->cap = 0;
+    /* Refuse binary data up front: NUL or control bytes other than tab/CR/LF. */
+    for (i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)buf[i];
+        if (ch == 0 || (ch < 32 && ch != '\t' && ch != '\r' && ch != '\n' && ch != '\f' && ch != '\v') || ch == 127) {
+            int line = 1;
+            size_t j;
+            for (j = 0; j < i; j++) line += buf[j] == '\n';
+            return dp__fail(err, DP_ERR_PARSE, "%s:%d: binary data (byte 0x%02x at offset %zu); not a text file",
+                            t->name, line, ch, i);
+        }
+    }
+    return 0;
+}
+
+/* Next line into t->buf (comments after '#' removed when strip_comments).
+   Returns 1 when a line was read, 0 at the end, negative on no memory. */
+static int dp__text_line(dp__text *t, int strip_comments)
+{
+    const char *s = t->p, *e;
+    size_t n;
+    char *h;
+    if (s >= t->end) return 0;
+    e = (const char *)memchr(s, '\n', (size_t)(t->end - s));
+    if (!e) e = t->end;
+    t->p = e < t->end ? e + 1 : e;
+    t->line++;
+    n = (size_t)(e - s);
+    if (n + 1 > t->cap) {
+        char *nb = (char *)DP_REALLOC(t->buf, n + 1);
+        if (!nb) return -1;
+        t->buf = nb; t->cap = n + 1;
+    }
+    memcpy(t->buf, s, n);
+    t->buf[n] = 0;
+    if (n && t->buf[n - 1] == '\r') t->buf[--n] = 0;
+    if (strip_comments && (h = strchr(t->buf, '#')) != NULL) *h = 0;
+    return 1;
+}
+
+static void dp__text_free(dp__text *t) { DP_FREE(t->buf); t->buf = NULL; }
+
+static int dp__blank(const char *s)
+{
+    while (*s == ' ' || *s == '\t' || *s == ',' ) s++;
+    return *s == 0;
+}
+
+/* Splits s in place at spaces/tabs; returns the number of tokens (<= max). */
+static int dp__split(char *s, char **tok, int max)
+{
+    int n = 0;
+    while (*s) {
+        while (*s == ' ' || *s == '\t') *s++ = 0;
+        if (!*s) break;
+        if (n == max) return max + 1;
+        tok[n++] = s;
+        while (*s && *s != ' ' && *s != '\t') s++;
+    }
+    return n;
+}
+
+/* A finite number >= 0 (or any sign when allow_negative). */
+static int dp__num(const char *s, double *out, int allow_negative)
+{
+    char *e;
+    double v;
+    if (!s || !*s) return -1;
+    errno = 0;
+    v = strtod(s, &e);
+    if (e == s || *e) return -1;            /* not a number            */
+    if (v != v || v == HUGE_VAL || v == -HUGE_VAL || (errno == ERANGE && fabs(v) > 1)) return -2; /* nan/inf/overflow */
+    if (!allow_negative && v < 0) return -3;
+    *out = v;
+    return 0;
+}
+
+static const char *dp__num_problem(int rc)
+{
+    return rc == -2 ? "is not finite" : rc == -3 ? "is negative" : "is not a number";
+}
+
+/* A decimal integer in [lo, hi]. */
+static int dp__int(const char *s, long long lo, long long hi, long long *out)
+{
+    char *e;
+    long long v;
+    if (!s || !*s) return -1;
+    errno = 0;
+    v = strtoll(s, &e, 10);
+    if (e == s || *e) return -1;
+    if (errno == ERANGE || v < lo || v > hi) return -2;
+    *out = v;
+    return 0;
+}
+
+/* ======================================================================
+   >>graph
+   While building, the per-op and per-edge arrays are stb_ds dynamic
+   arrays; dp_graph_finalize adds the CSR adjacency and the topo order.
+   ====================================================================== */
+#define DP__KIND_TEXT(id, text) text,
+static const char *dp__kind_names[] = { DP_KINDS(DP__KIND_TEXT) };
+#undef DP__KIND_TEXT
+
+const char *dp_kind_name(dp_kind kind)
+{
+    return ((int)kind >= 0 && kind < DP_KIND__COUNT) ? dp__kind_names[kind] : "?";
+}
+
+int dp_kind_parse(const char *name, dp_kind *out)
+{
+    int k;
+    for (k = 0; k < DP_KIND__COUNT; k++)
+        if (strcmp(name, dp__kind_names[k]) == 0) { *out = (dp_kind)k; return 0; }
+    return -1;
+}
+
+typedef struct dp__name_entry { char *key; int value; } dp__name_entry;
+
+void dp_graph_init(dp_graph *g)
+{
+    memset(g, 0, sizeof *g);
+    g->unit_speed = 1.0;
+    g->unit_bandwidth = 1.0;
+    g->format = DP_FORMAT_NATIVE;
+}
+
+void dp_graph_free(dp_graph *g)
+{
+    int i;
+    dp__name_entry *names;
+    if (!g) return;
+    names = (dp__name_entry *)g->dp__names;
+    for (i = 0; i < (int)arrlen(g->name); i++) DP_FREE(g->name[i]);
+    arrfree(g->name); arrfree(g->kind); arrfree(g->compute); arrfree(g->out_bytes);
+    arrfree(g->mem_bytes); arrfree(g->dev_time); arrfree(g->src); arrfree(g->dst);
+    arrfree(g->bytes);
+    DP_FREE(g->out_off); DP_FREE(g->out_edge); DP_FREE(g->in_off); DP_FREE(g->in_edge);
+    DP_FREE(g->topo);
+    shfree(names);
+    dp_graph_init(g);
+}
+
+int dp_graph_find(const dp_graph *g, const char *name)
+{
+    dp__name_entry *names = (dp__name_entry *)g->dp__names;
+    ptrdiff_t i;
+    if (!names || !name) return -1;
+    i = shgeti(names, name);
+    return i < 0 ? -1 : names[i].value;
+}
+
+static int dp__check_cost(double v, const char *what, const char *opname, dp_error *err)
+{
+    if (v != v || v == HUGE_VAL || v == -HUGE_VAL)
+        return dp__fail(err, DP_ERR_RANGE, "op '%s': %s '%g' is not finite", opname, what, v);
+    if (v < 0) return dp__fail(err, DP_ERR_RANGE, "op '%s': %s '%.17g' is negative", opname, what, v);
+    return 0;
+}
+
+static int dp__valid_name(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > DP_MAX_NAME) return 0;
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch <= ' ' || ch == '#' || ch == '=' || ch == ',' || ch == 127) return 0;
+    }
+    return 1;
+}
+
+int dp_graph_add_op(dp_graph *g, const dp_op_desc *op, int *id, dp_error *err)
+{
+    char auto_name[32];
+    const char *name;
+    char *copy;
+    int n = g->n_ops, k, rc;
+    dp__name_entry *names = (dp__name_entry *)g->dp__names;
+    if (g->finalized) return dp__fail(err, DP_ERR_ARG, "graph already finalised; cannot add op");
+    if (n >= DP_MAX_OPS) return dp__fail(err, DP_ERR_LIMIT, "more than %d ops (the limit DP_MAX_OPS)", DP_MAX_OPS);
+    if (op->name) name = op->name;
+    else { snprintf(auto_name, sizeof auto_name, "op%d", n); name = auto_name; }
+    if (!dp__valid_name(name))
+        return dp__fail(err, DP_ERR_PARSE, "op name '%.*s' is empty, longer than %d bytes or holds a space, '#', '=' or ','",
+                        DP_MAX_NAME + 8, name, DP_MAX_NAME);
+    if ((int)op->kind < 0 || op->kind >= DP_KIND__COUNT)
+        return dp__fail(err, DP_ERR_RANGE, "op '%s': kind %d unknown", name, (int)op->kind);
+    if ((rc = dp__check_cost(op->compute, "compute cost", name, err))) return rc;
+    if ((rc = dp__check_cost(op->out_bytes, "output bytes", name, err))) return rc;
+    if ((rc = dp__check_cost(op->mem_bytes, "memory bytes", name, err))) return rc;
+    if (names && shgeti(names, name) >= 0)
+        return dp__fail(err, DP_ERR_GRAPH, "duplicate op name '%s' (first defined as op %d)", name, dp_graph_find(g, name));
+    if (op->n_dev_time < 0 || op->n_dev_time > DP_MAX_DEVICES)
+        return dp__fail(err, DP_ERR_RANGE, "op '%s': %d per-device times (limit %d)", name, op->n_dev_time, DP_MAX_DEVICES);
+    if (op->n_dev_time > 0) {
+        if (n > 0 && g->n_dev_time == 0)
+            return dp__fail(err, DP_ERR_GRAPH, "op '%s': per-device times given, but earlier ops have none", name);
+        if (g->n_dev_time && op->n_dev_time != g->n_dev_time)
+            return dp__fail(err, DP_ERR_GRAPH, "op '%s': %d per-device times, expected %d", name, op->n_dev_time, g->n_dev_time);
+        for (k = 0; k < op->n_dev_time; k++) {
+            double t = op->dev_time[k];
+            if (t != t || t == HUGE_VAL || t == -HUGE_VAL)
+                return dp__fail(err, DP_ERR_RANGE, "op '%s': time on device %d '%g' is not finite", name, k, t);
+        }
+    } else if (g->n_dev_time > 0) {
+        return dp__fail(err, DP_ERR_GRAPH, "op '%s': no per-device times, but earlier ops have %d", name, g->n_dev_time);
+    }
+    copy = dp__strdup(name);
+    if (!copy) return dp__fail(err, DP_ERR_NOMEM, "out of memory adding op '%s'", name);
+    /* stb_ds grows with realloc and has no failure path; the limits above
+       bound what it is asked for. */
+    if (n == 0 && op->n_dev_time > 0) g->n_dev_time = op->n_dev_time;
+    arrput(g->name, copy);
+    arrput(g->kind, op->kind);
+    arrput(g->compute, op->compute);
+    arrput(g->out_bytes, op->out_bytes);
+    arrput(g->mem_bytes, op->mem_bytes);
+    for (k = 0; k < g->n_dev_time; k++) arrput(g->dev_time, op->dev_time[k]);
+    shput(names, copy, n);
+    g->dp__names = names;
+    g->n_ops = n + 1;
+    if (id) *id = n;
+    return 0;
+}
+
+int dp_graph_add_edge(dp_graph *g, int src, int dst, double bytes, dp_error *err)
+{
+    if (g->finalized) return dp__fail(err, DP_ERR_ARG, "graph already finalised; cannot add edge");
+    if (g->n_edges >= DP_MAX_EDGES) return dp__fail(err, DP_ERR_LIMIT, "more than %d edges (the limit DP_MAX_EDGES)", DP_MAX_EDGES);
+    if (src < 0 || src >= g->n_ops) return dp__fail(err, DP_ERR_GRAPH, "edge source %d is not an op (0..%d)", src, g->n_ops - 1);
+    if (dst < 0 || dst >= g->n_ops) return dp__fail(err, DP_ERR_GRAPH, "edge target %d is not an op (0..%d)", dst, g->n_ops - 1);
+    if (src == dst) return dp__fail(err, DP_ERR_GRAPH, "self loop on op '%s'", g->name[src]);
+    if (bytes != bytes || bytes == HUGE_VAL) return dp__fail(err, DP_ERR_RANGE, "edge %s -> %s: bytes '%g' is not finite", g->name[src], g->name[dst], bytes);
+    if (bytes < 0) return dp__fail(err, DP_ERR_RANGE, "edge %s -> %s: bytes '%.17g' is negative", g->name[src], g->name[dst], bytes);
+    arrput(g->src, src);
+    arrput(g->dst, dst);
+    arrput(g->bytes, bytes);
+    g->n_edges++;
+    return 0;
+}
+
+/* Counting sort of edges by key[] into off[n+1] and idx[m]. */
+static void dp__csr(int n, int m, const int *key, int *off, int *idx)
+{
+    int i;
+    memset(off, 0, sizeof(int) * (size_t)(n + 1));
+    for (i = 0; i < m; i++) off[key[i] + 1]++;
+    for (i = 0; i < n; i++) off[i + 1] += off[i];
+    for (i = 0; i < m; i++) idx[off[key[i]]++] = i;
+    for (i = n; i > 0; i--) off[i] = off[i - 1];
+    off[0] = 0;
+}
+
+/* Kahn's algorithm with a min-heap on op index: the topo order is the
+   lexicographically smallest one, so it does not depend on edge order. */
+static void dp__heap_push_int(int *h, int *n, int v)
+{
+    int i = (*n)++;
+    while (i > 0 && h[(i - 1) / 2] > v) { h[i] = h[(i - 1) / 2]; i = (i - 1) / 2; }
+    h[i] = v;
+}
+
+static int dp__heap_pop_int(int *h, int *n)
+{
+    int top = h[0], v = h[--(*n)], i = 0;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= *n) break;
+        if (c + 1 < *n && h[c + 1] < h[c]) c++;
+        if (h[c] >= v) break;
+        h[i] = h[c]; i = c;
+    }
+    if (*n > 0) h[i] = v;
+    return top;
+}
+
+/* Names one op on a cycle among ops left with indeg > 0. */
+static int dp__find_cycle_op(const dp_graph *g, const int *indeg)
+{
+    /* Walk predecessors that are still blocked: in a finite set, every such
+       walk enters a cycle; the op visited twice lies on it. */
+    int v = -1, i, steps;
+    for (i = 0; i < g->n_ops; i++) if (indeg[i] > 0) { v = i; break; }
+    if (v < 0) return -1;
+    for (steps = 0; steps < g->n_ops; steps++) {
+        int k, next = -1;
+        for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+            int u = g->src[g->in_edge[k]];
+            if (indeg[u] > 0) { next = u; break; }
+        }
+        if (next < 0) break;
+        v = next;
+    }
+    return v; /* after n steps the walk is on the cycle */
+}
+
+int dp_graph_finalize(dp_graph *g, dp_error *err)
+{
+    int n = g->n_ops, m = g->n_edges, i, k, cnt = 0, hn = 0;
+    int *indeg = NULL, *heap = NULL;
+    if (g->finalized) return 0;
+    if (n == 0) return dp__fail(err, DP_ERR_GRAPH, "graph has no ops");
+    g->out_off = (int *)dp__alloc((size_t)n + 1, sizeof(int), err, "adjacency");
+    g->in_off = (int *)dp__alloc((size_t)n + 1, sizeof(int), err, "adjacency");
+    g->out_edge = (int *)dp__alloc((size_t)m, sizeof(int), err, "adjacency");
+    g->in_edge = (int *)dp__alloc((size_t)m, sizeof(int), err, "adjacency");
+    g->topo = (int *)dp__alloc((size_t)n, sizeof(int), err, "topological order");
+    indeg = (int *)dp__alloc((size_t)n, sizeof(int), err, "topological order");
+    heap = (int *)dp__alloc((size_t)n, sizeof(int), err, "topological order");
+    if (!g->out_off || !g->in_off || !g->out_edge || !g->in_edge || !g->topo || !indeg || !heap) goto nomem;
+    dp__csr(n, m, g->src, g->out_off, g->out_edge);
+    dp__csr(n, m, g->dst, g->in_off, g->in_edge);
+    /* duplicate edges: neighbours of v sorted by edge order; use indeg as a mark */
+    for (i = 0; i < n; i++) indeg[i] = -1;
+    for (i = 0; i < n; i++)
+        for (k = g->out_off[i]; k < g->out_off[i + 1]; k++) {
+            int d = g->dst[g->out_edge[k]];
+            if (indeg[d] == i) {
+                dp__fail(err, DP_ERR_GRAPH, "duplicate edge %s -> %s", g->name[i], g->name[d]);
+                goto fail;
+            }
+            indeg[d] = i;
+        }
+    for (i = 0; i < n; i++) indeg[i] = g->in_off[i + 1] - g->in_off[i];
+    for (i = 0; i < n; i++) if (indeg[i] == 0) dp__heap_push_int(heap, &hn, i);
+    while (hn > 0) {
+        int v = dp__heap_pop_int(heap, &hn);
+        g->topo[cnt++] = v;
+        for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
+            int d = g->dst[g->out_edge[k]];
+            if (--indeg[d] == 0) dp__heap_push_int(heap, &hn, d);
+        }
+    }
+    if (cnt < n) {
+        int v = dp__find_cycle_op(g, indeg);
+        dp__fail(err, DP_ERR_CYCLE, "cycle through op '%s' (%d ops on or behind cycles)", g->name[v], n - cnt);
+        goto fail;
+    }
+    DP_FREE(indeg); DP_FREE(heap);
+    g->finalized = 1;
+    return 0;
+nomem:
+    if (err) err->code = DP_ERR_NOMEM;
+fail:
+    DP_FREE(indeg); DP_FREE(heap);
+    DP_FREE(g->out_off); DP_FREE(g->in_off); DP_FREE(g->out_edge); DP_FREE(g->in_edge); DP_FREE(g->topo);
+    g->out_off = g->in_off = g->out_edge = g->in_edge = g->topo = NULL;
+    return err ? (int)err->code : (int)DP_ERR_GRAPH;
+}
+
+int dp_graph_copy(dp_graph *dst, const dp_graph *src, dp_error *err)
+{
+    int i, rc;
+    dp_graph_init(dst);
+    for (i = 0; i < src->n_ops; i++) {
+        dp_op_desc d;
+        memset(&d, 0, sizeof d);
+        d.name = src->name[i]; d.kind = src->kind[i]; d.compute = src->compute[i];
+        d.out_bytes = src->out_bytes[i]; d.mem_bytes = src->mem_bytes[i];
+        d.n_dev_time = src->n_dev_time;
+        d.dev_time = src->n_dev_time ? src->dev_time + (size_t)i * src->n_dev_time : NULL;
+        if ((rc = dp_graph_add_op(dst, &d, NULL, err))) goto fail;
+    }
+    for (i = 0; i < src->n_edges; i++)
+        if ((rc = dp_graph_add_edge(dst, src->src[i], src->dst[i], src->bytes[i], err))) goto fail;
+    dst->unit_speed = src->unit_speed; dst->unit_bandwidth = src->unit_bandwidth;
+    dst->n_ext_inputs = src->n_ext_inputs; dst->format = src->format;
+    if ((rc = dp_graph_finalize(dst, err))) goto fail;
+    return 0;
+fail:
+    dp_graph_free(dst);
+    return rc;
+}
+
+/* ======================================================================
+   >>formats
+   ====================================================================== */
+static const char *dp__format_names[] = { "auto", "native", "doppler", "stg" };
+
+const char *dp_format_name(dp_format fmt)
+{
+    return ((int)fmt >= 0 && fmt <= DP_FORMAT_STG) ? dp__format_names[fmt] : "?";
+}
+
+int dp_format_parse(const char *name, dp_format *out)
+{
+    int i;
+    for (i = 0; i <= (int)DP_FORMAT_STG; i++)
+        if (strcmp(name, dp__format_names[i]) == 0) { *out = (dp_format)i; return 0; }
+    return -1;
+}
+
+dp_format dp_format_from_path(const char *path)
+{
+    const char *dot = path ? strrchr(path, '.') : NULL;
+    if (!dot) return DP_FORMAT_NATIVE;
+    if (strcmp(dot, ".stg") == 0) return DP_FORMAT_STG;
+    if (strcmp(dot, ".txt") == 0 || strcmp(dot, ".doppler") == 0) return DP_FORMAT_DOPPLER;
+    return DP_FORMAT_NATIVE;
+}
+
+dp_format dp_format_detect(const char *buf, size_t len)
+{
+    /* native: first token "doppler-graph". DOPPLER and STG both open with a
+       lone integer; DOPPLER's next lines are comma-separated lists. */
+    const char *p = buf, *end = buf + len;
+    int line = 0, first_is_int = 0, commas = 0, seen = 0;
+    while (p < end && line < 6) {
+        const char *e = (const char *)memchr(p, '\n', (size_t)(end - p)), *q = p;
+        if (!e) e = end;
+        while (q < e && (*q == ' ' || *q == '\t' || *q == '\r')) q++;
+        if (q < e && *q != '#') {
+            if (!seen) {
+                const char *r = q;
+                if ((size_t)(e - q) >= 13 && strncmp(q, "doppler-graph", 13) == 0) return DP_FORMAT_NATIVE;
+                while (r < e && *r >= '0' && *r <= '9') r++;
+                while (r < e && (*r == ' ' || *r == '\t' || *r == '\r' || *r == ',')) r++;
+                first_is_int = r > q && r == e;
+                if (!first_is_int) return DP_FORMAT_AUTO;
+                seen = 1;
+            } else {
+                commas += memchr(q, ',', (size_t)(e - q)) != NULL;
+                line++;
+            }
+        }
+        p = e + 1;
+    }
+    if (!first_is_int) return DP_FORMAT_AUTO;
+    return commas ? DP_FORMAT_DOPPLER : DP_FORMAT_STG;
+}
+
+/* Prefix err->msg with "file:line: " (for errors from the graph builder). */
+static void dp__prefix(dp_error *err, const char *prefix)
+{
+    size_t pl = strlen(prefix), ml = strlen(err->msg), cap = sizeof err->msg - 1;
+    if (pl > cap) pl = cap;
+    if (pl + ml > cap) ml = cap - pl;
+    memmove(err->msg + pl, err->msg, ml);
+    memcpy(err->msg, prefix, pl);
+    err->msg[pl + ml] = 0;
+}
+
+static int dp__at(dp_error *err, int rc, const char *file, int line)
+{
+    if (err && rc) {
+        char pre[320];
+        snprintf(pre, sizeof pre, "%.280s:%d: ", file, line);
+        dp__prefix(err, pre);
+    }
+    return rc;
+}
+
+/* ---- native ------------------------------------------------------------ */
+/* key=value lookup among tokens; returns the value or NULL */
+static const char *dp__kv(char **tok, int n, const char *key, int *used)
+{
+    size_t kl = strlen(key);
+    int i;
+    for (i = 0; i < n; i++)
+        if (strncmp(tok[i], key, kl) == 0 && tok[i][kl] == '=') { used[i] = 1; return tok[i] + kl + 1; }
+    return NULL;
+}
+
+#define DP__MAX_TOKENS 16
+
+static int dp__read_native(dp_graph *g, dp__text *t, dp_error *err)
+{
+    char *tok[DP__MAX_TOKENS];
+    int used[DP__MAX_TOKENS];
+    double *times = NULL;
+    int header = 0, n_dev_time = 0, any_op = 0, rc = 0, r, i;
+    while ((r = dp__text_line(t, 1)) > 0) {
+        int n = dp__split(t->buf, tok, DP__MAX_TOKENS);
+        if (n == 0) continue;
+        if (n > DP__MAX_TOKENS) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: too many fields (more than %d)", t->name, t->line, DP__MAX_TOKENS); goto done; }
+        memset(used, 0, sizeof used);
+        used[0] = 1;
+        if (!header) {
+            long long ver;
+            if (strcmp(tok[0], "doppler-graph") != 0) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: expected 'doppler-graph 1', found '%s'", t->name, t->line, tok[0]); goto done; }
+            if (n != 2 || dp__int(tok[1], 0, INT_MAX, &ver) || ver != 1) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unsupported version '%s' (this reader knows 1)", t->name, t->line, n > 1 ? tok[1] : ""); goto done; }
+            header = 1;
+            continue;
+        }
+        if (strcmp(tok[0], "units") == 0) {
+            const char *sp = dp__kv(tok, n, "speed", used), *bw = dp__kv(tok, n, "bandwidth", used);
+            if (sp && (r = dp__num(sp, &g->unit_speed, 0)) == 0 && g->unit_speed <= 0) r = -3;
+            if (sp && r) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: units speed '%s' must be a positive number", t->name, t->line, sp); goto done; }
+            if (bw && (r = dp__num(bw, &g->unit_bandwidth, 0)) == 0 && g->unit_bandwidth <= 0) r = -3;
+            if (bw && r) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: units bandwidth '%s' must be a positive number", t->name, t->line, bw); goto done; }
+        } else if (strcmp(tok[0], "external_inputs") == 0) {
+            long long k;
+            if (n != 2 || dp__int(tok[1], 0, DP_MAX_OPS, &k)) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: external_inputs '%s' is not a count in 0..%d", t->name, t->line, n > 1 ? tok[1] : "", DP_MAX_OPS); goto done; }
+            g->n_ext_inputs = (int)k;
+            used[1] = 1;
+        } else if (strcmp(tok[0], "devtimes") == 0) {
+            long long k;
+            if (any_op) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: 'devtimes' must come before the first op", t->name, t->line); goto done; }
+            if (n != 2 || dp__int(tok[1], 1, DP_MAX_DEVICES, &k)) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: devtimes '%s' is not a count in 1..%d", t->name, t->line, n > 1 ? tok[1] : "", DP_MAX_DEVICES); goto done; }
+            n_dev_time = (int)k;
+            used[1] = 1;
+            DP_FREE(times);
+            times = (double *)dp__alloc((size_t)k, sizeof(double), err, "per-device times");
+            if (!times) { rc = DP_ERR_NOMEM; goto done; }
+        } else if (strcmp(tok[0], "op") == 0) {
+            dp_op_desc d;
+            const char *s;
+            memset(&d, 0, sizeof d);
+            if (n < 2 || strchr(tok[1], '=')) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: 'op' needs a name", t->name, t->line); goto done; }
+            d.name = tok[1]; used[1] = 1;
+            if ((s = dp__kv(tok, n, "kind", used)) && dp_kind_parse(s, &d.kind)) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: op '%s': unknown kind '%s'", t->name, t->line, d.name, s); goto done; }
+#define DP__NUMFIELD(key, dst, what)                                                             \
+            if ((s = dp__kv(tok, n, key, used)) && (r = dp__num(s, &dst, 0)) != 0) {              \
+                rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: op '%s': %s '%s' %s", t->name, t->line,   \
+                              d.name, what, s, dp__num_problem(r));                               \
+                goto done;                                                                        \
+            }
+            DP__NUMFIELD("compute", d.compute, "compute cost")
+            DP__NUMFIELD("bytes", d.out_bytes, "bytes")
+            DP__NUMFIELD("mem", d.mem_bytes, "mem")
+            if ((s = dp__kv(tok, n, "time", used)) != NULL) {
+                char part[64];
+                int k = 0;
+                if (!n_dev_time) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: op '%s': time= given without a 'devtimes N' line", t->name, t->line, d.name); goto done; }
+                while (*s) {
+                    size_t l = strcspn(s, ",");
+                    if (k >= n_dev_time || l == 0 || l >= sizeof part) { k = -1; break; }
+                    memcpy(part, s, l); part[l] = 0;
+                    if ((r = dp__num(part, &times[k], 1)) != 0) {
+                        rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: op '%s': time on device %d '%s' %s", t->name, t->line, d.name, k, part, dp__num_problem(r));
+                        goto done;
+                    }
+                    k++; s += l; if (*s == ',') s++;
+                }
+                if (k != n_dev_time) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: op '%s': time= needs %d comma-separated values", t->name, t->line, d.name, n_dev_time); goto done; }
+                d.dev_time = times; d.n_dev_time = n_dev_time;
+            } else if (n_dev_time) {
+                rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: op '%s': missing time= (devtimes %d was declared)", t->name, t->line, d.name, n_dev_time); goto done;
+            }
+#undef DP__NUMFIELD
+            for (i = 0; i < n; i++) if (!used[i]) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: op '%s': unknown field '%s'", t->name, t->line, d.name, tok[i]); goto done; }
+            if ((rc = dp_graph_add_op(g, &d, NULL, err))) { dp__at(err, rc, t->name, t->line); goto done; }
+            any_op = 1;
+            continue;
+        } else if (strcmp(tok[0], "edge") == 0) {
+            int a, b;
+            double bytes;
+            const char *s;
+            if (n < 3) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: 'edge' needs SRC and DST", t->name, t->line); goto done; }
+            used[1] = used[2] = 1;
+            if ((a = dp_graph_find(g, tok[1])) < 0) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: edge source '%s' is not a declared op", t->name, t->line, tok[1]); goto done; }
+            if ((b = dp_graph_find(g, tok[2])) < 0) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: edge target '%s' is not a declared op", t->name, t->line, tok[2]); goto done; }
+            bytes = g->out_bytes[a];
+            if ((s = dp__kv(tok, n, "bytes", used)) && (r = dp__num(s, &bytes, 0)) != 0) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: edge %s -> %s: bytes '%s' %s", t->name, t->line, tok[1], tok[2], s, dp__num_problem(r)); goto done; }
+            for (i = 0; i < n; i++) if (!used[i]) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: edge: unknown field '%s'", t->name, t->line, tok[i]); goto done; }
+            if ((rc = dp_graph_add_edge(g, a, b, bytes, err))) { dp__at(err, rc, t->name, t->line); goto done; }
+            continue;
+        } else {
+            rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unknown record '%s' (expected op, edge, units, devtimes)", t->name, t->line, tok[0]);
+            goto done;
+        }
+        for (i = 0; i < n; i++) if (!used[i]) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unknown field '%s'", t->name, t->line, tok[i]); goto done; }
+    }
+    if (r < 0) { rc = dp__fail(err, DP_ERR_NOMEM, "%s: out of memory", t->name); goto done; }
+    if (!header) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: empty file (expected 'doppler-graph 1')", t->name, t->line > 0 ? t->line : 1); goto done; }
+    if (!any_op) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: no ops", t->name, t->line); goto done; }
+done:
+    DP_FREE(times);
+    return rc;
+}
+
+static void dp__write_num(FILE *f, const char *key, double v) { fprintf(f, " %s=%.17g", key, v); }
+
+static int dp__write_native(const dp_graph *g, FILE *f)
+{
+    int i, k;
+    fprintf(f, "doppler-graph 1\n# %d ops, %d edges\n", g->n_ops, g->n_edges);
+    if (g->unit_speed != 1.0 || g->unit_bandwidth != 1.0)
+        fprintf(f, "units speed=%.17g bandwidth=%.17g\n", g->unit_speed, g->unit_bandwidth);
+    if (g->n_ext_inputs) fprintf(f, "external_inputs %d\n", g->n_ext_inputs);
+    if (g->n_dev_time) fprintf(f, "devtimes %d\n", g->n_dev_time);
+    for (i = 0; i < g->n_ops; i++) {
+        fprintf(f, "op %s", g->name[i]);
+        if (g->kind[i] != DP_OP_OPAQUE) fprintf(f, " kind=%s", dp_kind_name(g->kind[i]));
+        dp__write_num(f, "compute", g->compute[i]);
+        if (g->out_bytes[i] != 0) dp__write_num(f, "bytes", g->out_bytes[i]);
+        if (g->mem_bytes[i] != 0) dp__write_num(f, "mem", g->mem_bytes[i]);
+        if (g->n_dev_time) {
+            fprintf(f, " time=");
+            for (k = 0; k < g->n_dev_time; k++)
+                fprintf(f, "%s%.17g", k ? "," : "", g->dev_time[(size_t)i * g->n_dev_time + k]);
+        }
+        fputc('\n', f);
+    }
+    for (i = 0; i < g->n_edges; i++) {
+        fprintf(f, "edge %s %s", g->name[g->src[i]], g->name[g->dst[i]]);
+        if (g->bytes[i] != g->out_bytes[g->src[i]]) dp__write_num(f, "bytes", g->bytes[i]);
+        fputc('\n', f);
+    }
+    return 0;
+}
+
+/* ---- DOPPLER reference ------------------------------------------------- */
+/* Parses a comma/space separated list of non-negative integers below 2^53. */
+static int dp__int_list(const dp__text *t, const char *s, long long **out, dp_error *err)
+{
+    char num[32];
+    while (*s) {
+        size_t l;
+        long long v;
+        while (*s == ',' || *s == ' ' || *s == '\t') s++;
+        if (!*s) break;
+        l = strcspn(s, ", \t");
+        if (l >= sizeof num) return dp__fail(err, DP_ERR_RANGE, "%s:%d: integer overflow in '%.40s'", t->name, t->line, s);
+        memcpy(num, s, l); num[l] = 0;
+        if (num[strspn(num, "0123456789")] != 0) return dp__fail(err, DP_ERR_PARSE, "%s:%d: '%s' is not a non-negative integer", t->name, t->line, num);
+        if (dp__int(num, 0, (1LL << 53), &v)) return dp__fail(err, DP_ERR_RANGE, "%s:%d: integer overflow: '%s'", t->name, t->line, num);
+        if (arrlen(*out) >= DP_MAX_EDGES) return dp__fail(err, DP_ERR_LIMIT, "%s:%d: more than %d entries", t->name, t->line, DP_MAX_EDGES);
+        arrput(*out, v);
+        s += l;
+    }
+    return 0;
+}
+
+static int dp__next_content_line(dp__text *t)
+{
+    int r;
+    while ((r = dp__text_line(t, 0)) > 0)
+        if (!dp__blank(t->buf)) return 1;
+    return r;
+}
+
+static int dp__read_doppler(dp_graph *g, dp__text *t, dp_error *err)
+{
+    long long *ids = NULL, *src = NULL, *dst = NULL, *vals = NULL, n_total = 0, m;
+    int rc = 0, r, i, line_src = 0, line_dst = 0;
+    g->unit_speed = g->unit_bandwidth = 1e10;
+    if ((r = dp__next_content_line(t)) <= 0) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: empty file (expected the node count)", t->name, t->line > 0 ? t->line : 1); goto done; }
+    if ((rc = dp__int_list(t, t->buf, &vals, err))) goto done;
+    if (arrlen(vals) != 1) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: line 1 must hold one node count, found %d numbers", t->name, t->line, (int)arrlen(vals)); goto done; }
+    n_total = vals[0];
+    if (n_total > (long long)DP_MAX_OPS * 2) { rc = dp__fail(err, DP_ERR_LIMIT, "%s:%d: node count '%lld' exceeds the limit %d", t->name, t->line, n_total, DP_MAX_OPS); goto done; }
+    if ((r = dp__text_line(t, 0)) <= 0) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: truncated: missing the input-id line", t->name, t->line + 1); goto done; }
+    if ((rc = dp__int_list(t, t->buf, &ids, err))) goto done;
+    m = n_total - arrlen(ids);
+    if (m <= 0) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: %d input ids leave no ops out of %lld nodes", t->name, t->line, (int)arrlen(ids), n_total); goto done; }
+    if (m > DP_MAX_OPS) { rc = dp__fail(err, DP_ERR_LIMIT, "%s:%d: %lld ops exceed the limit %d", t->name, t->line, m, DP_MAX_OPS); goto done; }
+    g->n_ext_inputs = (int)arrlen(ids);
+    if ((r = dp__text_line(t, 0)) <= 0) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: truncated: missing the edge-source line", t->name, t->line + 1); goto done; }
+    line_src = t->line;
+    if ((rc = dp__int_list(t, t->buf, &src, err))) goto done;
+    if ((r = dp__text_line(t, 0)) <= 0) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: truncated: missing the edge-target line", t->name, t->line + 1); goto done; }
+    line_dst = t->line;
+    if ((rc = dp__int_list(t, t->buf, &dst, err))) goto done;
+    if (arrlen(src) != arrlen(dst)) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: %d edge sources on line %d but %d edge targets on line %d", t->name, line_dst, (int)arrlen(src), line_src, (int)arrlen(dst), line_dst); goto done; }
+    for (i = 0; i < (int)m; i++) {
+        dp_op_desc d;
+        char *f[4], *p;
+        int nf = 0;
+        memset(&d, 0, sizeof d);
+        if ((r = dp__next_content_line(t)) <= 0) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: truncated: expected %lld op lines 'comp,comm', found %d", t->name, t->line, m, i); goto done; }
+        for (p = t->buf; nf < 4; ) {
+            while (*p == ' ' || *p == '\t') p++;
+            f[nf++] = p;
+            p += strcspn(p, ",");
+            if (!*p) break;
+            *p++ = 0;
+        }
+        for (r = 0; r < nf; r++) { char *e = f[r] + strlen(f[r]); while (e > f[r] && (e[-1] == ' ' || e[-1] == '\t')) *--e = 0; }
+        if (nf < 2 || nf > 3 || (nf == 3 && !*f[2])) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: op %d: expected 'comp,comm[,type]', found '%s'", t->name, t->line, i, t->buf); goto done; }
+        arrsetlen(vals, 0);
+        if ((rc = dp__int_list(t, f[0], &vals, err)) || (rc = dp__int_list(t, f[1], &vals, err))) goto done;
+        if (arrlen(vals) != 2) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: op %d: expected two integers 'comp,comm'", t->name, t->line, i); goto done; }
+        d.compute = (double)vals[0];
+        d.out_bytes = (double)vals[1];
+        if (nf == 3) dp_kind_parse(f[2], &d.kind);   /* unknown words: opaque */
+        if ((rc = dp_graph_add_op(g, &d, NULL, err))) { dp__at(err, rc, t->name, t->line); goto done; }
+    }
+    if ((r = dp__next_content_line(t)) > 0) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unexpected line after the %lld op lines: '%.40s'", t->name, t->line, m, t->buf); goto done; }
+    for (i = 0; i < (int)arrlen(src); i++) {
+        if (src[i] >= m) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: edge %d: source %lld is not an op (0..%lld)", t->name, line_src, i, src[i], m - 1); goto done; }
+        if (dst[i] >= m) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: edge %d: target %lld is not an op (0..%lld)", t->name, line_dst, i, dst[i], m - 1); goto done; }
+        if ((rc = dp_graph_add_edge(g, (int)src[i], (int)dst[i], g->out_bytes[src[i]], err))) { dp__at(err, rc, t->name, line_dst); goto done; }
+    }
+done:
+    arrfree(ids); arrfree(src); arrfree(dst); arrfree(vals);
+    return rc;
+}
+
+static int dp__integral(double v) { return v >= 0 && v <= 9007199254740992.0 && v == floor(v); }
+
+static int dp__write_doppler(const dp_graph *g, FILE *f, dp_error *err)
+{
+    int i;
+    if (g->n_dev_time) return dp__fail(err, DP_ERR_FORMAT, "the DOPPLER format has no per-device times (graph has %d columns)", g->n_dev_time);
+    for (i = 0; i < g->n_ops; i++)
+        if (!dp__integral(g->compute[i]) || !dp__integral(g->out_bytes[i]))
+            return dp__fail(err, DP_ERR_FORMAT, "op '%s': DOPPLER format needs integer costs, found compute %.17g, bytes %.17g", g->name[i], g->compute[i], g->out_bytes[i]);
+    for (i = 0; i < g->n_edges; i++)
+        if (g->bytes[i] != g->out_bytes[g->src[i]])
+            return dp__fail(err, DP_ERR_FORMAT, "edge %s -> %s: DOPPLER format sends the source's %.17g bytes on every edge, not %.17g", g->name[g->src[i]], g->name[g->dst[i]], g->out_bytes[g->src[i]], g->bytes[i]);
+    fprintf(f, "%d\n", g->n_ops + g->n_ext_inputs);
+    for (i = 0; i < g->n_ext_inputs; i++) fprintf(f, "%d, ", i);
+    fputc('\n', f);
+    for (i = 0; i < g->n_edges; i++) fprintf(f, "%d, ", g->src[i]);
+    fputc('\n', f);
+    for (i = 0; i < g->n_edges; i++) fprintf(f, "%d, ", g->dst[i]);
+    fputc('\n', f);
+    for (i = 0; i < g->n_ops; i++) {
+        fprintf(f, "%.0f,%.0f", g->compute[i], g->out_bytes[i]);
+        if (g->kind[i] != DP_OP_OPAQUE) fprintf(f, ",%s", dp_kind_name(g->kind[i]));
+        fputc('\n', f);
+    }
+    return 0;
+}
+
+/* ---- STG ---------------------------------------------------------------- */
+/* Token stream over lines, '#' comments removed, with line numbers. */
+typedef struct dp__tokens { dp__text *t; char *p; } dp__tokens;
+
+static const char *dp__token(dp__tokens *k, int *line)
+{
+    for (;;) {
+        char *s;
+        if (k->p) {
+            while (*k->p == ' ' || *k->p == '\t') k->p++;
+            if (*k->p) {
+                s = k->p;
+                while (*k->p && *k->p != ' ' && *k->p != '\t') k->p++;
+                if (*k->p) *k->p++ = 0;
+                *line = k->t->line;
+                return s;
+            }
+        }
+        if (dp__text_line(k->t, 1) <= 0) return NULL;
+        k->p = k->t->buf;
+    }
+}
+
+static int dp__read_stg(dp_graph *g, dp__text *t, dp_error *err)
+{
+    dp__tokens k;
+    const char *s;
+    long long n, v;
+    int line = 1, rc = 0, i, j, *esrc = NULL, *edst = NULL;
+    k.t = t; k.p = NULL;
+    if (!(s = dp__token(&k, &line))) return dp__fail(err, DP_ERR_PARSE, "%s:%d: empty file (expected the task count)", t->name, t->line > 0 ? t->line : 1);
+    if (dp__int(s, 1, LLONG_MAX, &n)) return dp__fail(err, DP_ERR_RANGE, "%s:%d: task count '%s' is not a positive integer", t->name, line, s);
+    if (n + 2 > DP_MAX_OPS) return dp__fail(err, DP_ERR_LIMIT, "%s:%d: task count '%s' exceeds the limit %d", t->name, line, s, DP_MAX_OPS - 2);
+    for (i = 0; i < (int)n + 2; i++) {
+        dp_op_desc d;
+        char nm[32];
+        long long np;
+        memset(&d, 0, sizeof d);
+        if (!(s = dp__token(&k, &line))) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: truncated: expected %lld task rows, found %d", t->name, t->line, n + 2, i); goto done; }
+        if (dp__int(s, 0, LLONG_MAX, &v) || v != i) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: expected task id %d, found '%s'", t->name, line, i, s); goto done; }
+        if (!(s = dp__token(&k, &line))) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: truncated: task %d has no cost", t->name, t->line, i); goto done; }
+        if ((rc = dp__num(s, &d.compute, 0)) != 0) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: task %d: cost '%s' %s", t->name, line, i, s, dp__num_problem(rc)); goto done; }
+        if (!(s = dp__token(&k, &line))) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: truncated: task %d has no predecessor count", t->name, t->line, i); goto done; }
+        if (dp__int(s, 0, n + 1, &np)) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: task %d: predecessor count '%s' not in 0..%lld", t->name, line, i, s, n + 1); goto done; }
+        for (j = 0; j < (int)np; j++) {
+            if (!(s = dp__token(&k, &line))) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: truncated: task %d lists %lld predecessors, found %d", t->name, t->line, i, np, j); goto done; }
+            if (dp__int(s, 0, n + 1, &v)) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: task %d: predecessor '%s' is not a task (0..%lld)", t->name, line, i, s, n + 1); goto done; }
+            arrput(esrc, (int)v); arrput(edst, i);
+        }
+        snprintf(nm, sizeof nm, "t%d", i);
+        d.name = nm;
+        if ((rc = dp_graph_add_op(g, &d, NULL, err))) { dp__at(err, rc, t->name, line); goto done; }
+    }
+    if ((s = dp__token(&k, &line))) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unexpected '%s' after the %lld task rows", t->name, line, s, n + 2); goto done; }
+    for (i = 0; i < (int)arrlen(esrc); i++)
+        if ((rc = dp_graph_add_edge(g, esrc[i], edst[i], 0.0, err))) goto done;
+done:
+    arrfree(esrc); arrfree(edst);
+    return rc;
+}
+
+static int dp__write_stg(const dp_graph *g, FILE *f, dp_error *err)
+{
+    /* STG has a zero-cost entry task 0 and exit task n+1. A graph that has
+       them already (op 0 the only source, the last op the only sink, both
+       cost 0) is written as is; otherwise they are added around it. */
+    int i, k, n = g->n_ops, shaped, sources = 0, sinks = 0, off;
+    if (g->n_dev_time) return dp__fail(err, DP_ERR_FORMAT, "the STG format has no per-device times (graph has %d columns)", g->n_dev_time);
+    for (i = 0; i < g->n_edges; i++)
+        if (g->bytes[i] != 0) return dp__fail(err, DP_ERR_FORMAT, "edge %s -> %s carries %.17g bytes; the STG format has no communication", g->name[g->src[i]], g->name[g->dst[i]], g->bytes[i]);
+    for (i = 0; i < n; i++) {
+        sources += g->in_off[i + 1] == g->in_off[i];
+        sinks += g->out_off[i + 1] == g->out_off[i];
+    }
+    shaped = n >= 2 && g->compute[0] == 0 && g->compute[n - 1] == 0 && sources == 1 && sinks == 1 &&
+             g->in_off[1] == g->in_off[0] && g->out_off[n] == g->out_off[n - 1];
+    off = shaped ? 0 : 1;
+    fprintf(f, "%d\n", shaped ? n - 2 : n);
+    if (!shaped) fprintf(f, "0 0 0\n");
+    for (i = 0; i < n; i++) {
+        int np = g->in_off[i + 1] - g->in_off[i];
+        fprintf(f, "%d %.17g %d", i + off, g->compute[i], np || shaped ? np : 1);
+        if (!np && !shaped) fprintf(f, " 0");
+        for (k = g->in_off[i]; k < g->in_off[i + 1]; k++) fprintf(f, " %d", g->src[g->in_edge[k]] + off);
+        fputc('\n', f);
+    }
+    if (!shaped) {
+        fprintf(f, "%d 0 %d", n + 1, sinks);
+        for (i = 0; i < n; i++) if (g->out_off[i + 1] == g->out_off[i]) fprintf(f, " %d", i + 1);
+        fputc('\n', f);
+    }
+    return 0;
+}
+
+/* ---- entry points ------------------------------------------------------- */
+int dp_graph_read_mem(dp_graph *g, const char *buf, size_t len, const char *name, dp_format fmt, dp_error *err)
+{
+    dp__text t;
+    int rc;
+    dp_graph_init(g);
+    dp__ok(err);
+    if (!name) name = "<memory>";
+    if (len > DP_MAX_FILE_BYTES) return dp__fail(err, DP_ERR_LIMIT, "%s: %zu bytes exceed the limit of %zu", name, len, (size_t)DP_MAX_FILE_BYTES);
+    if ((rc = dp__text_init(&t, buf, len, name, err))) return rc;
+    if (fmt == DP_FORMAT_AUTO) {
+        fmt = dp_format_detect(buf, len);
+        if (fmt == DP_FORMAT_AUTO) {
+            if (dp__blank(buf) || len == 0) return dp__fail(err, DP_ERR_PARSE, "%s:1: empty file", name);
+            return dp__fail(err, DP_ERR_PARSE, "%s:1: cannot tell the format (not doppler-graph, DOPPLER or STG); use --format", name);
+        }
+    }
+    switch (fmt) {
+    case DP_FORMAT_NATIVE:  rc = dp__read_native(g, &t, err); break;
+    case DP_FORMAT_DOPPLER: rc = dp__read_doppler(g, &t, err); break;
+    case DP_FORMAT_STG:     rc = dp__read_stg(g, &t, err); break;
+    default: rc = dp__fail(err, DP_ERR_ARG, "%s: unknown format %d", name, (int)fmt);
+    }
+    dp__text_free(&t);
+    if (!rc) {
+        g->format = fmt;
+        if ((rc = dp_graph_finalize(g, err)) && err) {
+            char pre[300];
+            snprintf(pre, sizeof pre, "%.280s: ", name);
+            dp__prefix(err, pre);
+        }
+    }
+    if (rc) dp_graph_free(g);
+    return rc;
+}
+
+int dp_graph_read(dp_graph *g, const char *path, dp_format fmt, dp_error *err)
+{
+    char *buf;
+    size_t len;
+    int rc;
+    dp_graph_init(g);
+    if ((rc = dp__slurp(path, &buf, &len, err))) return rc;
+    rc = dp_graph_read_mem(g, buf, len, path, fmt, err);
+    DP_FREE(buf);
+    return rc;
+}
+
+int dp_graph_write_file(const dp_graph *g, FILE *f, dp_format fmt, dp_error *err)
+{
+    if (!g->finalized) return dp__fail(err, DP_ERR_ARG, "graph not finalised");
+    switch (fmt) {
+    case DP_FORMAT_AUTO:
+    case DP_FORMAT_NATIVE:  return dp__write_native(g, f);
+    case DP_FORMAT_DOPPLER: return dp__write_doppler(g, f, err);
+    case DP_FORMAT_STG:     return dp__write_stg(g, f, err);
+    }
+    return dp__fail(err, DP_ERR_ARG, "unknown format %d", (int)fmt);
+}
+
+int dp_graph_write(const dp_graph *g, const char *path, dp_format fmt, dp_error *err)
+{
+    dp__out o;
+    int rc;
+    if (fmt == DP_FORMAT_AUTO) fmt = dp_format_from_path(path);
+    if ((rc = dp__out_open(&o, path, err))) return rc;
+    rc = dp_graph_write_file(g, o.f, fmt, err);
+    if (rc && err) {
+        char pre[300];
+        snprintf(pre, sizeof pre, "%.280s: ", path);
+        dp__prefix(err, pre);
+    }
+    return dp__out_close(&o, rc, err);
+}
+
+/* ---- assignments -------------------------------------------------------- */
+int dp_assign_read_mem(const char *buf, size_t len, const char *name, int n_ops, int n_devices, int *assign, dp_error *err)
+{
+    dp__text t;
+    int rc, r, count = 0;
+    int *tmp;
+    if (!name) name = "<memory>";
+    if ((rc = dp__text_init(&t, buf, len, name, err))) return rc;
+    tmp = (int *)dp__alloc((size_t)n_ops, sizeof(int), err, "assignment");
+    if (!tmp) return DP_ERR_NOMEM;
+    while ((r = dp__text_line(&t, 1)) > 0) {
+        char *tok[2];
+        long long v;
+        int n = dp__split(t.buf, tok, 1);
+        if (n == 0) continue;
+        if (n > 1) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: expected one device number per line, found more", name, t.line); goto done; }
+        if (count >= n_ops) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: more entries than the graph's %d ops ('%s')", name, t.line, n_ops, tok[0]); goto done; }
+        if (dp__int(tok[0], LLONG_MIN, LLONG_MAX, &v)) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: device '%s' is not an integer", name, t.line, tok[0]); goto done; }
+        if (v < 0 || v >= n_devices) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: device '%s' of op %d is out of range 0..%d", name, t.line, tok[0], count, n_devices - 1); goto done; }
+        tmp[count++] = (int)v;
+    }
+    if (r < 0) { rc = dp__fail(err, DP_ERR_NOMEM, "%s: out of memory", name); goto done; }
+    if (count < n_ops) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: %d entries, but the graph has %d ops", name, t.line > 0 ? t.line : 1, count, n_ops); goto done; }
+    memcpy(assign, tmp, sizeof(int) * (size_t)n_ops);
+done:
+    dp__text_free(&t);
+    DP_FREE(tmp);
+    return rc;
+}
+
+int dp_assign_read(const char *path, int n_ops, int n_devices, int *assign, dp_error *err)
+{
+    char *buf;
+    size_t len;
+    int rc;
+    if ((rc = dp__slurp(path, &buf, &len, err))) return rc;
+    rc = dp_assign_read_mem(buf, len, path, n_ops, n_devices, assign, err);
+    DP_FREE(buf);
+    return rc;
+}
+
+int dp_assign_write(const char *path, const int *assign, int n_ops, dp_error *err)
+{
+    dp__out o;
+    int rc, i;
+    if ((rc = dp__out_open(&o, path, err))) return rc;
+    fprintf(o.f, "# device of each op, in the graph file's node order (%d ops)\n", n_ops);
+    for (i = 0; i < n_ops; i++) fprintf(o.f, "%d\n", assign[i]);
+    return dp__out_close(&o, 0, err);
+}
+
+/* ======================================================================
+   >>cluster
+   ====================================================================== */
+void dp_cluster_free(dp_cluster *c)
+{
+    if (!c) return;
+    DP_FREE(c->speed); DP_FREE(c->memory); DP_FREE(c->bandwidth); DP_FREE(c->latency); DP_FREE(c->name);
+    memset(c, 0, sizeof *c);
+}
+
+int dp_cluster_homogeneous(dp_cluster *c, int n, double speed, double bandwidth, double latency, dp_error *err)
+{
+    int a, b;
+    memset(c, 0, sizeof *c);
+    if (n < 1 || n > DP_MAX_DEVICES) return dp__fail(err, DP_ERR_RANGE, "device count %d not in 1..%d", n, DP_MAX_DEVICES);
+    if (!(speed > 0) || speed == HUGE_VAL) return dp__fail(err, DP_ERR_RANGE, "device speed %g must be positive and finite", speed);
+    if (!(bandwidth > 0)) return dp__fail(err, DP_ERR_RANGE, "bandwidth %g must be positive", bandwidth);
+    if (!(latency >= 0) || latency == HUGE_VAL) return dp__fail(err, DP_ERR_RANGE, "latency %g must be finite and >= 0", latency);
+    c->n = n;
+    c->speed = (double *)dp__alloc((size_t)n, sizeof(double), err, "cluster");
+    c->memory = (double *)dp__alloc((size_t)n, sizeof(double), err, "cluster");
+    c->bandwidth = (double *)dp__alloc((size_t)n * n, sizeof(double), err, "cluster");
+    c->latency = (double *)dp__alloc((size_t)n * n, sizeof(double), err, "cluster");
+    c->name = (char (*)[32])dp__alloc((size_t)n, 32, err, "cluster");
+    if (!c->speed || !c->memory || !c->bandwidth || !c->latency || !c->name) { dp_cluster_free(c); return DP_ERR_NOMEM; }
+    for (a = 0; a < n; a++) {
+        c->speed[a] = speed;
+        snprintf(c->name[a], 32, "dev%d", a);
+        for (b = 0; b < n; b++) {
+            c->bandwidth[a * n + b] = bandwidth;
+            c->latency[a * n + b] = a == b ? 0 : latency;
+        }
+    }
+    return 0;
+}
+
+int dp_cluster_for_graph(dp_cluster *c, const dp_graph *g, int n, dp_error *err)
+{
+    return dp_cluster_homogeneous(c, n, g->unit_speed, g->unit_bandwidth, 0.0, err);
+}
+
+int dp_cluster_preset(dp_cluster *c, const char *name, dp_error *err)
+{
+    long long n;
+    memset(c, 0, sizeof *c);
+    if (strcmp(name, "reference") == 0) return dp_cluster_homogeneous(c, 4, 1e10, 1e10, 0.0, err);
+    if (strncmp(name, "homogeneous:", 12) == 0) {
+        if (dp__int(name + 12, 1, DP_MAX_DEVICES, &n)) return dp__fail(err, DP_ERR_RANGE, "preset '%s': device count not in 1..%d", name, DP_MAX_DEVICES);
+        return dp_cluster_homogeneous(c, (int)n, 1.0, 1.0, 0.0, err);
+    }
+    return dp__fail(err, DP_ERR_ARG, "unknown cluster preset '%s' (known: reference, homogeneous:N)", name);
+}
+
+int dp_cluster_read_mem(dp_cluster *c, const char *buf, size_t len, const char *name, dp_error *err)
+{
+    dp__text t;
+    char *tok[DP__MAX_TOKENS];
+    int used[DP__MAX_TOKENS];
+    int rc = 0, r, header = 0, i;
+    double speed = 1, bw = 1, lat = 0, mem = 0;
+    memset(c, 0, sizeof *c);
+    if (!name) name = "<memory>";
+    if ((rc = dp__text_init(&t, buf, len, name, err))) return rc;
+    while ((r = dp__text_line(&t, 1)) > 0) {
+        int n = dp__split(t.buf, tok, DP__MAX_TOKENS);
+        double v;
+        long long k;
+        if (n == 0) continue;
+        if (n > DP__MAX_TOKENS) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: too many fields", name, t.line); goto done; }
+        memset(used, 0, sizeof used);
+        used[0] = 1;
+        if (!header) {
+            if (strcmp(tok[0], "doppler-cluster") != 0) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: expected 'doppler-cluster 1', found '%s'", name, t.line, tok[0]); goto done; }
+            if (n != 2 || dp__int(tok[1], 0, INT_MAX, &k) || k != 1) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unsupported version '%s' (this reader knows 1)", name, t.line, n > 1 ? tok[1] : ""); goto done; }
+            header = 1;
+            continue;
+        }
+        if (strcmp(tok[0], "devices") == 0) {
+            if (c->n) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: 'devices' given twice", name, t.line); goto done; }
+            if (n != 2 || dp__int(tok[1], 1, DP_MAX_DEVICES, &k)) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: device count '%s' not in 1..%d", name, t.line, n > 1 ? tok[1] : "", DP_MAX_DEVICES); goto done; }
+            if ((rc = dp_cluster_homogeneous(c, (int)k, speed, bw, lat, err))) goto done;
+            for (i = 0; i < c->n; i++) c->memory[i] = mem;
+            continue;
+        }
+        if (strcmp(tok[0], "link") == 0) {
+            if (n == 2 && strcmp(tok[1], "free") == 0) c->link = DP_LINK_FREE;
+            else if (n == 2 && strcmp(tok[1], "serial") == 0) c->link = DP_LINK_SERIAL;
+            else { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: link model '%s' unknown (free or serial)", name, t.line, n > 1 ? tok[1] : ""); goto done; }
+            continue;
+        }
+        if (strcmp(tok[0], "speed") == 0 || strcmp(tok[0], "bandwidth") == 0 || strcmp(tok[0], "latency") == 0 || strcmp(tok[0], "memory") == 0) {
+            int positive = tok[0][0] == 's' || tok[0][0] == 'b';
+            if (n != 2 || (r = dp__num(tok[1], &v, 0)) != 0 || (positive && v <= 0)) {
+                rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: %s '%s' must be a %s number", name, t.line, tok[0], n > 1 ? tok[1] : "", positive ? "positive" : "finite non-negative");
+                goto done;
+            }
+            if (c->n) {
+                int a, b;
+                for (a = 0; a < c->n; a++) {
+                    if (tok[0][0] == 's') c->speed[a] = v;
+                    if (tok[0][0] == 'm') c->memory[a] = v;
+                    for (b = 0; b < c->n; b++) {
+                        if (tok[0][0] == 'b') c->bandwidth[a * c->n + b] = v;
+                        if (tok[0][0] == 'l' && a != b) c->latency[a * c->n + b] = v;
+                    }
+                }
+            }
+            if (tok[0][0] == 's') speed = v;
+            else if (tok[0][0] == 'b') bw = v;
+            else if (tok[0][0] == 'l') lat = v;
+            else mem = v;
+            continue;
+        }
+        if (strcmp(tok[0], "device") == 0 || strcmp(tok[0], "pair") == 0) {
+            int is_pair = tok[0][0] == 'p', a = 0, b = 0, nidx = is_pair ? 2 : 1;
+            const char *s;
+            if (!c->n) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: '%s' before 'devices N'", name, t.line, tok[0]); goto done; }
+            for (i = 1; i <= nidx; i++) {
+                if (n <= i || dp__int(tok[i], 0, c->n - 1, &k)) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: device index '%s' not in 0..%d", name, t.line, n > i ? tok[i] : "", c->n - 1); goto done; }
+                used[i] = 1;
+                if (i == 1) a = (int)k; else b = (int)k;
+            }
+            if (!is_pair) {
+                if ((s = dp__kv(tok, n, "name", used)) != NULL) snprintf(c->name[a], 32, "%s", s);
+                if ((s = dp__kv(tok, n, "speed", used)) != NULL) {
+                    if (dp__num(s, &v, 0) || v <= 0) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: device %d: speed '%s' must be positive", name, t.line, a, s); goto done; }
+                    c->speed[a] = v;
+                }
+                if ((s = dp__kv(tok, n, "memory", used)) != NULL) {
+                    if (dp__num(s, &v, 0)) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: device %d: memory '%s' must be a non-negative number", name, t.line, a, s); goto done; }
+                    c->memory[a] = v;
+                }
+            } else {
+                if (a == b) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: pair %d %d: a device has no link to itself", name, t.line, a, b); goto done; }
+                if ((s = dp__kv(tok, n, "bandwidth", used)) != NULL) {
+                    if (dp__num(s, &v, 0) || v <= 0) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: pair %d %d: bandwidth '%s' must be positive", name, t.line, a, b, s); goto done; }
+                    c->bandwidth[a * c->n + b] = v;
+                }
+                if ((s = dp__kv(tok, n, "latency", used)) != NULL) {
+                    if (dp__num(s, &v, 0)) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: pair %d %d: latency '%s' must be a non-negative number", name, t.line, a, b, s); goto done; }
+                    c->latency[a * c->n + b] = v;
+                }
+            }
+            for (i = 0; i < n; i++) if (!used[i]) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unknown field '%s'", name, t.line, tok[i]); goto done; }
+            continue;
+        }
+        rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unknown key '%s' (expected devices, link, speed, bandwidth, latency, memory, device, pair)", name, t.line, tok[0]);
+        goto done;
+    }
+    if (r < 0) { rc = dp__fail(err, DP_ERR_NOMEM, "%s: out of memory", name); goto done; }
+    if (!header) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: empty file (expected 'doppler-cluster 1')", name, t.line > 0 ? t.line : 1); goto done; }
+    if (!c->n) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: no 'devices N' line", name, t.line); goto done; }
+done:
+    dp__text_free(&t);
+    if (rc) dp_cluster_free(c);
+    return rc;
+}
+
+int dp_cluster_read(dp_cluster *c, const char *path, dp_error *err)
+{
+    char *buf;
+    size_t len;
+    int rc;
+    memset(c, 0, sizeof *c);
+    if ((rc = dp__slurp(path, &buf, &len, err))) return rc;
+    rc = dp_cluster_read_mem(c, buf, len, path, err);
+    DP_FREE(buf);
+    return rc;
+}
+
+int dp_cluster_write(const dp_cluster *c, const char *path, dp_error *err)
+{
+    dp__out o;
+    int rc, a, b;
+    if ((rc = dp__out_open(&o, path, err))) return rc;
+    fprintf(o.f, "doppler-cluster 1\ndevices %d\nlink %s\n", c->n, c->link == DP_LINK_SERIAL ? "serial" : "free");
+    for (a = 0; a < c->n; a++)
+        fprintf(o.f, "device %d name=%s speed=%.17g memory=%.17g\n", a, c->name[a], c->speed[a], c->memory[a]);
+    for (a = 0; a < c->n; a++)
+        for (b = 0; b < c->n; b++)
+            if (a != b) fprintf(o.f, "pair %d %d bandwidth=%.17g latency=%.17g\n", a, b, c->bandwidth[a * c->n + b], c->latency[a * c->n + b]);
+    return dp__out_close(&o, 0, err);
+}
+
+int dp_check(const dp_graph *g, const dp_cluster *c, dp_error *err)
+{
+    if (!g || !g->finalized) return dp__fail(err, DP_ERR_ARG, "graph missing or not finalised");
+    if (!c || c->n < 1) return dp__fail(err, DP_ERR_ARG, "cluster missing or without devices");
+    if (g->n_dev_time && c->n > g->n_dev_time)
+        return dp__fail(err, DP_ERR_RANGE, "graph gives per-device times for %d devices but the cluster has %d", g->n_dev_time, c->n);
+    return 0;
+}
+
+double dp_op_time(const dp_graph *g, const dp_cluster *c, int op, int dev)
+{
+    if (g->n_dev_time) {
+        double t = g->dev_time[(size_t)op * g->n_dev_time + dev];
+        if (t >= 0) return t;
+    }
+    return g->compute[op] / c->speed[dev];
+}
+
+double dp_xfer_time(const dp_cluster *c, double bytes, int from, int to)
+{
+    if (from == to) return 0.0;
+    return c->latency[from * c->n + to] + bytes / c->bandwidth[from * c->n + to];
+}
+
+int dp_fastest_device(const dp_graph *g, const dp_cluster *c, int op)
+{
+    int d, best = 0;
+    for (d = 1; d < c->n; d++)
+        if (dp_op_time(g, c, op, d) < dp_op_time(g, c, op, best)) best = d;
+    return best;
+}
+
+/* ======================================================================
+   >>simulator
+   An event heap ordered by (time, sequence); one ready queue (a binary
+   heap) per device, laid out in one array split by the number of ops each
+   device holds. Every buffer lives in the workspace made by dp_sim_init.
+   ====================================================================== */
+typedef struct dp__event { double t; uint32_t seq; int id; } dp__event; /* id >= 0: op ends; id < 0: edge -id-1 arrives */
+
+typedef struct dp__sim_ws {
+    int n, m, nd;
+    double   *op_time;    /* [n*nd] cached dp_op_time                      */
+    double   *blevel;     /* [n] default priority, computed on first use   */
+    int      *pending;    /* [n] inputs still to arrive                     */
+    double   *ready;      /* [n] time the last input arrived                */
+    int      *refcnt;     /* [n] consumers still holding the output        */
+    dp__event *ev; int nev; uint32_t seq;
+    int      *q, *qoff, *qlen;   /* device ready queues                   */
+    int      *running;    /* [nd] op running, or -1                          */
+    double   *link_free;  /* [nd*nd] serial links: time the link is free    */
+    double   *cur_bytes;  /* [nd]                                            */
+    int      *dirty; char *is_dirty; int ndirty;
+    const int *assign; const double *prio; dp_order order;
+} dp__sim_ws;
+
+void dp_sim_free(dp_sim *s)
+{
+    dp__sim_ws *w;
+    if (!s) return;
+    w = (dp__sim_ws *)s->dp__ws;
+    if (w) {
+        DP_FREE(w->op_time); DP_FREE(w->blevel); DP_FREE(w->pending); DP_FREE(w->ready);
+        DP_FREE(w->refcnt); DP_FREE(w->ev); DP_FREE(w->q); DP_FREE(w->qoff); DP_FREE(w->qlen);
+        DP_FREE(w->running); DP_FREE(w->link_free); DP_FREE(w->cur_bytes); DP_FREE(w->dirty);
+        DP_FREE(w->is_dirty); DP_FREE(w);
+    }
+    DP_FREE(s->start); DP_FREE(s->end); DP_FREE(s->busy); DP_FREE(s->peak_bytes); DP_FREE(s->xfers);
+    memset(s, 0, sizeof *s);
+}
+
+int dp_sim_init(dp_sim *s, const dp_graph *g, const dp_cluster *c, dp_error *err)
+{
+    dp__sim_ws *w;
+    int rc, n, m, nd, v, d;
+    memset(s, 0, sizeof *s);
+    if ((rc = dp_check(g, c, err))) return rc;
+    n = g->n_ops; m = g->n_edges; nd = c->n;
+    s->g = g; s->c = c;
+    w = (dp__sim_ws *)dp__alloc(1, sizeof *w, err, "simulator");
+    if (!w) return DP_ERR_NOMEM;
+    s->dp__ws = w;
+    w->n = n; w->m = m; w->nd = nd;
+#define DP__A(ptr, count, type) if (!((ptr) = (type *)dp__alloc((size_t)(count), sizeof(type), err, "simulator workspace"))) goto nomem
+    DP__A(w->op_time, (size_t)n * nd, double);
+    DP__A(w->pending, n, int);
+    DP__A(w->ready, n, double);
+    DP__A(w->refcnt, n, int);
+    DP__A(w->ev, (size_t)n + m + 1, dp__event);
+    DP__A(w->q, n, int);
+    DP__A(w->qoff, nd + 1, int);
+    DP__A(w->qlen, nd, int);
+    DP__A(w->running, nd, int);
+    DP__A(w->link_free, (size_t)nd * nd, double);
+    DP__A(w->cur_bytes, nd, double);
+    DP__A(w->dirty, nd, int);
+    DP__A(w->is_dirty, nd, char);
+    DP__A(s->start, n, double);
+    DP__A(s->end, n, double);
+    DP__A(s->busy, nd, double);
+    DP__A(s->peak_bytes, nd, double);
+    DP__A(s->xfers, m, dp_xfer);
+#undef DP__A
+    for (v = 0; v < n; v++)
+        for (d = 0; d < nd; d++) w->op_time[(size_t)v * nd + d] = dp_op_time(g, c, v, d);
+    return 0;
+nomem:
+    dp_sim_free(s);
+    return DP_ERR_NOMEM;
+}
+
+/* -- event heap -- */
+static int dp__ev_less(const dp__event *a, const dp__event *b)
+{
+    return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+static void dp__ev_push(dp__sim_ws *w, double t, int id)
+{
+    dp__event e;
+    int i = w->nev++;
+    e.t = t; e.seq = w->seq++; e.id = id;
+    while (i > 0 && dp__ev_less(&e, &w->ev[(i - 1) / 2])) { w->ev[i] = w->ev[(i - 1) / 2]; i = (i - 1) / 2; }
+    w->ev[i] = e;
+}
+
+static dp__event dp__ev_pop(dp__sim_ws *w)
+{
+    dp__event top = w->ev[0], last = w->ev[--w->nev];
+    int i = 0, n = w->nev;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && dp__ev_less(&w->ev[c + 1], &w->ev[c])) c++;
+        if (!dp__ev_less(&w->ev[c], &last)) break;
+        w->ev[i] = w->ev[c]; i = c;
+    }
+    if (n > 0) w->ev[i] = last;
+    return top;
+}
+
+/* -- device ready queues: "a before b" -- */
+static int dp__q_before(const dp__sim_ws *w, int a, int b)
+{
+    if (w->order == DP_ORDER_PRIORITY && w->prio[a] != w->prio[b]) return w->prio[a] > w->prio[b];
+    if (w->ready[a] != w->ready[b]) return w->ready[a] < w->ready[b];
+    return a < b;
+}
+
+static void dp__q_push(dp__sim_ws *w, int d, int v)
+{
+    int *h = w->q + w->qoff[d], i = w->qlen[d]++;
+    while (i > 0 && dp__q_before(w, v, h[(i - 1) / 2])) { h[i] = h[(i - 1) / 2]; i = (i - 1) / 2; }
+    h[i] = v;
+    if (!w->is_dirty[d]) { w->is_dirty[d] = 1; w->dirty[w->ndirty++] = d; }
+}
+
+static int dp__q_pop(dp__sim_ws *w, int d)
+{
+    int *h = w->q + w->qoff[d], top = h[0], n = --w->qlen[d], last = h[n], i = 0;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && dp__q_before(w, h[c + 1], h[c])) c++;
+        if (!dp__q_before(w, h[c], last)) break;
+        h[i] = h[c]; i = c;
+    }
+    if (n > 0) h[i] = last;
+    return top;
+}
+
+static void dp__mem(dp_sim *s, dp__sim_ws *w, int d, double delta)
+{
+    w->cur_bytes[d] += delta;
+    (void)s;
+}
+
+/* Input of op v arrived at time t. */
+static void dp__arrive(dp__sim_ws *w, int v, double t)
+{
+    if (t > w->ready[v]) w->ready[v] = t;
+    if (--w->pending[v] == 0) dp__q_push(w, w->assign[v], v);
+}
+
+int dp_sim_run(dp_sim *s, const int *assign, const dp_sim_opts *opts, dp_error *err)
+{
+    static const dp_sim_opts defaults = { DP_ORDER_FIFO, NULL, 0 };
+    dp__sim_ws *w = (dp__sim_ws *)s->dp__ws;
+    const dp_graph *g = s->g;
+    const dp_cluster *c = s->c;
+    int n, nd, v, d, k, done = 0, mem;
+    double t = 0, makespan = 0;
+    if (!w) return dp__fail(err, DP_ERR_ARG, "simulator not initialised (call dp_sim_init)");
+    if (!opts) opts = &defaults;
+    n = w->n; nd = w->nd;
+    mem = opts->track_memory;
+    for (v = 0; v < n; v++)
+        if (assign[v] < 0 || assign[v] >= nd)
+            return dp__fail(err, DP_ERR_RANGE, "assignment: op %d ('%s') on device %d, but the cluster has devices 0..%d", v, g->name[v], assign[v], nd - 1);
+    if (opts->order == DP_ORDER_PRIORITY && !opts->priority && !w->blevel) {
+        w->blevel = (double *)dp__alloc((size_t)n, sizeof(double), err, "b-levels");
+        if (!w->blevel) return DP_ERR_NOMEM;
+        dp_blevel(g, c, w->blevel);
+    }
+    w->assign = assign;
+    w->order = opts->order;
+    w->prio = opts->priority ? opts->priority : w->blevel;
+    w->nev = 0; w->seq = 0; w->ndirty = 0;
+    /* split the queue array by device */
+    memset(w->qlen, 0, sizeof(int) * (size_t)nd);
+    for (v = 0; v < n; v++) w->qlen[assign[v]]++;
+    w->qoff[0] = 0;
+    for (d = 0; d < nd; d++) { w->qoff[d + 1] = w->qoff[d] + w->qlen[d]; w->qlen[d] = 0; }
+    for (d = 0; d < nd; d++) { w->running[d] = -1; w->is_dirty[d] = 0; s->busy[d] = 0; s->peak_bytes[d] = 0; w->cur_bytes[d] = 0; }
+    if (c->link == DP_LINK_SERIAL) for (k = 0; k < nd * nd; k++) w->link_free[k] = 0;
+    s->n_xfers = 0;
+    for (v = 0; v < n; v++) {
+        w->pending[v] = g->in_off[v + 1] - g->in_off[v];
+        w->refcnt[v] = g->out_off[v + 1] - g->out_off[v];
+        w->ready[v] = 0;
+        s->start[v] = s->end[v] = 0;
+    }
+    for (v = 0; v < n; v++) if (w->pending[v] == 0) dp__q_push(w, assign[v], v);
+    for (;;) {
+        /* every device that is idle and has a ready op starts one now */
+        while (w->ndirty > 0) {
+            d = w->dirty[--w->ndirty];
+            w->is_dirty[d] = 0;
+            if (w->running[d] >= 0 || w->qlen[d] == 0) continue;
+            v = dp__q_pop(w, d);
+            w->running[d] = v;
+            s->start[v] = t;
+            s->end[v] = t + w->op_time[(size_t)v * nd + d];
+            dp__ev_push(w, s->end[v], v);
+            if (mem) dp__mem(s, w, d, g->out_bytes[v] + g->mem_bytes[v]);
+        }
+        if (mem) for (d = 0; d < nd; d++) if (w->cur_bytes[d] > s->peak_bytes[d]) s->peak_bytes[d] = w->cur_bytes[d];
+        if (w->nev == 0) break;
+        t = w->ev[0].t;
+        /* apply every event at time t before anyone picks again */
+        while (w->nev > 0 && w->ev[0].t == t) {
+            dp__event e = dp__ev_pop(w);
+            if (e.id >= 0) {                       /* op e.id ends */
+                v = e.id; d = assign[v];
+                w->running[d] = -1;
+                if (!w->is_dirty[d]) { w->is_dirty[d] = 1; w->dirty[w->ndirty++] = d; }
+                s->busy[d] += s->end[v] - s->start[v];
+                if (s->end[v] > makespan) makespan = s->end[v];
+                done++;
+                if (mem) {
+                    dp__mem(s, w, d, -g->mem_bytes[v]);
+                    for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+                        int ed = g->in_edge[k], u = g->src[ed];
+                        if (assign[u] != d) dp__mem(s, w, d, -g->bytes[ed]);          /* the copy */
+                        else if (--w->refcnt[u] == 0) dp__mem(s, w, d, -g->out_bytes[u]); /* the original */
+                    }
+                }
+                for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
+                    int ed = g->out_edge[k], x = g->dst[ed], dd = assign[x];
+                    if (dd == d) { dp__arrive(w, x, t); continue; }
+                    {
+                        dp_xfer *xf = &s->xfers[s->n_xfers++];
+                        double st = t, dur = dp_xfer_time(c, g->bytes[ed], d, dd);
+                        if (c->link == DP_LINK_SERIAL) {
+                            double *lf = &w->link_free[d * nd + dd];
+                            if (*lf > st) st = *lf;
+                            *lf = st + dur;
+                        }
+                        xf->edge = ed; xf->from = d; xf->to = dd; xf->start = st; xf->end = st + dur;
+                        dp__ev_push(w, st + dur, -ed - 1);
+                        if (mem) dp__mem(s, w, dd, g->bytes[ed]);
+                    }
+                }
+            } else {                               /* edge -id-1 arrives */
+                int ed = -e.id - 1, u = g->src[ed];
+                dp__arrive(w, g->dst[ed], t);
+                if (mem && --w->refcnt[u] == 0) dp__mem(s, w, assign[u], -g->out_bytes[u]);
+            }
+        }
+    }
+    if (done != n) return dp__fail(err, DP_ERR_GRAPH, "simulation ended with %d of %d ops run (graph not finalised?)", done, n);
+    s->makespan = makespan;
+    return 0;
+}
+
+int dp_simulate(const dp_graph *g, const dp_cluster *c, const int *assign, const dp_sim_opts *opts, double *makespan, dp_error *err)
+{
+    dp_sim s;
+    int rc = dp_sim_init(&s, g, c, err);
+    if (rc) return rc;
+    rc = dp_sim_run(&s, assign, opts, err);
+    if (!rc && makespan) *makespan = s.makespan;
+    dp_sim_free(&s);
+    return rc;
+}
+
+/* ======================================================================
+   >>analysis
+   ====================================================================== */
+/* Mean op time over devices, and the two constants of the mean transfer
+   time over ordered pairs of distinct devices: lat + bytes * inv_bw. */
+static double dp__mean_time(const dp_graph *g, const dp_cluster *c, int v)
+{
+    double s = 0;
+    int d;
+    for (d = 0; d < c->n; d++) s += dp_op_time(g, c, v, d);
+    return s / c->n;
+}
+
+static void dp__mean_link(const dp_cluster *c, double *lat, double *inv_bw)
+{
+    int a, b, n = c->n;
+    double sl = 0, sb = 0;
+    *lat = *inv_bw = 0;
+    if (n < 2) return;
+    for (a = 0; a < n; a++)
+        for (b = 0; b < n; b++)
+            if (a != b) { sl += c->latency[a * n + b]; sb += 1.0 / c->bandwidth[a * n + b]; }
+    *lat = sl / ((double)n * (n - 1));
+    *inv_bw = sb / ((double)n * (n - 1));
+}
+
+int dp_blevel(const dp_graph *g, const dp_cluster *c, double *out)
+{
+    double lat, ibw;
+    int i, k;
+    if (!g->finalized) return DP_ERR_ARG;
+    dp__mean_link(c, &lat, &ibw);
+    for (i = g->n_ops - 1; i >= 0; i--) {
+        int v = g->topo[i];
+        double best = 0;
+        for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
+            int e = g->out_edge[k];
+            double x = (c->n > 1 ? lat + g->bytes[e] * ibw : 0) + out[g->dst[e]];
+            if (x > best) best = x;
+        }
+        out[v] = dp__mean_time(g, c, v) + best;
+    }
+    return 0;
+}
+
+int dp_tlevel(const dp_graph *g, const dp_cluster *c, double *out)
+{
+    double lat, ibw;
+    int i, k;
+    if (!g->finalized) return DP_ERR_ARG;
+    dp__mean_link(c, &lat, &ibw);
+    for (i = 0; i < g->n_ops; i++) {
+        int v = g->topo[i];
+        double best = 0;
+        for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+            int e = g->in_edge[k], u = g->src[e];
+            double x = out[u] + dp__mean_time(g, c, u) + (c->n > 1 ? lat + g->bytes[e] * ibw : 0);
+            if (x > best) best = x;
+        }
+        out[v] = best;
+    }
+    return 0;
+}
+
+/* Longest path of fastest-device times (no communication), total fastest
+   work, and the depth in ops; no allocation beyond one array. */
+static int dp__bounds(const dp_graph *g, const dp_cluster *c, double *cp, double *work, int *depth)
+{
+    double *f = (double *)DP_MALLOC(sizeof(double) * (size_t)g->n_ops);
+    int *lv = (int *)DP_MALLOC(sizeof(int) * (size_t)g->n_ops);
+    int i, k;
+    *cp = *work = 0; *depth = 0;
+    if (!f || !lv) { DP_FREE(f); DP_FREE(lv); return DP_ERR_NOMEM; }
+    for (i = 0; i < g->n_ops; i++) {
+        int v = g->topo[i];
+        double best = 0, tv = dp_op_time(g, c, v, dp_fastest_device(g, c, v));
+        int bl = 0;
+        for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+            int u = g->src[g->in_edge[k]];
+            if (f[u] > best) best = f[u];
+            if (lv[u] > bl) bl = lv[u];
+        }
+        f[v] = best + tv;
+        lv[v] = bl + 1;
+        *work += tv;
+        if (f[v] > *cp) *cp = f[v];
+        if (lv[v] > *depth) *depth = lv[v];
+    }
+    *work /= c->n;
+    DP_FREE(f); DP_FREE(lv);
+    return 0;
+}
+
+double dp_lower_bound(const dp_graph *g, const dp_cluster *c)
+{
+    double cp, work;
+    int depth;
+    if (!g->finalized || dp__bounds(g, c, &cp, &work, &depth)) return 0;
+    return cp > work ? cp : work;
+}
+
+int dp_graph_stats(const dp_graph *g, const dp_cluster *c, dp_stats *out)
+{
+    int i, rc;
+    memset(out, 0, sizeof *out);
+    if (!g->finalized) return DP_ERR_ARG;
+    out->nodes = g->n_ops; out->edges = g->n_edges;
+    for (i = 0; i < g->n_ops; i++) {
+        out->sources += g->in_off[i + 1] == g->in_off[i];
+        out->sinks += g->out_off[i + 1] == g->out_off[i];
+        out->total_compute += g->compute[i];
+    }
+    for (i = 0; i < g->n_edges; i++) out->total_bytes += g->bytes[i];
+    if ((rc = dp__bounds(g, c, &out->cp_length, &out->work_bound, &out->depth))) return rc;
+    out->lower_bound = out->cp_length > out->work_bound ? out->cp_length : out->work_bound;
+    return 0;
+}
+
+int dp_static_memory(const dp_graph *g, const dp_cluster *c, const int *assign, double *bytes)
+{
+    int v, e;
+    for (v = 0; v < c->n; v++) bytes[v] = 0;
+    for (v = 0; v < g->n_ops; v++) bytes[assign[v]] += g->out_bytes[v] + g->mem_bytes[v];
+    for (e = 0; e < g->n_edges; e++)
+        if (assign[g->src[e]] != assign[g->dst[e]]) bytes[assign[g->dst[e]]] += g->bytes[e];
+    return 0;
+}
+
+/* ======================================================================
+   >>placers
+   ====================================================================== */
+#define DP__METHOD_TEXT(id, text) text,
+static const char *dp__method_names[] = { DP_METHODS(DP__METHOD_TEXT) };
+#undef DP__METHOD_TEXT
+
+const char *dp_method_name(dp_method m)
+{
+    return ((int)m >= 0 && m < DP_METHOD__COUNT) ? dp__method_names[m] : "?";
+}
+
+int dp_method_parse(const char *name, dp_method *out)
+{
+    int i;
+    for (i = 0; i < DP_METHOD__COUNT; i++)
+        if (strcmp(name, dp__method_names[i]) == 0) { *out = (dp_method)i; return 0; }
+    return -1;
+}
+
+/* ---- memory capacity ---------------------------------------------------- */
+static int dp__limited(const dp_cluster *c)
+{
+    int d;
+    for (d = 0; d < c->n; d++) if (c->memory[d] > 0) return 1;
+    return 0;
+}
+
+/* Bytes that placing v on d adds to d, given its placed predecessors. */
+static double dp__mem_cost(const dp_graph *g, const int *assign, int v, int d)
+{
+    double b = g->out_bytes[v] + g->mem_bytes[v];
+    int k;
+    for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+        int e = g->in_edge[k];
+        if (assign[g->src[e]] != d) b += g->bytes[e];
+    }
+    return b;
+}
+
+static int dp__fits(const dp_cluster *c, const double *used, int d, double extra)
+{
+    return c->memory[d] <= 0 || used[d] + extra <= c->memory[d] * (1 + 1e-12);
+}
+
+static int dp__all_fit(const dp_graph *g, const dp_cluster *c, const int *assign, double *scratch)
+{
+    int d;
+    dp_static_memory(g, c, assign, scratch);
+    for (d = 0; d < c->n; d++) if (c->memory[d] > 0 && scratch[d] > c->memory[d] * (1 + 1e-12)) return 0;
+    return 1;
+}
+
+static int dp__infeasible(const dp_graph *g, const dp_cluster *c, int v, dp_error *err)
+{
+    return dp__fail(err, DP_ERR_INFEASIBLE, "no device has memory left for op '%s' (%.17g bytes with its inputs; capacity of device 0 is %.17g)",
+                    g->name[v], g->out_bytes[v] + g->mem_bytes[v], c->memory[0]);
+}
+
+/* ---- single, round-robin, random ---------------------------------------- */
+static int dp__place_simple(dp_method m, const dp_graph *g, const dp_cluster *c, uint64_t seed, int *assign, dp_error *err)
+{
+    int n = g->n_ops, nd = c->n, i, v, d, rc = 0;
+    double *used = (double *)dp__alloc((size_t)nd, sizeof(double), err, "placer");
+    int *fit = (int *)dp__alloc((size_t)nd, sizeof(int), err, "placer");
+    dp_rng rng;
+    if (!used || !fit) { rc = DP_ERR_NOMEM; goto done; }
+    dp_rng_seed(&rng, seed);
+    if (m == DP_METHOD_SINGLE) {
+        /* the device that runs everything fastest and holds it all */
+        int best = -1;
+        double best_t = 0;
+        for (d = 0; d < nd; d++) {
+            double tt = 0;
+            for (v = 0; v < n; v++) { assign[v] = d; tt += dp_op_time(g, c, v, d); }
+            if (!dp__all_fit(g, c, assign, used)) continue;
+            if (best < 0 || tt < best_t) { best = d; best_t = tt; }
+        }
+        if (best < 0) { rc = dp__fail(err, DP_ERR_INFEASIBLE, "no single device can hold all %d ops", n); goto done; }
+        for (v = 0; v < n; v++) assign[v] = best;
+        goto done;
+    }
+    for (v = 0; v < n; v++) assign[v] = -1;
+    for (i = 0; i < n; i++) {
+        int nf = 0;
+        v = g->topo[i];
+        for (d = 0; d < nd; d++) if (dp__fits(c, used, d, dp__mem_cost(g, assign, v, d))) fit[nf++] = d;
+        if (nf == 0) { rc = dp__infeasible(g, c, v, err); goto done; }
+        if (m == DP_METHOD_ROUND_ROBIN) {
+            /* device i mod N, or the next one round that fits */
+            int want = i % nd, k;
+            d = fit[0];
+            for (k = 0; k < nd; k++) {
+                int cand = (want + k) % nd, j;
+                for (j = 0; j < nf; j++) if (fit[j] == cand) break;
+                if (j < nf) { d = cand; break; }
+            }
+        } else {
+            d = fit[dp_rng_int(&rng, nf)];
+        }
+        used[d] += dp__mem_cost(g, assign, v, d);
+        assign[v] = d;
+    }
+done:
+    DP_FREE(used); DP_FREE(fit);
+    return rc;
+}
+
+/* ---- list scheduling: cp and heft ------------------------------------- */
+/* Max-heap of ops on (key, lower index first). */
+typedef struct dp__opheap { int *h; int n; const double *key; } dp__opheap;
+
+static int dp__oh_before(const dp__opheap *q, int a, int b)
+{
+    return q->key[a] > q->key[b] || (q->key[a] == q->key[b] && a < b);
+}
+
+static void dp__oh_push(dp__opheap *q, int v)
+{
+    int i = q->n++;
+    while (i > 0 && dp__oh_before(q, v, q->h[(i - 1) / 2])) { q->h[i] = q->h[(i - 1) / 2]; i = (i - 1) / 2; }
+    q->h[i] = v;
+}
+
+static int dp__oh_pop(dp__opheap *q)
+{
+    int top = q->h[0], last = q->h[--q->n], i = 0;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= q->n) break;
+        if (c + 1 < q->n && dp__oh_before(q, q->h[c + 1], q->h[c])) c++;
+        if (!dp__oh_before(q, q->h[c], last)) break;
+        q->h[i] = q->h[c]; i = c;
+    }
+    if (q->n > 0) q->h[i] = last;
+    return top;
+}
+
+/* Time v's inputs are all on device d, given placed predecessors. */
+static double dp__inputs_ready(const dp_graph *g, const dp_cluster *c, const int *assign, const double *finish, int v, int d)
+{
+    double r = 0;
+    int k;
+    for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+        int e = g->in_edge[k], u = g->src[e];
+        double x = finish[u] + dp_xfer_time(c, g->bytes[e], assign[u], d);
+        if (x > r) r = x;
+    }
+    return r;
+}
+
+/* insertion == 0: cp (earliest start, after the device's last op).
+   insertion == 1: heft (earliest finish, first idle gap that fits). */
+static int dp__list_schedule(const dp_graph *g, const dp_cluster *c, int insertion, int *assign, int *order,
+                             double *start, double *finish, double *length, dp_error *err)
+{
+    int n = g->n_ops, nd = c->n, k, v, d, rc = 0, placed = 0;
+    double *bl = (double *)dp__alloc((size_t)n, sizeof(double), err, "list scheduler");
+    double *st = (double *)dp__alloc((size_t)n, sizeof(double), err, "list scheduler");
+    double *fin = (double *)dp__alloc((size_t)n, sizeof(double), err, "list scheduler");
+    double *avail = (double *)dp__alloc((size_t)nd, sizeof(double), err, "list scheduler");
+    double *used = (double *)dp__alloc((size_t)nd, sizeof(double), err, "list scheduler");
+    int *pend = (int *)dp__alloc((size_t)n, sizeof(int), err, "list scheduler");
+    int *slots = (int *)dp__alloc((size_t)n, sizeof(int), err, "list scheduler");   /* ops per device, by start */
+    int *nslot = (int *)dp__alloc((size_t)nd, sizeof(int), err, "list scheduler");
+    dp__opheap q;
+    double len = 0;
+    q.h = (int *)dp__alloc((size_t)n, sizeof(int), err, "list scheduler");
+    q.n = 0; q.key = bl;
+    if (!bl || !st || !fin || !avail || !used || !pend || !slots || !nslot || !q.h) { rc = DP_ERR_NOMEM; goto done; }
+    /* heft keeps, per device, its ops sorted by start (n slots each) */
+    if (insertion) {
+        DP_FREE(slots);
+        slots = (int *)dp__alloc((size_t)n * nd, sizeof(int), err, "heft slots");
+        if (!slots) { rc = DP_ERR_NOMEM; goto done; }
+    }
+    dp_blevel(g, c, bl);
+    for (v = 0; v < n; v++) {
+        assign[v] = -1;
+        pend[v] = g->in_off[v + 1] - g->in_off[v];
+        if (!pend[v]) dp__oh_push(&q, v);
+    }
+    while (q.n > 0) {
+        int best_d = -1;
+        double best_s = 0, best_f = 0;
+        v = dp__oh_pop(&q);
+        for (d = 0; d < nd; d++) {
+            double ready = dp__inputs_ready(g, c, assign, fin, v, d), w = dp_op_time(g, c, v, d), s;
+            if (!dp__fits(c, used, d, dp__mem_cost(g, assign, v, d))) continue;
+            if (!insertion) {
+                s = ready > avail[d] ? ready : avail[d];
+                if (best_d < 0 || s < best_s) { best_d = d; best_s = s; best_f = s + w; }
+            } else {
+                /* first gap between scheduled ops (by start) that holds w */
+                int *sl = slots + (size_t)d * n;
+                double prev_end = 0;
+                s = -1;
+                for (k = 0; k < nslot[d]; k++) {
+                    double gs = ready > prev_end ? ready : prev_end;
+                    if (gs + w <= st[sl[k]]) { s = gs; break; }
+                    if (fin[sl[k]] > prev_end) prev_end = fin[sl[k]];
+                }
+                if (s < 0) s = ready > prev_end ? ready : prev_end;
+                if (best_d < 0 || s + w < best_f) { best_d = d; best_s = s; best_f = s + w; }
+            }
+        }
+        if (best_d < 0) { rc = dp__infeasible(g, c, v, err); goto done; }
+        d = best_d;
+        used[d] += dp__mem_cost(g, assign, v, d);
+        assign[v] = d;
+        st[v] = best_s; fin[v] = best_f;
+        if (best_f > len) len = best_f;
+        if (best_f > avail[d]) avail[d] = best_f;
+        if (insertion) {
+            int *sl = slots + (size_t)d * n;
+            k = nslot[d]++;
+            while (k > 0 && st[sl[k - 1]] > best_s) { sl[k] = sl[k - 1]; k--; }
+            sl[k] = v;
+        }
+        if (order) order[placed] = v;
+        placed++;
+        for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
+            int x = g->dst[g->out_edge[k]];
+            if (--pend[x] == 0) dp__oh_push(&q, x);
+        }
+    }
+    if (start) memcpy(start, st, sizeof(double) * (size_t)n);
+    if (finish) memcpy(finish, fin, sizeof(double) * (size_t)n);
+    if (length) *length = len;
+done:
+    DP_FREE(bl); DP_FREE(st); DP_FREE(fin); DP_FREE(avail); DP_FREE(used); DP_FREE(pend);
+    DP_FREE(slots); DP_FREE(nslot); DP_FREE(q.h);
+    return rc;
+}
+
+int dp_place_cp(const dp_graph *g, const dp_cluster *c, int *assign, int *order, double *schedule_length, dp_error *err)
+{
+    int rc = dp_check(g, c, err);
+    return rc ? rc : dp__list_schedule(g, c, 0, assign, order, NULL, NULL, schedule_length, err);
+}
+
+int dp_place_heft(const dp_graph *g, const dp_cluster *c, int *assign, double *start, double *finish,
+                  double *schedule_length, dp_error *err)
+{
+    int rc = dp_check(g, c, err);
+    return rc ? rc : dp__list_schedule(g, c, 1, assign, NULL, start, finish, schedule_length, err);
+}
+
+/* ---- enumopt and anneal: search scored by the simulator ---------------- */
+static int dp__enumopt(const dp_graph *g, const dp_cluster *c, const dp_place_opts *o, dp_sim *sim,
+                       const dp_sim_opts *so, int *assign, long *sims, dp_error *err)
+{
+    int n = g->n_ops, nd = c->n, rc = 0, pass, i, d, limited = dp__limited(c);
+    int max_passes = o->max_passes > 0 ? o->max_passes : 100;
+    double *bl = (double *)dp__alloc((size_t)n, sizeof(double), err, "enumopt");
+    double *scratch = (double *)dp__alloc((size_t)nd, sizeof(double), err, "enumopt");
+    int *ord = (int *)dp__alloc((size_t)n, sizeof(int), err, "enumopt");
+    double best;
+    dp__opheap q;
+    if (!bl || !scratch || !ord) { rc = DP_ERR_NOMEM; goto done; }
+    /* critical-path order: decreasing b-level, ties lower index */
+    dp_blevel(g, c, bl);
+    q.h = ord; q.n = 0; q.key = bl;
+    for (i = 0; i < n; i++) dp__oh_push(&q, i);
+    {
+        int *tmp = (int *)dp__alloc((size_t)n, sizeof(int), err, "enumopt");
+        if (!tmp) { rc = DP_ERR_NOMEM; goto done; }
+        for (i = 0; i < n; i++) tmp[i] = dp__oh_pop(&q);
+        memcpy(ord, tmp, sizeof(int) * (size_t)n);
+        DP_FREE(tmp);
+    }
+    if ((rc = dp_sim_run(sim, assign, so, err))) goto done;
+    (*sims)++;
+    best = sim->makespan;
+    for (pass = 0; pass < max_passes; pass++) {
+        int improved = 0;
+        for (i = 0; i < n; i++) {
+            int v = ord[i], cur = assign[v], keep = cur;
+            for (d = 0; d < nd; d++) {
+                if (d == cur) continue;
+                assign[v] = d;
+                if (limited && !dp__all_fit(g, c, assign, scratch)) continue;
+                if ((rc = dp_sim_run(sim, assign, so, err))) goto done;
+                (*sims)++;
+                if (sim->makespan < best - 1e-12 * fabs(best)) { best = sim->makespan; keep = d; }
+            }
+            assign[v] = keep;
+            if (keep != cur) improved = 1;
+        }
+        if (!improved) break;
+    }
+done:
+    DP_FREE(bl); DP_FREE(scratch); DP_FREE(ord);
+    return rc;
+}
+
+static int dp__anneal(const dp_graph *g, const dp_cluster *c, const dp_place_opts *o, dp_sim *sim,
+                      const dp_sim_opts *so, int *assign, long *sims, dp_error *err)
+{
+    int n = g->n_ops, nd = c->n, rc = 0, limited = dp__limited(c);
+    long k, budget = o->budget > 0 ? o->budget : 20L * n * nd;
+    double *scratch = (double *)dp__alloc((size_t)nd, sizeof(double), err, "anneal");
+    int *best = (int *)dp__alloc((size_t)n, sizeof(int), err, "anneal");
+    double cur, best_ms, t0, t1;
+    dp_rng rng;
+    if (!scratch || !best) { rc = DP_ERR_NOMEM; goto done; }
+    dp_rng_seed(&rng, o->seed);
+    if ((rc = dp_sim_run(sim, assign, so, err))) goto done;
+    (*sims)++;
+    cur = best_ms = sim->makespan;
+    memcpy(best, assign, sizeof(int) * (size_t)n);
+    t0 = 0.05 * cur; t1 = 1e-4 * cur;
+    if (nd < 2) goto done;
+    for (k = 1; k < budget; k++) {
+        int v = dp_rng_int(&rng, n), old = assign[v], d = dp_rng_int(&rng, nd - 1);
+        double temp = t0 * pow(t1 / t0, (double)k / (double)budget), delta;
+        if (d >= old) d++;
+        assign[v] = d;
+        if (limited && !dp__all_fit(g, c, assign, scratch)) { assign[v] = old; continue; }
+        if ((rc = dp_sim_run(sim, assign, so, err))) goto done;
+        (*sims)++;
+        delta = sim->makespan - cur;
+        if (delta <= 0 || dp_rng_uniform(&rng) < exp(-delta / temp)) {
+            cur = sim->makespan;
+            if (cur < best_ms) { best_ms = cur; memcpy(best, assign, sizeof(int) * (size_t)n); }
+        } else {
+            assign[v] = old;
+        }
+    }
+    memcpy(assign, best, sizeof(int) * (size_t)n);
+done:
+    DP_FREE(scratch); DP_FREE(best);
+    return rc;
+}
+
+int dp_place(dp_method m, const dp_graph *g, const dp_cluster *c, const dp_place_opts *opts,
+             int *assign, dp_place_result *res, dp_error *err)
+{
+    dp_place_opts o;
+    dp_sim sim;
+    dp_sim_opts so;
+    dp_place_result r;
+    double t_begin = dp_now(), *scratch = NULL;
+    int rc;
+    memset(&o, 0, sizeof o);
+    if (opts) o = *opts;
+    memset(&r, 0, sizeof r);
+    memset(&so, 0, sizeof so);
+    so.order = o.order;
+    dp__ok(err);
+    if ((rc = dp_check(g, c, err))) return rc;
+    if ((rc = dp_sim_init(&sim, g, c, err))) return rc;
+    switch (m) {
+    case DP_METHOD_SINGLE: case DP_METHOD_ROUND_ROBIN: case DP_METHOD_RANDOM:
+        rc = dp__place_simple(m, g, c, o.seed, assign, err);
+        break;
+    case DP_METHOD_CP:
+        rc = dp__list_schedule(g, c, 0, assign, NULL, NULL, NULL, &r.schedule_length, err);
+        break;
+    case DP_METHOD_HEFT:
+        rc = dp__list_schedule(g, c, 1, assign, NULL, NULL, NULL, &r.schedule_length, err);
+        break;
+    case DP_METHOD_ENUMOPT: case DP_METHOD_ANNEAL:
+        if (o.start) {
+            int v;
+            for (v = 0; v < g->n_ops; v++)
+                if (o.start[v] < 0 || o.start[v] >= c->n) { rc = dp__fail(err, DP_ERR_RANGE, "start placement: op %d on device %d, cluster has 0..%d", v, o.start[v], c->n - 1); break; }
+            if (!rc && dp__limited(c)) {
+                scratch = (double *)dp__alloc((size_t)c->n, sizeof(double), err, "placer");
+                if (!scratch) rc = DP_ERR_NOMEM;
+                else if (!dp__all_fit(g, c, o.start, scratch)) rc = dp__fail(err, DP_ERR_INFEASIBLE, "start placement exceeds a device's memory");
+            }
+            if (!rc) memcpy(assign, o.start, sizeof(int) * (size_t)g->n_ops);
+        } else {
+            rc = dp__list_schedule(g, c, 0, assign, NULL, NULL, NULL, NULL, err);
+        }
+        if (!rc) rc = m == DP_METHOD_ENUMOPT ? dp__enumopt(g, c, &o, &sim, &so, assign, &r.simulations, err)
+                                             : dp__anneal(g, c, &o, &sim, &so, assign, &r.simulations, err);
+        break;
+    default:
+        rc = dp__fail(err, DP_ERR_ARG, "unknown placement method %d", (int)m);
+    }
+    if (!rc) rc = dp_sim_run(&sim, assign, &so, err);
+    if (!rc) {
+        r.makespan = sim.makespan;
+        if (m != DP_METHOD_CP && m != DP_METHOD_HEFT) r.schedule_length = r.makespan;
+        r.lower_bound = dp_lower_bound(g, c);
+        r.seconds = dp_now() - t_begin;
+        if (res) *res = r;
+    }
+    DP_FREE(scratch);
+    dp_sim_free(&sim);
+    return rc;
+}
+
+/* ======================================================================
+   >>gantt
+   ====================================================================== */
+static void dp__xml(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default: fputc(*s, f);
+        }
+    }
+}
+
+/* A "nice" tick step (1, 2 or 5 times a power of ten) for about n ticks. */
+static double dp__tick(double span, int n)
+{
+    double raw = span / n, p = pow(10, floor(log10(raw))), m = raw / p;
+    return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
+}
+
+int dp_gantt_svg_file(FILE *f, const dp_sim *s, const int *assign, const dp_gantt_opts *opts, dp_error *err)
+{
+    static const char *pal[] = { "#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#edc948",
+                                 "#76b7b2", "#ff9da7", "#9c755f", "#e15759", "#bab0ac" };
+    const dp_graph *g = s->g;
+    const dp_cluster *c = s->c;
+    int W = opts && opts->width > 0 ? opts->width : 1200, nd, d, v, i;
+    const char *title = opts && opts->title ? opts->title : "schedule";
+    double left = 120, right = 20, top = 56, lane = 34, gap = 18, ms, sx, lb, tick, t;
+    double H;
+    if (!g || !c || !s->dp__ws) return dp__fail(err, DP_ERR_ARG, "gantt: simulator not run");
+    nd = c->n;
+    ms = s->makespan > 0 ? s->makespan : 1;
+    sx = (W - left - right) / ms;
+    lb = dp_lower_bound(g, c);
+    H = top + nd * (lane + gap) + 40;
+    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%.0f\" viewBox=\"0 0 %d %.0f\" font-family=\"sans-serif\" font-size=\"11\">\n", W, H, W, H);
+    fprintf(f, "<defs><marker id=\"arr\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"5\" markerHeight=\"5\" orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#555\"/></marker></defs>\n");
+    fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
+    fprintf(f, "<text x=\"%d\" y=\"22\" font-size=\"15\" font-weight=\"bold\">", 10);
+    dp__xml(f, title);
+    fprintf(f, "</text>\n<text x=\"10\" y=\"40\" font-size=\"12\">makespan %.6g, lower bound %.6g, ratio %.3f; %d ops on %d devices, %d transfers</text>\n",
+            s->makespan, lb, lb > 0 ? s->makespan / lb : 0.0, g->n_ops, nd, s->n_xfers);
+    /* time grid */
+    tick = dp__tick(ms, 10);
+    for (t = 0; t <= ms * (1 + 1e-9); t += tick) {
+        double x = left + t * sx;
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#e4e4e4\"/>", x, top - 4, x, top + nd * (lane + gap));
+        fprintf(f, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\" fill=\"#666\">%.4g</text>\n", x, top + nd * (lane + gap) + 14, t);
+    }
+    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\" fill=\"#666\">time</text>\n", W - right, top + nd * (lane + gap) + 30);
+    /* lanes */
+    for (d = 0; d < nd; d++) {
+        double y = top + d * (lane + gap);
+        fprintf(f, "<rect x=\"%.0f\" y=\"%.1f\" width=\"%.1f\" height=\"%.0f\" fill=\"#f6f6f6\"/>", left, y, ms * sx, lane);
+        fprintf(f, "<text x=\"8\" y=\"%.1f\" font-weight=\"bold\">", y + 14);
+        dp__xml(f, c->name[d]);
+        fprintf(f, "</text><text x=\"8\" y=\"%.1f\" fill=\"#666\">busy %.0f%%</text>\n", y + 28, 100.0 * s->busy[d] / ms);
+    }
+    /* ops */
+    for (v = 0; v < g->n_ops; v++) {
+        double y = top + assign[v] * (lane + gap), x = left + s->start[v] * sx, w = (s->end[v] - s->start[v]) * sx;
+        const char *col = g->kind[v] != DP_OP_OPAQUE ? pal[g->kind[v] % 10] : pal[(v * 7) % 10];
+        fprintf(f, "<g><title>");
+        dp__xml(f, g->name[v]);
+        fprintf(f, " (%s) on %s: start %.6g, end %.6g, took %.6g</title>", dp_kind_name(g->kind[v]), c->name[assign[v]], s->start[v], s->end[v], s->end[v] - s->start[v]);
+        fprintf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.0f\" fill=\"%s\" stroke=\"white\" stroke-width=\"0.5\"/>", x, y, w > 0.5 ? w : 0.5, lane, col);
+        if (w > 7.0 * (double)strlen(g->name[v]) + 4) {
+            fprintf(f, "<text x=\"%.2f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"white\">", x + w / 2, y + lane / 2 + 4);
+            dp__xml(f, g->name[v]);
+            fprintf(f, "</text>");
+        }
+        fprintf(f, "</g>\n");
+    }
+    /* transfers: from the source lane's bottom edge to the target lane's top */
+    if (!(opts && opts->hide_transfers))
+        for (i = 0; i < s->n_xfers; i++) {
+            const dp_xfer *x = &s->xfers[i];
+            double y1 = top + x->from * (lane + gap) + (x->to > x->from ? lane : 0);
+            double y2 = top + x->to * (lane + gap) + (x->to > x->from ? 0 : lane);
+            fprintf(f, "<g><title>transfer ");
+            dp__xml(f, g->name[g->src[x->edge]]);
+            fprintf(f, " -&gt; ");
+            dp__xml(f, g->name[g->dst[x->edge]]);
+            fprintf(f, ": %.6g bytes, %s to %s, %.6g to %.6g</title>", g->bytes[x->edge], c->name[x->from], c->name[x->to], x->start, x->end);
+            fprintf(f, "<line x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\" stroke=\"#555\" stroke-opacity=\"0.55\" stroke-width=\"1\" marker-end=\"url(#arr)\"/></g>\n",
+                    left + x->start * sx, y1, left + x->end * sx, y2);
+        }
+    if (lb > 0 && lb <= ms) {
+        double x = left + lb * sx;
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#d62728\" stroke-dasharray=\"4,3\"><title>lower bound %.6g</title></line>\n",
+                x, top - 8, x, top + nd * (lane + gap) - gap, lb);
+    }
+    fprintf(f, "</svg>\n");
+    return ferror(f) ? dp__fail(err, DP_ERR_IO, "gantt: write error") : 0;
+}
+
+int dp_gantt_svg(const char *path, const dp_sim *s, const int *assign, const dp_gantt_opts *opts, dp_error *err)
+{
+    dp__out o;
+    int rc;
+    if ((rc = dp__out_open(&o, path, err))) return rc;
+    rc = dp_gantt_svg_file(o.f, s, assign, opts, err);
+    return dp__out_close(&o, rc, err);
+}
+
+/* ======================================================================
+   >>gen
+   ====================================================================== */
+int dp_gen(dp_graph *g, const dp_gen_opts *opts, dp_error *err)
+{
+    dp_gen_opts o;
+    dp_rng rng;
+    int *level_start = NULL, nlev = 0, placed = 0, rc = 0, l, i, j;
+    double mean_bytes;
+    memset(&o, 0, sizeof o);
+    if (opts) o = *opts;
+    dp_graph_init(g);
+    if (o.nodes == 0) o.nodes = 100;
+    if (o.nodes < 1 || o.nodes > DP_MAX_OPS) return dp__fail(err, DP_ERR_RANGE, "gen: nodes %d not in 1..%d", o.nodes, DP_MAX_OPS);
+    if (o.width == 0) o.width = (int)ceil(sqrt((double)o.nodes));
+    if (o.width < 1) return dp__fail(err, DP_ERR_RANGE, "gen: width %d must be >= 1", o.width);
+    if (o.density == 0) o.density = 0.3;
+    if (!(o.density > 0 && o.density <= 1)) return dp__fail(err, DP_ERR_RANGE, "gen: density %g not in (0, 1]", o.density);
+    if (o.regularity == 0) o.regularity = 0.5;
+    if (!(o.regularity > 0 && o.regularity <= 1)) return dp__fail(err, DP_ERR_RANGE, "gen: regularity %g not in (0, 1]", o.regularity);
+    if (o.jump == 0) o.jump = o.shape == DP_GEN_LAYERED ? 1 : 3;
+    if (o.jump < 1) return dp__fail(err, DP_ERR_RANGE, "gen: jump %d must be >= 1", o.jump);
+    if (o.shape == DP_GEN_LAYERED && o.jump != 1) return dp__fail(err, DP_ERR_RANGE, "gen: a layered graph has jump 1, not %d", o.jump);
+    if (!(o.ccr >= 0) || o.ccr > 1e6) return dp__fail(err, DP_ERR_RANGE, "gen: ccr %g not in [0, 1e6]", o.ccr);
+    dp_rng_seed(&rng, o.seed);
+    /* level sizes: width * (1 +- (1 - regularity)), until nodes are used */
+    while (placed < o.nodes) {
+        int sz = (int)floor(o.width * (1 + (1 - o.regularity) * (2 * dp_rng_uniform(&rng) - 1)) + 0.5);
+        if (sz < 1) sz = 1;
+        if (sz > o.nodes - placed) sz = o.nodes - placed;
+        arrput(level_start, placed);
+        placed += sz;
+        nlev++;
+    }
+    arrput(level_start, placed);
+    /* ops: compute uniform integer 1..10; output bytes so that mean
+       transfer time / mean compute time = ccr on a unit cluster */
+    mean_bytes = o.ccr * 5.5;
+    for (l = 0; l < nlev; l++)
+        for (i = level_start[l]; i < level_start[l + 1]; i++) {
+            dp_op_desc d;
+            char nm[32];
+            memset(&d, 0, sizeof d);
+            snprintf(nm, sizeof nm, "L%d_%d", l, i - level_start[l]);
+            d.name = nm;
+            d.compute = (double)(1 + dp_rng_int(&rng, 10));
+            d.out_bytes = mean_bytes > 0 ? floor(mean_bytes * (0.5 + dp_rng_uniform(&rng)) * 1000 + 0.5) / 1000 : 0;
+            if ((rc = dp_graph_add_op(g, &d, NULL, err))) goto done;
+        }
+    /* edges: each op of level l > 0 links from ops of the `jump` levels above
+       with probability density, and always from one op of level l-1 */
+    for (l = 1; l < nlev; l++)
+        for (i = level_start[l]; i < level_start[l + 1]; i++) {
+            int lo = level_start[l - o.jump >= 0 ? l - o.jump : 0], hi = level_start[l], forced;
+            forced = level_start[l - 1] + dp_rng_int(&rng, level_start[l] - level_start[l - 1]);
+            for (j = lo; j < hi; j++)
+                if (j == forced || dp_rng_uniform(&rng) < o.density)
+                    if ((rc = dp_graph_add_edge(g, j, i, g->out_bytes[j], err))) goto done;
+        }
+    rc = dp_graph_finalize(g, err);
+done:
+    arrfree(level_start);
+    if (rc) dp_graph_free(g);
+    return rc;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DOPPLER_IMPLEMENTATION_DONE */
+#endif /* DOPPLER_IMPLEMENTATION */
+
+/*
+MIT License
+
+Copyright (c) 2026 the doppler authors
+
+Permission is hereby granted, free of charge, to any person obtaining a copy
+of this software and associated documentation files (the "Software"), to deal
+in the Software without restriction, including without limitation the rights
+to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+copies of the Software, and to permit persons to whom the Software is
+furnished to do so, subject to the following conditions:
+
+The above copyright notice and this permission notice shall be included in
+all copies or substantial portions of the Software.
+
+THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+SOFTWARE.
+*/
