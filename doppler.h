@@ -263,7 +263,8 @@ typedef struct dp_cluster {
 
 int  dp_cluster_homogeneous(dp_cluster *c, int n, double speed, double bandwidth,
                             double latency, dp_error *err);
-/* n devices in the graph's own units (DOPPLER files: 1e10 and 1e10). */
+/* n devices in the graph's own units (DOPPLER files: 1e10 and 1e10);
+   n <= 0: as many as the graph has per-device times for, else 4. */
 int  dp_cluster_for_graph(dp_cluster *c, const dp_graph *g, int n, dp_error *err);
 int  dp_cluster_preset(dp_cluster *c, const char *name, dp_error *err);
 int  dp_cluster_read(dp_cluster *c, const char *path, dp_error *err);
@@ -1638,6 +1639,7 @@ int dp_cluster_homogeneous(dp_cluster *c, int n, double speed, double bandwidth,
 
 int dp_cluster_for_graph(dp_cluster *c, const dp_graph *g, int n, dp_error *err)
 {
+    if (n <= 0) n = g->n_dev_time > 0 ? g->n_dev_time : 4;
     return dp_cluster_homogeneous(c, n, g->unit_speed, g->unit_bandwidth, 0.0, err);
 }
 
@@ -2373,11 +2375,13 @@ static int dp__list_schedule(const dp_graph *g, const dp_cluster *c, int inserti
     int *pend = (int *)dp__alloc((size_t)n, sizeof(int), err, "list scheduler");
     int *slots = (int *)dp__alloc((size_t)n, sizeof(int), err, "list scheduler");   /* ops per device, by start */
     int *nslot = (int *)dp__alloc((size_t)nd, sizeof(int), err, "list scheduler");
+    int *out = assign;   /* written only on success */
     dp__opheap q;
     double len = 0;
     q.h = (int *)dp__alloc((size_t)n, sizeof(int), err, "list scheduler");
     q.n = 0; q.key = bl;
-    if (!bl || !st || !fin || !avail || !used || !pend || !slots || !nslot || !q.h) { rc = DP_ERR_NOMEM; goto done; }
+    assign = (int *)dp__alloc((size_t)n, sizeof(int), err, "list scheduler");
+    if (!bl || !st || !fin || !avail || !used || !pend || !slots || !nslot || !q.h || !assign) { rc = DP_ERR_NOMEM; goto done; }
     /* heft keeps, per device, its ops sorted by start (n slots each) */
     if (insertion) {
         DP_FREE(slots);
@@ -2427,19 +2431,20 @@ static int dp__list_schedule(const dp_graph *g, const dp_cluster *c, int inserti
             while (k > 0 && st[sl[k - 1]] > best_s) { sl[k] = sl[k - 1]; k--; }
             sl[k] = v;
         }
-        if (order) order[placed] = v;
-        placed++;
+        pend[v] = placed++;   /* v is done: reuse its counter for its rank */
         for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
             int x = g->dst[g->out_edge[k]];
             if (--pend[x] == 0) dp__oh_push(&q, x);
         }
     }
+    memcpy(out, assign, sizeof(int) * (size_t)n);
+    if (order) for (v = 0; v < n; v++) order[pend[v]] = v;
     if (start) memcpy(start, st, sizeof(double) * (size_t)n);
     if (finish) memcpy(finish, fin, sizeof(double) * (size_t)n);
     if (length) *length = len;
 done:
     DP_FREE(bl); DP_FREE(st); DP_FREE(fin); DP_FREE(avail); DP_FREE(used); DP_FREE(pend);
-    DP_FREE(slots); DP_FREE(nslot); DP_FREE(q.h);
+    DP_FREE(slots); DP_FREE(nslot); DP_FREE(q.h); DP_FREE(assign);
     return rc;
 }
 
@@ -2551,7 +2556,7 @@ int dp_place(dp_method m, const dp_graph *g, const dp_cluster *c, const dp_place
     dp_sim_opts so;
     dp_place_result r;
     double t_begin = dp_now(), *scratch = NULL;
-    int rc;
+    int rc, *out;
     memset(&o, 0, sizeof o);
     if (opts) o = *opts;
     memset(&r, 0, sizeof r);
@@ -2560,6 +2565,9 @@ int dp_place(dp_method m, const dp_graph *g, const dp_cluster *c, const dp_place
     dp__ok(err);
     if ((rc = dp_check(g, c, err))) return rc;
     if ((rc = dp_sim_init(&sim, g, c, err))) return rc;
+    out = assign;   /* written only on success */
+    assign = (int *)dp__alloc((size_t)g->n_ops, sizeof(int), err, "placement");
+    if (!assign) { dp_sim_free(&sim); return DP_ERR_NOMEM; }
     switch (m) {
     case DP_METHOD_SINGLE: case DP_METHOD_ROUND_ROBIN: case DP_METHOD_RANDOM:
         rc = dp__place_simple(m, g, c, o.seed, assign, err);
@@ -2597,7 +2605,9 @@ int dp_place(dp_method m, const dp_graph *g, const dp_cluster *c, const dp_place
         r.lower_bound = dp_lower_bound(g, c);
         r.seconds = dp_now() - t_begin;
         if (res) *res = r;
+        memcpy(out, assign, sizeof(int) * (size_t)g->n_ops);
     }
+    DP_FREE(assign);
     DP_FREE(scratch);
     dp_sim_free(&sim);
     return rc;
