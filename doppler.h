@@ -33,6 +33,7 @@
        >>api-placers     heuristic placers: single .. anneal
        >>api-gantt       SVG Gantt chart
        >>api-gen         random DAG families (DAGGEN style)
+       >>api-cuda        the CUDA companion's C ABI (doppler_cuda.cu)
      implementation (under DOPPLER_IMPLEMENTATION), in data-flow order
        >>util            errors, rng, clock, file slurping, text scanning
        >>graph           building, validating, CSR adjacency, topo order
@@ -117,7 +118,8 @@ extern "C" {
     X(DP_ERR_NOMEM,      "out of memory")                            \
     X(DP_ERR_LIMIT,      "limit exceeded")                           \
     X(DP_ERR_INFEASIBLE, "no feasible placement")                    \
-    X(DP_ERR_FORMAT,     "graph not representable in that format")
+    X(DP_ERR_FORMAT,     "graph not representable in that format")    \
+    X(DP_ERR_DEVICE,     "device or driver failure")
 
 #define DP__CODE_ENUM(id, text) id,
 typedef enum dp_code { DP_CODES(DP__CODE_ENUM) DP_CODE__COUNT } dp_code;
@@ -182,6 +184,7 @@ typedef struct dp_graph {
     dp_format format;      /* the format it was read from                 */
     int    finalized;
     void  *dp__names;      /* private: name -> id index                   */
+    void  *dp__edges;      /* private: (src, dst) set while building      */
 } dp_graph;
 
 typedef struct dp_op_desc {
@@ -308,6 +311,7 @@ typedef struct dp_sim {
     double *peak_bytes;      /* [n_devices] when track_memory              */
     dp_xfer *xfers;          /* [n_xfers], in issue order                  */
     int     n_xfers;
+    long    runs;            /* successful dp_sim_run calls so far          */
     void   *dp__ws;          /* private workspace                          */
 } dp_sim;
 
@@ -396,7 +400,7 @@ typedef struct dp_place_result {
     double makespan;        /* simulated, with opts->order                  */
     double schedule_length; /* the placer's own schedule (cp, heft), else = makespan */
     double lower_bound;
-    long   simulations;     /* simulator runs the placer used              */
+    long   simulations;     /* simulator runs, the final scoring one included */
     double seconds;
 } dp_place_result;
 
@@ -421,6 +425,7 @@ typedef struct dp_gantt_opts {
     const char *title;      /* NULL -> "schedule"                          */
     int width;              /* pixels; 0 -> 1200                          */
     int hide_transfers;
+    int max_transfers;      /* draw no arrows when there are more; 0 -> 600 */
 } dp_gantt_opts;
 int dp_gantt_svg(const char *path, const dp_sim *s, const int *assign,
                  const dp_gantt_opts *opts, dp_error *err);
@@ -448,6 +453,32 @@ typedef struct dp_gen_opts {
     uint64_t seed;
 } dp_gen_opts;
 int dp_gen(dp_graph *g, const dp_gen_opts *opts, dp_error *err);
+
+/* ======================================================================
+   >>api-cuda
+   Implemented in doppler_cuda.cu (compiled by nvcc, linked in only by
+   programs that want the GPU); declared here so that one header serves.
+   A failed CUDA call is reported as DP_ERR_DEVICE with
+   "doppler_cuda.cu:LINE: CALL: MESSAGE (cudaErrorName)". A machine with no
+   GPU or driver makes dp_cuda_device_count fail with the runtime's reason.
+   Build:  nvcc -O2 -I. -o probe doppler_cuda.cu demos/cuda_probe.c
+   For now: device discovery and a self-test kernel; the stream executor
+   comes with the executor issue.
+   ====================================================================== */
+typedef struct dp_cuda_info {
+    char   name[256];
+    int    major, minor;        /* compute capability                     */
+    int    multiprocessors;
+    double total_bytes;         /* global memory                          */
+    double free_bytes;          /* free now                               */
+} dp_cuda_info;
+
+int dp_cuda_device_count(int *count, dp_error *err);
+int dp_cuda_device_name(int dev, char *buf, int len, dp_error *err);
+int dp_cuda_device_info(int dev, dp_cuda_info *info, dp_error *err);
+/* y = a*x + y over n doubles on device dev, checked against the host;
+   seconds gets the kernel's time (may be NULL). */
+int dp_cuda_selftest(int dev, int n, double *seconds, dp_error *err);
 
 /* ======================================================================
    >>api-util
@@ -615,7 +646,7 @@ static int dp__slurp(const char *path, char **out, size_t *len, dp_error *err)
         }
         if (got == 0) break;
     }
-    if (ferror(f)) { DP_FREE(buf); fclose(f); return dp__fail(err, DP_ERR_IO, "%s: read error", path); }
+    if (ferror(f)) { int e = errno; DP_FREE(buf); fclose(f); return dp__fail(err, DP_ERR_IO, "%s: read error: %s", path, strerror(e)); }
     fclose(f);
     buf[n] = 0;
     *out = buf; *len = n;
@@ -741,6 +772,10 @@ static int dp__num(const char *s, double *out, int allow_negative)
     return 0;
 }
 
+/* Code for a dp__num failure: unreadable text is a parse error, a number
+   that is not finite or negative is out of range. */
+static dp_code dp__num_code(int rc) { return rc == -1 ? DP_ERR_PARSE : DP_ERR_RANGE; }
+
 static const char *dp__num_problem(int rc)
 {
     return rc == -2 ? "is not finite" : rc == -3 ? "is negative" : "is not a number";
@@ -783,6 +818,7 @@ int dp_kind_parse(const char *name, dp_kind *out)
 }
 
 typedef struct dp__name_entry { char *key; int value; } dp__name_entry;
+typedef struct dp__edge_entry { uint64_t key; int value; } dp__edge_entry;
 
 void dp_graph_init(dp_graph *g)
 {
@@ -790,6 +826,13 @@ void dp_graph_init(dp_graph *g)
     g->unit_speed = 1.0;
     g->unit_bandwidth = 1.0;
     g->format = DP_FORMAT_NATIVE;
+}
+
+static void dp__free_edge_set(dp_graph *g)
+{
+    dp__edge_entry *set = (dp__edge_entry *)g->dp__edges;
+    hmfree(set);
+    g->dp__edges = NULL;
 }
 
 void dp_graph_free(dp_graph *g)
@@ -805,6 +848,7 @@ void dp_graph_free(dp_graph *g)
     DP_FREE(g->out_off); DP_FREE(g->out_edge); DP_FREE(g->in_off); DP_FREE(g->in_edge);
     DP_FREE(g->topo);
     shfree(names);
+    dp__free_edge_set(g);
     dp_graph_init(g);
 }
 
@@ -821,7 +865,7 @@ static int dp__check_cost(double v, const char *what, const char *opname, dp_err
 {
     if (v != v || v == HUGE_VAL || v == -HUGE_VAL)
         return dp__fail(err, DP_ERR_RANGE, "op '%s': %s '%g' is not finite", opname, what, v);
-    if (v < 0) return dp__fail(err, DP_ERR_RANGE, "op '%s': %s '%.17g' is negative", opname, what, v);
+    if (v < 0) return dp__fail(err, DP_ERR_RANGE, "op '%s': %s '%.10g' is negative", opname, what, v);
     return 0;
 }
 
@@ -898,7 +942,14 @@ int dp_graph_add_edge(dp_graph *g, int src, int dst, double bytes, dp_error *err
     if (dst < 0 || dst >= g->n_ops) return dp__fail(err, DP_ERR_GRAPH, "edge target %d is not an op (0..%d)", dst, g->n_ops - 1);
     if (src == dst) return dp__fail(err, DP_ERR_GRAPH, "self loop on op '%s'", g->name[src]);
     if (bytes != bytes || bytes == HUGE_VAL) return dp__fail(err, DP_ERR_RANGE, "edge %s -> %s: bytes '%g' is not finite", g->name[src], g->name[dst], bytes);
-    if (bytes < 0) return dp__fail(err, DP_ERR_RANGE, "edge %s -> %s: bytes '%.17g' is negative", g->name[src], g->name[dst], bytes);
+    if (bytes < 0) return dp__fail(err, DP_ERR_RANGE, "edge %s -> %s: bytes '%.10g' is negative", g->name[src], g->name[dst], bytes);
+    {
+        dp__edge_entry *set = (dp__edge_entry *)g->dp__edges;
+        uint64_t key = ((uint64_t)(uint32_t)src << 32) | (uint32_t)dst;
+        if (hmgeti(set, key) >= 0) return dp__fail(err, DP_ERR_GRAPH, "duplicate edge %s -> %s", g->name[src], g->name[dst]);
+        hmput(set, key, g->n_edges);
+        g->dp__edges = set;
+    }
     arrput(g->src, src);
     arrput(g->dst, dst);
     arrput(g->bytes, bytes);
@@ -1004,6 +1055,7 @@ int dp_graph_finalize(dp_graph *g, dp_error *err)
         goto fail;
     }
     DP_FREE(indeg); DP_FREE(heap);
+    dp__free_edge_set(g);   /* only needed while edges are added */
     g->finalized = 1;
     return 0;
 nomem:
@@ -1178,7 +1230,7 @@ static int dp__read_native(dp_graph *g, dp__text *t, dp_error *err)
             if ((s = dp__kv(tok, n, "kind", used)) && dp_kind_parse(s, &d.kind)) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: op '%s': unknown kind '%s'", t->name, t->line, d.name, s); goto done; }
 #define DP__NUMFIELD(key, dst, what)                                                             \
             if ((s = dp__kv(tok, n, key, used)) && (r = dp__num(s, &dst, 0)) != 0) {              \
-                rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: op '%s': %s '%s' %s", t->name, t->line,   \
+                rc = dp__fail(err, dp__num_code(r), "%s:%d: op '%s': %s '%s' %s", t->name, t->line, \
                               d.name, what, s, dp__num_problem(r));                               \
                 goto done;                                                                        \
             }
@@ -1194,7 +1246,7 @@ static int dp__read_native(dp_graph *g, dp__text *t, dp_error *err)
                     if (k >= n_dev_time || l == 0 || l >= sizeof part) { k = -1; break; }
                     memcpy(part, s, l); part[l] = 0;
                     if ((r = dp__num(part, &times[k], 1)) != 0) {
-                        rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: op '%s': time on device %d '%s' %s", t->name, t->line, d.name, k, part, dp__num_problem(r));
+                        rc = dp__fail(err, dp__num_code(r), "%s:%d: op '%s': time on device %d '%s' %s", t->name, t->line, d.name, k, part, dp__num_problem(r));
                         goto done;
                     }
                     k++; s += l; if (*s == ',') s++;
@@ -1218,7 +1270,7 @@ static int dp__read_native(dp_graph *g, dp__text *t, dp_error *err)
             if ((a = dp_graph_find(g, tok[1])) < 0) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: edge source '%s' is not a declared op", t->name, t->line, tok[1]); goto done; }
             if ((b = dp_graph_find(g, tok[2])) < 0) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: edge target '%s' is not a declared op", t->name, t->line, tok[2]); goto done; }
             bytes = g->out_bytes[a];
-            if ((s = dp__kv(tok, n, "bytes", used)) && (r = dp__num(s, &bytes, 0)) != 0) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: edge %s -> %s: bytes '%s' %s", t->name, t->line, tok[1], tok[2], s, dp__num_problem(r)); goto done; }
+            if ((s = dp__kv(tok, n, "bytes", used)) && (r = dp__num(s, &bytes, 0)) != 0) { rc = dp__fail(err, dp__num_code(r), "%s:%d: edge %s -> %s: bytes '%s' %s", t->name, t->line, tok[1], tok[2], s, dp__num_problem(r)); goto done; }
             for (i = 0; i < n; i++) if (!used[i]) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: edge: unknown field '%s'", t->name, t->line, tok[i]); goto done; }
             if ((rc = dp_graph_add_edge(g, a, b, bytes, err))) { dp__at(err, rc, t->name, t->line); goto done; }
             continue;
@@ -1409,7 +1461,7 @@ static int dp__read_stg(dp_graph *g, dp__text *t, dp_error *err)
     dp__tokens k;
     const char *s;
     long long n, v;
-    int line = 1, rc = 0, i, j, *esrc = NULL, *edst = NULL;
+    int line = 1, rc = 0, i, j, *esrc = NULL, *edst = NULL, *eline = NULL;
     k.t = t; k.p = NULL;
     if (!(s = dp__token(&k, &line))) return dp__fail(err, DP_ERR_PARSE, "%s:%d: empty file (expected the task count)", t->name, t->line > 0 ? t->line : 1);
     if (dp__int(s, 1, LLONG_MAX, &n)) return dp__fail(err, DP_ERR_RANGE, "%s:%d: task count '%s' is not a positive integer", t->name, line, s);
@@ -1422,13 +1474,13 @@ static int dp__read_stg(dp_graph *g, dp__text *t, dp_error *err)
         if (!(s = dp__token(&k, &line))) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: truncated: expected %lld task rows, found %d", t->name, t->line, n + 2, i); goto done; }
         if (dp__int(s, 0, LLONG_MAX, &v) || v != i) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: expected task id %d, found '%s'", t->name, line, i, s); goto done; }
         if (!(s = dp__token(&k, &line))) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: truncated: task %d has no cost", t->name, t->line, i); goto done; }
-        if ((rc = dp__num(s, &d.compute, 0)) != 0) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: task %d: cost '%s' %s", t->name, line, i, s, dp__num_problem(rc)); goto done; }
+        if ((rc = dp__num(s, &d.compute, 0)) != 0) { rc = dp__fail(err, dp__num_code(rc), "%s:%d: task %d: cost '%s' %s", t->name, line, i, s, dp__num_problem(rc)); goto done; }
         if (!(s = dp__token(&k, &line))) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: truncated: task %d has no predecessor count", t->name, t->line, i); goto done; }
         if (dp__int(s, 0, n + 1, &np)) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: task %d: predecessor count '%s' not in 0..%lld", t->name, line, i, s, n + 1); goto done; }
         for (j = 0; j < (int)np; j++) {
             if (!(s = dp__token(&k, &line))) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: truncated: task %d lists %lld predecessors, found %d", t->name, t->line, i, np, j); goto done; }
             if (dp__int(s, 0, n + 1, &v)) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: task %d: predecessor '%s' is not a task (0..%lld)", t->name, line, i, s, n + 1); goto done; }
-            arrput(esrc, (int)v); arrput(edst, i);
+            arrput(esrc, (int)v); arrput(edst, i); arrput(eline, line);
         }
         snprintf(nm, sizeof nm, "t%d", i);
         d.name = nm;
@@ -1436,9 +1488,9 @@ static int dp__read_stg(dp_graph *g, dp__text *t, dp_error *err)
     }
     if ((s = dp__token(&k, &line))) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unexpected '%s' after the %lld task rows", t->name, line, s, n + 2); goto done; }
     for (i = 0; i < (int)arrlen(esrc); i++)
-        if ((rc = dp_graph_add_edge(g, esrc[i], edst[i], 0.0, err))) goto done;
+        if ((rc = dp_graph_add_edge(g, esrc[i], edst[i], 0.0, err))) { dp__at(err, rc, t->name, eline[i]); goto done; }
 done:
-    arrfree(esrc); arrfree(edst);
+    arrfree(esrc); arrfree(edst); arrfree(eline);
     return rc;
 }
 
@@ -1567,7 +1619,11 @@ int dp_assign_read_mem(const char *buf, size_t len, const char *name, int n_ops,
         if (n == 0) continue;
         if (n > 1) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: expected one device number per line, found more", name, t.line); goto done; }
         if (count >= n_ops) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: more entries than the graph's %d ops ('%s')", name, t.line, n_ops, tok[0]); goto done; }
-        if (dp__int(tok[0], LLONG_MIN, LLONG_MAX, &v)) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: device '%s' is not an integer", name, t.line, tok[0]); goto done; }
+        if ((r = dp__int(tok[0], INT_MIN, INT_MAX, &v)) != 0) {
+            rc = r == -2 ? dp__fail(err, DP_ERR_RANGE, "%s:%d: device '%s' of op %d is out of range 0..%d", name, t.line, tok[0], count, n_devices - 1)
+                         : dp__fail(err, DP_ERR_PARSE, "%s:%d: device '%s' is not an integer", name, t.line, tok[0]);
+            goto done;
+        }
         if (v < 0 || v >= n_devices) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: device '%s' of op %d is out of range 0..%d", name, t.line, tok[0], count, n_devices - 1); goto done; }
         tmp[count++] = (int)v;
     }
@@ -2068,6 +2124,7 @@ int dp_sim_run(dp_sim *s, const int *assign, const dp_sim_opts *opts, dp_error *
     }
     if (done != n) return dp__fail(err, DP_ERR_GRAPH, "simulation ended with %d of %d ops run (graph not finalised?)", done, n);
     s->makespan = makespan;
+    s->runs++;
     return 0;
 }
 
@@ -2263,10 +2320,17 @@ static int dp__all_fit(const dp_graph *g, const dp_cluster *c, const int *assign
     return 1;
 }
 
-static int dp__infeasible(const dp_graph *g, const dp_cluster *c, int v, dp_error *err)
+static int dp__infeasible(const dp_graph *g, const dp_cluster *c, const int *assign, const double *used, int v, dp_error *err)
 {
-    return dp__fail(err, DP_ERR_INFEASIBLE, "no device has memory left for op '%s' (%.17g bytes with its inputs; capacity of device 0 is %.17g)",
-                    g->name[v], g->out_bytes[v] + g->mem_bytes[v], c->memory[0]);
+    int d, best = 0;
+    double need = 0;
+    for (d = 0; d < c->n; d++) {
+        double free_d = c->memory[d] - used[d], free_b = c->memory[best] - used[best];
+        if (c->memory[d] > 0 && free_d > free_b) best = d;
+    }
+    need = dp__mem_cost(g, assign, v, best);
+    return dp__fail(err, DP_ERR_INFEASIBLE, "memory: op '%s' needs %.6g bytes with its inputs on device %d, which has %.6g of %.6g free (the most of any device); no feasible placement found",
+                    g->name[v], need, best, c->memory[best] - used[best], c->memory[best]);
 }
 
 /* ---- single, round-robin, random ---------------------------------------- */
@@ -2297,7 +2361,7 @@ static int dp__place_simple(dp_method m, const dp_graph *g, const dp_cluster *c,
         int nf = 0;
         v = g->topo[i];
         for (d = 0; d < nd; d++) if (dp__fits(c, used, d, dp__mem_cost(g, assign, v, d))) fit[nf++] = d;
-        if (nf == 0) { rc = dp__infeasible(g, c, v, err); goto done; }
+        if (nf == 0) { rc = dp__infeasible(g, c, assign, used, v, err); goto done; }
         if (m == DP_METHOD_ROUND_ROBIN) {
             /* device i mod N, or the next one round that fits */
             int want = i % nd, k;
@@ -2418,7 +2482,7 @@ static int dp__list_schedule(const dp_graph *g, const dp_cluster *c, int inserti
                 if (best_d < 0 || s + w < best_f) { best_d = d; best_s = s; best_f = s + w; }
             }
         }
-        if (best_d < 0) { rc = dp__infeasible(g, c, v, err); goto done; }
+        if (best_d < 0) { rc = dp__infeasible(g, c, assign, used, v, err); goto done; }
         d = best_d;
         used[d] += dp__mem_cost(g, assign, v, d);
         assign[v] = d;
@@ -2600,6 +2664,7 @@ int dp_place(dp_method m, const dp_graph *g, const dp_cluster *c, const dp_place
     }
     if (!rc) rc = dp_sim_run(&sim, assign, &so, err);
     if (!rc) {
+        r.simulations++;   /* the scoring run */
         r.makespan = sim.makespan;
         if (m != DP_METHOD_CP && m != DP_METHOD_HEFT) r.schedule_length = r.makespan;
         r.lower_bound = dp_lower_bound(g, c);
@@ -2646,7 +2711,7 @@ int dp_gantt_svg_file(FILE *f, const dp_sim *s, const int *assign, const dp_gant
     const char *title = opts && opts->title ? opts->title : "schedule";
     double left = 120, right = 20, top = 56, lane = 34, gap = 18, ms, sx, lb, tick, t;
     double H;
-    if (!g || !c || !s->dp__ws) return dp__fail(err, DP_ERR_ARG, "gantt: simulator not run");
+    if (!g || !c || !s->dp__ws || s->runs == 0) return dp__fail(err, DP_ERR_ARG, "gantt: the simulator has not run (call dp_sim_run first)");
     nd = c->n;
     ms = s->makespan > 0 ? s->makespan : 1;
     sx = (W - left - right) / ms;
@@ -2657,8 +2722,9 @@ int dp_gantt_svg_file(FILE *f, const dp_sim *s, const int *assign, const dp_gant
     fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
     fprintf(f, "<text x=\"%d\" y=\"22\" font-size=\"15\" font-weight=\"bold\">", 10);
     dp__xml(f, title);
-    fprintf(f, "</text>\n<text x=\"10\" y=\"40\" font-size=\"12\">makespan %.6g, lower bound %.6g, ratio %.3f; %d ops on %d devices, %d transfers</text>\n",
-            s->makespan, lb, lb > 0 ? s->makespan / lb : 0.0, g->n_ops, nd, s->n_xfers);
+    fprintf(f, "</text>\n<text x=\"10\" y=\"40\" font-size=\"12\">makespan %.6g, lower bound %.6g, ratio %.3f; %d ops on %d devices, %d transfers%s</text>\n",
+            s->makespan, lb, lb > 0 ? s->makespan / lb : 0.0, g->n_ops, nd, s->n_xfers,
+            (opts && opts->hide_transfers) || s->n_xfers > (opts && opts->max_transfers > 0 ? opts->max_transfers : 600) ? " (not drawn)" : " (arrows)");
     /* time grid */
     tick = dp__tick(ms, 10);
     for (t = 0; t <= ms * (1 + 1e-9); t += tick) {
@@ -2679,10 +2745,12 @@ int dp_gantt_svg_file(FILE *f, const dp_sim *s, const int *assign, const dp_gant
     for (v = 0; v < g->n_ops; v++) {
         double y = top + assign[v] * (lane + gap), x = left + s->start[v] * sx, w = (s->end[v] - s->start[v]) * sx;
         const char *col = g->kind[v] != DP_OP_OPAQUE ? pal[g->kind[v] % 10] : pal[(v * 7) % 10];
+        double wd = w > 2 ? w : 2;   /* the shortest op stays visible */
         fprintf(f, "<g><title>");
         dp__xml(f, g->name[v]);
         fprintf(f, " (%s) on %s: start %.6g, end %.6g, took %.6g</title>", dp_kind_name(g->kind[v]), c->name[assign[v]], s->start[v], s->end[v], s->end[v] - s->start[v]);
-        fprintf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.0f\" fill=\"%s\" stroke=\"white\" stroke-width=\"0.5\"/>", x, y, w > 0.5 ? w : 0.5, lane, col);
+        if (w > 4) fprintf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.0f\" fill=\"%s\" stroke=\"white\" stroke-width=\"0.5\"/>", x, y, w, lane, col);
+        else fprintf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.0f\" fill=\"%s\"/>", x, y, wd, lane, col);
         if (w > 7.0 * (double)strlen(g->name[v]) + 4) {
             fprintf(f, "<text x=\"%.2f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"white\">", x + w / 2, y + lane / 2 + 4);
             dp__xml(f, g->name[v]);
@@ -2690,8 +2758,9 @@ int dp_gantt_svg_file(FILE *f, const dp_sim *s, const int *assign, const dp_gant
         }
         fprintf(f, "</g>\n");
     }
-    /* transfers: from the source lane's bottom edge to the target lane's top */
-    if (!(opts && opts->hide_transfers))
+    /* transfers: from the source lane's bottom edge to the target lane's top;
+       past max_transfers arrows the chart would be a hairball: leave them out */
+    if (!(opts && opts->hide_transfers) && s->n_xfers <= (opts && opts->max_transfers > 0 ? opts->max_transfers : 600))
         for (i = 0; i < s->n_xfers; i++) {
             const dp_xfer *x = &s->xfers[i];
             double y1 = top + x->from * (lane + gap) + (x->to > x->from ? lane : 0);
@@ -2708,6 +2777,7 @@ int dp_gantt_svg_file(FILE *f, const dp_sim *s, const int *assign, const dp_gant
         double x = left + lb * sx;
         fprintf(f, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#d62728\" stroke-dasharray=\"4,3\"><title>lower bound %.6g</title></line>\n",
                 x, top - 8, x, top + nd * (lane + gap) - gap, lb);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.0f\" fill=\"#d62728\" text-anchor=\"%s\">lower bound</text>\n", x + (lb > 0.8 * ms ? -3 : 3), top - 10, lb > 0.8 * ms ? "end" : "start");
     }
     fprintf(f, "</svg>\n");
     return ferror(f) ? dp__fail(err, DP_ERR_IO, "gantt: write error") : 0;
