@@ -1,0 +1,526 @@
+/* test_formats.c - readers and writers: exact round trips (bitwise doubles,
+   names, kinds, per-device times, edge order), conversions between the
+   native, DOPPLER and STG formats, format detection, assignment files. */
+#define DOPPLER_IMPLEMENTATION
+#include "../doppler.h"
+#include "dp_test.h"
+
+#include <float.h>
+
+static dp_error err;
+
+static int add_op(dp_graph *g, const char *name, dp_kind kind, double compute, double out,
+                  double mem, const double *dt, int ndt)
+{
+    dp_op_desc d;
+    memset(&d, 0, sizeof d);
+    d.name = name;
+    d.kind = kind;
+    d.compute = compute;
+    d.out_bytes = out;
+    d.mem_bytes = mem;
+    d.dev_time = dt;
+    d.n_dev_time = ndt;
+    int id = -1;
+    int rc = dp_graph_add_op(g, &d, &id, &err);
+    CHECK(rc == 0, "add op %s: %s", name, err.msg);
+    return id;
+}
+
+/* A graph with awkward doubles, every field set, edges added out of order. */
+static int awkward_graph(dp_graph *g)
+{
+    dp_graph_init(g);
+    g->unit_speed = 2.5e9;
+    g->unit_bandwidth = 0.1;
+    double t0[2] = {-1, 2.5}, t1[2] = {1e-300, -1}, t2[2] = {0.30000000000000004, 7},
+           t3[2] = {-1, -1}, t4[2] = {123456789.123456789, 1.0 / 3.0};
+    add_op(g, "in_x", DP_OP_INPUT, 0, 0.1, 0, t0, 2);
+    add_op(g, "mm_1", DP_OP_MATMUL, 123456789.123456789, 1e-300, 0.1, t1, 2);
+    add_op(g, "relu.2", DP_OP_RELU, 0.1, DBL_MAX, 3, t2, 2);
+    add_op(g, "soft-max", DP_OP_SOFTMAX, 1e-300, 0, 0, t3, 2);
+    add_op(g, "Cat_4", DP_OP_CONCAT, 2.0 / 3.0, 1e22, 4.9e-30, t4, 2);
+    int rc = 0;
+    rc |= dp_graph_add_edge(g, 2, 3, 0.1, &err);
+    rc |= dp_graph_add_edge(g, 0, 1, 1e-300, &err);
+    rc |= dp_graph_add_edge(g, 1, 2, 123456789.123456789, &err);
+    rc |= dp_graph_add_edge(g, 0, 3, 0, &err);
+    rc |= dp_graph_add_edge(g, 3, 4, 1e22, &err);
+    rc |= dp_graph_add_edge(g, 1, 4, 0.1, &err); /* differs from mm_1's out_bytes */
+    CHECK(rc == 0, "awkward edges: %s", err.msg);
+    rc = dp_graph_finalize(g, &err);
+    CHECK(rc == 0, "awkward finalize: %s", err.msg);
+    return rc;
+}
+
+static int write_read(const dp_graph *g, const char *name, dp_format wfmt, dp_format rfmt,
+                      dp_graph *out)
+{
+    char path[256];
+    dp_test_tmp(path, sizeof path, name);
+    memset(out, 0, sizeof *out);
+    int rc = dp_graph_write(g, path, wfmt, &err);
+    CHECK(rc == 0, "write %s: %s", path, err.msg);
+    if (rc) return rc;
+    rc = dp_graph_read(out, path, rfmt, &err);
+    CHECK(rc == 0, "read %s: %s", path, err.msg);
+    return rc;
+}
+
+static void test_native_roundtrip(void)
+{
+    dp_graph g, h;
+    if (awkward_graph(&g)) return;
+    CHECK(g.topo && g.out_off && g.in_off, "finalised graph lacks adjacency");
+    if (write_read(&g, "fmt_awkward.dpg", DP_FORMAT_NATIVE, DP_FORMAT_AUTO, &h) == 0) {
+        CHECK(dp_test_graph_equal(&g, &h, 1, "awkward native"), "awkward graph round trip");
+        CHECK(h.format == DP_FORMAT_NATIVE, "format of the read-back graph %d", (int)h.format);
+        CHECK(h.finalized, "read graph not finalised");
+        CHECK(dp_graph_find(&h, "soft-max") == 3 && dp_graph_find(&h, "nope") == -1, "find");
+        /* a second generation is byte-identical to the first */
+        char p1[256], p2[256];
+        dp_test_tmp(p1, sizeof p1, "fmt_awkward.dpg");
+        dp_test_tmp(p2, sizeof p2, "fmt_awkward2.dpg");
+        CHECK(dp_graph_write(&h, p2, DP_FORMAT_NATIVE, &err) == 0, "write gen 2: %s", err.msg);
+        size_t l1 = 0, l2 = 0;
+        char *b1 = dp_test_read_file(p1, &l1), *b2 = dp_test_read_file(p2, &l2);
+        CHECK(b1 && b2 && l1 == l2 && memcmp(b1, b2, l1) == 0, "second write differs from the first");
+        CHECK(b1 && strncmp(b1, "doppler-graph 1", 15) == 0, "native file does not start with its header");
+        /* the same through FILE* and the memory reader */
+        FILE *f = tmpfile();
+        CHECK(f != NULL, "tmpfile");
+        if (f) {
+            CHECK(dp_graph_write_file(&g, f, DP_FORMAT_NATIVE, &err) == 0, "write_file: %s", err.msg);
+            long n = ftell(f);
+            rewind(f);
+            char *buf = (char *)malloc((size_t)n + 1);
+            size_t got = fread(buf, 1, (size_t)n, f);
+            fclose(f);
+            CHECK(got == (size_t)n && b1 && (size_t)n == l1 && memcmp(buf, b1, l1) == 0,
+                  "dp_graph_write_file output differs from dp_graph_write");
+            dp_graph m;
+            memset(&m, 0, sizeof m);
+            CHECK(dp_graph_read_mem(&m, buf, got, "mem.dpg", DP_FORMAT_NATIVE, &err) == 0,
+                  "read_mem: %s", err.msg);
+            CHECK(dp_test_graph_equal(&g, &m, 1, "read_mem"), "read_mem round trip");
+            dp_graph_free(&m);
+            free(buf);
+        }
+        free(b1);
+        free(b2);
+        /* a deep copy is equal too */
+        dp_graph cp;
+        memset(&cp, 0, sizeof cp);
+        CHECK(dp_graph_copy(&cp, &h, &err) == 0, "copy: %s", err.msg);
+        CHECK(dp_test_graph_equal(&h, &cp, 1, "copy"), "dp_graph_copy differs");
+        dp_graph_free(&cp);
+        dp_graph_free(&h);
+    }
+    dp_graph_free(&g);
+
+    /* the smallest subnormal and the largest double survive */
+    dp_graph_init(&g);
+    add_op(&g, "tiny", DP_OP_OPAQUE, 4.9406564584124654e-324, DBL_MAX, 2.2250738585072014e-308,
+           NULL, 0);
+    add_op(&g, "next", DP_OP_OPAQUE, 1, 0, 0, NULL, 0);
+    CHECK(dp_graph_add_edge(&g, 0, 1, 4.9406564584124654e-324, &err) == 0, "edge: %s", err.msg);
+    if (dp_graph_finalize(&g, &err) == 0 &&
+        write_read(&g, "fmt_extremes.dpg", DP_FORMAT_NATIVE, DP_FORMAT_NATIVE, &h) == 0) {
+        CHECK(dp_test_graph_equal(&g, &h, 1, "extremes"), "subnormal / DBL_MAX round trip");
+        dp_graph_free(&h);
+    }
+    dp_graph_free(&g);
+}
+
+static void test_native_syntax(void)
+{
+    /* defaults: units 1 1, kind opaque, compute/mem 0; an edge without
+       bytes= carries its source's bytes; comments and extra blanks */
+    const char *txt =
+        "# a comment line\n"
+        "doppler-graph 1   # trailing comment\n"
+        "\n"
+        "op   a   bytes=12 compute=3\n"
+        "op b kind=matmul\n"
+        "\top c compute=1e3 mem=5\n"
+        "edge a b\n"
+        "edge a c bytes=3\n"
+        "edge b c\n";
+    dp_graph g;
+    memset(&g, 0, sizeof g);
+    int rc = dp_graph_read_mem(&g, txt, strlen(txt), "syntax.dpg", DP_FORMAT_AUTO, &err);
+    CHECK(rc == 0, "syntax.dpg: %s", err.msg);
+    if (rc) return;
+    CHECK(g.n_ops == 3 && g.n_edges == 3, "counts %d %d", g.n_ops, g.n_edges);
+    CHECK(g.unit_speed == 1 && g.unit_bandwidth == 1, "default units %g %g", g.unit_speed,
+          g.unit_bandwidth);
+    CHECK(g.kind[0] == DP_OP_OPAQUE && g.kind[1] == DP_OP_MATMUL, "kinds %d %d", (int)g.kind[0],
+          (int)g.kind[1]);
+    CHECK(g.compute[0] == 3 && g.compute[1] == 0 && g.compute[2] == 1000, "compute");
+    CHECK(g.out_bytes[0] == 12 && g.mem_bytes[2] == 5 && g.mem_bytes[0] == 0, "bytes/mem");
+    CHECK(g.n_dev_time == 0, "n_dev_time %d", g.n_dev_time);
+    CHECK(g.src[0] == 0 && g.dst[0] == 1 && g.bytes[0] == 12, "edge a b defaults to a's 12 bytes");
+    CHECK(g.src[1] == 0 && g.dst[1] == 2 && g.bytes[1] == 3, "edge a c bytes=3");
+    CHECK(g.bytes[2] == 0, "edge b c: b has 0 bytes");
+    /* topological order: a b c */
+    CHECK(g.topo[0] == 0 && g.topo[1] == 1 && g.topo[2] == 2, "topo");
+    /* CSR: out of a = edges 0, 1; in of c = edges 1, 2 */
+    CHECK(g.out_off[1] - g.out_off[0] == 2 && g.in_off[3] - g.in_off[2] == 2, "CSR degrees");
+    dp_graph_free(&g);
+
+    /* topological order breaks ties by lower index: z(0) <- y(1) <- ... */
+    const char *t2 = "doppler-graph 1\nop z\nop y\nop x\nop w\nedge y z\nedge x z\nedge w x\n";
+    memset(&g, 0, sizeof g);
+    if (dp_graph_read_mem(&g, t2, strlen(t2), "topo.dpg", DP_FORMAT_NATIVE, &err) == 0) {
+        /* sources y(1), w(3); y first; then w, then x (freed by w), then z */
+        int want[4] = {1, 3, 2, 0};
+        CHECK(memcmp(g.topo, want, sizeof want) == 0, "topo order %d %d %d %d", g.topo[0], g.topo[1],
+              g.topo[2], g.topo[3]);
+        dp_graph_free(&g);
+    } else {
+        CHECK(0, "topo.dpg: %s", err.msg);
+    }
+}
+
+static void test_doppler_text(void)
+{
+    /* N = 5 with 2 input ids -> 3 ops; edges 0->1, 1->2; spacing varies;
+       an op type word may follow; comm is the cost of sending the output. */
+    const char *txt = "5\n0, 1,\n0,1\n1,  2\n10,20\n30, 40, matmul\n50,60\n";
+    dp_graph g;
+    memset(&g, 0, sizeof g);
+    int rc = dp_graph_read_mem(&g, txt, strlen(txt), "small.txt", DP_FORMAT_DOPPLER, &err);
+    CHECK(rc == 0, "small DOPPLER text: %s", err.msg);
+    if (rc) return;
+    CHECK(g.n_ops == 3 && g.n_edges == 2 && g.n_ext_inputs == 2, "counts %d %d %d", g.n_ops,
+          g.n_edges, g.n_ext_inputs);
+    CHECK(g.compute[0] == 10 && g.compute[1] == 30 && g.compute[2] == 50, "compute");
+    CHECK(g.src[0] == 0 && g.dst[0] == 1 && g.src[1] == 1 && g.dst[1] == 2, "edges");
+    CHECK(g.bytes[0] == 20 && g.bytes[1] == 40, "edge bytes = comm of the source: %g %g", g.bytes[0],
+          g.bytes[1]);
+    CHECK(g.unit_speed == 1e10 && g.unit_bandwidth == 1e10, "DOPPLER units");
+    CHECK(dp_format_detect(txt, strlen(txt)) == DP_FORMAT_DOPPLER, "detect small DOPPLER text");
+    /* on 2 devices in the graph's units, op 1 alone on d1:
+       op0 0-1e-9 (10/1e10), transfer 20/1e10 = 2e-9 -> 3e-9, op1 3e-9..6e-9,
+       transfer 40/1e10 = 4e-9 -> 1e-8, op2 on d0 1e-8..1.5e-8 */
+    dp_cluster c;
+    memset(&c, 0, sizeof c);
+    if (dp_cluster_for_graph(&c, &g, 2, &err) == 0) {
+        int asg[3] = {0, 1, 0};
+        double mk = 0;
+        CHECK(dp_simulate(&g, &c, asg, NULL, &mk, &err) == 0, "simulate: %s", err.msg);
+        CHECK_NEAR(mk, 1.5e-8, 1e-20, "DOPPLER small makespan in the graph's units");
+        dp_cluster_free(&c);
+    }
+    /* write DOPPLER and read back */
+    dp_graph h;
+    if (write_read(&g, "fmt_small_dop.txt", DP_FORMAT_DOPPLER, DP_FORMAT_DOPPLER, &h) == 0) {
+        CHECK(dp_test_graph_equal(&g, &h, 1, "small DOPPLER"), "small DOPPLER round trip");
+        dp_graph_free(&h);
+    }
+    dp_graph_free(&g);
+}
+
+static void test_stg_text(void)
+{
+    /* 3 tasks + dummies 0 and 4: edges 0->1, 0->2, 1->3, 2->3, 3->4 */
+    const char *txt = "3\n0 0 0\n1 5 1 0\n2 7 1 0\n3 2 2 1 2\n4 0 1 3\n# comment\n# CP Length : 14\n";
+    dp_graph g;
+    memset(&g, 0, sizeof g);
+    int rc = dp_graph_read_mem(&g, txt, strlen(txt), "small.stg", DP_FORMAT_STG, &err);
+    CHECK(rc == 0, "small STG: %s", err.msg);
+    if (rc) return;
+    CHECK(g.n_ops == 5 && g.n_edges == 5, "STG counts %d %d", g.n_ops, g.n_edges);
+    double want_c[5] = {0, 5, 7, 2, 0};
+    for (int i = 0; i < 5 && g.n_ops == 5; i++) CHECK(g.compute[i] == want_c[i], "STG cost %d", i);
+    int want_e[5][2] = {{0, 1}, {0, 2}, {1, 3}, {2, 3}, {3, 4}};
+    for (int k = 0; k < 5; k++) {
+        int found = 0;
+        for (int e = 0; e < g.n_edges; e++)
+            found |= g.src[e] == want_e[k][0] && g.dst[e] == want_e[k][1] && g.bytes[e] == 0;
+        CHECK(found, "STG edge %d->%d missing", want_e[k][0], want_e[k][1]);
+    }
+    CHECK(dp_format_detect(txt, strlen(txt)) == DP_FORMAT_STG, "detect small STG");
+    /* cp: 0 + 7 + 2 + 0 = 9 on a unit cluster (the comment's 14 is not used) */
+    dp_cluster c;
+    memset(&c, 0, sizeof c);
+    if (dp_cluster_for_graph(&c, &g, 2, &err) == 0) {
+        CHECK(c.speed[0] == 1 && c.bandwidth[1] == 1, "STG units 1 1");
+        dp_stats st;
+        CHECK(dp_graph_stats(&g, &c, &st) == 0, "stats");
+        CHECK_NEAR(st.cp_length, 9, 0, "small STG cp");
+        dp_cluster_free(&c);
+    }
+    dp_graph h;
+    if (write_read(&g, "fmt_small.stg", DP_FORMAT_STG, DP_FORMAT_STG, &h) == 0) {
+        CHECK(dp_test_graph_equal(&g, &h, 0, "small STG"), "small STG round trip");
+        dp_graph_free(&h);
+    }
+    dp_graph_free(&g);
+}
+
+static void test_reference_files(void)
+{
+    static const char *files[] = {"doppler/chain_mm_112nodes.txt", "doppler/ffnn_192nodes.txt",
+                                  "doppler/transformer_block_215nodes.txt"};
+    for (int i = 0; i < 3; i++) {
+        if (!dp_test_have_data(files[i])) continue;
+        char path[1024];
+        dp_test_data_path(path, sizeof path, files[i]);
+        dp_graph g, h, k;
+        memset(&g, 0, sizeof g);
+        if (dp_graph_read(&g, path, DP_FORMAT_AUTO, &err) != 0) {
+            CHECK(0, "read %s: %s", path, err.msg);
+            continue;
+        }
+        size_t len = 0;
+        char *buf = dp_test_read_file(path, &len);
+        CHECK(buf && dp_format_detect(buf, len) == DP_FORMAT_DOPPLER, "detect %s", files[i]);
+        free(buf);
+        /* DOPPLER -> native -> read: equal, external-input count included */
+        if (write_read(&g, "fmt_ref.dpg", DP_FORMAT_NATIVE, DP_FORMAT_AUTO, &h) == 0) {
+            CHECK(dp_test_graph_equal(&g, &h, 1, files[i]), "%s -> native differs", files[i]);
+            /* ... -> DOPPLER again -> equal */
+            if (write_read(&h, "fmt_ref_again.txt", DP_FORMAT_DOPPLER, DP_FORMAT_DOPPLER, &k) == 0) {
+                CHECK(dp_test_graph_equal(&g, &k, 1, files[i]), "%s -> native -> DOPPLER differs",
+                      files[i]);
+                dp_graph_free(&k);
+            }
+            dp_graph_free(&h);
+        }
+        /* DOPPLER -> DOPPLER -> read: equal */
+        if (write_read(&g, "fmt_ref.txt", DP_FORMAT_DOPPLER, DP_FORMAT_AUTO, &h) == 0) {
+            CHECK(dp_test_graph_equal(&g, &h, 1, files[i]), "%s -> DOPPLER differs", files[i]);
+            CHECK(h.format == DP_FORMAT_DOPPLER, "written DOPPLER file detected as %d", (int)h.format);
+            dp_graph_free(&h);
+        }
+        dp_graph_free(&g);
+    }
+}
+
+static void test_stg_files(void)
+{
+    static const char *files[] = {"stg/50/rand0000.stg", "stg/50/rand0042.stg", "stg/100/rand0000.stg"};
+    for (int i = 0; i < 3; i++) {
+        if (!dp_test_have_data(files[i])) continue;
+        char path[1024];
+        dp_test_data_path(path, sizeof path, files[i]);
+        dp_graph g, h, k;
+        memset(&g, 0, sizeof g);
+        if (dp_graph_read(&g, path, DP_FORMAT_AUTO, &err) != 0) {
+            CHECK(0, "read %s: %s", path, err.msg);
+            continue;
+        }
+        size_t len = 0;
+        char *buf = dp_test_read_file(path, &len);
+        CHECK(buf && dp_format_detect(buf, len) == DP_FORMAT_STG, "detect %s", files[i]);
+        free(buf);
+        /* STG -> STG -> read: equal */
+        if (write_read(&g, "fmt_stg_direct.stg", DP_FORMAT_STG, DP_FORMAT_AUTO, &h) == 0) {
+            CHECK(dp_test_graph_equal(&g, &h, 0, files[i]), "%s -> STG differs", files[i]);
+            CHECK(h.format == DP_FORMAT_STG, "written STG detected as %d", (int)h.format);
+            dp_graph_free(&h);
+        }
+        /* STG -> native -> read -> STG -> read: equal, and the two STG
+           files are byte-identical */
+        if (write_read(&g, "fmt_stg.dpg", DP_FORMAT_NATIVE, DP_FORMAT_NATIVE, &h) == 0) {
+            CHECK(dp_test_graph_equal(&g, &h, 0, files[i]), "%s -> native differs", files[i]);
+            if (write_read(&h, "fmt_stg_via_native.stg", DP_FORMAT_STG, DP_FORMAT_STG, &k) == 0) {
+                CHECK(dp_test_graph_equal(&g, &k, 0, files[i]), "%s -> native -> STG differs", files[i]);
+                dp_graph_free(&k);
+                char p1[256], p2[256];
+                size_t l1 = 0, l2 = 0;
+                char *b1 = dp_test_read_file(dp_test_tmp(p1, sizeof p1, "fmt_stg_direct.stg"), &l1);
+                char *b2 = dp_test_read_file(dp_test_tmp(p2, sizeof p2, "fmt_stg_via_native.stg"), &l2);
+                CHECK(b1 && b2 && l1 == l2 && memcmp(b1, b2, l1) == 0,
+                      "%s: STG written directly and via native differ", files[i]);
+                free(b1);
+                free(b2);
+            }
+            dp_graph_free(&h);
+        }
+        dp_graph_free(&g);
+    }
+}
+
+static void test_detect_and_names(void)
+{
+    const char *nat = "doppler-graph 1\nop a\n";
+    const char *nat_c = "# leading comment\ndoppler-graph 1\nop a\n";
+    CHECK(dp_format_detect(nat, strlen(nat)) == DP_FORMAT_NATIVE, "detect native");
+    CHECK(dp_format_detect(nat_c, strlen(nat_c)) == DP_FORMAT_NATIVE, "detect native after a comment");
+    CHECK(dp_format_from_path("x/y/graph.dpg") == DP_FORMAT_NATIVE, "from path .dpg");
+    CHECK(dp_format_from_path("rand0000.stg") == DP_FORMAT_STG, "from path .stg");
+    const dp_format all[3] = {DP_FORMAT_NATIVE, DP_FORMAT_DOPPLER, DP_FORMAT_STG};
+    for (int i = 0; i < 3; i++) {
+        const char *nm = dp_format_name(all[i]);
+        dp_format back = DP_FORMAT_AUTO;
+        CHECK(nm && dp_format_parse(nm, &back) == 0 && back == all[i], "format name round trip %d '%s'",
+              (int)all[i], nm ? nm : "(null)");
+    }
+    dp_format f = DP_FORMAT_AUTO;
+    CHECK(dp_format_parse("stg", &f) == 0 && f == DP_FORMAT_STG, "dp_format_parse(\"stg\")");
+    CHECK(dp_format_parse("no-such-format", &f) != 0, "unknown format name accepted");
+
+    dp_kind k = DP_OP_OPAQUE;
+    CHECK(strcmp(dp_kind_name(DP_OP_MATMUL), "matmul") == 0, "kind name matmul");
+    CHECK(strcmp(dp_kind_name(DP_OP_OPAQUE), "opaque") == 0, "kind name opaque");
+    for (int i = 0; i < DP_KIND__COUNT; i++)
+        CHECK(dp_kind_parse(dp_kind_name((dp_kind)i), &k) == 0 && k == (dp_kind)i, "kind round trip %d", i);
+    CHECK(dp_kind_parse("frobnicate", &k) != 0, "unknown kind accepted");
+    dp_method m;
+    for (int i = 0; i < DP_METHOD__COUNT; i++)
+        CHECK(dp_method_parse(dp_method_name((dp_method)i), &m) == 0 && m == (dp_method)i,
+              "method round trip %d", i);
+    CHECK(dp_method_parse("round-robin", &m) == 0 && m == DP_METHOD_ROUND_ROBIN, "round-robin");
+    CHECK(dp_method_parse("placeto", &m) != 0, "unknown method accepted");
+    CHECK(strcmp(dp_code_text(DP_ERR_PARSE), "parse error") == 0, "code text");
+}
+
+static void test_assign(void)
+{
+    int a[7] = {0, 3, 1, 2, 2, 0, 3}, b[7];
+    char path[256];
+    dp_test_tmp(path, sizeof path, "fmt_assign.txt");
+    CHECK(dp_assign_write(path, a, 7, &err) == 0, "assign write: %s", err.msg);
+    memset(b, 0xff, sizeof b);
+    CHECK(dp_assign_read(path, 7, 4, b, &err) == 0, "assign read: %s", err.msg);
+    CHECK(memcmp(a, b, sizeof a) == 0, "assignment round trip");
+    /* the written file: one device per line (comments aside), in op order */
+    size_t len;
+    char *txt = dp_test_read_file(path, &len);
+    int vals[16], lines[16], nv = 0;
+    if (txt) {
+        int lineno = 0;
+        for (char *l = txt; *l; ) {
+            char *nl = strchr(l, '\n');
+            if (nl) *nl = 0;
+            lineno++;
+            char *h = strchr(l, '#');
+            if (h) *h = 0;
+            int v;
+            if (sscanf(l, "%d", &v) == 1 && nv < 16) { vals[nv] = v; lines[nv++] = lineno; }
+            if (!nl) break;
+            l = nl + 1;
+        }
+        free(txt);
+    }
+    CHECK(nv == 7 && memcmp(vals, a, sizeof a) == 0, "assignment file holds %d values", nv);
+    /* too few devices for the file */
+    dp_error e2;
+    memset(&e2, 0, sizeof e2);
+    char at[32];
+    snprintf(at, sizeof at, ":%d:", nv > 1 ? lines[1] : -1); /* op 1 holds device 3 */
+    CHECK(dp_assign_read(path, 7, 3, b, &e2) == DP_ERR_RANGE && strstr(e2.msg, at),
+          "device 3 of 3 accepted or misplaced (want '%s'): '%s'", at, e2.msg);
+    /* comments: whole-line, trailing, before the first entry */
+    const char *txt2 = "# placement for 4 ops\n1\n# op 1:\n0   # trailing comment\n  2\n1\n# end\n";
+    int c[4];
+    CHECK(dp_assign_read_mem(txt2, strlen(txt2), "c.assign", 4, 3, c, &err) == 0,
+          "assignment with comments: %s", err.msg);
+    CHECK(c[0] == 1 && c[1] == 0 && c[2] == 2 && c[3] == 1, "assignment with comments values");
+}
+
+
+static void test_cluster_files(void)
+{
+    const char *txt =
+        "# three devices\n"
+        "doppler-cluster 1\n"
+        "devices 3\n"
+        "link serial\n"
+        "speed 2\n"
+        "bandwidth 10\n"
+        "latency 0.5\n"
+        "memory 1e9\n"
+        "device 1 name=gpu1 speed=4 memory=2e9\n"
+        "pair 0 2 bandwidth=5 latency=1   # one direction only\n";
+    dp_cluster c;
+    memset(&c, 0, sizeof c);
+    int rc = dp_cluster_read_mem(&c, txt, strlen(txt), "three.dpc", &err);
+    CHECK(rc == 0, "three.dpc: %s", err.msg);
+    if (rc) return;
+    CHECK(c.n == 3 && c.link == DP_LINK_SERIAL, "n %d link %d", c.n, (int)c.link);
+    CHECK(c.speed[0] == 2 && c.speed[1] == 4 && c.speed[2] == 2, "speeds %g %g %g", c.speed[0],
+          c.speed[1], c.speed[2]);
+    CHECK(c.memory[0] == 1e9 && c.memory[1] == 2e9 && c.memory[2] == 1e9, "memory");
+    CHECK(strcmp(c.name[1], "gpu1") == 0, "device 1 name '%s'", c.name[1]);
+    CHECK(c.bandwidth[0 * 3 + 2] == 5 && c.latency[0 * 3 + 2] == 1, "pair 0 2");
+    CHECK(c.bandwidth[2 * 3 + 0] == 10 && c.latency[2 * 3 + 0] == 0.5, "pair 2 0 keeps the defaults");
+    CHECK(c.bandwidth[1 * 3 + 2] == 10 && c.latency[1 * 3 + 0] == 0.5, "other pairs");
+    /* 20 bytes 0 -> 2: 1 + 20/5 = 5; 2 -> 0: 0.5 + 20/10 = 2.5 */
+    CHECK_NEAR(dp_xfer_time(&c, 20, 0, 2), 5, 0, "xfer 0->2");
+    CHECK_NEAR(dp_xfer_time(&c, 20, 2, 0), 2.5, 0, "xfer 2->0");
+    /* write and read back */
+    char path[256];
+    dp_test_tmp(path, sizeof path, "fmt_three.dpc");
+    CHECK(dp_cluster_write(&c, path, &err) == 0, "cluster write: %s", err.msg);
+    dp_cluster d;
+    memset(&d, 0, sizeof d);
+    if (dp_cluster_read(&d, path, &err) == 0) {
+        int same = d.n == c.n && d.link == c.link;
+        for (int i = 0; same && i < c.n; i++) {
+            same &= dp_test_same_double(c.speed[i], d.speed[i]) && dp_test_same_double(c.memory[i], d.memory[i]) &&
+                    strcmp(c.name[i], d.name[i]) == 0;
+            for (int j = 0; j < c.n; j++)
+                if (i != j)
+                    same &= dp_test_same_double(c.bandwidth[i * 3 + j], d.bandwidth[i * 3 + j]) &&
+                            dp_test_same_double(c.latency[i * 3 + j], d.latency[i * 3 + j]);
+        }
+        CHECK(same, "cluster round trip differs");
+        dp_cluster_free(&d);
+    } else {
+        CHECK(0, "cluster read back: %s", err.msg);
+    }
+    dp_cluster_free(&c);
+
+    /* presets */
+    memset(&c, 0, sizeof c);
+    if (dp_cluster_preset(&c, "reference", &err) == 0) {
+        int ok = c.n == 4 && c.link == DP_LINK_FREE;
+        for (int i = 0; ok && i < 4; i++) {
+            ok &= c.speed[i] == 1e10 && c.memory[i] == 0;
+            for (int j = 0; j < 4; j++)
+                if (i != j) ok &= c.bandwidth[i * 4 + j] == 1e10 && c.latency[i * 4 + j] == 0;
+        }
+        CHECK(ok, "preset 'reference' is not 4 x 1e10 with free links");
+        dp_cluster_free(&c);
+    } else {
+        CHECK(0, "preset reference: %s", err.msg);
+    }
+    memset(&c, 0, sizeof c);
+    if (dp_cluster_preset(&c, "homogeneous:3", &err) == 0) {
+        CHECK(c.n == 3 && c.speed[2] == 1 && c.bandwidth[1] == 1, "preset homogeneous:3");
+        dp_cluster_free(&c);
+    } else {
+        CHECK(0, "preset homogeneous:3: %s", err.msg);
+    }
+    memset(&c, 0, sizeof c);
+    dp_error e2;
+    memset(&e2, 0, sizeof e2);
+    CHECK(dp_cluster_preset(&c, "warp-drive", &e2) != 0 && strstr(e2.msg, "warp-drive"),
+          "unknown preset accepted: '%s'", e2.msg);
+    dp_cluster_free(&c);
+    memset(&c, 0, sizeof c);
+    CHECK(dp_cluster_preset(&c, "homogeneous:0", &e2) != 0, "homogeneous:0 accepted");
+    dp_cluster_free(&c);
+    memset(&c, 0, sizeof c);
+    CHECK(dp_cluster_homogeneous(&c, DP_MAX_DEVICES + 1, 1, 1, 0, &e2) != 0 && e2.code == DP_ERR_RANGE,
+          "%d devices accepted", DP_MAX_DEVICES + 1);
+    dp_cluster_free(&c);
+}
+
+int main(void)
+{
+    memset(&err, 0, sizeof err);
+    test_native_roundtrip();
+    test_native_syntax();
+    test_doppler_text();
+    test_stg_text();
+    test_reference_files();
+    test_stg_files();
+    test_detect_and_names();
+    test_assign();
+    test_cluster_files();
+    return dp_test_done();
+}

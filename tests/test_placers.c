@@ -1,0 +1,392 @@
+/* test_placers.c - the heuristic placers on small hand-made graphs. */
+#define DOPPLER_IMPLEMENTATION
+#include "../doppler.h"
+#include "dp_test.h"
+
+static dp_error err;
+
+typedef struct { const char *name; double compute, out; } op_t;
+typedef struct { int s, d; double bytes; } ed_t;
+
+static int build(dp_graph *g, int n, const op_t *ops, int m, const ed_t *eds)
+{
+    dp_graph_init(g);
+    for (int i = 0; i < n; i++) {
+        dp_op_desc d;
+        memset(&d, 0, sizeof d);
+        d.name = ops[i].name;
+        d.compute = ops[i].compute;
+        d.out_bytes = ops[i].out;
+        int id;
+        if (dp_graph_add_op(g, &d, &id, &err)) { CHECK(0, "add op: %s", err.msg); return -1; }
+    }
+    for (int e = 0; e < m; e++)
+        if (dp_graph_add_edge(g, eds[e].s, eds[e].d, eds[e].bytes, &err)) {
+            CHECK(0, "add edge: %s", err.msg);
+            return -1;
+        }
+    int rc = dp_graph_finalize(g, &err);
+    CHECK(rc == 0, "finalize: %s", err.msg);
+    return rc;
+}
+
+static dp_cluster cluster(int n)
+{
+    dp_cluster c;
+    memset(&c, 0, sizeof c);
+    CHECK(dp_cluster_homogeneous(&c, n, 1, 1, 0, &err) == 0, "cluster: %s", err.msg);
+    return c;
+}
+
+static double simulate(const dp_graph *g, const dp_cluster *c, const int *asg, dp_order order)
+{
+    dp_sim_opts o;
+    memset(&o, 0, sizeof o);
+    o.order = order;
+    double mk = -1;
+    CHECK(dp_simulate(g, c, asg, &o, &mk, &err) == 0, "simulate: %s", err.msg);
+    return mk;
+}
+
+static int place(dp_method m, const dp_graph *g, const dp_cluster *c, const dp_place_opts *po,
+                 int *asg, dp_place_result *res)
+{
+    memset(res, 0, sizeof *res);
+    memset(&err, 0, sizeof err);
+    return dp_place(m, g, c, po, asg, res, &err);
+}
+
+/* ---- cp and heft on a fork, by hand ------------------------------------ */
+static void test_cp_fork(void)
+{
+    /* s(2) idx0 -> c(1) idx1 [5 B], b(3) idx2 [2 B], a(4) idx3 [1 B];
+       2 unit devices, bandwidth 1.
+       b-levels: a 4, b 3, c 1, s = 2 + max(1+4, 2+3, 5+1) = 8.
+       cp: s: start 0 on both -> d0, s 0-2.
+           legal {c, b, a}: max b-level a: d0 start 2 (local), d1 2+1=3 -> d0, 2-6
+           b: d0 6, d1 2+2 = 4 -> d1, 4-7
+           c: d0 6, d1 max(2+5, 7) = 7 -> d0, 6-7
+       order s a b c = 0 3 2 1; assignment {0, 0, 1, 0}; length 7.
+       Simulated (FIFO): d0 s 0-2, c and a ready at 2, c (lower index) 2-3,
+       a 3-7; d1 b 4-7 -> 7. */
+    op_t ops[] = {{"s", 2, 0}, {"c", 1, 0}, {"b", 3, 0}, {"a", 4, 0}};
+    ed_t eds[] = {{0, 1, 5}, {0, 2, 2}, {0, 3, 1}};
+    dp_graph g;
+    if (build(&g, 4, ops, 3, eds)) return;
+    dp_cluster c = cluster(2);
+    double bl[4];
+    CHECK(dp_blevel(&g, &c, bl) == 0, "blevel");
+    CHECK_NEAR(bl[0], 8, 0, "b-level s");
+    CHECK_NEAR(bl[1], 1, 0, "b-level c");
+    CHECK_NEAR(bl[2], 3, 0, "b-level b");
+    CHECK_NEAR(bl[3], 4, 0, "b-level a");
+    int asg[4], order[4];
+    double len = -1;
+    CHECK(dp_place_cp(&g, &c, asg, order, &len, &err) == 0, "cp: %s", err.msg);
+    int want_a[4] = {0, 0, 1, 0}, want_o[4] = {0, 3, 2, 1};
+    CHECK(memcmp(asg, want_a, sizeof asg) == 0, "cp assignment %d %d %d %d", asg[0], asg[1], asg[2],
+          asg[3]);
+    CHECK(memcmp(order, want_o, sizeof order) == 0, "cp order %d %d %d %d", order[0], order[1],
+          order[2], order[3]);
+    CHECK_NEAR(len, 7, 0, "cp schedule length");
+    int asg2[4];
+    double len2 = -1;
+    CHECK(dp_place_cp(&g, &c, asg2, NULL, &len2, &err) == 0 && len2 == 7 &&
+          memcmp(asg2, want_a, sizeof asg2) == 0, "cp without order");
+    dp_place_result res;
+    dp_place_opts po;
+    memset(&po, 0, sizeof po);
+    CHECK(place(DP_METHOD_CP, &g, &c, &po, asg, &res) == 0, "dp_place cp: %s", err.msg);
+    CHECK_NEAR(res.schedule_length, 7, 0, "dp_place cp schedule_length");
+    CHECK_NEAR(res.makespan, 7, 0, "dp_place cp makespan (simulated)");
+    CHECK_NEAR(res.lower_bound, 6, 0, "lower bound: cp 2+4 = 6, work 10/2 = 5");
+    /* heft, by hand: the same choices (EFT = EST + time on identical devices):
+       a d0 6 vs d1 7; b d0 9 vs d1 7; c d0 7 vs d1 8 -> {0,0,1,0}, 7 */
+    double st[4], fin[4];
+    CHECK(dp_place_heft(&g, &c, asg, st, fin, &len, &err) == 0, "heft: %s", err.msg);
+    CHECK(memcmp(asg, want_a, sizeof asg) == 0, "heft assignment");
+    CHECK_NEAR(len, 7, 0, "heft schedule length");
+    CHECK_NEAR(st[3], 2, 0, "heft start a");
+    CHECK_NEAR(st[2], 4, 0, "heft start b");
+    CHECK_NEAR(st[1], 6, 0, "heft start c");
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+}
+
+/* ---- cp picks the device with the earliest start ------------------------ */
+static void test_cp_earliest_start(void)
+{
+    /* p(1) idx0 and q(5) idx1 sources, r(1) idx2 child of p [10 B];
+       2 devices.  b-levels: q 5, p 1 + 10 + 1 = 12, r 1.
+       cp: p (12): d0 -> 0-1.  q (5): d0 start 1, d1 start 0 -> d1 0-5.
+           r (1): d0 start 1 (local), d1 max(1+10, 5) = 11 -> d0 1-2.
+       {0, 1, 0}, length 5. */
+    op_t ops[] = {{"p", 1, 10}, {"q", 5, 0}, {"r", 1, 0}};
+    ed_t eds[] = {{0, 2, 10}};
+    dp_graph g;
+    if (build(&g, 3, ops, 1, eds)) return;
+    dp_cluster c = cluster(2);
+    int asg[3], order[3];
+    double len = -1;
+    CHECK(dp_place_cp(&g, &c, asg, order, &len, &err) == 0, "cp: %s", err.msg);
+    CHECK(asg[0] == 0 && asg[1] == 1 && asg[2] == 0, "cp earliest start %d %d %d", asg[0], asg[1],
+          asg[2]);
+    CHECK(order[0] == 0 && order[1] == 1 && order[2] == 2, "cp order %d %d %d", order[0], order[1],
+          order[2]);
+    CHECK_NEAR(len, 5, 0, "cp length");
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+}
+
+/* ---- single, round-robin, random ---------------------------------------- */
+static void test_simple(void)
+{
+    /* chain of 5 (topological order = index order), 3 devices */
+    op_t ops[] = {{"o0", 1, 1}, {"o1", 2, 1}, {"o2", 3, 1}, {"o3", 4, 1}, {"o4", 5, 1}};
+    ed_t eds[] = {{0, 1, 1}, {1, 2, 1}, {2, 3, 1}, {3, 4, 1}};
+    dp_graph g;
+    if (build(&g, 5, ops, 4, eds)) return;
+    dp_cluster c = cluster(3);
+    dp_place_opts po;
+    memset(&po, 0, sizeof po);
+    dp_place_result res;
+    int asg[5];
+    /* single: everything on device 0; 1+2+3+4+5 = 15 */
+    CHECK(place(DP_METHOD_SINGLE, &g, &c, &po, asg, &res) == 0, "single: %s", err.msg);
+    int want_s[5] = {0, 0, 0, 0, 0};
+    CHECK(memcmp(asg, want_s, sizeof asg) == 0, "single placement");
+    CHECK_NEAR(res.makespan, 15, 0, "single makespan");
+    CHECK(res.makespan == res.schedule_length, "single: schedule_length != makespan");
+    /* round-robin: 0 1 2 0 1; every edge crosses devices: 15 + 4 x 1 = 19 */
+    CHECK(place(DP_METHOD_ROUND_ROBIN, &g, &c, &po, asg, &res) == 0, "round-robin: %s", err.msg);
+    int want_r[5] = {0, 1, 2, 0, 1};
+    CHECK(memcmp(asg, want_r, sizeof asg) == 0, "round-robin placement %d %d %d %d %d", asg[0], asg[1],
+          asg[2], asg[3], asg[4]);
+    CHECK_NEAR(res.makespan, 19, 0, "round-robin makespan");
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+
+    /* random: 40 independent ops on 4 devices */
+    dp_graph_init(&g);
+    for (int i = 0; i < 40; i++) {
+        dp_op_desc d;
+        memset(&d, 0, sizeof d);
+        d.compute = 1 + i % 3;
+        int id;
+        dp_graph_add_op(&g, &d, &id, &err);
+    }
+    if (dp_graph_finalize(&g, &err) != 0) { CHECK(0, "finalize: %s", err.msg); return; }
+    CHECK(strcmp(g.name[7], "op7") == 0, "default name '%s', expected 'op7'", g.name[7]);
+    c = cluster(4);
+    int r1[40], r2[40], r3[40];
+    po.seed = 1;
+    CHECK(place(DP_METHOD_RANDOM, &g, &c, &po, r1, &res) == 0, "random 1");
+    CHECK(place(DP_METHOD_RANDOM, &g, &c, &po, r2, &res) == 0, "random 1 again");
+    po.seed = 2;
+    CHECK(place(DP_METHOD_RANDOM, &g, &c, &po, r3, &res) == 0, "random 2");
+    CHECK(memcmp(r1, r2, sizeof r1) == 0, "random differs for the same seed");
+    CHECK(memcmp(r1, r3, sizeof r1) != 0, "random identical for seeds 1 and 2");
+    int used[4] = {0, 0, 0, 0}, ok = 1;
+    for (int i = 0; i < 40; i++) {
+        ok &= r1[i] >= 0 && r1[i] < 4;
+        if (r1[i] >= 0 && r1[i] < 4) used[r1[i]]++;
+    }
+    CHECK(ok, "random device out of range");
+    /* P(a device unused in 40 uniform draws) = 4 * 0.75^40 ~ 4e-5 */
+    CHECK(used[0] && used[1] && used[2] && used[3], "random leaves a device unused: %d %d %d %d",
+          used[0], used[1], used[2], used[3]);
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+}
+
+/* ---- enumopt and anneal ------------------------------------------------- */
+static void test_search(void)
+{
+    /* fork-join s(1) -> x(4), y(6) -> t(2), 0 bytes, 2 devices.
+       all on d0: 13.  Moving x or y to d1 gives 1 + 6 + 2 = 9 = the lower
+       bound (cp s-y-t), so any improving search reaches 9. */
+    op_t ops[] = {{"s", 1, 0}, {"x", 4, 0}, {"y", 6, 0}, {"t", 2, 0}};
+    ed_t eds[] = {{0, 1, 0}, {0, 2, 0}, {1, 3, 0}, {2, 3, 0}};
+    dp_graph g;
+    if (build(&g, 4, ops, 4, eds)) return;
+    dp_cluster c = cluster(2);
+    int start[4] = {0, 0, 0, 0}, asg[4];
+    dp_place_opts po;
+    memset(&po, 0, sizeof po);
+    po.start = start;
+    po.seed = 3;
+    po.budget = 200;
+    dp_place_result res;
+    CHECK(place(DP_METHOD_ENUMOPT, &g, &c, &po, asg, &res) == 0, "enumopt: %s", err.msg);
+    CHECK_NEAR(res.makespan, 9, 0, "enumopt from all-on-d0");
+    CHECK(res.simulations > 0, "enumopt reports %ld simulations", res.simulations);
+    CHECK(place(DP_METHOD_ANNEAL, &g, &c, &po, asg, &res) == 0, "anneal: %s", err.msg);
+    /* 200 random single-op moves over 16 placements, a quarter of them
+       improving from the start: anneal keeps the best it saw */
+    CHECK_NEAR(res.makespan, 9, 0, "anneal from all-on-d0");
+    CHECK(res.simulations > 0 && res.simulations <= 201, "anneal used %ld simulations for budget 200",
+          res.simulations);
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+
+    /* generated graphs: never worse than the start, FIFO and PRIORITY */
+    for (int gi = 0; gi < 4; gi++) {
+        dp_gen_opts go;
+        memset(&go, 0, sizeof go);
+        go.nodes = 30;
+        go.shape = gi % 2 ? DP_GEN_RANDOM : DP_GEN_LAYERED;
+        go.ccr = 0.5 + gi;
+        go.seed = 100 + (uint64_t)gi;
+        if (dp_gen(&g, &go, &err) != 0) { CHECK(0, "gen: %s", err.msg); continue; }
+        c = cluster(3);
+        int *st = (int *)malloc(sizeof(int) * (size_t)g.n_ops);
+        int *out = (int *)malloc(sizeof(int) * (size_t)g.n_ops);
+        for (int kind = 0; kind < 3; kind++) {
+            for (int i = 0; i < g.n_ops; i++)
+                st[i] = kind == 0 ? 0 : kind == 1 ? i % 3 : (int)((i * 7 + gi) % 3);
+            for (int ord = 0; ord < 2; ord++) {
+                dp_order order = ord ? DP_ORDER_PRIORITY : DP_ORDER_FIFO;
+                double base = simulate(&g, &c, st, order);
+                const dp_method ms[2] = {DP_METHOD_ENUMOPT, DP_METHOD_ANNEAL};
+                for (int m = 0; m < 2; m++) {
+                    memset(&po, 0, sizeof po);
+                    po.start = st;
+                    po.order = order;
+                    po.seed = 9;
+                    po.budget = 300;
+                    po.max_passes = 2;
+                    int rc = place(ms[m], &g, &c, &po, out, &res);
+                    CHECK(rc == 0, "%s: %s", dp_method_name(ms[m]), err.msg);
+                    if (rc) continue;
+                    CHECK(res.makespan <= base + 1e-9, "gen %d start %d order %d: %s %.17g worse than start %.17g",
+                          gi, kind, ord, dp_method_name(ms[m]), res.makespan, base);
+                    double again = simulate(&g, &c, out, order);
+                    CHECK_NEAR(res.makespan, again, 1e-9, "search result re-simulated");
+                }
+            }
+        }
+        /* enumopt run to convergence is a local optimum: no single move
+           improves it */
+        memset(&po, 0, sizeof po);
+        if (place(DP_METHOD_ENUMOPT, &g, &c, &po, out, &res) == 0) {
+            int improvable = 0;
+            for (int v = 0; v < g.n_ops && !improvable; v++) {
+                int keep = out[v];
+                for (int d = 0; d < 3; d++) {
+                    if (d == keep) continue;
+                    out[v] = d;
+                    if (simulate(&g, &c, out, DP_ORDER_FIFO) < res.makespan - 1e-9) improvable = 1;
+                }
+                out[v] = keep;
+            }
+            CHECK(!improvable, "gen %d: enumopt stopped where a single move still improves", gi);
+        } else {
+            CHECK(0, "enumopt to convergence: %s", err.msg);
+        }
+        free(st);
+        free(out);
+        dp_cluster_free(&c);
+        dp_graph_free(&g);
+    }
+}
+
+/* ---- memory capacity ---------------------------------------------------- */
+static void test_memory_capacity(void)
+{
+    /* a(out 200), b(10), c(200), d(10), independent, compute 1 each;
+       2 devices of 250: everything on one device needs 420; a feasible
+       placement must separate a and c. */
+    op_t ops[] = {{"a", 1, 200}, {"b", 1, 10}, {"c", 1, 200}, {"d", 1, 10}};
+    dp_graph g;
+    if (build(&g, 4, ops, 0, NULL)) return;
+    dp_cluster c = cluster(2);
+    c.memory[0] = c.memory[1] = 250;
+    int all0[4] = {0, 0, 0, 0};
+    double sm[2];
+    CHECK(dp_static_memory(&g, &c, all0, sm) == 0, "static memory");
+    CHECK_NEAR(sm[0], 420, 0, "static memory all on d0");
+    CHECK_NEAR(sm[1], 0, 0, "static memory d1 empty");
+    for (int m = 0; m < DP_METHOD__COUNT; m++) {
+        dp_place_opts po;
+        memset(&po, 0, sizeof po);
+        po.seed = 5;
+        po.budget = 100;
+        int asg[4] = {-1, -1, -1, -1};
+        dp_place_result res;
+        int rc = place((dp_method)m, &g, &c, &po, asg, &res);
+        if (m == DP_METHOD_SINGLE && rc == DP_ERR_INFEASIBLE) {
+            /* one device cannot hold it all: refusing is right */
+            CHECK(err.code == DP_ERR_INFEASIBLE && err.msg[0], "single: message");
+            continue;
+        }
+        CHECK(rc == 0, "%s with memory 250: %s", dp_method_name((dp_method)m), err.msg);
+        if (rc) continue;
+        CHECK(dp_static_memory(&g, &c, asg, sm) == 0, "static memory");
+        CHECK(sm[0] <= 250 && sm[1] <= 250, "%s exceeds memory: %g %g", dp_method_name((dp_method)m),
+              sm[0], sm[1]);
+    }
+    /* capacity 150: a alone needs 200 -> no placement exists */
+    c.memory[0] = c.memory[1] = 150;
+    for (int m = 0; m < DP_METHOD__COUNT; m++) {
+        dp_place_opts po;
+        memset(&po, 0, sizeof po);
+        po.budget = 50;
+        int asg[4];
+        dp_place_result res;
+        int rc = place((dp_method)m, &g, &c, &po, asg, &res);
+        CHECK(rc == DP_ERR_INFEASIBLE && err.code == DP_ERR_INFEASIBLE,
+              "%s with memory 150: rc %d code %d", dp_method_name((dp_method)m), rc, (int)err.code);
+        CHECK(dp_test_stristr(err.msg, "memory") != NULL || dp_test_stristr(err.msg, "hold") != NULL,
+              "%s: unclear message '%s'", dp_method_name((dp_method)m), err.msg);
+    }
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+
+    /* with edges, received tensors count: a(200)->b(10) [200 B],
+       c(200)->d(10) [200 B]; memory 250: only {a,b} | {c,d} fits (210 each).
+       A greedy placer may fail to find it; if it succeeds it must fit. */
+    op_t ops2[] = {{"a", 1, 200}, {"b", 1, 10}, {"c", 1, 200}, {"d", 1, 10}};
+    ed_t eds2[] = {{0, 1, 200}, {2, 3, 200}};
+    if (build(&g, 4, ops2, 2, eds2)) return;
+    c = cluster(2);
+    c.memory[0] = c.memory[1] = 250;
+    int split[4] = {0, 1, 0, 1};
+    CHECK(dp_static_memory(&g, &c, split, sm) == 0, "static memory");
+    /* d0: a 200 + c 200 = 400; d1: b 10 + d 10 + copies 200 + 200 = 420 */
+    CHECK_NEAR(sm[0], 400, 0, "static memory split d0");
+    CHECK_NEAR(sm[1], 420, 0, "static memory split d1 (with received tensors)");
+    for (int m = 0; m < DP_METHOD__COUNT; m++) {
+        dp_place_opts po;
+        memset(&po, 0, sizeof po);
+        po.budget = 100;
+        int asg[4] = {-1, -1, -1, -1};
+        dp_place_result res;
+        int rc = place((dp_method)m, &g, &c, &po, asg, &res);
+        CHECK(rc == 0 || rc == DP_ERR_INFEASIBLE, "%s: rc %d: %s", dp_method_name((dp_method)m), rc,
+              err.msg);
+        if (rc) continue;
+        CHECK(dp_static_memory(&g, &c, asg, sm) == 0 && sm[0] <= 250 && sm[1] <= 250,
+              "%s exceeds memory with edges: %g %g", dp_method_name((dp_method)m), sm[0], sm[1]);
+    }
+    /* a start placement over capacity is refused by the search placers */
+    dp_place_opts po;
+    memset(&po, 0, sizeof po);
+    po.start = split;
+    int asg[4];
+    dp_place_result res;
+    CHECK(place(DP_METHOD_ENUMOPT, &g, &c, &po, asg, &res) == DP_ERR_INFEASIBLE,
+          "enumopt accepts a start over capacity: rc %d", (int)err.code);
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+}
+
+int main(void)
+{
+    memset(&err, 0, sizeof err);
+    test_cp_fork();
+    test_cp_earliest_start();
+    test_simple();
+    test_search();
+    test_memory_capacity();
+    return dp_test_done();
+}
