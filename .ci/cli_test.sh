@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# .ci/cli_test.sh [DOPPLER] - checks build/doppler (or DOPPLER) end to end:
+# every command, the JSON keys, the exit codes (0 ok, 1 failure, 2 bad usage)
+# and the error messages. Run by ./build.sh test and sanitize from the
+# repository root; prints one closing line "N passed, N failed, N skipped".
+set -u
+D=${1:-build/doppler}
+DATA=${DP_DATA:-../shared/data}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0 fail=0 skip=0
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+skipped() { skip=$((skip + 1)); echo "skip: $*"; }
+
+# expect RC DESC CMD... : runs CMD (stdout to $T/out, stderr to $T/err)
+expect() {
+    local want=$1 desc=$2 rc
+    shift 2
+    "$@" >"$T/out" 2>"$T/err" </dev/null
+    rc=$?
+    if [ "$rc" = "$want" ]; then ok; else
+        bad "$desc: exit $rc, expected $want"
+        sed 's/^/    /' "$T/err" | head -n 5
+    fi
+}
+
+# contains FILE PATTERN DESC
+contains() {
+    if grep -q -- "$2" "$1"; then ok; else bad "$3: no '$2' in $(basename "$1")"; sed 's/^/    /' "$1" | head -n 5; fi
+}
+
+HAVE_PY=0
+command -v python3 >/dev/null 2>&1 && HAVE_PY=1
+# json_check FILE PYTHON-EXPR DESC: the file is JSON (bound to j) and EXPR holds
+json_check() {
+    if [ "$HAVE_PY" = 0 ]; then skipped "$3 (no python3)"; return; fi
+    if python3 -c "import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if ($2) else 1)" "$1" 2>"$T/pyerr"; then
+        ok
+    else
+        bad "$3"
+        sed 's/^/    /' "$T/pyerr" | tail -n 3
+    fi
+}
+
+# ---- usage: exit 0 for help, 2 for bad usage -------------------------------
+expect 0 "help" "$D" help
+contains "$T/out" "commands:" "help lists the commands"
+expect 0 "--help" "$D" --help
+for c in info place sim bench convert gen; do
+    expect 0 "help $c" "$D" help "$c"
+    expect 0 "$c --help" "$D" "$c" --help
+    contains "$T/out" "usage: doppler $c" "$c --help shows its usage"
+done
+expect 2 "no command" "$D"
+expect 2 "unknown command" "$D" frobnicate
+expect 2 "help of an unknown command" "$D" help frobnicate
+expect 2 "unknown option" "$D" info graphs/heft_example.dpg --frob
+contains "$T/err" "unknown option '--frob'" "unknown option is named"
+expect 2 "info without a graph" "$D" info
+expect 2 "place without --method" "$D" place graphs/heft_example.dpg
+expect 2 "unknown method" "$D" place graphs/heft_example.dpg --method nope
+expect 2 "--devices 0" "$D" info graphs/heft_example.dpg --devices 0
+expect 2 "--devices abc" "$D" info graphs/heft_example.dpg --devices abc
+expect 2 "--devices without a value" "$D" info graphs/heft_example.dpg --devices
+expect 2 "--devices and --cluster" "$D" info graphs/heft_example.dpg --devices 3 --cluster reference
+expect 2 "bad --order" "$D" place graphs/heft_example.dpg --method cp --order lifo
+expect 2 "bad --format" "$D" info graphs/heft_example.dpg --format xml
+expect 2 "bad --seed" "$D" place graphs/heft_example.dpg --method random --seed -3
+expect 2 "sim without --assign" "$D" sim graphs/heft_example.dpg
+expect 2 "bench unknown method" "$D" bench graphs/heft_example.dpg --methods cp,nope
+expect 2 "gen unknown shape" "$D" gen weird -o "$T/x.dpg"
+expect 2 "gen without -o" "$D" gen layered --nodes 10
+expect 2 "gen --density 2" "$D" gen layered --density 2 -o "$T/x.dpg"
+expect 2 "convert with one argument" "$D" convert graphs/heft_example.dpg
+expect 2 "convert --to xml" "$D" convert graphs/heft_example.dpg "$T/x" --to xml
+expect 2 "--json and --md" "$D" bench graphs/heft_example.dpg --json --md
+
+# ---- failures: exit 1 with the library's message ---------------------------
+expect 1 "missing graph" "$D" info "$T/none.dpg"
+contains "$T/err" "none.dpg" "missing file is named"
+printf 'doppler-graph 1\nop a compute=1\nop b compute=-4\n' >"$T/neg.dpg"
+expect 1 "negative compute" "$D" info "$T/neg.dpg"
+contains "$T/err" "neg.dpg:3" "parse error names file and line"
+printf 'doppler-graph 1\nop a compute=1\nop b compute=1\nedge a b\nedge b a\n' >"$T/cyc.dpg"
+expect 1 "cycle" "$D" info "$T/cyc.dpg"
+expect 1 "missing cluster file" "$D" info graphs/heft_example.dpg --cluster "$T/none.dpc"
+expect 1 "unknown preset" "$D" info graphs/heft_example.dpg --cluster nosuchpreset
+expect 1 "devtimes 3 on 4 devices" "$D" info graphs/heft_example.dpg --devices 4
+printf '0\n1\n7\n0\n0\n0\n0\n0\n0\n0\n' >"$T/bad.assign"
+expect 1 "device out of range in assignment" "$D" sim graphs/heft_example.dpg --assign "$T/bad.assign"
+contains "$T/err" "bad.assign" "assignment error names the file"
+printf '0\n1\n' >"$T/short.assign"
+expect 1 "short assignment" "$D" sim graphs/heft_example.dpg --assign "$T/short.assign"
+
+# ---- gen, info, convert ----------------------------------------------------
+expect 0 "gen layered" "$D" gen layered --nodes 40 --width 6 --density 0.4 --ccr 0.5 --seed 7 -o "$T/l.dpg"
+expect 0 "gen random" "$D" gen random --nodes 30 --seed 3 -o "$T/r.dpg"
+expect 0 "gen is deterministic" "$D" gen layered --nodes 40 --width 6 --density 0.4 --ccr 0.5 --seed 7 -o "$T/l2.dpg"
+if cmp -s "$T/l.dpg" "$T/l2.dpg"; then ok; else bad "same seed, different graphs"; fi
+expect 0 "gen to stdout" "$D" gen layered --nodes 12 -o -
+contains "$T/out" "doppler-graph 1" "gen -o - writes the graph"
+expect 0 "info --json" "$D" info "$T/l.dpg" --json
+json_check "$T/out" "j['nodes'] == 40 and all(k in j for k in ('graph','nodes','edges','cp_length','lower_bound','devices')) and j['devices'] == 4 and j['lower_bound'] >= j['cp_length']" "info --json keys"
+expect 0 "info human" "$D" info "$T/l.dpg" --devices 8
+contains "$T/out" "lower bound" "info prints the lower bound"
+expect 0 "convert native -> native" "$D" convert "$T/l.dpg" "$T/l3.dpg"
+expect 0 "convert back" "$D" convert "$T/l3.dpg" "$T/l4.dpg"
+if cmp -s "$T/l3.dpg" "$T/l4.dpg"; then ok; else bad "native round trip differs"; fi
+expect 0 "convert to stdout" "$D" convert "$T/l.dpg" - --to native
+contains "$T/out" "doppler-graph 1" "convert - writes the graph"
+
+# ---- place, sim, bench -----------------------------------------------------
+expect 0 "place heft" "$D" place graphs/heft_example.dpg --method heft --json --out "$T/h.assign" --gantt "$T/h.svg"
+cp "$T/out" "$T/place.json"
+json_check "$T/place.json" "j['schedule_length'] == 80 and j['devices'] == 3 and len(j['assignment']) == 10 and all(k in j for k in ('graph','method','devices','makespan','lower_bound','seconds','assignment'))" "heft on the HEFT example: schedule length 80 (the paper's)"
+contains "$T/h.svg" "<svg" "place --gantt writes an SVG"
+expect 0 "place --no-transfers" "$D" place graphs/heft_example.dpg --method heft --gantt "$T/nt.svg" --no-transfers
+if grep -q "marker-end" "$T/h.svg" && ! grep -q "marker-end" "$T/nt.svg"; then ok; else bad "--no-transfers keeps the arrows out (and only then)"; fi
+expect 0 "sim the heft assignment" "$D" sim graphs/heft_example.dpg --assign "$T/h.assign" --json
+cp "$T/out" "$T/sim.json"
+json_check "$T/sim.json" "len(j['ops']) == 10 and all(set(o) >= {'node','device','start','end'} for o in j['ops']) and j['makespan'] == json.load(open('$T/place.json'))['makespan']" "sim --json ops, makespan equal to place's"
+expect 0 "sim human with gantt" "$D" sim graphs/heft_example.dpg --assign "$T/h.assign" --order priority --gantt "$T/s.svg"
+contains "$T/out" "x lower bound" "sim prints the ratio"
+contains "$T/s.svg" "</svg>" "sim --gantt writes a whole SVG"
+expect 0 "place human" "$D" place "$T/l.dpg" --method cp --devices 3 --out "$T/l.assign"
+contains "$T/out" "x lower bound" "place prints the ratio"
+expect 0 "place anneal from a start" "$D" place "$T/l.dpg" --method anneal --devices 3 --budget 200 --start "$T/l.assign" --seed 5 --json
+json_check "$T/out" "j['simulations'] >= 1 and j['makespan'] >= j['lower_bound'] * (1 - 1e-12)" "anneal --budget --start"
+expect 0 "place on a preset" "$D" place "$T/l.dpg" --method heft --cluster homogeneous:2 --json
+json_check "$T/out" "j['devices'] == 2" "--cluster homogeneous:2 gives 2 devices"
+printf 'doppler-cluster 1\ndevices 3\nlink serial\nspeed 2\n' >"$T/c.dpc"
+expect 0 "place on a cluster file" "$D" place "$T/l.dpg" --method cp --cluster "$T/c.dpc" --order priority --json
+json_check "$T/out" "j['devices'] == 3 and j['order'] == 'priority'" "--cluster FILE and --order"
+expect 0 "bench --json" "$D" bench "$T/l.dpg" "$T/r.dpg" --methods cp,heft,random --json
+json_check "$T/out" "len(j) == 6 and all(r['makespan'] >= r['lower_bound'] * (1 - 1e-12) and len(r['assignment']) == r['ops'] for r in j)" "bench --json rows"
+expect 0 "bench --md" "$D" bench "$T/l.dpg" --methods all --md
+contains "$T/out" "|---" "bench --md prints a markdown table"
+expect 0 "bench table" "$D" bench "$T/l.dpg" graphs/heft_example.dpg --methods single,cp
+contains "$T/out" "best per graph" "bench prints the best method per graph"
+expect 1 "bench with a bad graph" "$D" bench "$T/l.dpg" "$T/none.dpg" --methods cp
+contains "$T/out" "cp" "bench keeps the good graph's rows"
+
+# ---- the reference data, when present --------------------------------------
+if [ -d "$DATA/doppler" ]; then
+    f=$DATA/doppler/chain_mm_112nodes.txt
+    expect 0 "info on chain_mm" "$D" info "$f" --json
+    json_check "$T/out" "j['nodes'] == 76 and j['format'] == 'doppler'" "chain_mm has 76 ops"
+    expect 0 "convert doppler -> native" "$D" convert "$f" "$T/cm.dpg"
+    expect 0 "convert native -> doppler" "$D" convert "$T/cm.dpg" "$T/cm.txt"
+    "$D" place "$f" --method cp --json >"$T/a.json" 2>"$T/err"
+    "$D" place "$T/cm.dpg" --method cp --json >"$T/b.json" 2>>"$T/err"
+    json_check "$T/a.json" "j['makespan'] == json.load(open('$T/b.json'))['makespan']" "native copy of chain_mm places the same"
+else
+    skipped "reference data ($DATA/doppler) not found"
+fi
+if [ -d "$DATA/stg" ]; then
+    expect 0 "info on an STG graph" "$D" info "$DATA/stg/50/rand0000.stg" --format stg --json
+    json_check "$T/out" "j['nodes'] == 52 and j['cp_length'] == 55" "STG rand0000: 50 tasks + 2 dummies, CP 55"
+else
+    skipped "reference data ($DATA/stg) not found"
+fi
+
+# ---- the README's API example is demos/example.c ---------------------------
+if [ -f README.md ] && [ -f demos/example.c ]; then
+    if diff <(awk '/^```c$/ {f = 1; next} /^```$/ {f = 0} f' README.md) \
+            <(sed '1,/^\*\//d' demos/example.c) >"$T/diff"; then ok; else
+        bad "README's C example differs from demos/example.c"
+        head -n 10 "$T/diff"
+    fi
+fi
+
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" = 0 ]

@@ -1,0 +1,314 @@
+#!/usr/bin/env bash
+# build.sh - build, test, demo and bench doppler. No make, no cmake.
+#
+#   ./build.sh            build the CLI, demos, bench programs and tests into build/
+#   ./build.sh test       build, then run every test program; the last line is
+#                         the total "N passed, N failed, N skipped"
+#   ./build.sh sanitize   the same under -fsanitize=address,undefined (build/sanitize/)
+#   ./build.sh demo       place the shipped and reference graphs with every heuristic
+#   ./build.sh bench      bench/run.sh: markdown tables for bench/RESULTS.md
+#   ./build.sh clean      remove build/
+#
+# Environment: CC (gcc), CXX (g++), NVCC (nvcc when found; "none": CPU-only),
+# DP_JOBS (2 parallel compilations), DP_WERROR=1 or CI=true (add -Werror),
+# DP_TEST_TIMEOUT (seconds per test program, 300), DP_DATA (the reference data,
+# ../shared/data).
+set -uo pipefail
+cd "$(dirname "$0")" || exit 1
+
+CC=${CC:-gcc}
+CXX=${CXX:-g++}
+JOBS=${DP_JOBS:-2}
+TEST_TIMEOUT=${DP_TEST_TIMEOUT:-300}
+WERROR=
+if [ "${CI:-}" = true ] || [ "${DP_WERROR:-0}" = 1 ]; then WERROR=-Werror; fi
+WARN="-Wall -Wextra $WERROR"
+CFLAGS="-std=gnu11 -O2 $WARN -I."
+CXXFLAGS="-std=c++17 -O2 $WARN -I."
+SANFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
+LIBS="-lm"
+
+NVCC=${NVCC:-$(command -v nvcc || { [ -x /usr/local/cuda/bin/nvcc ] && echo /usr/local/cuda/bin/nvcc; } || true)}
+[ "$NVCC" = none ] && NVCC=   # NVCC=none: CPU-only on purpose
+NVFLAGS="-O2 -I. -Xcompiler -Wall,-Wextra"
+[ -n "$WERROR" ] && NVFLAGS="$NVFLAGS -Werror all-warnings -Xcompiler -Werror"
+
+DATA=${DP_DATA:-../shared/data}   # the reference data, when present
+
+# ---------------------------------------------------------------------------
+# dependencies
+# ---------------------------------------------------------------------------
+need_stb() {
+    if echo '#include <stb/stb_ds.h>' | "$CC" -E -x c - >/dev/null 2>&1; then return 0; fi
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "stb_ds.h not found: installing libstb-dev"
+        export DEBIAN_FRONTEND=noninteractive
+        if apt-get update && apt-get install -y libstb-dev; then return 0; fi
+    fi
+    cat >&2 <<'EOF'
+build.sh: stb_ds.h not found (the header <stb/stb_ds.h>).
+  Debian/Ubuntu: sudo apt-get install libstb-dev
+  elsewhere:     put stb_ds.h from https://github.com/nothings/stb into a
+                 directory stb/ on the include path (e.g. CPATH=/that/dir)
+EOF
+    exit 1
+}
+
+# ---------------------------------------------------------------------------
+# parallel compilation: each job logs to build/log/NAME.log and leaves its
+# exit status in build/log/NAME.rc; finish_jobs shows the logs and collects
+# the failed targets in FAILED.
+# ---------------------------------------------------------------------------
+JOB_NAMES=()
+FAILED=()
+
+start_job() {  # NAME CMD...
+    local name=$1
+    shift
+    while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n 2>/dev/null || true; done
+    rm -f "build/log/$name.rc"
+    ( "$@" >"build/log/$name.log" 2>&1; echo $? >"build/log/$name.rc" ) &
+    JOB_NAMES+=("$name")
+}
+
+finish_jobs() {
+    wait
+    local n rc
+    for n in ${JOB_NAMES[@]+"${JOB_NAMES[@]}"}; do
+        rc=$(cat "build/log/$n.rc" 2>/dev/null || echo 1)
+        if [ -s "build/log/$n.log" ]; then
+            echo "--- $n:"
+            cat "build/log/$n.log"
+        fi
+        if [ "$rc" != 0 ]; then
+            echo "build.sh: FAILED to build $n"
+            FAILED+=("$n")
+        fi
+    done
+    JOB_NAMES=()
+}
+
+# Up to date when OUT is newer than its sources, every header and the flags.
+uptodate() {  # OUT SRC...
+    local out=$1 f
+    shift
+    [ -e "$out" ] || return 1
+    for f in "$@" doppler.h tests/*.h build.sh "$STAMP"; do
+        [ -e "$f" ] && [ "$f" -nt "$out" ] && return 1
+    done
+    return 0
+}
+
+# Rebuild everything in DIR when the flags change.
+set_stamp() {  # DIR FLAGS...
+    local dir=$1
+    shift
+    STAMP=$dir/.flags
+    mkdir -p "$dir" build/log
+    if [ "$(cat "$STAMP" 2>/dev/null)" != "$*" ]; then echo "$*" >"$STAMP"; fi
+}
+
+cc_prog() {  # OUT SRC [FLAGS...]: one C program
+    local out=$1 src=$2
+    shift 2
+    uptodate "$out" "$src" && return 0
+    echo "  CC    $out"
+    rm -f "$out"
+    start_job "$(echo "$out" | tr / _)" "$CC" $CFLAGS "$@" -o "$out" "$src" $LIBS
+}
+
+cxx_prog() {  # OUT SRC [FLAGS...]
+    local out=$1 src=$2
+    shift 2
+    uptodate "$out" "$src" && return 0
+    echo "  CXX   $out"
+    rm -f "$out"
+    start_job "$(echo "$out" | tr / _)" "$CXX" $CXXFLAGS "$@" -o "$out" "$src" $LIBS
+}
+
+# TEST_PROGS: the test programs of the last build_tests, in order.
+TEST_PROGS=()
+
+build_tests() {  # DIR [EXTRA FLAGS...]
+    local dir=$1 f stem
+    shift
+    TEST_PROGS=()
+    for f in tests/test_*.c; do
+        [ -e "$f" ] || continue
+        stem=$(basename "$f" .c)
+        cc_prog "$dir/$stem" "$f" "$@"
+        TEST_PROGS+=("$dir/$stem")
+    done
+    for f in tests/*.cpp; do
+        [ -e "$f" ] || continue
+        stem=$(basename "$f" .cpp)
+        cxx_prog "$dir/${stem}_cpp" "$f" "$@"
+        TEST_PROGS+=("$dir/${stem}_cpp")
+    done
+}
+
+build_cuda() {
+    if [ -z "$NVCC" ]; then
+        echo "nvcc not found: building CPU-only"
+        return 0
+    fi
+    local out=build/doppler_cuda_probe f stem
+    if ! uptodate "$out" doppler_cuda.cu demos/cuda_probe.c; then
+        echo "  NVCC  $out"
+        rm -f "$out"
+        start_job build_doppler_cuda_probe "$NVCC" $NVFLAGS -o "$out" doppler_cuda.cu demos/cuda_probe.c
+    fi
+    for f in tests/*.cu; do
+        [ -e "$f" ] || continue
+        stem=$(basename "$f" .cu)
+        out=build/${stem}_cu
+        TEST_PROGS+=("$out")
+        uptodate "$out" "$f" doppler_cuda.cu && continue
+        echo "  NVCC  $out"
+        rm -f "$out"
+        start_job "build_${stem}_cu" "$NVCC" $NVFLAGS -o "$out" "$f" doppler_cuda.cu
+    done
+}
+
+do_build() {
+    need_stb
+    set_stamp build "$CC $CFLAGS $CXX $CXXFLAGS $NVCC $NVFLAGS"
+    cc_prog build/doppler demos/doppler.c
+    cc_prog build/example demos/example.c
+    cc_prog build/stg_bench bench/stg_bench.c
+    cc_prog build/sim_bench bench/sim_bench.c
+    if command -v clang >/dev/null 2>&1 && ! uptodate build/.clang-ok demos/doppler.c; then
+        echo "  CLANG demos/doppler.c (warnings check)"
+        start_job clang_doppler sh -c "clang -std=gnu11 $WARN -I. -fsyntax-only demos/doppler.c && touch build/.clang-ok"
+    fi
+    build_tests build
+    build_cuda
+    finish_jobs
+    [ ${#FAILED[@]} -eq 0 ]
+}
+
+# ---------------------------------------------------------------------------
+# running tests: every program from the repository root, its output shown;
+# its closing line "N passed, N failed, N skipped" is added to the total. A
+# program that crashes, times out, exits nonzero with no failure counted, or
+# prints no closing line counts one failure more.
+# ---------------------------------------------------------------------------
+run_tests() {  # PROGRAM... ; then the CLI check with $CLI
+    local tp=0 tf=0 ts=0 t name rc line p f s log
+    mkdir -p build/log
+    for t in "$@" cli; do
+        name=$(basename "$t")
+        log=build/log/run-$name.log
+        echo "=== $name"
+        if [ "$t" = cli ]; then
+            timeout "$TEST_TIMEOUT" .ci/cli_test.sh "$CLI" </dev/null 2>&1 | tee "$log"
+        else
+            timeout "$TEST_TIMEOUT" "$t" </dev/null 2>&1 | tee "$log"
+        fi
+        rc=${PIPESTATUS[0]}
+        line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$log" | tail -n 1)
+        if [ -n "$line" ]; then
+            read -r p _ f _ s _ <<<"$line"
+            tp=$((tp + p)); tf=$((tf + f)); ts=$((ts + s))
+            if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+                echo "build.sh: $name exited with status $rc: counted as a failure"
+                tf=$((tf + 1))
+            fi
+        else
+            if [ "$rc" = 124 ]; then
+                echo "build.sh: $name timed out after ${TEST_TIMEOUT}s: counted as a failure"
+            else
+                echo "build.sh: $name printed no closing line (exit status $rc): counted as a failure"
+            fi
+            tf=$((tf + 1))
+        fi
+    done
+    # targets that did not build count as failures
+    for t in ${FAILED[@]+"${FAILED[@]}"}; do
+        echo "build.sh: $t did not build: counted as a failure"
+        tf=$((tf + 1))
+    done
+    echo "$tp passed, $tf failed, $ts skipped"
+    [ "$tf" = 0 ]
+}
+
+# only the programs that exist (a failed build leaves none)
+existing() {
+    local t
+    for t in "$@"; do [ -x "$t" ] && echo "$t"; done
+}
+
+cmd_test() {
+    do_build
+    CLI=build/doppler
+    local progs
+    mapfile -t progs < <(existing ${TEST_PROGS[@]+"${TEST_PROGS[@]}"})
+    run_tests ${progs[@]+"${progs[@]}"}
+}
+
+cmd_sanitize() {
+    need_stb
+    # no -Werror here: the instrumentation makes gcc warn where the plain
+    # -O2 build (the warning check) does not, e.g. -Wformat-truncation
+    CFLAGS="-std=gnu11 -Wall -Wextra -I. $SANFLAGS"
+    CXXFLAGS="-std=c++17 -Wall -Wextra -I. $SANFLAGS"
+    set_stamp build/sanitize "$CC $CFLAGS $CXX $CXXFLAGS"
+    cc_prog build/sanitize/doppler demos/doppler.c
+    build_tests build/sanitize
+    finish_jobs
+    export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1}
+    export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+    CLI=build/sanitize/doppler
+    local progs
+    mapfile -t progs < <(existing ${TEST_PROGS[@]+"${TEST_PROGS[@]}"})
+    run_tests ${progs[@]+"${progs[@]}"}
+}
+
+cmd_demo() {
+    do_build || exit 1
+    local graphs g best name
+    mapfile -t graphs < <(printf '%s\n' graphs/*.dpg | sort -V)
+    if [ -d "$DATA/doppler" ]; then
+        graphs+=("$DATA"/doppler/*.txt)
+    else
+        echo "$DATA not found: the demo runs on graphs/ only"
+    fi
+    echo "Every heuristic on 4 devices (heft_example: its own 3 processors)."
+    echo "ratio = makespan / lower bound (max of critical path and work / devices)."
+    echo
+    build/doppler bench "${graphs[@]}" --methods all || exit 1
+    # Gantt charts of the best placement of one small and one larger graph
+    for g in graphs/heft_example.dpg "$DATA/doppler/chain_mm_112nodes.txt"; do
+        [ -e "$g" ] || g=graphs/layered_50.dpg
+        [ -e "$g" ] || continue
+        best=$(build/doppler bench "$g" --methods all --json |
+            awk -F'"makespan": ' '/"method"/ {
+                    split($0, a, "\"method\": \""); split(a[2], b, "\"");
+                    split($2, c, ","); if (!n++ || c[1] + 0 < m) { m = c[1] + 0; meth = b[1] } }
+                END { print meth }')
+        [ -n "$best" ] || continue
+        name=$(basename "$g")
+        name=${name%.*}
+        build/doppler place "$g" --method "$best" --gantt "build/demo_$name.svg" --out "build/demo_$name.assign" >/dev/null || exit 1
+        echo "Gantt chart of $best on $name: build/demo_$name.svg"
+    done
+}
+
+cmd_bench() {
+    do_build || exit 1
+    bench/run.sh
+}
+
+case "${1:-build}" in
+    build) do_build ;;
+    test) cmd_test ;;
+    sanitize) cmd_sanitize ;;
+    demo) cmd_demo ;;
+    bench) cmd_bench ;;
+    clean) rm -rf build ;;
+    help | -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' ;;
+    *)
+        echo "usage: ./build.sh [build|test|sanitize|demo|bench|clean]" >&2
+        exit 2
+        ;;
+esac
