@@ -1,6 +1,6 @@
 /* test_heft.c - the HEFT paper's worked example (Topcuoglu, Hariri, Wu,
    IEEE TPDS 2002, Fig. 2 / Fig. 4a / Table of upward ranks), typed in as
-   tests/data/heft.dpg from ../shared/data/heft-example/ (the two csv files).
+   graphs/heft_example.dpg from ../shared/data/heft-example/ (the two csv files).
 
    Published: upward ranks 108, 77, 80, 80, 69, 63.333, 42.667, 35.667,
    44.333, 14.667 (tasks 1..10); HEFT schedule length 80. */
@@ -8,7 +8,7 @@
 #include "../doppler.h"
 #include "dp_test.h"
 
-#define HEFT_FILE "tests/data/heft.dpg"
+#define HEFT_FILE "graphs/heft_example.dpg"
 
 /* Execution times (paper Fig. 2 table), row = task 1..10, col = P1..P3. */
 static const double W[10][3] = {
