@@ -52,6 +52,18 @@
      names the file, the line and the value at fault:
          "g.dpg:12: op 'mm3': compute cost '-4' is negative"
      The library never calls exit() or abort(), and never prints.
+     Codes: PARSE unreadable text (syntax, not a number, unknown record,
+     field or kind, truncated file); RANGE a readable value out of range
+     (negative, NaN or inf, integer overflow, device index); GRAPH a
+     structural fault (unknown op, self loop, duplicate op name or edge);
+     CYCLE; LIMIT past a DP_MAX_* limit (checked before allocating); IO;
+     NOMEM; FORMAT a graph the target format cannot hold; INFEASIBLE no
+     placement fits the memory; DEVICE a CUDA failure; ARG API misuse.
+   - Options pointers may be NULL (all defaults). After a failed read the
+     graph or cluster is empty and dp_graph_free / dp_cluster_free on it is
+     safe; an assignment is written only when a placer succeeds.
+   - Allocation: define DP_MALLOC, DP_REALLOC and DP_FREE before the
+     implementation to use your own allocator (stb_ds uses them too).
    - Descriptor structs are zero-means-default: {0} gives sensible values.
    - Deterministic: every random choice comes from a dp_rng seeded by you.
      There is no global mutable state; separate objects may be used from
@@ -210,6 +222,7 @@ int  dp_graph_copy(dp_graph *dst, const dp_graph *src, dp_error *err);
    Native format (".dpg"), one record per line, '#' starts a comment:
        doppler-graph 1
        units speed=1e10 bandwidth=1e10        (optional, default 1 1)
+       external_inputs 36                     (optional, DOPPLER files)
        devtimes 3                             (optional: columns of time=)
        op NAME [kind=K] [compute=C] [bytes=B] [mem=M] [time=t0,t1,...]
        edge SRC DST [bytes=B]                 (default: SRC's bytes)
@@ -226,8 +239,10 @@ int dp_graph_read_mem(dp_graph *g, const char *buf, size_t len,
                       const char *name, dp_format fmt, dp_error *err);
 int dp_graph_write(const dp_graph *g, const char *path, dp_format fmt, dp_error *err);
 int dp_graph_write_file(const dp_graph *g, FILE *f, dp_format fmt, dp_error *err);
+/* DP_FORMAT_AUTO when the content is none of the three. */
 dp_format   dp_format_detect(const char *buf, size_t len);
-dp_format   dp_format_from_path(const char *path);   /* by extension */
+/* .stg -> STG; .txt, .doppler -> DOPPLER; anything else -> native. */
+dp_format   dp_format_from_path(const char *path);
 int         dp_format_parse(const char *name, dp_format *out);  /* "stg" */
 const char *dp_format_name(dp_format fmt);
 
@@ -969,26 +984,34 @@ static void dp__csr(int n, int m, const int *key, int *off, int *idx)
     off[0] = 0;
 }
 
-/* Kahn's algorithm with a min-heap on op index: the topo order is the
-   lexicographically smallest one, so it does not depend on edge order. */
-static void dp__heap_push_int(int *h, int *n, int v)
+/* Heap of ops: largest key first, ties (and a NULL key) lower index first.
+   Used for the topological order, the list schedulers and enumopt. */
+typedef struct dp__opheap { int *h; int n; const double *key; } dp__opheap;
+
+static int dp__oh_before(const dp__opheap *q, int a, int b)
 {
-    int i = (*n)++;
-    while (i > 0 && h[(i - 1) / 2] > v) { h[i] = h[(i - 1) / 2]; i = (i - 1) / 2; }
-    h[i] = v;
+    if (q->key && q->key[a] != q->key[b]) return q->key[a] > q->key[b];
+    return a < b;
 }
 
-static int dp__heap_pop_int(int *h, int *n)
+static void dp__oh_push(dp__opheap *q, int v)
 {
-    int top = h[0], v = h[--(*n)], i = 0;
+    int i = q->n++;
+    while (i > 0 && dp__oh_before(q, v, q->h[(i - 1) / 2])) { q->h[i] = q->h[(i - 1) / 2]; i = (i - 1) / 2; }
+    q->h[i] = v;
+}
+
+static int dp__oh_pop(dp__opheap *q)
+{
+    int top = q->h[0], last = q->h[--q->n], i = 0;
     for (;;) {
         int c = 2 * i + 1;
-        if (c >= *n) break;
-        if (c + 1 < *n && h[c + 1] < h[c]) c++;
-        if (h[c] >= v) break;
-        h[i] = h[c]; i = c;
+        if (c >= q->n) break;
+        if (c + 1 < q->n && dp__oh_before(q, q->h[c + 1], q->h[c])) c++;
+        if (!dp__oh_before(q, q->h[c], last)) break;
+        q->h[i] = q->h[c]; i = c;
     }
-    if (*n > 0) h[i] = v;
+    if (q->n > 0) q->h[i] = last;
     return top;
 }
 
@@ -1014,8 +1037,9 @@ static int dp__find_cycle_op(const dp_graph *g, const int *indeg)
 
 int dp_graph_finalize(dp_graph *g, dp_error *err)
 {
-    int n = g->n_ops, m = g->n_edges, i, k, cnt = 0, hn = 0;
+    int n = g->n_ops, m = g->n_edges, i, k, cnt = 0;
     int *indeg = NULL, *heap = NULL;
+    dp__opheap q;
     if (g->finalized) return 0;
     if (n == 0) return dp__fail(err, DP_ERR_GRAPH, "graph has no ops");
     g->out_off = (int *)dp__alloc((size_t)n + 1, sizeof(int), err, "adjacency");
@@ -1040,13 +1064,16 @@ int dp_graph_finalize(dp_graph *g, dp_error *err)
             indeg[d] = i;
         }
     for (i = 0; i < n; i++) indeg[i] = g->in_off[i + 1] - g->in_off[i];
-    for (i = 0; i < n; i++) if (indeg[i] == 0) dp__heap_push_int(heap, &hn, i);
-    while (hn > 0) {
-        int v = dp__heap_pop_int(heap, &hn);
+    /* Kahn's algorithm taking the lowest ready index first: the topo order
+       is the lexicographically smallest, whatever the edge order */
+    q.h = heap; q.n = 0; q.key = NULL;
+    for (i = 0; i < n; i++) if (indeg[i] == 0) dp__oh_push(&q, i);
+    while (q.n > 0) {
+        int v = dp__oh_pop(&q);
         g->topo[cnt++] = v;
         for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
             int d = g->dst[g->out_edge[k]];
-            if (--indeg[d] == 0) dp__heap_push_int(heap, &hn, d);
+            if (--indeg[d] == 0) dp__oh_push(&q, d);
         }
     }
     if (cnt < n) {
@@ -2383,35 +2410,6 @@ done:
 }
 
 /* ---- list scheduling: cp and heft ------------------------------------- */
-/* Max-heap of ops on (key, lower index first). */
-typedef struct dp__opheap { int *h; int n; const double *key; } dp__opheap;
-
-static int dp__oh_before(const dp__opheap *q, int a, int b)
-{
-    return q->key[a] > q->key[b] || (q->key[a] == q->key[b] && a < b);
-}
-
-static void dp__oh_push(dp__opheap *q, int v)
-{
-    int i = q->n++;
-    while (i > 0 && dp__oh_before(q, v, q->h[(i - 1) / 2])) { q->h[i] = q->h[(i - 1) / 2]; i = (i - 1) / 2; }
-    q->h[i] = v;
-}
-
-static int dp__oh_pop(dp__opheap *q)
-{
-    int top = q->h[0], last = q->h[--q->n], i = 0;
-    for (;;) {
-        int c = 2 * i + 1;
-        if (c >= q->n) break;
-        if (c + 1 < q->n && dp__oh_before(q, q->h[c + 1], q->h[c])) c++;
-        if (!dp__oh_before(q, q->h[c], last)) break;
-        q->h[i] = q->h[c]; i = c;
-    }
-    if (q->n > 0) q->h[i] = last;
-    return top;
-}
-
 /* Time v's inputs are all on device d, given placed predecessors. */
 static double dp__inputs_ready(const dp_graph *g, const dp_cluster *c, const int *assign, const double *finish, int v, int d)
 {
