@@ -33,6 +33,7 @@
        >>api-placers     heuristic placers: single .. anneal
        >>api-gantt       SVG Gantt chart
        >>api-gen         random DAG families (DAGGEN style)
+       >>api-learn       DOPPLER: policies, training stages, checkpoints
        >>api-cuda        the CUDA companion's C ABI (doppler_cuda.cu)
      implementation (under DOPPLER_IMPLEMENTATION), in data-flow order
        >>util            errors, rng, clock, file slurping, text scanning
@@ -44,6 +45,12 @@
        >>placers         single, round-robin, random, cp, heft, enumopt, anneal
        >>gantt           SVG writer
        >>gen             layered and random DAG generators
+       >>features        per-op and per-device features, critical paths
+       >>gnn             message passing, forward and backward
+       >>episode         one SEL/PLC rollout and its backward pass
+       >>train           Adam, the three stages, greedy/sampled placement
+       >>checkpoint      policy files
+       >>curves          training-curve SVG
 
    CONVENTIONS
    - Public names dp_, private dp__, macros DP_.
@@ -468,6 +475,132 @@ typedef struct dp_gen_opts {
     uint64_t seed;
 } dp_gen_opts;
 int dp_gen(dp_graph *g, const dp_gen_opts *opts, dp_error *err);
+
+/* ======================================================================
+   >>api-learn
+   DOPPLER (Yao et al., ICLR 2026): a SEL policy picks the next op among
+   the legal ones (all predecessors placed), a PLC policy picks its device.
+   Both score with a GNN embedding computed once per episode:
+     features  per op, z-scored over the graph: mean op time, b-level,
+               t-level, incoming and outgoing transfer time (DP_N_FEAT);
+               per device, for the op being placed, from a correct partial
+               schedule (earliest start counts transfers and the device's
+               free time): work already on it, work of the op's inputs on
+               it, earliest and latest end of those inputs, earliest
+               feasible start, and that start minus the best over devices
+               (DP_N_DEVFEAT), all divided by the graph's lower bound.
+     GNN       h0 = relu(Win x + bin); K rounds of
+               h' = h + relu(Ws h + Wf mean_in(h_u + c_e af)
+                                  + Wb mean_out(h_w + c_e ab) + b)
+               over the DAG in both directions (c_e: the edge's transfer
+               time over the mean op time). SEL and PLC have one each, or
+               share one (dp_policy_opts.shared_gnn).
+     SEL       score(v) = w2 . relu(Wx x_v + Wh h_v + Wpb pb_v + Wpt pt_v + b1)
+               + b2, pb/pt the mean embedding along v's b-level path (to a
+               sink) and t-level path (from a source); static per episode,
+               softmax over the legal set at every step.
+     PLC       score(d) = w2 . relu(Wd f_d + Wx x_v + Wh h_v + WE mean_{u on d} h_u
+               + b1) + b2; softmax over devices.
+   Training: stage "il" imitates the cp expert (largest b-level op,
+   earliest-start device; every tied choice counts as correct) on states
+   the policy visits (DAgger); "sim" is REINFORCE against the simulator;
+   "real" is REINFORCE against dp_train_opts.cost (any runtime; the
+   simulator when NULL). Reward: 0 but at the end, where it is
+   (baseline - cost) / baseline, baseline the running mean cost of that
+   graph; discounted by gamma. Adam, one optimiser per policy, gradient
+   clipping by global norm, entropy bonus, epsilon-greedy exploration
+   decayed linearly, learning rate decayed linearly to lr_final x lr.
+   An episode allocates nothing: every buffer is made once per graph.
+   ====================================================================== */
+#define DP_N_FEAT    5
+#define DP_N_DEVFEAT 6
+
+typedef enum dp_algo { DP_ALGO_DOPPLER = 1, DP_ALGO_PLACETO = 2 } dp_algo;
+
+typedef struct dp_policy_opts {
+    int      hidden;        /* H; 0 -> 32 (the paper: 128)                 */
+    int      layers;        /* K message-passing rounds; 0 -> 3 (paper: 6) */
+    int      shared_gnn;    /* one GNN for SEL and PLC                     */
+    uint64_t seed;          /* initial weights                             */
+} dp_policy_opts;
+
+typedef struct dp_policy {
+    dp_algo        algo;
+    dp_policy_opts opts;     /* with defaults filled in                    */
+    int     n_sel, n_plc;    /* parameter counts                           */
+    double *sel, *plc;       /* flat parameter buffers                     */
+} dp_policy;
+
+int  dp_policy_init(dp_policy *p, const dp_policy_opts *opts, dp_error *err);
+void dp_policy_free(dp_policy *p);
+int  dp_policy_save(const dp_policy *p, const char *path, dp_error *err);
+/* Checks magic, version, algorithm, sizes and checksum. */
+int  dp_policy_load(dp_policy *p, const char *path, dp_error *err);
+int  dp_policy_load_mem(dp_policy *p, const void *buf, size_t len, const char *name, dp_error *err);
+
+/* Cost of a placement on some runtime (lower is better): the simulator by
+   default, or a real executor. order[k] is the k-th op SEL chose. */
+typedef int (*dp_cost_fn)(void *ctx, const dp_graph *g, const dp_cluster *c,
+                          const int *assign, const int *order, double *cost, dp_error *err);
+
+typedef enum dp_stage { DP_STAGE_IL = 0, DP_STAGE_SIM, DP_STAGE_REAL, DP_STAGE__COUNT } dp_stage;
+const char *dp_stage_name(dp_stage s);     /* "il", "sim", "real" */
+
+typedef struct dp_episode_info {
+    dp_stage stage;
+    int      episode;        /* within the stage                            */
+    int      episodes;       /* of the stage                                */
+    int      graph;          /* index into the training set                 */
+    double   cost;           /* makespan (or the cost callback's value)     */
+    double   lower_bound;
+    double   best;           /* best cost seen on that graph in the stage   */
+    double   baseline;       /* running mean before this episode            */
+    double   epsilon, lr, loss, entropy;
+    double   seconds;        /* since the stage began                        */
+} dp_episode_info;
+
+typedef struct dp_train_opts {
+    int      episodes[DP_STAGE__COUNT]; /* 0 = skip the stage               */
+    double   lr[DP_STAGE__COUNT];       /* 0 -> 1e-3, 1e-4, 1e-4            */
+    double   eps_start[DP_STAGE__COUNT];/* 0 -> 1.0, 0.2, 0.1; decays to 0  */
+    double   lr_final;       /* lr decays linearly to lr * this; 0 -> 0.1   */
+    double   entropy;        /* bonus weight; 0 -> 1e-3                     */
+    double   gamma;          /* discount; 0 -> 0.99                         */
+    double   clip;           /* global gradient-norm clip; 0 -> 1.0         */
+    double   baseline_decay; /* running mean weight; 0 -> 0.9 (EMA)         */
+    dp_order order;          /* runtime order; PRIORITY uses SEL's order    */
+    dp_cost_fn cost;         /* stage "real" (and "sim" if set); NULL -> simulator */
+    void    *cost_ctx;
+    uint64_t seed;
+    /* called after every episode; return nonzero to stop training */
+    int    (*on_episode)(void *ctx, const dp_episode_info *info);
+    void    *on_episode_ctx;
+} dp_train_opts;
+
+typedef struct dp_train_result {
+    long   episodes;         /* run, all stages                              */
+    long   simulations;      /* cost evaluations                             */
+    double seconds;
+    double final_cost[DP_STAGE__COUNT]; /* mean cost of the stage's last 10% */
+} dp_train_result;
+
+/* Trains p on n graphs (one drawn per episode) placed on cluster c. */
+int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluster *c,
+             const dp_train_opts *opts, dp_train_result *res, dp_error *err);
+
+typedef struct dp_infer_opts {
+    int      samples;        /* 0: greedy; K > 0: best of greedy and K samples */
+    uint64_t seed;
+    dp_order order;          /* how the placement is scored               */
+} dp_infer_opts;
+
+/* Places g with the policy; order (may be NULL) gets SEL's op order. */
+int dp_policy_place(const dp_policy *p, const dp_graph *g, const dp_cluster *c,
+                    const dp_infer_opts *opts, int *assign, int *order,
+                    double *makespan, dp_error *err);
+
+/* Plot of cost / lower bound per episode, stage boundaries marked. */
+int dp_curve_svg(const char *path, const dp_episode_info *rec, int n, const char *title, dp_error *err);
 
 /* ======================================================================
    >>api-cuda
@@ -2854,6 +2987,1060 @@ done:
     arrfree(level_start);
     if (rc) dp_graph_free(g);
     return rc;
+}
+
+/* ======================================================================
+   >>features
+   Per-graph context for learning: features, critical paths and every
+   buffer an episode needs, made once per graph (dp__gctx_init).
+   ====================================================================== */
+#define DP__F  DP_N_FEAT
+#define DP__MAX_HIDDEN 512
+#define DP__DF DP_N_DEVFEAT
+
+static double dp__relu(double x) { return x > 0 ? x : 0; }
+
+/* y[out] += W[out][in] x[in] */
+static void dp__mv(double *y, const double *W, const double *x, int out, int in)
+{
+    int i, j;
+    for (i = 0; i < out; i++) {
+        const double *w = W + (size_t)i * in;
+        double s = 0;
+        for (j = 0; j < in; j++) s += w[j] * x[j];
+        y[i] += s;
+    }
+}
+
+/* gx[in] += W^T g[out] */
+static void dp__mtv(double *gx, const double *W, const double *g, int out, int in)
+{
+    int i, j;
+    for (i = 0; i < out; i++) {
+        const double *w = W + (size_t)i * in;
+        double gi = g[i];
+        if (gi == 0) continue;
+        for (j = 0; j < in; j++) gx[j] += w[j] * gi;
+    }
+}
+
+/* gW[out][in] += g[out] x[in]^T */
+static void dp__outer(double *gW, const double *g, const double *x, int out, int in)
+{
+    int i, j;
+    for (i = 0; i < out; i++) {
+        double *w = gW + (size_t)i * in, gi = g[i];
+        if (gi == 0) continue;
+        for (j = 0; j < in; j++) w[j] += gi * x[j];
+    }
+}
+
+/* Parameter layout. GNN: Win[H][F] bin[H], then per round
+   Ws[H][H] Wf[H][H] Wb[H][H] af[H] ab[H] b[H].
+   SEL head: Wx[H][F] Wh[H][H] Wpb[H][H] Wpt[H][H] b1[H] w2[H] b2.
+   PLC head: Wd[H][DF] Wx[H][F] Wh[H][H] WE[H][H] b1[H] w2[H] b2.
+   SEL block = GNN + SEL head; PLC block = GNN (unless shared) + PLC head. */
+static size_t dp__gnn_size(int H, int K) { return (size_t)H * DP__F + H + (size_t)K * (3 * (size_t)H * H + 3 * (size_t)H); }
+static size_t dp__round_off(int H, int k) { return (size_t)H * DP__F + H + (size_t)k * (3 * (size_t)H * H + 3 * (size_t)H); }
+static size_t dp__selhead_size(int H) { return (size_t)H * DP__F + 3 * (size_t)H * H + 2 * (size_t)H + 1; }
+static size_t dp__plchead_size(int H) { return (size_t)H * DP__DF + (size_t)H * DP__F + 2 * (size_t)H * H + 2 * (size_t)H + 1; }
+
+typedef struct dp__gnn_buf {
+    double *h;    /* [(K+1) n H] embeddings after each round      */
+    double *pre;  /* [(K+1) n H] pre-activations                  */
+    double *mf, *mb; /* [K n H] mean messages in / out            */
+    double *gh;   /* [n H] gradient w.r.t. the final embedding    */
+    double *gtmp; /* [n H] scratch                                 */
+    double *gm;   /* [2 H] scratch                                 */
+} dp__gnn_buf;
+
+typedef struct dp__gctx {
+    const dp_graph *g; const dp_cluster *c;
+    int n, m, nd, H, K, shared;
+    double *x;            /* [n F] z-scored op features                */
+    double *ce;           /* [m] edge feature                           */
+    double *bl, *tl;      /* b-level, t-level                           */
+    int *bnext, *tprev;   /* next op on the b-level path / t-level path */
+    double *blen, *tlen;  /* ops on those paths, v included            */
+    double *optime;       /* [n nd]                                     */
+    double scale, lower_bound;
+    dp__gnn_buf gnn[2];
+    /* SEL */
+    double *pb, *pt, *zsel, *ssel, *gsel_pg, *gsel_fix, *gpb, *gpt;
+    /* PLC */
+    double *A, *P;
+    /* rollout state and records */
+    int *legal, nlegal, *pend, *assign, *order, *pos;
+    double *end, *avail, *work, *psum, *cnt, *prob, *logit, *est;
+    int *expert;
+    int *step_op, *step_dev;
+    double *step_f, *step_z, *step_gu, *step_gf;
+    /* backward scratch */
+    double *G, *snap, *gA, *gP, *gz, *prio;
+    int *best_assign, *best_order;
+    dp_sim sim;
+    /* training statistics */
+    double baseline, best;
+    int seen;
+} dp__gctx;
+
+static void dp__gctx_free(dp__gctx *x)
+{
+    int e;
+    if (!x) return;
+    DP_FREE(x->x); DP_FREE(x->ce); DP_FREE(x->bl); DP_FREE(x->tl); DP_FREE(x->bnext); DP_FREE(x->tprev);
+    DP_FREE(x->blen); DP_FREE(x->tlen); DP_FREE(x->optime);
+    for (e = 0; e < 2; e++) {
+        DP_FREE(x->gnn[e].h); DP_FREE(x->gnn[e].pre); DP_FREE(x->gnn[e].mf); DP_FREE(x->gnn[e].mb);
+        DP_FREE(x->gnn[e].gh); DP_FREE(x->gnn[e].gtmp); DP_FREE(x->gnn[e].gm);
+    }
+    DP_FREE(x->pb); DP_FREE(x->pt); DP_FREE(x->zsel); DP_FREE(x->ssel); DP_FREE(x->gsel_pg); DP_FREE(x->gsel_fix);
+    DP_FREE(x->gpb); DP_FREE(x->gpt); DP_FREE(x->A); DP_FREE(x->P);
+    DP_FREE(x->legal); DP_FREE(x->pend); DP_FREE(x->assign); DP_FREE(x->order); DP_FREE(x->pos);
+    DP_FREE(x->end); DP_FREE(x->avail); DP_FREE(x->work); DP_FREE(x->psum); DP_FREE(x->cnt);
+    DP_FREE(x->prob); DP_FREE(x->logit); DP_FREE(x->est); DP_FREE(x->expert);
+    DP_FREE(x->step_op); DP_FREE(x->step_dev); DP_FREE(x->step_f); DP_FREE(x->step_z);
+    DP_FREE(x->step_gu); DP_FREE(x->step_gf); DP_FREE(x->G); DP_FREE(x->snap); DP_FREE(x->gA);
+    DP_FREE(x->gP); DP_FREE(x->gz); DP_FREE(x->prio); DP_FREE(x->best_assign); DP_FREE(x->best_order);
+    dp_sim_free(&x->sim);
+    memset(x, 0, sizeof *x);
+}
+
+/* Mean transfer time of an edge over ordered pairs of distinct devices. */
+static double dp__edge_mean(const dp_cluster *c, double bytes, double lat, double ibw)
+{
+    return c->n > 1 ? lat + bytes * ibw : 0;
+}
+
+static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, int H, int K, int shared, dp_error *err)
+{
+    int n = g->n_ops, m = g->n_edges, nd = c->n, i, k, v, f, e, rc;
+    size_t nH = (size_t)n * H;
+    double lat, ibw, mean_t = 0;
+    memset(x, 0, sizeof *x);
+    if ((rc = dp_check(g, c, err))) return rc;
+    x->g = g; x->c = c; x->n = n; x->m = m; x->nd = nd; x->H = H; x->K = K; x->shared = shared;
+#define DP__A(ptr, count, type) if (!((ptr) = (type *)dp__alloc((size_t)(count), sizeof(type), err, "learning workspace"))) goto nomem
+    DP__A(x->x, (size_t)n * DP__F, double); DP__A(x->ce, m, double);
+    DP__A(x->bl, n, double); DP__A(x->tl, n, double); DP__A(x->bnext, n, int); DP__A(x->tprev, n, int);
+    DP__A(x->blen, n, double); DP__A(x->tlen, n, double); DP__A(x->optime, (size_t)n * nd, double);
+    for (e = 0; e < (shared ? 1 : 2); e++) {
+        DP__A(x->gnn[e].h, (size_t)(K + 1) * nH, double); DP__A(x->gnn[e].pre, (size_t)(K + 1) * nH, double);
+        DP__A(x->gnn[e].mf, (size_t)K * nH + 1, double); DP__A(x->gnn[e].mb, (size_t)K * nH + 1, double);
+        DP__A(x->gnn[e].gh, nH, double); DP__A(x->gnn[e].gtmp, nH, double); DP__A(x->gnn[e].gm, 2 * (size_t)H, double);
+    }
+    DP__A(x->pb, nH, double); DP__A(x->pt, nH, double); DP__A(x->zsel, nH, double); DP__A(x->ssel, n, double);
+    DP__A(x->gsel_pg, n, double); DP__A(x->gsel_fix, n, double); DP__A(x->gpb, nH, double); DP__A(x->gpt, nH, double);
+    DP__A(x->A, nH, double); DP__A(x->P, nH, double);
+    DP__A(x->legal, n, int); DP__A(x->pend, n, int); DP__A(x->assign, n, int); DP__A(x->order, n, int); DP__A(x->pos, n, int);
+    DP__A(x->end, n, double); DP__A(x->avail, nd, double); DP__A(x->work, nd, double); DP__A(x->psum, (size_t)nd * H, double);
+    DP__A(x->cnt, nd, double); DP__A(x->prob, n > nd ? n : nd, double); DP__A(x->logit, nd, double); DP__A(x->est, nd, double);
+    DP__A(x->expert, n > nd ? n : nd, int);
+    DP__A(x->step_op, n, int); DP__A(x->step_dev, n, int); DP__A(x->step_f, (size_t)n * nd * DP__DF, double);
+    DP__A(x->step_z, (size_t)n * nd * H, double); DP__A(x->step_gu, (size_t)n * nd, double); DP__A(x->step_gf, (size_t)n * nd, double);
+    DP__A(x->G, (size_t)nd * H, double); DP__A(x->snap, nH, double); DP__A(x->gA, nH, double); DP__A(x->gP, nH, double);
+    DP__A(x->gz, H, double); DP__A(x->prio, n, double); DP__A(x->best_assign, n, int); DP__A(x->best_order, n, int);
+#undef DP__A
+    if ((rc = dp_sim_init(&x->sim, g, c, err))) { dp__gctx_free(x); return rc; }
+    for (v = 0; v < n; v++)
+        for (k = 0; k < nd; k++) x->optime[(size_t)v * nd + k] = dp_op_time(g, c, v, k);
+    dp_blevel(g, c, x->bl);
+    dp_tlevel(g, c, x->tl);
+    dp__mean_link(c, &lat, &ibw);
+    x->lower_bound = dp_lower_bound(g, c);
+    x->scale = x->lower_bound > 0 ? x->lower_bound : 1;
+    /* raw features, then z-scores per column */
+    for (v = 0; v < n; v++) {
+        double *r = x->x + (size_t)v * DP__F, in = 0, out = 0;
+        for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) in += dp__edge_mean(c, g->bytes[g->in_edge[k]], lat, ibw);
+        for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) out += dp__edge_mean(c, g->bytes[g->out_edge[k]], lat, ibw);
+        r[0] = dp__mean_time(g, c, v); r[1] = x->bl[v]; r[2] = x->tl[v]; r[3] = in; r[4] = out;
+        mean_t += r[0];
+    }
+    mean_t /= n;
+    for (f = 0; f < DP__F; f++) {
+        double mu = 0, sd = 0;
+        for (v = 0; v < n; v++) mu += x->x[(size_t)v * DP__F + f];
+        mu /= n;
+        for (v = 0; v < n; v++) { double d = x->x[(size_t)v * DP__F + f] - mu; sd += d * d; }
+        sd = sqrt(sd / n);
+        for (v = 0; v < n; v++) x->x[(size_t)v * DP__F + f] = sd > 1e-12 * (fabs(mu) + 1e-300) ? (x->x[(size_t)v * DP__F + f] - mu) / sd : 0;
+    }
+    for (e = 0; e < m; e++) x->ce[e] = mean_t > 0 ? dp__edge_mean(c, g->bytes[e], lat, ibw) / mean_t : 0;
+    /* the b-level path follows the successor that gives the b-level; the
+       t-level path the predecessor that gives the t-level */
+    for (i = n - 1; i >= 0; i--) {
+        double best = -1;
+        v = g->topo[i];
+        x->bnext[v] = -1;
+        for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
+            int ed = g->out_edge[k], w = g->dst[ed];
+            double val = dp__edge_mean(c, g->bytes[ed], lat, ibw) + x->bl[w];
+            if (val > best) { best = val; x->bnext[v] = w; }
+        }
+        x->blen[v] = 1 + (x->bnext[v] >= 0 ? x->blen[x->bnext[v]] : 0);
+    }
+    for (i = 0; i < n; i++) {
+        double best = -1;
+        v = g->topo[i];
+        x->tprev[v] = -1;
+        for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+            int ed = g->in_edge[k], u = g->src[ed];
+            double val = x->tl[u] + dp__mean_time(g, c, u) + dp__edge_mean(c, g->bytes[ed], lat, ibw);
+            if (val > best) { best = val; x->tprev[v] = u; }
+        }
+        x->tlen[v] = 1 + (x->tprev[v] >= 0 ? x->tlen[x->tprev[v]] : 0);
+    }
+    return 0;
+nomem:
+    dp__gctx_free(x);
+    return DP_ERR_NOMEM;
+}
+
+/* ======================================================================
+   >>gnn
+   ====================================================================== */
+static void dp__gnn_forward(dp__gctx *x, dp__gnn_buf *b, const double *W)
+{
+    const dp_graph *g = x->g;
+    int n = x->n, H = x->H, K = x->K, v, k, r, i;
+    size_t nH = (size_t)n * H;
+    const double *win = W, *bin = W + (size_t)H * DP__F;
+    for (v = 0; v < n; v++) {
+        double *pre = b->pre + (size_t)v * H, *h = b->h + (size_t)v * H;
+        memcpy(pre, bin, sizeof(double) * (size_t)H);
+        dp__mv(pre, win, x->x + (size_t)v * DP__F, H, DP__F);
+        for (i = 0; i < H; i++) h[i] = dp__relu(pre[i]);
+    }
+    for (r = 0; r < K; r++) {
+        const double *ro = W + dp__round_off(H, r);
+        const double *ws = ro, *wf = ro + (size_t)H * H, *wb = ro + 2 * (size_t)H * H;
+        const double *af = ro + 3 * (size_t)H * H, *ab = af + H, *bb = ab + H;
+        const double *hp = b->h + (size_t)r * nH;
+        double *hn = b->h + (size_t)(r + 1) * nH, *pr = b->pre + (size_t)(r + 1) * nH;
+        double *mf = b->mf + (size_t)r * nH, *mb = b->mb + (size_t)r * nH;
+        for (v = 0; v < n; v++) {
+            double *f = mf + (size_t)v * H, *bk = mb + (size_t)v * H, *pre = pr + (size_t)v * H;
+            int din = g->in_off[v + 1] - g->in_off[v], dout = g->out_off[v + 1] - g->out_off[v];
+            memset(f, 0, sizeof(double) * (size_t)H);
+            memset(bk, 0, sizeof(double) * (size_t)H);
+            for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+                int e = g->in_edge[k];
+                const double *hu = hp + (size_t)g->src[e] * H;
+                for (i = 0; i < H; i++) f[i] += hu[i] + x->ce[e] * af[i];
+            }
+            for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
+                int e = g->out_edge[k];
+                const double *hw = hp + (size_t)g->dst[e] * H;
+                for (i = 0; i < H; i++) bk[i] += hw[i] + x->ce[e] * ab[i];
+            }
+            if (din) for (i = 0; i < H; i++) f[i] /= din;
+            if (dout) for (i = 0; i < H; i++) bk[i] /= dout;
+            memcpy(pre, bb, sizeof(double) * (size_t)H);
+            dp__mv(pre, ws, hp + (size_t)v * H, H, H);
+            dp__mv(pre, wf, f, H, H);
+            dp__mv(pre, wb, bk, H, H);
+            for (i = 0; i < H; i++) hn[(size_t)v * H + i] = hp[(size_t)v * H + i] + dp__relu(pre[i]);
+        }
+    }
+}
+
+static const double *dp__gnn_out(const dp__gctx *x, const dp__gnn_buf *b)
+{
+    return b->h + (size_t)x->K * x->n * x->H;
+}
+
+/* Backward from b->gh (gradient w.r.t. the final embedding, destroyed)
+   into the parameter gradient gW. */
+static void dp__gnn_backward(dp__gctx *x, dp__gnn_buf *b, const double *W, double *gW)
+{
+    const dp_graph *g = x->g;
+    int n = x->n, H = x->H, K = x->K, v, k, r, i;
+    size_t nH = (size_t)n * H;
+    double *gh = b->gh, *gp = b->gtmp, *gmf = b->gm, *gmb = b->gm + H;
+    for (r = K - 1; r >= 0; r--) {
+        const double *ro = W + dp__round_off(H, r);
+        const double *ws = ro, *wf = ro + (size_t)H * H, *wb = ro + 2 * (size_t)H * H;
+        double *gro = gW + dp__round_off(H, r);
+        double *gws = gro, *gwf = gro + (size_t)H * H, *gwb = gro + 2 * (size_t)H * H;
+        double *gaf = gro + 3 * (size_t)H * H, *gab = gaf + H, *gbb = gab + H;
+        const double *hp = b->h + (size_t)r * nH, *pr = b->pre + (size_t)(r + 1) * nH;
+        const double *mf = b->mf + (size_t)r * nH, *mb = b->mb + (size_t)r * nH;
+        /* gp = gradient w.r.t. h_r: the residual path first */
+        memcpy(gp, gh, sizeof(double) * nH);
+        for (v = 0; v < n; v++) {
+            const double *pre = pr + (size_t)v * H, *gv = gh + (size_t)v * H;
+            int din = g->in_off[v + 1] - g->in_off[v], dout = g->out_off[v + 1] - g->out_off[v], any = 0;
+            double tmp[DP__MAX_HIDDEN];
+            /* gradient of pre: gv where pre > 0 */
+            for (i = 0; i < H; i++) { tmp[i] = pre[i] > 0 ? gv[i] : 0; any |= tmp[i] != 0; }
+            if (!any) continue;
+            for (i = 0; i < H; i++) gbb[i] += tmp[i];
+            dp__outer(gws, tmp, hp + (size_t)v * H, H, H);
+            dp__outer(gwf, tmp, mf + (size_t)v * H, H, H);
+            dp__outer(gwb, tmp, mb + (size_t)v * H, H, H);
+            dp__mtv(gp + (size_t)v * H, ws, tmp, H, H);
+            memset(gmf, 0, sizeof(double) * 2 * (size_t)H);
+            dp__mtv(gmf, wf, tmp, H, H);
+            dp__mtv(gmb, wb, tmp, H, H);
+            if (din) for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+                int e = g->in_edge[k];
+                double *gu = gp + (size_t)g->src[e] * H, s = x->ce[e] / din;
+                for (i = 0; i < H; i++) { gu[i] += gmf[i] / din; gaf[i] += s * gmf[i]; }
+            }
+            if (dout) for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
+                int e = g->out_edge[k];
+                double *gw = gp + (size_t)g->dst[e] * H, s = x->ce[e] / dout;
+                for (i = 0; i < H; i++) { gw[i] += gmb[i] / dout; gab[i] += s * gmb[i]; }
+            }
+        }
+        memcpy(gh, gp, sizeof(double) * nH);
+    }
+    /* input layer */
+    for (v = 0; v < n; v++) {
+        const double *pre = b->pre + (size_t)v * H, *gv = gh + (size_t)v * H;
+        double tmp[DP__MAX_HIDDEN];
+        for (i = 0; i < H; i++) tmp[i] = pre[i] > 0 ? gv[i] : 0;
+        for (i = 0; i < H; i++) gW[(size_t)H * DP__F + i] += tmp[i];
+        dp__outer(gW, tmp, x->x + (size_t)v * DP__F, H, DP__F);
+    }
+}
+
+/* ======================================================================
+   >>episode
+   dp__forward: GNN(s), SEL scores, PLC per-op projections.
+   dp__rollout: one placement, recording what the backward pass needs.
+   dp__backward: gradients of the episode loss into gsel / gplc.
+   ====================================================================== */
+typedef struct dp__heads {
+    /* pointers into the parameter (or gradient) buffers */
+    double *gnn_sel, *gnn_plc;
+    double *s_wx, *s_wh, *s_wpb, *s_wpt, *s_b1, *s_w2, *s_b2;
+    double *p_wd, *p_wx, *p_wh, *p_we, *p_b1, *p_w2, *p_b2;
+} dp__heads;
+
+static void dp__heads_map(dp__heads *h, double *sel, double *plc, int H, int K, int shared)
+{
+    double *s = sel + dp__gnn_size(H, K), *p = plc + (shared ? 0 : dp__gnn_size(H, K));
+    size_t HH = (size_t)H * H;
+    h->gnn_sel = sel;
+    h->gnn_plc = shared ? sel : plc;
+    h->s_wx = s; s += (size_t)H * DP__F;
+    h->s_wh = s; s += HH; h->s_wpb = s; s += HH; h->s_wpt = s; s += HH;
+    h->s_b1 = s; s += H; h->s_w2 = s; s += H; h->s_b2 = s;
+    h->p_wd = p; p += (size_t)H * DP__DF; h->p_wx = p; p += (size_t)H * DP__F;
+    h->p_wh = p; p += HH; h->p_we = p; p += HH;
+    h->p_b1 = p; p += H; h->p_w2 = p; p += H; h->p_b2 = p;
+}
+
+static const double *dp__emb_sel(const dp__gctx *x) { return dp__gnn_out(x, &x->gnn[0]); }
+static const double *dp__emb_plc(const dp__gctx *x) { return dp__gnn_out(x, &x->gnn[x->shared ? 0 : 1]); }
+
+static void dp__forward(dp__gctx *x, const dp_policy *p)
+{
+    dp__heads w;
+    int n = x->n, H = x->H, i, v, j;
+    const double *hs, *hp;
+    dp__heads_map(&w, p->sel, p->plc, H, x->K, x->shared);
+    dp__gnn_forward(x, &x->gnn[0], w.gnn_sel);
+    if (!x->shared) dp__gnn_forward(x, &x->gnn[1], w.gnn_plc);
+    hs = dp__emb_sel(x); hp = dp__emb_plc(x);
+    /* mean embeddings along the b-level path (reverse topo) and t-level path */
+    for (i = n - 1; i >= 0; i--) {
+        v = x->g->topo[i];
+        for (j = 0; j < H; j++) {
+            double nx = x->bnext[v] >= 0 ? x->pb[(size_t)x->bnext[v] * H + j] * x->blen[x->bnext[v]] : 0;
+            x->pb[(size_t)v * H + j] = (hs[(size_t)v * H + j] + nx) / x->blen[v];
+        }
+    }
+    for (i = 0; i < n; i++) {
+        v = x->g->topo[i];
+        for (j = 0; j < H; j++) {
+            double pv = x->tprev[v] >= 0 ? x->pt[(size_t)x->tprev[v] * H + j] * x->tlen[x->tprev[v]] : 0;
+            x->pt[(size_t)v * H + j] = (hs[(size_t)v * H + j] + pv) / x->tlen[v];
+        }
+    }
+    for (v = 0; v < n; v++) {
+        double *z = x->zsel + (size_t)v * H, s = w.s_b2[0];
+        memcpy(z, w.s_b1, sizeof(double) * (size_t)H);
+        dp__mv(z, w.s_wx, x->x + (size_t)v * DP__F, H, DP__F);
+        dp__mv(z, w.s_wh, hs + (size_t)v * H, H, H);
+        dp__mv(z, w.s_wpb, x->pb + (size_t)v * H, H, H);
+        dp__mv(z, w.s_wpt, x->pt + (size_t)v * H, H, H);
+        for (j = 0; j < H; j++) s += w.s_w2[j] * dp__relu(z[j]);
+        x->ssel[v] = s;
+        /* PLC's op-only part and projected embedding */
+        memcpy(x->A + (size_t)v * H, w.p_b1, sizeof(double) * (size_t)H);
+        dp__mv(x->A + (size_t)v * H, w.p_wx, x->x + (size_t)v * DP__F, H, DP__F);
+        dp__mv(x->A + (size_t)v * H, w.p_wh, hp + (size_t)v * H, H, H);
+        memset(x->P + (size_t)v * H, 0, sizeof(double) * (size_t)H);
+        dp__mv(x->P + (size_t)v * H, w.p_we, hp + (size_t)v * H, H, H);
+    }
+}
+
+/* Softmax of logit[0..k) into prob (max-shifted); returns the entropy. */
+static double dp__softmax(const double *logit, double *prob, int k)
+{
+    double mx = logit[0], s = 0, h = 0;
+    int i;
+    for (i = 1; i < k; i++) if (logit[i] > mx) mx = logit[i];
+    for (i = 0; i < k; i++) { prob[i] = exp(logit[i] - mx); s += prob[i]; }
+    for (i = 0; i < k; i++) { prob[i] /= s; if (prob[i] > 0) h -= prob[i] * log(prob[i]); }
+    return h;
+}
+
+/* Choice among k options: uniform with probability eps, else sampled from
+   prob (sample) or the most probable (ties: the first). */
+static int dp__choose(const double *prob, int k, int sample, double eps, dp_rng *rng)
+{
+    int i, best = 0;
+    if (sample) {
+        double u;
+        if (eps > 0 && dp_rng_uniform(rng) < eps) return dp_rng_int(rng, k);
+        u = dp_rng_uniform(rng);
+        for (i = 0; i < k - 1; i++) { u -= prob[i]; if (u < 0) return i; }
+        return k - 1;
+    }
+    for (i = 1; i < k; i++) if (prob[i] > prob[best]) best = i;
+    return best;
+}
+
+/* Adds the gradient of the step loss w.r.t. the k logits:
+   gu += w (p - onehot(a))            (REINFORCE, times the return later)
+   gf += beta p (log p + H)           (minus the entropy bonus)
+   gf += p - [expert] p / P(expert)   (imitation, when il)
+   Returns the imitation loss -log P(expert) (0 when not il). */
+static double dp__step_grad(const double *prob, int k, int a, double w, double beta, double ent,
+                            const int *expert, int il, double *gu, double *gf, const int *idx)
+{
+    double pe = 0, loss = 0;
+    int i;
+    if (il) {
+        for (i = 0; i < k; i++) if (expert[i]) pe += prob[i];
+        if (pe < 1e-300) pe = 1e-300;
+        loss = -log(pe);
+    }
+    for (i = 0; i < k; i++) {
+        int j = idx ? idx[i] : i;
+        double p = prob[i];
+        gu[j] += w * (p - (i == a));
+        if (p > 0) gf[j] += beta * p * (log(p) + ent);
+        if (il) gf[j] += p - (expert[i] ? p / pe : 0);
+    }
+    return loss;
+}
+
+typedef struct dp__roll_opts {
+    int sample; double eps; int il; int train; double gamma, beta;
+} dp__roll_opts;
+
+typedef struct dp__roll_stats { double il_loss, entropy, logp, wlogp; } dp__roll_stats;
+
+static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro, dp_rng *rng, dp__roll_stats *st)
+{
+    const dp_graph *g = x->g;
+    const dp_cluster *c = x->c;
+    dp__heads w;
+    int n = x->n, nd = x->nd, H = x->H, t, i, k, d, v;
+    double *lp = x->prob;   /* probabilities over the legal set, then over devices */
+    dp__heads_map(&w, p->sel, p->plc, H, x->K, x->shared);
+    memset(st, 0, sizeof *st);
+    x->nlegal = 0;
+    for (v = 0; v < n; v++) {
+        x->pend[v] = g->in_off[v + 1] - g->in_off[v];
+        x->assign[v] = -1;
+        if (!x->pend[v]) { x->pos[v] = x->nlegal; x->legal[x->nlegal++] = v; }
+    }
+    for (d = 0; d < nd; d++) { x->avail[d] = 0; x->work[d] = 0; x->cnt[d] = 0; }
+    memset(x->psum, 0, sizeof(double) * (size_t)nd * H);
+    if (ro->train) {
+        memset(x->gsel_pg, 0, sizeof(double) * (size_t)n);
+        memset(x->gsel_fix, 0, sizeof(double) * (size_t)n);
+        memset(x->step_gu, 0, sizeof(double) * (size_t)n * nd);
+        memset(x->step_gf, 0, sizeof(double) * (size_t)n * nd);
+    }
+    for (t = 0; t < n; t++) {
+        double wdisc = pow(ro->gamma, (double)(n - 1 - t)), ent, bmax = -HUGE_VAL, emin = HUGE_VAL;
+        double *f = x->step_f + (size_t)t * nd * DP__DF, *zs = x->step_z + (size_t)t * nd * H;
+        int li, a;
+        /* ---- SEL: softmax of the static scores over the legal set ---- */
+        for (i = 0; i < x->nlegal; i++) lp[i] = x->ssel[x->legal[i]];
+        ent = dp__softmax(lp, lp, x->nlegal);
+        if (ro->il || ro->train) {
+            for (i = 0; i < x->nlegal; i++) if (x->bl[x->legal[i]] > bmax) bmax = x->bl[x->legal[i]];
+            for (i = 0; i < x->nlegal; i++) x->expert[i] = x->bl[x->legal[i]] >= bmax - 1e-9 * fabs(bmax);
+        }
+        li = dp__choose(lp, x->nlegal, ro->sample, ro->eps, rng);
+        if (!ro->sample) {   /* greedy: ties to the lower op index */
+            for (i = 0; i < x->nlegal; i++)
+                if (lp[i] == lp[li] && x->legal[i] < x->legal[li]) li = i;
+        }
+        v = x->legal[li];
+        st->entropy += ent;
+        st->logp += log(lp[li] > 1e-300 ? lp[li] : 1e-300);
+        st->wlogp += wdisc * log(lp[li] > 1e-300 ? lp[li] : 1e-300);
+        if (ro->train) st->il_loss += dp__step_grad(lp, x->nlegal, li, wdisc, ro->beta, ent, x->expert, ro->il, x->gsel_pg, x->gsel_fix, x->legal);
+        x->legal[li] = x->legal[--x->nlegal];
+        x->pos[x->legal[li]] = li;
+        /* ---- PLC: device features from the partial schedule ---- */
+        for (d = 0; d < nd; d++) {
+            double inw = 0, e0 = HUGE_VAL, e1 = 0, ready = 0, *fd = f + (size_t)d * DP__DF;
+            for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+                int e = g->in_edge[k], u = g->src[e];
+                double arr = x->end[u] + dp_xfer_time(c, g->bytes[e], x->assign[u], d);
+                if (arr > ready) ready = arr;
+                if (x->assign[u] == d) {
+                    inw += x->optime[(size_t)u * nd + d];
+                    if (x->end[u] < e0) e0 = x->end[u];
+                    if (x->end[u] > e1) e1 = x->end[u];
+                }
+            }
+            if (e0 == HUGE_VAL) e0 = 0;
+            x->est[d] = ready > x->avail[d] ? ready : x->avail[d];
+            if (x->est[d] < emin) emin = x->est[d];
+            fd[0] = x->work[d] / x->scale; fd[1] = inw / x->scale;
+            fd[2] = e0 / x->scale; fd[3] = e1 / x->scale; fd[4] = x->est[d] / x->scale;
+        }
+        for (d = 0; d < nd; d++) {
+            double *fd = f + (size_t)d * DP__DF, *z = zs + (size_t)d * H, s = w.p_b2[0];
+            const double *A = x->A + (size_t)v * H, *ps = x->psum + (size_t)d * H;
+            fd[5] = (x->est[d] - emin) / x->scale;
+            for (i = 0; i < H; i++) z[i] = A[i] + (x->cnt[d] > 0 ? ps[i] / x->cnt[d] : 0);
+            dp__mv(z, w.p_wd, fd, H, DP__DF);
+            for (i = 0; i < H; i++) s += w.p_w2[i] * dp__relu(z[i]);
+            x->logit[d] = s;
+            x->expert[d] = x->est[d] <= emin + 1e-9 * fabs(emin);
+        }
+        ent = dp__softmax(x->logit, lp, nd);
+        a = dp__choose(lp, nd, ro->sample, ro->eps, rng);
+        st->entropy += ent;
+        st->logp += log(lp[a] > 1e-300 ? lp[a] : 1e-300);
+        st->wlogp += wdisc * log(lp[a] > 1e-300 ? lp[a] : 1e-300);
+        if (ro->train) st->il_loss += dp__step_grad(lp, nd, a, wdisc, ro->beta, ent, x->expert, ro->il,
+                                                    x->step_gu + (size_t)t * nd, x->step_gf + (size_t)t * nd, NULL);
+        /* ---- place v on a ---- */
+        x->step_op[t] = v; x->step_dev[t] = a;
+        x->assign[v] = a;
+        x->order[t] = v;
+        x->end[v] = x->est[a] + x->optime[(size_t)v * nd + a];
+        x->avail[a] = x->end[v];
+        x->work[a] += x->optime[(size_t)v * nd + a];
+        for (i = 0; i < H; i++) x->psum[(size_t)a * H + i] += x->P[(size_t)v * H + i];
+        x->cnt[a] += 1;
+        for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
+            int y = g->dst[g->out_edge[k]];
+            if (--x->pend[y] == 0) { x->pos[y] = x->nlegal; x->legal[x->nlegal++] = y; }
+        }
+    }
+}
+
+/* Gradient of the episode loss, R the (normalised) return, into gsel and
+   gplc (accumulated). Loss per step is averaged over the n steps. */
+static void dp__backward(dp__gctx *x, const dp_policy *p, double R, double *gsel, double *gplc)
+{
+    dp__heads w, gw;
+    int n = x->n, nd = x->nd, H = x->H, t, d, i, v;
+    double inv = 1.0 / n;
+    const double *hs = dp__emb_sel(x), *hp = dp__emb_plc(x);
+    dp__gnn_buf *bs = &x->gnn[0], *bp = &x->gnn[x->shared ? 0 : 1];
+    dp__heads_map(&w, p->sel, p->plc, H, x->K, x->shared);
+    dp__heads_map(&gw, gsel, gplc, H, x->K, x->shared);
+    memset(bs->gh, 0, sizeof(double) * (size_t)n * H);
+    if (!x->shared) memset(bp->gh, 0, sizeof(double) * (size_t)n * H);
+    /* ---- PLC ---- */
+    memset(x->G, 0, sizeof(double) * (size_t)nd * H);
+    memset(x->gA, 0, sizeof(double) * (size_t)n * H);
+    for (d = 0; d < nd; d++) x->cnt[d] = 0;
+    for (t = 0; t < n; t++) {
+        const double *f = x->step_f + (size_t)t * nd * DP__DF, *zs = x->step_z + (size_t)t * nd * H;
+        v = x->step_op[t];
+        for (d = 0; d < nd; d++) {
+            double gs = (R * x->step_gu[(size_t)t * nd + d] + x->step_gf[(size_t)t * nd + d]) * inv;
+            const double *z = zs + (size_t)d * H;
+            if (gs == 0) continue;
+            gw.p_b2[0] += gs;
+            for (i = 0; i < H; i++) {
+                gw.p_w2[i] += gs * dp__relu(z[i]);
+                x->gz[i] = z[i] > 0 ? gs * w.p_w2[i] : 0;
+            }
+            dp__outer(gw.p_wd, x->gz, f + (size_t)d * DP__DF, H, DP__DF);
+            for (i = 0; i < H; i++) x->gA[(size_t)v * H + i] += x->gz[i];
+            if (x->cnt[d] > 0) for (i = 0; i < H; i++) x->G[(size_t)d * H + i] += x->gz[i] / x->cnt[d];
+        }
+        /* v joins its device: later steps' gradients reach it through G */
+        memcpy(x->snap + (size_t)v * H, x->G + (size_t)x->step_dev[t] * H, sizeof(double) * (size_t)H);
+        x->cnt[x->step_dev[t]] += 1;
+    }
+    for (v = 0; v < n; v++) {
+        double *gP = x->gP + (size_t)v * H;
+        const double *Gd = x->G + (size_t)x->assign[v] * H;
+        for (i = 0; i < H; i++) gP[i] = Gd[i] - x->snap[(size_t)v * H + i];
+        dp__outer(gw.p_we, gP, hp + (size_t)v * H, H, H);
+        dp__mtv(bp->gh + (size_t)v * H, w.p_we, gP, H, H);
+        dp__outer(gw.p_wx, x->gA + (size_t)v * H, x->x + (size_t)v * DP__F, H, DP__F);
+        dp__outer(gw.p_wh, x->gA + (size_t)v * H, hp + (size_t)v * H, H, H);
+        for (i = 0; i < H; i++) gw.p_b1[i] += x->gA[(size_t)v * H + i];
+        dp__mtv(bp->gh + (size_t)v * H, w.p_wh, x->gA + (size_t)v * H, H, H);
+    }
+    /* ---- SEL ---- */
+    memset(x->gpb, 0, sizeof(double) * (size_t)n * H);
+    memset(x->gpt, 0, sizeof(double) * (size_t)n * H);
+    for (v = 0; v < n; v++) {
+        double gs = (R * x->gsel_pg[v] + x->gsel_fix[v]) * inv;
+        const double *z = x->zsel + (size_t)v * H;
+        if (gs == 0) continue;
+        gw.s_b2[0] += gs;
+        for (i = 0; i < H; i++) {
+            gw.s_w2[i] += gs * dp__relu(z[i]);
+            x->gz[i] = z[i] > 0 ? gs * w.s_w2[i] : 0;
+        }
+        for (i = 0; i < H; i++) gw.s_b1[i] += x->gz[i];
+        dp__outer(gw.s_wx, x->gz, x->x + (size_t)v * DP__F, H, DP__F);
+        dp__outer(gw.s_wh, x->gz, hs + (size_t)v * H, H, H);
+        dp__outer(gw.s_wpb, x->gz, x->pb + (size_t)v * H, H, H);
+        dp__outer(gw.s_wpt, x->gz, x->pt + (size_t)v * H, H, H);
+        dp__mtv(bs->gh + (size_t)v * H, w.s_wh, x->gz, H, H);
+        dp__mtv(x->gpb + (size_t)v * H, w.s_wpb, x->gz, H, H);
+        dp__mtv(x->gpt + (size_t)v * H, w.s_wpt, x->gz, H, H);
+    }
+    /* pb_v = S_v / L_v with S_v = h_v + S_next: turn gpb into gS, then walk
+       the paths forward (topo order), handing gS on to the next op */
+    for (v = 0; v < n; v++) for (i = 0; i < H; i++) x->gpb[(size_t)v * H + i] /= x->blen[v];
+    for (t = 0; t < n; t++) {
+        v = x->g->topo[t];
+        for (i = 0; i < H; i++) {
+            double gS = x->gpb[(size_t)v * H + i];
+            bs->gh[(size_t)v * H + i] += gS;
+            if (x->bnext[v] >= 0) x->gpb[(size_t)x->bnext[v] * H + i] += gS;
+        }
+    }
+    for (v = 0; v < n; v++) for (i = 0; i < H; i++) x->gpt[(size_t)v * H + i] /= x->tlen[v];
+    for (t = n - 1; t >= 0; t--) {
+        v = x->g->topo[t];
+        for (i = 0; i < H; i++) {
+            double gS = x->gpt[(size_t)v * H + i];
+            bs->gh[(size_t)v * H + i] += gS;
+            if (x->tprev[v] >= 0) x->gpt[(size_t)x->tprev[v] * H + i] += gS;
+        }
+    }
+    /* ---- the encoders ---- */
+    dp__gnn_backward(x, bs, w.gnn_sel, gw.gnn_sel);
+    if (!x->shared) dp__gnn_backward(x, bp, w.gnn_plc, gw.gnn_plc);
+}
+
+/* ======================================================================
+   >>train
+   ====================================================================== */
+static const char *dp__stage_names[] = { "il", "sim", "real" };
+const char *dp_stage_name(dp_stage s) { return ((int)s >= 0 && s < DP_STAGE__COUNT) ? dp__stage_names[s] : "?"; }
+
+static void dp__policy_sizes(const dp_policy_opts *o, int *n_sel, int *n_plc)
+{
+    *n_sel = (int)(dp__gnn_size(o->hidden, o->layers) + dp__selhead_size(o->hidden));
+    *n_plc = (int)((o->shared_gnn ? 0 : dp__gnn_size(o->hidden, o->layers)) + dp__plchead_size(o->hidden));
+}
+
+static int dp__policy_alloc(dp_policy *p, const dp_policy_opts *opts, dp_error *err)
+{
+    memset(p, 0, sizeof *p);
+    if (opts) p->opts = *opts;
+    if (p->opts.hidden == 0) p->opts.hidden = 32;
+    if (p->opts.layers == 0) p->opts.layers = 3;
+    if (p->opts.hidden < 1 || p->opts.hidden > DP__MAX_HIDDEN) return dp__fail(err, DP_ERR_RANGE, "hidden size %d not in 1..%d", p->opts.hidden, DP__MAX_HIDDEN);
+    if (p->opts.layers < 0 || p->opts.layers > 64) return dp__fail(err, DP_ERR_RANGE, "layers %d not in 0..64", p->opts.layers);
+    p->opts.shared_gnn = p->opts.shared_gnn != 0;
+    p->algo = DP_ALGO_DOPPLER;
+    dp__policy_sizes(&p->opts, &p->n_sel, &p->n_plc);
+    p->sel = (double *)dp__alloc((size_t)p->n_sel, sizeof(double), err, "policy");
+    p->plc = (double *)dp__alloc((size_t)p->n_plc, sizeof(double), err, "policy");
+    if (!p->sel || !p->plc) { dp_policy_free(p); return DP_ERR_NOMEM; }
+    return 0;
+}
+
+void dp_policy_free(dp_policy *p)
+{
+    if (!p) return;
+    DP_FREE(p->sel); DP_FREE(p->plc);
+    memset(p, 0, sizeof *p);
+}
+
+/* Weights uniform in +-1/sqrt(fan_in), biases 0; the GNN rounds start
+   small so that the residual embedding begins close to h0. */
+static void dp__init_block(double *W, int out, int in, double gain, dp_rng *r)
+{
+    int i;
+    double a = gain / sqrt((double)in);
+    for (i = 0; i < out * in; i++) W[i] = a * (2 * dp_rng_uniform(r) - 1);
+}
+
+static void dp__init_gnn(double *W, int H, int K, dp_rng *r)
+{
+    int k;
+    dp__init_block(W, H, DP__F, 1.0, r);
+    for (k = 0; k < K; k++) {
+        double *ro = W + dp__round_off(H, k);
+        dp__init_block(ro, H, H, 0.5, r);
+        dp__init_block(ro + (size_t)H * H, H, H, 0.5, r);
+        dp__init_block(ro + 2 * (size_t)H * H, H, H, 0.5, r);
+        dp__init_block(ro + 3 * (size_t)H * H, 2, H, 0.5, r);   /* af, ab */
+    }
+}
+
+int dp_policy_init(dp_policy *p, const dp_policy_opts *opts, dp_error *err)
+{
+    dp__heads w;
+    dp_rng r;
+    int rc, H;
+    if ((rc = dp__policy_alloc(p, opts, err))) return rc;
+    H = p->opts.hidden;
+    dp_rng_seed(&r, p->opts.seed);
+    dp__heads_map(&w, p->sel, p->plc, H, p->opts.layers, p->opts.shared_gnn);
+    dp__init_gnn(w.gnn_sel, H, p->opts.layers, &r);
+    if (!p->opts.shared_gnn) dp__init_gnn(w.gnn_plc, H, p->opts.layers, &r);
+    dp__init_block(w.s_wx, H, DP__F, 1.0, &r); dp__init_block(w.s_wh, H, H, 1.0, &r);
+    dp__init_block(w.s_wpb, H, H, 1.0, &r);   dp__init_block(w.s_wpt, H, H, 1.0, &r);
+    dp__init_block(w.s_w2, 1, H, 1.0, &r);
+    dp__init_block(w.p_wd, H, DP__DF, 1.0, &r); dp__init_block(w.p_wx, H, DP__F, 1.0, &r);
+    dp__init_block(w.p_wh, H, H, 1.0, &r);      dp__init_block(w.p_we, H, H, 1.0, &r);
+    dp__init_block(w.p_w2, 1, H, 1.0, &r);
+    return 0;
+}
+
+typedef struct dp__adam { double *m, *v; long t; int n; } dp__adam;
+
+static void dp__adam_step(dp__adam *a, double *w, double *g, double lr, double clip)
+{
+    const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
+    double norm = 0, sc = 1, c1, c2;
+    int i;
+    for (i = 0; i < a->n; i++) norm += g[i] * g[i];
+    norm = sqrt(norm);
+    if (clip > 0 && norm > clip) sc = clip / norm;
+    a->t++;
+    c1 = 1 - pow(b1, (double)a->t); c2 = 1 - pow(b2, (double)a->t);
+    for (i = 0; i < a->n; i++) {
+        double gi = g[i] * sc;
+        a->m[i] = b1 * a->m[i] + (1 - b1) * gi;
+        a->v[i] = b2 * a->v[i] + (1 - b2) * gi * gi;
+        w[i] -= lr * (a->m[i] / c1) / (sqrt(a->v[i] / c2) + eps);
+        g[i] = 0;
+    }
+}
+
+/* The cost of the placement in x->assign (SEL's order in x->order). */
+static int dp__cost(dp__gctx *x, dp_order order, dp_cost_fn fn, void *ctx, double *cost, dp_error *err)
+{
+    dp_sim_opts so;
+    int rc, k;
+    if (fn) return fn(ctx, x->g, x->c, x->assign, x->order, cost, err);
+    memset(&so, 0, sizeof so);
+    so.order = order;
+    if (order == DP_ORDER_PRIORITY) {
+        for (k = 0; k < x->n; k++) x->prio[x->order[k]] = (double)(x->n - k);
+        so.priority = x->prio;
+    }
+    if ((rc = dp_sim_run(&x->sim, x->assign, &so, err))) return rc;
+    *cost = x->sim.makespan;
+    return 0;
+}
+
+static int dp__finite(double v) { return v == v && v != HUGE_VAL && v != -HUGE_VAL; }
+
+int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluster *c,
+             const dp_train_opts *opts, dp_train_result *res, dp_error *err)
+{
+    static const double lr_def[DP_STAGE__COUNT] = { 1e-3, 1e-4, 1e-4 }, eps_def[DP_STAGE__COUNT] = { 1.0, 0.2, 0.1 };
+    dp_train_opts o;
+    dp__gctx *ctx = NULL;
+    dp__adam as, ap;
+    double *gsel = NULL, *gplc = NULL, t0 = dp_now();
+    dp_train_result r;
+    dp_rng rng;
+    int rc = 0, i, st, stop = 0;
+    memset(&o, 0, sizeof o);
+    if (opts) o = *opts;
+    memset(&r, 0, sizeof r);
+    memset(&as, 0, sizeof as); memset(&ap, 0, sizeof ap);
+    dp__ok(err);
+    if (!p || !p->sel || p->algo != DP_ALGO_DOPPLER) return dp__fail(err, DP_ERR_ARG, "train: not an initialised DOPPLER policy");
+    if (n < 1 || !graphs) return dp__fail(err, DP_ERR_ARG, "train: no graphs given");
+    if (o.lr_final == 0) o.lr_final = 0.1;
+    if (o.entropy == 0) o.entropy = 1e-3;
+    if (o.gamma == 0) o.gamma = 0.99;
+    if (o.clip == 0) o.clip = 1.0;
+    if (o.baseline_decay == 0) o.baseline_decay = 0.9;
+    for (st = 0; st < DP_STAGE__COUNT; st++) {
+        if (o.episodes[st] < 0) return dp__fail(err, DP_ERR_RANGE, "train: stage %s has %d episodes", dp_stage_name((dp_stage)st), o.episodes[st]);
+        if (o.lr[st] == 0) o.lr[st] = lr_def[st];
+        if (o.eps_start[st] == 0) o.eps_start[st] = eps_def[st];
+    }
+    ctx = (dp__gctx *)dp__alloc((size_t)n, sizeof *ctx, err, "training");
+    gsel = (double *)dp__alloc((size_t)p->n_sel, sizeof(double), err, "gradients");
+    gplc = (double *)dp__alloc((size_t)p->n_plc, sizeof(double), err, "gradients");
+    as.m = (double *)dp__alloc((size_t)p->n_sel, sizeof(double), err, "adam");
+    as.v = (double *)dp__alloc((size_t)p->n_sel, sizeof(double), err, "adam");
+    ap.m = (double *)dp__alloc((size_t)p->n_plc, sizeof(double), err, "adam");
+    ap.v = (double *)dp__alloc((size_t)p->n_plc, sizeof(double), err, "adam");
+    as.n = p->n_sel; ap.n = p->n_plc;
+    if (!ctx || !gsel || !gplc || !as.m || !as.v || !ap.m || !ap.v) { rc = DP_ERR_NOMEM; goto done; }
+    for (i = 0; i < n; i++)
+        if ((rc = dp__gctx_init(&ctx[i], graphs[i], c, p->opts.hidden, p->opts.layers, p->opts.shared_gnn, err))) {
+            char pre[64];
+            snprintf(pre, sizeof pre, "training graph %d: ", i);
+            if (err) dp__prefix(err, pre);
+            goto done;
+        }
+    dp_rng_seed(&rng, o.seed);
+    for (st = 0; st < DP_STAGE__COUNT && !stop; st++) {
+        int E = o.episodes[st], ep;
+        double ts = dp_now(), tail = 0;
+        long ntail = 0;
+        dp_cost_fn fn = st == DP_STAGE_IL ? NULL : o.cost;
+        if (E == 0) continue;
+        for (i = 0; i < n; i++) { ctx[i].seen = 0; ctx[i].best = HUGE_VAL; ctx[i].baseline = 0; }
+        for (ep = 0; ep < E && !stop; ep++) {
+            dp__roll_opts ro;
+            dp__roll_stats rs;
+            dp_episode_info info;
+            int gi = n > 1 ? dp_rng_int(&rng, n) : 0;
+            dp__gctx *x = &ctx[gi];
+            double frac = (double)ep / E, cost, R = 0;
+            memset(&ro, 0, sizeof ro);
+            ro.sample = 1; ro.train = 1; ro.il = st == DP_STAGE_IL;
+            ro.eps = o.eps_start[st] * (1 - frac);
+            ro.gamma = o.gamma; ro.beta = o.entropy;
+            dp__forward(x, p);
+            dp__rollout(x, p, &ro, &rng, &rs);
+            if ((rc = dp__cost(x, o.order, fn, o.cost_ctx, &cost, err))) goto done;
+            r.simulations++;
+            if (!dp__finite(cost) || cost < 0) { rc = dp__fail(err, DP_ERR_RANGE, "train: stage %s episode %d: cost %g is not a finite non-negative number", dp_stage_name((dp_stage)st), ep, cost); goto done; }
+            memset(&info, 0, sizeof info);
+            info.baseline = x->seen ? x->baseline : cost;
+            if (!ro.il) R = info.baseline > 0 ? (info.baseline - cost) / info.baseline : 0;
+            x->baseline = x->seen ? o.baseline_decay * x->baseline + (1 - o.baseline_decay) * cost : cost;
+            x->seen++;
+            if (cost < x->best) x->best = cost;
+            dp__backward(x, p, R, gsel, gplc);
+            info.lr = o.lr[st] * (1 - (1 - o.lr_final) * frac);
+            {
+                double gn = 0;
+                int k;
+                for (k = 0; k < p->n_sel; k++) gn += gsel[k] * gsel[k];
+                for (k = 0; k < p->n_plc; k++) gn += gplc[k] * gplc[k];
+                if (!dp__finite(gn)) { rc = dp__fail(err, DP_ERR_RANGE, "train: stage %s episode %d: gradient is not finite; stopped", dp_stage_name((dp_stage)st), ep); goto done; }
+            }
+            dp__adam_step(&as, p->sel, gsel, info.lr, o.clip);
+            dp__adam_step(&ap, p->plc, gplc, info.lr, o.clip);
+            r.episodes++;
+            if (ep >= E - (E + 9) / 10) { tail += cost; ntail++; }
+            info.stage = (dp_stage)st; info.episode = ep; info.episodes = E; info.graph = gi;
+            info.cost = cost; info.lower_bound = x->lower_bound; info.best = x->best;
+            info.epsilon = ro.eps;
+            info.loss = ro.il ? rs.il_loss / x->n : -R * rs.logp / x->n;
+            info.entropy = rs.entropy / (2.0 * x->n);
+            info.seconds = dp_now() - ts;
+            if (o.on_episode && o.on_episode(o.on_episode_ctx, &info)) stop = 1;
+        }
+        r.final_cost[st] = ntail ? tail / ntail : 0;
+    }
+done:
+    r.seconds = dp_now() - t0;
+    if (res) *res = r;
+    if (ctx) for (i = 0; i < n; i++) dp__gctx_free(&ctx[i]);
+    DP_FREE(ctx); DP_FREE(gsel); DP_FREE(gplc);
+    DP_FREE(as.m); DP_FREE(as.v); DP_FREE(ap.m); DP_FREE(ap.v);
+    return rc;
+}
+
+int dp_policy_place(const dp_policy *p, const dp_graph *g, const dp_cluster *c, const dp_infer_opts *opts,
+                    int *assign, int *order, double *makespan, dp_error *err)
+{
+    dp__gctx x;
+    dp_infer_opts o;
+    dp__roll_opts ro;
+    dp__roll_stats rs;
+    dp_rng rng;
+    double best = HUGE_VAL, cost;
+    int rc, k;
+    memset(&o, 0, sizeof o);
+    if (opts) o = *opts;
+    if (!p || !p->sel) return dp__fail(err, DP_ERR_ARG, "place: policy not initialised");
+    if (p->algo != DP_ALGO_DOPPLER) return dp__fail(err, DP_ERR_ARG, "place: the policy is a %s policy, not doppler", p->algo == DP_ALGO_PLACETO ? "placeto" : "unknown");
+    if (o.samples < 0) return dp__fail(err, DP_ERR_RANGE, "place: samples %d is negative", o.samples);
+    if ((rc = dp__gctx_init(&x, g, c, p->opts.hidden, p->opts.layers, p->opts.shared_gnn, err))) return rc;
+    dp_rng_seed(&rng, o.seed);
+    dp__forward(&x, p);
+    memset(&ro, 0, sizeof ro);
+    ro.gamma = 1;
+    for (k = 0; k <= o.samples; k++) {
+        ro.sample = k > 0;
+        dp__rollout(&x, p, &ro, &rng, &rs);
+        if ((rc = dp__cost(&x, o.order, NULL, NULL, &cost, err))) goto done;
+        if (cost < best) {
+            best = cost;
+            memcpy(x.best_assign, x.assign, sizeof(int) * (size_t)x.n);
+            memcpy(x.best_order, x.order, sizeof(int) * (size_t)x.n);
+        }
+    }
+    memcpy(assign, x.best_assign, sizeof(int) * (size_t)x.n);
+    if (order) memcpy(order, x.best_order, sizeof(int) * (size_t)x.n);
+    if (makespan) *makespan = best;
+done:
+    dp__gctx_free(&x);
+    return rc;
+}
+
+/* ======================================================================
+   >>checkpoint
+   Little-endian: "DPPOLICY", u32 version, u32 algo, u32 hidden, u32
+   layers, u32 shared, u32 features, u32 device features, u64 n_sel,
+   u64 n_plc, f64 parameters (SEL then PLC), u64 FNV-1a of all before it.
+   ====================================================================== */
+#define DP__CKPT_MAGIC "DPPOLICY"
+#define DP__CKPT_VERSION 1u
+#define DP__CKPT_HEADER (8 + 7 * 4 + 2 * 8)
+
+static uint64_t dp__fnv(const unsigned char *b, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    size_t i;
+    for (i = 0; i < n; i++) { h ^= b[i]; h *= 1099511628211ULL; }
+    return h;
+}
+
+static void dp__put(unsigned char **p, uint64_t v, int bytes) { int i; for (i = 0; i < bytes; i++) *(*p)++ = (unsigned char)(v >> (8 * i)); }
+static uint64_t dp__get(const unsigned char **p, int bytes) { uint64_t v = 0; int i; for (i = 0; i < bytes; i++) v |= (uint64_t)*(*p)++ << (8 * i); return v; }
+
+int dp_policy_save(const dp_policy *p, const char *path, dp_error *err)
+{
+    size_t n = DP__CKPT_HEADER + 8 * ((size_t)p->n_sel + p->n_plc) + 8;
+    unsigned char *buf, *q;
+    dp__out o;
+    int rc, i;
+    if (!p || !p->sel) return dp__fail(err, DP_ERR_ARG, "save: policy not initialised");
+    buf = (unsigned char *)dp__alloc(n, 1, err, "checkpoint");
+    if (!buf) return DP_ERR_NOMEM;
+    q = buf;
+    memcpy(q, DP__CKPT_MAGIC, 8); q += 8;
+    dp__put(&q, DP__CKPT_VERSION, 4); dp__put(&q, (uint64_t)p->algo, 4);
+    dp__put(&q, (uint64_t)p->opts.hidden, 4); dp__put(&q, (uint64_t)p->opts.layers, 4);
+    dp__put(&q, (uint64_t)p->opts.shared_gnn, 4); dp__put(&q, DP_N_FEAT, 4); dp__put(&q, DP_N_DEVFEAT, 4);
+    dp__put(&q, (uint64_t)p->n_sel, 8); dp__put(&q, (uint64_t)p->n_plc, 8);
+    for (i = 0; i < p->n_sel + p->n_plc; i++) {
+        double v = i < p->n_sel ? p->sel[i] : p->plc[i - p->n_sel];
+        uint64_t bits;
+        memcpy(&bits, &v, 8);
+        dp__put(&q, bits, 8);
+    }
+    dp__put(&q, dp__fnv(buf, (size_t)(q - buf)), 8);
+    if ((rc = dp__out_open(&o, path, err))) { DP_FREE(buf); return rc; }
+    if (fwrite(buf, 1, n, o.f) != n) rc = dp__fail(err, DP_ERR_IO, "%s: write error", path);
+    DP_FREE(buf);
+    return dp__out_close(&o, rc, err);
+}
+
+int dp_policy_load_mem(dp_policy *p, const void *data, size_t len, const char *name, dp_error *err)
+{
+    const unsigned char *b = (const unsigned char *)data, *q = b;
+    dp_policy_opts po;
+    uint64_t ver, algo, nf, ndf, n_sel, n_plc, sum;
+    int rc, i, es, ep;
+    memset(p, 0, sizeof *p);
+    if (!name) name = "<memory>";
+    if (len < DP__CKPT_HEADER + 8) return dp__fail(err, DP_ERR_PARSE, "%s: truncated policy file (%zu bytes, the header alone is %d)", name, len, DP__CKPT_HEADER + 8);
+    if (memcmp(q, DP__CKPT_MAGIC, 8) != 0) return dp__fail(err, DP_ERR_PARSE, "%s: not a doppler policy file (bad magic)", name);
+    q += 8;
+    ver = dp__get(&q, 4); algo = dp__get(&q, 4);
+    memset(&po, 0, sizeof po);
+    po.hidden = (int)dp__get(&q, 4); po.layers = (int)dp__get(&q, 4); po.shared_gnn = (int)dp__get(&q, 4);
+    nf = dp__get(&q, 4); ndf = dp__get(&q, 4); n_sel = dp__get(&q, 8); n_plc = dp__get(&q, 8);
+    if (ver != DP__CKPT_VERSION) return dp__fail(err, DP_ERR_PARSE, "%s: policy file version %llu, this library reads %u", name, (unsigned long long)ver, DP__CKPT_VERSION);
+    if (algo != DP_ALGO_DOPPLER && algo != DP_ALGO_PLACETO) return dp__fail(err, DP_ERR_PARSE, "%s: unknown algorithm tag %llu", name, (unsigned long long)algo);
+    if (algo != DP_ALGO_DOPPLER) return dp__fail(err, DP_ERR_ARG, "%s: a placeto policy; this call loads doppler policies", name);
+    if (nf != DP_N_FEAT || ndf != DP_N_DEVFEAT) return dp__fail(err, DP_ERR_PARSE, "%s: made with %llu op and %llu device features; this library uses %d and %d", name, (unsigned long long)nf, (unsigned long long)ndf, DP_N_FEAT, DP_N_DEVFEAT);
+    if (po.hidden < 1 || po.hidden > DP__MAX_HIDDEN || po.layers < 0 || po.layers > 64 || (po.shared_gnn != 0 && po.shared_gnn != 1))
+        return dp__fail(err, DP_ERR_PARSE, "%s: bad hyperparameters (hidden %d, layers %d, shared %d)", name, po.hidden, po.layers, po.shared_gnn);
+    dp__policy_sizes(&po, &es, &ep);
+    if (n_sel != (uint64_t)es || n_plc != (uint64_t)ep) return dp__fail(err, DP_ERR_PARSE, "%s: %llu + %llu parameters, but hidden %d layers %d needs %d + %d", name, (unsigned long long)n_sel, (unsigned long long)n_plc, po.hidden, po.layers, es, ep);
+    if (len != DP__CKPT_HEADER + 8 * (size_t)(es + ep) + 8) return dp__fail(err, DP_ERR_PARSE, "%s: %zu bytes, expected %zu (truncated or padded)", name, len, DP__CKPT_HEADER + 8 * (size_t)(es + ep) + 8);
+    {
+        const unsigned char *s = b + len - 8;
+        sum = dp__get(&s, 8);
+        if (sum != dp__fnv(b, len - 8)) return dp__fail(err, DP_ERR_PARSE, "%s: checksum mismatch (file corrupted)", name);
+    }
+    if ((rc = dp__policy_alloc(p, &po, err))) return rc;
+    for (i = 0; i < es + ep; i++) {
+        uint64_t bits = dp__get(&q, 8);
+        double v;
+        memcpy(&v, &bits, 8);
+        if (!dp__finite(v)) { dp_policy_free(p); return dp__fail(err, DP_ERR_PARSE, "%s: parameter %d is not finite", name, i); }
+        if (i < es) p->sel[i] = v; else p->plc[i - es] = v;
+    }
+    return 0;
+}
+
+int dp_policy_load(dp_policy *p, const char *path, dp_error *err)
+{
+    char *buf;
+    size_t len;
+    int rc;
+    memset(p, 0, sizeof *p);
+    if ((rc = dp__slurp(path, &buf, &len, err))) return rc;
+    rc = dp_policy_load_mem(p, buf, len, path, err);
+    DP_FREE(buf);
+    return rc;
+}
+
+/* ======================================================================
+   >>curves
+   ====================================================================== */
+int dp_curve_svg(const char *path, const dp_episode_info *rec, int n, const char *title, dp_error *err)
+{
+    static const char *col[DP_STAGE__COUNT] = { "#4e79a7", "#f28e2b", "#59a14f" };
+    dp__out o;
+    int rc, i, W = 900, Hh = 420;
+    double left = 60, right = 20, top = 40, bottom = 50, ymax = 1, ymin = 1e300, sx, sy, tick, t;
+    if ((rc = dp__out_open(&o, path, err))) return rc;
+    for (i = 0; i < n; i++) {
+        double r = rec[i].lower_bound > 0 ? rec[i].cost / rec[i].lower_bound : rec[i].cost;
+        if (r > ymax) ymax = r;
+        if (r < ymin) ymin = r;
+    }
+    if (n == 0) ymin = 0;
+    if (ymin > 1) ymin = 1;
+    ymax = ymin + (ymax - ymin) * 1.05 + 1e-9;
+    sx = (W - left - right) / (n > 1 ? n - 1 : 1);
+    sy = (Hh - top - bottom) / (ymax - ymin);
+    fprintf(o.f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", W, Hh);
+    fprintf(o.f, "<text x=\"10\" y=\"22\" font-size=\"14\" font-weight=\"bold\">");
+    dp__xml(o.f, title ? title : "training");
+    fprintf(o.f, ": cost / lower bound per episode</text>\n");
+    tick = dp__tick(ymax - ymin, 6);
+    for (t = ceil(ymin / tick) * tick; t <= ymax; t += tick) {
+        double y = Hh - bottom - (t - ymin) * sy;
+        fprintf(o.f, "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"#e4e4e4\"/><text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\" fill=\"#666\">%.3g</text>\n", left, y, W - right, y, left - 4, y + 4, t);
+    }
+    /* stage boundaries and names */
+    for (i = 0; i < n; i++)
+        if (i == 0 || rec[i].stage != rec[i - 1].stage) {
+            double x = left + i * sx;
+            fprintf(o.f, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#999\" stroke-dasharray=\"4,3\"/><text x=\"%.1f\" y=\"%.0f\" fill=\"%s\">stage %s</text>\n",
+                    x, top, x, Hh - bottom, x + 4, top + 12, col[rec[i].stage % DP_STAGE__COUNT], dp_stage_name(rec[i].stage));
+        }
+    /* one polyline per stage; points thinned to at most ~2000 */
+    for (i = 0; i < n; ) {
+        int s = rec[i].stage, step = n > 2000 ? n / 2000 : 1;
+        fprintf(o.f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1\" points=\"", col[s % DP_STAGE__COUNT]);
+        for (; i < n && (int)rec[i].stage == s; i += step) {
+            double r = rec[i].lower_bound > 0 ? rec[i].cost / rec[i].lower_bound : rec[i].cost;
+            fprintf(o.f, "%.1f,%.1f ", left + i * sx, Hh - bottom - (r - ymin) * sy);
+        }
+        while (i < n && (int)rec[i].stage == s) i++;
+        fprintf(o.f, "\"/>\n");
+    }
+    fprintf(o.f, "<text x=\"%.0f\" y=\"%d\" text-anchor=\"middle\" fill=\"#666\">episode (%d in all)</text>\n", (W + left) / 2, Hh - 15, n);
+    fprintf(o.f, "</svg>\n");
+    return dp__out_close(&o, 0, err);
 }
 
 #ifdef __cplusplus
