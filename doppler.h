@@ -663,6 +663,7 @@ double   dp_now(void);                         /* monotonic seconds     */
 #define DP_MALLOC(sz)       malloc(sz)
 #define DP_REALLOC(p, sz)   realloc(p, sz)
 #define DP_FREE(p)          free(p)
+#define DP_CALLOC(n, sz)    calloc(n, sz)
 #endif
 
 #ifndef STBDS_REALLOC
@@ -717,9 +718,13 @@ static void *dp__alloc(size_t n, size_t size, dp_error *err, const char *what)
         dp__fail(err, DP_ERR_NOMEM, "allocation of %zu x %zu bytes for %s overflows", n, size, what);
         return NULL;
     }
+#ifdef DP_CALLOC
+    p = DP_CALLOC(n, size);   /* fresh pages come zeroed: no memset */
+#else
     p = DP_MALLOC(n * size);
+    if (p) memset(p, 0, n * size);
+#endif
     if (!p) dp__fail(err, DP_ERR_NOMEM, "out of memory allocating %zu bytes for %s", n * size, what);
-    else memset(p, 0, n * size);
     return p;
 }
 
@@ -3006,9 +3011,15 @@ static void dp__mv(double *y, const double *W, const double *x, int out, int in)
     int i, j;
     for (i = 0; i < out; i++) {
         const double *w = W + (size_t)i * in;
-        double s = 0;
-        for (j = 0; j < in; j++) s += w[j] * x[j];
-        y[i] += s;
+        /* four partial sums: a fixed order (deterministic) that the
+           compiler can keep in one vector register */
+        double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        for (j = 0; j + 4 <= in; j += 4) {
+            s0 += w[j] * x[j]; s1 += w[j + 1] * x[j + 1];
+            s2 += w[j + 2] * x[j + 2]; s3 += w[j + 3] * x[j + 3];
+        }
+        for (; j < in; j++) s0 += w[j] * x[j];
+        y[i] += (s0 + s1) + (s2 + s3);
     }
 }
 
@@ -3057,6 +3068,7 @@ typedef struct dp__gnn_buf {
 typedef struct dp__gctx {
     const dp_graph *g; const dp_cluster *c;
     int n, m, nd, H, K, shared;
+    int train;            /* keep every step for the backward pass      */
     double *x;            /* [n F] z-scored op features                */
     double *ce;           /* [m] edge feature                           */
     double *bl, *tl;      /* b-level, t-level                           */
@@ -3064,6 +3076,7 @@ typedef struct dp__gctx {
     double *blen, *tlen;  /* ops on those paths, v included            */
     double *optime;       /* [n nd]                                     */
     double scale, lower_bound;
+    double unit;          /* mean op time: the scale of start-time gaps  */
     dp__gnn_buf gnn[2];
     /* SEL */
     double *pb, *pt, *zsel, *ssel, *gsel_pg, *gsel_fix, *gpb, *gpt;
@@ -3112,14 +3125,15 @@ static double dp__edge_mean(const dp_cluster *c, double bytes, double lat, doubl
     return c->n > 1 ? lat + bytes * ibw : 0;
 }
 
-static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, int H, int K, int shared, dp_error *err)
+static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, int H, int K, int shared,
+                         int train, dp_error *err)
 {
     int n = g->n_ops, m = g->n_edges, nd = c->n, i, k, v, f, e, rc;
-    size_t nH = (size_t)n * H;
+    size_t nH = (size_t)n * H, nt = train ? (size_t)n : 1, ng = train ? nH : 1;
     double lat, ibw, mean_t = 0;
     memset(x, 0, sizeof *x);
     if ((rc = dp_check(g, c, err))) return rc;
-    x->g = g; x->c = c; x->n = n; x->m = m; x->nd = nd; x->H = H; x->K = K; x->shared = shared;
+    x->g = g; x->c = c; x->n = n; x->m = m; x->nd = nd; x->H = H; x->K = K; x->shared = shared; x->train = train;
 #define DP__A(ptr, count, type) if (!((ptr) = (type *)dp__alloc((size_t)(count), sizeof(type), err, "learning workspace"))) goto nomem
     DP__A(x->x, (size_t)n * DP__F, double); DP__A(x->ce, m, double);
     DP__A(x->bl, n, double); DP__A(x->tl, n, double); DP__A(x->bnext, n, int); DP__A(x->tprev, n, int);
@@ -3127,18 +3141,18 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
     for (e = 0; e < (shared ? 1 : 2); e++) {
         DP__A(x->gnn[e].h, (size_t)(K + 1) * nH, double); DP__A(x->gnn[e].pre, (size_t)(K + 1) * nH, double);
         DP__A(x->gnn[e].mf, (size_t)K * nH + 1, double); DP__A(x->gnn[e].mb, (size_t)K * nH + 1, double);
-        DP__A(x->gnn[e].gh, nH, double); DP__A(x->gnn[e].gtmp, nH, double); DP__A(x->gnn[e].gm, 2 * (size_t)H, double);
+        DP__A(x->gnn[e].gh, ng, double); DP__A(x->gnn[e].gtmp, ng, double); DP__A(x->gnn[e].gm, 2 * (size_t)H, double);
     }
     DP__A(x->pb, nH, double); DP__A(x->pt, nH, double); DP__A(x->zsel, nH, double); DP__A(x->ssel, n, double);
-    DP__A(x->gsel_pg, n, double); DP__A(x->gsel_fix, n, double); DP__A(x->gpb, nH, double); DP__A(x->gpt, nH, double);
+    DP__A(x->gsel_pg, nt, double); DP__A(x->gsel_fix, nt, double); DP__A(x->gpb, ng, double); DP__A(x->gpt, ng, double);
     DP__A(x->A, nH, double); DP__A(x->P, nH, double);
     DP__A(x->legal, n, int); DP__A(x->pend, n, int); DP__A(x->assign, n, int); DP__A(x->order, n, int); DP__A(x->pos, n, int);
     DP__A(x->end, n, double); DP__A(x->avail, nd, double); DP__A(x->work, nd, double); DP__A(x->psum, (size_t)nd * H, double);
     DP__A(x->cnt, nd, double); DP__A(x->prob, n > nd ? n : nd, double); DP__A(x->logit, nd, double); DP__A(x->est, nd, double);
     DP__A(x->expert, n > nd ? n : nd, int);
-    DP__A(x->step_op, n, int); DP__A(x->step_dev, n, int); DP__A(x->step_f, (size_t)n * nd * DP__DF, double);
-    DP__A(x->step_z, (size_t)n * nd * H, double); DP__A(x->step_gu, (size_t)n * nd, double); DP__A(x->step_gf, (size_t)n * nd, double);
-    DP__A(x->G, (size_t)nd * H, double); DP__A(x->snap, nH, double); DP__A(x->gA, nH, double); DP__A(x->gP, nH, double);
+    DP__A(x->step_op, n, int); DP__A(x->step_dev, n, int); DP__A(x->step_f, nt * nd * DP__DF, double);
+    DP__A(x->step_z, nt * nd * H, double); DP__A(x->step_gu, nt * nd, double); DP__A(x->step_gf, nt * nd, double);
+    DP__A(x->G, (size_t)nd * H, double); DP__A(x->snap, ng, double); DP__A(x->gA, ng, double); DP__A(x->gP, ng, double);
     DP__A(x->gz, H, double); DP__A(x->prio, n, double); DP__A(x->best_assign, n, int); DP__A(x->best_order, n, int);
 #undef DP__A
     if ((rc = dp_sim_init(&x->sim, g, c, err))) { dp__gctx_free(x); return rc; }
@@ -3158,6 +3172,7 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
         mean_t += r[0];
     }
     mean_t /= n;
+    x->unit = mean_t > 0 ? mean_t : 1;
     for (f = 0; f < DP__F; f++) {
         double mu = 0, sd = 0;
         for (v = 0; v < n; v++) mu += x->x[(size_t)v * DP__F + f];
@@ -3461,7 +3476,8 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
     }
     for (t = 0; t < n; t++) {
         double wdisc = pow(ro->gamma, (double)(n - 1 - t)), ent, bmax = -HUGE_VAL, emin = HUGE_VAL;
-        double *f = x->step_f + (size_t)t * nd * DP__DF, *zs = x->step_z + (size_t)t * nd * H;
+        size_t ts = x->train ? (size_t)t : 0;   /* inference keeps one step */
+        double *f = x->step_f + ts * nd * DP__DF, *zs = x->step_z + ts * nd * H;
         int li, a;
         /* ---- SEL: softmax of the static scores over the legal set ---- */
         for (i = 0; i < x->nlegal; i++) lp[i] = x->ssel[x->legal[i]];
@@ -3504,7 +3520,7 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
         for (d = 0; d < nd; d++) {
             double *fd = f + (size_t)d * DP__DF, *z = zs + (size_t)d * H, s = w.p_b2[0];
             const double *A = x->A + (size_t)v * H, *ps = x->psum + (size_t)d * H;
-            fd[5] = (x->est[d] - emin) / x->scale;
+            fd[5] = (x->est[d] - emin) / x->unit;
             for (i = 0; i < H; i++) z[i] = A[i] + (x->cnt[d] > 0 ? ps[i] / x->cnt[d] : 0);
             dp__mv(z, w.p_wd, fd, H, DP__DF);
             for (i = 0; i < H; i++) s += w.p_w2[i] * dp__relu(z[i]);
@@ -3784,7 +3800,7 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
     as.n = p->n_sel; ap.n = p->n_plc;
     if (!ctx || !gsel || !gplc || !as.m || !as.v || !ap.m || !ap.v) { rc = DP_ERR_NOMEM; goto done; }
     for (i = 0; i < n; i++)
-        if ((rc = dp__gctx_init(&ctx[i], graphs[i], c, p->opts.hidden, p->opts.layers, p->opts.shared_gnn, err))) {
+        if ((rc = dp__gctx_init(&ctx[i], graphs[i], c, p->opts.hidden, p->opts.layers, p->opts.shared_gnn, 1, err))) {
             char pre[64];
             snprintf(pre, sizeof pre, "training graph %d: ", i);
             if (err) dp__prefix(err, pre);
@@ -3867,7 +3883,7 @@ int dp_policy_place(const dp_policy *p, const dp_graph *g, const dp_cluster *c, 
     if (!p || !p->sel) return dp__fail(err, DP_ERR_ARG, "place: policy not initialised");
     if (p->algo != DP_ALGO_DOPPLER) return dp__fail(err, DP_ERR_ARG, "place: the policy is a %s policy, not doppler", p->algo == DP_ALGO_PLACETO ? "placeto" : "unknown");
     if (o.samples < 0) return dp__fail(err, DP_ERR_RANGE, "place: samples %d is negative", o.samples);
-    if ((rc = dp__gctx_init(&x, g, c, p->opts.hidden, p->opts.layers, p->opts.shared_gnn, err))) return rc;
+    if ((rc = dp__gctx_init(&x, g, c, p->opts.hidden, p->opts.layers, p->opts.shared_gnn, 0, err))) return rc;
     dp_rng_seed(&rng, o.seed);
     dp__forward(&x, p);
     memset(&ro, 0, sizeof ro);
