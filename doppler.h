@@ -487,8 +487,9 @@ int dp_gen(dp_graph *g, const dp_gen_opts *opts, dp_error *err);
                schedule (earliest start counts transfers and the device's
                free time): work already on it, work of the op's inputs on
                it, earliest and latest end of those inputs, earliest
-               feasible start, and that start minus the best over devices
-               (DP_N_DEVFEAT), all divided by the graph's lower bound.
+               feasible start (these five divided by the graph's lower
+               bound), that start minus the best over devices (divided by
+               the mean op time), and 1 where it is the best (DP_N_DEVFEAT).
      GNN       h0 = relu(Win x + bin); K rounds of
                h' = h + relu(Ws h + Wf mean_in(h_u + c_e af)
                                   + Wb mean_out(h_w + c_e ab) + b)
@@ -513,7 +514,7 @@ int dp_gen(dp_graph *g, const dp_gen_opts *opts, dp_error *err);
    An episode allocates nothing: every buffer is made once per graph.
    ====================================================================== */
 #define DP_N_FEAT    5
-#define DP_N_DEVFEAT 6
+#define DP_N_DEVFEAT 7
 
 typedef enum dp_algo { DP_ALGO_DOPPLER = 1, DP_ALGO_PLACETO = 2 } dp_algo;
 
@@ -3003,10 +3004,16 @@ done:
 #define DP__MAX_HIDDEN 512
 #define DP__DF DP_N_DEVFEAT
 
+#ifdef __cplusplus
+#define DP__RESTRICT __restrict
+#else
+#define DP__RESTRICT restrict
+#endif
+
 static double dp__relu(double x) { return x > 0 ? x : 0; }
 
 /* y[out] += W[out][in] x[in] */
-static void dp__mv(double *y, const double *W, const double *x, int out, int in)
+static void dp__mv(double *DP__RESTRICT y, const double *DP__RESTRICT W, const double *DP__RESTRICT x, int out, int in)
 {
     int i, j;
     for (i = 0; i < out; i++) {
@@ -3024,7 +3031,7 @@ static void dp__mv(double *y, const double *W, const double *x, int out, int in)
 }
 
 /* gx[in] += W^T g[out] */
-static void dp__mtv(double *gx, const double *W, const double *g, int out, int in)
+static void dp__mtv(double *DP__RESTRICT gx, const double *DP__RESTRICT W, const double *DP__RESTRICT g, int out, int in)
 {
     int i, j;
     for (i = 0; i < out; i++) {
@@ -3036,7 +3043,7 @@ static void dp__mtv(double *gx, const double *W, const double *g, int out, int i
 }
 
 /* gW[out][in] += g[out] x[in]^T */
-static void dp__outer(double *gW, const double *g, const double *x, int out, int in)
+static void dp__outer(double *DP__RESTRICT gW, const double *DP__RESTRICT g, const double *DP__RESTRICT x, int out, int in)
 {
     int i, j;
     for (i = 0; i < out; i++) {
@@ -3521,6 +3528,7 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
             double *fd = f + (size_t)d * DP__DF, *z = zs + (size_t)d * H, s = w.p_b2[0];
             const double *A = x->A + (size_t)v * H, *ps = x->psum + (size_t)d * H;
             fd[5] = (x->est[d] - emin) / x->unit;
+            fd[6] = x->est[d] <= emin + 1e-9 * fabs(emin);
             for (i = 0; i < H; i++) z[i] = A[i] + (x->cnt[d] > 0 ? ps[i] / x->cnt[d] : 0);
             dp__mv(z, w.p_wd, fd, H, DP__DF);
             for (i = 0; i < H; i++) s += w.p_w2[i] * dp__relu(z[i]);

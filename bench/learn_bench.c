@@ -1,0 +1,174 @@
+/* learn_bench.c - the DOPPLER learning benchmarks behind bench/RESULTS.md.
+
+       build/learn_bench timing  GRAPH [--devices N] [--episodes E]
+       build/learn_bench quality GRAPH [--devices N] [--il E] [--sim E] [--samples K] [--seed S]
+       build/learn_bench general STG_DIR [--procs P] [--il E] [--sim E]
+
+   timing:  milliseconds per imitation episode, per REINFORCE episode
+            (rollout + simulation + backward + Adam) and per greedy
+            inference (dp_policy_place, its setup included), one thread,
+            and the process's peak resident memory.
+   quality: trains il then sim on GRAPH, then compares doppler (greedy, and
+            best of greedy + K samples) with cp, heft, enumopt and anneal
+            (anneal's budget = the simulations doppler used), as ratios to
+            the lower bound; also the greedy placement run in SEL's order
+            (PRIORITY) against FIFO.
+   general: trains once on STG_DIR/50/rand0000..0059 (P processors, no
+            communication), places rand0060..0089 without retraining; mean
+            and worst ratio to the proven optimum (STG_DIR/opt_50_P.csv)
+            beside heft and cp.
+   Output: markdown rows. Default policy: hidden 32, 3 rounds. */
+#define DOPPLER_IMPLEMENTATION
+#include "doppler.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+static int die(const dp_error *e) { fprintf(stderr, "learn_bench: %s\n", e->msg); return 1; }
+
+static const char *opt(int argc, char **argv, const char *name, const char *def)
+{
+    for (int i = 2; i < argc - 1; i++) if (!strcmp(argv[i], name)) return argv[i + 1];
+    return def;
+}
+
+static double peak_mib(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss / 1024.0;
+}
+
+static const char *base(const char *p) { const char *s = strrchr(p, '/'); return s ? s + 1 : p; }
+
+static int timing(const char *path, int devices, int E)
+{
+    dp_graph g; dp_cluster c; dp_policy p; dp_error e = {0}; dp_train_result r;
+    dp_train_opts to; dp_infer_opts io; dp_policy_opts po;
+    memset(&po, 0, sizeof po); memset(&to, 0, sizeof to); memset(&io, 0, sizeof io);
+    if (dp_graph_read(&g, path, DP_FORMAT_AUTO, &e) || dp_cluster_for_graph(&c, &g, devices, &e) ||
+        dp_policy_init(&p, &po, &e)) return die(&e);
+    const dp_graph *gs[1] = { &g };
+    double il, rl, inf, ms;
+    to.episodes[DP_STAGE_IL] = E;
+    if (dp_train(&p, gs, 1, &c, &to, &r, &e)) return die(&e);
+    il = r.seconds / r.episodes;
+    to.episodes[DP_STAGE_IL] = 0; to.episodes[DP_STAGE_SIM] = E;
+    if (dp_train(&p, gs, 1, &c, &to, &r, &e)) return die(&e);
+    rl = r.seconds / r.episodes;
+    int *a = malloc(sizeof(int) * g.n_ops), reps = 0;
+    double t0 = dp_now();
+    do {
+        if (dp_policy_place(&p, &g, &c, &io, a, NULL, &ms, &e)) return die(&e);
+        reps++;
+    } while (dp_now() - t0 < 1.0);
+    inf = (dp_now() - t0) / reps;
+    printf("| %s | %d | %d | %.3f | %.3f | %.3f | %.1f |\n", base(path), g.n_ops, devices,
+           il * 1e3, rl * 1e3, inf * 1e3, peak_mib());
+    free(a); dp_policy_free(&p); dp_cluster_free(&c); dp_graph_free(&g);
+    return 0;
+}
+
+static int quality(const char *path, int devices, int il, int sim, int samples, uint64_t seed)
+{
+    dp_graph g; dp_cluster c; dp_policy p; dp_error e = {0}; dp_train_result r;
+    dp_train_opts to; dp_infer_opts io; dp_policy_opts po; dp_place_opts plo; dp_place_result pr;
+    memset(&po, 0, sizeof po); memset(&to, 0, sizeof to); memset(&io, 0, sizeof io); memset(&plo, 0, sizeof plo);
+    po.seed = seed;
+    if (dp_graph_read(&g, path, DP_FORMAT_AUTO, &e) || dp_cluster_for_graph(&c, &g, devices, &e) ||
+        dp_policy_init(&p, &po, &e)) return die(&e);
+    const dp_graph *gs[1] = { &g };
+    to.episodes[DP_STAGE_IL] = il; to.episodes[DP_STAGE_SIM] = sim; to.seed = seed;
+    if (dp_train(&p, gs, 1, &c, &to, &r, &e)) return die(&e);
+    int *a = malloc(sizeof(int) * g.n_ops);
+    double lb = dp_lower_bound(&g, &c), greedy, best, prio;
+    if (dp_policy_place(&p, &g, &c, &io, a, NULL, &greedy, &e)) return die(&e);
+    io.order = DP_ORDER_PRIORITY;
+    if (dp_policy_place(&p, &g, &c, &io, a, NULL, &prio, &e)) return die(&e);
+    io.order = DP_ORDER_FIFO; io.samples = samples; io.seed = seed;
+    if (dp_policy_place(&p, &g, &c, &io, a, NULL, &best, &e)) return die(&e);
+    long sims = r.simulations + samples + 1;
+    printf("| %s | %.4g | %.3f | %.3f | %.3f (%ld sims) | %.3f (SEL order) |", base(path), lb, greedy / lb, best / lb, best / lb, sims, prio / lb);
+    dp_method ms[4] = { DP_METHOD_CP, DP_METHOD_HEFT, DP_METHOD_ENUMOPT, DP_METHOD_ANNEAL };
+    double hbest = 1e300;
+    for (int k = 0; k < 4; k++) {
+        plo.budget = (int)sims; plo.seed = seed;
+        if (dp_place(ms[k], &g, &c, &plo, a, &pr, &e)) return die(&e);
+        printf(" %.3f |", pr.makespan / lb);
+        if (pr.makespan < hbest) hbest = pr.makespan;
+    }
+    printf(" %s |\n", best <= hbest * (1 + 1e-9) ? "yes" : "no");
+    free(a); dp_policy_free(&p); dp_cluster_free(&c); dp_graph_free(&g);
+    return 0;
+}
+
+static int general(const char *dir, int procs, int il, int sim)
+{
+    enum { TRAIN = 60, TEST = 30 };
+    dp_graph g[TRAIN + TEST]; dp_cluster c; dp_policy p; dp_error e = {0}; dp_train_result r;
+    dp_train_opts to; dp_infer_opts io; dp_policy_opts po;
+    double opt[TRAIN + TEST];
+    char path[1024];
+    memset(&po, 0, sizeof po); memset(&to, 0, sizeof to); memset(&io, 0, sizeof io);
+    snprintf(path, sizeof path, "%s/opt_50_%d.csv", dir, procs);
+    FILE *f = fopen(path, "r");
+    if (!f) { fprintf(stderr, "learn_bench: cannot open %s\n", path); return 1; }
+    char line[256];
+    int found = 0;
+    while (fgets(line, sizeof line, f)) {
+        int id, pp; double o;
+        if (sscanf(line, "50/rand%d.stg,%d,%lf", &id, &pp, &o) == 3 && id >= 0 && id < TRAIN + TEST) { opt[id] = o; found++; }
+    }
+    fclose(f);
+    if (found < TRAIN + TEST) { fprintf(stderr, "learn_bench: %s lists %d of the 90 graphs\n", path, found); return 1; }
+    for (int i = 0; i < TRAIN + TEST; i++) {
+        snprintf(path, sizeof path, "%s/50/rand%04d.stg", dir, i);
+        if (dp_graph_read(&g[i], path, DP_FORMAT_AUTO, &e)) return die(&e);
+    }
+    if (dp_cluster_for_graph(&c, &g[0], procs, &e) || dp_policy_init(&p, &po, &e)) return die(&e);
+    const dp_graph *gs[TRAIN];
+    for (int i = 0; i < TRAIN; i++) gs[i] = &g[i];
+    to.episodes[DP_STAGE_IL] = il; to.episodes[DP_STAGE_SIM] = sim; to.seed = 1;
+    if (dp_train(&p, gs, TRAIN, &c, &to, &r, &e)) return die(&e);
+    double sum[3] = {0}, worst[3] = {0};
+    int at_opt[3] = {0};
+    for (int i = TRAIN; i < TRAIN + TEST; i++) {
+        int a[128];
+        double ms[3];
+        dp_place_result pr;
+        if (dp_policy_place(&p, &g[i], &c, &io, a, NULL, &ms[0], &e)) return die(&e);
+        if (dp_place(DP_METHOD_HEFT, &g[i], &c, NULL, a, &pr, &e)) return die(&e);
+        ms[1] = pr.makespan;
+        if (dp_place(DP_METHOD_CP, &g[i], &c, NULL, a, &pr, &e)) return die(&e);
+        ms[2] = pr.makespan;
+        for (int k = 0; k < 3; k++) {
+            double q = ms[k] / opt[i];
+            sum[k] += q;
+            if (q > worst[k]) worst[k] = q;
+            at_opt[k] += q <= 1 + 1e-9;
+        }
+    }
+    printf("| %d | %d + %d episodes, %.1f s | %.4f (%.3f) [%d/30] | %.4f (%.3f) [%d/30] | %.4f (%.3f) [%d/30] |\n",
+           procs, il, sim, r.seconds, sum[0] / TEST, worst[0], at_opt[0], sum[1] / TEST, worst[1], at_opt[1],
+           sum[2] / TEST, worst[2], at_opt[2]);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: learn_bench timing|quality GRAPH [options] | general STG_DIR [options]\n");
+        return 2;
+    }
+    int devices = atoi(opt(argc, argv, "--devices", "4"));
+    if (!strcmp(argv[1], "timing")) return timing(argv[2], devices, atoi(opt(argc, argv, "--episodes", "300")));
+    if (!strcmp(argv[1], "quality"))
+        return quality(argv[2], devices, atoi(opt(argc, argv, "--il", "500")), atoi(opt(argc, argv, "--sim", "2000")),
+                       atoi(opt(argc, argv, "--samples", "64")), (uint64_t)atoll(opt(argc, argv, "--seed", "1")));
+    if (!strcmp(argv[1], "general"))
+        return general(argv[2], atoi(opt(argc, argv, "--procs", "4")), atoi(opt(argc, argv, "--il", "1000")),
+                       atoi(opt(argc, argv, "--sim", "2000")));
+    fprintf(stderr, "learn_bench: unknown mode '%s'\n", argv[1]);
+    return 2;
+}
