@@ -514,6 +514,7 @@ int dp_gen(dp_graph *g, const dp_gen_opts *opts, dp_error *err);
    An episode allocates nothing: every buffer is made once per graph.
    ====================================================================== */
 #define DP_N_FEAT    5
+#define DP_MAX_HIDDEN 512   /* largest hidden size */
 #define DP_N_DEVFEAT 7
 
 typedef enum dp_algo { DP_ALGO_DOPPLER = 1, DP_ALGO_PLACETO = 2 } dp_algo;
@@ -562,15 +563,16 @@ typedef struct dp_episode_info {
 
 typedef struct dp_train_opts {
     int      episodes[DP_STAGE__COUNT]; /* 0 = skip the stage               */
-    double   lr[DP_STAGE__COUNT];       /* 0 -> 1e-3, 1e-4, 1e-4            */
-    double   eps_start[DP_STAGE__COUNT];/* 0 -> 1.0, 0.2, 0.1; decays to 0  */
+    double   lr[DP_STAGE__COUNT];       /* 0 -> 1e-3, 5e-4, 5e-4 (the reference: 1e-3, 1e-4, 1e-4; see bench/RESULTS.md) */
+    double   eps_start[DP_STAGE__COUNT];/* 0 -> 1.0, 0.05, 0.05; < 0 -> none;
+                                           decays linearly to 0             */
     double   lr_final;       /* lr decays linearly to lr * this; 0 -> 0.1   */
-    double   entropy;        /* bonus weight; 0 -> 1e-3                     */
+    double   entropy;        /* bonus weight; 0 -> 1e-3, < 0 -> none         */
     double   gamma;          /* discount; 0 -> 0.99                         */
     double   clip;           /* global gradient-norm clip; 0 -> 1.0         */
     double   baseline_decay; /* running mean weight; 0 -> 0.9 (EMA)         */
     dp_order order;          /* runtime order; PRIORITY uses SEL's order    */
-    dp_cost_fn cost;         /* stage "real" (and "sim" if set); NULL -> simulator */
+    dp_cost_fn cost;         /* stage "real" only; NULL -> the simulator    */
     void    *cost_ctx;
     uint64_t seed;
     /* called after every episode; return nonzero to stop training */
@@ -3001,7 +3003,6 @@ done:
    buffer an episode needs, made once per graph (dp__gctx_init).
    ====================================================================== */
 #define DP__F  DP_N_FEAT
-#define DP__MAX_HIDDEN 512
 #define DP__DF DP_N_DEVFEAT
 
 #ifdef __cplusplus
@@ -3293,7 +3294,7 @@ static void dp__gnn_backward(dp__gctx *x, dp__gnn_buf *b, const double *W, doubl
         for (v = 0; v < n; v++) {
             const double *pre = pr + (size_t)v * H, *gv = gh + (size_t)v * H;
             int din = g->in_off[v + 1] - g->in_off[v], dout = g->out_off[v + 1] - g->out_off[v], any = 0;
-            double tmp[DP__MAX_HIDDEN];
+            double tmp[DP_MAX_HIDDEN];
             /* gradient of pre: gv where pre > 0 */
             for (i = 0; i < H; i++) { tmp[i] = pre[i] > 0 ? gv[i] : 0; any |= tmp[i] != 0; }
             if (!any) continue;
@@ -3321,7 +3322,7 @@ static void dp__gnn_backward(dp__gctx *x, dp__gnn_buf *b, const double *W, doubl
     /* input layer */
     for (v = 0; v < n; v++) {
         const double *pre = b->pre + (size_t)v * H, *gv = gh + (size_t)v * H;
-        double tmp[DP__MAX_HIDDEN];
+        double tmp[DP_MAX_HIDDEN];
         for (i = 0; i < H; i++) tmp[i] = pre[i] > 0 ? gv[i] : 0;
         for (i = 0; i < H; i++) gW[(size_t)H * DP__F + i] += tmp[i];
         dp__outer(gW, tmp, x->x + (size_t)v * DP__F, H, DP__F);
@@ -3670,7 +3671,7 @@ static int dp__policy_alloc(dp_policy *p, const dp_policy_opts *opts, dp_error *
     if (opts) p->opts = *opts;
     if (p->opts.hidden == 0) p->opts.hidden = 32;
     if (p->opts.layers == 0) p->opts.layers = 3;
-    if (p->opts.hidden < 1 || p->opts.hidden > DP__MAX_HIDDEN) return dp__fail(err, DP_ERR_RANGE, "hidden size %d not in 1..%d", p->opts.hidden, DP__MAX_HIDDEN);
+    if (p->opts.hidden < 1 || p->opts.hidden > DP_MAX_HIDDEN) return dp__fail(err, DP_ERR_RANGE, "hidden size %d not in 1..%d", p->opts.hidden, DP_MAX_HIDDEN);
     if (p->opts.layers < 0 || p->opts.layers > 64) return dp__fail(err, DP_ERR_RANGE, "layers %d not in 0..64", p->opts.layers);
     p->opts.shared_gnn = p->opts.shared_gnn != 0;
     p->algo = DP_ALGO_DOPPLER;
@@ -3773,7 +3774,7 @@ static int dp__finite(double v) { return v == v && v != HUGE_VAL && v != -HUGE_V
 int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluster *c,
              const dp_train_opts *opts, dp_train_result *res, dp_error *err)
 {
-    static const double lr_def[DP_STAGE__COUNT] = { 1e-3, 1e-4, 1e-4 }, eps_def[DP_STAGE__COUNT] = { 1.0, 0.2, 0.1 };
+    static const double lr_def[DP_STAGE__COUNT] = { 1e-3, 5e-4, 5e-4 }, eps_def[DP_STAGE__COUNT] = { 1.0, 0.05, 0.05 };
     dp_train_opts o;
     dp__gctx *ctx = NULL;
     dp__adam as, ap;
@@ -3790,6 +3791,7 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
     if (n < 1 || !graphs) return dp__fail(err, DP_ERR_ARG, "train: no graphs given");
     if (o.lr_final == 0) o.lr_final = 0.1;
     if (o.entropy == 0) o.entropy = 1e-3;
+    if (o.entropy < 0) o.entropy = 0;
     if (o.gamma == 0) o.gamma = 0.99;
     if (o.clip == 0) o.clip = 1.0;
     if (o.baseline_decay == 0) o.baseline_decay = 0.9;
@@ -3797,6 +3799,7 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
         if (o.episodes[st] < 0) return dp__fail(err, DP_ERR_RANGE, "train: stage %s has %d episodes", dp_stage_name((dp_stage)st), o.episodes[st]);
         if (o.lr[st] == 0) o.lr[st] = lr_def[st];
         if (o.eps_start[st] == 0) o.eps_start[st] = eps_def[st];
+        if (o.eps_start[st] < 0) o.eps_start[st] = 0;
     }
     ctx = (dp__gctx *)dp__alloc((size_t)n, sizeof *ctx, err, "training");
     gsel = (double *)dp__alloc((size_t)p->n_sel, sizeof(double), err, "gradients");
@@ -3819,7 +3822,7 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
         int E = o.episodes[st], ep;
         double ts = dp_now(), tail = 0;
         long ntail = 0;
-        dp_cost_fn fn = st == DP_STAGE_IL ? NULL : o.cost;
+        dp_cost_fn fn = st == DP_STAGE_REAL ? o.cost : NULL;
         if (E == 0) continue;
         for (i = 0; i < n; i++) { ctx[i].seen = 0; ctx[i].best = HUGE_VAL; ctx[i].baseline = 0; }
         for (ep = 0; ep < E && !stop; ep++) {
@@ -3937,11 +3940,12 @@ static uint64_t dp__get(const unsigned char **p, int bytes) { uint64_t v = 0; in
 
 int dp_policy_save(const dp_policy *p, const char *path, dp_error *err)
 {
-    size_t n = DP__CKPT_HEADER + 8 * ((size_t)p->n_sel + p->n_plc) + 8;
+    size_t n;
     unsigned char *buf, *q;
     dp__out o;
     int rc, i;
     if (!p || !p->sel) return dp__fail(err, DP_ERR_ARG, "save: policy not initialised");
+    n = DP__CKPT_HEADER + 8 * ((size_t)p->n_sel + p->n_plc) + 8;
     buf = (unsigned char *)dp__alloc(n, 1, err, "checkpoint");
     if (!buf) return DP_ERR_NOMEM;
     q = buf;
@@ -3982,7 +3986,7 @@ int dp_policy_load_mem(dp_policy *p, const void *data, size_t len, const char *n
     if (algo != DP_ALGO_DOPPLER && algo != DP_ALGO_PLACETO) return dp__fail(err, DP_ERR_PARSE, "%s: unknown algorithm tag %llu", name, (unsigned long long)algo);
     if (algo != DP_ALGO_DOPPLER) return dp__fail(err, DP_ERR_ARG, "%s: a placeto policy; this call loads doppler policies", name);
     if (nf != DP_N_FEAT || ndf != DP_N_DEVFEAT) return dp__fail(err, DP_ERR_PARSE, "%s: made with %llu op and %llu device features; this library uses %d and %d", name, (unsigned long long)nf, (unsigned long long)ndf, DP_N_FEAT, DP_N_DEVFEAT);
-    if (po.hidden < 1 || po.hidden > DP__MAX_HIDDEN || po.layers < 0 || po.layers > 64 || (po.shared_gnn != 0 && po.shared_gnn != 1))
+    if (po.hidden < 1 || po.hidden > DP_MAX_HIDDEN || po.layers < 0 || po.layers > 64 || (po.shared_gnn != 0 && po.shared_gnn != 1))
         return dp__fail(err, DP_ERR_PARSE, "%s: bad hyperparameters (hidden %d, layers %d, shared %d)", name, po.hidden, po.layers, po.shared_gnn);
     dp__policy_sizes(&po, &es, &ep);
     if (n_sel != (uint64_t)es || n_plc != (uint64_t)ep) return dp__fail(err, DP_ERR_PARSE, "%s: %llu + %llu parameters, but hidden %d layers %d needs %d + %d", name, (unsigned long long)n_sel, (unsigned long long)n_plc, po.hidden, po.layers, es, ep);
