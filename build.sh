@@ -5,7 +5,8 @@
 #   ./build.sh test       build, then run every test program; the last line is
 #                         the total "N passed, N failed, N skipped"
 #   ./build.sh sanitize   the same under -fsanitize=address,undefined (build/sanitize/)
-#   ./build.sh demo       place the shipped and reference graphs with every heuristic
+#   ./build.sh demo       train a DOPPLER policy (il, sim, real on the simulator),
+#                         compare it with every heuristic, chart it
 #   ./build.sh bench      bench/run.sh: markdown tables for bench/RESULTS.md
 #   ./build.sh clean      remove build/
 #
@@ -177,6 +178,7 @@ do_build() {
     cc_prog build/example demos/example.c
     cc_prog build/stg_bench bench/stg_bench.c
     cc_prog build/sim_bench bench/sim_bench.c
+    cc_prog build/learn_bench bench/learn_bench.c
     if command -v clang >/dev/null 2>&1 && ! uptodate build/.clang-ok demos/doppler.c; then
         echo "  CLANG demos/doppler.c (warnings check)"
         start_job clang_doppler sh -c "clang -std=gnu11 $WARN -I. -fsyntax-only demos/doppler.c && touch build/.clang-ok"
@@ -266,17 +268,37 @@ cmd_sanitize() {
 
 cmd_demo() {
     do_build || exit 1
-    local graphs g best name
+    local graphs g best name t0
+    local train_graph=graphs/layered_100.dpg pol=build/demo_policy.dpl
+    t0=$(date +%s.%N)
+    echo "== DOPPLER: train a policy on $train_graph, 4 devices, three stages"
+    echo "   (il: imitate the critical-path expert; sim: REINFORCE on the simulator;"
+    echo "    real: REINFORCE on a runtime's cost - no executor yet, so the simulator)"
+    echo
+    build/doppler train "$train_graph" --stages il,sim,real --episodes 500,500,500 --seed 1 \
+        --out "$pol" --curve build/demo_curve.csv --curve-svg build/demo_curve.svg || exit 1
+    echo
+    echo "== The learned placer (best of greedy and 32 samples) against every heuristic"
+    echo
+    build/doppler bench "$train_graph" --methods all --policy "$pol" --samples 32 || exit 1
+    build/doppler place "$train_graph" --method doppler --policy "$pol" --samples 32 \
+        --gantt build/demo_doppler.svg --out build/demo_doppler.assign >/dev/null || exit 1
+    echo
+    echo "Gantt chart of doppler on $(basename "$train_graph" .dpg): build/demo_doppler.svg"
+    echo "Training curve: build/demo_curve.svg (every episode: build/demo_curve.csv)"
+    echo
+
     mapfile -t graphs < <(printf '%s\n' graphs/*.dpg | sort -V)
     if [ -d "$DATA/doppler" ]; then
         graphs+=("$DATA"/doppler/*.txt)
     else
-        echo "$DATA not found: the demo runs on graphs/ only"
+        echo "$DATA not found: the comparison runs on graphs/ only"
     fi
-    echo "Every heuristic on 4 devices (heft_example: its own 3 processors)."
-    echo "ratio = makespan / lower bound (max of critical path and work / devices)."
+    echo "== Every graph, every heuristic and the same policy (unseen graphs but one), 4 devices"
+    echo "   (heft_example: its own 3 processors)."
+    echo "   ratio = makespan / lower bound (max of critical path and work / devices)."
     echo
-    build/doppler bench "${graphs[@]}" --methods all || exit 1
+    build/doppler bench "${graphs[@]}" --methods all --policy "$pol" --samples 32 || exit 1
     # Gantt charts of the best placement of one small and one larger graph
     for g in graphs/heft_example.dpg "$DATA/doppler/chain_mm_112nodes.txt"; do
         [ -e "$g" ] || g=graphs/layered_50.dpg
@@ -292,6 +314,8 @@ cmd_demo() {
         build/doppler place "$g" --method "$best" --gantt "build/demo_$name.svg" --out "build/demo_$name.assign" >/dev/null || exit 1
         echo "Gantt chart of $best on $name: build/demo_$name.svg"
     done
+    echo
+    awk -v t0="$t0" -v t1="$(date +%s.%N)" 'BEGIN { printf "demo took %.1f s\n", t1 - t0 }'
 }
 
 cmd_bench() {

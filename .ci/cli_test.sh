@@ -48,7 +48,7 @@ json_check() {
 expect 0 "help" "$D" help
 contains "$T/out" "commands:" "help lists the commands"
 expect 0 "--help" "$D" --help
-for c in info place sim bench convert gen; do
+for c in info place sim bench train convert gen; do
     expect 0 "help $c" "$D" help "$c"
     expect 0 "$c --help" "$D" "$c" --help
     contains "$T/out" "usage: doppler $c" "$c --help shows its usage"
@@ -141,6 +141,45 @@ expect 0 "bench table" "$D" bench "$T/l.dpg" graphs/heft_example.dpg --methods s
 contains "$T/out" "best per graph" "bench prints the best method per graph"
 expect 1 "bench with a bad graph" "$D" bench "$T/l.dpg" "$T/none.dpg" --methods cp
 contains "$T/out" "cp" "bench keeps the good graph's rows"
+
+# ---- train, place --method doppler, bench with the policy -------------------
+G=graphs/layered_50.dpg
+TR=(train "$G" --stages il,sim --episodes 30,30 --hidden 8 --layers 1 --seed 3)
+expect 0 "train a tiny policy" "$D" "${TR[@]}" --out "$T/p.dpl" --curve "$T/c.csv" --curve-svg "$T/c.svg"
+if [ -s "$T/p.dpl" ]; then ok; else bad "train writes the policy file"; fi
+contains "$T/out" "stage il" "train prints a summary line per stage (not a terminal)"
+contains "$T/out" "stage sim" "train prints the sim stage's summary"
+if [ "$(head -n 1 "$T/c.csv")" = "stage,episode,graph,cost,lower_bound,ratio,best,epsilon,lr,loss,entropy,seconds" ]; then ok; else bad "curve CSV header"; fi
+if [ "$(wc -l <"$T/c.csv")" = 61 ]; then ok; else bad "curve CSV: header + 60 rows, got $(wc -l <"$T/c.csv") lines"; fi
+contains "$T/c.svg" "</svg>" "train --curve-svg writes a whole SVG"
+expect 0 "train again, same seed" "$D" "${TR[@]}" --out "$T/p2.dpl"
+if cmp -s "$T/p.dpl" "$T/p2.dpl"; then ok; else bad "same seed, different policy files"; fi
+expect 0 "train --json with stage real" "$D" train "$G" --stages il,real --episodes 5,5 --hidden 8 --layers 1 --shared-gnn --order priority --lr 1e-3 --entropy 0.01 --out "$T/p3.dpl" --json
+contains "$T/err" "no executor yet, costs come from the simulator" "stage real says it runs on the simulator"
+json_check "$T/out" "j['episodes'] == 10 and [s['stage'] for s in j['stages']] == ['il', 'real'] and j['shared_gnn'] and j['greedy'][0]['ratio'] >= 1 - 1e-12" "train --json summary"
+expect 0 "place --method doppler" "$D" place "$G" --method doppler --policy "$T/p.dpl" --json --out "$T/d.assign"
+cp "$T/out" "$T/d.json"
+json_check "$T/d.json" "j['method'] == 'doppler' and len(j['assignment']) == 50 and sorted(j['sel_order']) == list(range(50)) and j['makespan'] >= j['lower_bound'] * (1 - 1e-12) and all(k in j for k in ('ratio','seconds'))" "place doppler --json"
+expect 0 "sim the doppler assignment" "$D" sim "$G" --assign "$T/d.assign" --json
+json_check "$T/out" "j['makespan'] == json.load(open('$T/d.json'))['makespan']" "doppler's assignment simulates to the same makespan"
+expect 0 "place doppler --samples, priority" "$D" place "$G" --method doppler --policy "$T/p.dpl" --samples 8 --order priority --gantt "$T/d.svg"
+contains "$T/out" "x lower bound" "place doppler prints the ratio"
+expect 0 "place doppler on an unseen graph" "$D" place "$T/r.dpg" --method doppler --policy "$T/p.dpl" --devices 3 --json
+json_check "$T/out" "j['devices'] == 3 and len(j['assignment']) == 30" "the policy places an unseen graph"
+head -c 100 "$T/p.dpl" >"$T/trunc.dpl"
+expect 1 "truncated policy file" "$D" place "$G" --method doppler --policy "$T/trunc.dpl"
+contains "$T/err" "trunc.dpl" "truncated policy: the message names the file"
+expect 1 "missing policy file" "$D" place "$G" --method doppler --policy "$T/none.dpl"
+expect 2 "place doppler without --policy" "$D" place "$G" --method doppler
+expect 2 "train: unknown stage" "$D" train "$G" --stages il,foo --out "$T/x.dpl"
+expect 2 "train: stages out of order" "$D" train "$G" --stages sim,il --episodes 5,5 --out "$T/x.dpl"
+expect 2 "train: --episodes count mismatch" "$D" train "$G" --stages il,sim --episodes 30 --out "$T/x.dpl"
+expect 2 "train without --out" "$D" train "$G" --episodes 5,5
+if [ ! -e "$T/x.dpl" ]; then ok; else bad "a bad train usage wrote a policy"; fi
+expect 0 "bench with doppler" "$D" bench "$G" --methods cp,doppler --policy "$T/p.dpl" --json
+json_check "$T/out" "[r['method'] for r in j] == ['cp', 'doppler']" "bench lists doppler"
+expect 2 "bench doppler without --policy" "$D" bench "$G" --methods cp,doppler
+expect 1 "bench with a truncated policy" "$D" bench "$G" --methods doppler --policy "$T/trunc.dpl"
 
 # ---- the reference data, when present --------------------------------------
 if [ -d "$DATA/doppler" ]; then

@@ -2,6 +2,7 @@
 
        build/learn_bench timing  GRAPH [--devices N] [--episodes E]
        build/learn_bench quality GRAPH [--devices N] [--il E] [--sim E] [--samples K] [--seed S]
+                                       [--lr-sim LR] [--eps-sim EPS]
        build/learn_bench general STG_DIR [--procs P] [--il E] [--sim E]
 
    timing:  milliseconds per imitation episode, per REINFORCE episode
@@ -70,6 +71,8 @@ static int timing(const char *path, int devices, int E)
     return 0;
 }
 
+static double lr_sim, eps_sim;   /* 0: the library's defaults */
+
 static int quality(const char *path, int devices, int il, int sim, int samples, uint64_t seed)
 {
     dp_graph g; dp_cluster c; dp_policy p; dp_error e = {0}; dp_train_result r;
@@ -80,6 +83,7 @@ static int quality(const char *path, int devices, int il, int sim, int samples, 
         dp_policy_init(&p, &po, &e)) return die(&e);
     const dp_graph *gs[1] = { &g };
     to.episodes[DP_STAGE_IL] = il; to.episodes[DP_STAGE_SIM] = sim; to.seed = seed;
+    to.lr[DP_STAGE_SIM] = lr_sim; to.eps_start[DP_STAGE_SIM] = eps_sim;
     if (dp_train(&p, gs, 1, &c, &to, &r, &e)) return die(&e);
     int *a = malloc(sizeof(int) * g.n_ops);
     double lb = dp_lower_bound(&g, &c), greedy, best, prio;
@@ -89,7 +93,7 @@ static int quality(const char *path, int devices, int il, int sim, int samples, 
     io.order = DP_ORDER_FIFO; io.samples = samples; io.seed = seed;
     if (dp_policy_place(&p, &g, &c, &io, a, NULL, &best, &e)) return die(&e);
     long sims = r.simulations + samples + 1;
-    printf("| %s | %.4g | %.3f | %.3f | %.3f (%ld sims) | %.3f (SEL order) |", base(path), lb, greedy / lb, best / lb, best / lb, sims, prio / lb);
+    printf("| %s | %.4g | %.3f | %.3f | %ld | %.3f |", base(path), lb, greedy / lb, best / lb, sims, prio / lb);
     dp_method ms[4] = { DP_METHOD_CP, DP_METHOD_HEFT, DP_METHOD_ENUMOPT, DP_METHOD_ANNEAL };
     double hbest = 1e300;
     for (int k = 0; k < 4; k++) {
@@ -162,6 +166,8 @@ int main(int argc, char **argv)
         return 2;
     }
     int devices = atoi(opt(argc, argv, "--devices", "4"));
+    lr_sim = atof(opt(argc, argv, "--lr-sim", "0"));
+    eps_sim = atof(opt(argc, argv, "--eps-sim", "0"));
     if (!strcmp(argv[1], "timing")) return timing(argv[2], devices, atoi(opt(argc, argv, "--episodes", "300")));
     if (!strcmp(argv[1], "quality"))
         return quality(argv[2], devices, atoi(opt(argc, argv, "--il", "500")), atoi(opt(argc, argv, "--sim", "2000")),

@@ -7,13 +7,17 @@
 #      per size (50, 100) and processor count (2, 4, 8, 16);
 #   3. simulator throughput: simulations per second of cp's assignment, one
 #      core, >= 1 s per graph (target: >= 100,000/s on ffnn_192nodes).
+#   4. DOPPLER learning: ms per imitation / REINFORCE episode and per greedy
+#      inference on the reference graphs (one core, hidden 32, 3 rounds);
+#      quality after il 500 + sim 2000 episodes against the heuristics;
+#      generalisation on STG 50 (train rand0000-0059, place rand0060-0089).
 # Parts 1 and 2 need the reference data in ../shared/data (DP_DATA overrides);
 # they are skipped with a message when it is absent.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 DATA=${DP_DATA:-../shared/data}
 status=0
-for p in build/doppler build/stg_bench build/sim_bench; do
+for p in build/doppler build/stg_bench build/sim_bench build/learn_bench; do
     [ -x "$p" ] || { echo "bench/run.sh: $p missing: run ./build.sh bench" >&2; exit 1; }
 done
 # one core for the timings where taskset exists
@@ -49,4 +53,33 @@ sim_graphs=()
 [ -d "$DATA/doppler" ] && sim_graphs+=("$DATA"/doppler/*.txt)
 mapfile -t -O "${#sim_graphs[@]}" sim_graphs < <(printf '%s\n' graphs/*.dpg | sort -V)
 "${PIN[@]}" build/sim_bench "${sim_graphs[@]}" || status=1
+
+echo
+echo "## 4. DOPPLER learning"
+echo
+if [ -d "$DATA/doppler" ]; then
+    echo "### Per-episode time (4 devices, one core; reference: ChainMM 1.84 s train / 1.18 s infer, FFNN 4.25 / 2.87, Llama-block 3.65 / 2.46)"
+    echo
+    echo "| graph | ops | devices | ms / imitation episode | ms / REINFORCE episode | ms / greedy inference | peak RSS MiB |"
+    echo "|---|---:|---:|---:|---:|---:|---:|"
+    for f in "$DATA"/doppler/*.txt; do "${PIN[@]}" build/learn_bench timing "$f" || status=1; done
+    echo
+    echo "### Quality after il 500 + sim 2000 episodes (4 devices), makespan / lower bound"
+    echo
+    echo "| graph | lower bound | doppler greedy | doppler best of greedy + 64 samples | simulations used | greedy run in SEL order (PRIORITY) | cp | heft | enumopt | anneal (same simulations) | doppler <= best heuristic |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+    for f in "$DATA"/doppler/*.txt; do "${PIN[@]}" build/learn_bench quality "$f" || status=1; done
+else
+    echo "skipped: $DATA/doppler not found"
+fi
+echo
+if [ -d "$DATA/stg" ]; then
+    echo "### Generalisation: train on STG 50 rand0000-0059, place rand0060-0089 unseen; makespan / proven optimum, mean (worst) [at optimum]"
+    echo
+    echo "| processors | training | doppler | heft | cp |"
+    echo "|---:|---|---|---|---|"
+    "${PIN[@]}" build/learn_bench general "$DATA/stg" --procs 4 --il 1000 --sim 2000 || status=1
+else
+    echo "skipped: $DATA/stg not found"
+fi
 exit $status

@@ -8,6 +8,12 @@
                        [--order fifo|priority] [--gantt OUT.svg [--no-transfers]] [--json]
        doppler bench   GRAPH... [--methods m1,m2,...|all] [--devices N | --cluster C]
                        [--seed S] [--order O] [--budget B] [--json | --md]
+       doppler train   GRAPH... --out POLICY.dpl [--devices N | --cluster C]
+                       [--stages il,sim,real] [--episodes E1,E2,..] [--lr L1,L2,..]
+                       [--hidden H] [--layers K] [--shared-gnn] [--entropy B]
+                       [--order fifo|priority] [--seed S] [--curve OUT.csv]
+                       [--curve-svg OUT.svg] [--json]
+       doppler place   GRAPH --method doppler --policy POLICY.dpl [--samples K] ...
        doppler convert IN OUT [--to FORMAT]
        doppler gen     layered|random [--nodes N] [--width W] [--density D]
                        [--regularity R] [--jump J] [--ccr C] [--seed S] -o GRAPH
@@ -27,6 +33,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
@@ -46,11 +53,13 @@ static const char *help_main =
     "  place    place a graph with one method, write the assignment\n"
     "  sim      simulate a given assignment\n"
     "  bench    every (graph, method) pair: makespan, lower bound, ratio, seconds\n"
+    "  train    train a DOPPLER policy (SEL/PLC) on one graph or a family of graphs\n"
     "  convert  convert a graph between formats\n"
     "  gen      generate a random DAG (layered or random)\n"
     "  help     this text, or 'doppler help COMMAND'\n"
     "\n"
-    "methods: single, round-robin, random, cp, heft, enumopt, anneal\n"
+    "methods: single, round-robin, random, cp, heft, enumopt, anneal,\n"
+    "         doppler (a trained policy: --policy POLICY.dpl)\n"
     "formats: native (.dpg), doppler (the DOPPLER reference's .txt), stg (.stg)\n"
     "cluster: --devices N (N devices in the graph's own units; default 4, or the\n"
     "         graph's per-device time columns when it has them) or --cluster C\n"
@@ -76,18 +85,23 @@ static const char *help_place =
     "Places every op of GRAPH on a device with method M, prints the simulated\n"
     "makespan with its ratio to the lower bound and the load of each device.\n"
     "\n"
-    "  --method M     single, round-robin, random, cp, heft, enumopt, anneal\n"
+    "  --method M     single, round-robin, random, cp, heft, enumopt, anneal,\n"
+    "                 doppler (needs --policy)\n"
+    "  --policy P     doppler: the policy file written by 'doppler train'\n"
+    "  --samples K    doppler: best of the greedy placement and K samples (default 0)\n"
     "  --devices N    N devices in the graph's units (default 4)\n"
     "  --cluster C    cluster file or preset (reference, homogeneous:N)\n"
-    "  --seed S       seed of random and anneal (default 1)\n"
+    "  --seed S       seed of random, anneal and doppler's samples (default 1)\n"
     "  --order O      runtime order scoring placements: fifo (default), priority\n"
+    "                 (doppler: SEL's op order is the priority)\n"
     "  --budget B     anneal: simulations (default 20 x ops x devices)\n"
     "  --start A      enumopt, anneal: initial assignment file (default: cp's)\n"
     "  --out A, -o A  write the assignment (line i: device of node i)\n"
     "  --gantt F.svg  write an SVG Gantt chart of the simulated schedule\n"
     "  --no-transfers leave the transfer arrows out of the chart\n"
     "  --format F     graph format: native, doppler, stg (default: detect)\n"
-    "  --json         one JSON object (with the assignment)\n";
+    "  --json         one JSON object (with the assignment; doppler adds\n"
+    "                 sel_order, the ops in the order SEL chose them)\n";
 
 static const char *help_sim =
     "usage: doppler sim GRAPH --assign A [--devices N | --cluster C] [OPTIONS]\n"
@@ -112,7 +126,10 @@ static const char *help_bench =
     "Places every graph with every method; one row per (graph, method) with the\n"
     "makespan, the lower bound, their ratio and the seconds the placer took.\n"
     "\n"
-    "  --methods L    comma-separated methods, or all (default: all)\n"
+    "  --methods L    comma-separated methods, or all (default: all; all includes\n"
+    "                 doppler when --policy is given)\n"
+    "  --policy P     the policy of method doppler (required when it is listed)\n"
+    "  --samples K    doppler: best of greedy and K samples (default 0)\n"
     "  --devices N    N devices in each graph's units (default 4)\n"
     "  --cluster C    cluster file or preset (reference, homogeneous:N)\n"
     "  --seed S       seed of random and anneal (default 1)\n"
@@ -121,6 +138,35 @@ static const char *help_bench =
     "  --format F     graph format: native, doppler, stg (default: detect)\n"
     "  --json         a JSON array, one object per row\n"
     "  --md           the table as markdown\n";
+
+static const char *help_train =
+    "usage: doppler train GRAPH... --out POLICY.dpl [OPTIONS]\n"
+    "\n"
+    "Trains a DOPPLER policy (SEL picks the next op, PLC its device) on one graph\n"
+    "or a family of graphs (each episode draws one; all must fit the cluster) and\n"
+    "writes it to POLICY.dpl. Stages: il imitates the critical-path expert; sim is\n"
+    "REINFORCE against the simulator; real is REINFORCE against a runtime's cost,\n"
+    "which for now is the simulator too (there is no executor yet). On a terminal\n"
+    "one line shows the progress; otherwise one summary line per stage.\n"
+    "\n"
+    "  --out P, -o P   the policy file to write (required)\n"
+    "  --devices N     N devices in the graphs' units (default 4)\n"
+    "  --cluster C     cluster file or preset (reference, homogeneous:N)\n"
+    "  --stages L      any of il,sim,real in that order (default il,sim)\n"
+    "  --episodes L    episodes per listed stage, e.g. 2000,2000 (default 2000 each)\n"
+    "  --lr L          learning rate per listed stage, or one for all\n"
+    "                  (default 1e-3 il, 1e-4 sim and real)\n"
+    "  --hidden H      embedding size (default 32)\n"
+    "  --layers K      message-passing rounds (default 3)\n"
+    "  --shared-gnn    one GNN for SEL and PLC\n"
+    "  --entropy B     entropy bonus weight (default 1e-3)\n"
+    "  --order O       runtime order: fifo (default) or priority (SEL's order)\n"
+    "  --seed S        seed of the initial weights and of training (default 1)\n"
+    "  --curve F.csv   one row per episode: stage,episode,graph,cost,lower_bound,\n"
+    "                  ratio,best,epsilon,lr,loss,entropy,seconds\n"
+    "  --curve-svg F   plot of cost / lower bound per episode\n"
+    "  --format F      graph format: native, doppler, stg (default: detect)\n"
+    "  --json          the final summary as one JSON object\n";
 
 static const char *help_convert =
     "usage: doppler convert IN OUT [--to FORMAT] [--format F]\n"
@@ -162,6 +208,10 @@ typedef struct cli {
     uint64_t seed;
     dp_order order;
     int budget;
+    /* learning */
+    const char *policy, *stages, *episodes, *lr, *curve, *curve_svg;
+    int hidden, layers, shared_gnn, samples, samples_set, entropy_set;
+    double entropy;
     dp_gen_opts gen;
 } cli;
 
@@ -259,10 +309,12 @@ static int parse_args(cli *o, int argc, char **argv, int first,
         }
         if (!has_word(allowed, name))
             return usage(cmd, "unknown option '%s'", a);
-        if (!strcmp(name, "json") || !strcmp(name, "md") || !strcmp(name, "no-transfers")) {
+        if (!strcmp(name, "json") || !strcmp(name, "md") || !strcmp(name, "no-transfers") ||
+            !strcmp(name, "shared-gnn")) {
             if (val) return usage(cmd, "--%s takes no value", name);
             if (name[0] == 'j') o->json = 1;
             else if (name[0] == 'm') o->md = 1;
+            else if (name[0] == 's') o->shared_gnn = 1;
             else o->no_transfers = 1;
             continue;
         }
@@ -303,6 +355,33 @@ static int parse_args(cli *o, int argc, char **argv, int first,
             if (!strcmp(val, "fifo")) o->order = DP_ORDER_FIFO;
             else if (!strcmp(val, "priority")) o->order = DP_ORDER_PRIORITY;
             else rc = usage(cmd, "--order: '%s' is neither fifo nor priority", val);
+        } else if (!strcmp(name, "policy")) {
+            o->policy = val;
+        } else if (!strcmp(name, "stages")) {
+            o->stages = val;
+        } else if (!strcmp(name, "episodes")) {
+            o->episodes = val;
+        } else if (!strcmp(name, "lr")) {
+            o->lr = val;
+        } else if (!strcmp(name, "curve")) {
+            o->curve = val;
+        } else if (!strcmp(name, "curve-svg")) {
+            o->curve_svg = val;
+        } else if (!strcmp(name, "hidden")) {
+            rc = parse_long(cmd, "--hidden", val, 1, DP_MAX_HIDDEN, &l);
+            o->hidden = (int)l;
+        } else if (!strcmp(name, "layers")) {
+            rc = parse_long(cmd, "--layers", val, 0, 64, &l);
+            o->layers = (int)l;
+            if (!rc && l == 0) rc = usage(cmd, "--layers: 0 is not allowed (at least 1 round)");
+        } else if (!strcmp(name, "samples")) {
+            rc = parse_long(cmd, "--samples", val, 0, 1000000, &l);
+            o->samples = (int)l;
+            o->samples_set = 1;
+        } else if (!strcmp(name, "entropy")) {
+            rc = parse_double(cmd, "--entropy", val, 0, 1e6, &d);
+            o->entropy = d;
+            o->entropy_set = 1;
         } else if (!strcmp(name, "budget")) {
             rc = parse_long(cmd, "--budget", val, 1, INT_MAX, &l);
             o->budget = (int)l;
@@ -453,11 +532,12 @@ static const char *order_name(dp_order o)
 /* Runs the simulator once on `assign` and keeps the dp_sim for the caller
    (per-device table, ops, Gantt chart). */
 static int simulate(const dp_graph *g, const dp_cluster *c, const int *assign,
-                    dp_order order, dp_sim *s)
+                    dp_order order, const double *priority, dp_sim *s)
 {
     dp_error e = {0};
     dp_sim_opts so = {0};
     so.order = order;
+    so.priority = priority;
     so.track_memory = 1;
     memset(s, 0, sizeof *s);
     if (dp_sim_init(s, g, c, &e) || dp_sim_run(s, assign, &so, &e)) {
@@ -465,6 +545,42 @@ static int simulate(const dp_graph *g, const dp_cluster *c, const int *assign,
         memset(s, 0, sizeof *s);
         return fail(&e);
     }
+    return 0;
+}
+
+/* SEL's order as a runtime priority: the k-th op chosen gets n - k, as in
+   the library's own scoring of a policy's placement. */
+static void order_to_priority(const int *order, int n, double *prio)
+{
+    for (int k = 0; k < n; k++) prio[order[k]] = (double)(n - k);
+}
+
+/* The learned placer ("doppler") next to the library's dp_method values. */
+#define METHOD_DOPPLER (-1)
+
+static const char *method_name(int m)
+{
+    return m == METHOD_DOPPLER ? "doppler" : dp_method_name((dp_method)m);
+}
+
+static int load_policy(const char *path, dp_policy *p)
+{
+    dp_error e = {0};
+    if (dp_policy_load(p, path, &e)) return fail(&e);
+    return 0;
+}
+
+/* Places g with the policy: greedy, or the best of greedy and o->samples
+   samples. order gets SEL's op order. */
+static int place_doppler(const cli *o, const dp_policy *p, const dp_graph *g,
+                         const dp_cluster *c, int *assign, int *order, double *makespan)
+{
+    dp_error e = {0};
+    dp_infer_opts io = {0};
+    io.samples = o->samples;
+    io.seed = o->seed;
+    io.order = o->order;
+    if (dp_policy_place(p, g, c, &io, assign, order, makespan, &e)) return fail(&e);
     return 0;
 }
 
@@ -564,22 +680,40 @@ static int cmd_place(cli *o)
 {
     if (o->n_pos != 1) return usage(o->cmd, "expects exactly one GRAPH");
     if (!o->method) return usage(o->cmd, "--method is required");
-    dp_method m;
-    if (dp_method_parse(o->method, &m))
-        return usage(o->cmd, "--method: unknown method '%s'", o->method);
+    int m = METHOD_DOPPLER;
+    if (strcmp(o->method, "doppler")) {
+        dp_method dm;
+        if (dp_method_parse(o->method, &dm))
+            return usage(o->cmd, "--method: unknown method '%s'", o->method);
+        m = (int)dm;
+    }
+    if (m == METHOD_DOPPLER && !o->policy)
+        return usage(o->cmd, "--method doppler needs --policy POLICY.dpl");
+    if (m != METHOD_DOPPLER && (o->policy || o->samples_set))
+        return usage(o->cmd, "--policy and --samples are for --method doppler");
+    if (m == METHOD_DOPPLER && (o->start || o->budget))
+        return usage(o->cmd, "--start and --budget are not for --method doppler");
     const char *path = o->pos[0];
     dp_graph g;
     dp_cluster c;
     dp_error e = {0};
-    int rc = EXIT_FAIL, *assign = NULL, *start = NULL;
+    dp_policy pol;
+    int rc = EXIT_FAIL, *assign = NULL, *start = NULL, *order = NULL;
+    double *prio = NULL;
     dp_sim s;
     memset(&s, 0, sizeof s);
+    memset(&pol, 0, sizeof pol);
     if (load_graph(path, o->fmt, &g)) return EXIT_FAIL;
     if (make_cluster(o, &g, &c)) { dp_graph_free(&g); return EXIT_FAIL; }
+    if (m == METHOD_DOPPLER && load_policy(o->policy, &pol)) goto done;
 
     assign = calloc((size_t)g.n_ops + 1, sizeof *assign);
     start = o->start ? calloc((size_t)g.n_ops + 1, sizeof *start) : NULL;
-    if (!assign || (o->start && !start)) {
+    if (m == METHOD_DOPPLER) {
+        order = calloc((size_t)g.n_ops + 1, sizeof *order);
+        prio = calloc((size_t)g.n_ops + 1, sizeof *prio);
+    }
+    if (!assign || (o->start && !start) || (m == METHOD_DOPPLER && (!order || !prio))) {
         e.code = DP_ERR_NOMEM;
         snprintf(e.msg, sizeof e.msg, "out of memory");
         fail(&e);
@@ -595,9 +729,18 @@ static int cmd_place(cli *o)
     dp_place_result res;
     memset(&res, 0, sizeof res);
     double t0 = dp_now();
-    if (dp_place(m, &g, &c, &po, assign, &res, &e)) { fail(&e); goto done; }
+    if (m == METHOD_DOPPLER) {
+        if (place_doppler(o, &pol, &g, &c, assign, order, &res.makespan)) goto done;
+        res.schedule_length = res.makespan;
+        res.simulations = o->samples + 1;
+        order_to_priority(order, g.n_ops, prio);
+    } else if (dp_place((dp_method)m, &g, &c, &po, assign, &res, &e)) {
+        fail(&e);
+        goto done;
+    }
     double secs = dp_now() - t0;
-    if (simulate(&g, &c, assign, o->order, &s)) goto done;
+    if (o->order != DP_ORDER_PRIORITY) { free(prio); prio = NULL; }
+    if (simulate(&g, &c, assign, o->order, prio, &s)) goto done;
     if (s.makespan != res.makespan)
         fprintf(stderr, "doppler: warning: placer reports makespan %.17g, "
                 "the simulator gives %.17g\n", res.makespan, s.makespan);
@@ -609,14 +752,18 @@ static int cmd_place(cli *o)
         /* the chart's own subtitle gives makespan, lower bound and ratio */
         char title[512], gb[256];
         snprintf(title, sizeof title, "%s: %s on %d devices (%s order)",
-                 base_name(path, gb, sizeof gb), dp_method_name(m), c.n, order_name(o->order));
+                 base_name(path, gb, sizeof gb), method_name(m), c.n, order_name(o->order));
         if (write_gantt(o->gantt, &s, assign, title, o->no_transfers)) goto done;
     }
 
     if (o->json) {
         printf("{\"graph\": ");
         json_str(stdout, path);
-        json_key_str(stdout, "method", dp_method_name(m));
+        json_key_str(stdout, "method", method_name(m));
+        if (m == METHOD_DOPPLER) {
+            json_key_str(stdout, "policy", o->policy);
+            printf(", \"samples\": %d", o->samples);
+        }
         printf(", \"devices\": %d", c.n);
         json_key_str(stdout, "order", order_name(o->order));
         json_key_num(stdout, "makespan", res.makespan);
@@ -626,12 +773,23 @@ static int cmd_place(cli *o)
         printf(", \"simulations\": %ld", res.simulations);
         json_key_num(stdout, "seconds", secs);
         json_assignment(stdout, assign, g.n_ops);
+        if (order) {
+            fputs(", \"sel_order\": [", stdout);
+            for (int i = 0; i < g.n_ops; i++) printf(i ? ", %d" : "%d", order[i]);
+            fputc(']', stdout);
+        }
         printf("}\n");
     } else {
         char rb[32], dev[96];
         cluster_label(o, &c, dev, sizeof dev);
         printf("%-16s %s\n", "graph", path);
-        printf("%-16s %s\n", "method", dp_method_name(m));
+        printf("%-16s %s\n", "method", method_name(m));
+        if (m == METHOD_DOPPLER)
+            printf("%-16s %s (hidden %d, %d layers%s)%s\n", "policy", o->policy,
+                   pol.opts.hidden, pol.opts.layers, pol.opts.shared_gnn ? ", shared GNN" : "",
+                   o->samples ? "" : ", greedy");
+        if (m == METHOD_DOPPLER && o->samples)
+            printf("%-16s %d (best of greedy and these)\n", "samples", o->samples);
         printf("%-16s %s\n", "devices", dev);
         printf("%-16s %.6g  (%s x lower bound)\n", "makespan", res.makespan,
                fmt_ratio(rb, sizeof rb, ratio));
@@ -649,6 +807,9 @@ static int cmd_place(cli *o)
     rc = EXIT_OK;
 done:
     dp_sim_free(&s);
+    dp_policy_free(&pol);
+    free(prio);
+    free(order);
     free(start);
     free(assign);
     dp_cluster_free(&c);
@@ -681,7 +842,7 @@ static int cmd_sim(cli *o)
     }
     if (dp_assign_read(o->assign, g.n_ops, c.n, assign, &e)) { fail(&e); goto done; }
     double t0 = dp_now();
-    if (simulate(&g, &c, assign, o->order, &s)) goto done;
+    if (simulate(&g, &c, assign, o->order, NULL, &s)) goto done;
     double secs = dp_now() - t0;
     double lb = dp_lower_bound(&g, &c);
     double ratio = ratio_of(s.makespan, lb);
@@ -758,12 +919,13 @@ done:
 /* ----------------------------------------------------------------------
    doppler bench
    ---------------------------------------------------------------------- */
-static int parse_methods(const cli *o, dp_method *ms, int *n)
+static int parse_methods(const cli *o, int *ms, int *n)
 {
     *n = 0;
     const char *list = o->methods ? o->methods : "all";
     if (!strcmp(list, "all")) {
-        for (int m = 0; m < DP_METHOD__COUNT; m++) ms[(*n)++] = (dp_method)m;
+        for (int m = 0; m < DP_METHOD__COUNT; m++) ms[(*n)++] = m;
+        if (o->policy) ms[(*n)++] = METHOD_DOPPLER;
         return 0;
     }
     char buf[512];
@@ -771,10 +933,17 @@ static int parse_methods(const cli *o, dp_method *ms, int *n)
     strcpy(buf, list);
     for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
         dp_method m;
-        if (dp_method_parse(tok, &m))
+        int mi;
+        if (!strcmp(tok, "doppler")) {
+            if (!o->policy) return usage(o->cmd, "--methods: doppler needs --policy POLICY.dpl");
+            mi = METHOD_DOPPLER;
+        } else if (dp_method_parse(tok, &m)) {
             return usage(o->cmd, "--methods: unknown method '%s'", tok);
+        } else {
+            mi = (int)m;
+        }
         if (*n == 64) return usage(o->cmd, "--methods: too many methods");
-        ms[(*n)++] = m;
+        ms[(*n)++] = mi;
     }
     if (*n == 0) return usage(o->cmd, "--methods: no method given");
     return 0;
@@ -783,9 +952,15 @@ static int parse_methods(const cli *o, dp_method *ms, int *n)
 static int cmd_bench(cli *o)
 {
     if (o->n_pos < 1) return usage(o->cmd, "expects at least one GRAPH");
-    dp_method ms[64];
-    int n_ms, rc = EXIT_OK, rows = 0;
+    int ms[64];
+    int n_ms, rc = EXIT_OK, rows = 0, with_doppler = 0;
     if (parse_methods(o, ms, &n_ms)) return EXIT_USAGE;
+    for (int k = 0; k < n_ms; k++) with_doppler |= ms[k] == METHOD_DOPPLER;
+    if (o->samples_set && !with_doppler)
+        return usage(o->cmd, "--samples is for method doppler");
+    dp_policy pol;
+    memset(&pol, 0, sizeof pol);
+    if (with_doppler && load_policy(o->policy, &pol)) return EXIT_FAIL;
 
     /* column widths known up front, so rows can be printed as they come */
     int wg = 5, wm = 6;
@@ -795,7 +970,7 @@ static int cmd_bench(cli *o)
         if (n > wg) wg = n;
     }
     for (int k = 0; k < n_ms; k++) {
-        int n = (int)strlen(dp_method_name(ms[k]));
+        int n = (int)strlen(method_name(ms[k]));
         if (n > wm) wm = n;
     }
     const char *sep = o->md ? " | " : "  ";
@@ -826,6 +1001,7 @@ static int cmd_bench(cli *o)
     double *best_ratio = calloc((size_t)o->n_pos, sizeof *best_ratio);
     if (!best_name || !best_ms || !best_ratio) {
         free(best_name); free(best_ms); free(best_ratio);
+        dp_policy_free(&pol);
         dp_error e = {DP_ERR_NOMEM, "out of memory"};
         return fail(&e);
     }
@@ -838,6 +1014,8 @@ static int cmd_bench(cli *o)
         if (load_graph(path, o->fmt, &g)) { rc = EXIT_FAIL; continue; }
         if (make_cluster(o, &g, &c)) { dp_graph_free(&g); rc = EXIT_FAIL; continue; }
         int *assign = calloc((size_t)g.n_ops + 1, sizeof *assign);
+        int *order = calloc((size_t)g.n_ops + 1, sizeof *order);
+        if (!order) { free(assign); assign = NULL; }
         double lb = dp_lower_bound(&g, &c);
         for (int k = 0; assign && k < n_ms; k++) {
             dp_error e = {0};
@@ -848,8 +1026,15 @@ static int cmd_bench(cli *o)
             po.order = o->order;
             po.budget = o->budget;
             double t0 = dp_now();
-            if (dp_place(ms[k], &g, &c, &po, assign, &res, &e)) {
-                fprintf(stderr, "doppler: %s with %s: %s\n", path, dp_method_name(ms[k]),
+            if (ms[k] == METHOD_DOPPLER) {
+                if (place_doppler(o, &pol, &g, &c, assign, order, &res.makespan)) {
+                    rc = EXIT_FAIL;
+                    continue;
+                }
+                res.schedule_length = res.makespan;
+                res.simulations = o->samples + 1;
+            } else if (dp_place((dp_method)ms[k], &g, &c, &po, assign, &res, &e)) {
+                fprintf(stderr, "doppler: %s with %s: %s\n", path, method_name(ms[k]),
                         e.msg[0] ? e.msg : dp_code_text(e.code));
                 rc = EXIT_FAIL;
                 continue;
@@ -859,12 +1044,12 @@ static int cmd_bench(cli *o)
             if (res.makespan < best_ms[i]) {
                 best_ms[i] = res.makespan;
                 best_ratio[i] = ratio;
-                snprintf(best_name[i], sizeof best_name[i], "%s", dp_method_name(ms[k]));
+                snprintf(best_name[i], sizeof best_name[i], "%s", method_name(ms[k]));
             }
             if (o->json) {
                 printf("%s\n{\"graph\": ", rows ? "," : "");
                 json_str(stdout, path);
-                json_key_str(stdout, "method", dp_method_name(ms[k]));
+                json_key_str(stdout, "method", method_name(ms[k]));
                 printf(", \"devices\": %d, \"ops\": %d", c.n, g.n_ops);
                 json_key_str(stdout, "order", order_name(o->order));
                 json_key_num(stdout, "makespan", res.makespan);
@@ -879,7 +1064,7 @@ static int cmd_bench(cli *o)
                 char rb[32];
                 printf("%s%-*s%s%6d%s%7d%s%-*s%s%12.6g%s%12.6g%s%7s%s%10.6f%s\n", lead, wg,
                        base_name(path, gb, sizeof gb), sep, g.n_ops, sep, c.n, sep, wm,
-                       dp_method_name(ms[k]), sep, res.makespan, sep, lb, sep,
+                       method_name(ms[k]), sep, res.makespan, sep, lb, sep,
                        fmt_ratio(rb, sizeof rb, ratio), sep, secs, tail);
             }
             rows++;
@@ -889,10 +1074,12 @@ static int cmd_bench(cli *o)
             dp_error e = {DP_ERR_NOMEM, "out of memory"};
             rc = fail(&e);
         }
+        free(order);
         free(assign);
         dp_cluster_free(&c);
         dp_graph_free(&g);
     }
+    dp_policy_free(&pol);
     if (o->json) {
         printf("%s]\n", rows ? "\n" : "");
     } else if (!o->md) {
@@ -908,6 +1095,444 @@ static int cmd_bench(cli *o)
     free(best_name);
     free(best_ms);
     free(best_ratio);
+    return rc;
+}
+
+/* ----------------------------------------------------------------------
+   doppler train
+   ---------------------------------------------------------------------- */
+#define MEAN_WINDOW 50
+
+typedef struct stage_sum {
+    int ran, episodes;
+    double seconds, last, last_ratio, mean, mean_ratio, best, best_ratio, final_cost;
+} stage_sum;
+
+/* State of the on_episode callback: the curve records, the running mean
+   of the last MEAN_WINDOW costs and the progress display. */
+typedef struct train_ctx {
+    dp_episode_info *rec;
+    int n_rec, cap_rec, nomem;
+    FILE *out;                  /* progress and summaries                 */
+    int tty;                    /* redraw one line, else a line per stage */
+    int cols;                   /* the terminal's width (0: unknown)      */
+    int stage;                  /* the stage being shown, -1 before any  */
+    double win[MEAN_WINDOW], win_ratio[MEAN_WINDOW];
+    int win_n, win_i;
+    double best, best_ratio;    /* over the stage (lowest ratio)          */
+    double last_draw;
+    dp_episode_info last;
+    stage_sum sum[DP_STAGE__COUNT];
+} train_ctx;
+
+static void window_means(const train_ctx *t, double *mean, double *mean_ratio)
+{
+    double a = 0, b = 0;
+    for (int i = 0; i < t->win_n; i++) { a += t->win[i]; b += t->win_ratio[i]; }
+    *mean = t->win_n ? a / t->win_n : 0;
+    *mean_ratio = t->win_n ? b / t->win_n : 0;
+}
+
+/* The stage just shown is over: its summary line. */
+static void stage_done(train_ctx *t)
+{
+    if (t->stage < 0) return;
+    const dp_episode_info *i = &t->last;
+    stage_sum *s = &t->sum[t->stage];
+    s->ran = 1;
+    s->episodes = i->episode + 1;
+    s->seconds = i->seconds;
+    s->last = i->cost;
+    s->last_ratio = ratio_of(i->cost, i->lower_bound);
+    window_means(t, &s->mean, &s->mean_ratio);
+    s->best = t->best;
+    s->best_ratio = t->best_ratio;
+    if (t->tty) fputs("\r\033[K", t->out);
+    fprintf(t->out, "stage %-4s %6d episodes  %7.2f s  %7.1f ep/s  last %.6g (%.3fx)  "
+            "mean%d %.6g (%.3fx)  best %.6g (%.3fx)\n",
+            dp_stage_name((dp_stage)t->stage), s->episodes, s->seconds,
+            s->seconds > 0 ? s->episodes / s->seconds : 0.0, s->last, s->last_ratio,
+            MEAN_WINDOW, s->mean, s->mean_ratio, s->best, s->best_ratio);
+    fflush(t->out);
+    t->stage = -1;
+}
+
+static int on_episode(void *ctx, const dp_episode_info *i)
+{
+    train_ctx *t = ctx;
+    if (t->n_rec == t->cap_rec) {
+        int cap = t->cap_rec ? 2 * t->cap_rec : 1024;
+        dp_episode_info *r = realloc(t->rec, (size_t)cap * sizeof *r);
+        if (!r) { t->nomem = 1; return 1; }
+        t->rec = r;
+        t->cap_rec = cap;
+    }
+    t->rec[t->n_rec++] = *i;
+    if ((int)i->stage != t->stage) {
+        stage_done(t);
+        t->stage = (int)i->stage;
+        t->win_n = t->win_i = 0;
+        t->best = INFINITY;
+        t->best_ratio = INFINITY;
+        t->last_draw = 0;
+    }
+    double r = ratio_of(i->cost, i->lower_bound);
+    t->win[t->win_i] = i->cost;
+    t->win_ratio[t->win_i] = r;
+    t->win_i = (t->win_i + 1) % MEAN_WINDOW;
+    if (t->win_n < MEAN_WINDOW) t->win_n++;
+    if (r < t->best_ratio) { t->best_ratio = r; t->best = i->cost; }
+    t->last = *i;
+    if (t->tty) {
+        double now = dp_now();
+        if (now - t->last_draw >= 0.1 || i->episode + 1 == i->episodes) {
+            double mean, mean_ratio;
+            t->last_draw = now;
+            window_means(t, &mean, &mean_ratio);
+            char line[512];
+            snprintf(line, sizeof line, "%s %d/%d %.0f/s last %.4g %.2fx mean%d %.4g %.2fx "
+                     "best %.4g %.2fx eps %.2f loss %.2g",
+                     dp_stage_name(i->stage), i->episode + 1, i->episodes,
+                     i->seconds > 0 ? (i->episode + 1) / i->seconds : 0.0, i->cost, r,
+                     MEAN_WINDOW, mean, mean_ratio, t->best, t->best_ratio, i->epsilon, i->loss);
+            if (t->cols > 1 && (int)strlen(line) >= t->cols) line[t->cols - 1] = 0;
+            fprintf(t->out, "\r\033[K%s", line);
+            fflush(t->out);
+        }
+    }
+    return 0;
+}
+
+/* Stage "real" has no executor yet: its cost callback runs the simulator,
+   exactly as the library scores a placement (SEL's order as the priority
+   under --order priority). One simulator workspace per graph. */
+typedef struct sim_cost_ctx {
+    dp_order order;
+    int n;
+    const dp_graph **g;
+    dp_sim *sim;
+    double **prio;
+} sim_cost_ctx;
+
+static int sim_cost(void *ctx, const dp_graph *g, const dp_cluster *c, const int *assign,
+                    const int *order, double *cost, dp_error *err)
+{
+    sim_cost_ctx *x = ctx;
+    int k = 0;
+    while (k < x->n && x->g[k] != g) k++;
+    if (k == x->n) {
+        if (err) {
+            err->code = DP_ERR_ARG;
+            snprintf(err->msg, sizeof err->msg, "cost: a graph the CLI did not load");
+        }
+        return DP_ERR_ARG;
+    }
+    if (!x->sim[k].g) {
+        int rc = dp_sim_init(&x->sim[k], g, c, err);
+        if (rc) return rc;
+        x->prio[k] = calloc((size_t)g->n_ops + 1, sizeof(double));
+        if (!x->prio[k]) {
+            if (err) { err->code = DP_ERR_NOMEM; snprintf(err->msg, sizeof err->msg, "out of memory"); }
+            return DP_ERR_NOMEM;
+        }
+    }
+    dp_sim_opts so = {0};
+    so.order = x->order;
+    if (x->order == DP_ORDER_PRIORITY) {
+        order_to_priority(order, g->n_ops, x->prio[k]);
+        so.priority = x->prio[k];
+    }
+    int rc = dp_sim_run(&x->sim[k], assign, &so, err);
+    if (!rc) *cost = x->sim[k].makespan;
+    return rc;
+}
+
+/* "a,b,c" into at most max numbers; returns how many, -1 on a bad one. */
+static int split_numbers(const char *list, double *out, int max, int integer)
+{
+    char buf[256];
+    int n = 0;
+    if (strlen(list) >= sizeof buf) return -1;
+    strcpy(buf, list);
+    if (!buf[0] || buf[strlen(buf) - 1] == ',' || buf[0] == ',' || strstr(buf, ",,")) return -1;
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        char *end;
+        errno = 0;
+        double v = integer ? (double)strtol(tok, &end, 10) : strtod(tok, &end);
+        if (*end || errno || n == max || !(v >= 0) || !isfinite(v)) return -1;
+        if (integer && v > INT_MAX) return -1;
+        out[n++] = v;
+    }
+    return n;
+}
+
+static int write_curve_csv(const char *path, const dp_episode_info *rec, int n)
+{
+    char tmp[4096];
+    dp_error e = {0};
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        e.code = DP_ERR_IO;
+        snprintf(e.msg, sizeof e.msg, "%s: %s", path, strerror(errno));
+        return fail(&e);
+    }
+    fprintf(f, "stage,episode,graph,cost,lower_bound,ratio,best,epsilon,lr,loss,entropy,seconds\n");
+    for (int i = 0; i < n; i++) {
+        const dp_episode_info *r = &rec[i];
+        fprintf(f, "%s,%d,%d,%.9g,%.9g,%.6f,%.9g,%.6f,%.6g,%.6g,%.6g,%.4f\n",
+                dp_stage_name(r->stage), r->episode, r->graph, r->cost, r->lower_bound,
+                ratio_of(r->cost, r->lower_bound), r->best, r->epsilon, r->lr, r->loss,
+                r->entropy, r->seconds);
+    }
+    if (fclose(f) != 0 || rename(tmp, path) != 0) {
+        e.code = DP_ERR_IO;
+        snprintf(e.msg, sizeof e.msg, "%s: %s", path, strerror(errno));
+        remove(tmp);
+        return fail(&e);
+    }
+    return 0;
+}
+
+static int cmd_train(cli *o)
+{
+    if (o->n_pos < 1) return usage(o->cmd, "expects at least one GRAPH");
+    if (!o->out) return usage(o->cmd, "--out POLICY.dpl is required");
+
+    /* stages, episodes and learning rates, one per listed stage */
+    int stages[DP_STAGE__COUNT], n_st = 0;
+    {
+        const char *list = o->stages ? o->stages : "il,sim";
+        char buf[64];
+        if (strlen(list) >= sizeof buf || !list[0] || list[strlen(list) - 1] == ',')
+            return usage(o->cmd, "--stages: '%s' is not a list of il,sim,real", list);
+        strcpy(buf, list);
+        for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+            int st = -1;
+            for (int k = 0; k < DP_STAGE__COUNT; k++)
+                if (!strcmp(tok, dp_stage_name((dp_stage)k))) st = k;
+            if (st < 0) return usage(o->cmd, "--stages: unknown stage '%s' (il, sim, real)", tok);
+            if (n_st && st <= stages[n_st - 1])
+                return usage(o->cmd, "--stages: '%s': stages go once each, in the order il,sim,real", list);
+            stages[n_st++] = st;
+        }
+    }
+    double eps[DP_STAGE__COUNT], lrs[DP_STAGE__COUNT];
+    int n_eps = n_st, n_lr = 0;
+    for (int k = 0; k < n_st; k++) eps[k] = 2000;
+    if (o->episodes) {
+        n_eps = split_numbers(o->episodes, eps, DP_STAGE__COUNT, 1);
+        if (n_eps < 0) return usage(o->cmd, "--episodes: '%s' is not a list of counts", o->episodes);
+        if (n_eps != n_st)
+            return usage(o->cmd, "--episodes gives %d count%s for %d stage%s", n_eps,
+                         n_eps == 1 ? "" : "s", n_st, n_st == 1 ? "" : "s");
+        for (int k = 0; k < n_st; k++)
+            if (eps[k] < 1) return usage(o->cmd, "--episodes: every listed stage needs at least 1");
+    }
+    if (o->lr) {
+        n_lr = split_numbers(o->lr, lrs, DP_STAGE__COUNT, 0);
+        if (n_lr < 0) return usage(o->cmd, "--lr: '%s' is not a list of numbers", o->lr);
+        if (n_lr != 1 && n_lr != n_st)
+            return usage(o->cmd, "--lr gives %d rates for %d stages (give one, or one per stage)",
+                         n_lr, n_st);
+        for (int k = 0; k < n_lr; k++)
+            if (!(lrs[k] > 0)) return usage(o->cmd, "--lr: rates must be positive");
+    }
+
+    int n = o->n_pos, rc = EXIT_FAIL, have_real = 0;
+    dp_graph *g = calloc((size_t)n, sizeof *g);
+    const dp_graph **gp = calloc((size_t)n, sizeof *gp);
+    dp_sim *sims = calloc((size_t)n, sizeof *sims);
+    double **prios = calloc((size_t)n, sizeof *prios);
+    dp_cluster c;
+    dp_policy pol;
+    dp_error e = {0};
+    train_ctx t;
+    int loaded = 0;
+    memset(&c, 0, sizeof c);
+    memset(&pol, 0, sizeof pol);
+    memset(&t, 0, sizeof t);
+    t.stage = -1;
+    t.out = o->json ? stderr : stdout;
+    t.tty = isatty(fileno(t.out));
+    if (t.tty) {
+        struct winsize ws;
+        if (ioctl(fileno(t.out), TIOCGWINSZ, &ws) == 0) t.cols = ws.ws_col;
+    }
+    if (!g || !gp || !sims || !prios) {
+        e.code = DP_ERR_NOMEM;
+        snprintf(e.msg, sizeof e.msg, "out of memory");
+        fail(&e);
+        goto done;
+    }
+    for (loaded = 0; loaded < n; loaded++) {
+        if (load_graph(o->pos[loaded], o->fmt, &g[loaded])) goto done;
+        gp[loaded] = &g[loaded];
+    }
+    /* the cluster comes from the first graph; every graph must fit it */
+    if (make_cluster(o, &g[0], &c)) goto done;
+    for (int i = 1; i < n; i++)
+        if (dp_check(&g[i], &c, &e)) {
+            fprintf(stderr, "doppler: %s does not fit the cluster of %s: %s\n", o->pos[i],
+                    o->pos[0], e.msg[0] ? e.msg : dp_code_text(e.code));
+            goto done;
+        }
+
+    dp_policy_opts po = {0};
+    po.hidden = o->hidden;
+    po.layers = o->layers;
+    po.shared_gnn = o->shared_gnn;
+    po.seed = o->seed;
+    if (dp_policy_init(&pol, &po, &e)) { fail(&e); goto done; }
+
+    dp_train_opts to = {0};
+    for (int k = 0; k < n_st; k++) {
+        to.episodes[stages[k]] = (int)eps[k];
+        if (n_lr) to.lr[stages[k]] = lrs[n_lr == 1 ? 0 : k];
+        have_real |= stages[k] == DP_STAGE_REAL;
+    }
+    /* 0 means "the default" to the library; a negative weight means none */
+    to.entropy = o->entropy > 0 ? o->entropy : (o->entropy_set ? -1 : 0);   /* < 0: no bonus */
+    to.order = o->order;
+    to.seed = o->seed;
+    to.on_episode = on_episode;
+    to.on_episode_ctx = &t;
+    sim_cost_ctx sc = {o->order, n, gp, sims, prios};
+    if (have_real) {
+        /* note: the library then takes sim's costs from this callback too;
+           both are the same simulator, so the numbers do not change */
+        to.cost = sim_cost;
+        to.cost_ctx = &sc;
+    }
+
+    {
+        char dev[96];
+        cluster_label(o, &c, dev, sizeof dev);
+        fprintf(t.out, "training on %d graph%s, %s devices, %s order; policy: hidden %d, %d layers%s, "
+                "%d + %d parameters\n", n, n == 1 ? "" : "s", dev, order_name(o->order),
+                pol.opts.hidden, pol.opts.layers, pol.opts.shared_gnn ? ", shared GNN" : "",
+                pol.n_sel, pol.n_plc);
+        if (have_real)
+            fprintf(t.out, "stage real: no executor yet, costs come from the simulator\n");
+        fflush(t.out);
+    }
+    dp_train_result res;
+    memset(&res, 0, sizeof res);
+    int trc = dp_train(&pol, (const dp_graph *const *)gp, n, &c, &to, &res, &e);
+    stage_done(&t);
+    if (t.nomem) {
+        e.code = DP_ERR_NOMEM;
+        snprintf(e.msg, sizeof e.msg, "out of memory recording the training curve");
+        fail(&e);
+        goto done;
+    }
+    if (trc) { fail(&e); goto done; }
+    if (dp_policy_save(&pol, o->out, &e)) { fail(&e); goto done; }
+    if (o->curve && write_curve_csv(o->curve, t.rec, t.n_rec)) goto done;
+    if (o->curve_svg) {
+        char title[512], gb[256];
+        if (n == 1)
+            snprintf(title, sizeof title, "%s on %d devices", base_name(o->pos[0], gb, sizeof gb), c.n);
+        else
+            snprintf(title, sizeof title, "%d graphs on %d devices", n, c.n);
+        if (dp_curve_svg(o->curve_svg, t.rec, t.n_rec, title, &e)) { fail(&e); goto done; }
+    }
+
+    /* the trained policy's greedy placement of each graph */
+    double *greedy = calloc((size_t)n, sizeof *greedy);
+    if (!greedy) {
+        e.code = DP_ERR_NOMEM;
+        snprintf(e.msg, sizeof e.msg, "out of memory");
+        fail(&e);
+        goto done;
+    }
+    for (int i = 0; i < n && greedy; i++) {
+        int *a = calloc((size_t)g[i].n_ops + 1, sizeof *a);
+        dp_infer_opts io = {0};
+        io.order = o->order;
+        if (!a || dp_policy_place(&pol, &g[i], &c, &io, a, NULL, &greedy[i], &e)) {
+            free(a);
+            free(greedy);
+            greedy = NULL;
+            if (!e.code) { e.code = DP_ERR_NOMEM; snprintf(e.msg, sizeof e.msg, "out of memory"); }
+            fail(&e);
+            goto done;
+        }
+        free(a);
+    }
+
+    double eps_s = res.seconds > 0 ? res.episodes / res.seconds : 0;
+    if (o->json) {
+        printf("{\"graphs\": [");
+        for (int i = 0; i < n; i++) {
+            if (i) fputs(", ", stdout);
+            json_str(stdout, o->pos[i]);
+        }
+        printf("], \"devices\": %d", c.n);
+        json_key_str(stdout, "order", order_name(o->order));
+        json_key_str(stdout, "policy", o->out);
+        printf(", \"hidden\": %d, \"layers\": %d, \"shared_gnn\": %s, \"parameters\": %d",
+               pol.opts.hidden, pol.opts.layers, pol.opts.shared_gnn ? "true" : "false",
+               pol.n_sel + pol.n_plc);
+        printf(", \"seed\": %llu, \"episodes\": %ld, \"simulations\": %ld",
+               (unsigned long long)o->seed, res.episodes, res.simulations);
+        json_key_num(stdout, "seconds", res.seconds);
+        json_key_num(stdout, "episodes_per_second", eps_s);
+        json_key_str(stdout, "real_costs", have_real ? "simulator (no executor yet)" : NULL);
+        fputs(",\n \"stages\": [", stdout);
+        for (int k = 0, first = 1; k < n_st; k++) {
+            const stage_sum *s = &t.sum[stages[k]];
+            printf("%s\n  {\"stage\": \"%s\", \"episodes\": %d", first ? "" : ",",
+                   dp_stage_name((dp_stage)stages[k]), s->episodes);
+            first = 0;
+            json_key_num(stdout, "seconds", s->seconds);
+            json_key_num(stdout, "episodes_per_second", s->seconds > 0 ? s->episodes / s->seconds : 0);
+            json_key_num(stdout, "last", s->last);
+            json_key_num(stdout, "last_ratio", s->last_ratio);
+            json_key_num(stdout, "mean50", s->mean);
+            json_key_num(stdout, "mean50_ratio", s->mean_ratio);
+            json_key_num(stdout, "best", s->best);
+            json_key_num(stdout, "best_ratio", s->best_ratio);
+            json_key_num(stdout, "final_cost", res.final_cost[stages[k]]);
+            fputc('}', stdout);
+        }
+        fputs("],\n \"greedy\": [", stdout);
+        for (int i = 0; i < n; i++) {
+            double lb = dp_lower_bound(&g[i], &c);
+            printf("%s\n  {\"graph\": ", i ? "," : "");
+            json_str(stdout, o->pos[i]);
+            json_key_num(stdout, "makespan", greedy[i]);
+            json_key_num(stdout, "lower_bound", lb);
+            json_key_num(stdout, "ratio", ratio_of(greedy[i], lb));
+            fputc('}', stdout);
+        }
+        fputs("]}\n", stdout);
+    } else {
+        char rb[32], gb[256];
+        printf("trained %ld episodes in %.2f s (%.1f episodes/s)\n", res.episodes, res.seconds, eps_s);
+        for (int i = 0; i < n; i++) {
+            double lb = dp_lower_bound(&g[i], &c);
+            printf("greedy placement of %s: makespan %.6g (%s x lower bound %.6g)\n",
+                   base_name(o->pos[i], gb, sizeof gb), greedy[i],
+                   fmt_ratio(rb, sizeof rb, ratio_of(greedy[i], lb)), lb);
+        }
+        printf("policy           %s\n", o->out);
+        if (o->curve) printf("curve            %s\n", o->curve);
+        if (o->curve_svg) printf("curve chart      %s\n", o->curve_svg);
+    }
+    free(greedy);
+    rc = EXIT_OK;
+done:
+    for (int i = 0; sims && i < n; i++) dp_sim_free(&sims[i]);
+    for (int i = 0; prios && i < n; i++) free(prios[i]);
+    for (int i = 0; g && i < loaded; i++) dp_graph_free(&g[i]);
+    free(sims);
+    free(prios);
+    free(gp);
+    free(g);
+    free(t.rec);
+    dp_policy_free(&pol);
+    dp_cluster_free(&c);
     return rc;
 }
 
@@ -976,11 +1601,15 @@ typedef struct command {
 static const command commands[] = {
     {"info", cmd_info, "devices cluster format json", &help_info},
     {"place", cmd_place,
-     "method devices cluster format seed order budget start out gantt no-transfers json",
+     "method policy samples devices cluster format seed order budget start out gantt no-transfers json",
      &help_place},
     {"sim", cmd_sim, "assign devices cluster format order gantt no-transfers json", &help_sim},
-    {"bench", cmd_bench, "methods devices cluster format seed order budget json md",
+    {"bench", cmd_bench, "methods policy samples devices cluster format seed order budget json md",
      &help_bench},
+    {"train", cmd_train,
+     "devices cluster format stages episodes lr hidden layers shared-gnn entropy order seed "
+     "out curve curve-svg json",
+     &help_train},
     {"convert", cmd_convert, "to format", &help_convert},
     {"gen", cmd_gen, "nodes width density regularity jump ccr seed out", &help_gen},
 };
