@@ -3957,6 +3957,10 @@ int dp_policy_save(const dp_policy *p, const char *path, dp_error *err)
     for (i = 0; i < p->n_sel + p->n_plc; i++) {
         double v = i < p->n_sel ? p->sel[i] : p->plc[i - p->n_sel];
         uint64_t bits;
+        if (!dp__finite(v)) {
+            DP_FREE(buf);
+            return dp__fail(err, DP_ERR_RANGE, "%s: parameter %d is %g; refusing to save a policy that cannot be loaded", path, i, v);
+        }
         memcpy(&bits, &v, 8);
         dp__put(&q, bits, 8);
     }
