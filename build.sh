@@ -178,7 +178,9 @@ do_build() {
     cc_prog build/example demos/example.c
     cc_prog build/stg_bench bench/stg_bench.c
     cc_prog build/sim_bench bench/sim_bench.c
-    cc_prog build/learn_bench bench/learn_bench.c
+    # learning benchmarks: -O3 -march=native, the flags a user training on
+    # this machine would use (the per-episode targets are measured so)
+    cc_prog build/learn_bench bench/learn_bench.c -O3 -march=native
     if command -v clang >/dev/null 2>&1 && ! uptodate build/.clang-ok demos/doppler.c; then
         echo "  CLANG demos/doppler.c (warnings check)"
         start_job clang_doppler sh -c "clang -std=gnu11 $WARN -I. -fsyntax-only demos/doppler.c && touch build/.clang-ok"
