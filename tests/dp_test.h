@@ -238,4 +238,38 @@ static inline int dp_test_graph_equal(const dp_graph *a, const dp_graph *b,
 }
 #endif /* DOPPLER_H */
 
+
+/* ---- building small graphs by hand --------------------------------------- */
+typedef struct { const char *name; double compute, out, mem; } op_t;
+typedef struct { int s, d; double bytes; } ed_t;
+
+/* Builds and finalises a graph of n ops and m edges; every step is a check.
+   Returns 0 on success. */
+static inline int dp_test_build(dp_graph *g, int n, const op_t *ops, int m, const ed_t *eds)
+{
+    dp_error err;
+    memset(&err, 0, sizeof err);
+    dp_graph_init(g);
+    for (int i = 0; i < n; i++) {
+        dp_op_desc d;
+        memset(&d, 0, sizeof d);
+        d.name = ops[i].name;
+        d.compute = ops[i].compute;
+        d.out_bytes = ops[i].out;
+        d.mem_bytes = ops[i].mem;
+        int id = -1;
+        int rc = dp_graph_add_op(g, &d, &id, &err);
+        CHECK(rc == 0 && id == i, "add op %s: rc %d id %d: %s", ops[i].name, rc, id, err.msg);
+        if (rc) return rc;
+    }
+    for (int e = 0; e < m; e++) {
+        int rc = dp_graph_add_edge(g, eds[e].s, eds[e].d, eds[e].bytes, &err);
+        CHECK(rc == 0, "add edge %d: %s", e, err.msg);
+        if (rc) return rc;
+    }
+    int rc = dp_graph_finalize(g, &err);
+    CHECK(rc == 0, "finalize: %s", err.msg);
+    return rc;
+}
+
 #endif /* DP_TEST_H */

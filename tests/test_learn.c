@@ -10,30 +10,7 @@
 static dp_error err;
 
 /* ---- helpers ------------------------------------------------------------ */
-typedef struct { const char *name; double compute, out; } op_t;
-typedef struct { int s, d; double bytes; } ed_t;
 
-static int build(dp_graph *g, int n, const op_t *ops, int m, const ed_t *eds)
-{
-    dp_graph_init(g);
-    for (int i = 0; i < n; i++) {
-        dp_op_desc d;
-        memset(&d, 0, sizeof d);
-        d.name = ops[i].name;
-        d.compute = ops[i].compute;
-        d.out_bytes = ops[i].out;
-        int id;
-        if (dp_graph_add_op(g, &d, &id, &err)) { CHECK(0, "add op: %s", err.msg); return -1; }
-    }
-    for (int e = 0; e < m; e++)
-        if (dp_graph_add_edge(g, eds[e].s, eds[e].d, eds[e].bytes, &err)) {
-            CHECK(0, "add edge: %s", err.msg);
-            return -1;
-        }
-    int rc = dp_graph_finalize(g, &err);
-    CHECK(rc == 0, "finalize: %s", err.msg);
-    return rc;
-}
 
 static int gen_graph(dp_graph *g, int nodes, double ccr, uint64_t seed)
 {
@@ -310,11 +287,11 @@ static void test_imitation(void)
 
 static void test_reinforce(void)
 {
-    op_t ops[] = {{"s", 1, 0}, {"a", 4, 10}, {"b", 1, 10}, {"t", 1, 0}};
+    op_t ops[] = {{"s", 1, 0, 0}, {"a", 4, 10, 0}, {"b", 1, 10, 0}, {"t", 1, 0, 0}};
     ed_t eds[] = {{0, 1, 0}, {0, 2, 0}, {1, 3, 10}, {2, 3, 10}};
     dp_graph g;
     dp_cluster c;
-    if (build(&g, 4, ops, 4, eds)) return;
+    if (dp_test_build(&g, 4, ops, 4, eds)) return;
     CHECK(dp_cluster_homogeneous(&c, 2, 1, 1, 0, &err) == 0, "cluster: %s", err.msg);
     /* the hand numbers, against the library */
     int cp[4], better[4] = {0, 0, 0, 0}, asg[4];

@@ -5,30 +5,7 @@
 
 static dp_error err;
 
-typedef struct { const char *name; double compute, out; } op_t;
-typedef struct { int s, d; double bytes; } ed_t;
 
-static int build(dp_graph *g, int n, const op_t *ops, int m, const ed_t *eds)
-{
-    dp_graph_init(g);
-    for (int i = 0; i < n; i++) {
-        dp_op_desc d;
-        memset(&d, 0, sizeof d);
-        d.name = ops[i].name;
-        d.compute = ops[i].compute;
-        d.out_bytes = ops[i].out;
-        int id;
-        if (dp_graph_add_op(g, &d, &id, &err)) { CHECK(0, "add op: %s", err.msg); return -1; }
-    }
-    for (int e = 0; e < m; e++)
-        if (dp_graph_add_edge(g, eds[e].s, eds[e].d, eds[e].bytes, &err)) {
-            CHECK(0, "add edge: %s", err.msg);
-            return -1;
-        }
-    int rc = dp_graph_finalize(g, &err);
-    CHECK(rc == 0, "finalize: %s", err.msg);
-    return rc;
-}
 
 static dp_cluster cluster(int n)
 {
@@ -69,10 +46,10 @@ static void test_cp_fork(void)
        order s a b c = 0 3 2 1; assignment {0, 0, 1, 0}; length 7.
        Simulated (FIFO): d0 s 0-2, c and a ready at 2, c (lower index) 2-3,
        a 3-7; d1 b 4-7 -> 7. */
-    op_t ops[] = {{"s", 2, 0}, {"c", 1, 0}, {"b", 3, 0}, {"a", 4, 0}};
+    op_t ops[] = {{"s", 2, 0, 0}, {"c", 1, 0, 0}, {"b", 3, 0, 0}, {"a", 4, 0, 0}};
     ed_t eds[] = {{0, 1, 5}, {0, 2, 2}, {0, 3, 1}};
     dp_graph g;
-    if (build(&g, 4, ops, 3, eds)) return;
+    if (dp_test_build(&g, 4, ops, 3, eds)) return;
     dp_cluster c = cluster(2);
     double bl[4];
     CHECK(dp_blevel(&g, &c, bl) == 0, "blevel");
@@ -121,10 +98,10 @@ static void test_cp_earliest_start(void)
        cp: p (12): d0 -> 0-1.  q (5): d0 start 1, d1 start 0 -> d1 0-5.
            r (1): d0 start 1 (local), d1 max(1+10, 5) = 11 -> d0 1-2.
        {0, 1, 0}, length 5. */
-    op_t ops[] = {{"p", 1, 10}, {"q", 5, 0}, {"r", 1, 0}};
+    op_t ops[] = {{"p", 1, 10, 0}, {"q", 5, 0, 0}, {"r", 1, 0, 0}};
     ed_t eds[] = {{0, 2, 10}};
     dp_graph g;
-    if (build(&g, 3, ops, 1, eds)) return;
+    if (dp_test_build(&g, 3, ops, 1, eds)) return;
     dp_cluster c = cluster(2);
     int asg[3], order[3];
     double len = -1;
@@ -142,10 +119,10 @@ static void test_cp_earliest_start(void)
 static void test_simple(void)
 {
     /* chain of 5 (topological order = index order), 3 devices */
-    op_t ops[] = {{"o0", 1, 1}, {"o1", 2, 1}, {"o2", 3, 1}, {"o3", 4, 1}, {"o4", 5, 1}};
+    op_t ops[] = {{"o0", 1, 1, 0}, {"o1", 2, 1, 0}, {"o2", 3, 1, 0}, {"o3", 4, 1, 0}, {"o4", 5, 1, 0}};
     ed_t eds[] = {{0, 1, 1}, {1, 2, 1}, {2, 3, 1}, {3, 4, 1}};
     dp_graph g;
-    if (build(&g, 5, ops, 4, eds)) return;
+    if (dp_test_build(&g, 5, ops, 4, eds)) return;
     dp_cluster c = cluster(3);
     dp_place_opts po;
     memset(&po, 0, sizeof po);
@@ -205,10 +182,10 @@ static void test_search(void)
     /* fork-join s(1) -> x(4), y(6) -> t(2), 0 bytes, 2 devices.
        all on d0: 13.  Moving x or y to d1 gives 1 + 6 + 2 = 9 = the lower
        bound (cp s-y-t), so any improving search reaches 9. */
-    op_t ops[] = {{"s", 1, 0}, {"x", 4, 0}, {"y", 6, 0}, {"t", 2, 0}};
+    op_t ops[] = {{"s", 1, 0, 0}, {"x", 4, 0, 0}, {"y", 6, 0, 0}, {"t", 2, 0, 0}};
     ed_t eds[] = {{0, 1, 0}, {0, 2, 0}, {1, 3, 0}, {2, 3, 0}};
     dp_graph g;
-    if (build(&g, 4, ops, 4, eds)) return;
+    if (dp_test_build(&g, 4, ops, 4, eds)) return;
     dp_cluster c = cluster(2);
     int start[4] = {0, 0, 0, 0}, asg[4];
     dp_place_opts po;
@@ -296,9 +273,9 @@ static void test_memory_capacity(void)
     /* a(out 200), b(10), c(200), d(10), independent, compute 1 each;
        2 devices of 250: everything on one device needs 420; a feasible
        placement must separate a and c. */
-    op_t ops[] = {{"a", 1, 200}, {"b", 1, 10}, {"c", 1, 200}, {"d", 1, 10}};
+    op_t ops[] = {{"a", 1, 200, 0}, {"b", 1, 10, 0}, {"c", 1, 200, 0}, {"d", 1, 10, 0}};
     dp_graph g;
-    if (build(&g, 4, ops, 0, NULL)) return;
+    if (dp_test_build(&g, 4, ops, 0, NULL)) return;
     dp_cluster c = cluster(2);
     c.memory[0] = c.memory[1] = 250;
     int all0[4] = {0, 0, 0, 0};
@@ -345,9 +322,9 @@ static void test_memory_capacity(void)
     /* with edges, received tensors count: a(200)->b(10) [200 B],
        c(200)->d(10) [200 B]; memory 250: only {a,b} | {c,d} fits (210 each).
        A greedy placer may fail to find it; if it succeeds it must fit. */
-    op_t ops2[] = {{"a", 1, 200}, {"b", 1, 10}, {"c", 1, 200}, {"d", 1, 10}};
+    op_t ops2[] = {{"a", 1, 200, 0}, {"b", 1, 10, 0}, {"c", 1, 200, 0}, {"d", 1, 10, 0}};
     ed_t eds2[] = {{0, 1, 200}, {2, 3, 200}};
-    if (build(&g, 4, ops2, 2, eds2)) return;
+    if (dp_test_build(&g, 4, ops2, 2, eds2)) return;
     c = cluster(2);
     c.memory[0] = c.memory[1] = 250;
     int split[4] = {0, 1, 0, 1};

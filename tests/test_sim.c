@@ -5,36 +5,7 @@
 #include "../doppler.h"
 #include "dp_test.h"
 
-typedef struct { const char *name; double compute, out, mem; } op_t;
-typedef struct { int s, d; double bytes; } ed_t;
 
-/* Builds and finalises a graph; returns 0 on success. */
-static int build(dp_graph *g, int n, const op_t *ops, int m, const ed_t *eds)
-{
-    dp_error err;
-    memset(&err, 0, sizeof err);
-    dp_graph_init(g);
-    for (int i = 0; i < n; i++) {
-        dp_op_desc d;
-        memset(&d, 0, sizeof d);
-        d.name = ops[i].name;
-        d.compute = ops[i].compute;
-        d.out_bytes = ops[i].out;
-        d.mem_bytes = ops[i].mem;
-        int id = -1;
-        int rc = dp_graph_add_op(g, &d, &id, &err);
-        CHECK(rc == 0 && id == i, "add op %s: rc %d id %d: %s", ops[i].name, rc, id, err.msg);
-        if (rc) return rc;
-    }
-    for (int e = 0; e < m; e++) {
-        int rc = dp_graph_add_edge(g, eds[e].s, eds[e].d, eds[e].bytes, &err);
-        CHECK(rc == 0, "add edge %d: %s", e, err.msg);
-        if (rc) return rc;
-    }
-    int rc = dp_graph_finalize(g, &err);
-    CHECK(rc == 0, "finalize: %s", err.msg);
-    return rc;
-}
 
 static dp_cluster cluster(int n, double speed, double bw, double lat)
 {
@@ -103,7 +74,7 @@ static void test_chain(void)
     op_t ops[] = {{"a", 2, 0, 0}, {"b", 3, 0, 0}, {"c", 4, 0, 0}};
     ed_t eds[] = {{0, 1, 7}, {1, 2, 7}};
     dp_graph g;
-    if (build(&g, 3, ops, 2, eds)) return;
+    if (dp_test_build(&g, 3, ops, 2, eds)) return;
     dp_cluster c = cluster(2, 1, 1, 0);
     dp_sim s;
     /* all on d0: a 0-2, b 2-5, c 5-9; no transfers; busy d0 9, d1 0 */
@@ -142,7 +113,7 @@ static void test_fork_join(void)
     op_t ops[] = {{"s", 1, 0, 0}, {"x", 4, 0, 0}, {"y", 6, 0, 0}, {"t", 2, 0, 0}};
     ed_t eds[] = {{0, 1, 0}, {0, 2, 0}, {1, 3, 0}, {2, 3, 0}};
     dp_graph g;
-    if (build(&g, 4, ops, 4, eds)) return;
+    if (dp_test_build(&g, 4, ops, 4, eds)) return;
     dp_cluster c = cluster(2, 1, 1, 0);
     dp_sim s;
     /* s d0, x d0, y d1, t d0: s 0-1, x 1-5, y 1-7, t 7-9; busy d0 1+4+2=7, d1 6 */
@@ -199,7 +170,7 @@ static void test_stats(void)
     op_t ops[] = {{"a", 1, 0, 0}, {"b", 2, 0, 0}, {"c", 3, 0, 0}, {"d", 4, 0, 0}, {"e", 5, 0, 0}};
     ed_t eds[] = {{0, 2, 1}, {1, 2, 2}, {0, 3, 3}};
     dp_graph g;
-    if (build(&g, 5, ops, 3, eds)) return;
+    if (dp_test_build(&g, 5, ops, 3, eds)) return;
     dp_cluster c2 = cluster(2, 1, 1, 0), c4 = cluster(4, 1, 1, 0);
     dp_stats st;
     memset(&st, 0, sizeof st);
@@ -217,7 +188,7 @@ static void test_stats(void)
     /* a chain of one op: everything 1 */
     dp_graph g1;
     op_t one[] = {{"solo", 3, 0, 0}};
-    if (build(&g1, 1, one, 0, NULL) == 0) {
+    if (dp_test_build(&g1, 1, one, 0, NULL) == 0) {
         CHECK(dp_graph_stats(&g1, &c4, &st) == 0, "stats solo");
         CHECK(st.nodes == 1 && st.edges == 0 && st.sources == 1 && st.sinks == 1 && st.depth == 1,
               "solo stats %d %d %d %d %d", st.nodes, st.edges, st.sources, st.sinks, st.depth);
@@ -237,7 +208,7 @@ static void test_comm(void)
     op_t ops[] = {{"a", 2, 10, 0}, {"b", 3, 0, 0}};
     ed_t eds[] = {{0, 1, 10}};
     dp_graph g;
-    if (build(&g, 2, ops, 1, eds)) return;
+    if (dp_test_build(&g, 2, ops, 1, eds)) return;
     dp_cluster c = cluster(2, 1, 2, 0);
     dp_sim s;
     int same[] = {1, 1}, diff[] = {0, 1};
@@ -293,7 +264,7 @@ static void test_links(void)
     op_t ops[] = {{"a", 1, 4, 0}, {"b", 2, 0, 0}, {"c", 2, 0, 0}};
     ed_t eds[] = {{0, 2, 4}, {0, 1, 4}};
     dp_graph g;
-    if (build(&g, 3, ops, 2, eds)) return;
+    if (dp_test_build(&g, 3, ops, 2, eds)) return;
     dp_cluster c = cluster(2, 1, 1, 0);
     dp_sim s;
     int asg[] = {0, 1, 1};
@@ -344,7 +315,7 @@ static void test_order(void)
     op_t ops[] = {{"r", 1, 0, 0}, {"p", 3, 0, 0}, {"q", 1, 0, 0}, {"w", 5, 0, 0}};
     ed_t eds[] = {{0, 1, 0}, {0, 2, 0}, {2, 3, 0}};
     dp_graph g;
-    if (build(&g, 4, ops, 3, eds)) return;
+    if (dp_test_build(&g, 4, ops, 3, eds)) return;
     dp_cluster c = cluster(2, 1, 1, 0);
     dp_sim s;
     int asg[] = {0, 0, 0, 1};
@@ -396,7 +367,7 @@ static void test_fifo_ready_time(void)
     op_t ops[] = {{"a", 2, 0, 0}, {"y", 1, 0, 0}, {"b", 1, 0.5, 0}, {"x", 1, 0, 0}};
     ed_t eds[] = {{2, 1, 0.5}};
     dp_graph g;
-    if (build(&g, 4, ops, 1, eds)) return;
+    if (dp_test_build(&g, 4, ops, 1, eds)) return;
     dp_cluster c = cluster(2, 1, 1, 0);
     dp_sim s;
     int asg[] = {0, 0, 1, 0};
@@ -433,7 +404,7 @@ static void test_simultaneous(void)
     op_t ops[] = {{"p", 2, 0, 0}, {"q", 1, 1, 0}, {"r", 1, 0, 0}, {"s", 1, 0, 0}};
     ed_t eds[] = {{1, 2, 1}, {0, 3, 0}};
     dp_graph g;
-    if (build(&g, 4, ops, 2, eds)) return;
+    if (dp_test_build(&g, 4, ops, 2, eds)) return;
     dp_cluster c = cluster(2, 1, 1, 0);
     dp_sim s;
     int asg[] = {1, 0, 1, 1};
@@ -454,7 +425,7 @@ static void test_speeds(void)
     op_t ops[] = {{"a", 6, 0, 0}, {"b", 4, 0, 0}};
     ed_t eds[] = {{0, 1, 0}};
     dp_graph g;
-    if (build(&g, 2, ops, 1, eds)) return;
+    if (dp_test_build(&g, 2, ops, 1, eds)) return;
     dp_cluster c = cluster(2, 1, 1, 0);
     c.speed[1] = 2;
     CHECK_NEAR(dp_op_time(&g, &c, 0, 0), 6, 0, "op time a on d0");
@@ -559,7 +530,7 @@ static void test_memory(void)
         op_t ops[] = {{"a", 1, 100, 10}, {"b", 1, 50, 20}, {"c", 1, 30, 5}};
         ed_t eds[] = {{0, 1, 100}, {1, 2, 50}};
         dp_graph g;
-        if (build(&g, 3, ops, 2, eds) == 0) {
+        if (dp_test_build(&g, 3, ops, 2, eds) == 0) {
             dp_cluster c = cluster(2, 1, 1, 0);
             int asg[] = {0, 0, 0};
             if (run(&s, &g, &c, asg, DP_ORDER_FIFO, NULL, 1) == 0) {
@@ -585,7 +556,7 @@ static void test_memory(void)
         op_t ops[] = {{"a", 1, 100, 0}, {"b", 2, 40, 0}, {"c", 5, 10, 0}, {"f", 1, 200, 0}};
         ed_t eds[] = {{0, 1, 100}, {0, 2, 100}, {2, 3, 10}};
         dp_graph g;
-        if (build(&g, 4, ops, 3, eds) == 0) {
+        if (dp_test_build(&g, 4, ops, 3, eds) == 0) {
             dp_cluster c = cluster(2, 1, 100, 0);
             int asg[] = {0, 1, 0, 0};
             if (run(&s, &g, &c, asg, DP_ORDER_FIFO, NULL, 1) == 0) {
@@ -628,7 +599,7 @@ static void test_memory_copies(void)
         op_t ops[] = {{"a", 1, 100, 0}, {"b", 1, 5, 0}, {"c", 1, 10, 0}, {"f", 1, 50, 0}};
         ed_t eds[] = {{0, 1, 100}, {0, 2, 100}, {2, 3, 10}};
         dp_graph g;
-        if (build(&g, 4, ops, 3, eds) == 0) {
+        if (dp_test_build(&g, 4, ops, 3, eds) == 0) {
             dp_cluster c = cluster(2, 1, 10, 0);
             int asg[] = {0, 1, 0, 0};
             if (run(&s, &g, &c, asg, DP_ORDER_FIFO, NULL, 1) == 0) {
@@ -651,7 +622,7 @@ static void test_memory_copies(void)
         op_t ops[] = {{"a", 1, 4, 0}, {"b", 1, 0, 0}, {"c", 1, 0, 0}, {"d", 1, 0, 0}};
         ed_t eds[] = {{0, 2, 4}, {0, 1, 4}, {0, 3, 4}};
         dp_graph g;
-        if (build(&g, 4, ops, 3, eds) == 0) {
+        if (dp_test_build(&g, 4, ops, 3, eds) == 0) {
             dp_cluster c = cluster(2, 1, 1, 0);
             c.link = DP_LINK_SERIAL;
             int asg[] = {0, 1, 1, 1};
@@ -676,7 +647,7 @@ static void test_repeat(void)
     op_t ops[] = {{"s", 1, 3, 2}, {"x", 4, 5, 0}, {"y", 6, 1, 1}, {"t", 2, 1, 0}, {"u", 3, 2, 0}};
     ed_t eds[] = {{0, 1, 3}, {0, 2, 3}, {1, 3, 5}, {2, 3, 1}, {0, 4, 3}, {4, 3, 2}};
     dp_graph g;
-    if (build(&g, 5, ops, 6, eds)) return;
+    if (dp_test_build(&g, 5, ops, 6, eds)) return;
     dp_cluster c = cluster(3, 1, 1, 0.25);
     c.link = DP_LINK_SERIAL;
     dp_sim s;
@@ -739,7 +710,7 @@ static void test_bad_args(void)
     op_t ops[] = {{"a", 1, 0, 0}, {"b", 1, 0, 0}};
     ed_t eds[] = {{0, 1, 0}};
     dp_graph g;
-    if (build(&g, 2, ops, 1, eds)) return;
+    if (dp_test_build(&g, 2, ops, 1, eds)) return;
     dp_cluster c = cluster(2, 1, 1, 0);
     dp_sim s;
     dp_error err;
