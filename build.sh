@@ -27,7 +27,7 @@ WARN="-Wall -Wextra $WERROR"
 CFLAGS="-std=gnu11 -O2 $WARN -I."
 CXXFLAGS="-std=c++17 -O2 $WARN -I."
 SANFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
-LIBS="-lm"
+LIBS="-lm -pthread"
 
 NVCC=${NVCC:-$(command -v nvcc || { [ -x /usr/local/cuda/bin/nvcc ] && echo /usr/local/cuda/bin/nvcc; } || true)}
 [ "$NVCC" = none ] && NVCC=   # NVCC=none: CPU-only on purpose

@@ -5,21 +5,24 @@
        #include "doppler.h"
 
    and include it without the define everywhere else. The implementation
-   needs stb_ds (Debian package libstb-dev, header <stb/stb_ds.h>); the
-   header part needs nothing but the C standard library.
+   needs stb_ds (Debian package libstb-dev, header <stb/stb_ds.h>) and
+   POSIX threads (link with -lm -pthread); the header part needs nothing
+   but the C standard library.
 
    WHAT IT DOES
    Given a dataflow graph (a DAG of ops, each with a compute cost, each edge
    carrying a tensor) and a cluster of devices, it chooses a device for
    every op so that the graph finishes early on a work-conserving,
-   asynchronous runtime, and it simulates such a runtime to score a
-   placement. This version holds the foundation: graph model and formats,
-   cluster and cost model, the discrete-event simulator, the lower bound,
-   the heuristic placers and an SVG Gantt chart.
+   asynchronous runtime. It has the graph model and formats, a cluster and
+   cost model, a discrete-event simulator of that runtime, a lower bound,
+   heuristic placers, the DOPPLER learned placer (SEL and PLC policies,
+   imitation then REINFORCE, policy files), a threaded CPU executor that
+   runs a placed graph for real, and SVG Gantt charts and training curves.
 
    WHAT IT DOES NOT DO (YET)
-   - the learned placers (DOPPLER's SEL/PLC policies, Placeto);
-   - run a graph for real (CPU and CUDA executors);
+   - Placeto (the other learned baseline);
+   - real tensor kernels in the executors (ops run as calibrated busy
+     kernels of their modelled time), the CUDA executor, calibration;
    - model transfer contention beyond "one transfer at a time per link".
 
    CONTENTS (grep for the anchor, e.g. ">>simulator")
@@ -34,6 +37,7 @@
        >>api-gantt       SVG Gantt chart
        >>api-gen         random DAG families (DAGGEN style)
        >>api-learn       DOPPLER: policies, training stages, checkpoints
+       >>api-exec        the CPU executor: run a placed graph on threads
        >>api-cuda        the CUDA companion's C ABI (doppler_cuda.cu)
      implementation (under DOPPLER_IMPLEMENTATION), in data-flow order
        >>util            errors, rng, clock, file slurping, text scanning
@@ -51,6 +55,7 @@
        >>train           Adam, the three stages, greedy/sampled placement
        >>checkpoint      policy files
        >>curves          training-curve SVG
+       >>exec            the threaded CPU executor
 
    CONVENTIONS
    - Public names dp_, private dp__, macros DP_.
@@ -606,6 +611,51 @@ int dp_policy_place(const dp_policy *p, const dp_graph *g, const dp_cluster *c,
 int dp_curve_svg(const char *path, const dp_episode_info *rec, int n, const char *title, dp_error *err);
 
 /* ======================================================================
+   >>api-exec
+   The CPU executor runs a placed graph for real on threads: one compute
+   worker per device and one copy worker per device (copies into it; a
+   copy is made at once, and delivered at its modelled arrival, so transfers
+   overlap as in the simulator, FREE or SERIAL links alike),
+   work-conserving (a device never idles while one of its ops is ready),
+   FIFO or priority order, exactly as the simulator's runtime model.
+   Every op owns an output buffer on its device; a transfer is a real copy
+   into a buffer of the destination device; a buffer is freed when its last
+   consumer is done (sinks' outputs stay until the run ends).
+   This version runs cost-only (opaque) semantics for every op: an op busy-
+   computes on its output buffer for its modelled time (dp_op_time on its
+   device, times seconds_per_unit), so any graph (DOPPLER files, STG,
+   generated) can be executed; a copy takes at least its modelled time
+   (latency + bytes / bandwidth, times seconds_per_unit). Buffers are
+   out_bytes * bytes_scale bytes. Real tensor kernels come next.
+   Output check: every op's output is a deterministic function of its
+   inputs' contents (a checksum chain), so equal dp_exec_result.digest
+   across placements means every op saw the same inputs.
+   ====================================================================== */
+typedef struct dp_exec_opts {
+    dp_order order;            /* FIFO or PRIORITY (priority NULL -> b-level) */
+    const double *priority;
+    int      reps;             /* runs; 0 -> 1; the result is their median  */
+    double   seconds_per_unit; /* 0 -> the graph's single-device time is 0.1 s */
+    double   bytes_scale;      /* 0 -> largest buffer at most 64 KiB         */
+    double   device_bytes;     /* per-device arena limit; 0 = none           */
+} dp_exec_opts;
+
+typedef struct dp_exec_result {
+    int     n_ops, n_devices, reps;
+    double  wall_median;       /* seconds                                    */
+    double *wall_runs;         /* [reps]                                     */
+    double *busy;              /* [n_devices] seconds, median run            */
+    double *start, *end;       /* [n_ops] seconds from the run's start, median run */
+    double *peak_bytes;        /* [n_devices] highest bytes held, median run */
+    uint64_t digest;           /* checksum of every op's output              */
+    double  seconds_per_unit, bytes_scale;  /* the scales used               */
+} dp_exec_result;
+
+int  dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign,
+                 const dp_exec_opts *opts, dp_exec_result *res, dp_error *err);
+void dp_exec_result_free(dp_exec_result *res);
+
+/* ======================================================================
    >>api-cuda
    Implemented in doppler_cuda.cu (compiled by nvcc, linked in only by
    programs that want the GPU); declared here so that one header serves.
@@ -655,6 +705,7 @@ double   dp_now(void);                         /* monotonic seconds     */
 
 #include <errno.h>
 #include <float.h>
+#include <pthread.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -4073,6 +4124,428 @@ int dp_curve_svg(const char *path, const dp_episode_info *rec, int n, const char
     fprintf(o.f, "<text x=\"%.0f\" y=\"%d\" text-anchor=\"middle\" fill=\"#666\">episode (%d in all)</text>\n", (W + left) / 2, Hh - 15, n);
     fprintf(o.f, "</svg>\n");
     return dp__out_close(&o, 0, err);
+}
+
+/* ======================================================================
+   >>exec
+   One mutex guards the shared state; each device has a condition variable
+   for its compute worker and one for its copy worker. Workers sleep on
+   them while idle; ops busy-compute, copies sleep out their modelled time.
+   ====================================================================== */
+typedef struct dp__ex {
+    const dp_graph *g; const dp_cluster *c; const int *assign;
+    int n, m, nd;
+    double spu, bscale, limit;
+    pthread_mutex_t mu;
+    pthread_cond_t *cv, *xcv;
+    /* ready queues (ops) and copy queues (edges), one of each per device */
+    int *q, *qoff, *qlen;
+    int *xq, *xoff, *xhead, *xtail;
+    int *fl, *nfl;          /* copies in flight into each device: heaps on arrival */
+    double *issued, *arrive, *link_free;
+    double *ready_at;
+    const double *prio;
+    dp_order order;
+    int *pending, *refcnt;
+    unsigned char **buf, **xbuf;
+    size_t *len;
+    uint64_t *dig;
+    double *cur, *peak, *start, *end, *busy;
+    double t0;
+    int done, stop, failed;
+    dp_error *err;
+} dp__ex;
+
+typedef struct dp__exarg { dp__ex *x; int dev; } dp__exarg;
+
+static int dp__ex_before(const dp__ex *x, int a, int b)
+{
+    if (x->order == DP_ORDER_PRIORITY && x->prio[a] != x->prio[b]) return x->prio[a] > x->prio[b];
+    if (x->ready_at[a] != x->ready_at[b]) return x->ready_at[a] < x->ready_at[b];
+    return a < b;
+}
+
+static void dp__ex_push(dp__ex *x, int v)   /* under the lock */
+{
+    int d = x->assign[v], *h = x->q + x->qoff[d], i = x->qlen[d]++;
+    x->ready_at[v] = dp_now();
+    while (i > 0 && dp__ex_before(x, v, h[(i - 1) / 2])) { h[i] = h[(i - 1) / 2]; i = (i - 1) / 2; }
+    h[i] = v;
+    pthread_cond_signal(&x->cv[d]);
+}
+
+static int dp__ex_pop(dp__ex *x, int d)
+{
+    int *h = x->q + x->qoff[d], top = h[0], n = --x->qlen[d], last = h[n], i = 0;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && dp__ex_before(x, h[c + 1], h[c])) c++;
+        if (!dp__ex_before(x, h[c], last)) break;
+        h[i] = h[c]; i = c;
+    }
+    if (n > 0) h[i] = last;
+    return top;
+}
+
+static void dp__ex_fail(dp__ex *x, const char *fmt, ...)   /* under the lock */
+{
+    int d;
+    if (!x->failed && x->err) {
+        va_list ap;
+        va_start(ap, fmt);
+        x->err->code = DP_ERR_NOMEM;
+        vsnprintf(x->err->msg, sizeof x->err->msg, fmt, ap);
+        va_end(ap);
+    }
+    x->failed = 1; x->stop = 1;
+    for (d = 0; d < x->nd; d++) { pthread_cond_broadcast(&x->cv[d]); pthread_cond_broadcast(&x->xcv[d]); }
+}
+
+/* Bytes of v's buffer (and of a copy of it). */
+static size_t dp__ex_size(const dp__ex *x, double bytes)
+{
+    double b = floor(bytes * x->bscale + 0.5);
+    return b < 8 ? 8 : (size_t)b;
+}
+
+/* Allocates on device d with the arena accounting; NULL on failure (the
+   run is then stopped with a message). Takes the lock itself. */
+static unsigned char *dp__ex_alloc(dp__ex *x, int d, size_t size, const char *what, int id)
+{
+    unsigned char *p = NULL;
+    pthread_mutex_lock(&x->mu);
+    if (x->limit > 0 && x->cur[d] + (double)size > x->limit)
+        dp__ex_fail(x, "exec: device %d arena full: %s %d needs %zu bytes, %.0f of %.0f in use", d, what, id, size, x->cur[d], x->limit);
+    else if (!(p = (unsigned char *)DP_MALLOC(size)))
+        dp__ex_fail(x, "exec: device %d: out of memory allocating %zu bytes for %s %d", d, size, what, id);
+    else {
+        x->cur[d] += (double)size;
+        if (x->cur[d] > x->peak[d]) x->peak[d] = x->cur[d];
+    }
+    pthread_mutex_unlock(&x->mu);
+    return p;
+}
+
+static void dp__ex_release(dp__ex *x, int d, unsigned char **p, size_t size)   /* under the lock */
+{
+    if (*p) { DP_FREE(*p); *p = NULL; x->cur[d] -= (double)size; }
+}
+
+/* 64-bit mix of a buffer, word by word. */
+static uint64_t dp__ex_hash(const unsigned char *b, size_t n, uint64_t h)
+{
+    size_t i;
+    for (i = 0; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, b + i, 8);
+        h = (h ^ w) * 0x100000001b3ULL;
+        h ^= h >> 29;
+    }
+    for (; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+static void *dp__ex_compute(void *arg)
+{
+    dp__ex *x = ((dp__exarg *)arg)->x;
+    int d = ((dp__exarg *)arg)->dev, k;
+    const dp_graph *g = x->g;
+    pthread_mutex_lock(&x->mu);
+    for (;;) {
+        int v;
+        double t_start, deadline;
+        uint64_t h;
+        unsigned char *out;
+        size_t size, i;
+        while (!x->stop && x->qlen[d] == 0) pthread_cond_wait(&x->cv[d], &x->mu);
+        if (x->stop) break;
+        v = dp__ex_pop(x, d);
+        pthread_mutex_unlock(&x->mu);
+        t_start = dp_now();
+        deadline = t_start + dp_op_time(g, x->c, v, d) * x->spu;
+        size = dp__ex_size(x, g->out_bytes[v]);
+        out = dp__ex_alloc(x, d, size, "op", v);
+        if (!out) { pthread_mutex_lock(&x->mu); break; }
+        /* the op: its output is a function of its inputs' contents */
+        h = 0xcbf29ce484222325ULL ^ (uint64_t)v;
+        for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+            int e = g->in_edge[k], u = g->src[e];
+            const unsigned char *in = x->assign[u] == d ? x->buf[u] : x->xbuf[e];
+            h = dp__ex_hash(in, x->assign[u] == d ? x->len[u] : dp__ex_size(x, g->bytes[e]), h);
+        }
+        for (i = 0; i + 8 <= size; i += 8) {
+            uint64_t w = h + i * 0x9e3779b97f4a7c15ULL;
+            memcpy(out + i, &w, 8);
+        }
+        for (; i < size; i++) out[i] = (unsigned char)(h >> (8 * (i & 7)));
+        /* busy until its modelled time is up */
+        while (dp_now() < deadline) { uint64_t w; memcpy(&w, out, 8); w = w * 6364136223846793005ULL + 1; memcpy(out, &w, 8); }
+        memcpy(out, &h, 8);
+        pthread_mutex_lock(&x->mu);
+        x->buf[v] = out; x->len[v] = size; x->dig[v] = h;
+        x->start[v] = t_start - x->t0; x->end[v] = dp_now() - x->t0;
+        x->busy[d] += x->end[v] - x->start[v];
+        for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+            int e = g->in_edge[k], u = g->src[e];
+            if (x->assign[u] != d) dp__ex_release(x, d, &x->xbuf[e], dp__ex_size(x, g->bytes[e]));
+            else if (--x->refcnt[u] == 0) dp__ex_release(x, d, &x->buf[u], x->len[u]);
+        }
+        for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
+            int e = g->out_edge[k], w = g->dst[e], dd = x->assign[w];
+            if (dd == d) { if (--x->pending[w] == 0) dp__ex_push(x, w); }
+            else {
+                int *ring = x->xq + x->xoff[dd], cap = x->xoff[dd + 1] - x->xoff[dd];
+                x->issued[e] = dp_now();
+                ring[x->xtail[dd] % cap] = e;
+                x->xtail[dd]++;
+                pthread_cond_signal(&x->xcv[dd]);
+            }
+        }
+        if (++x->done == x->n) {
+            int j;
+            x->stop = 1;
+            for (j = 0; j < x->nd; j++) { pthread_cond_broadcast(&x->cv[j]); pthread_cond_broadcast(&x->xcv[j]); }
+        }
+    }
+    pthread_mutex_unlock(&x->mu);
+    return NULL;
+}
+
+/* In-flight copies into a device: a min-heap of edges on arrival time. */
+static void dp__ex_fl_push(dp__ex *x, int d, int e)
+{
+    int *h = x->fl + x->xoff[d], i = x->nfl[d]++;
+    while (i > 0 && x->arrive[h[(i - 1) / 2]] > x->arrive[e]) { h[i] = h[(i - 1) / 2]; i = (i - 1) / 2; }
+    h[i] = e;
+}
+
+static int dp__ex_fl_pop(dp__ex *x, int d)
+{
+    int *h = x->fl + x->xoff[d], top = h[0], n = --x->nfl[d], last = h[n], i = 0;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && x->arrive[h[c + 1]] < x->arrive[h[c]]) c++;
+        if (x->arrive[h[c]] >= x->arrive[last]) break;
+        h[i] = h[c]; i = c;
+    }
+    if (n > 0) h[i] = last;
+    return top;
+}
+
+/* The copy worker of device d: copies each buffer sent to d as soon as its
+   producer is done, then delivers it at its modelled arrival (issue time
+   + latency + bytes / bandwidth; on SERIAL links after the link's previous
+   transfer), so transfers overlap exactly as the simulator's do. */
+static void *dp__ex_copy(void *arg)
+{
+    dp__ex *x = ((dp__exarg *)arg)->x;
+    int d = ((dp__exarg *)arg)->dev;
+    const dp_graph *g = x->g;
+    pthread_mutex_lock(&x->mu);
+    while (!x->stop) {
+        int cap = x->xoff[d + 1] - x->xoff[d];
+        if (x->xhead[d] != x->xtail[d]) {           /* a new copy: do it now */
+            int e = x->xq[x->xoff[d] + x->xhead[d] % cap], u = g->src[e], a = x->assign[u];
+            size_t size = dp__ex_size(x, g->bytes[e]);
+            unsigned char *dst;
+            double t = x->issued[e];
+            x->xhead[d]++;
+            if (x->c->link == DP_LINK_SERIAL) {
+                double *lf = &x->link_free[a * x->nd + d];
+                if (*lf > t) t = *lf;
+                *lf = t + dp_xfer_time(x->c, g->bytes[e], a, d) * x->spu;
+            }
+            x->arrive[e] = t + dp_xfer_time(x->c, g->bytes[e], a, d) * x->spu;
+            pthread_mutex_unlock(&x->mu);
+            dst = dp__ex_alloc(x, d, size, "copy of edge", e);
+            pthread_mutex_lock(&x->mu);
+            if (!dst) break;
+            /* the source buffer is alive: this copy holds a reference to it */
+            memcpy(dst, x->buf[u], size < x->len[u] ? size : x->len[u]);
+            if (size > x->len[u]) memset(dst + x->len[u], 0, size - x->len[u]);
+            x->xbuf[e] = dst;
+            if (--x->refcnt[u] == 0) dp__ex_release(x, a, &x->buf[u], x->len[u]);
+            dp__ex_fl_push(x, d, e);
+            continue;
+        }
+        if (x->nfl[d] > 0) {
+            int e = x->fl[x->xoff[d]];
+            double now = dp_now();
+            if (now >= x->arrive[e]) {                /* arrived */
+                dp__ex_fl_pop(x, d);
+                if (--x->pending[g->dst[e]] == 0) dp__ex_push(x, g->dst[e]);
+            } else {
+                struct timespec ts;
+                double wake = x->arrive[e];
+                ts.tv_sec = (time_t)wake;
+                ts.tv_nsec = (long)((wake - (double)ts.tv_sec) * 1e9);
+                pthread_cond_timedwait(&x->xcv[d], &x->mu, &ts);
+            }
+            continue;
+        }
+        pthread_cond_wait(&x->xcv[d], &x->mu);
+    }
+    pthread_mutex_unlock(&x->mu);
+    return NULL;
+}
+
+void dp_exec_result_free(dp_exec_result *r)
+{
+    if (!r) return;
+    DP_FREE(r->wall_runs); DP_FREE(r->busy); DP_FREE(r->start); DP_FREE(r->end); DP_FREE(r->peak_bytes);
+    memset(r, 0, sizeof *r);
+}
+
+int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const dp_exec_opts *opts,
+                dp_exec_result *res, dp_error *err)
+{
+    dp_exec_opts o;
+    dp__ex x;
+    dp__exarg *args = NULL;
+    pthread_t *th = NULL;
+    double *runs_start = NULL, *runs_end = NULL, *runs_busy = NULL, *runs_peak = NULL, *bl = NULL;
+    uint64_t digest = 0;
+    int rc = 0, nd, n, m, r, v, d, k, mutex_ok = 0, ncv = 0, nxcv = 0;
+    memset(&x, 0, sizeof x);
+    memset(&o, 0, sizeof o);
+    if (opts) o = *opts;
+    if (res) memset(res, 0, sizeof *res);
+    dp__ok(err);
+    if (!res) return dp__fail(err, DP_ERR_ARG, "exec: no result given");
+    if ((rc = dp_check(g, c, err))) return rc;
+    n = g->n_ops; m = g->n_edges; nd = c->n;
+    for (v = 0; v < n; v++)
+        if (assign[v] < 0 || assign[v] >= nd)
+            return dp__fail(err, DP_ERR_RANGE, "exec: op %d ('%s') on device %d, but the cluster has devices 0..%d", v, g->name[v], assign[v], nd - 1);
+    if (o.reps == 0) o.reps = 1;
+    if (o.reps < 0 || o.reps > 10000) return dp__fail(err, DP_ERR_RANGE, "exec: reps %d not in 1..10000", o.reps);
+    if (o.seconds_per_unit < 0 || o.bytes_scale < 0 || o.device_bytes < 0)
+        return dp__fail(err, DP_ERR_RANGE, "exec: negative scale or arena size");
+    if (o.seconds_per_unit == 0) {
+        double work = 0;
+        for (v = 0; v < n; v++) work += dp_op_time(g, c, v, dp_fastest_device(g, c, v));
+        o.seconds_per_unit = work > 0 ? 0.1 / work : 1e-3;
+    }
+    if (o.bytes_scale == 0) {
+        double mx = 0;
+        for (v = 0; v < n; v++) if (g->out_bytes[v] > mx) mx = g->out_bytes[v];
+        for (k = 0; k < m; k++) if (g->bytes[k] > mx) mx = g->bytes[k];
+        o.bytes_scale = mx > 65536.0 ? 65536.0 / mx : 1.0;
+    }
+    x.g = g; x.c = c; x.assign = assign; x.n = n; x.m = m; x.nd = nd;
+    x.spu = o.seconds_per_unit; x.bscale = o.bytes_scale; x.limit = o.device_bytes;
+    x.order = o.order; x.err = err;
+#define DP__A(ptr, count, type) if (!((ptr) = (type *)dp__alloc((size_t)(count), sizeof(type), err, "executor"))) { rc = DP_ERR_NOMEM; goto done; }
+    DP__A(x.cv, nd, pthread_cond_t); DP__A(x.xcv, nd, pthread_cond_t);
+    DP__A(x.q, n, int); DP__A(x.qoff, nd + 1, int); DP__A(x.qlen, nd, int);
+    DP__A(x.xq, (size_t)m + nd, int); DP__A(x.xoff, nd + 1, int); DP__A(x.xhead, nd, int); DP__A(x.xtail, nd, int);
+    DP__A(x.fl, (size_t)m + nd, int); DP__A(x.nfl, nd, int);
+    DP__A(x.issued, (size_t)m + 1, double); DP__A(x.arrive, (size_t)m + 1, double); DP__A(x.link_free, (size_t)nd * nd, double);
+    DP__A(x.ready_at, n, double); DP__A(x.pending, n, int); DP__A(x.refcnt, n, int);
+    DP__A(x.buf, n, unsigned char *); DP__A(x.xbuf, (size_t)m + 1, unsigned char *); DP__A(x.len, n, size_t);
+    DP__A(x.dig, n, uint64_t); DP__A(x.cur, nd, double); DP__A(x.peak, nd, double);
+    DP__A(x.start, n, double); DP__A(x.end, n, double); DP__A(x.busy, nd, double);
+    DP__A(args, 2 * (size_t)nd, dp__exarg); DP__A(th, 2 * (size_t)nd, pthread_t);
+    DP__A(runs_start, (size_t)o.reps * n, double); DP__A(runs_end, (size_t)o.reps * n, double);
+    DP__A(runs_busy, (size_t)o.reps * nd, double); DP__A(runs_peak, (size_t)o.reps * nd, double);
+    DP__A(res->wall_runs, o.reps, double); DP__A(res->busy, nd, double); DP__A(res->start, n, double);
+    DP__A(res->end, n, double); DP__A(res->peak_bytes, nd, double);
+#undef DP__A
+    if (o.order == DP_ORDER_PRIORITY && !o.priority) {
+        bl = (double *)dp__alloc((size_t)n, sizeof(double), err, "executor");
+        if (!bl) { rc = DP_ERR_NOMEM; goto done; }
+        dp_blevel(g, c, bl);
+    }
+    x.prio = o.priority ? o.priority : bl;
+    if (pthread_mutex_init(&x.mu, NULL) != 0) { rc = dp__fail(err, DP_ERR_NOMEM, "exec: cannot create a mutex"); goto done; }
+    mutex_ok = 1;
+    for (; ncv < nd; ncv++) if (pthread_cond_init(&x.cv[ncv], NULL) != 0) { rc = dp__fail(err, DP_ERR_NOMEM, "exec: cannot create a condition variable"); goto done; }
+    {
+        /* copy workers wait with deadlines on the monotonic clock (dp_now) */
+        pthread_condattr_t ca;
+        int ok = pthread_condattr_init(&ca) == 0 && pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0;
+        for (; ok && nxcv < nd; nxcv++) if (pthread_cond_init(&x.xcv[nxcv], &ca) != 0) break;
+        pthread_condattr_destroy(&ca);
+        if (!ok || nxcv < nd) { rc = dp__fail(err, DP_ERR_NOMEM, "exec: cannot create a condition variable"); goto done; }
+    }
+    /* queue segments: ops per device; copies into each device */
+    for (v = 0; v < n; v++) x.qoff[assign[v] + 1]++;
+    for (k = 0; k < m; k++) if (assign[g->src[k]] != assign[g->dst[k]]) x.xoff[assign[g->dst[k]] + 1]++;
+    for (d = 0; d < nd; d++) { x.qoff[d + 1] += x.qoff[d]; x.xoff[d + 1] += x.xoff[d] + 1; }
+    for (r = 0; r < o.reps && !rc; r++) {
+        int started = 0;
+        uint64_t dg = 0xcbf29ce484222325ULL;
+        x.done = x.stop = x.failed = 0;
+        for (d = 0; d < nd; d++) { x.qlen[d] = 0; x.xhead[d] = x.xtail[d] = x.nfl[d] = 0; x.cur[d] = x.peak[d] = x.busy[d] = 0; }
+        for (k = 0; k < nd * nd; k++) x.link_free[k] = 0;
+        for (v = 0; v < n; v++) {
+            x.pending[v] = g->in_off[v + 1] - g->in_off[v];
+            x.refcnt[v] = g->out_off[v + 1] - g->out_off[v];
+        }
+        x.t0 = dp_now();
+        pthread_mutex_lock(&x.mu);
+        for (v = 0; v < n; v++) if (x.pending[v] == 0) dp__ex_push(&x, v);
+        pthread_mutex_unlock(&x.mu);
+        for (d = 0; d < 2 * nd; d++) {
+            args[d].x = &x; args[d].dev = d % nd;
+            if (pthread_create(&th[d], NULL, d < nd ? dp__ex_compute : dp__ex_copy, &args[d]) != 0) {
+                pthread_mutex_lock(&x.mu);
+                dp__ex_fail(&x, "exec: cannot start a worker thread");
+                pthread_mutex_unlock(&x.mu);
+                break;
+            }
+            started++;
+        }
+        for (d = 0; d < started; d++) pthread_join(th[d], NULL);
+        res->wall_runs[r] = dp_now() - x.t0;
+        if (x.failed || x.done != n) {
+            if (!x.failed) dp__fail(err, DP_ERR_GRAPH, "exec: run ended with %d of %d ops done", x.done, n);
+            rc = err ? (int)err->code : DP_ERR_NOMEM;
+            if (!rc) rc = DP_ERR_NOMEM;
+        }
+        for (v = 0; v < n; v++) dg = (dg ^ x.dig[v]) * 0x100000001b3ULL;
+        if (r == 0) digest = dg;
+        else if (!rc && dg != digest) rc = dp__fail(err, DP_ERR_GRAPH, "exec: run %d computed different outputs than run 0", r);
+        memcpy(runs_start + (size_t)r * n, x.start, sizeof(double) * (size_t)n);
+        memcpy(runs_end + (size_t)r * n, x.end, sizeof(double) * (size_t)n);
+        memcpy(runs_busy + (size_t)r * nd, x.busy, sizeof(double) * (size_t)nd);
+        memcpy(runs_peak + (size_t)r * nd, x.peak, sizeof(double) * (size_t)nd);
+        /* free what is left: sinks' outputs, and everything after a failure */
+        for (v = 0; v < n; v++) { DP_FREE(x.buf[v]); x.buf[v] = NULL; }
+        for (k = 0; k < m; k++) { DP_FREE(x.xbuf[k]); x.xbuf[k] = NULL; }
+    }
+    if (!rc) {
+        /* the median run (lower middle for an even count) */
+        int med = 0, i, j;
+        for (i = 0; i < o.reps; i++) {
+            int below = 0, equal = 0;
+            for (j = 0; j < o.reps; j++) { below += res->wall_runs[j] < res->wall_runs[i]; equal += res->wall_runs[j] == res->wall_runs[i]; }
+            if (below <= (o.reps - 1) / 2 && below + equal > (o.reps - 1) / 2) { med = i; break; }
+        }
+        res->n_ops = n; res->n_devices = nd; res->reps = o.reps;
+        res->wall_median = res->wall_runs[med];
+        memcpy(res->start, runs_start + (size_t)med * n, sizeof(double) * (size_t)n);
+        memcpy(res->end, runs_end + (size_t)med * n, sizeof(double) * (size_t)n);
+        memcpy(res->busy, runs_busy + (size_t)med * nd, sizeof(double) * (size_t)nd);
+        memcpy(res->peak_bytes, runs_peak + (size_t)med * nd, sizeof(double) * (size_t)nd);
+        res->digest = digest;
+        res->seconds_per_unit = o.seconds_per_unit;
+        res->bytes_scale = o.bytes_scale;
+    }
+done:
+    for (d = 0; d < ncv; d++) pthread_cond_destroy(&x.cv[d]);
+    for (d = 0; d < nxcv; d++) pthread_cond_destroy(&x.xcv[d]);
+    if (mutex_ok) pthread_mutex_destroy(&x.mu);
+    DP_FREE(x.cv); DP_FREE(x.xcv); DP_FREE(x.q); DP_FREE(x.qoff); DP_FREE(x.qlen); DP_FREE(x.xq); DP_FREE(x.xoff);
+    DP_FREE(x.xhead); DP_FREE(x.xtail); DP_FREE(x.fl); DP_FREE(x.nfl); DP_FREE(x.issued); DP_FREE(x.arrive);
+    DP_FREE(x.link_free); DP_FREE(x.ready_at); DP_FREE(x.pending); DP_FREE(x.refcnt);
+    DP_FREE(x.buf); DP_FREE(x.xbuf); DP_FREE(x.len); DP_FREE(x.dig); DP_FREE(x.cur); DP_FREE(x.peak);
+    DP_FREE(x.start); DP_FREE(x.end); DP_FREE(x.busy); DP_FREE(args); DP_FREE(th); DP_FREE(bl);
+    DP_FREE(runs_start); DP_FREE(runs_end); DP_FREE(runs_busy); DP_FREE(runs_peak);
+    if (rc) dp_exec_result_free(res);
+    return rc;
 }
 
 #ifdef __cplusplus
