@@ -181,6 +181,7 @@ do_build() {
     # learning benchmarks: -O3 -march=native, the flags a user training on
     # this machine would use (the per-episode targets are measured so)
     cc_prog build/learn_bench bench/learn_bench.c -O3 -march=native
+    cc_prog build/exec_bench bench/exec_bench.c
     if command -v clang >/dev/null 2>&1 && ! uptodate build/.clang-ok demos/doppler.c; then
         echo "  CLANG demos/doppler.c (warnings check)"
         start_job clang_doppler sh -c "clang -std=gnu11 $WARN -I. -fsyntax-only demos/doppler.c && touch build/.clang-ok"

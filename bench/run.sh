@@ -11,13 +11,16 @@
 #      inference on the reference graphs (one core, hidden 32, 3 rounds);
 #      quality after il 500 + sim 2000 episodes against the heuristics;
 #      generalisation on STG 50 (train rand0000-0059, place rand0060-0089).
+#   5. the CPU executor: dispatch overhead per op, and its wall time against
+#      the simulator's prediction on every shipped and reference graph
+#      (2 devices; cp, heft and random placements).
 # Parts 1 and 2 need the reference data in ../shared/data (DP_DATA overrides);
 # they are skipped with a message when it is absent.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 DATA=${DP_DATA:-../shared/data}
 status=0
-for p in build/doppler build/stg_bench build/sim_bench build/learn_bench; do
+for p in build/doppler build/stg_bench build/sim_bench build/learn_bench build/exec_bench; do
     [ -x "$p" ] || { echo "bench/run.sh: $p missing: run ./build.sh bench" >&2; exit 1; }
 done
 # one core for the timings where taskset exists
@@ -82,4 +85,22 @@ if [ -d "$DATA/stg" ]; then
 else
     echo "skipped: $DATA/stg not found"
 fi
+echo
+echo "## 5. CPU executor (2 devices = 2 compute threads + 2 copy threads)"
+echo
+echo "### Dispatch overhead (zero-cost ops)"
+echo
+build/exec_bench overhead || status=1
+echo
+echo "### Wall time against the simulator's prediction (no calibration: ops are busy kernels of their modelled time)"
+echo
+sim_graphs=(graphs/*.dpg)
+[ -d "$DATA/doppler" ] && sim_graphs+=("$DATA"/doppler/*.txt)
+build/exec_bench simreal "${sim_graphs[@]}" --devices 2 --reps 3 || status=1
+echo
+echo "### DOPPLER trained with stage III on the executor, measured against the heuristics (2 devices, wall ms, median of 7)"
+echo
+echo "| graph | devices | episodes il + sim + real (training time) | doppler | cp | heft | enumopt |"
+echo "|---|---:|---|---:|---:|---:|---:|"
+for f in graphs/*.dpg; do build/exec_bench realtrain "$f" --devices 2 || status=1; done
 exit $status
