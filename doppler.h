@@ -55,6 +55,8 @@
        >>train           Adam, the three stages, greedy/sampled placement
        >>checkpoint      policy files
        >>curves          training-curve SVG
+       >>kernels         reference CPU semantics of every op kind
+       >>workloads       block-partitioned chainmm and ffnn graphs
        >>exec            the threaded CPU executor
 
    CONVENTIONS
@@ -193,6 +195,8 @@ typedef struct dp_graph {
     double  *compute;    /* FLOPs or abstract units, >= 0                 */
     double  *out_bytes;  /* size of the op's output tensor               */
     double  *mem_bytes;  /* workspace while it runs (0 = none)           */
+    int     *rows, *cols;/* output tensor shape of real ops (0 for opaque)  */
+    int     *arg;        /* op parameter (split: the column block)         */
     int      n_dev_time; /* columns of dev_time (0 = no overrides)        */
     double  *dev_time;   /* [n_ops * n_dev_time]; < 0 = use compute/speed */
     /* per edge, in the order added */
@@ -215,6 +219,7 @@ typedef struct dp_op_desc {
     const char *name;        /* NULL -> "op<index>"                        */
     dp_kind     kind;        /* 0 = DP_OP_OPAQUE                            */
     double      compute, out_bytes, mem_bytes;
+    int         rows, cols, arg; /* real ops: output shape (float32), parameter */
     const double *dev_time;  /* optional per-device times, n_dev_time of them */
     int          n_dev_time;
 } dp_op_desc;
@@ -237,6 +242,7 @@ int  dp_graph_copy(dp_graph *dst, const dp_graph *src, dp_error *err);
        external_inputs 36                     (optional, DOPPLER files)
        devtimes 3                             (optional: columns of time=)
        op NAME [kind=K] [compute=C] [bytes=B] [mem=M] [time=t0,t1,...]
+               [shape=RxC] [arg=A]   (real ops: float32 output shape, parameter)
        edge SRC DST [bytes=B]                 (default: SRC's bytes)
    Ops are declared before the edges that use them; numbers are written
    with 17 significant digits so that a file round-trips exactly.
@@ -621,12 +627,14 @@ int dp_curve_svg(const char *path, const dp_episode_info *rec, int n, const char
    Every op owns an output buffer on its device; a transfer is a real copy
    into a buffer of the destination device; a buffer is freed when its last
    consumer is done (sinks' outputs stay until the run ends).
-   This version runs cost-only (opaque) semantics for every op: an op busy-
-   computes on its output buffer for its modelled time (dp_op_time on its
-   device, times seconds_per_unit), so any graph (DOPPLER files, STG,
-   generated) can be executed; a copy takes at least its modelled time
-   (latency + bytes / bandwidth, times seconds_per_unit). Buffers are
-   out_bytes * bytes_scale bytes. Real tensor kernels come next.
+   Real ops (kind other than opaque, with a shape) run their kernel from
+   >>kernels on float32 tensors of their shape, and their copies are
+   delivered as soon as the memcpy is done. Opaque ops (DOPPLER files, STG,
+   generated DAGs) busy-compute on an output buffer of out_bytes *
+   bytes_scale bytes for their modelled time (dp_op_time on their device,
+   times seconds_per_unit), and their copies arrive at their modelled time
+   (latency + bytes / bandwidth, times seconds_per_unit), so any graph can
+   be executed and compared with the simulator.
    Output check: every op's output is a deterministic function of its
    inputs' contents (a checksum chain), so equal dp_exec_result.digest
    across placements means every op saw the same inputs.
@@ -638,6 +646,7 @@ typedef struct dp_exec_opts {
     double   seconds_per_unit; /* 0 -> the graph's single-device time is 0.1 s */
     double   bytes_scale;      /* 0 -> largest buffer at most 64 KiB         */
     double   device_bytes;     /* per-device arena limit; 0 = none           */
+    uint64_t seed;             /* contents of the input tensors              */
 } dp_exec_opts;
 
 typedef struct dp_exec_result {
@@ -654,6 +663,28 @@ typedef struct dp_exec_result {
 int  dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign,
                  const dp_exec_opts *opts, dp_exec_result *res, dp_error *err);
 void dp_exec_result_free(dp_exec_result *res);
+
+/* Checks the shapes of every real (non-opaque) op against its inputs;
+   opaque ops are skipped. The executor runs real ops with the kernels of
+   >>kernels and opaque ones as busy kernels. */
+int dp_graph_check_tensors(const dp_graph *g, dp_error *err);
+
+/* Block-partitioned ML workloads of real ops (inputs, matmul on blocks,
+   reduction of partial sums, activations), in the manner of the DOPPLER
+   paper's families: chainmm (a chain of `layers` dim x dim matrix
+   products) and ffnn (`layers` layers relu(X W) on a batch x dim input),
+   every matrix cut into parts x parts blocks. Costs in FLOPs (units: 1e9
+   FLOP/s, 1e10 bytes/s). llama-block and llama-layer are not yet built. */
+typedef enum dp_workload { DP_WL_CHAINMM = 0, DP_WL_FFNN, DP_WL_LLAMA_BLOCK, DP_WL_LLAMA_LAYER } dp_workload;
+typedef struct dp_workload_opts {
+    dp_workload kind;
+    int parts;    /* P; 0 -> 2   */
+    int dim;      /* 0 -> 256    */
+    int batch;    /* 0 -> 64     */
+    int layers;   /* 0 -> 3      */
+} dp_workload_opts;
+int dp_workload_parse(const char *name, dp_workload *out);  /* "chainmm" */
+int dp_gen_workload(dp_graph *g, const dp_workload_opts *opts, dp_error *err);
 
 /* ======================================================================
    >>api-cuda
@@ -1051,6 +1082,7 @@ void dp_graph_free(dp_graph *g)
     for (i = 0; i < (int)arrlen(g->name); i++) DP_FREE(g->name[i]);
     arrfree(g->name); arrfree(g->kind); arrfree(g->compute); arrfree(g->out_bytes);
     arrfree(g->mem_bytes); arrfree(g->dev_time); arrfree(g->src); arrfree(g->dst);
+    arrfree(g->rows); arrfree(g->cols); arrfree(g->arg);
     arrfree(g->bytes);
     DP_FREE(g->out_off); DP_FREE(g->out_edge); DP_FREE(g->in_off); DP_FREE(g->in_edge);
     DP_FREE(g->topo);
@@ -1106,6 +1138,10 @@ int dp_graph_add_op(dp_graph *g, const dp_op_desc *op, int *id, dp_error *err)
     if ((rc = dp__check_cost(op->compute, "compute cost", name, err))) return rc;
     if ((rc = dp__check_cost(op->out_bytes, "output bytes", name, err))) return rc;
     if ((rc = dp__check_cost(op->mem_bytes, "memory bytes", name, err))) return rc;
+    if (op->rows < 0 || op->cols < 0 || op->rows > (1 << 20) || op->cols > (1 << 20) ||
+        (double)op->rows * op->cols > (double)(1 << 28) || (op->rows == 0) != (op->cols == 0))
+        return dp__fail(err, DP_ERR_RANGE, "op '%s': shape %dx%d out of range (both 0, or 1..2^20 with at most 2^28 elements)", name, op->rows, op->cols);
+    if (op->arg < 0) return dp__fail(err, DP_ERR_RANGE, "op '%s': arg %d is negative", name, op->arg);
     if (names && shgeti(names, name) >= 0)
         return dp__fail(err, DP_ERR_GRAPH, "duplicate op name '%s' (first defined as op %d)", name, dp_graph_find(g, name));
     if (op->n_dev_time < 0 || op->n_dev_time > DP_MAX_DEVICES)
@@ -1133,6 +1169,9 @@ int dp_graph_add_op(dp_graph *g, const dp_op_desc *op, int *id, dp_error *err)
     arrput(g->compute, op->compute);
     arrput(g->out_bytes, op->out_bytes);
     arrput(g->mem_bytes, op->mem_bytes);
+    arrput(g->rows, op->rows);
+    arrput(g->cols, op->cols);
+    arrput(g->arg, op->arg);
     for (k = 0; k < g->n_dev_time; k++) arrput(g->dev_time, op->dev_time[k]);
     shput(names, copy, n);
     g->dp__names = names;
@@ -1295,6 +1334,7 @@ int dp_graph_copy(dp_graph *dst, const dp_graph *src, dp_error *err)
         memset(&d, 0, sizeof d);
         d.name = src->name[i]; d.kind = src->kind[i]; d.compute = src->compute[i];
         d.out_bytes = src->out_bytes[i]; d.mem_bytes = src->mem_bytes[i];
+        d.rows = src->rows[i]; d.cols = src->cols[i]; d.arg = src->arg[i];
         d.n_dev_time = src->n_dev_time;
         d.dev_time = src->n_dev_time ? src->dev_time + (size_t)i * src->n_dev_time : NULL;
         if ((rc = dp_graph_add_op(dst, &d, NULL, err))) goto fail;
@@ -1456,6 +1496,24 @@ static int dp__read_native(dp_graph *g, dp__text *t, dp_error *err)
             DP__NUMFIELD("compute", d.compute, "compute cost")
             DP__NUMFIELD("bytes", d.out_bytes, "bytes")
             DP__NUMFIELD("mem", d.mem_bytes, "mem")
+            if ((s = dp__kv(tok, n, "shape", used)) != NULL) {
+                char *x = NULL;
+                long long r1 = 0, c1 = 0;
+                char tmp[64];
+                snprintf(tmp, sizeof tmp, "%s", s);
+                x = strchr(tmp, 'x');
+                if (x) *x = 0;
+                if (!x || dp__int(tmp, 1, 1 << 20, &r1) || dp__int(x + 1, 1, 1 << 20, &c1)) {
+                    rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: op '%s': shape '%s' is not ROWSxCOLS (1..1048576 each)", t->name, t->line, d.name, s);
+                    goto done;
+                }
+                d.rows = (int)r1; d.cols = (int)c1;
+            }
+            if ((s = dp__kv(tok, n, "arg", used)) != NULL) {
+                long long a1;
+                if (dp__int(s, 0, INT_MAX, &a1)) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: op '%s': arg '%s' is not a non-negative integer", t->name, t->line, d.name, s); goto done; }
+                d.arg = (int)a1;
+            }
             if ((s = dp__kv(tok, n, "time", used)) != NULL) {
                 char part[64];
                 int k = 0;
@@ -1523,6 +1581,8 @@ static int dp__write_native(const dp_graph *g, FILE *f)
         dp__write_num(f, "compute", g->compute[i]);
         if (g->out_bytes[i] != 0) dp__write_num(f, "bytes", g->out_bytes[i]);
         if (g->mem_bytes[i] != 0) dp__write_num(f, "mem", g->mem_bytes[i]);
+        if (g->rows[i]) fprintf(f, " shape=%dx%d", g->rows[i], g->cols[i]);
+        if (g->arg[i]) fprintf(f, " arg=%d", g->arg[i]);
         if (g->n_dev_time) {
             fprintf(f, " time=");
             for (k = 0; k < g->n_dev_time; k++)
@@ -4127,6 +4187,268 @@ int dp_curve_svg(const char *path, const dp_episode_info *rec, int n, const char
 }
 
 /* ======================================================================
+   >>kernels
+   Reference CPU semantics of the real op kinds on float32 row-major
+   tensors. Inputs are taken in edge order; every sum runs in a fixed
+   order, so an op's output does not depend on where it ran.
+   ====================================================================== */
+static int dp__is_real(const dp_graph *g, int v) { return g->kind[v] != DP_OP_OPAQUE; }
+
+int dp_graph_check_tensors(const dp_graph *g, dp_error *err)
+{
+    int v, k;
+    for (v = 0; v < g->n_ops; v++) {
+        int r = g->rows[v], c = g->cols[v], nin = g->in_off[v + 1] - g->in_off[v];
+        const int *ie = g->in_edge + g->in_off[v];
+        const char *nm = g->name[v];
+        dp_kind kd = g->kind[v];
+#define DP__IN_R(i) g->rows[g->src[ie[i]]]
+#define DP__IN_C(i) g->cols[g->src[ie[i]]]
+        if (kd == DP_OP_OPAQUE) continue;
+        if (r == 0) return dp__fail(err, DP_ERR_GRAPH, "op '%s' (%s) has no shape", nm, dp_kind_name(kd));
+        for (k = 0; k < nin; k++)
+            if (!dp__is_real(g, g->src[ie[k]])) return dp__fail(err, DP_ERR_GRAPH, "op '%s' (%s) reads opaque op '%s'", nm, dp_kind_name(kd), g->name[g->src[ie[k]]]);
+        switch (kd) {
+        case DP_OP_INPUT:
+            if (nin) return dp__fail(err, DP_ERR_GRAPH, "input op '%s' has %d inputs", nm, nin);
+            break;
+        case DP_OP_MATMUL:
+            if (nin != 2 || DP__IN_R(0) != r || DP__IN_C(1) != c || DP__IN_C(0) != DP__IN_R(1))
+                return dp__fail(err, DP_ERR_GRAPH, "matmul '%s': needs (%dxK) x (Kx%d) inputs", nm, r, c);
+            break;
+        case DP_OP_ADD: case DP_OP_REDUCE: case DP_OP_MUL:
+            if (nin < 1 || (kd == DP_OP_MUL && nin != 2)) return dp__fail(err, DP_ERR_GRAPH, "%s '%s': %d inputs", dp_kind_name(kd), nm, nin);
+            for (k = 0; k < nin; k++) if (DP__IN_R(k) != r || DP__IN_C(k) != c) return dp__fail(err, DP_ERR_GRAPH, "%s '%s': input %d is %dx%d, not %dx%d", dp_kind_name(kd), nm, k, DP__IN_R(k), DP__IN_C(k), r, c);
+            break;
+        case DP_OP_CONCAT: {
+            int sum = 0;
+            for (k = 0; k < nin; k++) { if (DP__IN_R(k) != r) return dp__fail(err, DP_ERR_GRAPH, "concat '%s': input %d has %d rows, not %d", nm, k, DP__IN_R(k), r); sum += DP__IN_C(k); }
+            if (nin < 1 || sum != c) return dp__fail(err, DP_ERR_GRAPH, "concat '%s': inputs have %d columns in all, not %d", nm, sum, c);
+            break;
+        }
+        case DP_OP_SPLIT:
+            if (nin != 1 || DP__IN_R(0) != r || (long long)(g->arg[v] + 1) * c > DP__IN_C(0))
+                return dp__fail(err, DP_ERR_GRAPH, "split '%s': block %d of width %d does not fit its input", nm, g->arg[v], c);
+            break;
+        case DP_OP_TRANSPOSE:
+            if (nin != 1 || DP__IN_R(0) != c || DP__IN_C(0) != r) return dp__fail(err, DP_ERR_GRAPH, "transpose '%s': input must be %dx%d", nm, c, r);
+            break;
+        default:   /* unary, same shape */
+            if (nin != 1 || DP__IN_R(0) != r || DP__IN_C(0) != c) return dp__fail(err, DP_ERR_GRAPH, "%s '%s': needs one %dx%d input", dp_kind_name(kd), nm, r, c);
+        }
+#undef DP__IN_R
+#undef DP__IN_C
+    }
+    return 0;
+}
+
+/* Input tensors: uniform in [-1, 1) from (seed, op, index). */
+static float dp__input_value(uint64_t seed, int op, size_t i)
+{
+    uint64_t z = seed ^ ((uint64_t)op << 32) ^ (uint64_t)i;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return (float)((double)(z >> 11) * (2.0 / 9007199254740992.0) - 1.0);
+}
+
+/* out = op(in[0..]), shapes already checked. */
+static void dp__kernel(const dp_graph *g, int v, const float *const *in, float *out, uint64_t seed)
+{
+    int r = g->rows[v], c = g->cols[v], nin = g->in_off[v + 1] - g->in_off[v], i, j, k;
+    const int *ie = g->in_edge + g->in_off[v];
+    size_t n = (size_t)r * c, e;
+    switch (g->kind[v]) {
+    case DP_OP_INPUT:
+        for (e = 0; e < n; e++) out[e] = dp__input_value(seed, v, e);
+        break;
+    case DP_OP_MATMUL: {
+        int K = g->cols[g->src[ie[0]]];
+        for (i = 0; i < r; i++) {
+            float *o = out + (size_t)i * c;
+            for (j = 0; j < c; j++) o[j] = 0;
+            for (k = 0; k < K; k++) {
+                float a = in[0][(size_t)i * K + k];
+                const float *b = in[1] + (size_t)k * c;
+                for (j = 0; j < c; j++) o[j] += a * b[j];
+            }
+        }
+        break;
+    }
+    case DP_OP_ADD: case DP_OP_REDUCE:
+        for (e = 0; e < n; e++) { float s = in[0][e]; for (k = 1; k < nin; k++) s += in[k][e]; out[e] = s; }
+        break;
+    case DP_OP_MUL:
+        for (e = 0; e < n; e++) out[e] = in[0][e] * in[1][e];
+        break;
+    case DP_OP_SCALE: {
+        float s = 1.0f / sqrtf((float)(g->arg[v] > 0 ? g->arg[v] : c));
+        for (e = 0; e < n; e++) out[e] = in[0][e] * s;
+        break;
+    }
+    case DP_OP_RELU: for (e = 0; e < n; e++) out[e] = in[0][e] > 0 ? in[0][e] : 0; break;
+    case DP_OP_GELU:
+        for (e = 0; e < n; e++) { float x = in[0][e]; out[e] = 0.5f * x * (1 + tanhf(0.7978845608f * (x + 0.044715f * x * x * x))); }
+        break;
+    case DP_OP_SILU: for (e = 0; e < n; e++) { float x = in[0][e]; out[e] = x / (1 + expf(-x)); } break;
+    case DP_OP_SOFTMAX:
+        for (i = 0; i < r; i++) {
+            const float *x = in[0] + (size_t)i * c;
+            float *o = out + (size_t)i * c, mx = x[0], s = 0;
+            for (j = 1; j < c; j++) if (x[j] > mx) mx = x[j];
+            for (j = 0; j < c; j++) { o[j] = expf(x[j] - mx); s += o[j]; }
+            for (j = 0; j < c; j++) o[j] /= s;
+        }
+        break;
+    case DP_OP_RMSNORM: case DP_OP_LAYERNORM:
+        for (i = 0; i < r; i++) {
+            const float *x = in[0] + (size_t)i * c;
+            float *o = out + (size_t)i * c, mu = 0, ss = 0;
+            if (g->kind[v] == DP_OP_LAYERNORM) { for (j = 0; j < c; j++) mu += x[j]; mu /= c; }
+            for (j = 0; j < c; j++) ss += (x[j] - mu) * (x[j] - mu);
+            ss = 1.0f / sqrtf(ss / c + 1e-6f);
+            for (j = 0; j < c; j++) o[j] = (x[j] - mu) * ss;
+        }
+        break;
+    case DP_OP_CONCAT: {
+        int off = 0;
+        for (k = 0; k < nin; k++) {
+            int ck = g->cols[g->src[ie[k]]];
+            for (i = 0; i < r; i++) memcpy(out + (size_t)i * c + off, in[k] + (size_t)i * ck, sizeof(float) * (size_t)ck);
+            off += ck;
+        }
+        break;
+    }
+    case DP_OP_SPLIT: {
+        int ci = g->cols[g->src[ie[0]]], off = g->arg[v] * c;
+        for (i = 0; i < r; i++) memcpy(out + (size_t)i * c, in[0] + (size_t)i * ci + off, sizeof(float) * (size_t)c);
+        break;
+    }
+    case DP_OP_TRANSPOSE:
+        for (i = 0; i < r; i++) for (j = 0; j < c; j++) out[(size_t)i * c + j] = in[0][(size_t)j * r + i];
+        break;
+    case DP_OP_COPY: memcpy(out, in[0], sizeof(float) * n); break;
+    default: break;
+    }
+}
+
+/* ======================================================================
+   >>workloads
+   Block-partitioned ML workloads made of real ops (see >>api-gen).
+   ====================================================================== */
+typedef struct dp__wb { dp_graph *g; dp_error *err; int rc; } dp__wb;
+
+static int dp__wl_op(dp__wb *b, const char *name, dp_kind kind, int rows, int cols, double flops)
+{
+    dp_op_desc d;
+    int id = -1;
+    if (b->rc) return -1;
+    memset(&d, 0, sizeof d);
+    d.name = name; d.kind = kind; d.rows = rows; d.cols = cols;
+    d.compute = flops; d.out_bytes = 4.0 * rows * cols;
+    b->rc = dp_graph_add_op(b->g, &d, &id, b->err);
+    return id;
+}
+
+static void dp__wl_edge(dp__wb *b, int u, int v)
+{
+    if (!b->rc) b->rc = dp_graph_add_edge(b->g, u, v, b->g->out_bytes[u], b->err);
+}
+
+/* C = A B in blocks: A is R x P blocks, B is P x P, C is R x P. Each
+   output block is P matmuls, then a reduce of the partial products (P > 1). */
+static void dp__wl_blockmm(dp__wb *b, const char *tag, int R, int P, const int *A, const int *B, int *C)
+{
+    int i, j, k;
+    char nm[64];
+    if (b->rc) return;
+    for (i = 0; i < R; i++)
+        for (j = 0; j < P; j++) {
+            int part[8], r = b->g->rows[A[i * P]], c = b->g->cols[B[j]], kk = b->g->cols[A[i * P]];
+            for (k = 0; k < P; k++) {
+                snprintf(nm, sizeof nm, "%s_mm%d%d_%d", tag, i, j, k);
+                part[k] = dp__wl_op(b, nm, DP_OP_MATMUL, r, c, 2.0 * r * kk * c);
+                dp__wl_edge(b, A[i * P + k], part[k]);
+                dp__wl_edge(b, B[k * P + j], part[k]);
+            }
+            if (P == 1) { C[i * P + j] = part[0]; continue; }
+            snprintf(nm, sizeof nm, "%s_sum%d%d", tag, i, j);
+            C[i * P + j] = dp__wl_op(b, nm, DP_OP_REDUCE, r, c, (double)(P - 1) * r * c);
+            for (k = 0; k < P; k++) dp__wl_edge(b, part[k], C[i * P + j]);
+        }
+}
+
+static const char *dp__wl_names[] = { "chainmm", "ffnn", "llama-block", "llama-layer" };
+
+int dp_workload_parse(const char *name, dp_workload *out)
+{
+    int i;
+    for (i = 0; i < 4; i++) if (!strcmp(name, dp__wl_names[i])) { *out = (dp_workload)i; return 0; }
+    return -1;
+}
+
+int dp_gen_workload(dp_graph *g, const dp_workload_opts *opts, dp_error *err)
+{
+    dp_workload_opts o;
+    dp__wb b;
+    int P, blk, l, i, j, *A = NULL, *B = NULL, *C = NULL;
+    char nm[64];
+    memset(&o, 0, sizeof o);
+    if (opts) o = *opts;
+    dp_graph_init(g);
+    if (o.parts == 0) o.parts = 2;
+    if (o.dim == 0) o.dim = 256;
+    if (o.batch == 0) o.batch = 64;
+    if (o.layers == 0) o.layers = 3;
+    P = o.parts;
+    if (P < 1 || P > 8) return dp__fail(err, DP_ERR_RANGE, "workload: parts %d not in 1..8", P);
+    if (o.dim < P || o.dim % P || o.dim > 8192) return dp__fail(err, DP_ERR_RANGE, "workload: dim %d must be a multiple of parts %d, at most 8192", o.dim, P);
+    if (o.batch < 1 || o.batch > 8192) return dp__fail(err, DP_ERR_RANGE, "workload: batch %d not in 1..8192", o.batch);
+    if (o.layers < 1 || o.layers > 64) return dp__fail(err, DP_ERR_RANGE, "workload: layers %d not in 1..64", o.layers);
+    if (o.kind != DP_WL_CHAINMM && o.kind != DP_WL_FFNN)
+        return dp__fail(err, DP_ERR_ARG, "workload '%s' is not available yet (chainmm, ffnn)", (int)o.kind >= 0 && o.kind < 4 ? dp__wl_names[o.kind] : "?");
+    blk = o.dim / P;
+    b.g = g; b.err = err; b.rc = 0;
+    /* the cost units: FLOPs at 1e9 per second, bytes at 1e10 per second */
+    g->unit_speed = 1e9; g->unit_bandwidth = 1e10;
+    A = (int *)dp__alloc((size_t)P * P, sizeof(int), err, "workload");
+    B = (int *)dp__alloc((size_t)P * P, sizeof(int), err, "workload");
+    C = (int *)dp__alloc((size_t)P * P, sizeof(int), err, "workload");
+    if (!A || !B || !C) { b.rc = DP_ERR_NOMEM; goto done; }
+    if (o.kind == DP_WL_CHAINMM) {
+        /* M0 M1 ... M_layers, each dim x dim in P x P blocks */
+        for (i = 0; i < P * P; i++) { snprintf(nm, sizeof nm, "M0_%d%d", i / P, i % P); A[i] = dp__wl_op(&b, nm, DP_OP_INPUT, blk, blk, 0); }
+        for (l = 1; l <= o.layers; l++) {
+            char tag[16];
+            for (i = 0; i < P * P; i++) { snprintf(nm, sizeof nm, "M%d_%d%d", l, i / P, i % P); B[i] = dp__wl_op(&b, nm, DP_OP_INPUT, blk, blk, 0); }
+            snprintf(tag, sizeof tag, "c%d", l);
+            dp__wl_blockmm(&b, tag, P, P, A, B, C);
+            memcpy(A, C, sizeof(int) * (size_t)P * P);
+        }
+    } else {
+        /* X (batch x dim) in P column blocks; per layer X = relu(X W) */
+        for (j = 0; j < P; j++) { snprintf(nm, sizeof nm, "X_%d", j); A[j] = dp__wl_op(&b, nm, DP_OP_INPUT, o.batch, blk, 0); }
+        for (l = 1; l <= o.layers; l++) {
+            char tag[16];
+            for (i = 0; i < P * P; i++) { snprintf(nm, sizeof nm, "W%d_%d%d", l, i / P, i % P); B[i] = dp__wl_op(&b, nm, DP_OP_INPUT, blk, blk, 0); }
+            snprintf(tag, sizeof tag, "f%d", l);
+            dp__wl_blockmm(&b, tag, 1, P, A, B, C);
+            for (j = 0; j < P; j++) {
+                snprintf(nm, sizeof nm, "f%d_relu%d", l, j);
+                A[j] = dp__wl_op(&b, nm, DP_OP_RELU, o.batch, blk, (double)o.batch * blk);
+                dp__wl_edge(&b, C[j], A[j]);
+            }
+        }
+    }
+    if (!b.rc) b.rc = dp_graph_finalize(g, err);
+    if (!b.rc) b.rc = dp_graph_check_tensors(g, err);
+done:
+    DP_FREE(A); DP_FREE(B); DP_FREE(C);
+    if (b.rc) dp_graph_free(g);
+    return b.rc;
+}
+
+/* ======================================================================
    >>exec
    One mutex guards the shared state; each device has a condition variable
    for its compute worker and one for its copy worker. Workers sleep on
@@ -4148,6 +4470,8 @@ typedef struct dp__ex {
     dp_order order;
     int *pending, *refcnt;
     unsigned char **buf, **xbuf;
+    const float **inp;      /* [m] input pointers of real ops, by in-edge slot */
+    uint64_t seed;
     size_t *len;
     uint64_t *dig;
     double *cur, *peak, *start, *end, *busy;
@@ -4264,31 +4588,41 @@ static void *dp__ex_compute(void *arg)
         pthread_mutex_unlock(&x->mu);
         t_start = dp_now();
         deadline = t_start + dp_op_time(g, x->c, v, d) * x->spu;
-        size = dp__ex_size(x, g->out_bytes[v]);
+        size = dp__is_real(g, v) ? sizeof(float) * (size_t)g->rows[v] * g->cols[v] : dp__ex_size(x, g->out_bytes[v]);
         out = dp__ex_alloc(x, d, size, "op", v);
         if (!out) { pthread_mutex_lock(&x->mu); break; }
-        /* the op: its output is a function of its inputs' contents */
-        h = 0xcbf29ce484222325ULL ^ (uint64_t)v;
-        for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
-            int e = g->in_edge[k], u = g->src[e];
-            const unsigned char *in = x->assign[u] == d ? x->buf[u] : x->xbuf[e];
-            h = dp__ex_hash(in, x->assign[u] == d ? x->len[u] : dp__ex_size(x, g->bytes[e]), h);
+        if (dp__is_real(g, v)) {
+            const float **in = x->inp + g->in_off[v];
+            for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+                int e = g->in_edge[k], u = g->src[e];
+                in[k - g->in_off[v]] = (const float *)(x->assign[u] == d ? x->buf[u] : x->xbuf[e]);
+            }
+            dp__kernel(g, v, in, (float *)out, x->seed);
+            h = dp__ex_hash(out, size, 0xcbf29ce484222325ULL ^ (uint64_t)v);
+        } else {
+            /* opaque: its output is a function of its inputs' contents */
+            h = 0xcbf29ce484222325ULL ^ (uint64_t)v;
+            for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+                int e = g->in_edge[k], u = g->src[e];
+                const unsigned char *in = x->assign[u] == d ? x->buf[u] : x->xbuf[e];
+                h = dp__ex_hash(in, x->assign[u] == d || dp__is_real(g, u) ? x->len[u] : dp__ex_size(x, g->bytes[e]), h);
+            }
+            for (i = 0; i + 8 <= size; i += 8) {
+                uint64_t w = h + i * 0x9e3779b97f4a7c15ULL;
+                memcpy(out + i, &w, 8);
+            }
+            for (; i < size; i++) out[i] = (unsigned char)(h >> (8 * (i & 7)));
+            /* busy until its modelled time is up */
+            while (dp_now() < deadline) { uint64_t w; memcpy(&w, out, 8); w = w * 6364136223846793005ULL + 1; memcpy(out, &w, 8); }
+            memcpy(out, &h, 8);
         }
-        for (i = 0; i + 8 <= size; i += 8) {
-            uint64_t w = h + i * 0x9e3779b97f4a7c15ULL;
-            memcpy(out + i, &w, 8);
-        }
-        for (; i < size; i++) out[i] = (unsigned char)(h >> (8 * (i & 7)));
-        /* busy until its modelled time is up */
-        while (dp_now() < deadline) { uint64_t w; memcpy(&w, out, 8); w = w * 6364136223846793005ULL + 1; memcpy(out, &w, 8); }
-        memcpy(out, &h, 8);
         pthread_mutex_lock(&x->mu);
         x->buf[v] = out; x->len[v] = size; x->dig[v] = h;
         x->start[v] = t_start - x->t0; x->end[v] = dp_now() - x->t0;
         x->busy[d] += x->end[v] - x->start[v];
         for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
             int e = g->in_edge[k], u = g->src[e];
-            if (x->assign[u] != d) dp__ex_release(x, d, &x->xbuf[e], dp__ex_size(x, g->bytes[e]));
+            if (x->assign[u] != d) dp__ex_release(x, d, &x->xbuf[e], dp__is_real(g, u) ? x->len[u] : dp__ex_size(x, g->bytes[e]));
             else if (--x->refcnt[u] == 0) dp__ex_release(x, d, &x->buf[u], x->len[u]);
         }
         for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
@@ -4348,7 +4682,8 @@ static void *dp__ex_copy(void *arg)
         int cap = x->xoff[d + 1] - x->xoff[d];
         if (x->xhead[d] != x->xtail[d]) {           /* a new copy: do it now */
             int e = x->xq[x->xoff[d] + x->xhead[d] % cap], u = g->src[e], a = x->assign[u];
-            size_t size = dp__ex_size(x, g->bytes[e]);
+            int real = dp__is_real(g, u);
+            size_t size = real ? x->len[u] : dp__ex_size(x, g->bytes[e]);
             unsigned char *dst;
             double t = x->issued[e];
             x->xhead[d]++;
@@ -4357,7 +4692,7 @@ static void *dp__ex_copy(void *arg)
                 if (*lf > t) t = *lf;
                 *lf = t + dp_xfer_time(x->c, g->bytes[e], a, d) * x->spu;
             }
-            x->arrive[e] = t + dp_xfer_time(x->c, g->bytes[e], a, d) * x->spu;
+            x->arrive[e] = real ? 0 : t + dp_xfer_time(x->c, g->bytes[e], a, d) * x->spu;
             pthread_mutex_unlock(&x->mu);
             dst = dp__ex_alloc(x, d, size, "copy of edge", e);
             pthread_mutex_lock(&x->mu);
@@ -4436,12 +4771,13 @@ int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const
     }
     x.g = g; x.c = c; x.assign = assign; x.n = n; x.m = m; x.nd = nd;
     x.spu = o.seconds_per_unit; x.bscale = o.bytes_scale; x.limit = o.device_bytes;
-    x.order = o.order; x.err = err;
+    x.order = o.order; x.err = err; x.seed = o.seed;
+    if ((rc = dp_graph_check_tensors(g, err))) return rc;
 #define DP__A(ptr, count, type) if (!((ptr) = (type *)dp__alloc((size_t)(count), sizeof(type), err, "executor"))) { rc = DP_ERR_NOMEM; goto done; }
     DP__A(x.cv, nd, pthread_cond_t); DP__A(x.xcv, nd, pthread_cond_t);
     DP__A(x.q, n, int); DP__A(x.qoff, nd + 1, int); DP__A(x.qlen, nd, int);
     DP__A(x.xq, (size_t)m + nd, int); DP__A(x.xoff, nd + 1, int); DP__A(x.xhead, nd, int); DP__A(x.xtail, nd, int);
-    DP__A(x.fl, (size_t)m + nd, int); DP__A(x.nfl, nd, int);
+    DP__A(x.fl, (size_t)m + nd, int); DP__A(x.nfl, nd, int); DP__A(x.inp, (size_t)m + 1, const float *);
     DP__A(x.issued, (size_t)m + 1, double); DP__A(x.arrive, (size_t)m + 1, double); DP__A(x.link_free, (size_t)nd * nd, double);
     DP__A(x.ready_at, n, double); DP__A(x.pending, n, int); DP__A(x.refcnt, n, int);
     DP__A(x.buf, n, unsigned char *); DP__A(x.xbuf, (size_t)m + 1, unsigned char *); DP__A(x.len, n, size_t);
@@ -4540,7 +4876,7 @@ done:
     if (mutex_ok) pthread_mutex_destroy(&x.mu);
     DP_FREE(x.cv); DP_FREE(x.xcv); DP_FREE(x.q); DP_FREE(x.qoff); DP_FREE(x.qlen); DP_FREE(x.xq); DP_FREE(x.xoff);
     DP_FREE(x.xhead); DP_FREE(x.xtail); DP_FREE(x.fl); DP_FREE(x.nfl); DP_FREE(x.issued); DP_FREE(x.arrive);
-    DP_FREE(x.link_free); DP_FREE(x.ready_at); DP_FREE(x.pending); DP_FREE(x.refcnt);
+    DP_FREE(x.link_free); DP_FREE(x.ready_at); DP_FREE(x.inp); DP_FREE(x.pending); DP_FREE(x.refcnt);
     DP_FREE(x.buf); DP_FREE(x.xbuf); DP_FREE(x.len); DP_FREE(x.dig); DP_FREE(x.cur); DP_FREE(x.peak);
     DP_FREE(x.start); DP_FREE(x.end); DP_FREE(x.busy); DP_FREE(args); DP_FREE(th); DP_FREE(bl);
     DP_FREE(runs_start); DP_FREE(runs_end); DP_FREE(runs_busy); DP_FREE(runs_peak);
