@@ -1,0 +1,237 @@
+/* test_kernels.c - the reference CPU kernels of the real op kinds on tiny
+   tensors worked out by hand, the shape checks, the block-partitioned
+   workloads (op counts by formula), and the executor running them: every
+   placement gives the single-device outputs bit for bit. */
+#define DOPPLER_IMPLEMENTATION
+#include "../doppler.h"
+#include "dp_test.h"
+
+/* A graph of `nin` inputs of the given shapes feeding one op of `kind`. */
+static int one_op(dp_graph *g, dp_kind kind, int nin, const int *shape, int rows, int cols, int arg)
+{
+    dp_error err;
+    dp_op_desc d;
+    int i, id;
+    dp_graph_init(g);
+    for (i = 0; i < nin; i++) {
+        memset(&d, 0, sizeof d);
+        d.kind = DP_OP_INPUT; d.rows = shape[2 * i]; d.cols = shape[2 * i + 1];
+        if (dp_graph_add_op(g, &d, &id, &err)) { CHECK(0, "%s", err.msg); return -1; }
+    }
+    memset(&d, 0, sizeof d);
+    d.kind = kind; d.rows = rows; d.cols = cols; d.arg = arg;
+    if (dp_graph_add_op(g, &d, &id, &err)) { CHECK(0, "%s", err.msg); return -1; }
+    for (i = 0; i < nin; i++) if (dp_graph_add_edge(g, i, nin, 0, &err)) { CHECK(0, "%s", err.msg); return -1; }
+    if (dp_graph_finalize(g, &err)) { CHECK(0, "%s", err.msg); return -1; }
+    int rc = dp_graph_check_tensors(g, &err);
+    CHECK(rc == 0, "%s: shapes refused: %s", dp_kind_name(kind), err.msg);
+    return rc;
+}
+
+static void expect(const char *what, const float *got, const float *want, int n, float tol)
+{
+    for (int i = 0; i < n; i++)
+        CHECK(fabsf(got[i] - want[i]) <= tol + fabsf(want[i]) * 1e-6f, "%s[%d]: got %.7g, want %.7g", what, i, got[i], want[i]);
+}
+
+static void test_kernels(void)
+{
+    dp_graph g;
+    float out[16];
+    /* matmul (2x3)(3x2): [1 2 3; 4 5 6] [1 0; 0 1; 1 1] = [4 5; 10 11] */
+    {
+        int sh[] = {2, 3, 3, 2};
+        float a[] = {1, 2, 3, 4, 5, 6}, b[] = {1, 0, 0, 1, 1, 1}, want[] = {4, 5, 10, 11};
+        const float *in[] = {a, b};
+        if (!one_op(&g, DP_OP_MATMUL, 2, sh, 2, 2, 0)) { dp__kernel(&g, 2, in, out, 0); expect("matmul", out, want, 4, 0); }
+        dp_graph_free(&g);
+    }
+    /* add of three: 1+2+3 = 6, -1+0.5+0.25 = -0.25 */
+    {
+        int sh[] = {1, 2, 1, 2, 1, 2};
+        float a[] = {1, -1}, b[] = {2, 0.5f}, c[] = {3, 0.25f}, want[] = {6, -0.25f};
+        const float *in[] = {a, b, c};
+        if (!one_op(&g, DP_OP_ADD, 3, sh, 1, 2, 0)) { dp__kernel(&g, 3, in, out, 0); expect("add", out, want, 2, 0); }
+        dp_graph_free(&g);
+    }
+    /* mul, relu, scale (1/sqrt(4) = 0.5), copy */
+    {
+        int sh[] = {1, 4, 1, 4};
+        float a[] = {1, -2, 3, -4}, b[] = {2, 2, -1, 0.5f};
+        float wmul[] = {2, -4, -3, -2}, wrelu[] = {1, 0, 3, 0}, wscale[] = {0.5f, -1, 1.5f, -2};
+        const float *in[] = {a, b};
+        if (!one_op(&g, DP_OP_MUL, 2, sh, 1, 4, 0)) { dp__kernel(&g, 2, in, out, 0); expect("mul", out, wmul, 4, 0); }
+        dp_graph_free(&g);
+        if (!one_op(&g, DP_OP_RELU, 1, sh, 1, 4, 0)) { dp__kernel(&g, 1, in, out, 0); expect("relu", out, wrelu, 4, 0); }
+        dp_graph_free(&g);
+        if (!one_op(&g, DP_OP_SCALE, 1, sh, 1, 4, 0)) { dp__kernel(&g, 1, in, out, 0); expect("scale", out, wscale, 4, 0); }
+        dp_graph_free(&g);
+        if (!one_op(&g, DP_OP_COPY, 1, sh, 1, 4, 0)) { dp__kernel(&g, 1, in, out, 0); expect("copy", out, a, 4, 0); }
+        dp_graph_free(&g);
+    }
+    /* softmax of [0, ln 3] = [1/4, 3/4]; of [5, 5] = [1/2, 1/2] */
+    {
+        int sh[] = {2, 2};
+        float a[] = {0, logf(3), 5, 5}, want[] = {0.25f, 0.75f, 0.5f, 0.5f};
+        const float *in[] = {a};
+        if (!one_op(&g, DP_OP_SOFTMAX, 1, sh, 2, 2, 0)) { dp__kernel(&g, 1, in, out, 0); expect("softmax", out, want, 4, 1e-6f); }
+        dp_graph_free(&g);
+    }
+    /* rmsnorm of [3, 4]: rms = sqrt((9+16)/2) = 3.5355; [0.8485, 1.1314];
+       layernorm of [1, 3]: mean 2, var 1: [-1, 1] */
+    {
+        int sh[] = {1, 2};
+        float a[] = {3, 4}, b[] = {1, 3}, want_r[] = {3 / sqrtf(12.5f), 4 / sqrtf(12.5f)}, want_l[] = {-1, 1};
+        const float *in[] = {a};
+        if (!one_op(&g, DP_OP_RMSNORM, 1, sh, 1, 2, 0)) { dp__kernel(&g, 1, in, out, 0); expect("rmsnorm", out, want_r, 2, 1e-5f); }
+        dp_graph_free(&g);
+        in[0] = b;
+        if (!one_op(&g, DP_OP_LAYERNORM, 1, sh, 1, 2, 0)) { dp__kernel(&g, 1, in, out, 0); expect("layernorm", out, want_l, 2, 1e-5f); }
+        dp_graph_free(&g);
+    }
+    /* silu(0) = 0, silu(ln 3) = ln3 * 3/4; gelu(0) = 0, gelu large ~ x */
+    {
+        int sh[] = {1, 2};
+        float a[] = {0, logf(3)}, want[] = {0, logf(3) * 0.75f};
+        float b[] = {0, 10}, wantg[] = {0, 10};
+        const float *in[] = {a};
+        if (!one_op(&g, DP_OP_SILU, 1, sh, 1, 2, 0)) { dp__kernel(&g, 1, in, out, 0); expect("silu", out, want, 2, 1e-6f); }
+        dp_graph_free(&g);
+        in[0] = b;
+        if (!one_op(&g, DP_OP_GELU, 1, sh, 1, 2, 0)) { dp__kernel(&g, 1, in, out, 0); expect("gelu", out, wantg, 2, 1e-5f); }
+        dp_graph_free(&g);
+    }
+    /* concat [1 2] and [3] by columns = [1 2 3]; split block 1 of width 2 of
+       [1 2 3 4 5 6] = [3 4]; transpose of [1 2 3; 4 5 6] = [1 4; 2 5; 3 6] */
+    {
+        int sh[] = {1, 2, 1, 1}, sh2[] = {1, 6}, sh3[] = {2, 3};
+        float a[] = {1, 2}, b[] = {3}, want[] = {1, 2, 3};
+        float c[] = {1, 2, 3, 4, 5, 6}, want_s[] = {3, 4}, want_t[] = {1, 4, 2, 5, 3, 6};
+        const float *in[] = {a, b};
+        if (!one_op(&g, DP_OP_CONCAT, 2, sh, 1, 3, 0)) { dp__kernel(&g, 2, in, out, 0); expect("concat", out, want, 3, 0); }
+        dp_graph_free(&g);
+        in[0] = c;
+        if (!one_op(&g, DP_OP_SPLIT, 1, sh2, 1, 2, 1)) { dp__kernel(&g, 1, in, out, 0); expect("split", out, want_s, 2, 0); }
+        dp_graph_free(&g);
+        if (!one_op(&g, DP_OP_TRANSPOSE, 1, sh3, 3, 2, 0)) { dp__kernel(&g, 1, in, out, 0); expect("transpose", out, want_t, 6, 0); }
+        dp_graph_free(&g);
+    }
+    /* inputs: deterministic, in [-1, 1), differ by op and index */
+    {
+        float x = dp__input_value(7, 3, 0), y = dp__input_value(7, 3, 0), z = dp__input_value(7, 4, 0);
+        CHECK(x == y && x != z && x >= -1 && x < 1, "input values %g %g %g", x, y, z);
+    }
+}
+
+static void test_shape_errors(void)
+{
+    dp_graph g;
+    dp_error err;
+    dp_op_desc d;
+    /* matmul with mismatched inner dimensions (2x3)(2x2) */
+    int sh[] = {2, 3, 2, 2};
+    dp_graph_init(&g);
+    for (int i = 0; i < 2; i++) {
+        memset(&d, 0, sizeof d);
+        d.kind = DP_OP_INPUT; d.rows = sh[2 * i]; d.cols = sh[2 * i + 1];
+        dp_graph_add_op(&g, &d, NULL, &err);
+    }
+    memset(&d, 0, sizeof d);
+    d.kind = DP_OP_MATMUL; d.rows = 2; d.cols = 2; d.name = "mm";
+    dp_graph_add_op(&g, &d, NULL, &err);
+    dp_graph_add_edge(&g, 0, 2, 0, &err);
+    dp_graph_add_edge(&g, 1, 2, 0, &err);
+    dp_graph_finalize(&g, &err);
+    CHECK(dp_graph_check_tensors(&g, &err) == DP_ERR_GRAPH && strstr(err.msg, "mm"), "bad matmul accepted: %s", err.msg);
+    dp_graph_free(&g);
+    /* a real op without a shape; a negative shape */
+    dp_graph_init(&g);
+    memset(&d, 0, sizeof d);
+    d.kind = DP_OP_RELU; d.name = "r";
+    dp_graph_add_op(&g, &d, NULL, &err);
+    dp_graph_finalize(&g, &err);
+    CHECK(dp_graph_check_tensors(&g, &err) == DP_ERR_GRAPH && strstr(err.msg, "no shape"), "shapeless relu accepted: %s", err.msg);
+    dp_graph_free(&g);
+    dp_graph_init(&g);
+    memset(&d, 0, sizeof d);
+    d.kind = DP_OP_INPUT; d.rows = -1; d.cols = 2;
+    CHECK(dp_graph_add_op(&g, &d, NULL, &err) == DP_ERR_RANGE, "negative shape accepted");
+    dp_graph_free(&g);
+}
+
+static void test_workloads(void)
+{
+    for (int kind = 0; kind < 2; kind++)
+        for (int P = 1; P <= 3; P++) {
+            dp_graph g;
+            dp_error err;
+            dp_workload_opts o;
+            memset(&o, 0, sizeof o);
+            o.kind = (dp_workload)kind; o.parts = P; o.dim = 12; o.batch = 5; o.layers = 2;
+            if (dp_gen_workload(&g, &o, &err)) { CHECK(0, "gen: %s", err.msg); continue; }
+            /* chainmm: P^2 inputs for M0, then per layer P^2 inputs, P^3
+               matmuls and (P > 1) P^2 reduces. ffnn: P inputs for X, then per
+               layer P^2 weight inputs, P^2 matmuls, (P > 1) P reduces, P relus. */
+            int want = kind == 0 ? P * P + 2 * (P * P + P * P * P + (P > 1 ? P * P : 0))
+                                 : P + 2 * (P * P + P * P + (P > 1 ? P : 0) + P);
+            CHECK(g.n_ops == want, "%s P=%d: %d ops, want %d", kind ? "ffnn" : "chainmm", P, g.n_ops, want);
+            /* the round trip keeps shapes and args */
+            char path[256];
+            dp_graph g2;
+            dp_test_tmp(path, sizeof path, "workload.dpg");
+            if (!dp_graph_write(&g, path, DP_FORMAT_NATIVE, &err) && !dp_graph_read(&g2, path, DP_FORMAT_AUTO, &err)) {
+                int same = g2.n_ops == g.n_ops;
+                for (int v = 0; same && v < g.n_ops; v++)
+                    same = g.rows[v] == g2.rows[v] && g.cols[v] == g2.cols[v] && g.arg[v] == g2.arg[v] && g.kind[v] == g2.kind[v];
+                CHECK(same, "round trip lost shapes");
+                dp_graph_free(&g2);
+            } else CHECK(0, "round trip: %s", err.msg);
+            /* executed under several placements: the single-device outputs */
+            for (int nd = 2; nd <= 4; nd += 2) {
+                dp_cluster c;
+                dp_exec_opts eo;
+                dp_exec_result r1, r;
+                int *a = (int *)malloc(sizeof(int) * g.n_ops), *one = (int *)calloc((size_t)g.n_ops, sizeof(int));
+                dp_cluster_for_graph(&c, &g, nd, &err);
+                memset(&eo, 0, sizeof eo);
+                eo.seed = 11;
+                if (dp_exec_cpu(&g, &c, one, &eo, &r1, &err)) { CHECK(0, "exec: %s", err.msg); break; }
+                for (int m = 0; m < 3; m++) {
+                    dp_place_opts po;
+                    dp_place_result pr;
+                    memset(&po, 0, sizeof po);
+                    po.seed = 5;
+                    dp_place(m == 0 ? DP_METHOD_ROUND_ROBIN : m == 1 ? DP_METHOD_RANDOM : DP_METHOD_CP, &g, &c, &po, a, &pr, &err);
+                    eo.order = m == 2 ? DP_ORDER_PRIORITY : DP_ORDER_FIFO;
+                    if (dp_exec_cpu(&g, &c, a, &eo, &r, &err)) { CHECK(0, "exec: %s", err.msg); continue; }
+                    CHECK(r.digest == r1.digest, "%s P=%d %d devices placement %d: outputs differ from one device", kind ? "ffnn" : "chainmm", P, nd, m);
+                    for (int e = 0; e < g.n_edges; e++)
+                        CHECK(r.start[g.dst[e]] >= r.end[g.src[e]] - 1e-9, "op started before its input was done");
+                    dp_exec_result_free(&r);
+                }
+                /* another input seed: other outputs */
+                eo.seed = 12; eo.order = DP_ORDER_FIFO;
+                if (!dp_exec_cpu(&g, &c, one, &eo, &r, &err)) { CHECK(r.digest != r1.digest, "the input seed changed nothing"); dp_exec_result_free(&r); }
+                dp_exec_result_free(&r1);
+                free(a); free(one);
+                dp_cluster_free(&c);
+            }
+            dp_graph_free(&g);
+        }
+    dp_graph g;
+    dp_error err;
+    dp_workload_opts o;
+    memset(&o, 0, sizeof o);
+    o.kind = DP_WL_LLAMA_BLOCK;
+    CHECK(dp_gen_workload(&g, &o, &err) == DP_ERR_ARG && strstr(err.msg, "not available"), "llama-block: %s", err.msg);
+    o.kind = DP_WL_CHAINMM; o.parts = 3; o.dim = 10;
+    CHECK(dp_gen_workload(&g, &o, &err) == DP_ERR_RANGE && strstr(err.msg, "multiple"), "dim 10 parts 3 accepted");
+}
+
+int main(void)
+{
+    test_kernels();
+    test_shape_errors();
+    test_workloads();
+    return dp_test_done();
+}
