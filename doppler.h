@@ -58,6 +58,7 @@
        >>kernels         reference CPU semantics of every op kind
        >>workloads       block-partitioned chainmm and ffnn graphs
        >>exec            the threaded CPU executor
+       >>calibrate       measuring the CPU into a cluster file
 
    CONVENTIONS
    - Public names dp_, private dp__, macros DP_.
@@ -281,6 +282,8 @@ int dp_assign_write(const char *path, const int *assign, int n_ops, dp_error *er
        memory 16e9          (all devices; 0 = unlimited)
        device I [name=N] [speed=S] [memory=M]
        pair A B [bandwidth=B] [latency=L]     (one direction, A -> B)
+       kindspeed DEVICE|all KIND SPEED        (compute per time unit of one
+                                               op kind; others use speed)
    Presets (dp_cluster_preset): "reference" = the DOPPLER reference's 4
    identical GPUs in its units (speed = bandwidth = 1e10, free links);
    "homogeneous:N" = N identical unit devices.
@@ -291,6 +294,7 @@ typedef struct dp_cluster {
     int n;                  /* devices                                   */
     dp_link_model link;
     double *speed;          /* [n] compute per time unit                  */
+    double *kind_speed;     /* [n * DP_KIND__COUNT] per op kind; 0 = speed */
     double *memory;         /* [n] bytes; 0 = unlimited                   */
     double *bandwidth;      /* [n*n] bytes per time unit, a*n+b = a -> b   */
     double *latency;        /* [n*n] time units                           */
@@ -685,6 +689,19 @@ typedef struct dp_workload_opts {
 } dp_workload_opts;
 int dp_workload_parse(const char *name, dp_workload *out);  /* "chainmm" */
 int dp_gen_workload(dp_graph *g, const dp_workload_opts *opts, dp_error *err);
+
+/* Measures this machine: the throughput of every op kind's kernel (FLOPs
+   as the workloads count them: matmul 2rKc, add/reduce (inputs-1) rc,
+   others rc) on size x size tensors, memcpy bandwidth, and the executor's
+   hand-off latency between devices; writes a cluster of `devices`
+   identical CPU devices in FLOP/s and bytes/s, so that the simulator
+   predicts dp_exec_cpu's wall time for real-op graphs. */
+typedef struct dp_calibrate_opts {
+    int    devices;   /* 0 -> 2                              */
+    int    size;      /* tensor side; 0 -> 128               */
+    double seconds;   /* per measurement; 0 -> 0.05          */
+} dp_calibrate_opts;
+int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *err);
 
 /* ======================================================================
    >>api-cuda
@@ -1943,6 +1960,7 @@ void dp_cluster_free(dp_cluster *c)
 {
     if (!c) return;
     DP_FREE(c->speed); DP_FREE(c->memory); DP_FREE(c->bandwidth); DP_FREE(c->latency); DP_FREE(c->name);
+    DP_FREE(c->kind_speed);
     memset(c, 0, sizeof *c);
 }
 
@@ -1960,7 +1978,8 @@ int dp_cluster_homogeneous(dp_cluster *c, int n, double speed, double bandwidth,
     c->bandwidth = (double *)dp__alloc((size_t)n * n, sizeof(double), err, "cluster");
     c->latency = (double *)dp__alloc((size_t)n * n, sizeof(double), err, "cluster");
     c->name = (char (*)[32])dp__alloc((size_t)n, 32, err, "cluster");
-    if (!c->speed || !c->memory || !c->bandwidth || !c->latency || !c->name) { dp_cluster_free(c); return DP_ERR_NOMEM; }
+    c->kind_speed = (double *)dp__alloc((size_t)n * DP_KIND__COUNT, sizeof(double), err, "cluster");
+    if (!c->speed || !c->memory || !c->bandwidth || !c->latency || !c->name || !c->kind_speed) { dp_cluster_free(c); return DP_ERR_NOMEM; }
     for (a = 0; a < n; a++) {
         c->speed[a] = speed;
         snprintf(c->name[a], 32, "dev%d", a);
@@ -2083,7 +2102,21 @@ int dp_cluster_read_mem(dp_cluster *c, const char *buf, size_t len, const char *
             for (i = 0; i < n; i++) if (!used[i]) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unknown field '%s'", name, t.line, tok[i]); goto done; }
             continue;
         }
-        rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unknown key '%s' (expected devices, link, speed, bandwidth, latency, memory, device, pair)", name, t.line, tok[0]);
+        if (strcmp(tok[0], "kindspeed") == 0) {
+            dp_kind kd;
+            int lo = 0, hi = c->n - 1;
+            if (!c->n) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: 'kindspeed' before 'devices N'", name, t.line); goto done; }
+            if (n != 4) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: expected 'kindspeed DEVICE|all KIND SPEED'", name, t.line); goto done; }
+            if (strcmp(tok[1], "all") != 0) {
+                if (dp__int(tok[1], 0, c->n - 1, &k)) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: device index '%s' not in 0..%d", name, t.line, tok[1], c->n - 1); goto done; }
+                lo = hi = (int)k;
+            }
+            if (dp_kind_parse(tok[2], &kd)) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unknown op kind '%s'", name, t.line, tok[2]); goto done; }
+            if (dp__num(tok[3], &v, 0) || v <= 0) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: kindspeed '%s' must be a positive number", name, t.line, tok[3]); goto done; }
+            for (i = lo; i <= hi; i++) c->kind_speed[(size_t)i * DP_KIND__COUNT + kd] = v;
+            continue;
+        }
+        rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unknown key '%s' (expected devices, link, speed, bandwidth, latency, memory, device, pair, kindspeed)", name, t.line, tok[0]);
         goto done;
     }
     if (r < 0) { rc = dp__fail(err, DP_ERR_NOMEM, "%s: out of memory", name); goto done; }
@@ -2113,8 +2146,13 @@ int dp_cluster_write(const dp_cluster *c, const char *path, dp_error *err)
     int rc, a, b;
     if ((rc = dp__out_open(&o, path, err))) return rc;
     fprintf(o.f, "doppler-cluster 1\ndevices %d\nlink %s\n", c->n, c->link == DP_LINK_SERIAL ? "serial" : "free");
-    for (a = 0; a < c->n; a++)
+    for (a = 0; a < c->n; a++) {
+        int k;
         fprintf(o.f, "device %d name=%s speed=%.17g memory=%.17g\n", a, c->name[a], c->speed[a], c->memory[a]);
+        for (k = 0; k < DP_KIND__COUNT; k++)
+            if (c->kind_speed && c->kind_speed[(size_t)a * DP_KIND__COUNT + k] > 0)
+                fprintf(o.f, "kindspeed %d %s %.17g\n", a, dp_kind_name((dp_kind)k), c->kind_speed[(size_t)a * DP_KIND__COUNT + k]);
+    }
     for (a = 0; a < c->n; a++)
         for (b = 0; b < c->n; b++)
             if (a != b) fprintf(o.f, "pair %d %d bandwidth=%.17g latency=%.17g\n", a, b, c->bandwidth[a * c->n + b], c->latency[a * c->n + b]);
@@ -2135,6 +2173,10 @@ double dp_op_time(const dp_graph *g, const dp_cluster *c, int op, int dev)
     if (g->n_dev_time) {
         double t = g->dev_time[(size_t)op * g->n_dev_time + dev];
         if (t >= 0) return t;
+    }
+    if (c->kind_speed) {
+        double ks = c->kind_speed[(size_t)dev * DP_KIND__COUNT + g->kind[op]];
+        if (ks > 0) return g->compute[op] / ks;
     }
     return g->compute[op] / c->speed[dev];
 }
@@ -4417,20 +4459,20 @@ int dp_gen_workload(dp_graph *g, const dp_workload_opts *opts, dp_error *err)
     if (!A || !B || !C) { b.rc = DP_ERR_NOMEM; goto done; }
     if (o.kind == DP_WL_CHAINMM) {
         /* M0 M1 ... M_layers, each dim x dim in P x P blocks */
-        for (i = 0; i < P * P; i++) { snprintf(nm, sizeof nm, "M0_%d%d", i / P, i % P); A[i] = dp__wl_op(&b, nm, DP_OP_INPUT, blk, blk, 0); }
+        for (i = 0; i < P * P; i++) { snprintf(nm, sizeof nm, "M0_%d%d", i / P, i % P); A[i] = dp__wl_op(&b, nm, DP_OP_INPUT, blk, blk, (double)blk * blk); }
         for (l = 1; l <= o.layers; l++) {
             char tag[16];
-            for (i = 0; i < P * P; i++) { snprintf(nm, sizeof nm, "M%d_%d%d", l, i / P, i % P); B[i] = dp__wl_op(&b, nm, DP_OP_INPUT, blk, blk, 0); }
+            for (i = 0; i < P * P; i++) { snprintf(nm, sizeof nm, "M%d_%d%d", l, i / P, i % P); B[i] = dp__wl_op(&b, nm, DP_OP_INPUT, blk, blk, (double)blk * blk); }
             snprintf(tag, sizeof tag, "c%d", l);
             dp__wl_blockmm(&b, tag, P, P, A, B, C);
             memcpy(A, C, sizeof(int) * (size_t)P * P);
         }
     } else {
         /* X (batch x dim) in P column blocks; per layer X = relu(X W) */
-        for (j = 0; j < P; j++) { snprintf(nm, sizeof nm, "X_%d", j); A[j] = dp__wl_op(&b, nm, DP_OP_INPUT, o.batch, blk, 0); }
+        for (j = 0; j < P; j++) { snprintf(nm, sizeof nm, "X_%d", j); A[j] = dp__wl_op(&b, nm, DP_OP_INPUT, o.batch, blk, (double)o.batch * blk); }
         for (l = 1; l <= o.layers; l++) {
             char tag[16];
-            for (i = 0; i < P * P; i++) { snprintf(nm, sizeof nm, "W%d_%d%d", l, i / P, i % P); B[i] = dp__wl_op(&b, nm, DP_OP_INPUT, blk, blk, 0); }
+            for (i = 0; i < P * P; i++) { snprintf(nm, sizeof nm, "W%d_%d%d", l, i / P, i % P); B[i] = dp__wl_op(&b, nm, DP_OP_INPUT, blk, blk, (double)blk * blk); }
             snprintf(tag, sizeof tag, "f%d", l);
             dp__wl_blockmm(&b, tag, 1, P, A, B, C);
             for (j = 0; j < P; j++) {
@@ -4881,6 +4923,128 @@ done:
     DP_FREE(x.start); DP_FREE(x.end); DP_FREE(x.busy); DP_FREE(args); DP_FREE(th); DP_FREE(bl);
     DP_FREE(runs_start); DP_FREE(runs_end); DP_FREE(runs_busy); DP_FREE(runs_peak);
     if (rc) dp_exec_result_free(res);
+    return rc;
+}
+
+/* ======================================================================
+   >>calibrate
+   ====================================================================== */
+/* FLOPs an op of kind k with output r x c counts (the workloads' rule):
+   matmul 2 r K c; add/reduce (inputs - 1) r c; every other kind r c. */
+static double dp__kind_flops(dp_kind k, int r, int c, int K, int nin)
+{
+    if (k == DP_OP_MATMUL) return 2.0 * r * K * c;
+    if (k == DP_OP_ADD || k == DP_OP_REDUCE) return (double)(nin - 1) * r * c;
+    return (double)r * c;
+}
+
+int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *err)
+{
+    dp_calibrate_opts o;
+    dp_cluster c;
+    int rc, k, d, S;
+    float *a = NULL, *b = NULL, *y = NULL;
+    dp_graph g;
+    memset(&o, 0, sizeof o);
+    if (opts) o = *opts;
+    memset(out, 0, sizeof *out);
+    if (o.devices == 0) o.devices = 2;
+    if (o.size == 0) o.size = 128;
+    if (o.seconds == 0) o.seconds = 0.05;
+    if (o.devices < 1 || o.devices > DP_MAX_DEVICES) return dp__fail(err, DP_ERR_RANGE, "calibrate: devices %d not in 1..%d", o.devices, DP_MAX_DEVICES);
+    if (o.size < 8 || o.size > 2048) return dp__fail(err, DP_ERR_RANGE, "calibrate: size %d not in 8..2048", o.size);
+    if (!(o.seconds > 0 && o.seconds <= 10)) return dp__fail(err, DP_ERR_RANGE, "calibrate: seconds %g not in (0, 10]", o.seconds);
+    S = o.size;
+    if ((rc = dp_cluster_homogeneous(&c, o.devices, 1e9, 1e10, 0, err))) return rc;
+    a = (float *)dp__alloc((size_t)S * S, sizeof(float), err, "calibration");
+    b = (float *)dp__alloc((size_t)S * S, sizeof(float), err, "calibration");
+    y = (float *)dp__alloc((size_t)S * S, sizeof(float), err, "calibration");
+    if (!a || !b || !y) { rc = DP_ERR_NOMEM; goto done; }
+    for (k = 0; k < S * S; k++) { a[k] = dp__input_value(1, 0, (size_t)k); b[k] = dp__input_value(1, 1, (size_t)k) * 0.5f + 0.1f; }
+    /* each kind's kernel on S x S operands (two inputs where it takes two) */
+    for (k = 1; k < DP_KIND__COUNT; k++) {
+        dp_kind kd = (dp_kind)k;
+        int nin = kd == DP_OP_INPUT ? 0 : (kd == DP_OP_MATMUL || kd == DP_OP_ADD || kd == DP_OP_REDUCE || kd == DP_OP_MUL || kd == DP_OP_CONCAT) ? 2 : 1;
+        int rows = S, cols = kd == DP_OP_CONCAT ? 2 * S : S, i, reps = 0;
+        const float *in[2];
+        double t0, t, flops;
+        dp_op_desc dd;
+        dp_graph_init(&g);
+        for (i = 0; i < nin; i++) {
+            memset(&dd, 0, sizeof dd);
+            dd.kind = DP_OP_INPUT; dd.rows = S; dd.cols = S;
+            if ((rc = dp_graph_add_op(&g, &dd, NULL, err))) goto done_g;
+        }
+        memset(&dd, 0, sizeof dd);
+        dd.kind = kd; dd.rows = rows; dd.cols = kd == DP_OP_SPLIT ? S / 2 : cols;
+        if ((rc = dp_graph_add_op(&g, &dd, NULL, err))) goto done_g;
+        for (i = 0; i < nin; i++) if ((rc = dp_graph_add_edge(&g, i, nin, 0, err))) goto done_g;
+        if ((rc = dp_graph_finalize(&g, err))) goto done_g;
+        if (kd == DP_OP_CONCAT) {
+            float *big = (float *)DP_REALLOC(y, sizeof(float) * (size_t)S * S * 2);
+            if (!big) { rc = dp__fail(err, DP_ERR_NOMEM, "calibration: out of memory"); goto done_g; }
+            y = big;
+        }
+        in[0] = a; in[1] = b;
+        t0 = dp_now();
+        do { dp__kernel(&g, nin, in, y, 1); reps++; t = dp_now() - t0; } while (t < o.seconds);
+        flops = dp__kind_flops(kd, g.rows[nin], g.cols[nin], S, nin) * reps;
+        for (d = 0; d < o.devices; d++) c.kind_speed[(size_t)d * DP_KIND__COUNT + k] = flops / t;
+        if (kd == DP_OP_MATMUL) for (d = 0; d < o.devices; d++) c.speed[d] = flops / t;
+    done_g:
+        dp_graph_free(&g);
+        if (rc) goto done;
+    }
+    /* copies: bandwidth of memcpy, latency of the executor's hand-off (a
+       chain of tiny ops alternating devices against one on a single device) */
+    {
+        double t0 = dp_now(), t, bw, lat = 0;
+        long reps = 0;
+        do { memcpy(y, a, sizeof(float) * (size_t)S * S); reps++; t = dp_now() - t0; } while (t < o.seconds);
+        bw = (double)reps * sizeof(float) * S * S / t;
+        if (o.devices > 1) {
+            dp_graph ch;
+            dp_cluster c2;
+            dp_exec_opts eo;
+            dp_exec_result r1, r2;
+            int N = 400, i, *as = (int *)dp__alloc((size_t)N, sizeof(int), err, "calibration");
+            if (!as) { rc = DP_ERR_NOMEM; goto done; }
+            dp_graph_init(&ch);
+            for (i = 0; i < N && !rc; i++) {
+                dp_op_desc dd;
+                memset(&dd, 0, sizeof dd);
+                dd.kind = i ? DP_OP_COPY : DP_OP_INPUT; dd.rows = 1; dd.cols = 1;
+                rc = dp_graph_add_op(&ch, &dd, NULL, err);
+                if (!rc && i) rc = dp_graph_add_edge(&ch, i - 1, i, 4, err);
+            }
+            if (!rc) rc = dp_graph_finalize(&ch, err);
+            if (!rc) rc = dp_cluster_homogeneous(&c2, 2, 1e9, 1e10, 0, err);
+            memset(&eo, 0, sizeof eo);
+            eo.reps = 5;
+            if (!rc) rc = dp_exec_cpu(&ch, &c2, as, &eo, &r1, err);
+            for (i = 0; i < N; i++) as[i] = i % 2;
+            if (!rc) {
+                rc = dp_exec_cpu(&ch, &c2, as, &eo, &r2, err);
+                if (!rc) { lat = (r2.wall_median - r1.wall_median) / (N - 1); dp_exec_result_free(&r2); }
+                dp_exec_result_free(&r1);
+            }
+            if (!rc) dp_cluster_free(&c2);
+            dp_graph_free(&ch);
+            DP_FREE(as);
+            if (rc) goto done;
+            if (lat < 0) lat = 0;
+        }
+        for (d = 0; d < o.devices * o.devices; d++) {
+            c.bandwidth[d] = bw;
+            c.latency[d] = d / o.devices == d % o.devices ? 0 : lat;
+        }
+    }
+    for (d = 0; d < o.devices; d++) snprintf(c.name[d], 32, "cpu%d", d);
+    *out = c;
+    memset(&c, 0, sizeof c);
+done:
+    dp_cluster_free(&c);
+    DP_FREE(a); DP_FREE(b); DP_FREE(y);
     return rc;
 }
 
