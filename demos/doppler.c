@@ -55,7 +55,9 @@ static const char *help_main =
     "  bench    every (graph, method) pair: makespan, lower bound, ratio, seconds\n"
     "  train    train a DOPPLER policy (SEL/PLC) on one graph or a family of graphs\n"
     "  convert  convert a graph between formats\n"
-    "  gen      generate a random DAG (layered or random)\n"
+    "  gen      generate a random DAG (layered, random) or a workload (chainmm, ffnn)\n"
+    "  exec     run a placed graph for real on the CPU executor\n"
+    "  calibrate  measure this machine into a cluster file\n"
     "  help     this text, or 'doppler help COMMAND'\n"
     "\n"
     "methods: single, round-robin, random, cp, heft, enumopt, anneal,\n"
@@ -178,11 +180,43 @@ static const char *help_convert =
     "  --to FORMAT    native, doppler, stg\n"
     "  --format F     format of IN (default: detect)\n";
 
+static const char *help_exec =
+    "usage: doppler exec GRAPH --assign A --backend cpu [OPTIONS]\n"
+    "\n"
+    "Runs GRAPH for real with the placement in A on the threaded CPU executor\n"
+    "(one compute and one copy thread per device) and reports the median wall\n"
+    "time, each device's busy time, the simulator's prediction for the same\n"
+    "placement, and whether the outputs equal a single-device run's. Real ops\n"
+    "(from 'doppler gen chainmm|ffnn') run their kernels; opaque ops run as busy\n"
+    "kernels of their modelled time (the single-device run takes 0.1 s).\n"
+    "\n"
+    "  --backend B    cpu (cuda: not built yet)\n"
+    "  --devices N    N devices (default 4) or --cluster C (a file from 'doppler calibrate')\n"
+    "  --reps R       runs; the median is reported (default 3)\n"
+    "  --order O      fifo (default) or priority (b-level)\n"
+    "  --seed S       contents of the input tensors (default 1)\n"
+    "  --trace-svg F  a Gantt chart of the measured schedule\n"
+    "  --no-verify    skip the single-device comparison\n"
+    "  --json         wall_median, wall_runs, busy, predicted, outputs_match\n";
+
+static const char *help_calibrate =
+    "usage: doppler calibrate --backend cpu [--devices N] -o CLUSTER [--json]\n"
+    "\n"
+    "Measures this machine (each op kind's kernel throughput, copy bandwidth, the\n"
+    "executor's hand-off latency) and writes a cluster file of N CPU devices\n"
+    "(default 2) for the simulator: 'doppler sim GRAPH --cluster CLUSTER'.\n";
+
 static const char *help_gen =
     "usage: doppler gen layered|random [OPTIONS] -o GRAPH\n"
+    "       doppler gen chainmm|ffnn [--parts P] [--dim D] [--batch B] [--layers L] -o GRAPH\n"
     "\n"
-    "Generates a random DAG in the manner of DAGGEN: ops in levels, costs uniform\n"
-    "in [1, 10]. layered: edges between consecutive levels only.\n"
+    "layered, random: a random DAG in the manner of DAGGEN: ops in levels, costs\n"
+    "uniform in [1, 10]. layered: edges between consecutive levels only.\n"
+    "chainmm, ffnn: a block-partitioned workload of real tensor ops (inputs,\n"
+    "block matmuls, reductions of partial sums, relu) that 'doppler exec' runs:\n"
+    "chainmm multiplies L+1 DxD matrices, ffnn applies L layers relu(X W) to a\n"
+    "BxD input; every matrix is cut into PxP blocks (defaults P 2, D 256, B 64,\n"
+    "L 3). Costs in FLOPs; calibrate the cluster with 'doppler calibrate'.\n"
     "\n"
     "  --nodes N       ops (default 100)\n"
     "  --width W       mean ops per level (default sqrt(nodes))\n"
@@ -213,6 +247,10 @@ typedef struct cli {
     int hidden, layers, shared_gnn, samples, samples_set, entropy_set;
     double entropy;
     dp_gen_opts gen;
+    dp_workload_opts wl;
+    /* executor */
+    const char *backend, *trace_svg;
+    int reps, no_verify;
 } cli;
 
 static int usage(const char *cmd, const char *fmt, ...)
@@ -310,9 +348,10 @@ static int parse_args(cli *o, int argc, char **argv, int first,
         if (!has_word(allowed, name))
             return usage(cmd, "unknown option '%s'", a);
         if (!strcmp(name, "json") || !strcmp(name, "md") || !strcmp(name, "no-transfers") ||
-            !strcmp(name, "shared-gnn")) {
+            !strcmp(name, "shared-gnn") || !strcmp(name, "no-verify")) {
             if (val) return usage(cmd, "--%s takes no value", name);
-            if (name[0] == 'j') o->json = 1;
+            if (!strcmp(name, "no-verify")) o->no_verify = 1;
+            else if (name[0] == 'j') o->json = 1;
             else if (name[0] == 'm') o->md = 1;
             else if (name[0] == 's') o->shared_gnn = 1;
             else o->no_transfers = 1;
@@ -373,6 +412,7 @@ static int parse_args(cli *o, int argc, char **argv, int first,
         } else if (!strcmp(name, "layers")) {
             rc = parse_long(cmd, "--layers", val, 0, 64, &l);
             o->layers = (int)l;
+            o->wl.layers = (int)l;
             if (!rc && l == 0) rc = usage(cmd, "--layers: 0 is not allowed (at least 1 round)");
         } else if (!strcmp(name, "samples")) {
             rc = parse_long(cmd, "--samples", val, 0, 1000000, &l);
@@ -403,6 +443,22 @@ static int parse_args(cli *o, int argc, char **argv, int first,
         } else if (!strcmp(name, "ccr")) {
             rc = parse_double(cmd, "--ccr", val, 0, 1e6, &d);
             o->gen.ccr = d;
+        } else if (!strcmp(name, "parts")) {
+            rc = parse_long(cmd, "--parts", val, 1, 8, &l);
+            o->wl.parts = (int)l;
+        } else if (!strcmp(name, "dim")) {
+            rc = parse_long(cmd, "--dim", val, 1, 8192, &l);
+            o->wl.dim = (int)l;
+        } else if (!strcmp(name, "batch")) {
+            rc = parse_long(cmd, "--batch", val, 1, 8192, &l);
+            o->wl.batch = (int)l;
+        } else if (!strcmp(name, "backend")) {
+            o->backend = val;
+        } else if (!strcmp(name, "trace-svg")) {
+            o->trace_svg = val;
+        } else if (!strcmp(name, "reps")) {
+            rc = parse_long(cmd, "--reps", val, 1, 10000, &l);
+            o->reps = (int)l;
         }
         if (rc) return rc;
     }
@@ -1571,21 +1627,162 @@ static int cmd_convert(cli *o)
    ---------------------------------------------------------------------- */
 static int cmd_gen(cli *o)
 {
-    if (o->n_pos != 1) return usage(o->cmd, "expects the shape: layered or random");
+    int workload = 0;
+    if (o->n_pos != 1) return usage(o->cmd, "expects the shape: layered, random, chainmm or ffnn");
     if (!strcmp(o->pos[0], "layered")) o->gen.shape = DP_GEN_LAYERED;
     else if (!strcmp(o->pos[0], "random")) o->gen.shape = DP_GEN_RANDOM;
-    else return usage(o->cmd, "unknown shape '%s' (layered or random)", o->pos[0]);
+    else if (!dp_workload_parse(o->pos[0], &o->wl.kind)) workload = 1;
+    else return usage(o->cmd, "unknown shape '%s' (layered, random, chainmm, ffnn)", o->pos[0]);
     if (!o->out) return usage(o->cmd, "-o GRAPH is required");
     dp_graph g;
     dp_error e = {0};
     dp_graph_init(&g);
-    if (dp_gen(&g, &o->gen, &e)) {
+    if (workload ? dp_gen_workload(&g, &o->wl, &e) : dp_gen(&g, &o->gen, &e)) {
         dp_graph_free(&g);
         return fail(&e);
     }
     int rc = write_graph(&g, o->out, DP_FORMAT_AUTO) ? EXIT_FAIL : EXIT_OK;
     dp_graph_free(&g);
     return rc;
+}
+
+/* ----------------------------------------------------------------------
+   doppler exec
+   ---------------------------------------------------------------------- */
+static int check_backend(const cli *o)
+{
+    if (!o->backend) return usage(o->cmd, "--backend cpu|cuda is required");
+    if (!strcmp(o->backend, "cpu")) return 0;
+    if (!strcmp(o->backend, "cuda")) {
+        fprintf(stderr, "doppler %s: the cuda backend is not built yet (the CUDA executor is still to come); use --backend cpu\n", o->cmd);
+        return EXIT_FAIL;
+    }
+    return usage(o->cmd, "--backend: unknown backend '%s' (cpu, cuda)", o->backend);
+}
+
+static int cmd_exec(cli *o)
+{
+    if (o->n_pos != 1) return usage(o->cmd, "expects exactly one GRAPH");
+    if (!o->assign) return usage(o->cmd, "--assign is required");
+    int rc = check_backend(o);
+    if (rc) return rc;
+    const char *path = o->pos[0];
+    dp_graph g;
+    dp_cluster c;
+    dp_error e = {0};
+    dp_exec_result r, r1;
+    dp_exec_opts eo;
+    dp_sim s;
+    int *assign = NULL, *one = NULL, match = -1;
+    double predicted = 0;
+    memset(&r, 0, sizeof r); memset(&r1, 0, sizeof r1); memset(&s, 0, sizeof s);
+    if (load_graph(path, o->fmt, &g)) return EXIT_FAIL;
+    if (make_cluster(o, &g, &c)) { dp_graph_free(&g); return EXIT_FAIL; }
+    rc = EXIT_FAIL;
+    assign = malloc(sizeof(int) * (size_t)g.n_ops);
+    one = calloc((size_t)g.n_ops, sizeof(int));
+    if (!assign || !one) { fprintf(stderr, "doppler: out of memory\n"); goto done; }
+    if (dp_assign_read(o->assign, g.n_ops, c.n, assign, &e)) { fail(&e); goto done; }
+    memset(&eo, 0, sizeof eo);
+    eo.order = o->order; eo.reps = o->reps ? o->reps : 3; eo.seed = o->seed;
+    if (dp_exec_cpu(&g, &c, assign, &eo, &r, &e)) { fail(&e); goto done; }
+    if (!o->no_verify) {
+        eo.reps = 1;
+        eo.seconds_per_unit = r.seconds_per_unit;
+        if (dp_exec_cpu(&g, &c, one, &eo, &r1, &e)) { fail(&e); goto done; }
+        match = r1.digest == r.digest;
+    }
+    {
+        dp_sim_opts so;
+        memset(&so, 0, sizeof so);
+        so.order = o->order;
+        if (dp_sim_init(&s, &g, &c, &e) || dp_sim_run(&s, assign, &so, &e)) { fail(&e); goto done; }
+        /* opaque ops run seconds_per_unit per time unit; a graph of real
+           ops runs its kernels, and the cluster's units are then seconds
+           (a calibrated cluster) */
+        int opaque = 0;
+        for (int v = 0; v < g.n_ops; v++) opaque |= g.kind[v] == DP_OP_OPAQUE;
+        predicted = s.makespan * (opaque ? r.seconds_per_unit : 1.0);
+    }
+    if (o->trace_svg) {
+        /* the measured schedule, drawn like the simulated one */
+        char title[512];
+        dp_gantt_opts go;
+        memcpy(s.start, r.start, sizeof(double) * (size_t)g.n_ops);
+        memcpy(s.end, r.end, sizeof(double) * (size_t)g.n_ops);
+        memcpy(s.busy, r.busy, sizeof(double) * (size_t)c.n);
+        s.makespan = r.wall_median;
+        s.n_xfers = 0;
+        snprintf(title, sizeof title, "%s: measured on the CPU executor (%d devices, median of %d runs, seconds)", path, c.n, r.reps);
+        memset(&go, 0, sizeof go);
+        go.title = title;
+        go.hide_transfers = 1;
+        /* in seconds: scale the lower-bound marker's units by drawing with a
+           cluster in seconds is not possible here; the title says the unit */
+        if (dp_gantt_svg(o->trace_svg, &s, assign, &go, &e)) { fail(&e); goto done; }
+    }
+    if (o->json) {
+        printf("{\"command\": \"exec\"");
+        json_key_str(stdout, "graph", path);
+        json_key_str(stdout, "backend", "cpu");
+        printf(", \"devices\": %d, \"reps\": %d", c.n, r.reps);
+        json_key_num(stdout, "wall_median", r.wall_median);
+        printf(", \"wall_runs\": [");
+        for (int i = 0; i < r.reps; i++) { if (i) printf(", "); json_num(stdout, r.wall_runs[i]); }
+        printf("], \"busy\": [");
+        for (int d = 0; d < c.n; d++) { if (d) printf(", "); json_num(stdout, r.busy[d]); }
+        printf("]");
+        json_key_num(stdout, "predicted", predicted);
+        json_key_num(stdout, "seconds_per_unit", r.seconds_per_unit);
+        printf(", \"outputs_match\": %s", match < 0 ? "null" : match ? "true" : "false");
+        printf("}\n");
+    } else {
+        printf("%-16s %s\n", "graph", path);
+        printf("%-16s cpu, %d devices, %s order, %d runs\n", "backend", c.n, o->order == DP_ORDER_PRIORITY ? "priority" : "fifo", r.reps);
+        printf("%-16s %.6g s\n", "wall (median)", r.wall_median);
+        printf("%-16s %.6g s  (simulator; error %+.1f%%)\n", "predicted", predicted, predicted > 0 ? 100 * (r.wall_median / predicted - 1) : 0.0);
+        printf("%-16s %s\n", "outputs", match < 0 ? "not verified" : match ? "equal to the single-device run" : "DIFFER from the single-device run");
+        for (int d = 0; d < c.n; d++) printf("device %-3d busy %.6g s  peak %.6g bytes\n", d, r.busy[d], r.peak_bytes[d]);
+        if (o->trace_svg) printf("%-16s %s\n", "trace", o->trace_svg);
+    }
+    rc = match == 0 ? EXIT_FAIL : EXIT_OK;
+done:
+    dp_sim_free(&s);
+    dp_exec_result_free(&r); dp_exec_result_free(&r1);
+    free(assign); free(one);
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+    return rc;
+}
+
+/* ----------------------------------------------------------------------
+   doppler calibrate
+   ---------------------------------------------------------------------- */
+static int cmd_calibrate(cli *o)
+{
+    if (o->n_pos != 0) return usage(o->cmd, "takes no positional arguments");
+    int rc = check_backend(o);
+    if (rc) return rc;
+    if (!o->out) return usage(o->cmd, "-o CLUSTER is required");
+    dp_calibrate_opts co;
+    dp_cluster c;
+    dp_error e = {0};
+    memset(&co, 0, sizeof co);
+    co.devices = o->devices_set ? o->devices : 2;
+    if (dp_calibrate_cpu(&c, &co, &e) || dp_cluster_write(&c, o->out, &e)) return fail(&e);
+    if (o->json) {
+        printf("{\"devices\": %d", c.n);
+        json_key_num(stdout, "matmul_flops", c.speed[0]);
+        json_key_num(stdout, "bandwidth", c.n > 1 ? c.bandwidth[1] : c.bandwidth[0]);
+        json_key_num(stdout, "latency", c.n > 1 ? c.latency[1] : 0.0);
+        json_key_str(stdout, "out", o->out);
+        printf("}\n");
+    } else {
+        printf("%d CPU devices: matmul %.3g FLOP/s, copies %.3g bytes/s, hand-off %.3g s; wrote %s\n",
+               c.n, c.speed[0], c.n > 1 ? c.bandwidth[1] : c.bandwidth[0], c.n > 1 ? c.latency[1] : 0.0, o->out);
+    }
+    dp_cluster_free(&c);
+    return EXIT_OK;
 }
 
 /* ----------------------------------------------------------------------
@@ -1611,7 +1808,9 @@ static const command commands[] = {
      "out curve curve-svg json",
      &help_train},
     {"convert", cmd_convert, "to format", &help_convert},
-    {"gen", cmd_gen, "nodes width density regularity jump ccr seed out", &help_gen},
+    {"gen", cmd_gen, "nodes width density regularity jump ccr seed out parts dim batch layers", &help_gen},
+    {"exec", cmd_exec, "assign backend devices cluster format reps order trace-svg json no-verify seed", &help_exec},
+    {"calibrate", cmd_calibrate, "backend devices out json", &help_calibrate},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 
