@@ -181,6 +181,26 @@ json_check "$T/out" "[r['method'] for r in j] == ['cp', 'doppler']" "bench lists
 expect 2 "bench doppler without --policy" "$D" bench "$G" --methods cp,doppler
 expect 1 "bench with a truncated policy" "$D" bench "$G" --methods doppler --policy "$T/trunc.dpl"
 
+# ---- the CPU executor, workloads, calibration ------------------------------
+expect 0 "gen chainmm" "$D" gen chainmm --parts 2 --dim 64 --layers 2 -o "$T/cm.dpg"
+expect 0 "gen ffnn" "$D" gen ffnn --parts 2 --dim 64 --batch 16 --layers 2 -o "$T/ff.dpg"
+expect 2 "gen an unknown workload" "$D" gen llama-everything -o "$T/x.dpg"
+expect 1 "gen a workload not built yet" "$D" gen llama-block -o "$T/x.dpg"
+expect 0 "place chainmm" "$D" place "$T/cm.dpg" --method round-robin --devices 2 --out "$T/cm.asg"
+expect 0 "exec chainmm" "$D" exec "$T/cm.dpg" --assign "$T/cm.asg" --backend cpu --devices 2 --reps 2 --json
+json_check "$T/out" "j['outputs_match'] is True and j['wall_median'] > 0 and len(j['wall_runs']) == 2 and len(j['busy']) == 2" "exec: real ops give the single-device outputs"
+expect 0 "place layered_50" "$D" place graphs/layered_50.dpg --method cp --devices 2 --out "$T/l50.asg"
+expect 0 "exec an opaque graph" "$D" exec graphs/layered_50.dpg --assign "$T/l50.asg" --backend cpu --devices 2 --json --trace-svg "$T/trace.svg"
+json_check "$T/out" "j['outputs_match'] is True and abs(j['wall_median'] / j['predicted'] - 1) < 1.0" "exec: opaque graph near the simulator's prediction"
+if grep -q "<svg" "$T/trace.svg" 2>/dev/null; then ok; else bad "exec --trace-svg wrote no chart"; fi
+expect 2 "exec with an unknown backend" "$D" exec graphs/layered_50.dpg --assign "$T/l50.asg" --backend gpu
+expect 1 "exec on cuda (not built yet)" "$D" exec graphs/layered_50.dpg --assign "$T/l50.asg" --backend cuda
+expect 2 "exec without --assign" "$D" exec graphs/layered_50.dpg --backend cpu
+expect 1 "exec with a bad assignment" "$D" exec graphs/layered_50.dpg --assign graphs/layered_50.dpg --backend cpu
+expect 0 "calibrate" "$D" calibrate --backend cpu --devices 2 -o "$T/cpu.dpc" --json
+json_check "$T/out" "j['devices'] == 2 and j['matmul_flops'] > 0 and j['bandwidth'] > 0" "calibrate measured something"
+expect 0 "sim on the calibrated cluster" "$D" sim "$T/cm.dpg" --assign "$T/cm.asg" --cluster "$T/cpu.dpc" --json
+
 # ---- the reference data, when present --------------------------------------
 if [ -d "$DATA/doppler" ]; then
     f=$DATA/doppler/chain_mm_112nodes.txt
