@@ -155,7 +155,7 @@ contains "$T/c.svg" "</svg>" "train --curve-svg writes a whole SVG"
 expect 0 "train again, same seed" "$D" "${TR[@]}" --out "$T/p2.dpl"
 if cmp -s "$T/p.dpl" "$T/p2.dpl"; then ok; else bad "same seed, different policy files"; fi
 expect 0 "train --json with stage real" "$D" train "$G" --stages il,real --episodes 5,5 --hidden 8 --layers 1 --shared-gnn --order priority --lr 1e-3 --entropy 0.01 --out "$T/p3.dpl" --json
-contains "$T/err" "no executor yet, costs come from the simulator" "stage real says it runs on the simulator"
+contains "$T/err" "no --backend given, costs come from the simulator" "stage real says it runs on the simulator"
 json_check "$T/out" "j['episodes'] == 10 and [s['stage'] for s in j['stages']] == ['il', 'real'] and j['shared_gnn'] and j['greedy'][0]['ratio'] >= 1 - 1e-12" "train --json summary"
 expect 0 "place --method doppler" "$D" place "$G" --method doppler --policy "$T/p.dpl" --json --out "$T/d.assign"
 cp "$T/out" "$T/d.json"
@@ -200,6 +200,9 @@ expect 1 "exec with a bad assignment" "$D" exec graphs/layered_50.dpg --assign g
 expect 0 "calibrate" "$D" calibrate --backend cpu --devices 2 -o "$T/cpu.dpc" --json
 json_check "$T/out" "j['devices'] == 2 and j['matmul_flops'] > 0 and j['bandwidth'] > 0" "calibrate measured something"
 expect 0 "sim on the calibrated cluster" "$D" sim "$T/cm.dpg" --assign "$T/cm.asg" --cluster "$T/cpu.dpc" --json
+expect 0 "train with stage real on the CPU executor" "$D" train graphs/layered_50.dpg --stages il,real --episodes 10,5 --backend cpu --devices 2 --hidden 8 --layers 1 --out "$T/real.dpl" --json
+json_check "$T/out" "j['real_costs'] == 'cpu executor'" "train --backend cpu uses the executor"
+expect 2 "train with an unknown backend" "$D" train graphs/layered_50.dpg --stages il,real --episodes 5,5 --backend gpu --out "$T/x2.dpl"
 
 # ---- the reference data, when present --------------------------------------
 if [ -d "$DATA/doppler" ]; then

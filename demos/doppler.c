@@ -147,8 +147,9 @@ static const char *help_train =
     "Trains a DOPPLER policy (SEL picks the next op, PLC its device) on one graph\n"
     "or a family of graphs (each episode draws one; all must fit the cluster) and\n"
     "writes it to POLICY.dpl. Stages: il imitates the critical-path expert; sim is\n"
-    "REINFORCE against the simulator; real is REINFORCE against a runtime's cost,\n"
-    "which for now is the simulator too (there is no executor yet). On a terminal\n"
+    "REINFORCE against the simulator; real is REINFORCE against a runtime's cost:\n"
+    "the CPU executor's measured wall time with --backend cpu, else the simulator\n"
+    "(said in the output). On a terminal\n"
     "one line shows the progress; otherwise one summary line per stage.\n"
     "\n"
     "  --out P, -o P   the policy file to write (required)\n"
@@ -157,7 +158,7 @@ static const char *help_train =
     "  --stages L      any of il,sim,real in that order (default il,sim)\n"
     "  --episodes L    episodes per listed stage, e.g. 2000,2000 (default 2000 each)\n"
     "  --lr L          learning rate per listed stage, or one for all\n"
-    "                  (default 1e-3 il, 1e-4 sim and real)\n"
+    "                  (default 1e-3 il, 5e-4 sim and real)\n"
     "  --hidden H      embedding size (default 32)\n"
     "  --layers K      message-passing rounds (default 3)\n"
     "  --shared-gnn    one GNN for SEL and PLC\n"
@@ -168,6 +169,8 @@ static const char *help_train =
     "                  ratio,best,epsilon,lr,loss,entropy,seconds\n"
     "  --curve-svg F   plot of cost / lower bound per episode\n"
     "  --format F      graph format: native, doppler, stg (default: detect)\n"
+    "  --backend B     stage real: cpu (the CPU executor); default: the simulator\n"
+    "  --reps R        stage real with --backend: runs per episode, median (default 1)\n"
     "  --json          the final summary as one JSON object\n";
 
 static const char *help_convert =
@@ -1259,9 +1262,41 @@ static int on_episode(void *ctx, const dp_episode_info *i)
     return 0;
 }
 
-/* Stage "real" has no executor yet: its cost callback runs the simulator,
-   exactly as the library scores a placement (SEL's order as the priority
-   under --order priority). One simulator workspace per graph. */
+/* Stage "real": with --backend cpu the cost is the CPU executor's median
+   wall time (exec_cost); without it, the simulator, exactly as the library
+   scores a placement (SEL's order as the priority under --order priority),
+   one simulator workspace per graph (sim_cost). */
+typedef struct exec_cost_ctx { dp_order order; int reps; } exec_cost_ctx;
+
+static int exec_cost(void *ctx, const dp_graph *g, const dp_cluster *c, const int *assign,
+                     const int *order, double *cost, dp_error *err)
+{
+    exec_cost_ctx *x = ctx;
+    dp_exec_opts eo;
+    dp_exec_result r;
+    double *prio = NULL;
+    int rc;
+    memset(&eo, 0, sizeof eo);
+    eo.order = x->order; eo.reps = x->reps;
+    if (x->order == DP_ORDER_PRIORITY) {
+        prio = calloc((size_t)g->n_ops + 1, sizeof(double));
+        if (!prio) { err->code = DP_ERR_NOMEM; snprintf(err->msg, sizeof err->msg, "out of memory"); return DP_ERR_NOMEM; }
+        order_to_priority(order, g->n_ops, prio);
+        eo.priority = prio;
+    }
+    rc = dp_exec_cpu(g, c, assign, &eo, &r, err);
+    free(prio);
+    if (rc) return rc;
+    /* in the graph's time units, like the simulator's makespans: opaque ops
+       ran seconds_per_unit per unit; real ops ran for real (a calibrated
+       cluster's unit is the second) */
+    int opaque = 0;
+    for (int v = 0; v < g->n_ops; v++) opaque |= g->kind[v] == DP_OP_OPAQUE;
+    *cost = r.wall_median / (opaque ? r.seconds_per_unit : 1.0);
+    dp_exec_result_free(&r);
+    return 0;
+}
+
 typedef struct sim_cost_ctx {
     dp_order order;
     int n;
@@ -1349,6 +1384,8 @@ static int write_curve_csv(const char *path, const dp_episode_info *rec, int n)
     }
     return 0;
 }
+
+static int check_backend(const cli *o);
 
 static int cmd_train(cli *o)
 {
@@ -1454,9 +1491,13 @@ static int cmd_train(cli *o)
     to.on_episode = on_episode;
     to.on_episode_ctx = &t;
     sim_cost_ctx sc = {o->order, n, gp, sims, prios};
-    if (have_real) {
-        /* note: the library then takes sim's costs from this callback too;
-           both are the same simulator, so the numbers do not change */
+    exec_cost_ctx ec = {o->order, o->reps ? o->reps : 1};
+    if (o->backend && (rc = check_backend(o))) goto done;
+    rc = EXIT_FAIL;
+    if (have_real && o->backend) {
+        to.cost = exec_cost;   /* the library uses it for stage real only */
+        to.cost_ctx = &ec;
+    } else if (have_real) {
         to.cost = sim_cost;
         to.cost_ctx = &sc;
     }
@@ -1468,8 +1509,10 @@ static int cmd_train(cli *o)
                 "%d + %d parameters\n", n, n == 1 ? "" : "s", dev, order_name(o->order),
                 pol.opts.hidden, pol.opts.layers, pol.opts.shared_gnn ? ", shared GNN" : "",
                 pol.n_sel, pol.n_plc);
-        if (have_real)
-            fprintf(t.out, "stage real: no executor yet, costs come from the simulator\n");
+        if (have_real && o->backend)
+            fprintf(t.out, "stage real: costs are the CPU executor's wall time (median of %d run%s, in the graph's time units)\n", ec.reps, ec.reps == 1 ? "" : "s");
+        else if (have_real)
+            fprintf(t.out, "stage real: no --backend given, costs come from the simulator\n");
         fflush(t.out);
     }
     dp_train_result res;
@@ -1534,7 +1577,7 @@ static int cmd_train(cli *o)
                (unsigned long long)o->seed, res.episodes, res.simulations);
         json_key_num(stdout, "seconds", res.seconds);
         json_key_num(stdout, "episodes_per_second", eps_s);
-        json_key_str(stdout, "real_costs", have_real ? "simulator (no executor yet)" : NULL);
+        json_key_str(stdout, "real_costs", !have_real ? NULL : o->backend ? "cpu executor" : "simulator");
         fputs(",\n \"stages\": [", stdout);
         for (int k = 0, first = 1; k < n_st; k++) {
             const stage_sum *s = &t.sum[stages[k]];
@@ -1805,7 +1848,7 @@ static const command commands[] = {
      &help_bench},
     {"train", cmd_train,
      "devices cluster format stages episodes lr hidden layers shared-gnn entropy order seed "
-     "out curve curve-svg json",
+     "out curve curve-svg json backend reps",
      &help_train},
     {"convert", cmd_convert, "to format", &help_convert},
     {"gen", cmd_gen, "nodes width density regularity jump ccr seed out parts dim batch layers", &help_gen},
