@@ -463,6 +463,7 @@ typedef struct dp_gantt_opts {
     int width;              /* pixels; 0 -> 1200                          */
     int hide_transfers;
     int max_transfers;      /* draw no arrows when there are more; 0 -> 600 */
+    double lower_bound;     /* 0 -> dp_lower_bound (in the cluster's units) */
 } dp_gantt_opts;
 int dp_gantt_svg(const char *path, const dp_sim *s, const int *assign,
                  const dp_gantt_opts *opts, dp_error *err);
@@ -649,7 +650,9 @@ typedef struct dp_exec_opts {
     int      reps;             /* runs; 0 -> 1; the result is their median  */
     double   seconds_per_unit; /* 0 -> the graph's single-device time is 0.1 s */
     double   bytes_scale;      /* 0 -> largest buffer at most 64 KiB         */
-    double   device_bytes;     /* per-device arena limit; 0 = none           */
+    double   device_bytes;     /* per-device arena limit; 0 -> the cluster's
+                                  memory (0 there too = none); a run that
+                                  overflows it fails with DP_ERR_INFEASIBLE */
     uint64_t seed;             /* contents of the input tensors              */
 } dp_exec_opts;
 
@@ -3007,7 +3010,7 @@ int dp_gantt_svg_file(FILE *f, const dp_sim *s, const int *assign, const dp_gant
     nd = c->n;
     ms = s->makespan > 0 ? s->makespan : 1;
     sx = (W - left - right) / ms;
-    lb = dp_lower_bound(g, c);
+    lb = opts && opts->lower_bound > 0 ? opts->lower_bound : dp_lower_bound(g, c);
     H = top + nd * (lane + gap) + 40;
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%.0f\" viewBox=\"0 0 %d %.0f\" font-family=\"sans-serif\" font-size=\"11\">\n", W, H, W, H);
     fprintf(f, "<defs><marker id=\"arr\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"5\" markerHeight=\"5\" orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#555\"/></marker></defs>\n");
@@ -4554,13 +4557,13 @@ static int dp__ex_pop(dp__ex *x, int d)
     return top;
 }
 
-static void dp__ex_fail(dp__ex *x, const char *fmt, ...)   /* under the lock */
+static void dp__ex_fail(dp__ex *x, dp_code code, const char *fmt, ...)   /* under the lock */
 {
     int d;
     if (!x->failed && x->err) {
         va_list ap;
         va_start(ap, fmt);
-        x->err->code = DP_ERR_NOMEM;
+        x->err->code = code;
         vsnprintf(x->err->msg, sizeof x->err->msg, fmt, ap);
         va_end(ap);
     }
@@ -4581,10 +4584,11 @@ static unsigned char *dp__ex_alloc(dp__ex *x, int d, size_t size, const char *wh
 {
     unsigned char *p = NULL;
     pthread_mutex_lock(&x->mu);
-    if (x->limit > 0 && x->cur[d] + (double)size > x->limit)
-        dp__ex_fail(x, "exec: device %d arena full: %s %d needs %zu bytes, %.0f of %.0f in use", d, what, id, size, x->cur[d], x->limit);
+    double limit = x->limit > 0 ? x->limit : x->c->memory[d];
+    if (limit > 0 && x->cur[d] + (double)size > limit)
+        dp__ex_fail(x, DP_ERR_INFEASIBLE, "exec: device %d arena full: %s %d needs %zu bytes, %.0f of %.0f in use", d, what, id, size, x->cur[d], limit);
     else if (!(p = (unsigned char *)DP_MALLOC(size)))
-        dp__ex_fail(x, "exec: device %d: out of memory allocating %zu bytes for %s %d", d, size, what, id);
+        dp__ex_fail(x, DP_ERR_NOMEM, "exec: device %d: out of memory allocating %zu bytes for %s %d", d, size, what, id);
     else {
         x->cur[d] += (double)size;
         if (x->cur[d] > x->peak[d]) x->peak[d] = x->cur[d];
@@ -4647,7 +4651,9 @@ static void *dp__ex_compute(void *arg)
             for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
                 int e = g->in_edge[k], u = g->src[e];
                 const unsigned char *in = x->assign[u] == d ? x->buf[u] : x->xbuf[e];
-                h = dp__ex_hash(in, x->assign[u] == d || dp__is_real(g, u) ? x->len[u] : dp__ex_size(x, g->bytes[e]), h);
+                size_t esz = dp__is_real(g, u) ? x->len[u] : dp__ex_size(x, g->bytes[e]);
+                /* the bytes this edge carries: the same wherever u ran */
+                h = dp__ex_hash(in, esz < x->len[u] ? esz : x->len[u], h);
             }
             for (i = 0; i + 8 <= size; i += 8) {
                 uint64_t w = h + i * 0x9e3779b97f4a7c15ULL;
@@ -4792,6 +4798,7 @@ int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const
     dp__ok(err);
     if (!res) return dp__fail(err, DP_ERR_ARG, "exec: no result given");
     if ((rc = dp_check(g, c, err))) return rc;
+    if (!assign) return dp__fail(err, DP_ERR_ARG, "exec: no assignment given");
     n = g->n_ops; m = g->n_edges; nd = c->n;
     for (v = 0; v < n; v++)
         if (assign[v] < 0 || assign[v] >= nd)
@@ -4870,7 +4877,7 @@ int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const
             args[d].x = &x; args[d].dev = d % nd;
             if (pthread_create(&th[d], NULL, d < nd ? dp__ex_compute : dp__ex_copy, &args[d]) != 0) {
                 pthread_mutex_lock(&x.mu);
-                dp__ex_fail(&x, "exec: cannot start a worker thread");
+                dp__ex_fail(&x, DP_ERR_NOMEM, "exec: cannot start a worker thread");
                 pthread_mutex_unlock(&x.mu);
                 break;
             }

@@ -1751,6 +1751,7 @@ static int cmd_exec(cli *o)
         /* the measured schedule, drawn like the simulated one */
         char title[512];
         dp_gantt_opts go;
+        double units = s.makespan > 0 ? predicted / s.makespan : 1.0;   /* seconds per model unit */
         memcpy(s.start, r.start, sizeof(double) * (size_t)g.n_ops);
         memcpy(s.end, r.end, sizeof(double) * (size_t)g.n_ops);
         memcpy(s.busy, r.busy, sizeof(double) * (size_t)c.n);
@@ -1760,8 +1761,7 @@ static int cmd_exec(cli *o)
         memset(&go, 0, sizeof go);
         go.title = title;
         go.hide_transfers = 1;
-        /* in seconds: scale the lower-bound marker's units by drawing with a
-           cluster in seconds is not possible here; the title says the unit */
+        go.lower_bound = dp_lower_bound(&g, &c) * units;
         if (dp_gantt_svg(o->trace_svg, &s, assign, &go, &e)) { fail(&e); goto done; }
     }
     if (o->json) {
