@@ -3,6 +3,7 @@
        build/exec_bench overhead [--ops N]
        build/exec_bench simreal GRAPH... [--devices N] [--reps R]
        build/exec_bench realtrain GRAPH [--devices N] [--il E] [--sim E] [--real E]
+       build/exec_bench workloads [--devices N]
 
    overhead: microseconds per op of dispatch on zero-cost graphs: a chain
              on one device, a chain alternating between two devices (every
@@ -12,6 +13,9 @@
              in seconds (the executor's busy kernels are timed in the same
              units, so no calibration is involved); then the median and the
              worst relative error.
+   workloads: calibrates this machine (dp_calibrate_cpu), then chainmm and
+             ffnn workloads of real ops under cp, heft and random placements:
+             the executor's wall time against the calibrated simulator.
    realtrain: trains DOPPLER (il and sim on the simulator, real with the
              executor's wall time as the cost), then the median wall time
              (7 runs) of its placement and of cp, heft and enumopt's. */
@@ -158,10 +162,55 @@ static int realtrain(const char *path, int devices, int il, int sim, int real)
     return 0;
 }
 
+/* Calibrates this machine, then measures real-op workloads under cp, heft
+   and random placements against the calibrated simulator. */
+static int workloads(int devices)
+{
+    dp_cluster c;
+    dp_error e = {0};
+    dp_calibrate_opts co;
+    double errs[64];
+    int ne = 0;
+    memset(&co, 0, sizeof co);
+    co.devices = devices;
+    if (dp_calibrate_cpu(&c, &co, &e)) return die(&e);
+    printf("calibrated: matmul %.3g FLOP/s, relu %.3g, reduce %.3g, copies %.3g bytes/s, hand-off %.3g s\n\n",
+           c.speed[0], c.kind_speed[DP_OP_RELU], c.kind_speed[DP_OP_REDUCE], c.bandwidth[devices > 1 ? 1 : 0], devices > 1 ? c.latency[1] : 0.0);
+    printf("| workload | ops | placement | predicted (s) | measured median (s) | error |\n|---|---:|---|---:|---:|---:|\n");
+    for (int kind = 0; kind < 2; kind++)
+        for (int P = 2; P <= 4; P += 2) {
+            dp_graph g;
+            dp_workload_opts wo;
+            memset(&wo, 0, sizeof wo);
+            wo.kind = (dp_workload)kind; wo.parts = P; wo.dim = 512; wo.batch = 256;
+            if (dp_gen_workload(&g, &wo, &e)) return die(&e);
+            int *a = malloc(sizeof(int) * g.n_ops);
+            dp_method ms[3] = { DP_METHOD_CP, DP_METHOD_HEFT, DP_METHOD_RANDOM };
+            for (int k = 0; k < 3; k++) {
+                dp_place_result pr; dp_exec_result r; dp_exec_opts o; dp_place_opts po;
+                memset(&po, 0, sizeof po); po.seed = 1;
+                memset(&o, 0, sizeof o); o.reps = 5;
+                if (dp_place(ms[k], &g, &c, &po, a, &pr, &e) || dp_exec_cpu(&g, &c, a, &o, &r, &e)) return die(&e);
+                double er = (r.wall_median - pr.makespan) / pr.makespan;
+                printf("| %s dim 512 P %d | %d | %s | %.4f | %.4f | %+.1f%% |\n", kind ? "ffnn (batch 256)" : "chainmm", P, g.n_ops,
+                       dp_method_name(ms[k]), pr.makespan, r.wall_median, 100 * er);
+                errs[ne++] = er < 0 ? -er : er;
+                dp_exec_result_free(&r);
+            }
+            free(a);
+            dp_graph_free(&g);
+        }
+    qsort(errs, (size_t)ne, sizeof(double), cmp_double);
+    printf("\nrelative error over %d runs: median %.1f%%, worst %.1f%% (target: median <= 10%%)\n", ne, 100 * errs[(ne - 1) / 2], 100 * errs[ne - 1]);
+    dp_cluster_free(&c);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) { fprintf(stderr, "usage: exec_bench overhead [--ops N] | simreal GRAPH... [--devices N] [--reps R]\n"); return 2; }
     if (!strcmp(argv[1], "overhead")) return overhead(atoi(opt(argc, argv, "--ops", "2000")));
+    if (!strcmp(argv[1], "workloads")) return workloads(atoi(opt(argc, argv, "--devices", "2")));
     if (!strcmp(argv[1], "realtrain"))
         return realtrain(argv[2], atoi(opt(argc, argv, "--devices", "2")), atoi(opt(argc, argv, "--il", "300")),
                          atoi(opt(argc, argv, "--sim", "1000")), atoi(opt(argc, argv, "--real", "200")));

@@ -92,9 +92,9 @@ echo "### Dispatch overhead (zero-cost ops)"
 echo
 build/exec_bench overhead || status=1
 echo
-echo "### Wall time against the simulator's prediction (no calibration: ops are busy kernels of their modelled time)"
+echo "### Wall time against the simulator's prediction, opaque graphs (ops are busy kernels of their modelled time; no calibration needed)"
 echo
-sim_graphs=(graphs/*.dpg)
+sim_graphs=(graphs/heft_example.dpg graphs/layered_*.dpg graphs/random_*.dpg)
 [ -d "$DATA/doppler" ] && sim_graphs+=("$DATA"/doppler/*.txt)
 build/exec_bench simreal "${sim_graphs[@]}" --devices 2 --reps 3 || status=1
 echo
@@ -102,5 +102,9 @@ echo "### DOPPLER trained with stage III on the executor, measured against the h
 echo
 echo "| graph | devices | episodes il + sim + real (training time) | doppler | cp | heft | enumopt |"
 echo "|---|---:|---|---:|---:|---:|---:|"
-for f in graphs/*.dpg; do build/exec_bench realtrain "$f" --devices 2 || status=1; done
+for f in graphs/heft_example.dpg graphs/layered_*.dpg graphs/random_*.dpg; do build/exec_bench realtrain "$f" --devices 2 || status=1; done
+echo
+echo "### Real-op workloads against the calibrated simulator (2 devices)"
+echo
+build/exec_bench workloads --devices 2 || status=1
 exit $status
