@@ -4945,12 +4945,29 @@ static double dp__kind_flops(dp_kind k, int r, int c, int K, int nin)
     return (double)r * c;
 }
 
+/* One device's share of a calibration: its kernel in a loop for `seconds`,
+   while the other devices' threads do the same (as in the executor). */
+typedef struct dp__calarg {
+    const dp_graph *g; int nin; const float *const *in; float *out;
+    double seconds, t; long reps;
+} dp__calarg;
+
+static void *dp__cal_worker(void *p)
+{
+    dp__calarg *a = (dp__calarg *)p;
+    double t0 = dp_now();
+    do { dp__kernel(a->g, a->nin, a->in, a->out, 1); a->reps++; a->t = dp_now() - t0; } while (a->t < a->seconds);
+    return NULL;
+}
+
 int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *err)
 {
     dp_calibrate_opts o;
     dp_cluster c;
     int rc, k, d, S;
-    float *a = NULL, *b = NULL, *y = NULL;
+    float *a = NULL, *b = NULL, *y = NULL, *ys = NULL;
+    dp__calarg *ca = NULL;
+    pthread_t *th = NULL;
     dp_graph g;
     memset(&o, 0, sizeof o);
     if (opts) o = *opts;
@@ -4966,15 +4983,17 @@ int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *e
     a = (float *)dp__alloc((size_t)S * S, sizeof(float), err, "calibration");
     b = (float *)dp__alloc((size_t)S * S, sizeof(float), err, "calibration");
     y = (float *)dp__alloc((size_t)S * S, sizeof(float), err, "calibration");
-    if (!a || !b || !y) { rc = DP_ERR_NOMEM; goto done; }
+    ys = (float *)dp__alloc((size_t)S * S * 2 * o.devices, sizeof(float), err, "calibration");
+    ca = (dp__calarg *)dp__alloc((size_t)o.devices, sizeof *ca, err, "calibration");
+    th = (pthread_t *)dp__alloc((size_t)o.devices, sizeof *th, err, "calibration");
+    if (!a || !b || !y || !ys || !ca || !th) { rc = DP_ERR_NOMEM; goto done; }
     for (k = 0; k < S * S; k++) { a[k] = dp__input_value(1, 0, (size_t)k); b[k] = dp__input_value(1, 1, (size_t)k) * 0.5f + 0.1f; }
     /* each kind's kernel on S x S operands (two inputs where it takes two) */
     for (k = 1; k < DP_KIND__COUNT; k++) {
         dp_kind kd = (dp_kind)k;
         int nin = kd == DP_OP_INPUT ? 0 : (kd == DP_OP_MATMUL || kd == DP_OP_ADD || kd == DP_OP_REDUCE || kd == DP_OP_MUL || kd == DP_OP_CONCAT) ? 2 : 1;
-        int rows = S, cols = kd == DP_OP_CONCAT ? 2 * S : S, i, reps = 0;
+        int rows = S, cols = kd == DP_OP_CONCAT ? 2 * S : S, i;
         const float *in[2];
-        double t0, t, flops;
         dp_op_desc dd;
         dp_graph_init(&g);
         for (i = 0; i < nin; i++) {
@@ -4987,17 +5006,25 @@ int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *e
         if ((rc = dp_graph_add_op(&g, &dd, NULL, err))) goto done_g;
         for (i = 0; i < nin; i++) if ((rc = dp_graph_add_edge(&g, i, nin, 0, err))) goto done_g;
         if ((rc = dp_graph_finalize(&g, err))) goto done_g;
-        if (kd == DP_OP_CONCAT) {
-            float *big = (float *)DP_REALLOC(y, sizeof(float) * (size_t)S * S * 2);
-            if (!big) { rc = dp__fail(err, DP_ERR_NOMEM, "calibration: out of memory"); goto done_g; }
-            y = big;
-        }
         in[0] = a; in[1] = b;
-        t0 = dp_now();
-        do { dp__kernel(&g, nin, in, y, 1); reps++; t = dp_now() - t0; } while (t < o.seconds);
-        flops = dp__kind_flops(kd, g.rows[nin], g.cols[nin], S, nin) * reps;
-        for (d = 0; d < o.devices; d++) c.kind_speed[(size_t)d * DP_KIND__COUNT + k] = flops / t;
-        if (kd == DP_OP_MATMUL) for (d = 0; d < o.devices; d++) c.speed[d] = flops / t;
+        /* every device's thread at once, as the executor runs them: the
+           throughput each gets while the others compute too */
+        {
+            int started = 0;
+            double per = 0;
+            for (d = 0; d < o.devices; d++) {
+                memset(&ca[d], 0, sizeof ca[d]);
+                ca[d].g = &g; ca[d].nin = nin; ca[d].in = in; ca[d].out = ys + (size_t)S * S * 2 * d; ca[d].seconds = o.seconds;
+                if (pthread_create(&th[d], NULL, dp__cal_worker, &ca[d]) != 0) break;
+                started++;
+            }
+            for (d = 0; d < started; d++) pthread_join(th[d], NULL);
+            if (started < o.devices) { rc = dp__fail(err, DP_ERR_NOMEM, "calibration: cannot start a thread"); goto done_g; }
+            for (d = 0; d < o.devices; d++) per += dp__kind_flops(kd, g.rows[nin], g.cols[nin], S, nin) * ca[d].reps / ca[d].t;
+            per /= o.devices;
+            for (d = 0; d < o.devices; d++) c.kind_speed[(size_t)d * DP_KIND__COUNT + k] = per;
+            if (kd == DP_OP_MATMUL) for (d = 0; d < o.devices; d++) c.speed[d] = per;
+        }
     done_g:
         dp_graph_free(&g);
         if (rc) goto done;
@@ -5051,7 +5078,7 @@ int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *e
     memset(&c, 0, sizeof c);
 done:
     dp_cluster_free(&c);
-    DP_FREE(a); DP_FREE(b); DP_FREE(y);
+    DP_FREE(a); DP_FREE(b); DP_FREE(y); DP_FREE(ys); DP_FREE(ca); DP_FREE(th);
     return rc;
 }
 

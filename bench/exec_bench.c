@@ -173,6 +173,7 @@ static int workloads(int devices)
     int ne = 0;
     memset(&co, 0, sizeof co);
     co.devices = devices;
+    co.seconds = 0.3;   /* longer than the default: steadier on a shared machine */
     if (dp_calibrate_cpu(&c, &co, &e)) return die(&e);
     printf("calibrated: matmul %.3g FLOP/s, relu %.3g, reduce %.3g, copies %.3g bytes/s, hand-off %.3g s\n\n",
            c.speed[0], c.kind_speed[DP_OP_RELU], c.kind_speed[DP_OP_REDUCE], c.bandwidth[devices > 1 ? 1 : 0], devices > 1 ? c.latency[1] : 0.0);
