@@ -681,7 +681,12 @@ int dp_graph_check_tensors(const dp_graph *g, dp_error *err);
    paper's families: chainmm (a chain of `layers` dim x dim matrix
    products) and ffnn (`layers` layers relu(X W) on a batch x dim input),
    every matrix cut into parts x parts blocks. Costs in FLOPs (units: 1e9
-   FLOP/s, 1e10 bytes/s). llama-block and llama-layer are not yet built. */
+   FLOP/s, 1e10 bytes/s). llama-block: one Llama-style block on a batch x
+   dim input in P column blocks (rmsnorm, Q/K/V block matmuls, P attention
+   heads of transpose, scores, scale, softmax, weighted sum; output
+   projection and residual; rmsnorm, gated SiLU MLP, residual);
+   llama-layer: `layers` such blocks stacked. Each block's attention is
+   over the batch rows (a sequence of `batch` tokens). */
 typedef enum dp_workload { DP_WL_CHAINMM = 0, DP_WL_FFNN, DP_WL_LLAMA_BLOCK, DP_WL_LLAMA_LAYER } dp_workload;
 typedef struct dp_workload_opts {
     dp_workload kind;
@@ -4423,6 +4428,94 @@ static void dp__wl_blockmm(dp__wb *b, const char *tag, int R, int P, const int *
         }
 }
 
+/* An op of `kind` on one input. */
+static int dp__wl_unary(dp__wb *b, const char *name, dp_kind kind, int in, int rows, int cols, int arg, double flops)
+{
+    int v = dp__wl_op(b, name, kind, rows, cols, flops);
+    if (!b->rc) b->g->arg[v] = arg;
+    dp__wl_edge(b, in, v);
+    return v;
+}
+
+/* rmsnorm over whole rows of P column blocks: concat, normalise, split. */
+static void dp__wl_rmsnorm(dp__wb *b, const char *tag, int P, int rows, int blk, const int *x, int *y)
+{
+    char nm[64];
+    int j, cat, nrm;
+    snprintf(nm, sizeof nm, "%s_cat", tag);
+    cat = dp__wl_op(b, nm, DP_OP_CONCAT, rows, blk * P, 0);
+    for (j = 0; j < P; j++) dp__wl_edge(b, x[j], cat);
+    snprintf(nm, sizeof nm, "%s_norm", tag);
+    nrm = dp__wl_unary(b, nm, DP_OP_RMSNORM, cat, rows, blk * P, 0, 4.0 * rows * blk * P);
+    for (j = 0; j < P; j++) {
+        snprintf(nm, sizeof nm, "%s_part%d", tag, j);
+        y[j] = dp__wl_unary(b, nm, DP_OP_SPLIT, nrm, rows, blk, j, 0);
+    }
+}
+
+/* One Llama-style block on x (P column blocks of batch x blk): attention
+   with P heads (one per block) and a gated MLP, both with residuals. */
+static void dp__wl_llama(dp__wb *b, int layer, int P, int B, int blk, int *x, int *W, int *t1, int *t2, int *t3)
+{
+    char nm[64], tag[32];
+    int j, h, q[8], k[8], vv[8];
+    const char *wn[7] = { "Wq", "Wk", "Wv", "Wo", "W1", "W3", "W2" };
+    int w;
+    for (w = 0; w < 7; w++)
+        for (j = 0; j < P * P; j++) {
+            snprintf(nm, sizeof nm, "L%d_%s_%d%d", layer, wn[w], j / P, j % P);
+            W[w * P * P + j] = dp__wl_op(b, nm, DP_OP_INPUT, blk, blk, (double)blk * blk);
+        }
+    snprintf(tag, sizeof tag, "L%d_attn", layer);
+    dp__wl_rmsnorm(b, tag, P, B, blk, x, t1);
+    snprintf(tag, sizeof tag, "L%d_q", layer); dp__wl_blockmm(b, tag, 1, P, t1, W + 0 * P * P, q);
+    snprintf(tag, sizeof tag, "L%d_k", layer); dp__wl_blockmm(b, tag, 1, P, t1, W + 1 * P * P, k);
+    snprintf(tag, sizeof tag, "L%d_v", layer); dp__wl_blockmm(b, tag, 1, P, t1, W + 2 * P * P, vv);
+    for (h = 0; h < P; h++) {
+        int kt, sc, ss, sm, o;
+        snprintf(nm, sizeof nm, "L%d_h%d_kT", layer, h);
+        kt = dp__wl_unary(b, nm, DP_OP_TRANSPOSE, k[h], blk, B, 0, (double)B * blk);
+        snprintf(nm, sizeof nm, "L%d_h%d_scores", layer, h);
+        sc = dp__wl_op(b, nm, DP_OP_MATMUL, B, B, 2.0 * B * blk * B);
+        dp__wl_edge(b, q[h], sc); dp__wl_edge(b, kt, sc);
+        snprintf(nm, sizeof nm, "L%d_h%d_scale", layer, h);
+        ss = dp__wl_unary(b, nm, DP_OP_SCALE, sc, B, B, blk, (double)B * B);
+        snprintf(nm, sizeof nm, "L%d_h%d_softmax", layer, h);
+        sm = dp__wl_unary(b, nm, DP_OP_SOFTMAX, ss, B, B, 0, 5.0 * B * B);
+        snprintf(nm, sizeof nm, "L%d_h%d_out", layer, h);
+        o = dp__wl_op(b, nm, DP_OP_MATMUL, B, blk, 2.0 * B * B * blk);
+        dp__wl_edge(b, sm, o); dp__wl_edge(b, vv[h], o);
+        t2[h] = o;
+    }
+    snprintf(tag, sizeof tag, "L%d_o", layer); dp__wl_blockmm(b, tag, 1, P, t2, W + 3 * P * P, t3);
+    for (j = 0; j < P; j++) {
+        snprintf(nm, sizeof nm, "L%d_res1_%d", layer, j);
+        t2[j] = dp__wl_op(b, nm, DP_OP_ADD, B, blk, (double)B * blk);
+        dp__wl_edge(b, x[j], t2[j]); dp__wl_edge(b, t3[j], t2[j]);
+        x[j] = t2[j];
+    }
+    snprintf(tag, sizeof tag, "L%d_mlp", layer);
+    dp__wl_rmsnorm(b, tag, P, B, blk, x, t1);
+    snprintf(tag, sizeof tag, "L%d_gate", layer); dp__wl_blockmm(b, tag, 1, P, t1, W + 4 * P * P, t2);
+    snprintf(tag, sizeof tag, "L%d_up", layer); dp__wl_blockmm(b, tag, 1, P, t1, W + 5 * P * P, t3);
+    for (j = 0; j < P; j++) {
+        int sl, ml;
+        snprintf(nm, sizeof nm, "L%d_silu%d", layer, j);
+        sl = dp__wl_unary(b, nm, DP_OP_SILU, t2[j], B, blk, 0, 4.0 * B * blk);
+        snprintf(nm, sizeof nm, "L%d_glu%d", layer, j);
+        ml = dp__wl_op(b, nm, DP_OP_MUL, B, blk, (double)B * blk);
+        dp__wl_edge(b, sl, ml); dp__wl_edge(b, t3[j], ml);
+        t1[j] = ml;
+    }
+    snprintf(tag, sizeof tag, "L%d_down", layer); dp__wl_blockmm(b, tag, 1, P, t1, W + 6 * P * P, t3);
+    for (j = 0; j < P; j++) {
+        snprintf(nm, sizeof nm, "L%d_res2_%d", layer, j);
+        t2[j] = dp__wl_op(b, nm, DP_OP_ADD, B, blk, (double)B * blk);
+        dp__wl_edge(b, x[j], t2[j]); dp__wl_edge(b, t3[j], t2[j]);
+        x[j] = t2[j];
+    }
+}
+
 static const char *dp__wl_names[] = { "chainmm", "ffnn", "llama-block", "llama-layer" };
 
 int dp_workload_parse(const char *name, dp_workload *out)
@@ -4450,17 +4543,20 @@ int dp_gen_workload(dp_graph *g, const dp_workload_opts *opts, dp_error *err)
     if (o.dim < P || o.dim % P || o.dim > 8192) return dp__fail(err, DP_ERR_RANGE, "workload: dim %d must be a multiple of parts %d, at most 8192", o.dim, P);
     if (o.batch < 1 || o.batch > 8192) return dp__fail(err, DP_ERR_RANGE, "workload: batch %d not in 1..8192", o.batch);
     if (o.layers < 1 || o.layers > 64) return dp__fail(err, DP_ERR_RANGE, "workload: layers %d not in 1..64", o.layers);
-    if (o.kind != DP_WL_CHAINMM && o.kind != DP_WL_FFNN)
-        return dp__fail(err, DP_ERR_ARG, "workload '%s' is not available yet (chainmm, ffnn)", (int)o.kind >= 0 && o.kind < 4 ? dp__wl_names[o.kind] : "?");
+    if ((int)o.kind < 0 || o.kind > DP_WL_LLAMA_LAYER) return dp__fail(err, DP_ERR_ARG, "workload: unknown kind %d", (int)o.kind);
     blk = o.dim / P;
     b.g = g; b.err = err; b.rc = 0;
     /* the cost units: FLOPs at 1e9 per second, bytes at 1e10 per second */
     g->unit_speed = 1e9; g->unit_bandwidth = 1e10;
     A = (int *)dp__alloc((size_t)P * P, sizeof(int), err, "workload");
-    B = (int *)dp__alloc((size_t)P * P, sizeof(int), err, "workload");
-    C = (int *)dp__alloc((size_t)P * P, sizeof(int), err, "workload");
+    B = (int *)dp__alloc((size_t)P * P * 7, sizeof(int), err, "workload");
+    C = (int *)dp__alloc((size_t)P * P * 3, sizeof(int), err, "workload");
     if (!A || !B || !C) { b.rc = DP_ERR_NOMEM; goto done; }
-    if (o.kind == DP_WL_CHAINMM) {
+    if (o.kind == DP_WL_LLAMA_BLOCK || o.kind == DP_WL_LLAMA_LAYER) {
+        int nl = o.kind == DP_WL_LLAMA_BLOCK ? 1 : o.layers;
+        for (j = 0; j < P; j++) { snprintf(nm, sizeof nm, "X_%d", j); A[j] = dp__wl_op(&b, nm, DP_OP_INPUT, o.batch, blk, (double)o.batch * blk); }
+        for (l = 0; l < nl && !b.rc; l++) dp__wl_llama(&b, l, P, o.batch, blk, A, B, C, C + P, C + 2 * P);
+    } else if (o.kind == DP_WL_CHAINMM) {
         /* M0 M1 ... M_layers, each dim x dim in P x P blocks */
         for (i = 0; i < P * P; i++) { snprintf(nm, sizeof nm, "M0_%d%d", i / P, i % P); A[i] = dp__wl_op(&b, nm, DP_OP_INPUT, blk, blk, (double)blk * blk); }
         for (l = 1; l <= o.layers; l++) {

@@ -185,7 +185,11 @@ expect 1 "bench with a truncated policy" "$D" bench "$G" --methods doppler --pol
 expect 0 "gen chainmm" "$D" gen chainmm --parts 2 --dim 64 --layers 2 -o "$T/cm.dpg"
 expect 0 "gen ffnn" "$D" gen ffnn --parts 2 --dim 64 --batch 16 --layers 2 -o "$T/ff.dpg"
 expect 2 "gen an unknown workload" "$D" gen llama-everything -o "$T/x.dpg"
-expect 1 "gen a workload not built yet" "$D" gen llama-block -o "$T/x.dpg"
+expect 0 "gen llama-block" "$D" gen llama-block --parts 2 --dim 32 --batch 8 -o "$T/lb.dpg"
+expect 0 "gen llama-layer" "$D" gen llama-layer --parts 2 --dim 32 --batch 8 --layers 2 -o "$T/ll.dpg"
+expect 0 "place llama-layer" "$D" place "$T/ll.dpg" --method random --devices 2 --out "$T/ll.asg"
+expect 0 "exec llama-layer" "$D" exec "$T/ll.dpg" --assign "$T/ll.asg" --backend cpu --devices 2 --json
+json_check "$T/out" "j['outputs_match'] is True" "exec: llama-layer gives the single-device outputs"
 expect 0 "place chainmm" "$D" place "$T/cm.dpg" --method round-robin --devices 2 --out "$T/cm.asg"
 expect 0 "exec chainmm" "$D" exec "$T/cm.dpg" --assign "$T/cm.asg" --backend cpu --devices 2 --reps 2 --json
 json_check "$T/out" "j['outputs_match'] is True and j['wall_median'] > 0 and len(j['wall_runs']) == 2 and len(j['busy']) == 2" "exec: real ops give the single-device outputs"

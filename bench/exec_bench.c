@@ -13,8 +13,8 @@
              in seconds (the executor's busy kernels are timed in the same
              units, so no calibration is involved); then the median and the
              worst relative error.
-   workloads: calibrates this machine (dp_calibrate_cpu), then chainmm and
-             ffnn workloads of real ops under cp, heft and random placements:
+   workloads: calibrates this machine (dp_calibrate_cpu), then chainmm,
+             ffnn, llama-block and llama-layer workloads of real ops under cp, heft and random placements:
              the executor's wall time against the calibrated simulator.
    realtrain: trains DOPPLER (il and sim on the simulator, real with the
              executor's wall time as the cost), then the median wall time
@@ -169,7 +169,7 @@ static int workloads(int devices)
     dp_cluster c;
     dp_error e = {0};
     dp_calibrate_opts co;
-    double errs[64];
+    double errs[128];
     int ne = 0;
     memset(&co, 0, sizeof co);
     co.devices = devices;
@@ -178,12 +178,13 @@ static int workloads(int devices)
     printf("calibrated: matmul %.3g FLOP/s, relu %.3g, reduce %.3g, copies %.3g bytes/s, hand-off %.3g s\n\n",
            c.speed[0], c.kind_speed[DP_OP_RELU], c.kind_speed[DP_OP_REDUCE], c.bandwidth[devices > 1 ? 1 : 0], devices > 1 ? c.latency[1] : 0.0);
     printf("| workload | ops | placement | predicted (s) | measured median (s) | error |\n|---|---:|---|---:|---:|---:|\n");
-    for (int kind = 0; kind < 2; kind++)
+    static const char *kname[4] = { "chainmm", "ffnn (batch 256)", "llama-block (batch 256)", "llama-layer (2 blocks, batch 256)" };
+    for (int kind = 0; kind < 4; kind++)
         for (int P = 2; P <= 4; P += 2) {
             dp_graph g;
             dp_workload_opts wo;
             memset(&wo, 0, sizeof wo);
-            wo.kind = (dp_workload)kind; wo.parts = P; wo.dim = 512; wo.batch = 256;
+            wo.kind = (dp_workload)kind; wo.parts = P; wo.dim = 512; wo.batch = 256; wo.layers = 2;
             if (dp_gen_workload(&g, &wo, &e)) return die(&e);
             int *a = malloc(sizeof(int) * g.n_ops);
             dp_method ms[3] = { DP_METHOD_CP, DP_METHOD_HEFT, DP_METHOD_RANDOM };
@@ -193,7 +194,7 @@ static int workloads(int devices)
                 memset(&o, 0, sizeof o); o.reps = 5;
                 if (dp_place(ms[k], &g, &c, &po, a, &pr, &e) || dp_exec_cpu(&g, &c, a, &o, &r, &e)) return die(&e);
                 double er = (r.wall_median - pr.makespan) / pr.makespan;
-                printf("| %s dim 512 P %d | %d | %s | %.4f | %.4f | %+.1f%% |\n", kind ? "ffnn (batch 256)" : "chainmm", P, g.n_ops,
+                printf("| %s dim 512 P %d | %d | %s | %.4f | %.4f | %+.1f%% |\n", kname[kind], P, g.n_ops,
                        dp_method_name(ms[k]), pr.makespan, r.wall_median, 100 * er);
                 errs[ne++] = er < 0 ? -er : er;
                 dp_exec_result_free(&r);

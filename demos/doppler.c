@@ -55,7 +55,8 @@ static const char *help_main =
     "  bench    every (graph, method) pair: makespan, lower bound, ratio, seconds\n"
     "  train    train a DOPPLER policy (SEL/PLC) on one graph or a family of graphs\n"
     "  convert  convert a graph between formats\n"
-    "  gen      generate a random DAG (layered, random) or a workload (chainmm, ffnn)\n"
+    "  gen      generate a random DAG (layered, random) or a workload (chainmm, ffnn,\n"
+    "           llama-block, llama-layer)\n"
     "  exec     run a placed graph for real on the CPU executor\n"
     "  calibrate  measure this machine into a cluster file\n"
     "  help     this text, or 'doppler help COMMAND'\n"
@@ -211,15 +212,19 @@ static const char *help_calibrate =
 
 static const char *help_gen =
     "usage: doppler gen layered|random [OPTIONS] -o GRAPH\n"
-    "       doppler gen chainmm|ffnn [--parts P] [--dim D] [--batch B] [--layers L] -o GRAPH\n"
+    "       doppler gen chainmm|ffnn|llama-block|llama-layer [--parts P] [--dim D]\n"
+    "                   [--batch B] [--layers L] -o GRAPH\n"
     "\n"
     "layered, random: a random DAG in the manner of DAGGEN: ops in levels, costs\n"
     "uniform in [1, 10]. layered: edges between consecutive levels only.\n"
     "chainmm, ffnn: a block-partitioned workload of real tensor ops (inputs,\n"
     "block matmuls, reductions of partial sums, relu) that 'doppler exec' runs:\n"
     "chainmm multiplies L+1 DxD matrices, ffnn applies L layers relu(X W) to a\n"
-    "BxD input; every matrix is cut into PxP blocks (defaults P 2, D 256, B 64,\n"
-    "L 3). Costs in FLOPs; calibrate the cluster with 'doppler calibrate'.\n"
+    "BxD input, llama-block is one Llama-style block (rmsnorm, P attention\n"
+    "heads, output projection, gated SiLU MLP, residuals) on B tokens of width\n"
+    "D, llama-layer L such blocks; every matrix is cut into PxP blocks\n"
+    "(defaults P 2, D 256, B 64, L 3). Costs in FLOPs; calibrate the cluster\n"
+    "with 'doppler calibrate'.\n"
     "\n"
     "  --nodes N       ops (default 100)\n"
     "  --width W       mean ops per level (default sqrt(nodes))\n"
@@ -1671,11 +1676,11 @@ static int cmd_convert(cli *o)
 static int cmd_gen(cli *o)
 {
     int workload = 0;
-    if (o->n_pos != 1) return usage(o->cmd, "expects the shape: layered, random, chainmm or ffnn");
+    if (o->n_pos != 1) return usage(o->cmd, "expects the shape: layered, random, chainmm, ffnn, llama-block or llama-layer");
     if (!strcmp(o->pos[0], "layered")) o->gen.shape = DP_GEN_LAYERED;
     else if (!strcmp(o->pos[0], "random")) o->gen.shape = DP_GEN_RANDOM;
     else if (!dp_workload_parse(o->pos[0], &o->wl.kind)) workload = 1;
-    else return usage(o->cmd, "unknown shape '%s' (layered, random, chainmm, ffnn)", o->pos[0]);
+    else return usage(o->cmd, "unknown shape '%s' (layered, random, chainmm, ffnn, llama-block, llama-layer)", o->pos[0]);
     if (!o->out) return usage(o->cmd, "-o GRAPH is required");
     dp_graph g;
     dp_error e = {0};

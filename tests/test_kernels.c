@@ -161,7 +161,8 @@ static void test_shape_errors(void)
 
 static void test_workloads(void)
 {
-    for (int kind = 0; kind < 2; kind++)
+    static const char *kname[4] = { "chainmm", "ffnn", "llama-block", "llama-layer" };
+    for (int kind = 0; kind < 4; kind++)
         for (int P = 1; P <= 3; P++) {
             dp_graph g;
             dp_error err;
@@ -172,9 +173,18 @@ static void test_workloads(void)
             /* chainmm: P^2 inputs for M0, then per layer P^2 inputs, P^3
                matmuls and (P > 1) P^2 reduces. ffnn: P inputs for X, then per
                layer P^2 weight inputs, P^2 matmuls, (P > 1) P reduces, P relus. */
+            /* llama: P input blocks, then per block 7 P^2 weight inputs, two
+               rmsnorms of P + 2 ops (concat, norm, P splits), seven block
+               products of P^2 matmuls (+ P reduces when P > 1), 5 ops per
+               head (transpose, scores, scale, softmax, weighted sum),
+               2 P residual adds, P silu and P products: per block
+               14 P^2 + 11 P + 4 (+ 7 P); llama-block is one block,
+               llama-layer here two. */
+            int r = P > 1 ? P : 0, per_block = 14 * P * P + 11 * P + 4 + 7 * r;
             int want = kind == 0 ? P * P + 2 * (P * P + P * P * P + (P > 1 ? P * P : 0))
-                                 : P + 2 * (P * P + P * P + (P > 1 ? P : 0) + P);
-            CHECK(g.n_ops == want, "%s P=%d: %d ops, want %d", kind ? "ffnn" : "chainmm", P, g.n_ops, want);
+                     : kind == 1 ? P + 2 * (P * P + P * P + (P > 1 ? P : 0) + P)
+                     : P + (kind == 2 ? 1 : 2) * per_block;
+            CHECK(g.n_ops == want, "%s P=%d: %d ops, want %d", kname[kind], P, g.n_ops, want);
             /* the round trip keeps shapes and args */
             char path[256];
             dp_graph g2;
@@ -204,7 +214,7 @@ static void test_workloads(void)
                     dp_place(m == 0 ? DP_METHOD_ROUND_ROBIN : m == 1 ? DP_METHOD_RANDOM : DP_METHOD_CP, &g, &c, &po, a, &pr, &err);
                     eo.order = m == 2 ? DP_ORDER_PRIORITY : DP_ORDER_FIFO;
                     if (dp_exec_cpu(&g, &c, a, &eo, &r, &err)) { CHECK(0, "exec: %s", err.msg); continue; }
-                    CHECK(r.digest == r1.digest, "%s P=%d %d devices placement %d: outputs differ from one device", kind ? "ffnn" : "chainmm", P, nd, m);
+                    CHECK(r.digest == r1.digest, "%s P=%d %d devices placement %d: outputs differ from one device", kname[kind], P, nd, m);
                     for (int e = 0; e < g.n_edges; e++)
                         CHECK(r.start[g.dst[e]] >= r.end[g.src[e]] - 1e-9, "op started before its input was done");
                     dp_exec_result_free(&r);
@@ -222,8 +232,8 @@ static void test_workloads(void)
     dp_error err;
     dp_workload_opts o;
     memset(&o, 0, sizeof o);
-    o.kind = DP_WL_LLAMA_BLOCK;
-    CHECK(dp_gen_workload(&g, &o, &err) == DP_ERR_ARG && strstr(err.msg, "not available"), "llama-block: %s", err.msg);
+    o.kind = (dp_workload)7;
+    CHECK(dp_gen_workload(&g, &o, &err) == DP_ERR_ARG && strstr(err.msg, "unknown"), "workload kind 7: %s", err.msg);
     o.kind = DP_WL_CHAINMM; o.parts = 3; o.dim = 10;
     CHECK(dp_gen_workload(&g, &o, &err) == DP_ERR_RANGE && strstr(err.msg, "multiple"), "dim 10 parts 3 accepted");
 }
