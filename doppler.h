@@ -632,8 +632,8 @@ int dp_curve_svg(const char *path, const dp_episode_info *rec, int n, const char
    Every op owns an output buffer on its device; a transfer is a real copy
    into a buffer of the destination device; a buffer is freed when its last
    consumer is done (sinks' outputs stay until the run ends).
-   Real ops (kind other than opaque, with a shape) run their kernel from
-   >>kernels on float32 tensors of their shape, and their copies are
+   Real ops (kind other than opaque, with a shape) run their kernel (see
+   the kernels section) on float32 tensors of their shape; their copies are
    delivered as soon as the memcpy is done. Opaque ops (DOPPLER files, STG,
    generated DAGs) busy-compute on an output buffer of out_bytes *
    bytes_scale bytes for their modelled time (dp_op_time on their device,
@@ -673,7 +673,7 @@ void dp_exec_result_free(dp_exec_result *res);
 
 /* Checks the shapes of every real (non-opaque) op against its inputs;
    opaque ops are skipped. The executor runs real ops with the kernels of
-   >>kernels and opaque ones as busy kernels. */
+   the kernels section and opaque ones as busy kernels. */
 int dp_graph_check_tensors(const dp_graph *g, dp_error *err);
 
 /* Block-partitioned ML workloads of real ops (inputs, matmul on blocks,
