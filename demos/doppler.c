@@ -1731,6 +1731,11 @@ static int cmd_exec(cli *o)
     one = calloc((size_t)g.n_ops, sizeof(int));
     if (!assign || !one) { fprintf(stderr, "doppler: out of memory\n"); goto done; }
     if (dp_assign_read(o->assign, g.n_ops, c.n, assign, &e)) { fail(&e); goto done; }
+    {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        if (cores > 0 && c.n > cores)
+            fprintf(stderr, "doppler exec: warning: %d devices on %ld cores; their compute threads will share cores and the wall time will stretch\n", c.n, cores);
+    }
     memset(&eo, 0, sizeof eo);
     eo.order = o->order; eo.reps = o->reps ? o->reps : 3; eo.seed = o->seed;
     if (dp_exec_cpu(&g, &c, assign, &eo, &r, &e)) { fail(&e); goto done; }
