@@ -2312,12 +2312,19 @@ static dp__event dp__ev_pop(dp__sim_ws *w)
     return top;
 }
 
-/* -- device ready queues: "a before b" -- */
+/* -- device ready queues: "a before b" -- the runtime model's dispatch
+   rule, shared by the simulator and the executor: higher priority first
+   (PRIORITY), then earlier ready, then lower index. */
+static int dp__ready_before(dp_order order, const double *prio, const double *ready, int a, int b)
+{
+    if (order == DP_ORDER_PRIORITY && prio[a] != prio[b]) return prio[a] > prio[b];
+    if (ready[a] != ready[b]) return ready[a] < ready[b];
+    return a < b;
+}
+
 static int dp__q_before(const dp__sim_ws *w, int a, int b)
 {
-    if (w->order == DP_ORDER_PRIORITY && w->prio[a] != w->prio[b]) return w->prio[a] > w->prio[b];
-    if (w->ready[a] != w->ready[b]) return w->ready[a] < w->ready[b];
-    return a < b;
+    return dp__ready_before(w->order, w->prio, w->ready, a, b);
 }
 
 static void dp__q_push(dp__sim_ws *w, int d, int v)
@@ -4625,9 +4632,7 @@ typedef struct dp__exarg { dp__ex *x; int dev; } dp__exarg;
 
 static int dp__ex_before(const dp__ex *x, int a, int b)
 {
-    if (x->order == DP_ORDER_PRIORITY && x->prio[a] != x->prio[b]) return x->prio[a] > x->prio[b];
-    if (x->ready_at[a] != x->ready_at[b]) return x->ready_at[a] < x->ready_at[b];
-    return a < b;
+    return dp__ready_before(x->order, x->prio, x->ready_at, a, b);
 }
 
 static void dp__ex_push(dp__ex *x, int v)   /* under the lock */
