@@ -3222,13 +3222,34 @@ static void dp__outer(double *DP__RESTRICT gW, const double *DP__RESTRICT g, con
     }
 }
 
+/* The kinds of message-passing round (see >>gnn) and their layout. */
+typedef enum dp__mp_mode { DP__MP_BOTH = 0, DP__MP_FWD, DP__MP_BWD } dp__mp_mode;
+
+typedef struct dp__mp_w { double *ws, *wf, *wb, *af, *ab, *b; } dp__mp_w;
+
+static size_t dp__mp_size(int H, dp__mp_mode mode)
+{
+    return mode == DP__MP_BOTH ? 3 * (size_t)H * H + 3 * (size_t)H : 2 * (size_t)H * H + 2 * (size_t)H;
+}
+
+static void dp__mp_map(dp__mp_w *w, double *W, int H, dp__mp_mode mode)
+{
+    size_t HH = (size_t)H * H;
+    w->ws = W; W += HH;
+    w->wf = mode != DP__MP_BWD ? W : NULL; if (w->wf) W += HH;
+    w->wb = mode != DP__MP_FWD ? W : NULL; if (w->wb) W += HH;
+    w->af = w->wf ? W : NULL; if (w->af) W += H;
+    w->ab = w->wb ? W : NULL; if (w->ab) W += H;
+    w->b = W;
+}
+
 /* Parameter layout. GNN: Win[H][F] bin[H], then per round
    Ws[H][H] Wf[H][H] Wb[H][H] af[H] ab[H] b[H].
    SEL head: Wx[H][F] Wh[H][H] Wpb[H][H] Wpt[H][H] b1[H] w2[H] b2.
    PLC head: Wd[H][DF] Wx[H][F] Wh[H][H] WE[H][H] b1[H] w2[H] b2.
    SEL block = GNN + SEL head; PLC block = GNN (unless shared) + PLC head. */
-static size_t dp__gnn_size(int H, int K) { return (size_t)H * DP__F + H + (size_t)K * (3 * (size_t)H * H + 3 * (size_t)H); }
-static size_t dp__round_off(int H, int k) { return (size_t)H * DP__F + H + (size_t)k * (3 * (size_t)H * H + 3 * (size_t)H); }
+static size_t dp__round_off(int H, int k) { return (size_t)H * DP__F + H + (size_t)k * dp__mp_size(H, DP__MP_BOTH); }
+static size_t dp__gnn_size(int H, int K) { return dp__round_off(H, K); }
 static size_t dp__selhead_size(int H) { return (size_t)H * DP__F + 3 * (size_t)H * H + 2 * (size_t)H + 1; }
 static size_t dp__plchead_size(int H) { return (size_t)H * DP__DF + (size_t)H * DP__F + 2 * (size_t)H * H + 2 * (size_t)H + 1; }
 
@@ -3273,16 +3294,36 @@ typedef struct dp__gctx {
     int seen;
 } dp__gctx;
 
+/* Buffers of a stack of R rounds over n ops. */
+static void dp__gnn_buf_free(dp__gnn_buf *b)
+{
+    DP_FREE(b->h); DP_FREE(b->pre); DP_FREE(b->mf); DP_FREE(b->mb);
+    DP_FREE(b->gh); DP_FREE(b->gtmp); DP_FREE(b->gm);
+}
+
+static int dp__gnn_buf_init(dp__gnn_buf *b, int n, int H, int R, int train, dp_error *err)
+{
+    size_t nH = (size_t)n * H, ng = train ? nH : 1;
+    memset(b, 0, sizeof *b);
+    b->h = (double *)dp__alloc((size_t)(R + 1) * nH, sizeof(double), err, "embeddings");
+    b->pre = (double *)dp__alloc((size_t)(R + 1) * nH, sizeof(double), err, "embeddings");
+    b->mf = (double *)dp__alloc((size_t)R * nH + 1, sizeof(double), err, "messages");
+    b->mb = (double *)dp__alloc((size_t)R * nH + 1, sizeof(double), err, "messages");
+    b->gh = (double *)dp__alloc(ng, sizeof(double), err, "embedding gradients");
+    b->gtmp = (double *)dp__alloc(ng, sizeof(double), err, "embedding gradients");
+    b->gm = (double *)dp__alloc(2 * (size_t)H, sizeof(double), err, "embedding gradients");
+    if (b->h && b->pre && b->mf && b->mb && b->gh && b->gtmp && b->gm) return 0;
+    dp__gnn_buf_free(b);
+    return DP_ERR_NOMEM;
+}
+
 static void dp__gctx_free(dp__gctx *x)
 {
     int e;
     if (!x) return;
     DP_FREE(x->x); DP_FREE(x->ce); DP_FREE(x->bl); DP_FREE(x->tl); DP_FREE(x->bnext); DP_FREE(x->tprev);
     DP_FREE(x->blen); DP_FREE(x->tlen); DP_FREE(x->optime);
-    for (e = 0; e < 2; e++) {
-        DP_FREE(x->gnn[e].h); DP_FREE(x->gnn[e].pre); DP_FREE(x->gnn[e].mf); DP_FREE(x->gnn[e].mb);
-        DP_FREE(x->gnn[e].gh); DP_FREE(x->gnn[e].gtmp); DP_FREE(x->gnn[e].gm);
-    }
+    for (e = 0; e < 2; e++) dp__gnn_buf_free(&x->gnn[e]);
     DP_FREE(x->pb); DP_FREE(x->pt); DP_FREE(x->zsel); DP_FREE(x->ssel); DP_FREE(x->gsel_pg); DP_FREE(x->gsel_fix);
     DP_FREE(x->gpb); DP_FREE(x->gpt); DP_FREE(x->A); DP_FREE(x->P);
     DP_FREE(x->legal); DP_FREE(x->pend); DP_FREE(x->assign); DP_FREE(x->order); DP_FREE(x->pos);
@@ -3314,11 +3355,8 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
     DP__A(x->x, (size_t)n * DP__F, double); DP__A(x->ce, m, double);
     DP__A(x->bl, n, double); DP__A(x->tl, n, double); DP__A(x->bnext, n, int); DP__A(x->tprev, n, int);
     DP__A(x->blen, n, double); DP__A(x->tlen, n, double); DP__A(x->optime, (size_t)n * nd, double);
-    for (e = 0; e < (shared ? 1 : 2); e++) {
-        DP__A(x->gnn[e].h, (size_t)(K + 1) * nH, double); DP__A(x->gnn[e].pre, (size_t)(K + 1) * nH, double);
-        DP__A(x->gnn[e].mf, (size_t)K * nH + 1, double); DP__A(x->gnn[e].mb, (size_t)K * nH + 1, double);
-        DP__A(x->gnn[e].gh, ng, double); DP__A(x->gnn[e].gtmp, ng, double); DP__A(x->gnn[e].gm, 2 * (size_t)H, double);
-    }
+    for (e = 0; e < (shared ? 1 : 2); e++)
+        if (dp__gnn_buf_init(&x->gnn[e], n, H, K, train, err)) goto nomem;
     DP__A(x->pb, nH, double); DP__A(x->pt, nH, double); DP__A(x->zsel, nH, double); DP__A(x->ssel, n, double);
     DP__A(x->gsel_pg, nt, double); DP__A(x->gsel_fix, nt, double); DP__A(x->gpb, ng, double); DP__A(x->gpt, ng, double);
     DP__A(x->A, nH, double); DP__A(x->P, nH, double);
@@ -3390,50 +3428,149 @@ nomem:
 
 /* ======================================================================
    >>gnn
+   One message-passing layer serves both learned placers:
+     input layer   h0_v = relu(Win x_v + bin)
+     round         h'_v = h_v + relu(Ws h_v + Wf mean_{u->v}(s_u + c_e af)
+                                         + Wb mean_{v->w}(s_w + c_e ab) + b)
+   In mode BOTH (DOPPLER) the sources s are the round's inputs h and both
+   directions are used: a synchronous round. In mode FWD (Placeto's forward
+   pass) only the parents are used and s = h', the round's own outputs,
+   computed in topological order: progressive message passing, so one round
+   carries information from every ancestor. Mode BWD is the mirror image
+   (children only, reverse topological order). Directional rounds store no
+   unused block: FWD is Ws Wf af b, BWD is Ws Wb ab b.
    ====================================================================== */
-static void dp__gnn_forward(dp__gctx *x, dp__gnn_buf *b, const double *W)
+/* The k-th op a round of this mode visits. */
+static int dp__mp_op(const dp_graph *g, dp__mp_mode mode, int k)
 {
-    const dp_graph *g = x->g;
-    int n = x->n, H = x->H, K = x->K, v, k, r, i;
-    size_t nH = (size_t)n * H;
-    const double *win = W, *bin = W + (size_t)H * DP__F;
+    return mode == DP__MP_BOTH ? k : mode == DP__MP_FWD ? g->topo[k] : g->topo[g->n_ops - 1 - k];
+}
+
+/* h[n][H] = relu(pre), pre = Win X + bin; W = Win[H][F] then bin[H]. */
+static void dp__mp_input(int n, int H, int F, const double *X, const double *W, double *pre, double *h)
+{
+    int v, i;
     for (v = 0; v < n; v++) {
-        double *pre = b->pre + (size_t)v * H, *h = b->h + (size_t)v * H;
-        memcpy(pre, bin, sizeof(double) * (size_t)H);
-        dp__mv(pre, win, x->x + (size_t)v * DP__F, H, DP__F);
-        for (i = 0; i < H; i++) h[i] = dp__relu(pre[i]);
+        double *pv = pre + (size_t)v * H, *hv = h + (size_t)v * H;
+        memcpy(pv, W + (size_t)H * F, sizeof(double) * (size_t)H);
+        dp__mv(pv, W, X + (size_t)v * F, H, F);
+        for (i = 0; i < H; i++) hv[i] = dp__relu(pv[i]);
     }
-    for (r = 0; r < K; r++) {
-        const double *ro = W + dp__round_off(H, r);
-        const double *ws = ro, *wf = ro + (size_t)H * H, *wb = ro + 2 * (size_t)H * H;
-        const double *af = ro + 3 * (size_t)H * H, *ab = af + H, *bb = ab + H;
-        const double *hp = b->h + (size_t)r * nH;
-        double *hn = b->h + (size_t)(r + 1) * nH, *pr = b->pre + (size_t)(r + 1) * nH;
-        double *mf = b->mf + (size_t)r * nH, *mb = b->mb + (size_t)r * nH;
-        for (v = 0; v < n; v++) {
-            double *f = mf + (size_t)v * H, *bk = mb + (size_t)v * H, *pre = pr + (size_t)v * H;
-            int din = g->in_off[v + 1] - g->in_off[v], dout = g->out_off[v + 1] - g->out_off[v];
+}
+
+static void dp__mp_input_backward(int n, int H, int F, const double *X, const double *pre, const double *gh, double *gW)
+{
+    int v, i;
+    double tmp[DP_MAX_HIDDEN];
+    for (v = 0; v < n; v++) {
+        const double *pv = pre + (size_t)v * H, *gv = gh + (size_t)v * H;
+        for (i = 0; i < H; i++) tmp[i] = pv[i] > 0 ? gv[i] : 0;
+        for (i = 0; i < H; i++) gW[(size_t)H * F + i] += tmp[i];
+        dp__outer(gW, tmp, X + (size_t)v * F, H, F);
+    }
+}
+
+/* One round: hp[n][H] in, hn[n][H] out, pr the pre-activations; mf and mb
+   keep the mean messages for the backward pass (NULL where unused). */
+static void dp__mp_forward(const dp_graph *g, const double *ce, int H, dp__mp_mode mode, const double *W,
+                           const double *hp, double *hn, double *pr, double *mf, double *mb)
+{
+    dp__mp_w w;
+    int n = g->n_ops, v, k, q, i;
+    const double *src = mode == DP__MP_BOTH ? hp : hn;
+    dp__mp_map(&w, (double *)W, H, mode);
+    for (q = 0; q < n; q++) {
+        double *pre = pr + (size_t)((v = dp__mp_op(g, mode, q))) * H;
+        memcpy(pre, w.b, sizeof(double) * (size_t)H);
+        dp__mv(pre, w.ws, hp + (size_t)v * H, H, H);
+        if (w.wf) {
+            double *f = mf + (size_t)v * H;
+            int din = g->in_off[v + 1] - g->in_off[v];
             memset(f, 0, sizeof(double) * (size_t)H);
-            memset(bk, 0, sizeof(double) * (size_t)H);
             for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
                 int e = g->in_edge[k];
-                const double *hu = hp + (size_t)g->src[e] * H;
-                for (i = 0; i < H; i++) f[i] += hu[i] + x->ce[e] * af[i];
-            }
-            for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
-                int e = g->out_edge[k];
-                const double *hw = hp + (size_t)g->dst[e] * H;
-                for (i = 0; i < H; i++) bk[i] += hw[i] + x->ce[e] * ab[i];
+                const double *hu = src + (size_t)g->src[e] * H;
+                for (i = 0; i < H; i++) f[i] += hu[i] + ce[e] * w.af[i];
             }
             if (din) for (i = 0; i < H; i++) f[i] /= din;
+            dp__mv(pre, w.wf, f, H, H);
+        }
+        if (w.wb) {
+            double *bk = mb + (size_t)v * H;
+            int dout = g->out_off[v + 1] - g->out_off[v];
+            memset(bk, 0, sizeof(double) * (size_t)H);
+            for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
+                int e = g->out_edge[k];
+                const double *hw = src + (size_t)g->dst[e] * H;
+                for (i = 0; i < H; i++) bk[i] += hw[i] + ce[e] * w.ab[i];
+            }
             if (dout) for (i = 0; i < H; i++) bk[i] /= dout;
-            memcpy(pre, bb, sizeof(double) * (size_t)H);
-            dp__mv(pre, ws, hp + (size_t)v * H, H, H);
-            dp__mv(pre, wf, f, H, H);
-            dp__mv(pre, wb, bk, H, H);
-            for (i = 0; i < H; i++) hn[(size_t)v * H + i] = hp[(size_t)v * H + i] + dp__relu(pre[i]);
+            dp__mv(pre, w.wb, bk, H, H);
+        }
+        for (i = 0; i < H; i++) hn[(size_t)v * H + i] = hp[(size_t)v * H + i] + dp__relu(pre[i]);
+    }
+}
+
+/* Backward through one round. gh: gradient w.r.t. hn (in a progressive
+   round it still grows while the ops are visited in reverse; destroyed);
+   gp: gradient w.r.t. hp (written); gW accumulated; gm scratch [2H]. */
+static void dp__mp_backward(const dp_graph *g, const double *ce, int H, dp__mp_mode mode, const double *W, double *gW,
+                            const double *hp, const double *pr, const double *mf, const double *mb,
+                            double *gh, double *gp, double *gm)
+{
+    dp__mp_w w, gw;
+    int n = g->n_ops, v, k, j, i, sync = mode == DP__MP_BOTH;
+    double *gmf = gm, *gmb = gm + H, *gsrc = sync ? gp : gh, tmp[DP_MAX_HIDDEN];
+    dp__mp_map(&w, (double *)W, H, mode);
+    dp__mp_map(&gw, gW, H, mode);
+    /* the residual path; a progressive round copies gh[v] once it is final */
+    if (sync) memcpy(gp, gh, sizeof(double) * (size_t)n * H);
+    for (j = 0; j < n; j++) {   /* reverse of the forward visit (any order when sync) */
+        const double *pre, *gv;
+        int any = 0;
+        v = dp__mp_op(g, mode, sync ? j : n - 1 - j);
+        pre = pr + (size_t)v * H; gv = gh + (size_t)v * H;
+        if (!sync) memcpy(gp + (size_t)v * H, gv, sizeof(double) * (size_t)H);
+        for (i = 0; i < H; i++) { tmp[i] = pre[i] > 0 ? gv[i] : 0; any |= tmp[i] != 0; }
+        if (!any) continue;
+        for (i = 0; i < H; i++) gw.b[i] += tmp[i];
+        dp__outer(gw.ws, tmp, hp + (size_t)v * H, H, H);
+        dp__mtv(gp + (size_t)v * H, w.ws, tmp, H, H);
+        if (w.wf) {
+            int din = g->in_off[v + 1] - g->in_off[v];
+            dp__outer(gw.wf, tmp, mf + (size_t)v * H, H, H);
+            memset(gmf, 0, sizeof(double) * (size_t)H);
+            dp__mtv(gmf, w.wf, tmp, H, H);
+            if (din) for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+                int e = g->in_edge[k];
+                double *gu = gsrc + (size_t)g->src[e] * H, s = ce[e] / din;
+                for (i = 0; i < H; i++) { gu[i] += gmf[i] / din; gw.af[i] += s * gmf[i]; }
+            }
+        }
+        if (w.wb) {
+            int dout = g->out_off[v + 1] - g->out_off[v];
+            dp__outer(gw.wb, tmp, mb + (size_t)v * H, H, H);
+            memset(gmb, 0, sizeof(double) * (size_t)H);
+            dp__mtv(gmb, w.wb, tmp, H, H);
+            if (dout) for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
+                int e = g->out_edge[k];
+                double *gw2 = gsrc + (size_t)g->dst[e] * H, s = ce[e] / dout;
+                for (i = 0; i < H; i++) { gw2[i] += gmb[i] / dout; gw.ab[i] += s * gmb[i]; }
+            }
         }
     }
+}
+
+/* DOPPLER's encoder: the input layer, then K synchronous rounds. */
+static void dp__gnn_forward(dp__gctx *x, dp__gnn_buf *b, const double *W)
+{
+    int r;
+    size_t nH = (size_t)x->n * x->H;
+    dp__mp_input(x->n, x->H, DP__F, x->x, W, b->pre, b->h);
+    for (r = 0; r < x->K; r++)
+        dp__mp_forward(x->g, x->ce, x->H, DP__MP_BOTH, W + dp__round_off(x->H, r), b->h + (size_t)r * nH,
+                       b->h + (size_t)(r + 1) * nH, b->pre + (size_t)(r + 1) * nH,
+                       b->mf + (size_t)r * nH, b->mb + (size_t)r * nH);
 }
 
 static const double *dp__gnn_out(const dp__gctx *x, const dp__gnn_buf *b)
@@ -3445,56 +3582,15 @@ static const double *dp__gnn_out(const dp__gctx *x, const dp__gnn_buf *b)
    into the parameter gradient gW. */
 static void dp__gnn_backward(dp__gctx *x, dp__gnn_buf *b, const double *W, double *gW)
 {
-    const dp_graph *g = x->g;
-    int n = x->n, H = x->H, K = x->K, v, k, r, i;
-    size_t nH = (size_t)n * H;
-    double *gh = b->gh, *gp = b->gtmp, *gmf = b->gm, *gmb = b->gm + H;
-    for (r = K - 1; r >= 0; r--) {
-        const double *ro = W + dp__round_off(H, r);
-        const double *ws = ro, *wf = ro + (size_t)H * H, *wb = ro + 2 * (size_t)H * H;
-        double *gro = gW + dp__round_off(H, r);
-        double *gws = gro, *gwf = gro + (size_t)H * H, *gwb = gro + 2 * (size_t)H * H;
-        double *gaf = gro + 3 * (size_t)H * H, *gab = gaf + H, *gbb = gab + H;
-        const double *hp = b->h + (size_t)r * nH, *pr = b->pre + (size_t)(r + 1) * nH;
-        const double *mf = b->mf + (size_t)r * nH, *mb = b->mb + (size_t)r * nH;
-        /* gp = gradient w.r.t. h_r: the residual path first */
-        memcpy(gp, gh, sizeof(double) * nH);
-        for (v = 0; v < n; v++) {
-            const double *pre = pr + (size_t)v * H, *gv = gh + (size_t)v * H;
-            int din = g->in_off[v + 1] - g->in_off[v], dout = g->out_off[v + 1] - g->out_off[v], any = 0;
-            double tmp[DP_MAX_HIDDEN];
-            /* gradient of pre: gv where pre > 0 */
-            for (i = 0; i < H; i++) { tmp[i] = pre[i] > 0 ? gv[i] : 0; any |= tmp[i] != 0; }
-            if (!any) continue;
-            for (i = 0; i < H; i++) gbb[i] += tmp[i];
-            dp__outer(gws, tmp, hp + (size_t)v * H, H, H);
-            dp__outer(gwf, tmp, mf + (size_t)v * H, H, H);
-            dp__outer(gwb, tmp, mb + (size_t)v * H, H, H);
-            dp__mtv(gp + (size_t)v * H, ws, tmp, H, H);
-            memset(gmf, 0, sizeof(double) * 2 * (size_t)H);
-            dp__mtv(gmf, wf, tmp, H, H);
-            dp__mtv(gmb, wb, tmp, H, H);
-            if (din) for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
-                int e = g->in_edge[k];
-                double *gu = gp + (size_t)g->src[e] * H, s = x->ce[e] / din;
-                for (i = 0; i < H; i++) { gu[i] += gmf[i] / din; gaf[i] += s * gmf[i]; }
-            }
-            if (dout) for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
-                int e = g->out_edge[k];
-                double *gw = gp + (size_t)g->dst[e] * H, s = x->ce[e] / dout;
-                for (i = 0; i < H; i++) { gw[i] += gmb[i] / dout; gab[i] += s * gmb[i]; }
-            }
-        }
-        memcpy(gh, gp, sizeof(double) * nH);
+    int r;
+    size_t nH = (size_t)x->n * x->H;
+    for (r = x->K - 1; r >= 0; r--) {
+        dp__mp_backward(x->g, x->ce, x->H, DP__MP_BOTH, W + dp__round_off(x->H, r), gW + dp__round_off(x->H, r),
+                        b->h + (size_t)r * nH, b->pre + (size_t)(r + 1) * nH,
+                        b->mf + (size_t)r * nH, b->mb + (size_t)r * nH, b->gh, b->gtmp, b->gm);
+        memcpy(b->gh, b->gtmp, sizeof(double) * nH);
     }
-    /* input layer */
-    for (v = 0; v < n; v++) {
-        const double *pre = b->pre + (size_t)v * H, *gv = gh + (size_t)v * H;
-        double tmp[DP_MAX_HIDDEN];
-        for (i = 0; i < H; i++) tmp[i] = pre[i] > 0 ? gv[i] : 0;
-        for (i = 0; i < H; i++) gW[(size_t)H * DP__F + i] += tmp[i];
-        dp__outer(gW, tmp, x->x + (size_t)v * DP__F, H, DP__F);
-    }
+    dp__mp_input_backward(x->n, x->H, DP__F, x->x, b->pre, b->gh, gW);
 }
 
 /* ======================================================================
