@@ -528,6 +528,15 @@ int dp_gen(dp_graph *g, const dp_gen_opts *opts, dp_error *err);
    clipping by global norm, entropy bonus, epsilon-greedy exploration
    decayed linearly, learning rate decayed linearly to lr_final x lr.
    An episode allocates nothing: every buffer is made once per graph.
+
+   Placeto (Addanki et al., NeurIPS 2019), dp_policy_opts.algo =
+   DP_ALGO_PLACETO: each episode sweeps the ops in topological order from a
+   starting placement (dp_train_opts.start, default cp's) and moves each
+   to the device the policy picks; the reward of a move is the decrease in
+   simulated makespan it caused. Embedding by progressive forward and
+   backward message passing, recomputed after every move; see >>placeto.
+   It shares the layer, optimiser, checkpoint format and training loop
+   with DOPPLER; it trains in stage sim only and is tied to a device count.
    ====================================================================== */
 #define DP_N_FEAT    5
 #define DP_MAX_HIDDEN 512   /* largest hidden size */
@@ -537,16 +546,21 @@ typedef enum dp_algo { DP_ALGO_DOPPLER = 1, DP_ALGO_PLACETO = 2 } dp_algo;
 
 typedef struct dp_policy_opts {
     int      hidden;        /* H; 0 -> 32 (the paper: 128)                 */
-    int      layers;        /* K message-passing rounds; 0 -> 3 (paper: 6) */
-    int      shared_gnn;    /* one GNN for SEL and PLC                     */
+    int      layers;        /* DOPPLER: K message-passing rounds; 0 -> 3
+                               (paper: 6). Placeto: K pairs of progressive
+                               forward and backward passes; 0 -> 1          */
+    int      shared_gnn;    /* DOPPLER: one GNN for SEL and PLC            */
     uint64_t seed;          /* initial weights                             */
+    dp_algo  algo;          /* 0 -> DP_ALGO_DOPPLER                        */
+    int      devices;       /* Placeto: the device count it places on (its
+                               one-hot input and output width); 0 -> 4    */
 } dp_policy_opts;
 
 typedef struct dp_policy {
     dp_algo        algo;
     dp_policy_opts opts;     /* with defaults filled in                    */
-    int     n_sel, n_plc;    /* parameter counts                           */
-    double *sel, *plc;       /* flat parameter buffers                     */
+    int     n_sel, n_plc;    /* parameter counts (Placeto: 0 and all)      */
+    double *sel, *plc;       /* flat parameter buffers (Placeto: sel NULL)  */
 } dp_policy;
 
 int  dp_policy_init(dp_policy *p, const dp_policy_opts *opts, dp_error *err);
@@ -591,6 +605,8 @@ typedef struct dp_train_opts {
     dp_cost_fn cost;         /* stage "real" only; NULL -> the simulator    */
     void    *cost_ctx;
     uint64_t seed;
+    const char *start;       /* Placeto: the method whose placement every
+                                episode starts from; NULL -> "cp"           */
     /* called after every episode; return nonzero to stop training */
     int    (*on_episode)(void *ctx, const dp_episode_info *info);
     void    *on_episode_ctx;
@@ -611,9 +627,12 @@ typedef struct dp_infer_opts {
     int      samples;        /* 0: greedy; K > 0: best of greedy and K samples */
     uint64_t seed;
     dp_order order;          /* how the placement is scored               */
+    const char *start;       /* Placeto: the starting placement's method; NULL -> "cp" */
 } dp_infer_opts;
 
-/* Places g with the policy; order (may be NULL) gets SEL's op order. */
+/* Places g with the policy (either algorithm); order (may be NULL) gets
+   SEL's op order, or for Placeto the order it visited the ops in. Placeto
+   returns the best placement of its sweep (every step is simulated). */
 int dp_policy_place(const dp_policy *p, const dp_graph *g, const dp_cluster *c,
                     const dp_infer_opts *opts, int *assign, int *order,
                     double *makespan, dp_error *err);
@@ -3342,10 +3361,24 @@ static double dp__edge_mean(const dp_cluster *c, double bytes, double lat, doubl
     return c->n > 1 ? lat + bytes * ibw : 0;
 }
 
+/* Columns 0..cols-1 of X[n][stride] to z-scores (0 where constant). */
+static void dp__zscore(double *X, int n, int stride, int cols)
+{
+    int f, v;
+    for (f = 0; f < cols; f++) {
+        double mu = 0, sd = 0;
+        for (v = 0; v < n; v++) mu += X[(size_t)v * stride + f];
+        mu /= n;
+        for (v = 0; v < n; v++) { double d = X[(size_t)v * stride + f] - mu; sd += d * d; }
+        sd = sqrt(sd / n);
+        for (v = 0; v < n; v++) X[(size_t)v * stride + f] = sd > 1e-12 * (fabs(mu) + 1e-300) ? (X[(size_t)v * stride + f] - mu) / sd : 0;
+    }
+}
+
 static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, int H, int K, int shared,
                          int train, dp_error *err)
 {
-    int n = g->n_ops, m = g->n_edges, nd = c->n, i, k, v, f, e, rc;
+    int n = g->n_ops, m = g->n_edges, nd = c->n, i, k, v, e, rc;
     size_t nH = (size_t)n * H, nt = train ? (size_t)n : 1, ng = train ? nH : 1;
     double lat, ibw, mean_t = 0;
     memset(x, 0, sizeof *x);
@@ -3387,14 +3420,7 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
     }
     mean_t /= n;
     x->unit = mean_t > 0 ? mean_t : 1;
-    for (f = 0; f < DP__F; f++) {
-        double mu = 0, sd = 0;
-        for (v = 0; v < n; v++) mu += x->x[(size_t)v * DP__F + f];
-        mu /= n;
-        for (v = 0; v < n; v++) { double d = x->x[(size_t)v * DP__F + f] - mu; sd += d * d; }
-        sd = sqrt(sd / n);
-        for (v = 0; v < n; v++) x->x[(size_t)v * DP__F + f] = sd > 1e-12 * (fabs(mu) + 1e-300) ? (x->x[(size_t)v * DP__F + f] - mu) / sd : 0;
-    }
+    dp__zscore(x->x, n, DP__F, DP__F);
     for (e = 0; e < m; e++) x->ce[e] = mean_t > 0 ? dp__edge_mean(c, g->bytes[e], lat, ibw) / mean_t : 0;
     /* the b-level path follows the successor that gives the b-level; the
        t-level path the predecessor that gives the t-level */
@@ -3918,6 +3944,329 @@ static void dp__backward(dp__gctx *x, const dp_policy *p, double R, double *gsel
 }
 
 /* ======================================================================
+   >>placeto
+   Placeto (Addanki et al., NeurIPS 2019) on the shared layer of >>gnn.
+   An episode starts from a placement and visits the ops in topological
+   order; at each step the policy moves the current op to a device, and
+   the reward is the decrease in simulated makespan that move caused.
+     features  per op (F = 4 + D): mean op time and output transfer time
+               (z-scored over the graph), 1 for the current op, 1 for the
+               ops already visited, the one-hot of its current device
+     embedding h0 = relu(Win x + bin), then K pairs of progressive rounds
+               (FWD over parents in topological order, BWD over children
+               in reverse), recomputed after every move: the features
+               changed, and a progressive pass carries a change to every
+               descendant (FWD) and then to all their ancestors (BWD), so
+               there is no K-hop neighbourhood to recompute alone
+     head      for the current op v, u = [e_v; mean e over v's ancestors;
+               over its descendants; over the rest (its parallel group)]
+               (an empty group gives zeros); logits = W2 relu(W1 u + b1)
+               + b2 + keep * onehot(v's current device), softmax over the
+               D devices. keep is one learned scalar, 3 at first: a prior
+               toward leaving an op where it is, so that early sweeps stay
+               near the starting placement (a uniform first policy
+               re-randomises every op and its REINFORCE signal drowns in
+               the noise of the other moves; see bench/RESULTS.md)
+   Stage sim only; defaults: lr 3e-3, gamma 1 (the return of the sweep's
+   first step is then the whole improvement M0 - M_end), start cp.
+   REINFORCE with a per-step baseline: r_t = (makespan before the move -
+   makespan after) / starting makespan, R_t = r_t + gamma R_{t+1}, and
+   b_t the running mean of R_t at step t on that graph. The gradient is
+   accumulated during the episode, keeping no step, with an eligibility
+   trace E_t = gamma E_{t-1} + g_t (g_t the gradient of -log p(a_t)):
+     sum_t (R_t - b_t) g_t = sum_t (r_t E_t - b_t g_t).
+   Parameter layout (one block, dp_policy.plc): Win[H][F] bin[H]; K pairs
+   of a FWD round and a BWD round; W1[H][4H] b1[H] W2[D][H] b2[D].
+   ====================================================================== */
+#define DP__PT_F(D) (4 + (D))
+
+static size_t dp__pt_round_off(int H, int D, int r) { return (size_t)H * DP__PT_F(D) + H + (size_t)r * dp__mp_size(H, DP__MP_FWD); }
+static size_t dp__pt_size(int H, int D, int K) { return dp__pt_round_off(H, D, 2 * K) + 4 * (size_t)H * H + H + (size_t)D * H + D + 1; }
+
+typedef struct dp__pt_head_w { double *w1, *b1, *w2, *b2, *keep; } dp__pt_head_w;
+
+static void dp__pt_head_map(dp__pt_head_w *h, double *W, int H, int D, int K)
+{
+    h->w1 = W + dp__pt_round_off(H, D, 2 * K);
+    h->b1 = h->w1 + 4 * (size_t)H * H;
+    h->w2 = h->b1 + H;
+    h->b2 = h->w2 + (size_t)D * H;
+    h->keep = h->b2 + D;
+}
+
+typedef struct dp__pctx {
+    const dp_graph *g; const dp_cluster *c;
+    int n, nd, H, K, F, train;
+    double *x;            /* [n F] features, the last D + 2 change per step */
+    double *ce;           /* [m] edge feature, as DOPPLER's             */
+    dp__gnn_buf gnn;      /* 2K rounds                                  */
+    int *mark;            /* 0 the current op, 1 ancestor, 2 descendant, 3 parallel */
+    int *stack;
+    double cnt[4];
+    double *u, *z, *gu, *gz, *logit, *prob, *dl; /* head: [4H] [H] [4H] [H] [D] [D] [D] */
+    int *start, *assign, *best_assign, *act;     /* [n]                 */
+    double *base, *mstep, *adv, *prio;           /* [n]                 */
+    double *lp;           /* [n] log p of each step's move               */
+    long sims;            /* simulations in the last episode              */
+    double m0;            /* makespan of the starting placement          */
+    double lower_bound, decay;
+    dp_sim sim;
+    /* training statistics, as dp__gctx's */
+    double baseline, best, run_best;
+    int seen;
+} dp__pctx;
+
+static void dp__pt_free(dp__pctx *x)
+{
+    if (!x) return;
+    DP_FREE(x->x); DP_FREE(x->ce); dp__gnn_buf_free(&x->gnn); DP_FREE(x->mark); DP_FREE(x->stack);
+    DP_FREE(x->u); DP_FREE(x->z); DP_FREE(x->gu); DP_FREE(x->gz); DP_FREE(x->logit); DP_FREE(x->prob); DP_FREE(x->dl);
+    DP_FREE(x->start); DP_FREE(x->assign); DP_FREE(x->best_assign); DP_FREE(x->act);
+    DP_FREE(x->base); DP_FREE(x->mstep); DP_FREE(x->adv); DP_FREE(x->prio); DP_FREE(x->lp);
+    dp_sim_free(&x->sim);
+    memset(x, 0, sizeof *x);
+}
+
+static int dp__pt_init(dp__pctx *x, const dp_graph *g, const dp_cluster *c, const dp_policy *p, dp_method start,
+                       dp_order order, int train, dp_error *err)
+{
+    int n = g->n_ops, m = g->n_edges, D = c->n, H = p->opts.hidden, K = p->opts.layers, F = DP__PT_F(D), v, k, e, rc;
+    double lat, ibw, mean_t = 0;
+    dp_place_opts po;
+    memset(x, 0, sizeof *x);
+    if ((rc = dp_check(g, c, err))) return rc;
+    if (D != p->opts.devices)
+        return dp__fail(err, DP_ERR_ARG, "placeto: the policy places on %d devices, the cluster has %d (train one for %d)", p->opts.devices, D, D);
+    x->g = g; x->c = c; x->n = n; x->nd = D; x->H = H; x->K = K; x->F = F; x->train = train;
+#define DP__A(ptr, count, type) if (!((ptr) = (type *)dp__alloc((size_t)(count), sizeof(type), err, "placeto workspace"))) goto nomem
+    DP__A(x->x, (size_t)n * F, double); DP__A(x->ce, m + 1, double);
+    DP__A(x->mark, n, int); DP__A(x->stack, n, int);
+    DP__A(x->u, 4 * H, double); DP__A(x->z, H, double); DP__A(x->gu, 4 * H, double); DP__A(x->gz, H, double);
+    DP__A(x->logit, D, double); DP__A(x->prob, D, double); DP__A(x->dl, D, double);
+    DP__A(x->start, n, int); DP__A(x->assign, n, int); DP__A(x->best_assign, n, int); DP__A(x->act, n, int);
+    DP__A(x->base, n, double); DP__A(x->mstep, n, double); DP__A(x->adv, n, double); DP__A(x->prio, n, double);
+    DP__A(x->lp, n, double);
+#undef DP__A
+    if (dp__gnn_buf_init(&x->gnn, n, H, 2 * K, train, err)) goto nomem;
+    if ((rc = dp_sim_init(&x->sim, g, c, err))) { dp__pt_free(x); return rc; }
+    dp__mean_link(c, &lat, &ibw);
+    for (v = 0; v < n; v++) {
+        double *r = x->x + (size_t)v * F, out = g->out_bytes[v];
+        for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) if (g->bytes[g->out_edge[k]] > out) out = g->bytes[g->out_edge[k]];
+        r[0] = dp__mean_time(g, c, v);
+        r[1] = dp__edge_mean(c, out, lat, ibw);
+        mean_t += r[0];
+    }
+    mean_t /= n;
+    dp__zscore(x->x, n, F, 2);
+    for (e = 0; e < m; e++) x->ce[e] = mean_t > 0 ? dp__edge_mean(c, g->bytes[e], lat, ibw) / mean_t : 0;
+    memset(&po, 0, sizeof po);
+    po.order = order;
+    {
+        dp_place_result pr;
+        char pre[96];
+        if ((rc = dp_place(start, g, c, &po, x->start, &pr, err))) {
+            snprintf(pre, sizeof pre, "placeto: starting placement (%s): ", dp_method_name(start));
+            if (err) dp__prefix(err, pre);
+            dp__pt_free(x);
+            return rc;
+        }
+        x->m0 = pr.makespan;
+    }
+    if (!(x->m0 > 0)) { dp__pt_free(x); return dp__fail(err, DP_ERR_RANGE, "placeto: the starting placement has makespan %g; nothing to improve", x->m0); }
+    x->lower_bound = dp_lower_bound(g, c);
+    return 0;
+nomem:
+    dp__pt_free(x);
+    return DP_ERR_NOMEM;
+}
+
+/* Makespan of x->assign, scored like every placer (visit order as priority). */
+static int dp__pt_makespan(dp__pctx *x, dp_order order, double *ms, dp_error *err)
+{
+    dp_sim_opts so;
+    int rc, k;
+    memset(&so, 0, sizeof so);
+    so.order = order;
+    if (order == DP_ORDER_PRIORITY) {
+        for (k = 0; k < x->n; k++) x->prio[x->g->topo[k]] = (double)(x->n - k);
+        so.priority = x->prio;
+    }
+    if ((rc = dp_sim_run(&x->sim, x->assign, &so, err))) return rc;
+    *ms = x->sim.makespan;
+    return 0;
+}
+
+/* The embedding of the current features into gnn.h[2K]. */
+static void dp__pt_embed(dp__pctx *x, const double *W)
+{
+    dp__gnn_buf *b = &x->gnn;
+    size_t nH = (size_t)x->n * x->H;
+    int r;
+    dp__mp_input(x->n, x->H, x->F, x->x, W, b->pre, b->h);
+    for (r = 0; r < 2 * x->K; r++)
+        dp__mp_forward(x->g, x->ce, x->H, r % 2 ? DP__MP_BWD : DP__MP_FWD, W + dp__pt_round_off(x->H, x->nd, r),
+                       b->h + (size_t)r * nH, b->h + (size_t)(r + 1) * nH, b->pre + (size_t)(r + 1) * nH,
+                       b->mf + (size_t)r * nH, b->mb + (size_t)r * nH);
+}
+
+/* The head at op v: groups, u, z, logits and prob; returns the entropy. */
+static double dp__pt_head(dp__pctx *x, const double *W, int v)
+{
+    const dp_graph *g = x->g;
+    dp__pt_head_w w;
+    const double *e = x->gnn.h + (size_t)2 * x->K * x->n * x->H;
+    int n = x->n, H = x->H, D = x->nd, sp, q, k, i, grp;
+    dp__pt_head_map(&w, (double *)W, H, D, x->K);
+    for (q = 0; q < n; q++) x->mark[q] = 3;
+    x->mark[v] = 0;
+    /* ancestors (1) through in-edges, descendants (2) through out-edges */
+    for (grp = 1; grp <= 2; grp++) {
+        sp = 0; x->stack[sp++] = v;
+        while (sp) {
+            int y = x->stack[--sp];
+            int lo = grp == 1 ? g->in_off[y] : g->out_off[y], hi = grp == 1 ? g->in_off[y + 1] : g->out_off[y + 1];
+            for (k = lo; k < hi; k++) {
+                int z = grp == 1 ? g->src[g->in_edge[k]] : g->dst[g->out_edge[k]];
+                if (x->mark[z] == 3) { x->mark[z] = grp; x->stack[sp++] = z; }
+            }
+        }
+    }
+    memset(x->u, 0, sizeof(double) * 4 * (size_t)H);
+    x->cnt[0] = x->cnt[1] = x->cnt[2] = x->cnt[3] = 0;
+    for (q = 0; q < n; q++) {
+        double *uq = x->u + (size_t)x->mark[q] * H;
+        const double *eq = e + (size_t)q * H;
+        x->cnt[x->mark[q]] += 1;
+        for (i = 0; i < H; i++) uq[i] += eq[i];
+    }
+    for (grp = 1; grp < 4; grp++)
+        if (x->cnt[grp] > 0) for (i = 0; i < H; i++) x->u[(size_t)grp * H + i] /= x->cnt[grp];
+    memcpy(x->z, w.b1, sizeof(double) * (size_t)H);
+    dp__mv(x->z, w.w1, x->u, H, 4 * H);
+    for (k = 0; k < D; k++) {
+        double s = w.b2[k] + w.keep[0] * x->x[(size_t)v * x->F + 4 + k];
+        for (i = 0; i < H; i++) s += w.w2[(size_t)k * H + i] * dp__relu(x->z[i]);
+        x->logit[k] = s;
+    }
+    return dp__softmax(x->logit, x->prob, D);
+}
+
+/* gW += d(logits . x->dl)/dW for the state dp__pt_head last saw (op v). */
+static void dp__pt_backward(dp__pctx *x, const double *W, int v, double *gW)
+{
+    dp__pt_head_w w, gw;
+    dp__gnn_buf *b = &x->gnn;
+    size_t nH = (size_t)x->n * x->H;
+    int n = x->n, H = x->H, D = x->nd, q, i, k, r;
+    dp__pt_head_map(&w, (double *)W, H, D, x->K);
+    dp__pt_head_map(&gw, gW, H, D, x->K);
+    for (k = 0; k < D; k++) gw.keep[0] += x->dl[k] * x->x[(size_t)v * x->F + 4 + k];
+    memset(x->gz, 0, sizeof(double) * (size_t)H);
+    for (k = 0; k < D; k++) {
+        double d = x->dl[k];
+        const double *w2 = w.w2 + (size_t)k * H;
+        double *gw2 = gw.w2 + (size_t)k * H;
+        if (d == 0) continue;
+        gw.b2[k] += d;
+        for (i = 0; i < H; i++) { gw2[i] += d * dp__relu(x->z[i]); x->gz[i] += d * w2[i]; }
+    }
+    for (i = 0; i < H; i++) x->gz[i] = x->z[i] > 0 ? x->gz[i] : 0;
+    for (i = 0; i < H; i++) gw.b1[i] += x->gz[i];
+    dp__outer(gw.w1, x->gz, x->u, H, 4 * H);
+    memset(x->gu, 0, sizeof(double) * 4 * (size_t)H);
+    dp__mtv(x->gu, w.w1, x->gz, H, 4 * H);
+    /* into the final embedding: e_v directly, the others through their group mean */
+    for (q = 0; q < n; q++) {
+        int grp = x->mark[q];
+        double s = grp ? 1.0 / x->cnt[grp] : 1.0, *gh = b->gh + (size_t)q * H;
+        const double *gu = x->gu + (size_t)grp * H;
+        for (i = 0; i < H; i++) gh[i] = s * gu[i];
+    }
+    for (r = 2 * x->K - 1; r >= 0; r--) {
+        dp__mp_backward(x->g, x->ce, H, r % 2 ? DP__MP_BWD : DP__MP_FWD, W + dp__pt_round_off(H, D, r),
+                        gW + dp__pt_round_off(H, D, r), b->h + (size_t)r * nH, b->pre + (size_t)(r + 1) * nH,
+                        b->mf + (size_t)r * nH, b->mb + (size_t)r * nH, b->gh, b->gtmp, b->gm);
+        memcpy(b->gh, b->gtmp, sizeof(double) * nH);
+    }
+    dp__mp_input_backward(n, H, x->F, x->x, b->pre, b->gh, gW);
+}
+
+/* One sweep over the ops from x->start. With ro->train, g1 gets the
+   gradient of the episode loss (mean over steps) and g2, gs are scratch
+   (all of p->n_plc); ro->il is unused (Placeto has no expert). Records
+   x->act, x->mstep and, when training, x->adv; x->best_assign gets the
+   best placement of the sweep (x->run_best its makespan). */
+static int dp__pt_episode(dp__pctx *x, const dp_policy *p, const dp__roll_opts *ro, int force, dp_rng *rng,
+                          dp_order order, double *g1, double *g2, double *gs, double *cost,
+                          dp__roll_stats *st, dp_error *err)
+{
+    int n = x->n, D = x->nd, F = x->F, np = p->n_plc, t, v, d, i, rc;
+    double M = x->m0;
+    memset(st, 0, sizeof *st);
+    memcpy(x->assign, x->start, sizeof(int) * (size_t)n);
+    memcpy(x->best_assign, x->start, sizeof(int) * (size_t)n);
+    x->run_best = M;
+    x->sims = 0;
+    for (v = 0; v < n; v++) {
+        double *row = x->x + (size_t)v * F;
+        row[2] = row[3] = 0;
+        for (d = 0; d < D; d++) row[4 + d] = d == x->start[v];
+    }
+    if (ro->train) memset(g2, 0, sizeof(double) * (size_t)np);
+    for (t = 0; t < n; t++) {
+        double *row, ent;
+        int a;
+        v = x->g->topo[t];
+        row = x->x + (size_t)v * F;
+        row[2] = 1;
+        dp__pt_embed(x, p->plc);
+        ent = dp__pt_head(x, p->plc, v);
+        a = force ? x->act[t] : dp__choose(x->prob, D, ro->sample, ro->eps, rng);
+        x->act[t] = a;
+        x->mstep[t] = M;
+        x->lp[t] = log(x->prob[a] > 1e-300 ? x->prob[a] : 1e-300);
+        st->entropy += ent;
+        st->logp += x->lp[t];
+        if (ro->train) {
+            /* gradient of -log p(a): prob - onehot(a), w.r.t. the logits */
+            for (d = 0; d < D; d++) x->dl[d] = x->prob[d] - (d == a);
+            memset(gs, 0, sizeof(double) * (size_t)np);
+            dp__pt_backward(x, p->plc, v, gs);
+        }
+        row[2] = 0; row[3] = 1;
+        row[4 + x->assign[v]] = 0; row[4 + a] = 1;
+        if (a != x->assign[v]) {
+            x->assign[v] = a;
+            if ((rc = dp__pt_makespan(x, order, &M, err))) return rc;
+            x->sims++;
+            if (M < x->run_best) { x->run_best = M; memcpy(x->best_assign, x->assign, sizeof(int) * (size_t)n); }
+        }
+        if (ro->train) {
+            /* the trace E_t = gamma E_{t-1} + g_t; the reward r_t of this
+               move joins every earlier step's return through it */
+            double rt = (x->mstep[t] - M) / x->m0, bt = x->base[t];
+            for (i = 0; i < np; i++) {
+                g2[i] = ro->gamma * g2[i] + gs[i];
+                g1[i] += rt * g2[i] - bt * gs[i];
+            }
+        }
+    }
+    *cost = M;
+    if (ro->train) {
+        double R = 0, inv = 1.0 / n;
+        for (i = 0; i < np; i++) g1[i] = x->seen ? g1[i] * inv : 0;
+        for (t = n - 1; t >= 0; t--) {
+            R = (x->mstep[t] - (t + 1 < n ? x->mstep[t + 1] : M)) / x->m0 + ro->gamma * R;
+            x->adv[t] = x->seen ? R - x->base[t] : 0;
+            st->wlogp += x->adv[t] * x->lp[t];
+            x->base[t] = x->seen ? x->decay * x->base[t] + (1 - x->decay) * R : R;
+        }
+    }
+    return 0;
+}
+
+/* ======================================================================
    >>train
    ====================================================================== */
 static const char *dp__stage_names[] = { "il", "sim", "real" };
@@ -3925,24 +4274,35 @@ const char *dp_stage_name(dp_stage s) { return ((int)s >= 0 && s < DP_STAGE__COU
 
 static void dp__policy_sizes(const dp_policy_opts *o, int *n_sel, int *n_plc)
 {
+    if (o->algo == DP_ALGO_PLACETO) {
+        *n_sel = 0;
+        *n_plc = (int)dp__pt_size(o->hidden, o->devices, o->layers);
+        return;
+    }
     *n_sel = (int)(dp__gnn_size(o->hidden, o->layers) + dp__selhead_size(o->hidden));
     *n_plc = (int)((o->shared_gnn ? 0 : dp__gnn_size(o->hidden, o->layers)) + dp__plchead_size(o->hidden));
 }
 
 static int dp__policy_alloc(dp_policy *p, const dp_policy_opts *opts, dp_error *err)
 {
+    int pt;
     memset(p, 0, sizeof *p);
     if (opts) p->opts = *opts;
+    if (p->opts.algo == 0) p->opts.algo = DP_ALGO_DOPPLER;
+    if (p->opts.algo != DP_ALGO_DOPPLER && p->opts.algo != DP_ALGO_PLACETO) return dp__fail(err, DP_ERR_ARG, "policy: unknown algorithm %d", (int)p->opts.algo);
+    pt = p->opts.algo == DP_ALGO_PLACETO;
     if (p->opts.hidden == 0) p->opts.hidden = 32;
-    if (p->opts.layers == 0) p->opts.layers = 3;
+    if (p->opts.layers == 0) p->opts.layers = pt ? 1 : 3;
     if (p->opts.hidden < 1 || p->opts.hidden > DP_MAX_HIDDEN) return dp__fail(err, DP_ERR_RANGE, "hidden size %d not in 1..%d", p->opts.hidden, DP_MAX_HIDDEN);
     if (p->opts.layers < 0 || p->opts.layers > 64) return dp__fail(err, DP_ERR_RANGE, "layers %d not in 0..64", p->opts.layers);
-    p->opts.shared_gnn = p->opts.shared_gnn != 0;
-    p->algo = DP_ALGO_DOPPLER;
+    if (pt && p->opts.devices == 0) p->opts.devices = 4;
+    if (pt && (p->opts.devices < 1 || p->opts.devices > DP_MAX_DEVICES)) return dp__fail(err, DP_ERR_RANGE, "placeto: devices %d not in 1..%d", p->opts.devices, DP_MAX_DEVICES);
+    if (!pt) p->opts.devices = 0;
+    p->opts.shared_gnn = !pt && p->opts.shared_gnn != 0;
+    p->algo = p->opts.algo;
     dp__policy_sizes(&p->opts, &p->n_sel, &p->n_plc);
-    p->sel = (double *)dp__alloc((size_t)p->n_sel, sizeof(double), err, "policy");
-    p->plc = (double *)dp__alloc((size_t)p->n_plc, sizeof(double), err, "policy");
-    if (!p->sel || !p->plc) { dp_policy_free(p); return DP_ERR_NOMEM; }
+    if (p->n_sel && !(p->sel = (double *)dp__alloc((size_t)p->n_sel, sizeof(double), err, "policy"))) { dp_policy_free(p); return DP_ERR_NOMEM; }
+    if (!(p->plc = (double *)dp__alloc((size_t)p->n_plc, sizeof(double), err, "policy"))) { dp_policy_free(p); return DP_ERR_NOMEM; }
     return 0;
 }
 
@@ -3983,6 +4343,23 @@ int dp_policy_init(dp_policy *p, const dp_policy_opts *opts, dp_error *err)
     if ((rc = dp__policy_alloc(p, opts, err))) return rc;
     H = p->opts.hidden;
     dp_rng_seed(&r, p->opts.seed);
+    if (p->algo == DP_ALGO_PLACETO) {
+        int D = p->opts.devices, k;
+        dp__pt_head_w hw;
+        dp__init_block(p->plc, H, DP__PT_F(D), 1.0, &r);
+        for (k = 0; k < 2 * p->opts.layers; k++) {
+            dp__mp_w mw;
+            dp__mp_map(&mw, p->plc + dp__pt_round_off(H, D, k), H, k % 2 ? DP__MP_BWD : DP__MP_FWD);
+            dp__init_block(mw.ws, H, H, 0.5, &r);
+            dp__init_block(mw.wf ? mw.wf : mw.wb, H, H, 0.5, &r);
+            dp__init_block(mw.af ? mw.af : mw.ab, 1, H, 0.5, &r);
+        }
+        dp__pt_head_map(&hw, p->plc, H, D, p->opts.layers);
+        dp__init_block(hw.w1, H, 4 * H, 1.0, &r);
+        dp__init_block(hw.w2, D, H, 1.0, &r);
+        hw.keep[0] = 3.0;   /* P(keep) = e^3 / (e^3 + D - 1) at first: 87% on 4 devices */
+        return 0;
+    }
     dp__heads_map(&w, p->sel, p->plc, H, p->opts.layers, p->opts.shared_gnn);
     dp__init_gnn(w.gnn_sel, H, p->opts.layers, &r);
     if (!p->opts.shared_gnn) dp__init_gnn(w.gnn_plc, H, p->opts.layers, &r);
@@ -4035,24 +4412,40 @@ static int dp__cost(dp__gctx *x, dp_order order, dp_cost_fn fn, void *ctx, doubl
 
 static int dp__finite(double v) { return v == v && v != HUGE_VAL && v != -HUGE_VAL; }
 
+/* Placeto's counterparts of the two stage-independent checks: only stage
+   sim (its rewards need a simulated makespan after every move). */
+static int dp__train_check_placeto(const dp_train_opts *o, dp_error *err)
+{
+    if (o->episodes[DP_STAGE_IL]) return dp__fail(err, DP_ERR_ARG, "train: placeto has no imitation stage (il has %d episodes); use stage sim", o->episodes[DP_STAGE_IL]);
+    if (o->episodes[DP_STAGE_REAL]) return dp__fail(err, DP_ERR_ARG, "train: placeto trains in the simulator only (its reward needs a makespan after every move); stage real has %d episodes", o->episodes[DP_STAGE_REAL]);
+    return 0;
+}
+
 int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluster *c,
              const dp_train_opts *opts, dp_train_result *res, dp_error *err)
 {
     static const double lr_def[DP_STAGE__COUNT] = { 1e-3, 5e-4, 5e-4 }, eps_def[DP_STAGE__COUNT] = { 1.0, 0.05, 0.05 };
     dp_train_opts o;
-    dp__gctx *ctx = NULL;
+    dp__gctx *ctx = NULL;     /* DOPPLER, one per graph */
+    dp__pctx *ptx = NULL;     /* Placeto, one per graph */
     dp__adam as, ap;
-    double *gsel = NULL, *gplc = NULL, t0 = dp_now();
+    double *gsel = NULL, *gplc = NULL, *g2 = NULL, *gs = NULL, t0 = dp_now();
     dp_train_result r;
     dp_rng rng;
-    int rc = 0, i, st, stop = 0;
+    dp_method start = DP_METHOD_CP;
+    int rc = 0, i, st, stop = 0, pt;
     memset(&o, 0, sizeof o);
     if (opts) o = *opts;
     memset(&r, 0, sizeof r);
     memset(&as, 0, sizeof as); memset(&ap, 0, sizeof ap);
     dp__ok(err);
-    if (!p || !p->sel || p->algo != DP_ALGO_DOPPLER) return dp__fail(err, DP_ERR_ARG, "train: not an initialised DOPPLER policy");
+    if (!p || !p->plc || (p->algo != DP_ALGO_DOPPLER && p->algo != DP_ALGO_PLACETO)) return dp__fail(err, DP_ERR_ARG, "train: not an initialised policy");
+    pt = p->algo == DP_ALGO_PLACETO;
     if (n < 1 || !graphs) return dp__fail(err, DP_ERR_ARG, "train: no graphs given");
+    if (pt && (rc = dp__train_check_placeto(&o, err))) return rc;
+    if (pt && o.lr[DP_STAGE_SIM] == 0) o.lr[DP_STAGE_SIM] = 3e-3;
+    if (pt && o.gamma == 0) o.gamma = 1;
+    if (pt && o.start && dp_method_parse(o.start, &start)) return dp__fail(err, DP_ERR_ARG, "train: unknown start method '%s'", o.start);
     if (o.lr_final == 0) o.lr_final = 0.1;
     if (o.entropy == 0) o.entropy = 1e-3;
     if (o.entropy < 0) o.entropy = 0;
@@ -4065,22 +4458,33 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
         if (o.eps_start[st] == 0) o.eps_start[st] = eps_def[st];
         if (o.eps_start[st] < 0) o.eps_start[st] = 0;
     }
-    ctx = (dp__gctx *)dp__alloc((size_t)n, sizeof *ctx, err, "training");
-    gsel = (double *)dp__alloc((size_t)p->n_sel, sizeof(double), err, "gradients");
+    if (pt) ptx = (dp__pctx *)dp__alloc((size_t)n, sizeof *ptx, err, "training");
+    else ctx = (dp__gctx *)dp__alloc((size_t)n, sizeof *ctx, err, "training");
     gplc = (double *)dp__alloc((size_t)p->n_plc, sizeof(double), err, "gradients");
-    as.m = (double *)dp__alloc((size_t)p->n_sel, sizeof(double), err, "adam");
-    as.v = (double *)dp__alloc((size_t)p->n_sel, sizeof(double), err, "adam");
     ap.m = (double *)dp__alloc((size_t)p->n_plc, sizeof(double), err, "adam");
     ap.v = (double *)dp__alloc((size_t)p->n_plc, sizeof(double), err, "adam");
-    as.n = p->n_sel; ap.n = p->n_plc;
-    if (!ctx || !gsel || !gplc || !as.m || !as.v || !ap.m || !ap.v) { rc = DP_ERR_NOMEM; goto done; }
-    for (i = 0; i < n; i++)
-        if ((rc = dp__gctx_init(&ctx[i], graphs[i], c, p->opts.hidden, p->opts.layers, p->opts.shared_gnn, 1, err))) {
+    ap.n = p->n_plc; as.n = p->n_sel;
+    if (pt) {
+        g2 = (double *)dp__alloc((size_t)p->n_plc, sizeof(double), err, "gradients");
+        gs = (double *)dp__alloc((size_t)p->n_plc, sizeof(double), err, "gradients");
+        if (!ptx || !gplc || !ap.m || !ap.v || !g2 || !gs) { rc = DP_ERR_NOMEM; goto done; }
+    } else {
+        gsel = (double *)dp__alloc((size_t)p->n_sel, sizeof(double), err, "gradients");
+        as.m = (double *)dp__alloc((size_t)p->n_sel, sizeof(double), err, "adam");
+        as.v = (double *)dp__alloc((size_t)p->n_sel, sizeof(double), err, "adam");
+        if (!ctx || !gsel || !gplc || !as.m || !as.v || !ap.m || !ap.v) { rc = DP_ERR_NOMEM; goto done; }
+    }
+    for (i = 0; i < n; i++) {
+        rc = pt ? dp__pt_init(&ptx[i], graphs[i], c, p, start, o.order, 1, err)
+                : dp__gctx_init(&ctx[i], graphs[i], c, p->opts.hidden, p->opts.layers, p->opts.shared_gnn, 1, err);
+        if (rc) {
             char pre[64];
             snprintf(pre, sizeof pre, "training graph %d: ", i);
             if (err) dp__prefix(err, pre);
             goto done;
         }
+        if (pt) ptx[i].decay = o.baseline_decay;
+    }
     dp_rng_seed(&rng, o.seed);
     for (st = 0; st < DP_STAGE__COUNT && !stop; st++) {
         int E = o.episodes[st], ep;
@@ -4088,30 +4492,42 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
         long ntail = 0;
         dp_cost_fn fn = st == DP_STAGE_REAL ? o.cost : NULL;
         if (E == 0) continue;
-        for (i = 0; i < n; i++) { ctx[i].seen = 0; ctx[i].best = HUGE_VAL; ctx[i].baseline = 0; }
+        for (i = 0; i < n; i++) {
+            if (pt) { ptx[i].seen = 0; ptx[i].best = HUGE_VAL; ptx[i].baseline = 0; }
+            else { ctx[i].seen = 0; ctx[i].best = HUGE_VAL; ctx[i].baseline = 0; }
+        }
         for (ep = 0; ep < E && !stop; ep++) {
             dp__roll_opts ro;
             dp__roll_stats rs;
             dp_episode_info info;
-            int gi = n > 1 ? dp_rng_int(&rng, n) : 0;
-            dp__gctx *x = &ctx[gi];
-            double frac = (double)ep / E, cost, R = 0;
+            int gi = n > 1 ? dp_rng_int(&rng, n) : 0, nops;
+            double frac = (double)ep / E, cost, R = 0, *baseline, *best, lb;
+            int *seen;
             memset(&ro, 0, sizeof ro);
             ro.sample = 1; ro.train = 1; ro.il = st == DP_STAGE_IL;
             ro.eps = o.eps_start[st] * (1 - frac);
             ro.gamma = o.gamma; ro.beta = o.entropy;
-            dp__forward(x, p);
-            dp__rollout(x, p, &ro, &rng, &rs);
-            if ((rc = dp__cost(x, o.order, fn, o.cost_ctx, &cost, err))) goto done;
-            r.simulations++;
-            if (!dp__finite(cost) || cost < 0) { rc = dp__fail(err, DP_ERR_RANGE, "train: stage %s episode %d: cost %g is not a finite non-negative number", dp_stage_name((dp_stage)st), ep, cost); goto done; }
             memset(&info, 0, sizeof info);
-            info.baseline = x->seen ? x->baseline : cost;
+            if (pt) {
+                dp__pctx *x = &ptx[gi];
+                if ((rc = dp__pt_episode(x, p, &ro, 0, &rng, o.order, gplc, g2, gs, &cost, &rs, err))) goto done;
+                r.simulations += x->sims;
+                baseline = &x->baseline; best = &x->best; seen = &x->seen; lb = x->lower_bound; nops = x->n;
+            } else {
+                dp__gctx *x = &ctx[gi];
+                dp__forward(x, p);
+                dp__rollout(x, p, &ro, &rng, &rs);
+                if ((rc = dp__cost(x, o.order, fn, o.cost_ctx, &cost, err))) goto done;
+                r.simulations++;
+                baseline = &x->baseline; best = &x->best; seen = &x->seen; lb = x->lower_bound; nops = x->n;
+            }
+            if (!dp__finite(cost) || cost < 0) { rc = dp__fail(err, DP_ERR_RANGE, "train: stage %s episode %d: cost %g is not a finite non-negative number", dp_stage_name((dp_stage)st), ep, cost); goto done; }
+            info.baseline = *seen ? *baseline : cost;
             if (!ro.il) R = info.baseline > 0 ? (info.baseline - cost) / info.baseline : 0;
-            x->baseline = x->seen ? o.baseline_decay * x->baseline + (1 - o.baseline_decay) * cost : cost;
-            x->seen++;
-            if (cost < x->best) x->best = cost;
-            dp__backward(x, p, R, gsel, gplc);
+            *baseline = *seen ? o.baseline_decay * *baseline + (1 - o.baseline_decay) * cost : cost;
+            ++*seen;
+            if (cost < *best) *best = cost;
+            if (!pt) dp__backward(&ctx[gi], p, R, gsel, gplc);
             info.lr = o.lr[st] * (1 - (1 - o.lr_final) * frac);
             {
                 double gn = 0;
@@ -4120,15 +4536,21 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
                 for (k = 0; k < p->n_plc; k++) gn += gplc[k] * gplc[k];
                 if (!dp__finite(gn)) { rc = dp__fail(err, DP_ERR_RANGE, "train: stage %s episode %d: gradient is not finite; stopped", dp_stage_name((dp_stage)st), ep); goto done; }
             }
-            dp__adam_step(&as, p->sel, gsel, info.lr, o.clip);
+            if (p->n_sel) dp__adam_step(&as, p->sel, gsel, info.lr, o.clip);
             dp__adam_step(&ap, p->plc, gplc, info.lr, o.clip);
             r.episodes++;
             if (ep >= E - (E + 9) / 10) { tail += cost; ntail++; }
             info.stage = (dp_stage)st; info.episode = ep; info.episodes = E; info.graph = gi;
-            info.cost = cost; info.lower_bound = x->lower_bound; info.best = x->best;
+            info.cost = cost; info.lower_bound = lb; info.best = *best;
             info.epsilon = ro.eps;
-            info.loss = ro.il ? rs.il_loss / x->n : -R * rs.logp / x->n;
-            info.entropy = rs.entropy / (2.0 * x->n);
+            if (pt) {
+                /* the surrogate: mean over steps of -advantage x log p(move) */
+                info.loss = -rs.wlogp / nops;
+                info.entropy = rs.entropy / nops;
+            } else {
+                info.loss = ro.il ? rs.il_loss / nops : -R * rs.logp / nops;
+                info.entropy = rs.entropy / (2.0 * nops);
+            }
             info.seconds = dp_now() - ts;
             if (o.on_episode && o.on_episode(o.on_episode_ctx, &info)) stop = 1;
         }
@@ -4138,8 +4560,42 @@ done:
     r.seconds = dp_now() - t0;
     if (res) *res = r;
     if (ctx) for (i = 0; i < n; i++) dp__gctx_free(&ctx[i]);
-    DP_FREE(ctx); DP_FREE(gsel); DP_FREE(gplc);
+    if (ptx) for (i = 0; i < n; i++) dp__pt_free(&ptx[i]);
+    DP_FREE(ctx); DP_FREE(ptx); DP_FREE(gsel); DP_FREE(gplc); DP_FREE(g2); DP_FREE(gs);
     DP_FREE(as.m); DP_FREE(as.v); DP_FREE(ap.m); DP_FREE(ap.v);
+    return rc;
+}
+
+/* Placeto's placement: the greedy sweep, then o->samples sampled sweeps,
+   each from the starting placement; the best placement any step reached. */
+static int dp__pt_place(const dp_policy *p, const dp_graph *g, const dp_cluster *c, const dp_infer_opts *o,
+                        int *assign, int *order, double *makespan, dp_error *err)
+{
+    dp__pctx x;
+    dp__roll_opts ro;
+    dp__roll_stats rs;
+    dp_rng rng;
+    double cost, best;
+    dp_method start = DP_METHOD_CP;
+    int rc, k, *keep;
+    if (o->start && dp_method_parse(o->start, &start)) return dp__fail(err, DP_ERR_ARG, "place: unknown start method '%s'", o->start);
+    if ((rc = dp__pt_init(&x, g, c, p, start, o->order, 0, err))) return rc;
+    if (!(keep = (int *)dp__alloc((size_t)x.n, sizeof(int), err, "placement"))) { dp__pt_free(&x); return DP_ERR_NOMEM; }
+    dp_rng_seed(&rng, o->seed);
+    memset(&ro, 0, sizeof ro);
+    memcpy(keep, x.start, sizeof(int) * (size_t)x.n);
+    best = x.m0;
+    for (k = 0; k <= o->samples; k++) {
+        ro.sample = k > 0;
+        if ((rc = dp__pt_episode(&x, p, &ro, 0, &rng, o->order, NULL, NULL, NULL, &cost, &rs, err))) goto done;
+        if (x.run_best < best) { best = x.run_best; memcpy(keep, x.best_assign, sizeof(int) * (size_t)x.n); }
+    }
+    memcpy(assign, keep, sizeof(int) * (size_t)x.n);
+    if (order) memcpy(order, g->topo, sizeof(int) * (size_t)x.n);
+    if (makespan) *makespan = best;
+done:
+    DP_FREE(keep);
+    dp__pt_free(&x);
     return rc;
 }
 
@@ -4155,9 +4611,10 @@ int dp_policy_place(const dp_policy *p, const dp_graph *g, const dp_cluster *c, 
     int rc, k;
     memset(&o, 0, sizeof o);
     if (opts) o = *opts;
-    if (!p || !p->sel) return dp__fail(err, DP_ERR_ARG, "place: policy not initialised");
-    if (p->algo != DP_ALGO_DOPPLER) return dp__fail(err, DP_ERR_ARG, "place: the policy is a %s policy, not doppler", p->algo == DP_ALGO_PLACETO ? "placeto" : "unknown");
+    if (!p || !p->plc) return dp__fail(err, DP_ERR_ARG, "place: policy not initialised");
     if (o.samples < 0) return dp__fail(err, DP_ERR_RANGE, "place: samples %d is negative", o.samples);
+    if (p->algo == DP_ALGO_PLACETO) return dp__pt_place(p, g, c, &o, assign, order, makespan, err);
+    if (p->algo != DP_ALGO_DOPPLER) return dp__fail(err, DP_ERR_ARG, "place: unknown policy algorithm %d", (int)p->algo);
     if ((rc = dp__gctx_init(&x, g, c, p->opts.hidden, p->opts.layers, p->opts.shared_gnn, 0, err))) return rc;
     dp_rng_seed(&rng, o.seed);
     dp__forward(&x, p);
@@ -4183,13 +4640,18 @@ done:
 
 /* ======================================================================
    >>checkpoint
-   Little-endian: "DPPOLICY", u32 version, u32 algo, u32 hidden, u32
-   layers, u32 shared, u32 features, u32 device features, u64 n_sel,
-   u64 n_plc, f64 parameters (SEL then PLC), u64 FNV-1a of all before it.
+   One format for both learned placers. Little-endian: "DPPOLICY", u32
+   version, u32 algo (1 doppler, 2 placeto), u32 hidden, u32 layers, u32
+   shared, u32 devices (version 2 on; Placeto's device count, 0 for
+   doppler), u32 op features, u32 device features, u64 n_sel, u64 n_plc,
+   f64 parameters (SEL then PLC), u64 FNV-1a of all the bytes before it.
+   Version 1 (no devices field, doppler only) is still read.
    ====================================================================== */
 #define DP__CKPT_MAGIC "DPPOLICY"
-#define DP__CKPT_VERSION 1u
-#define DP__CKPT_HEADER (8 + 7 * 4 + 2 * 8)
+#define DP__CKPT_VERSION 2u
+#define DP__CKPT_HEADER_V(ver) (8 + ((ver) >= 2 ? 8 : 7) * 4 + 2 * 8)
+#define DP__CKPT_HEADER DP__CKPT_HEADER_V(DP__CKPT_VERSION)
+#define DP__PT_N_FEAT 4   /* Placeto's op features besides the device one-hot */
 
 static uint64_t dp__fnv(const unsigned char *b, size_t n)
 {
@@ -4208,7 +4670,7 @@ int dp_policy_save(const dp_policy *p, const char *path, dp_error *err)
     unsigned char *buf, *q;
     dp__out o;
     int rc, i;
-    if (!p || !p->sel) return dp__fail(err, DP_ERR_ARG, "save: policy not initialised");
+    if (!p || !p->plc) return dp__fail(err, DP_ERR_ARG, "save: policy not initialised");
     n = DP__CKPT_HEADER + 8 * ((size_t)p->n_sel + p->n_plc) + 8;
     buf = (unsigned char *)dp__alloc(n, 1, err, "checkpoint");
     if (!buf) return DP_ERR_NOMEM;
@@ -4216,7 +4678,9 @@ int dp_policy_save(const dp_policy *p, const char *path, dp_error *err)
     memcpy(q, DP__CKPT_MAGIC, 8); q += 8;
     dp__put(&q, DP__CKPT_VERSION, 4); dp__put(&q, (uint64_t)p->algo, 4);
     dp__put(&q, (uint64_t)p->opts.hidden, 4); dp__put(&q, (uint64_t)p->opts.layers, 4);
-    dp__put(&q, (uint64_t)p->opts.shared_gnn, 4); dp__put(&q, DP_N_FEAT, 4); dp__put(&q, DP_N_DEVFEAT, 4);
+    dp__put(&q, (uint64_t)p->opts.shared_gnn, 4); dp__put(&q, (uint64_t)p->opts.devices, 4);
+    if (p->algo == DP_ALGO_PLACETO) { dp__put(&q, DP__PT_N_FEAT, 4); dp__put(&q, 0, 4); }
+    else { dp__put(&q, DP_N_FEAT, 4); dp__put(&q, DP_N_DEVFEAT, 4); }
     dp__put(&q, (uint64_t)p->n_sel, 8); dp__put(&q, (uint64_t)p->n_plc, 8);
     for (i = 0; i < p->n_sel + p->n_plc; i++) {
         double v = i < p->n_sel ? p->sel[i] : p->plc[i - p->n_sel];
@@ -4239,26 +4703,35 @@ int dp_policy_load_mem(dp_policy *p, const void *data, size_t len, const char *n
 {
     const unsigned char *b = (const unsigned char *)data, *q = b;
     dp_policy_opts po;
-    uint64_t ver, algo, nf, ndf, n_sel, n_plc, sum;
+    uint64_t ver, algo, nf, ndf, n_sel, n_plc, sum, want_nf, want_ndf;
+    size_t hdr;
     int rc, i, es, ep;
     memset(p, 0, sizeof *p);
     if (!name) name = "<memory>";
-    if (len < DP__CKPT_HEADER + 8) return dp__fail(err, DP_ERR_PARSE, "%s: truncated policy file (%zu bytes, the header alone is %d)", name, len, DP__CKPT_HEADER + 8);
+    if (len < DP__CKPT_HEADER_V(1) + 8) return dp__fail(err, DP_ERR_PARSE, "%s: truncated policy file (%zu bytes, the header alone is %d)", name, len, DP__CKPT_HEADER_V(1) + 8);
     if (memcmp(q, DP__CKPT_MAGIC, 8) != 0) return dp__fail(err, DP_ERR_PARSE, "%s: not a doppler policy file (bad magic)", name);
     q += 8;
-    ver = dp__get(&q, 4); algo = dp__get(&q, 4);
+    ver = dp__get(&q, 4);
+    if (ver < 1 || ver > DP__CKPT_VERSION) return dp__fail(err, DP_ERR_PARSE, "%s: policy file version %llu, this library reads 1 to %u", name, (unsigned long long)ver, DP__CKPT_VERSION);
+    hdr = DP__CKPT_HEADER_V(ver);
+    if (len < hdr + 8) return dp__fail(err, DP_ERR_PARSE, "%s: truncated policy file (%zu bytes, the header alone is %zu)", name, len, hdr + 8);
+    algo = dp__get(&q, 4);
     memset(&po, 0, sizeof po);
     po.hidden = (int)dp__get(&q, 4); po.layers = (int)dp__get(&q, 4); po.shared_gnn = (int)dp__get(&q, 4);
+    po.devices = ver >= 2 ? (int)dp__get(&q, 4) : 0;
     nf = dp__get(&q, 4); ndf = dp__get(&q, 4); n_sel = dp__get(&q, 8); n_plc = dp__get(&q, 8);
-    if (ver != DP__CKPT_VERSION) return dp__fail(err, DP_ERR_PARSE, "%s: policy file version %llu, this library reads %u", name, (unsigned long long)ver, DP__CKPT_VERSION);
     if (algo != DP_ALGO_DOPPLER && algo != DP_ALGO_PLACETO) return dp__fail(err, DP_ERR_PARSE, "%s: unknown algorithm tag %llu", name, (unsigned long long)algo);
-    if (algo != DP_ALGO_DOPPLER) return dp__fail(err, DP_ERR_ARG, "%s: a placeto policy; this call loads doppler policies", name);
-    if (nf != DP_N_FEAT || ndf != DP_N_DEVFEAT) return dp__fail(err, DP_ERR_PARSE, "%s: made with %llu op and %llu device features; this library uses %d and %d", name, (unsigned long long)nf, (unsigned long long)ndf, DP_N_FEAT, DP_N_DEVFEAT);
+    po.algo = (dp_algo)algo;
+    want_nf = algo == DP_ALGO_PLACETO ? DP__PT_N_FEAT : DP_N_FEAT;
+    want_ndf = algo == DP_ALGO_PLACETO ? 0 : DP_N_DEVFEAT;
+    if (nf != want_nf || ndf != want_ndf) return dp__fail(err, DP_ERR_PARSE, "%s: made with %llu op and %llu device features; this library uses %llu and %llu", name, (unsigned long long)nf, (unsigned long long)ndf, (unsigned long long)want_nf, (unsigned long long)want_ndf);
     if (po.hidden < 1 || po.hidden > DP_MAX_HIDDEN || po.layers < 0 || po.layers > 64 || (po.shared_gnn != 0 && po.shared_gnn != 1))
         return dp__fail(err, DP_ERR_PARSE, "%s: bad hyperparameters (hidden %d, layers %d, shared %d)", name, po.hidden, po.layers, po.shared_gnn);
+    if (algo == DP_ALGO_PLACETO ? (po.devices < 1 || po.devices > DP_MAX_DEVICES || po.shared_gnn) : po.devices != 0)
+        return dp__fail(err, DP_ERR_PARSE, "%s: bad device count %d for a %s policy", name, po.devices, algo == DP_ALGO_PLACETO ? "placeto" : "doppler");
     dp__policy_sizes(&po, &es, &ep);
     if (n_sel != (uint64_t)es || n_plc != (uint64_t)ep) return dp__fail(err, DP_ERR_PARSE, "%s: %llu + %llu parameters, but hidden %d layers %d needs %d + %d", name, (unsigned long long)n_sel, (unsigned long long)n_plc, po.hidden, po.layers, es, ep);
-    if (len != DP__CKPT_HEADER + 8 * (size_t)(es + ep) + 8) return dp__fail(err, DP_ERR_PARSE, "%s: %zu bytes, expected %zu (truncated or padded)", name, len, DP__CKPT_HEADER + 8 * (size_t)(es + ep) + 8);
+    if (len != hdr + 8 * (size_t)(es + ep) + 8) return dp__fail(err, DP_ERR_PARSE, "%s: %zu bytes, expected %zu (truncated or padded)", name, len, hdr + 8 * (size_t)(es + ep) + 8);
     {
         const unsigned char *s = b + len - 8;
         sum = dp__get(&s, 8);

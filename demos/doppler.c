@@ -53,7 +53,7 @@ static const char *help_main =
     "  place    place a graph with one method, write the assignment\n"
     "  sim      simulate a given assignment\n"
     "  bench    every (graph, method) pair: makespan, lower bound, ratio, seconds\n"
-    "  train    train a DOPPLER policy (SEL/PLC) on one graph or a family of graphs\n"
+    "  train    train a DOPPLER (SEL/PLC) or Placeto policy on one graph or a family\n"
     "  convert  convert a graph between formats\n"
     "  gen      generate a random DAG (layered, random) or a workload (chainmm, ffnn,\n"
     "           llama-block, llama-layer)\n"
@@ -62,7 +62,7 @@ static const char *help_main =
     "  help     this text, or 'doppler help COMMAND'\n"
     "\n"
     "methods: single, round-robin, random, cp, heft, enumopt, anneal,\n"
-    "         doppler (a trained policy: --policy POLICY.dpl)\n"
+    "         doppler, placeto (trained policies: --policy POLICY.dpl)\n"
     "formats: native (.dpg), doppler (the DOPPLER reference's .txt), stg (.stg)\n"
     "cluster: --devices N (N devices in the graph's own units; default 4, or the\n"
     "         graph's per-device time columns when it has them) or --cluster C\n"
@@ -89,9 +89,12 @@ static const char *help_place =
     "makespan with its ratio to the lower bound and the load of each device.\n"
     "\n"
     "  --method M     single, round-robin, random, cp, heft, enumopt, anneal,\n"
-    "                 doppler (needs --policy)\n"
-    "  --policy P     doppler: the policy file written by 'doppler train'\n"
-    "  --samples K    doppler: best of the greedy placement and K samples (default 0)\n"
+    "                 doppler or placeto (needs --policy)\n"
+    "  --policy P     doppler, placeto: the policy file written by 'doppler train'\n"
+    "                 (its algorithm must match the method)\n"
+    "  --samples K    doppler, placeto: best of the greedy placement and K samples\n"
+    "                 (default 0)\n"
+    "  --from M       placeto: the placement its sweep starts from (default cp)\n"
     "  --devices N    N devices in the graph's units (default 4)\n"
     "  --cluster C    cluster file or preset (reference, homogeneous:N)\n"
     "  --seed S       seed of random, anneal and doppler's samples (default 1)\n"
@@ -130,9 +133,11 @@ static const char *help_bench =
     "makespan, the lower bound, their ratio and the seconds the placer took.\n"
     "\n"
     "  --methods L    comma-separated methods, or all (default: all; all includes\n"
-    "                 doppler when --policy is given)\n"
-    "  --policy P     the policy of method doppler (required when it is listed)\n"
-    "  --samples K    doppler: best of greedy and K samples (default 0)\n"
+    "                 doppler and placeto when their policies are given)\n"
+    "  --policy P     the policy of method doppler or placeto (give it twice for\n"
+    "                 both: one file of each algorithm)\n"
+    "  --samples K    doppler, placeto: best of greedy and K samples (default 0)\n"
+    "  --from M       placeto: the placement its sweep starts from (default cp)\n"
     "  --devices N    N devices in each graph's units (default 4)\n"
     "  --cluster C    cluster file or preset (reference, homogeneous:N)\n"
     "  --seed S       seed of random and anneal (default 1)\n"
@@ -152,18 +157,27 @@ static const char *help_train =
     "the CPU executor's measured wall time with --backend cpu, else the simulator\n"
     "(said in the output). On a terminal\n"
     "one line shows the progress; otherwise one summary line per stage.\n"
+    "With --algo placeto it trains a Placeto policy instead: each episode sweeps\n"
+    "the ops in topological order from a starting placement (--from), moving each\n"
+    "to the device the policy picks; REINFORCE on the per-move makespan gains,\n"
+    "stage sim only. A placeto policy is tied to the cluster's device count.\n"
     "\n"
     "  --out P, -o P   the policy file to write (required)\n"
+    "  --algo A        doppler (default) or placeto\n"
+    "  --from M        placeto: the starting placement's method (default cp; any\n"
+    "                  of single, round-robin, random, cp, heft, enumopt, anneal)\n"
     "  --devices N     N devices in the graphs' units (default 4)\n"
     "  --cluster C     cluster file or preset (reference, homogeneous:N)\n"
-    "  --stages L      any of il,sim,real in that order (default il,sim)\n"
+    "  --stages L      any of il,sim,real in that order (default il,sim;\n"
+    "                  placeto: sim)\n"
     "  --episodes L    episodes per listed stage, e.g. 2000,2000 (default 2000 each)\n"
     "  --lr L          learning rate per listed stage, or one for all\n"
-    "                  (default 1e-3 il, 5e-4 sim and real)\n"
+    "                  (default 1e-3 il, 5e-4 sim and real; placeto 3e-3)\n"
     "  --hidden H      embedding size (default 32)\n"
-    "  --layers K      message-passing rounds (default 3)\n"
+    "  --layers K      message-passing rounds (default 3); placeto: pairs of\n"
+    "                  forward and backward passes (default 1)\n"
     "  --shared-gnn    one GNN for SEL and PLC\n"
-    "  --entropy B     entropy bonus weight (default 1e-3)\n"
+    "  --entropy B     entropy bonus weight (default 1e-3; not used by placeto)\n"
     "  --order O       runtime order: fifo (default) or priority (SEL's order)\n"
     "  --seed S        seed of the initial weights and of training (default 1)\n"
     "  --curve F.csv   one row per episode: stage,episode,graph,cost,lower_bound,\n"
@@ -251,7 +265,8 @@ typedef struct cli {
     dp_order order;
     int budget;
     /* learning */
-    const char *policy, *stages, *episodes, *lr, *curve, *curve_svg;
+    const char *policy, *policy2, *stages, *episodes, *lr, *curve, *curve_svg;
+    const char *algo, *from;
     int hidden, layers, shared_gnn, samples, samples_set, entropy_set;
     double entropy;
     dp_gen_opts gen;
@@ -403,7 +418,17 @@ static int parse_args(cli *o, int argc, char **argv, int first,
             else if (!strcmp(val, "priority")) o->order = DP_ORDER_PRIORITY;
             else rc = usage(cmd, "--order: '%s' is neither fifo nor priority", val);
         } else if (!strcmp(name, "policy")) {
-            o->policy = val;
+            if (o->policy2) rc = usage(cmd, "--policy: at most two (one doppler, one placeto)");
+            else if (o->policy) o->policy2 = val;
+            else o->policy = val;
+        } else if (!strcmp(name, "algo")) {
+            if (strcmp(val, "doppler") && strcmp(val, "placeto"))
+                rc = usage(cmd, "--algo: '%s' is neither doppler nor placeto", val);
+            o->algo = val;
+        } else if (!strcmp(name, "from")) {
+            dp_method fm;
+            if (dp_method_parse(val, &fm)) rc = usage(cmd, "--from: unknown method '%s'", val);
+            o->from = val;
         } else if (!strcmp(name, "stages")) {
             o->stages = val;
         } else if (!strcmp(name, "episodes")) {
@@ -619,24 +644,73 @@ static void order_to_priority(const int *order, int n, double *prio)
     for (int k = 0; k < n; k++) prio[order[k]] = (double)(n - k);
 }
 
-/* The learned placer ("doppler") next to the library's dp_method values. */
+/* The learned placers ("doppler", "placeto") next to the library's
+   dp_method values. */
 #define METHOD_DOPPLER (-1)
+#define METHOD_PLACETO (-2)
+#define LEARNED(m) ((m) < 0)
 
 static const char *method_name(int m)
 {
-    return m == METHOD_DOPPLER ? "doppler" : dp_method_name((dp_method)m);
+    return m == METHOD_DOPPLER ? "doppler" : m == METHOD_PLACETO ? "placeto" : dp_method_name((dp_method)m);
 }
 
-static int load_policy(const char *path, dp_policy *p)
+static int parse_method(const char *name, int *m)
 {
-    dp_error e = {0};
-    if (dp_policy_load(p, path, &e)) return fail(&e);
+    dp_method dm;
+    if (!strcmp(name, "doppler")) { *m = METHOD_DOPPLER; return 0; }
+    if (!strcmp(name, "placeto")) { *m = METHOD_PLACETO; return 0; }
+    if (dp_method_parse(name, &dm)) return -1;
+    *m = (int)dm;
     return 0;
 }
 
-/* Places g with the policy: greedy, or the best of greedy and o->samples
-   samples. order gets SEL's op order. */
-static int place_doppler(const cli *o, const dp_policy *p, const dp_graph *g,
+/* The policies given with --policy (at most two), loaded. */
+typedef struct policies { dp_policy p[2]; const char *path[2]; int n; } policies;
+
+static void policies_free(policies *ps)
+{
+    for (int i = 0; i < ps->n; i++) dp_policy_free(&ps->p[i]);
+    ps->n = 0;
+}
+
+static int policies_load(const cli *o, policies *ps)
+{
+    const char *paths[2] = {o->policy, o->policy2};
+    memset(ps, 0, sizeof *ps);
+    for (int i = 0; i < 2 && paths[i]; i++) {
+        dp_error e = {0};
+        if (dp_policy_load(&ps->p[ps->n], paths[i], &e)) { policies_free(ps); return fail(&e); }
+        ps->path[ps->n++] = paths[i];
+    }
+    if (ps->n == 2 && ps->p[0].algo == ps->p[1].algo) {
+        fprintf(stderr, "doppler: %s and %s are both %s policies; give one of each\n", ps->path[0],
+                ps->path[1], ps->p[0].algo == DP_ALGO_PLACETO ? "placeto" : "doppler");
+        policies_free(ps);
+        return EXIT_FAIL;
+    }
+    return 0;
+}
+
+/* The loaded policy that learned method m needs, or NULL with a message
+   saying what the given files are. */
+static const dp_policy *policy_for(const policies *ps, int m, const char **path)
+{
+    dp_algo want = m == METHOD_PLACETO ? DP_ALGO_PLACETO : DP_ALGO_DOPPLER;
+    for (int i = 0; i < ps->n; i++)
+        if (ps->p[i].algo == want) { *path = ps->path[i]; return &ps->p[i]; }
+    if (ps->n == 0)
+        fprintf(stderr, "doppler: method %s needs --policy POLICY.dpl\n", method_name(m));
+    else
+        fprintf(stderr, "doppler: method %s needs a %s policy, but %s is a %s policy "
+                "(train one with 'doppler train --algo %s')\n", method_name(m), method_name(m),
+                ps->path[0], ps->p[0].algo == DP_ALGO_PLACETO ? "placeto" : "doppler", method_name(m));
+    return NULL;
+}
+
+/* Places g with a learned policy: greedy, or the best of greedy and
+   o->samples samples. order gets SEL's op order (placeto: its visit order). */
+static int place_learned(const cli *o, const dp_policy *p, const dp_graph *g,
                          const dp_cluster *c, int *assign, int *order, double *makespan)
 {
     dp_error e = {0};
@@ -644,6 +718,7 @@ static int place_doppler(const cli *o, const dp_policy *p, const dp_graph *g,
     io.samples = o->samples;
     io.seed = o->seed;
     io.order = o->order;
+    io.start = o->from;
     if (dp_policy_place(p, g, c, &io, assign, order, makespan, &e)) return fail(&e);
     return 0;
 }
@@ -744,40 +819,40 @@ static int cmd_place(cli *o)
 {
     if (o->n_pos != 1) return usage(o->cmd, "expects exactly one GRAPH");
     if (!o->method) return usage(o->cmd, "--method is required");
-    int m = METHOD_DOPPLER;
-    if (strcmp(o->method, "doppler")) {
-        dp_method dm;
-        if (dp_method_parse(o->method, &dm))
-            return usage(o->cmd, "--method: unknown method '%s'", o->method);
-        m = (int)dm;
-    }
-    if (m == METHOD_DOPPLER && !o->policy)
-        return usage(o->cmd, "--method doppler needs --policy POLICY.dpl");
-    if (m != METHOD_DOPPLER && (o->policy || o->samples_set))
-        return usage(o->cmd, "--policy and --samples are for --method doppler");
-    if (m == METHOD_DOPPLER && (o->start || o->budget))
-        return usage(o->cmd, "--start and --budget are not for --method doppler");
+    int m;
+    if (parse_method(o->method, &m))
+        return usage(o->cmd, "--method: unknown method '%s'", o->method);
+    if (LEARNED(m) && !o->policy)
+        return usage(o->cmd, "--method %s needs --policy POLICY.dpl", method_name(m));
+    if (!LEARNED(m) && (o->policy || o->samples_set))
+        return usage(o->cmd, "--policy and --samples are for --method doppler or placeto");
+    if (LEARNED(m) && (o->start || o->budget))
+        return usage(o->cmd, "--start and --budget are not for --method %s", method_name(m));
+    if (o->from && m != METHOD_PLACETO)
+        return usage(o->cmd, "--from is for --method placeto");
     const char *path = o->pos[0];
     dp_graph g;
     dp_cluster c;
     dp_error e = {0};
-    dp_policy pol;
+    policies ps;
+    const dp_policy *pol = NULL;
+    const char *pol_path = NULL;
     int rc = EXIT_FAIL, *assign = NULL, *start = NULL, *order = NULL;
     double *prio = NULL;
     dp_sim s;
     memset(&s, 0, sizeof s);
-    memset(&pol, 0, sizeof pol);
+    memset(&ps, 0, sizeof ps);
     if (load_graph(path, o->fmt, &g)) return EXIT_FAIL;
     if (make_cluster(o, &g, &c)) { dp_graph_free(&g); return EXIT_FAIL; }
-    if (m == METHOD_DOPPLER && load_policy(o->policy, &pol)) goto done;
+    if (LEARNED(m) && (policies_load(o, &ps) || !(pol = policy_for(&ps, m, &pol_path)))) goto done;
 
     assign = calloc((size_t)g.n_ops + 1, sizeof *assign);
     start = o->start ? calloc((size_t)g.n_ops + 1, sizeof *start) : NULL;
-    if (m == METHOD_DOPPLER) {
+    if (LEARNED(m)) {
         order = calloc((size_t)g.n_ops + 1, sizeof *order);
         prio = calloc((size_t)g.n_ops + 1, sizeof *prio);
     }
-    if (!assign || (o->start && !start) || (m == METHOD_DOPPLER && (!order || !prio))) {
+    if (!assign || (o->start && !start) || (LEARNED(m) && (!order || !prio))) {
         e.code = DP_ERR_NOMEM;
         snprintf(e.msg, sizeof e.msg, "out of memory");
         fail(&e);
@@ -793,8 +868,8 @@ static int cmd_place(cli *o)
     dp_place_result res;
     memset(&res, 0, sizeof res);
     double t0 = dp_now();
-    if (m == METHOD_DOPPLER) {
-        if (place_doppler(o, &pol, &g, &c, assign, order, &res.makespan)) goto done;
+    if (LEARNED(m)) {
+        if (place_learned(o, pol, &g, &c, assign, order, &res.makespan)) goto done;
         res.schedule_length = res.makespan;
         res.simulations = o->samples + 1;
         order_to_priority(order, g.n_ops, prio);
@@ -824,9 +899,10 @@ static int cmd_place(cli *o)
         printf("{\"graph\": ");
         json_str(stdout, path);
         json_key_str(stdout, "method", method_name(m));
-        if (m == METHOD_DOPPLER) {
-            json_key_str(stdout, "policy", o->policy);
+        if (LEARNED(m)) {
+            json_key_str(stdout, "policy", pol_path);
             printf(", \"samples\": %d", o->samples);
+            if (m == METHOD_PLACETO) json_key_str(stdout, "from", o->from ? o->from : "cp");
         }
         printf(", \"devices\": %d", c.n);
         json_key_str(stdout, "order", order_name(o->order));
@@ -838,7 +914,7 @@ static int cmd_place(cli *o)
         json_key_num(stdout, "seconds", secs);
         json_assignment(stdout, assign, g.n_ops);
         if (order) {
-            fputs(", \"sel_order\": [", stdout);
+            fputs(m == METHOD_PLACETO ? ", \"visit_order\": [" : ", \"sel_order\": [", stdout);
             for (int i = 0; i < g.n_ops; i++) printf(i ? ", %d" : "%d", order[i]);
             fputc(']', stdout);
         }
@@ -848,11 +924,13 @@ static int cmd_place(cli *o)
         cluster_label(o, &c, dev, sizeof dev);
         printf("%-16s %s\n", "graph", path);
         printf("%-16s %s\n", "method", method_name(m));
-        if (m == METHOD_DOPPLER)
-            printf("%-16s %s (hidden %d, %d layers%s)%s\n", "policy", o->policy,
-                   pol.opts.hidden, pol.opts.layers, pol.opts.shared_gnn ? ", shared GNN" : "",
+        if (LEARNED(m))
+            printf("%-16s %s (hidden %d, %d layers%s)%s\n", "policy", pol_path,
+                   pol->opts.hidden, pol->opts.layers, pol->opts.shared_gnn ? ", shared GNN" : "",
                    o->samples ? "" : ", greedy");
-        if (m == METHOD_DOPPLER && o->samples)
+        if (m == METHOD_PLACETO)
+            printf("%-16s %s\n", "starts from", o->from ? o->from : "cp");
+        if (LEARNED(m) && o->samples)
             printf("%-16s %d (best of greedy and these)\n", "samples", o->samples);
         printf("%-16s %s\n", "devices", dev);
         printf("%-16s %.6g  (%s x lower bound)\n", "makespan", res.makespan,
@@ -871,7 +949,7 @@ static int cmd_place(cli *o)
     rc = EXIT_OK;
 done:
     dp_sim_free(&s);
-    dp_policy_free(&pol);
+    policies_free(&ps);
     free(prio);
     free(order);
     free(start);
@@ -989,23 +1067,16 @@ static int parse_methods(const cli *o, int *ms, int *n)
     const char *list = o->methods ? o->methods : "all";
     if (!strcmp(list, "all")) {
         for (int m = 0; m < DP_METHOD__COUNT; m++) ms[(*n)++] = m;
-        if (o->policy) ms[(*n)++] = METHOD_DOPPLER;
-        return 0;
+        return 0;   /* cmd_bench adds the learned placers of the given policies */
     }
     char buf[512];
     if (strlen(list) >= sizeof buf) return usage(o->cmd, "--methods: list too long");
     strcpy(buf, list);
     for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-        dp_method m;
         int mi;
-        if (!strcmp(tok, "doppler")) {
-            if (!o->policy) return usage(o->cmd, "--methods: doppler needs --policy POLICY.dpl");
-            mi = METHOD_DOPPLER;
-        } else if (dp_method_parse(tok, &m)) {
-            return usage(o->cmd, "--methods: unknown method '%s'", tok);
-        } else {
-            mi = (int)m;
-        }
+        if (parse_method(tok, &mi)) return usage(o->cmd, "--methods: unknown method '%s'", tok);
+        if (LEARNED(mi) && !o->policy)
+            return usage(o->cmd, "--methods: %s needs --policy POLICY.dpl", tok);
         if (*n == 64) return usage(o->cmd, "--methods: too many methods");
         ms[(*n)++] = mi;
     }
@@ -1017,14 +1088,28 @@ static int cmd_bench(cli *o)
 {
     if (o->n_pos < 1) return usage(o->cmd, "expects at least one GRAPH");
     int ms[64];
-    int n_ms, rc = EXIT_OK, rows = 0, with_doppler = 0;
+    int n_ms, rc = EXIT_OK, rows = 0, with_learned = 0;
     if (parse_methods(o, ms, &n_ms)) return EXIT_USAGE;
-    for (int k = 0; k < n_ms; k++) with_doppler |= ms[k] == METHOD_DOPPLER;
-    if (o->samples_set && !with_doppler)
-        return usage(o->cmd, "--samples is for method doppler");
-    dp_policy pol;
-    memset(&pol, 0, sizeof pol);
-    if (with_doppler && load_policy(o->policy, &pol)) return EXIT_FAIL;
+    policies ps;
+    if (policies_load(o, &ps)) return EXIT_FAIL;
+    if (!o->methods || !strcmp(o->methods, "all"))   /* all: with the given policies' placers */
+        for (int i = ps.n - 1; i >= 0; i--)
+            ms[n_ms++] = ps.p[i].algo == DP_ALGO_PLACETO ? METHOD_PLACETO : METHOD_DOPPLER;
+    const dp_policy *pol_of[2] = {NULL, NULL};   /* [0] doppler, [1] placeto */
+    for (int k = 0; k < n_ms; k++) {
+        const char *pp;
+        if (!LEARNED(ms[k])) continue;
+        with_learned = 1;
+        if (!(pol_of[ms[k] == METHOD_PLACETO] = policy_for(&ps, ms[k], &pp))) { policies_free(&ps); return EXIT_FAIL; }
+    }
+    if (o->samples_set && !with_learned) {
+        policies_free(&ps);
+        return usage(o->cmd, "--samples is for methods doppler and placeto");
+    }
+    if (o->from && !pol_of[1]) {
+        policies_free(&ps);
+        return usage(o->cmd, "--from is for method placeto");
+    }
 
     /* column widths known up front, so rows can be printed as they come */
     int wg = 5, wm = 6;
@@ -1065,7 +1150,7 @@ static int cmd_bench(cli *o)
     double *best_ratio = calloc((size_t)o->n_pos, sizeof *best_ratio);
     if (!best_name || !best_ms || !best_ratio) {
         free(best_name); free(best_ms); free(best_ratio);
-        dp_policy_free(&pol);
+        policies_free(&ps);
         dp_error e = {DP_ERR_NOMEM, "out of memory"};
         return fail(&e);
     }
@@ -1090,8 +1175,8 @@ static int cmd_bench(cli *o)
             po.order = o->order;
             po.budget = o->budget;
             double t0 = dp_now();
-            if (ms[k] == METHOD_DOPPLER) {
-                if (place_doppler(o, &pol, &g, &c, assign, order, &res.makespan)) {
+            if (LEARNED(ms[k])) {
+                if (place_learned(o, pol_of[ms[k] == METHOD_PLACETO], &g, &c, assign, order, &res.makespan)) {
                     rc = EXIT_FAIL;
                     continue;
                 }
@@ -1143,7 +1228,7 @@ static int cmd_bench(cli *o)
         dp_cluster_free(&c);
         dp_graph_free(&g);
     }
-    dp_policy_free(&pol);
+    policies_free(&ps);
     if (o->json) {
         printf("%s]\n", rows ? "\n" : "");
     } else if (!o->md) {
@@ -1396,11 +1481,14 @@ static int cmd_train(cli *o)
 {
     if (o->n_pos < 1) return usage(o->cmd, "expects at least one GRAPH");
     if (!o->out) return usage(o->cmd, "--out POLICY.dpl is required");
+    int placeto = o->algo && !strcmp(o->algo, "placeto");
+    if (!placeto && o->from) return usage(o->cmd, "--from is for --algo placeto");
+    if (placeto && o->shared_gnn) return usage(o->cmd, "--shared-gnn is for --algo doppler");
 
     /* stages, episodes and learning rates, one per listed stage */
     int stages[DP_STAGE__COUNT], n_st = 0;
     {
-        const char *list = o->stages ? o->stages : "il,sim";
+        const char *list = o->stages ? o->stages : placeto ? "sim" : "il,sim";
         char buf[64];
         if (strlen(list) >= sizeof buf || !list[0] || list[strlen(list) - 1] == ',')
             return usage(o->cmd, "--stages: '%s' is not a list of il,sim,real", list);
@@ -1481,6 +1569,8 @@ static int cmd_train(cli *o)
     po.layers = o->layers;
     po.shared_gnn = o->shared_gnn;
     po.seed = o->seed;
+    po.algo = placeto ? DP_ALGO_PLACETO : DP_ALGO_DOPPLER;
+    po.devices = placeto ? c.n : 0;
     if (dp_policy_init(&pol, &po, &e)) { fail(&e); goto done; }
 
     dp_train_opts to = {0};
@@ -1493,6 +1583,7 @@ static int cmd_train(cli *o)
     to.entropy = o->entropy > 0 ? o->entropy : (o->entropy_set ? -1 : 0);   /* < 0: no bonus */
     to.order = o->order;
     to.seed = o->seed;
+    to.start = o->from;
     to.on_episode = on_episode;
     to.on_episode_ctx = &t;
     sim_cost_ctx sc = {o->order, n, gp, sims, prios};
@@ -1510,10 +1601,16 @@ static int cmd_train(cli *o)
     {
         char dev[96];
         cluster_label(o, &c, dev, sizeof dev);
-        fprintf(t.out, "training on %d graph%s, %s devices, %s order; policy: hidden %d, %d layers%s, "
-                "%d + %d parameters\n", n, n == 1 ? "" : "s", dev, order_name(o->order),
-                pol.opts.hidden, pol.opts.layers, pol.opts.shared_gnn ? ", shared GNN" : "",
-                pol.n_sel, pol.n_plc);
+        if (placeto)
+            fprintf(t.out, "training placeto on %d graph%s, %s devices, %s order, sweeps from %s; "
+                    "policy: hidden %d, %d forward/backward pass pair%s, %d parameters\n", n, n == 1 ? "" : "s",
+                    dev, order_name(o->order), o->from ? o->from : "cp", pol.opts.hidden,
+                    pol.opts.layers, pol.opts.layers == 1 ? "" : "s", pol.n_plc);
+        else
+            fprintf(t.out, "training on %d graph%s, %s devices, %s order; policy: hidden %d, %d layers%s, "
+                    "%d + %d parameters\n", n, n == 1 ? "" : "s", dev, order_name(o->order),
+                    pol.opts.hidden, pol.opts.layers, pol.opts.shared_gnn ? ", shared GNN" : "",
+                    pol.n_sel, pol.n_plc);
         if (have_real && o->backend)
             fprintf(t.out, "stage real: costs are the CPU executor's wall time (median of %d run%s, in the graph's time units)\n", ec.reps, ec.reps == 1 ? "" : "s");
         else if (have_real)
@@ -1554,6 +1651,7 @@ static int cmd_train(cli *o)
         int *a = calloc((size_t)g[i].n_ops + 1, sizeof *a);
         dp_infer_opts io = {0};
         io.order = o->order;
+        io.start = to.start;
         if (!a || dp_policy_place(&pol, &g[i], &c, &io, a, NULL, &greedy[i], &e)) {
             free(a);
             free(greedy);
@@ -1573,6 +1671,8 @@ static int cmd_train(cli *o)
             json_str(stdout, o->pos[i]);
         }
         printf("], \"devices\": %d", c.n);
+        json_key_str(stdout, "algo", placeto ? "placeto" : "doppler");
+        if (placeto) json_key_str(stdout, "from", o->from ? o->from : "cp");
         json_key_str(stdout, "order", order_name(o->order));
         json_key_str(stdout, "policy", o->out);
         printf(", \"hidden\": %d, \"layers\": %d, \"shared_gnn\": %s, \"parameters\": %d",
@@ -1851,13 +1951,13 @@ typedef struct command {
 static const command commands[] = {
     {"info", cmd_info, "devices cluster format json", &help_info},
     {"place", cmd_place,
-     "method policy samples devices cluster format seed order budget start out gantt no-transfers json",
+     "method policy samples from devices cluster format seed order budget start out gantt no-transfers json",
      &help_place},
     {"sim", cmd_sim, "assign devices cluster format order gantt no-transfers json", &help_sim},
-    {"bench", cmd_bench, "methods policy samples devices cluster format seed order budget json md",
+    {"bench", cmd_bench, "methods policy samples from devices cluster format seed order budget json md",
      &help_bench},
     {"train", cmd_train,
-     "devices cluster format stages episodes lr hidden layers shared-gnn entropy order seed "
+     "algo from devices cluster format stages episodes lr hidden layers shared-gnn entropy order seed "
      "out curve curve-svg json backend reps",
      &help_train},
     {"convert", cmd_convert, "to format", &help_convert},

@@ -369,17 +369,19 @@ static void test_reinforce(void)
 /* ========================================================================
    4. Checkpoints
    ======================================================================== */
-/* Layout (>>checkpoint): "DPPOLICY", u32 version @8, algo @12, hidden @16,
-   layers @20, shared @24, features @28, device features @32, u64 n_sel
-   @36, n_plc @44, f64 parameters @52, u64 FNV-1a 64 of all before it. */
+/* Layout (>>checkpoint), version 2: "DPPOLICY", u32 version @8, algo @12,
+   hidden @16, layers @20, shared @24, devices @28, features @32, device
+   features @36, u64 n_sel @40, n_plc @48, f64 parameters @56, u64 FNV-1a
+   64 of all before it. Version 1 has no devices field (all shift by 4). */
 #define CK_VERSION 8
 #define CK_ALGO    12
 #define CK_HIDDEN  16
 #define CK_LAYERS  20
 #define CK_SHARED  24
-#define CK_NF      28
-#define CK_NSEL    36
-#define CK_PARAMS  52
+#define CK_DEVICES 28
+#define CK_NF      32
+#define CK_NSEL    40
+#define CK_PARAMS  56
 
 static void put_le(unsigned char *b, uint64_t v, int bytes)
 {
@@ -483,8 +485,23 @@ static void test_checkpoint(void)
             refused(m, CK_PARAMS + 8, "expected", "header and checksum, no parameters");
             memcpy(m, b, len); m[0] = 'X';
             refused(m, len, "magic", "bad magic");
-            memcpy(m, b, len); put_le(m + CK_VERSION, 2, 4); fix_sum(m, len);
-            refused(m, len, "version", "version 2");
+            memcpy(m, b, len); put_le(m + CK_VERSION, 3, 4); fix_sum(m, len);
+            refused(m, len, "version", "version 3");
+            /* the same policy written as version 1 (no devices field) loads */
+            {
+                unsigned char *v1 = malloc(len);
+                memcpy(v1, b, CK_DEVICES);
+                memcpy(v1 + CK_DEVICES, b + CK_DEVICES + 4, len - CK_DEVICES - 4);
+                put_le(v1 + CK_VERSION, 1, 4); fix_sum(v1, len - 4);
+                CHECK(dp_policy_load_mem(&q, v1, len - 4, "v1.dpp", &err) == 0, "version 1 refused: %s", err.msg);
+                CHECK(same_params(&p, &q), "version 1: parameters differ");
+                dp_policy_free(&q);
+                put_le(v1 + CK_ALGO, DP_ALGO_PLACETO, 4); fix_sum(v1, len - 4);
+                refused(v1, len - 4, NULL, "version 1 placeto");
+                free(v1);
+            }
+            memcpy(m, b, len); put_le(m + CK_DEVICES, 4, 4); fix_sum(m, len);
+            refused(m, len, "device count", "doppler with devices 4");
             memcpy(m, b, len); put_le(m + CK_VERSION, 0, 4); fix_sum(m, len);
             refused(m, len, "version", "version 0");
             /* one flipped byte anywhere in the parameters: the checksum */
@@ -569,7 +586,7 @@ static void test_checkpoint(void)
             }
             memcpy(m, b, len); put_le(m + CK_ALGO, 7, 4); fix_sum(m, len);
             refused(m, len, "algorithm", "algorithm tag 7");
-            /* algorithm tag 2: a placeto policy, refused by dp_policy_load */
+            /* algorithm tag 2 on a doppler body: refused, naming placeto */
             memcpy(m, b, len); put_le(m + CK_ALGO, DP_ALGO_PLACETO, 4); fix_sum(m, len);
             char pp[256];
             dp_test_tmp(pp, sizeof pp, "learn_placeto.dpp");
