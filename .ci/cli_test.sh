@@ -181,6 +181,44 @@ json_check "$T/out" "[r['method'] for r in j] == ['cp', 'doppler']" "bench lists
 expect 2 "bench doppler without --policy" "$D" bench "$G" --methods cp,doppler
 expect 1 "bench with a truncated policy" "$D" bench "$G" --methods doppler --policy "$T/trunc.dpl"
 
+# ---- placeto: train, place, bench beside doppler -----------------------------
+PT=(train "$G" --algo placeto --episodes 20 --hidden 8 --seed 3)
+expect 0 "train a tiny placeto policy" "$D" "${PT[@]}" --out "$T/pt.dpl" --curve "$T/ptc.csv" --json
+json_check "$T/out" "j['algo'] == 'placeto' and j['from'] == 'cp' and j['episodes'] == 20 and [s['stage'] for s in j['stages']] == ['sim'] and j['greedy'][0]['ratio'] >= 1 - 1e-12" "train --algo placeto --json"
+if [ "$(wc -l <"$T/ptc.csv")" = 21 ]; then ok; else bad "placeto curve CSV: header + 20 rows"; fi
+expect 0 "train placeto again, same seed" "$D" "${PT[@]}" --out "$T/pt2.dpl"
+if cmp -s "$T/pt.dpl" "$T/pt2.dpl"; then ok; else bad "placeto: same seed, different policy files"; fi
+contains "$T/out" "training placeto" "train --algo placeto says so"
+expect 0 "place --method placeto" "$D" place "$G" --method placeto --policy "$T/pt.dpl" --json --out "$T/pt.assign"
+cp "$T/out" "$T/pt.json"
+json_check "$T/pt.json" "j['method'] == 'placeto' and j['from'] == 'cp' and len(j['assignment']) == 50 and sorted(j['visit_order']) == list(range(50))" "place placeto --json"
+expect 0 "sim the placeto assignment" "$D" sim "$G" --assign "$T/pt.assign" --json
+json_check "$T/out" "j['makespan'] == json.load(open('$T/pt.json'))['makespan']" "placeto's assignment simulates to the same makespan"
+expect 0 "place cp" "$D" place "$G" --method cp --json
+json_check "$T/out" "json.load(open('$T/pt.json'))['makespan'] <= j['makespan']" "placeto from cp is never worse than cp"
+expect 0 "place placeto --from single --samples" "$D" place "$G" --method placeto --policy "$T/pt.dpl" --from single --samples 3
+contains "$T/out" "starts from      single" "place placeto names its start"
+expect 1 "a doppler policy for --method placeto" "$D" place "$G" --method placeto --policy "$T/p.dpl"
+contains "$T/err" "is a doppler policy" "doppler policy refused by placeto: says why"
+contains "$T/err" "p.dpl" "doppler policy refused by placeto: names the file"
+expect 1 "a placeto policy for --method doppler" "$D" place "$G" --method doppler --policy "$T/pt.dpl"
+contains "$T/err" "is a placeto policy" "placeto policy refused by doppler: says why"
+expect 1 "a placeto policy for 4 devices on 3" "$D" place "$G" --method placeto --policy "$T/pt.dpl" --devices 3
+contains "$T/err" "places on 4 devices, the cluster has 3" "device count mismatch: says both counts"
+expect 2 "place placeto --from nonsense" "$D" place "$G" --method placeto --policy "$T/pt.dpl" --from best
+expect 2 "--from for a heuristic" "$D" place "$G" --method cp --from single
+expect 1 "train placeto with stage il" "$D" train "$G" --algo placeto --stages il,sim --episodes 5,5 --out "$T/x.dpl"
+contains "$T/err" "imitation" "placeto stage il: says why"
+expect 2 "train --algo unknown" "$D" train "$G" --algo gdp --out "$T/x.dpl"
+expect 2 "train placeto --shared-gnn" "$D" train "$G" --algo placeto --shared-gnn --out "$T/x.dpl"
+if [ ! -e "$T/x.dpl" ]; then ok; else bad "a refused placeto training wrote a policy"; fi
+expect 0 "bench with both learned placers" "$D" bench "$G" --methods cp,placeto,doppler --policy "$T/p.dpl" --policy "$T/pt.dpl" --json
+json_check "$T/out" "[r['method'] for r in j] == ['cp', 'placeto', 'doppler']" "bench lists placeto and doppler"
+expect 0 "bench all with both policies" "$D" bench "$G" --policy "$T/pt.dpl" --policy "$T/p.dpl" --json
+json_check "$T/out" "[r['method'] for r in j][-2:] == ['doppler', 'placeto']" "bench all adds both learned placers"
+expect 1 "bench with two doppler policies" "$D" bench "$G" --methods doppler --policy "$T/p.dpl" --policy "$T/p2.dpl"
+expect 2 "bench with three policies" "$D" bench "$G" --policy "$T/p.dpl" --policy "$T/pt.dpl" --policy "$T/p2.dpl"
+
 # ---- the CPU executor, workloads, calibration ------------------------------
 expect 0 "gen chainmm" "$D" gen chainmm --parts 2 --dim 64 --layers 2 -o "$T/cm.dpg"
 expect 0 "gen ffnn" "$D" gen ffnn --parts 2 --dim 64 --batch 16 --layers 2 -o "$T/ff.dpg"
