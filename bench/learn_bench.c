@@ -18,7 +18,13 @@
             communication), places rand0060..0089 without retraining; mean
             and worst ratio to the proven optimum (STG_DIR/opt_50_P.csv)
             beside heft and cp.
-   Output: markdown rows. Default policy: hidden 32, 3 rounds. */
+   --algo placeto: the same for Placeto (stage sim only, sweeps from cp;
+            timing has no imitation column, quality no PRIORITY column).
+   quality also gives the episodes the training needed to get within 5%
+   of its final cost: the first episode where the mean cost of the last 50
+   episodes is within 5% of the mean of the last 10% of all episodes.
+   Output: markdown rows. Default policy: hidden 32, 3 rounds (doppler),
+   1 pass pair (placeto). */
 #define DOPPLER_IMPLEMENTATION
 #include "doppler.h"
 
@@ -27,6 +33,44 @@
 #include <sys/resource.h>
 
 static int die(const dp_error *e) { fprintf(stderr, "learn_bench: %s\n", e->msg); return 1; }
+
+static int placeto;   /* --algo placeto */
+
+/* every episode's cost, for the episodes-to-within-5% figure */
+typedef struct curve { double *cost; int n, cap; } curve;
+
+static int record(void *ctx, const dp_episode_info *info)
+{
+    curve *c = (curve *)ctx;
+    if (c->n == c->cap) {
+        c->cap = c->cap ? 2 * c->cap : 1024;
+        c->cost = realloc(c->cost, sizeof(double) * (size_t)c->cap);
+        if (!c->cost) return 1;
+    }
+    c->cost[c->n++] = info->cost;
+    return 0;
+}
+
+static int within5(const curve *c)
+{
+    int tail = (c->n + 9) / 10, w = 50;
+    double fin = 0;
+    for (int i = c->n - tail; i < c->n; i++) fin += c->cost[i];
+    fin /= tail;
+    for (int e = 0; e < c->n; e++) {
+        double m = 0;
+        int k = 0;
+        for (int i = e - w + 1 < 0 ? 0 : e - w + 1; i <= e; i++, k++) m += c->cost[i];
+        if (k == w || e == c->n - 1) { if (m / k <= fin * 1.05) return e + 1; }
+    }
+    return c->n;
+}
+
+static void policy_opts(dp_policy_opts *po, const dp_cluster *c)
+{
+    memset(po, 0, sizeof *po);
+    if (placeto) { po->algo = DP_ALGO_PLACETO; po->devices = c->n; }
+}
 
 static const char *opt(int argc, char **argv, const char *name, const char *def)
 {
@@ -47,14 +91,17 @@ static int timing(const char *path, int devices, int E)
 {
     dp_graph g; dp_cluster c; dp_policy p; dp_error e = {0}; dp_train_result r;
     dp_train_opts to; dp_infer_opts io; dp_policy_opts po;
-    memset(&po, 0, sizeof po); memset(&to, 0, sizeof to); memset(&io, 0, sizeof io);
-    if (dp_graph_read(&g, path, DP_FORMAT_AUTO, &e) || dp_cluster_for_graph(&c, &g, devices, &e) ||
-        dp_policy_init(&p, &po, &e)) return die(&e);
+    memset(&to, 0, sizeof to); memset(&io, 0, sizeof io);
+    if (dp_graph_read(&g, path, DP_FORMAT_AUTO, &e) || dp_cluster_for_graph(&c, &g, devices, &e)) return die(&e);
+    policy_opts(&po, &c);
+    if (dp_policy_init(&p, &po, &e)) return die(&e);
     const dp_graph *gs[1] = { &g };
-    double il, rl, inf, ms;
-    to.episodes[DP_STAGE_IL] = E;
-    if (dp_train(&p, gs, 1, &c, &to, &r, &e)) return die(&e);
-    il = r.seconds / r.episodes;
+    double il = 0, rl, inf, ms;
+    if (!placeto) {
+        to.episodes[DP_STAGE_IL] = E;
+        if (dp_train(&p, gs, 1, &c, &to, &r, &e)) return die(&e);
+        il = r.seconds / r.episodes;
+    }
     to.episodes[DP_STAGE_IL] = 0; to.episodes[DP_STAGE_SIM] = E;
     if (dp_train(&p, gs, 1, &c, &to, &r, &e)) return die(&e);
     rl = r.seconds / r.episodes;
@@ -65,8 +112,11 @@ static int timing(const char *path, int devices, int E)
         reps++;
     } while (dp_now() - t0 < 1.0);
     inf = (dp_now() - t0) / reps;
-    printf("| %s | %d | %d | %.3f | %.3f | %.3f | %.1f |\n", base(path), g.n_ops, devices,
-           il * 1e3, rl * 1e3, inf * 1e3, peak_mib());
+    if (placeto)
+        printf("| %s | %d | %d | %.3f | %.3f | %.1f |\n", base(path), g.n_ops, devices, rl * 1e3, inf * 1e3, peak_mib());
+    else
+        printf("| %s | %d | %d | %.3f | %.3f | %.3f | %.1f |\n", base(path), g.n_ops, devices,
+               il * 1e3, rl * 1e3, inf * 1e3, peak_mib());
     free(a); dp_policy_free(&p); dp_cluster_free(&c); dp_graph_free(&g);
     return 0;
 }
@@ -77,13 +127,16 @@ static int quality(const char *path, int devices, int il, int sim, int samples, 
 {
     dp_graph g; dp_cluster c; dp_policy p; dp_error e = {0}; dp_train_result r;
     dp_train_opts to; dp_infer_opts io; dp_policy_opts po; dp_place_opts plo; dp_place_result pr;
-    memset(&po, 0, sizeof po); memset(&to, 0, sizeof to); memset(&io, 0, sizeof io); memset(&plo, 0, sizeof plo);
+    curve cv = {0};
+    memset(&to, 0, sizeof to); memset(&io, 0, sizeof io); memset(&plo, 0, sizeof plo);
+    if (dp_graph_read(&g, path, DP_FORMAT_AUTO, &e) || dp_cluster_for_graph(&c, &g, devices, &e)) return die(&e);
+    policy_opts(&po, &c);
     po.seed = seed;
-    if (dp_graph_read(&g, path, DP_FORMAT_AUTO, &e) || dp_cluster_for_graph(&c, &g, devices, &e) ||
-        dp_policy_init(&p, &po, &e)) return die(&e);
+    if (dp_policy_init(&p, &po, &e)) return die(&e);
     const dp_graph *gs[1] = { &g };
-    to.episodes[DP_STAGE_IL] = il; to.episodes[DP_STAGE_SIM] = sim; to.seed = seed;
+    to.episodes[DP_STAGE_IL] = placeto ? 0 : il; to.episodes[DP_STAGE_SIM] = sim; to.seed = seed;
     to.lr[DP_STAGE_SIM] = lr_sim; to.eps_start[DP_STAGE_SIM] = eps_sim;
+    to.on_episode = record; to.on_episode_ctx = &cv;
     if (dp_train(&p, gs, 1, &c, &to, &r, &e)) return die(&e);
     int *a = malloc(sizeof(int) * g.n_ops);
     double lb = dp_lower_bound(&g, &c), greedy, best, prio;
@@ -92,8 +145,13 @@ static int quality(const char *path, int devices, int il, int sim, int samples, 
     if (dp_policy_place(&p, &g, &c, &io, a, NULL, &prio, &e)) return die(&e);
     io.order = DP_ORDER_FIFO; io.samples = samples; io.seed = seed;
     if (dp_policy_place(&p, &g, &c, &io, a, NULL, &best, &e)) return die(&e);
-    long sims = r.simulations + samples + 1;
-    printf("| %s | %.4g | %.3f | %.3f | %ld | %.3f |", base(path), lb, greedy / lb, best / lb, sims, prio / lb);
+    long sims = r.simulations + (placeto ? (long)(samples + 1) * g.n_ops : samples + 1);
+    if (placeto)
+        printf("| %s | %.4g | %.3f | %.3f | %ld | %d of %d, %.1f s |", base(path), lb, greedy / lb, best / lb, sims, within5(&cv), cv.n, r.seconds);
+    else
+        printf("| %s | %.4g | %.3f | %.3f | %ld | %.3f | %d of %d, %.1f s |", base(path), lb, greedy / lb, best / lb, sims, prio / lb,
+               within5(&cv), cv.n, r.seconds);
+    free(cv.cost);
     dp_method ms[4] = { DP_METHOD_CP, DP_METHOD_HEFT, DP_METHOD_ENUMOPT, DP_METHOD_ANNEAL };
     double hbest = 1e300;
     for (int k = 0; k < 4; k++) {
@@ -130,10 +188,12 @@ static int general(const char *dir, int procs, int il, int sim)
         snprintf(path, sizeof path, "%s/50/rand%04d.stg", dir, i);
         if (dp_graph_read(&g[i], path, DP_FORMAT_AUTO, &e)) return die(&e);
     }
-    if (dp_cluster_for_graph(&c, &g[0], procs, &e) || dp_policy_init(&p, &po, &e)) return die(&e);
+    if (dp_cluster_for_graph(&c, &g[0], procs, &e)) return die(&e);
+    policy_opts(&po, &c);
+    if (dp_policy_init(&p, &po, &e)) return die(&e);
     const dp_graph *gs[TRAIN];
     for (int i = 0; i < TRAIN; i++) gs[i] = &g[i];
-    to.episodes[DP_STAGE_IL] = il; to.episodes[DP_STAGE_SIM] = sim; to.seed = 1;
+    to.episodes[DP_STAGE_IL] = placeto ? 0 : il; to.episodes[DP_STAGE_SIM] = sim; to.seed = 1;
     if (dp_train(&p, gs, TRAIN, &c, &to, &r, &e)) return die(&e);
     double sum[3] = {0}, worst[3] = {0};
     int at_opt[3] = {0};
@@ -153,8 +213,8 @@ static int general(const char *dir, int procs, int il, int sim)
             at_opt[k] += q <= 1 + 1e-9;
         }
     }
-    printf("| %d | %d + %d episodes, %.1f s | %.4f (%.3f) [%d/30] | %.4f (%.3f) [%d/30] | %.4f (%.3f) [%d/30] |\n",
-           procs, il, sim, r.seconds, sum[0] / TEST, worst[0], at_opt[0], sum[1] / TEST, worst[1], at_opt[1],
+    printf("| %s | %d | %d + %d episodes, %.1f s | %.4f (%.3f) [%d/30] | %.4f (%.3f) [%d/30] | %.4f (%.3f) [%d/30] |\n",
+           placeto ? "placeto" : "doppler", procs, placeto ? 0 : il, sim, r.seconds, sum[0] / TEST, worst[0], at_opt[0], sum[1] / TEST, worst[1], at_opt[1],
            sum[2] / TEST, worst[2], at_opt[2]);
     return 0;
 }
@@ -167,6 +227,7 @@ int main(int argc, char **argv)
     }
     int devices = atoi(opt(argc, argv, "--devices", "4"));
     lr_sim = atof(opt(argc, argv, "--lr-sim", "0"));
+    placeto = !strcmp(opt(argc, argv, "--algo", "doppler"), "placeto");
     eps_sim = atof(opt(argc, argv, "--eps-sim", "0"));
     if (!strcmp(argv[1], "timing")) return timing(argv[2], devices, atoi(opt(argc, argv, "--episodes", "300")));
     if (!strcmp(argv[1], "quality"))

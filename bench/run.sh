@@ -58,7 +58,7 @@ mapfile -t -O "${#sim_graphs[@]}" sim_graphs < <(printf '%s\n' graphs/*.dpg | so
 "${PIN[@]}" build/sim_bench "${sim_graphs[@]}" || status=1
 
 echo
-echo "## 4. DOPPLER learning"
+echo "## 4. DOPPLER and Placeto learning"
 echo
 if [ -d "$DATA/doppler" ]; then
     echo "### Per-episode time (4 devices, one core; reference: ChainMM 1.84 s train / 1.18 s infer, FFNN 4.25 / 2.87, Llama-block 3.65 / 2.46)"
@@ -69,9 +69,21 @@ if [ -d "$DATA/doppler" ]; then
     echo
     echo "### Quality after il 500 + sim 2000 episodes (4 devices), makespan / lower bound"
     echo
-    echo "| graph | lower bound | doppler greedy | doppler best of greedy + 64 samples | simulations used | greedy run in SEL order (PRIORITY) | cp | heft | enumopt | anneal (same simulations) | doppler <= best heuristic |"
-    echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+    echo "| graph | lower bound | doppler greedy | doppler best of greedy + 64 samples | simulations used | greedy run in SEL order (PRIORITY) | episodes to within 5% of final, training time | cp | heft | enumopt | anneal (same simulations) | doppler <= best heuristic |"
+    echo "|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|"
     for f in "$DATA"/doppler/*.txt; do "${PIN[@]}" build/learn_bench quality "$f" || status=1; done
+    echo
+    echo "### Placeto per-episode time (4 devices, one core; reference Placeto: ChainMM 3.72 s train, FFNN 9.24, Llama-block 9.40)"
+    echo
+    echo "| graph | ops | devices | ms / REINFORCE episode (a sweep: embedding, head, backward and a simulation per step) | ms / greedy inference | peak RSS MiB |"
+    echo "|---|---:|---:|---:|---:|---:|"
+    for f in "$DATA"/doppler/*.txt; do "${PIN[@]}" build/learn_bench timing "$f" --algo placeto --episodes 100 || status=1; done
+    echo
+    echo "### Placeto quality after sim 2000 episodes from cp (4 devices), makespan / lower bound"
+    echo
+    echo "| graph | lower bound | placeto greedy | placeto best of greedy + 64 samples | simulations used | episodes to within 5% of final, training time | cp | heft | enumopt | anneal (same simulations) | placeto <= best heuristic |"
+    echo "|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---|"
+    for f in "$DATA"/doppler/*.txt; do "${PIN[@]}" build/learn_bench quality "$f" --algo placeto --sim 2000 || status=1; done
 else
     echo "skipped: $DATA/doppler not found"
 fi
@@ -79,9 +91,10 @@ echo
 if [ -d "$DATA/stg" ]; then
     echo "### Generalisation: train on STG 50 rand0000-0059, place rand0060-0089 unseen; makespan / proven optimum, mean (worst) [at optimum]"
     echo
-    echo "| processors | training | doppler | heft | cp |"
-    echo "|---:|---|---|---|---|"
+    echo "| learned placer | processors | training | learned placer | heft | cp |"
+    echo "|---|---:|---|---|---|---|"
     "${PIN[@]}" build/learn_bench general "$DATA/stg" --procs 4 --il 1000 --sim 2000 || status=1
+    "${PIN[@]}" build/learn_bench general "$DATA/stg" --procs 4 --sim 2000 --algo placeto || status=1
 else
     echo "skipped: $DATA/stg not found"
 fi
