@@ -8,6 +8,9 @@
 #   ./build.sh demo       train a DOPPLER policy (il, sim, real on the simulator),
 #                         compare it with every heuristic, chart it
 #   ./build.sh bench      bench/run.sh: markdown tables for bench/RESULTS.md
+#   ./build.sh fuzz [S]   libFuzzer (clang) on every reader for S seconds each
+#                         (default 60), seeded from tests/corpus/; crashes land
+#                         in build/fuzz/ (add each to tests/corpus/ and fix it)
 #   ./build.sh clean      remove build/
 #
 # Environment: CC (gcc), CXX (g++), NVCC (nvcc when found; "none": CPU-only),
@@ -94,7 +97,7 @@ uptodate() {  # OUT SRC...
     local out=$1 f
     shift
     [ -e "$out" ] || return 1
-    for f in "$@" doppler.h tests/*.h build.sh "$STAMP"; do
+    for f in "$@" doppler.h tests/*.h tests/fuzz/*.c build.sh "$STAMP"; do
         [ -e "$f" ] && [ "$f" -nt "$out" ] && return 1
     done
     return 0
@@ -326,16 +329,72 @@ cmd_bench() {
     bench/run.sh
 }
 
+# ---------------------------------------------------------------------------
+# fuzzing: one libFuzzer binary per reader (tests/fuzz/fuzz.c), run for
+# SECONDS each, DP_JOBS at a time. New inputs go to build/fuzz/corpus-NAME,
+# crashes to build/fuzz/crash-NAME-*; the seeds in tests/corpus are read only.
+# ---------------------------------------------------------------------------
+FUZZ_TARGETS="native:DP_FUZZ_NATIVE:native doppler:DP_FUZZ_DOPPLER:doppler stg:DP_FUZZ_STG:stg
+auto:DP_FUZZ_AUTO:native,doppler,stg cluster:DP_FUZZ_CLUSTER:cluster assign:DP_FUZZ_ASSIGN:assign
+policy:DP_FUZZ_POLICY:policy"
+
+cmd_fuzz() {
+    local secs=${1:-60} t name macro seeds dirs d
+    need_stb
+    if ! echo 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { (void)d; (void)n; return 0; }' |
+        clang -fsanitize=fuzzer -x c - -o /dev/null 2>/dev/null; then
+        echo "build.sh fuzz: needs clang with libFuzzer (-fsanitize=fuzzer)" >&2
+        exit 1
+    fi
+    mkdir -p build/fuzz build/log
+    for t in $FUZZ_TARGETS; do
+        IFS=: read -r name macro seeds <<<"$t"
+        if ! uptodate "build/fuzz/$name" tests/fuzz/fuzz.c; then
+            echo "  CLANG build/fuzz/$name"
+            start_job "fuzz_$name" clang -std=gnu11 -g -O1 -I. -fsanitize=fuzzer,address,undefined \
+                -DDP_FUZZ_TARGET="$macro" -o "build/fuzz/$name" tests/fuzz/fuzz.c $LIBS
+        fi
+    done
+    finish_jobs
+    [ ${#FAILED[@]} -eq 0 ] || exit 1
+    JOB_NAMES=()
+    for t in $FUZZ_TARGETS; do
+        IFS=: read -r name macro seeds <<<"$t"
+        dirs=()
+        for d in ${seeds//,/ }; do dirs+=("tests/corpus/$d"); done
+        mkdir -p "build/fuzz/corpus-$name"
+        echo "  FUZZ  $name for ${secs}s"
+        start_job "fuzzrun_$name" "build/fuzz/$name" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+            -print_final_stats=1 -artifact_prefix="build/fuzz/crash-$name-" "build/fuzz/corpus-$name" "${dirs[@]}"
+    done
+    wait
+    printf '\n| target | seconds | executions | corpus | crashes |\n|---|---:|---:|---:|---:|\n'
+    local bad=0 runs crashes
+    for t in $FUZZ_TARGETS; do
+        IFS=: read -r name macro seeds <<<"$t"
+        runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "build/log/fuzzrun_$name.log" | grep -o '[0-9]*$' | tail -n 1)
+        crashes=$(find build/fuzz -maxdepth 1 -name "crash-$name-*" | wc -l)
+        printf '| %s | %s | %s | %s | %s |\n' "$name" "$secs" "${runs:-?}" \
+            "$(find "build/fuzz/corpus-$name" -type f | wc -l)" "$crashes"
+        [ "$crashes" = 0 ] || bad=1
+    done
+    if [ "$bad" = 1 ]; then
+        echo "crashes: build/fuzz/crash-*; reproduce with build/fuzz/TARGET FILE, then copy FILE into tests/corpus/"
+        exit 1
+    fi
+}
+
 case "${1:-build}" in
     build) do_build ;;
     test) cmd_test ;;
     sanitize) cmd_sanitize ;;
     demo) cmd_demo ;;
     bench) cmd_bench ;;
+    fuzz) cmd_fuzz "${2:-60}" ;;
     clean) rm -rf build ;;
     help | -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' ;;
     *)
-        echo "usage: ./build.sh [build|test|sanitize|demo|bench|clean]" >&2
+        echo "usage: ./build.sh [build|test|sanitize|demo|bench|fuzz [SECONDS]|clean]" >&2
         exit 2
         ;;
 esac
