@@ -77,8 +77,12 @@
    - Options pointers may be NULL (all defaults). After a failed read the
      graph or cluster is empty and dp_graph_free / dp_cluster_free on it is
      safe; an assignment is written only when a placer succeeds.
-   - Allocation: define DP_MALLOC, DP_REALLOC and DP_FREE before the
-     implementation to use your own allocator (stb_ds uses them too).
+   - Allocation: define DP_MALLOC, DP_REALLOC and DP_FREE (and optionally
+     DP_CALLOC) before the implementation to use your own allocator; every
+     allocation goes through them, stb_ds's and the executor threads'
+     included (so they must be thread-safe). A failed allocation anywhere
+     returns DP_ERR_NOMEM with a message and leaks nothing; no output file
+     is left behind (tests/test_alloc.c fails every allocation in turn).
    - Descriptor structs are zero-means-default: {0} gives sensible values.
    - Deterministic: every random choice comes from a dp_rng seeded by you.
      There is no global mutable state; separate objects may be used from
@@ -368,7 +372,8 @@ int  dp_simulate(const dp_graph *g, const dp_cluster *c, const int *assign,
 int    dp_blevel(const dp_graph *g, const dp_cluster *c, double *out);
 int    dp_tlevel(const dp_graph *g, const dp_cluster *c, double *out);
 /* max(critical path with every op on its fastest device and no
-   communication, total fastest-device work / devices). */
+   communication, total fastest-device work / devices); 0 when out of
+   memory (dp_graph_stats reports that). */
 double dp_lower_bound(const dp_graph *g, const dp_cluster *c);
 
 typedef struct dp_stats {
@@ -788,11 +793,20 @@ double   dp_now(void);                         /* monotonic seconds     */
 #include <string.h>
 #include <time.h>
 
+/* The allocator: every allocation of the implementation (stb_ds's arrays
+   and the executor's threads included) goes through these. Define
+   DP_MALLOC, DP_REALLOC and DP_FREE together, DP_CALLOC optionally (when
+   missing, DP_MALLOC and memset stand in for it). */
+#if defined(DP_MALLOC) != defined(DP_FREE) || defined(DP_MALLOC) != defined(DP_REALLOC)
+#error "doppler.h: define DP_MALLOC, DP_REALLOC and DP_FREE together (DP_CALLOC is optional)"
+#endif
 #ifndef DP_MALLOC
 #define DP_MALLOC(sz)       malloc(sz)
 #define DP_REALLOC(p, sz)   realloc(p, sz)
 #define DP_FREE(p)          free(p)
+#ifndef DP_CALLOC
 #define DP_CALLOC(n, sz)    calloc(n, sz)
+#endif
 #endif
 
 #ifndef STBDS_REALLOC
@@ -971,13 +985,14 @@ typedef struct dp__text {
     int line;              /* number of the line last returned            */
     char *buf;             /* the current line, NUL-terminated, no '\n'   */
     size_t cap;
+    int nomem;             /* a line could not be read: out of memory     */
 } dp__text;
 
 static int dp__text_init(dp__text *t, const char *buf, size_t len, const char *name, dp_error *err)
 {
     size_t i;
     t->name = name ? name : "<memory>";
-    t->p = buf; t->end = buf + len; t->line = 0; t->buf = NULL; t->cap = 0;
+    t->p = buf; t->end = buf + len; t->line = 0; t->buf = NULL; t->cap = 0; t->nomem = 0;
     /* Refuse binary data up front: NUL or control bytes other than tab/CR/LF. */
     for (i = 0; i < len; i++) {
         unsigned char ch = (unsigned char)buf[i];
@@ -1007,7 +1022,7 @@ static int dp__text_line(dp__text *t, int strip_comments)
     n = (size_t)(e - s);
     if (n + 1 > t->cap) {
         char *nb = (char *)DP_REALLOC(t->buf, n + 1);
-        if (!nb) return -1;
+        if (!nb) { t->nomem = 1; return -1; }
         t->buf = nb; t->cap = n + 1;
     }
     memcpy(t->buf, s, n);
@@ -1099,8 +1114,112 @@ int dp_kind_parse(const char *name, dp_kind *out)
     return -1;
 }
 
-typedef struct dp__name_entry { char *key; int value; } dp__name_entry;
-typedef struct dp__edge_entry { uint64_t key; int value; } dp__edge_entry;
+/* ---- growing stb_ds arrays without crashing -----------------------------
+   stb_ds's arrput grows through STBDS_REALLOC and has no failure path (it
+   writes through the NULL it got back). Every array the library grows is
+   reserved first with DP__GROW, which reallocates the very header stb_ds
+   uses (stbds_array_header, capacity doubling as stbds_arrgrowf does)
+   through DP_REALLOC and reports failure; arrput then never allocates. */
+static int dp__grow(void *arrp, size_t elem, size_t need)
+{
+    void *a, *b;
+    stbds_array_header *h;
+    size_t cap;
+    memcpy(&a, arrp, sizeof a);   /* arrp is the address of some T* */
+    cap = a ? stbds_header(a)->capacity : 0;
+    if (need <= cap) return 0;
+    if (need < 2 * cap) need = 2 * cap;
+    if (need < 4) need = 4;
+    if (need > ((size_t)-1 - sizeof *h) / elem) return -1;
+    b = DP_REALLOC(a ? (void *)stbds_header(a) : NULL, sizeof *h + elem * need);
+    if (!b) return -1;
+    h = (stbds_array_header *)b;
+    if (!a) { h->length = 0; h->hash_table = NULL; h->temp = 0; }
+    h->capacity = need;
+    b = h + 1;
+    memcpy(arrp, &b, sizeof b);
+    return 0;
+}
+#define DP__GROW(a, need) dp__grow((void *)&(a), sizeof *(a), (size_t)(need))
+/* arrput that fails (-1, the array unchanged) instead of crashing */
+#define DP__PUSH(a, v) (DP__GROW(a, arrlenu(a) + 1) ? -1 : (arrput(a, v), 0))
+
+/* ---- an index of ids by key ---------------------------------------------
+   Open addressing with linear probing, at most half full. A slot holds
+   id + 1 (0: empty); the key of an id is read from the graph (the op's
+   name, the edge's endpoints), so the table holds no keys and no strings.
+   Growing is its only allocation, and is done before anything changes. */
+typedef struct dp__index { size_t cap, count; int *slot; } dp__index;
+typedef uint64_t (*dp__keyhash)(const dp_graph *g, int id);
+
+static uint64_t dp__mix(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static uint64_t dp__hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++) { h ^= (unsigned char)*s; h *= 1099511628211ULL; }
+    return dp__mix(h);
+}
+
+static uint64_t dp__edge_key(int src, int dst) { return ((uint64_t)(uint32_t)src << 32) | (uint32_t)dst; }
+static uint64_t dp__name_hash(const dp_graph *g, int id) { return dp__hash_str(g->name[id]); }
+static uint64_t dp__edge_hash(const dp_graph *g, int id) { return dp__mix(dp__edge_key(g->src[id], g->dst[id])); }
+
+static void dp__index_put(dp__index *ix, uint64_t h, int id)
+{
+    size_t i = (size_t)h & (ix->cap - 1);
+    while (ix->slot[i]) i = (i + 1) & (ix->cap - 1);
+    ix->slot[i] = id + 1;
+    ix->count++;
+}
+
+/* Room for `count` ids in *pix (made on first use); 0, or -1 when out of
+   memory (the index unchanged). */
+static int dp__index_reserve(void **pix, size_t count, const dp_graph *g, dp__keyhash kh)
+{
+    dp__index *ix = (dp__index *)*pix, *nx;
+    size_t cap = 16, i;
+    if (ix && 2 * count <= ix->cap) return 0;
+    while (cap < 2 * count) cap *= 2;
+    nx = (dp__index *)DP_MALLOC(sizeof *nx + cap * sizeof(int));
+    if (!nx) return -1;
+    nx->cap = cap; nx->count = 0; nx->slot = (int *)(nx + 1);
+    memset(nx->slot, 0, cap * sizeof(int));
+    if (ix) {
+        for (i = 0; i < ix->cap; i++)
+            if (ix->slot[i]) dp__index_put(nx, kh(g, ix->slot[i] - 1), ix->slot[i] - 1);
+        DP_FREE(ix);
+    }
+    *pix = nx;
+    return 0;
+}
+
+static int dp__index_find_name(const dp_graph *g, const char *name)
+{
+    const dp__index *ix = (const dp__index *)g->dp__names;
+    size_t i;
+    if (!ix || !name) return -1;
+    for (i = (size_t)dp__hash_str(name) & (ix->cap - 1); ix->slot[i]; i = (i + 1) & (ix->cap - 1))
+        if (strcmp(g->name[ix->slot[i] - 1], name) == 0) return ix->slot[i] - 1;
+    return -1;
+}
+
+static int dp__index_find_edge(const dp_graph *g, int src, int dst)
+{
+    const dp__index *ix = (const dp__index *)g->dp__edges;
+    size_t i;
+    if (!ix) return -1;
+    for (i = (size_t)dp__mix(dp__edge_key(src, dst)) & (ix->cap - 1); ix->slot[i]; i = (i + 1) & (ix->cap - 1)) {
+        int e = ix->slot[i] - 1;
+        if (g->src[e] == src && g->dst[e] == dst) return e;
+    }
+    return -1;
+}
 
 void dp_graph_init(dp_graph *g)
 {
@@ -1112,17 +1231,14 @@ void dp_graph_init(dp_graph *g)
 
 static void dp__free_edge_set(dp_graph *g)
 {
-    dp__edge_entry *set = (dp__edge_entry *)g->dp__edges;
-    hmfree(set);
+    DP_FREE(g->dp__edges);
     g->dp__edges = NULL;
 }
 
 void dp_graph_free(dp_graph *g)
 {
     int i;
-    dp__name_entry *names;
     if (!g) return;
-    names = (dp__name_entry *)g->dp__names;
     for (i = 0; i < (int)arrlen(g->name); i++) DP_FREE(g->name[i]);
     arrfree(g->name); arrfree(g->kind); arrfree(g->compute); arrfree(g->out_bytes);
     arrfree(g->mem_bytes); arrfree(g->dev_time); arrfree(g->src); arrfree(g->dst);
@@ -1130,18 +1246,14 @@ void dp_graph_free(dp_graph *g)
     arrfree(g->bytes);
     DP_FREE(g->out_off); DP_FREE(g->out_edge); DP_FREE(g->in_off); DP_FREE(g->in_edge);
     DP_FREE(g->topo);
-    shfree(names);
+    DP_FREE(g->dp__names);
     dp__free_edge_set(g);
     dp_graph_init(g);
 }
 
 int dp_graph_find(const dp_graph *g, const char *name)
 {
-    dp__name_entry *names = (dp__name_entry *)g->dp__names;
-    ptrdiff_t i;
-    if (!names || !name) return -1;
-    i = shgeti(names, name);
-    return i < 0 ? -1 : names[i].value;
+    return dp__index_find_name(g, name);
 }
 
 static int dp__check_cost(double v, const char *what, const char *opname, dp_error *err)
@@ -1167,9 +1279,8 @@ int dp_graph_add_op(dp_graph *g, const dp_op_desc *op, int *id, dp_error *err)
 {
     char auto_name[32];
     const char *name;
-    char *copy;
+    char *copy = NULL;
     int n = g->n_ops, k, rc;
-    dp__name_entry *names = (dp__name_entry *)g->dp__names;
     if (g->finalized) return dp__fail(err, DP_ERR_ARG, "graph already finalised; cannot add op");
     if (n >= DP_MAX_OPS) return dp__fail(err, DP_ERR_LIMIT, "more than %d ops (the limit DP_MAX_OPS)", DP_MAX_OPS);
     if (op->name) name = op->name;
@@ -1186,8 +1297,8 @@ int dp_graph_add_op(dp_graph *g, const dp_op_desc *op, int *id, dp_error *err)
         (double)op->rows * op->cols > (double)(1 << 28) || (op->rows == 0) != (op->cols == 0))
         return dp__fail(err, DP_ERR_RANGE, "op '%s': shape %dx%d out of range (both 0, or 1..2^20 with at most 2^28 elements)", name, op->rows, op->cols);
     if (op->arg < 0) return dp__fail(err, DP_ERR_RANGE, "op '%s': arg %d is negative", name, op->arg);
-    if (names && shgeti(names, name) >= 0)
-        return dp__fail(err, DP_ERR_GRAPH, "duplicate op name '%s' (first defined as op %d)", name, dp_graph_find(g, name));
+    if ((k = dp_graph_find(g, name)) >= 0)
+        return dp__fail(err, DP_ERR_GRAPH, "duplicate op name '%s' (first defined as op %d)", name, k);
     if (op->n_dev_time < 0 || op->n_dev_time > DP_MAX_DEVICES)
         return dp__fail(err, DP_ERR_RANGE, "op '%s': %d per-device times (limit %d)", name, op->n_dev_time, DP_MAX_DEVICES);
     if (op->n_dev_time > 0) {
@@ -1203,10 +1314,15 @@ int dp_graph_add_op(dp_graph *g, const dp_op_desc *op, int *id, dp_error *err)
     } else if (g->n_dev_time > 0) {
         return dp__fail(err, DP_ERR_GRAPH, "op '%s': no per-device times, but earlier ops have %d", name, g->n_dev_time);
     }
-    copy = dp__strdup(name);
-    if (!copy) return dp__fail(err, DP_ERR_NOMEM, "out of memory adding op '%s'", name);
-    /* stb_ds grows with realloc and has no failure path; the limits above
-       bound what it is asked for. */
+    /* reserve everything first: a failure leaves the graph as it was */
+    {
+        size_t cnt = (size_t)n + 1, ndt = (size_t)(n == 0 ? op->n_dev_time : g->n_dev_time);
+        if (DP__GROW(g->name, cnt) || DP__GROW(g->kind, cnt) || DP__GROW(g->compute, cnt) ||
+            DP__GROW(g->out_bytes, cnt) || DP__GROW(g->mem_bytes, cnt) || DP__GROW(g->rows, cnt) ||
+            DP__GROW(g->cols, cnt) || DP__GROW(g->arg, cnt) || (ndt && DP__GROW(g->dev_time, cnt * ndt)) ||
+            dp__index_reserve(&g->dp__names, cnt, g, dp__name_hash) || !(copy = dp__strdup(name)))
+            return dp__fail(err, DP_ERR_NOMEM, "out of memory adding op '%s' (op %d)", name, n);
+    }
     if (n == 0 && op->n_dev_time > 0) g->n_dev_time = op->n_dev_time;
     arrput(g->name, copy);
     arrput(g->kind, op->kind);
@@ -1217,8 +1333,7 @@ int dp_graph_add_op(dp_graph *g, const dp_op_desc *op, int *id, dp_error *err)
     arrput(g->cols, op->cols);
     arrput(g->arg, op->arg);
     for (k = 0; k < g->n_dev_time; k++) arrput(g->dev_time, op->dev_time[k]);
-    shput(names, copy, n);
-    g->dp__names = names;
+    dp__index_put((dp__index *)g->dp__names, dp__hash_str(copy), n);
     g->n_ops = n + 1;
     if (id) *id = n;
     return 0;
@@ -1233,16 +1348,17 @@ int dp_graph_add_edge(dp_graph *g, int src, int dst, double bytes, dp_error *err
     if (src == dst) return dp__fail(err, DP_ERR_GRAPH, "self loop on op '%s'", g->name[src]);
     if (bytes != bytes || bytes == HUGE_VAL) return dp__fail(err, DP_ERR_RANGE, "edge %s -> %s: bytes '%g' is not finite", g->name[src], g->name[dst], bytes);
     if (bytes < 0) return dp__fail(err, DP_ERR_RANGE, "edge %s -> %s: bytes '%.10g' is negative", g->name[src], g->name[dst], bytes);
+    if (dp__index_find_edge(g, src, dst) >= 0) return dp__fail(err, DP_ERR_GRAPH, "duplicate edge %s -> %s", g->name[src], g->name[dst]);
     {
-        dp__edge_entry *set = (dp__edge_entry *)g->dp__edges;
-        uint64_t key = ((uint64_t)(uint32_t)src << 32) | (uint32_t)dst;
-        if (hmgeti(set, key) >= 0) return dp__fail(err, DP_ERR_GRAPH, "duplicate edge %s -> %s", g->name[src], g->name[dst]);
-        hmput(set, key, g->n_edges);
-        g->dp__edges = set;
+        size_t cnt = (size_t)g->n_edges + 1;
+        if (DP__GROW(g->src, cnt) || DP__GROW(g->dst, cnt) || DP__GROW(g->bytes, cnt) ||
+            dp__index_reserve(&g->dp__edges, cnt, g, dp__edge_hash))
+            return dp__fail(err, DP_ERR_NOMEM, "out of memory adding edge %s -> %s (edge %d)", g->name[src], g->name[dst], g->n_edges);
     }
     arrput(g->src, src);
     arrput(g->dst, dst);
     arrput(g->bytes, bytes);
+    dp__index_put((dp__index *)g->dp__edges, dp__edge_hash(g, g->n_edges), g->n_edges);
     g->n_edges++;
     return 0;
 }
@@ -1312,7 +1428,7 @@ static int dp__find_cycle_op(const dp_graph *g, const int *indeg)
 
 int dp_graph_finalize(dp_graph *g, dp_error *err)
 {
-    int n = g->n_ops, m = g->n_edges, i, k, cnt = 0;
+    int n = g->n_ops, m = g->n_edges, i, k, cnt = 0, rc;
     int *indeg = NULL, *heap = NULL;
     dp__opheap q;
     if (g->finalized) return 0;
@@ -1333,7 +1449,7 @@ int dp_graph_finalize(dp_graph *g, dp_error *err)
         for (k = g->out_off[i]; k < g->out_off[i + 1]; k++) {
             int d = g->dst[g->out_edge[k]];
             if (indeg[d] == i) {
-                dp__fail(err, DP_ERR_GRAPH, "duplicate edge %s -> %s", g->name[i], g->name[d]);
+                rc = dp__fail(err, DP_ERR_GRAPH, "duplicate edge %s -> %s", g->name[i], g->name[d]);
                 goto fail;
             }
             indeg[d] = i;
@@ -1353,7 +1469,7 @@ int dp_graph_finalize(dp_graph *g, dp_error *err)
     }
     if (cnt < n) {
         int v = dp__find_cycle_op(g, indeg);
-        dp__fail(err, DP_ERR_CYCLE, "cycle through op '%s' (%d ops on or behind cycles)", g->name[v], n - cnt);
+        rc = dp__fail(err, DP_ERR_CYCLE, "cycle through op '%s' (%d ops on or behind cycles)", g->name[v], n - cnt);
         goto fail;
     }
     DP_FREE(indeg); DP_FREE(heap);
@@ -1361,12 +1477,12 @@ int dp_graph_finalize(dp_graph *g, dp_error *err)
     g->finalized = 1;
     return 0;
 nomem:
-    if (err) err->code = DP_ERR_NOMEM;
+    rc = DP_ERR_NOMEM;   /* dp__alloc left the message */
 fail:
     DP_FREE(indeg); DP_FREE(heap);
     DP_FREE(g->out_off); DP_FREE(g->in_off); DP_FREE(g->out_edge); DP_FREE(g->in_edge); DP_FREE(g->topo);
     g->out_off = g->in_off = g->out_edge = g->in_edge = g->topo = NULL;
-    return err ? (int)err->code : (int)DP_ERR_GRAPH;
+    return rc;
 }
 
 int dp_graph_copy(dp_graph *dst, const dp_graph *src, dp_error *err)
@@ -1658,7 +1774,7 @@ static int dp__int_list(const dp__text *t, const char *s, long long **out, dp_er
         if (num[strspn(num, "0123456789")] != 0) return dp__fail(err, DP_ERR_PARSE, "%s:%d: '%s' is not a non-negative integer", t->name, t->line, num);
         if (dp__int(num, 0, (1LL << 53), &v)) return dp__fail(err, DP_ERR_RANGE, "%s:%d: integer overflow: '%s'", t->name, t->line, num);
         if (arrlen(*out) >= DP_MAX_EDGES) return dp__fail(err, DP_ERR_LIMIT, "%s:%d: more than %d entries", t->name, t->line, DP_MAX_EDGES);
-        arrput(*out, v);
+        if (DP__PUSH(*out, v)) return dp__fail(err, DP_ERR_NOMEM, "%s:%d: out of memory reading integers", t->name, t->line);
         s += l;
     }
     return 0;
@@ -1803,7 +1919,7 @@ static int dp__read_stg(dp_graph *g, dp__text *t, dp_error *err)
         for (j = 0; j < (int)np; j++) {
             if (!(s = dp__token(&k, &line))) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: truncated: task %d lists %lld predecessors, found %d", t->name, t->line, i, np, j); goto done; }
             if (dp__int(s, 0, n + 1, &v)) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: task %d: predecessor '%s' is not a task (0..%lld)", t->name, line, i, s, n + 1); goto done; }
-            arrput(esrc, (int)v); arrput(edst, i); arrput(eline, line);
+            if (DP__PUSH(esrc, (int)v) || DP__PUSH(edst, i) || DP__PUSH(eline, line)) { rc = dp__fail(err, DP_ERR_NOMEM, "%s:%d: out of memory reading the predecessors of task %d", t->name, line, i); goto done; }
         }
         snprintf(nm, sizeof nm, "t%d", i);
         d.name = nm;
@@ -1873,6 +1989,7 @@ int dp_graph_read_mem(dp_graph *g, const char *buf, size_t len, const char *name
     case DP_FORMAT_STG:     rc = dp__read_stg(g, &t, err); break;
     default: rc = dp__fail(err, DP_ERR_ARG, "%s: unknown format %d", name, (int)fmt);
     }
+    if (rc && t.nomem) rc = dp__fail(err, DP_ERR_NOMEM, "%s:%d: out of memory reading the line", name, t.line);
     dp__text_free(&t);
     if (!rc) {
         g->format = fmt;
@@ -2587,6 +2704,17 @@ static int dp__bounds(const dp_graph *g, const dp_cluster *c, double *cp, double
     return 0;
 }
 
+/* dp_lower_bound that reports running out of memory. */
+static int dp__lower_bound(const dp_graph *g, const dp_cluster *c, double *lb, dp_error *err)
+{
+    double cp, work;
+    int depth;
+    *lb = 0;
+    if (dp__bounds(g, c, &cp, &work, &depth)) return dp__fail(err, DP_ERR_NOMEM, "out of memory computing the lower bound (%d ops)", g->n_ops);
+    *lb = cp > work ? cp : work;
+    return 0;
+}
+
 double dp_lower_bound(const dp_graph *g, const dp_cluster *c)
 {
     double cp, work;
@@ -2993,7 +3121,9 @@ int dp_place(dp_method m, const dp_graph *g, const dp_cluster *c, const dp_place
         r.simulations++;   /* the scoring run */
         r.makespan = sim.makespan;
         if (m != DP_METHOD_CP && m != DP_METHOD_HEFT) r.schedule_length = r.makespan;
-        r.lower_bound = dp_lower_bound(g, c);
+        rc = dp__lower_bound(g, c, &r.lower_bound, err);
+    }
+    if (!rc) {
         r.seconds = dp_now() - t_begin;
         if (res) *res = r;
         memcpy(out, assign, sizeof(int) * (size_t)g->n_ops);
@@ -3041,7 +3171,8 @@ int dp_gantt_svg_file(FILE *f, const dp_sim *s, const int *assign, const dp_gant
     nd = c->n;
     ms = s->makespan > 0 ? s->makespan : 1;
     sx = (W - left - right) / ms;
-    lb = opts && opts->lower_bound > 0 ? opts->lower_bound : dp_lower_bound(g, c);
+    if (opts && opts->lower_bound > 0) lb = opts->lower_bound;
+    else if (dp__lower_bound(g, c, &lb, err)) return DP_ERR_NOMEM;
     H = top + nd * (lane + gap) + 40;
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%.0f\" viewBox=\"0 0 %d %.0f\" font-family=\"sans-serif\" font-size=\"11\">\n", W, H, W, H);
     fprintf(f, "<defs><marker id=\"arr\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"5\" markerHeight=\"5\" orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#555\"/></marker></defs>\n");
@@ -3148,11 +3279,11 @@ int dp_gen(dp_graph *g, const dp_gen_opts *opts, dp_error *err)
         int sz = (int)floor(o.width * (1 + (1 - o.regularity) * (2 * dp_rng_uniform(&rng) - 1)) + 0.5);
         if (sz < 1) sz = 1;
         if (sz > o.nodes - placed) sz = o.nodes - placed;
-        arrput(level_start, placed);
+        if (DP__PUSH(level_start, placed)) goto nomem;
         placed += sz;
         nlev++;
     }
-    arrput(level_start, placed);
+    if (DP__PUSH(level_start, placed)) goto nomem;
     /* ops: compute uniform integer 1..10; output bytes so that mean
        transfer time / mean compute time = ccr on a unit cluster */
     mean_bytes = o.ccr * 5.5;
@@ -3178,6 +3309,9 @@ int dp_gen(dp_graph *g, const dp_gen_opts *opts, dp_error *err)
                     if ((rc = dp_graph_add_edge(g, j, i, g->out_bytes[j], err))) goto done;
         }
     rc = dp_graph_finalize(g, err);
+    goto done;
+nomem:
+    rc = dp__fail(err, DP_ERR_NOMEM, "gen: out of memory for the levels");
 done:
     arrfree(level_start);
     if (rc) dp_graph_free(g);
@@ -3318,6 +3452,7 @@ static void dp__gnn_buf_free(dp__gnn_buf *b)
 {
     DP_FREE(b->h); DP_FREE(b->pre); DP_FREE(b->mf); DP_FREE(b->mb);
     DP_FREE(b->gh); DP_FREE(b->gtmp); DP_FREE(b->gm);
+    memset(b, 0, sizeof *b);
 }
 
 static int dp__gnn_buf_init(dp__gnn_buf *b, int n, int H, int R, int train, dp_error *err)
@@ -3408,7 +3543,7 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
     dp_blevel(g, c, x->bl);
     dp_tlevel(g, c, x->tl);
     dp__mean_link(c, &lat, &ibw);
-    x->lower_bound = dp_lower_bound(g, c);
+    if ((rc = dp__lower_bound(g, c, &x->lower_bound, err))) { dp__gctx_free(x); return rc; }
     x->scale = x->lower_bound > 0 ? x->lower_bound : 1;
     /* raw features, then z-scores per column */
     for (v = 0; v < n; v++) {
@@ -4074,7 +4209,7 @@ static int dp__pt_init(dp__pctx *x, const dp_graph *g, const dp_cluster *c, cons
         x->m0 = pr.makespan;
     }
     if (!(x->m0 > 0)) { dp__pt_free(x); return dp__fail(err, DP_ERR_RANGE, "placeto: the starting placement has makespan %g; nothing to improve", x->m0); }
-    x->lower_bound = dp_lower_bound(g, c);
+    if ((rc = dp__lower_bound(g, c, &x->lower_bound, err))) { dp__pt_free(x); return rc; }
     return 0;
 nomem:
     dp__pt_free(x);
@@ -5713,6 +5848,7 @@ int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *e
             dp_exec_result r1, r2;
             int N = 400, i, *as = (int *)dp__alloc((size_t)N, sizeof(int), err, "calibration");
             if (!as) { rc = DP_ERR_NOMEM; goto done; }
+            memset(&c2, 0, sizeof c2);
             dp_graph_init(&ch);
             for (i = 0; i < N && !rc; i++) {
                 dp_op_desc dd;
@@ -5732,7 +5868,7 @@ int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *e
                 if (!rc) { lat = (r2.wall_median - r1.wall_median) / (N - 1); dp_exec_result_free(&r2); }
                 dp_exec_result_free(&r1);
             }
-            if (!rc) dp_cluster_free(&c2);
+            dp_cluster_free(&c2);
             dp_graph_free(&ch);
             DP_FREE(as);
             if (rc) goto done;
