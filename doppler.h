@@ -1146,11 +1146,11 @@ static int dp__grow(void *arrp, size_t elem, size_t need)
 
 /* ---- an index of ids by key ---------------------------------------------
    Open addressing with linear probing, at most half full. A slot holds
-   id + 1 (0: empty); the key of an id is read from the graph (the op's
-   name, the edge's endpoints), so the table holds no keys and no strings.
-   Growing is its only allocation, and is done before anything changes. */
-typedef struct dp__index { size_t cap, count; int *slot; } dp__index;
-typedef uint64_t (*dp__keyhash)(const dp_graph *g, int id);
+   the top 32 bits of the key's hash (which also give its position) and
+   id + 1 (0: empty); the key itself is read from the graph (the op's
+   name, the edge's endpoints), so the table holds no strings. Growing is
+   its only allocation and is done before anything else changes. */
+typedef struct dp__index { size_t cap; uint64_t *slot; } dp__index;
 
 static uint64_t dp__mix(uint64_t z)
 {
@@ -1166,58 +1166,59 @@ static uint64_t dp__hash_str(const char *s)
     return dp__mix(h);
 }
 
-static uint64_t dp__edge_key(int src, int dst) { return ((uint64_t)(uint32_t)src << 32) | (uint32_t)dst; }
-static uint64_t dp__name_hash(const dp_graph *g, int id) { return dp__hash_str(g->name[id]); }
-static uint64_t dp__edge_hash(const dp_graph *g, int id) { return dp__mix(dp__edge_key(g->src[id], g->dst[id])); }
+static uint64_t dp__hash_edge(int src, int dst) { return dp__mix(((uint64_t)(uint32_t)src << 32) | (uint32_t)dst); }
 
 static void dp__index_put(dp__index *ix, uint64_t h, int id)
 {
-    size_t i = (size_t)h & (ix->cap - 1);
+    size_t i = (size_t)(h >> 32) & (ix->cap - 1);
     while (ix->slot[i]) i = (i + 1) & (ix->cap - 1);
-    ix->slot[i] = id + 1;
-    ix->count++;
+    ix->slot[i] = (h & 0xffffffff00000000ULL) | (uint32_t)(id + 1);
 }
 
 /* Room for `count` ids in *pix (made on first use); 0, or -1 when out of
    memory (the index unchanged). */
-static int dp__index_reserve(void **pix, size_t count, const dp_graph *g, dp__keyhash kh)
+static int dp__index_reserve(void **pix, size_t count)
 {
     dp__index *ix = (dp__index *)*pix, *nx;
     size_t cap = 16, i;
     if (ix && 2 * count <= ix->cap) return 0;
     while (cap < 2 * count) cap *= 2;
-    nx = (dp__index *)DP_MALLOC(sizeof *nx + cap * sizeof(int));
+    nx = (dp__index *)DP_MALLOC(sizeof *nx + cap * sizeof(uint64_t));
     if (!nx) return -1;
-    nx->cap = cap; nx->count = 0; nx->slot = (int *)(nx + 1);
-    memset(nx->slot, 0, cap * sizeof(int));
+    nx->cap = cap; nx->slot = (uint64_t *)(nx + 1);
+    memset(nx->slot, 0, cap * sizeof(uint64_t));
     if (ix) {
         for (i = 0; i < ix->cap; i++)
-            if (ix->slot[i]) dp__index_put(nx, kh(g, ix->slot[i] - 1), ix->slot[i] - 1);
+            if (ix->slot[i]) dp__index_put(nx, ix->slot[i], (int)(uint32_t)ix->slot[i] - 1);
         DP_FREE(ix);
     }
     *pix = nx;
     return 0;
 }
 
-static int dp__index_find_name(const dp_graph *g, const char *name)
+static int dp__index_find_name(const dp_graph *g, const char *name, uint64_t h)
 {
     const dp__index *ix = (const dp__index *)g->dp__names;
     size_t i;
-    if (!ix || !name) return -1;
-    for (i = (size_t)dp__hash_str(name) & (ix->cap - 1); ix->slot[i]; i = (i + 1) & (ix->cap - 1))
-        if (strcmp(g->name[ix->slot[i] - 1], name) == 0) return ix->slot[i] - 1;
+    if (!ix) return -1;
+    for (i = (size_t)(h >> 32) & (ix->cap - 1); ix->slot[i]; i = (i + 1) & (ix->cap - 1))
+        if ((ix->slot[i] >> 32) == (h >> 32)) {
+            int id = (int)(uint32_t)ix->slot[i] - 1;
+            if (strcmp(g->name[id], name) == 0) return id;
+        }
     return -1;
 }
 
-static int dp__index_find_edge(const dp_graph *g, int src, int dst)
+static int dp__index_find_edge(const dp_graph *g, int src, int dst, uint64_t h)
 {
     const dp__index *ix = (const dp__index *)g->dp__edges;
     size_t i;
     if (!ix) return -1;
-    for (i = (size_t)dp__mix(dp__edge_key(src, dst)) & (ix->cap - 1); ix->slot[i]; i = (i + 1) & (ix->cap - 1)) {
-        int e = ix->slot[i] - 1;
-        if (g->src[e] == src && g->dst[e] == dst) return e;
-    }
+    for (i = (size_t)(h >> 32) & (ix->cap - 1); ix->slot[i]; i = (i + 1) & (ix->cap - 1))
+        if ((ix->slot[i] >> 32) == (h >> 32)) {
+            int e = (int)(uint32_t)ix->slot[i] - 1;
+            if (g->src[e] == src && g->dst[e] == dst) return e;
+        }
     return -1;
 }
 
@@ -1253,7 +1254,7 @@ void dp_graph_free(dp_graph *g)
 
 int dp_graph_find(const dp_graph *g, const char *name)
 {
-    return dp__index_find_name(g, name);
+    return name ? dp__index_find_name(g, name, dp__hash_str(name)) : -1;
 }
 
 static int dp__check_cost(double v, const char *what, const char *opname, dp_error *err)
@@ -1281,6 +1282,7 @@ int dp_graph_add_op(dp_graph *g, const dp_op_desc *op, int *id, dp_error *err)
     const char *name;
     char *copy = NULL;
     int n = g->n_ops, k, rc;
+    uint64_t h;
     if (g->finalized) return dp__fail(err, DP_ERR_ARG, "graph already finalised; cannot add op");
     if (n >= DP_MAX_OPS) return dp__fail(err, DP_ERR_LIMIT, "more than %d ops (the limit DP_MAX_OPS)", DP_MAX_OPS);
     if (op->name) name = op->name;
@@ -1297,7 +1299,8 @@ int dp_graph_add_op(dp_graph *g, const dp_op_desc *op, int *id, dp_error *err)
         (double)op->rows * op->cols > (double)(1 << 28) || (op->rows == 0) != (op->cols == 0))
         return dp__fail(err, DP_ERR_RANGE, "op '%s': shape %dx%d out of range (both 0, or 1..2^20 with at most 2^28 elements)", name, op->rows, op->cols);
     if (op->arg < 0) return dp__fail(err, DP_ERR_RANGE, "op '%s': arg %d is negative", name, op->arg);
-    if ((k = dp_graph_find(g, name)) >= 0)
+    h = dp__hash_str(name);
+    if ((k = dp__index_find_name(g, name, h)) >= 0)
         return dp__fail(err, DP_ERR_GRAPH, "duplicate op name '%s' (first defined as op %d)", name, k);
     if (op->n_dev_time < 0 || op->n_dev_time > DP_MAX_DEVICES)
         return dp__fail(err, DP_ERR_RANGE, "op '%s': %d per-device times (limit %d)", name, op->n_dev_time, DP_MAX_DEVICES);
@@ -1320,7 +1323,7 @@ int dp_graph_add_op(dp_graph *g, const dp_op_desc *op, int *id, dp_error *err)
         if (DP__GROW(g->name, cnt) || DP__GROW(g->kind, cnt) || DP__GROW(g->compute, cnt) ||
             DP__GROW(g->out_bytes, cnt) || DP__GROW(g->mem_bytes, cnt) || DP__GROW(g->rows, cnt) ||
             DP__GROW(g->cols, cnt) || DP__GROW(g->arg, cnt) || (ndt && DP__GROW(g->dev_time, cnt * ndt)) ||
-            dp__index_reserve(&g->dp__names, cnt, g, dp__name_hash) || !(copy = dp__strdup(name)))
+            dp__index_reserve(&g->dp__names, cnt) || !(copy = dp__strdup(name)))
             return dp__fail(err, DP_ERR_NOMEM, "out of memory adding op '%s' (op %d)", name, n);
     }
     if (n == 0 && op->n_dev_time > 0) g->n_dev_time = op->n_dev_time;
@@ -1333,7 +1336,7 @@ int dp_graph_add_op(dp_graph *g, const dp_op_desc *op, int *id, dp_error *err)
     arrput(g->cols, op->cols);
     arrput(g->arg, op->arg);
     for (k = 0; k < g->n_dev_time; k++) arrput(g->dev_time, op->dev_time[k]);
-    dp__index_put((dp__index *)g->dp__names, dp__hash_str(copy), n);
+    dp__index_put((dp__index *)g->dp__names, h, n);
     g->n_ops = n + 1;
     if (id) *id = n;
     return 0;
@@ -1341,6 +1344,7 @@ int dp_graph_add_op(dp_graph *g, const dp_op_desc *op, int *id, dp_error *err)
 
 int dp_graph_add_edge(dp_graph *g, int src, int dst, double bytes, dp_error *err)
 {
+    uint64_t h;
     if (g->finalized) return dp__fail(err, DP_ERR_ARG, "graph already finalised; cannot add edge");
     if (g->n_edges >= DP_MAX_EDGES) return dp__fail(err, DP_ERR_LIMIT, "more than %d edges (the limit DP_MAX_EDGES)", DP_MAX_EDGES);
     if (src < 0 || src >= g->n_ops) return dp__fail(err, DP_ERR_GRAPH, "edge source %d is not an op (0..%d)", src, g->n_ops - 1);
@@ -1348,17 +1352,18 @@ int dp_graph_add_edge(dp_graph *g, int src, int dst, double bytes, dp_error *err
     if (src == dst) return dp__fail(err, DP_ERR_GRAPH, "self loop on op '%s'", g->name[src]);
     if (bytes != bytes || bytes == HUGE_VAL) return dp__fail(err, DP_ERR_RANGE, "edge %s -> %s: bytes '%g' is not finite", g->name[src], g->name[dst], bytes);
     if (bytes < 0) return dp__fail(err, DP_ERR_RANGE, "edge %s -> %s: bytes '%.10g' is negative", g->name[src], g->name[dst], bytes);
-    if (dp__index_find_edge(g, src, dst) >= 0) return dp__fail(err, DP_ERR_GRAPH, "duplicate edge %s -> %s", g->name[src], g->name[dst]);
+    h = dp__hash_edge(src, dst);
+    if (dp__index_find_edge(g, src, dst, h) >= 0) return dp__fail(err, DP_ERR_GRAPH, "duplicate edge %s -> %s", g->name[src], g->name[dst]);
     {
         size_t cnt = (size_t)g->n_edges + 1;
         if (DP__GROW(g->src, cnt) || DP__GROW(g->dst, cnt) || DP__GROW(g->bytes, cnt) ||
-            dp__index_reserve(&g->dp__edges, cnt, g, dp__edge_hash))
+            dp__index_reserve(&g->dp__edges, cnt))
             return dp__fail(err, DP_ERR_NOMEM, "out of memory adding edge %s -> %s (edge %d)", g->name[src], g->name[dst], g->n_edges);
     }
     arrput(g->src, src);
     arrput(g->dst, dst);
     arrput(g->bytes, bytes);
-    dp__index_put((dp__index *)g->dp__edges, dp__edge_hash(g, g->n_edges), g->n_edges);
+    dp__index_put((dp__index *)g->dp__edges, h, g->n_edges);
     g->n_edges++;
     return 0;
 }
