@@ -134,6 +134,7 @@ extern "C" {
 #define DP_MAX_DEVICES    256                /* devices in one cluster    */
 #define DP_MAX_NAME       127                /* bytes in an op name       */
 #define DP_MAX_FILE_BYTES ((size_t)1 << 30)  /* bytes in one input file   */
+#define DP_MAX_LAYERS     64                 /* message-passing rounds    */
 
 /* ======================================================================
    >>api-errors
@@ -791,6 +792,7 @@ double   dp_now(void);                         /* monotonic seconds     */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 /* The allocator: every allocation of the implementation (stb_ds's arrays
@@ -915,30 +917,42 @@ double dp_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Read a whole file (at most DP_MAX_FILE_BYTES) into a NUL-terminated buffer. */
+/* Read a whole file (at most DP_MAX_FILE_BYTES) into a NUL-terminated
+   buffer. A regular file's size is checked before anything is allocated,
+   and its buffer is made to measure; other files (pipes) grow by doubling
+   up to the limit. */
 static int dp__slurp(const char *path, char **out, size_t *len, dp_error *err)
 {
     FILE *f;
     char *buf = NULL;
-    size_t cap = 0, n = 0;
+    size_t cap = 65536, n = 0;
+    struct stat st;
     *out = NULL; *len = 0;
     if (!path) return dp__fail(err, DP_ERR_ARG, "no file name given");
     f = fopen(path, "rb");
     if (!f) return dp__fail(err, DP_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode)) {
+        if ((uint64_t)st.st_size > (uint64_t)DP_MAX_FILE_BYTES) {
+            fclose(f);
+            return dp__fail(err, DP_ERR_LIMIT, "%s: %llu bytes, larger than the limit of %zu bytes (DP_MAX_FILE_BYTES)",
+                            path, (unsigned long long)st.st_size, (size_t)DP_MAX_FILE_BYTES);
+        }
+        cap = (size_t)st.st_size + 2;   /* one spare byte sees the end */
+    }
     for (;;) {
         size_t got;
-        if (n + 65536 + 1 > cap) {
+        if (n + 1 >= cap || !buf) {
             char *nb;
-            cap = cap ? cap * 2 : 65536 * 2;
-            nb = (char *)DP_REALLOC(buf, cap);
-            if (!nb) { DP_FREE(buf); fclose(f); return dp__fail(err, DP_ERR_NOMEM, "%s: out of memory reading the file", path); }
-            buf = nb;
+            size_t nc = !buf ? cap : cap > (DP_MAX_FILE_BYTES + 2) / 2 ? DP_MAX_FILE_BYTES + 2 : 2 * cap;
+            nb = (char *)DP_REALLOC(buf, nc);
+            if (!nb) { DP_FREE(buf); fclose(f); return dp__fail(err, DP_ERR_NOMEM, "%s: out of memory reading the file (%zu bytes)", path, nc); }
+            buf = nb; cap = nc;
         }
         got = fread(buf + n, 1, cap - n - 1, f);
         n += got;
         if (n > DP_MAX_FILE_BYTES) {
             DP_FREE(buf); fclose(f);
-            return dp__fail(err, DP_ERR_LIMIT, "%s: file larger than the limit of %zu bytes", path, (size_t)DP_MAX_FILE_BYTES);
+            return dp__fail(err, DP_ERR_LIMIT, "%s: file larger than the limit of %zu bytes (DP_MAX_FILE_BYTES)", path, (size_t)DP_MAX_FILE_BYTES);
         }
         if (got == 0) break;
     }
@@ -1090,6 +1104,20 @@ static int dp__int(const char *s, long long lo, long long hi, long long *out)
     if (errno == ERANGE || v < lo || v > hi) return -2;
     *out = v;
     return 0;
+}
+
+/* A count in [lo, hi] (hi a DP_MAX_* limit): 0, or the code of its
+   failure: `bad` when unreadable, RANGE for integer overflow or below lo,
+   LIMIT above hi (refused before anything is sized by it). */
+static dp_code dp__count(const char *s, long long lo, long long hi, long long *out, dp_code bad)
+{
+    long long v;
+    int r = dp__int(s, LLONG_MIN, LLONG_MAX, &v);
+    if (r == -1) return bad;
+    if (r || v < lo) return DP_ERR_RANGE;
+    if (v > hi) return DP_ERR_LIMIT;
+    *out = v;
+    return DP_OK;
 }
 
 /* ======================================================================
@@ -1303,7 +1331,7 @@ int dp_graph_add_op(dp_graph *g, const dp_op_desc *op, int *id, dp_error *err)
     if ((k = dp__index_find_name(g, name, h)) >= 0)
         return dp__fail(err, DP_ERR_GRAPH, "duplicate op name '%s' (first defined as op %d)", name, k);
     if (op->n_dev_time < 0 || op->n_dev_time > DP_MAX_DEVICES)
-        return dp__fail(err, DP_ERR_RANGE, "op '%s': %d per-device times (limit %d)", name, op->n_dev_time, DP_MAX_DEVICES);
+        return dp__fail(err, op->n_dev_time < 0 ? DP_ERR_RANGE : DP_ERR_LIMIT, "op '%s': %d per-device times (limit %d, DP_MAX_DEVICES)", name, op->n_dev_time, DP_MAX_DEVICES);
     if (op->n_dev_time > 0) {
         if (n > 0 && g->n_dev_time == 0)
             return dp__fail(err, DP_ERR_GRAPH, "op '%s': per-device times given, but earlier ops have none", name);
@@ -1633,13 +1661,15 @@ static int dp__read_native(dp_graph *g, dp__text *t, dp_error *err)
             if (bw && r) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: units bandwidth '%s' must be a positive number", t->name, t->line, bw); goto done; }
         } else if (strcmp(tok[0], "external_inputs") == 0) {
             long long k;
-            if (n != 2 || dp__int(tok[1], 0, DP_MAX_OPS, &k)) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: external_inputs '%s' is not a count in 0..%d", t->name, t->line, n > 1 ? tok[1] : "", DP_MAX_OPS); goto done; }
+            dp_code bad = n != 2 ? DP_ERR_PARSE : dp__count(tok[1], 0, DP_MAX_OPS, &k, DP_ERR_PARSE);
+            if (bad) { rc = dp__fail(err, bad, "%s:%d: external_inputs '%s' is not a count in 0..%d (DP_MAX_OPS)", t->name, t->line, n > 1 ? tok[1] : "", DP_MAX_OPS); goto done; }
             g->n_ext_inputs = (int)k;
             used[1] = 1;
         } else if (strcmp(tok[0], "devtimes") == 0) {
             long long k;
             if (any_op) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: 'devtimes' must come before the first op", t->name, t->line); goto done; }
-            if (n != 2 || dp__int(tok[1], 1, DP_MAX_DEVICES, &k)) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: devtimes '%s' is not a count in 1..%d", t->name, t->line, n > 1 ? tok[1] : "", DP_MAX_DEVICES); goto done; }
+            dp_code bad = n != 2 ? DP_ERR_RANGE : dp__count(tok[1], 1, DP_MAX_DEVICES, &k, DP_ERR_RANGE);
+            if (bad) { rc = dp__fail(err, bad, "%s:%d: devtimes '%s' is not a count in 1..%d (DP_MAX_DEVICES)", t->name, t->line, n > 1 ? tok[1] : "", DP_MAX_DEVICES); goto done; }
             n_dev_time = (int)k;
             used[1] = 1;
             DP_FREE(times);
@@ -1802,12 +1832,12 @@ static int dp__read_doppler(dp_graph *g, dp__text *t, dp_error *err)
     if ((rc = dp__int_list(t, t->buf, &vals, err))) goto done;
     if (arrlen(vals) != 1) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: line 1 must hold one node count, found %d numbers", t->name, t->line, (int)arrlen(vals)); goto done; }
     n_total = vals[0];
-    if (n_total > (long long)DP_MAX_OPS * 2) { rc = dp__fail(err, DP_ERR_LIMIT, "%s:%d: node count '%lld' exceeds the limit %d", t->name, t->line, n_total, DP_MAX_OPS); goto done; }
+    if (n_total > (long long)DP_MAX_OPS * 2) { rc = dp__fail(err, DP_ERR_LIMIT, "%s:%d: node count '%lld' exceeds the limit %lld (DP_MAX_OPS ops and as many inputs)", t->name, t->line, n_total, (long long)DP_MAX_OPS * 2); goto done; }
     if ((r = dp__text_line(t, 0)) <= 0) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: truncated: missing the input-id line", t->name, t->line + 1); goto done; }
     if ((rc = dp__int_list(t, t->buf, &ids, err))) goto done;
     m = n_total - arrlen(ids);
     if (m <= 0) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: %d input ids leave no ops out of %lld nodes", t->name, t->line, (int)arrlen(ids), n_total); goto done; }
-    if (m > DP_MAX_OPS) { rc = dp__fail(err, DP_ERR_LIMIT, "%s:%d: %lld ops exceed the limit %d", t->name, t->line, m, DP_MAX_OPS); goto done; }
+    if (m > DP_MAX_OPS) { rc = dp__fail(err, DP_ERR_LIMIT, "%s:%d: %lld ops exceed the limit %d (DP_MAX_OPS)", t->name, t->line, m, DP_MAX_OPS); goto done; }
     g->n_ext_inputs = (int)arrlen(ids);
     if ((r = dp__text_line(t, 0)) <= 0) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: truncated: missing the edge-source line", t->name, t->line + 1); goto done; }
     line_src = t->line;
@@ -1909,7 +1939,7 @@ static int dp__read_stg(dp_graph *g, dp__text *t, dp_error *err)
     k.t = t; k.p = NULL;
     if (!(s = dp__token(&k, &line))) return dp__fail(err, DP_ERR_PARSE, "%s:%d: empty file (expected the task count)", t->name, t->line > 0 ? t->line : 1);
     if (dp__int(s, 1, LLONG_MAX, &n)) return dp__fail(err, DP_ERR_RANGE, "%s:%d: task count '%s' is not a positive integer", t->name, line, s);
-    if (n + 2 > DP_MAX_OPS) return dp__fail(err, DP_ERR_LIMIT, "%s:%d: task count '%s' exceeds the limit %d", t->name, line, s, DP_MAX_OPS - 2);
+    if (n > DP_MAX_OPS - 2) return dp__fail(err, DP_ERR_LIMIT, "%s:%d: task count '%s' exceeds the limit %d (DP_MAX_OPS with the entry and exit tasks)", t->name, line, s, DP_MAX_OPS - 2);
     for (i = 0; i < (int)n + 2; i++) {
         dp_op_desc d;
         char nm[32];
@@ -1979,7 +2009,7 @@ int dp_graph_read_mem(dp_graph *g, const char *buf, size_t len, const char *name
     dp_graph_init(g);
     dp__ok(err);
     if (!name) name = "<memory>";
-    if (len > DP_MAX_FILE_BYTES) return dp__fail(err, DP_ERR_LIMIT, "%s: %zu bytes exceed the limit of %zu", name, len, (size_t)DP_MAX_FILE_BYTES);
+    if (len > DP_MAX_FILE_BYTES) return dp__fail(err, DP_ERR_LIMIT, "%s: %zu bytes exceed the limit of %zu (DP_MAX_FILE_BYTES)", name, len, (size_t)DP_MAX_FILE_BYTES);
     if ((rc = dp__text_init(&t, buf, len, name, err))) return rc;
     if (fmt == DP_FORMAT_AUTO) {
         fmt = dp_format_detect(buf, len);
@@ -2054,6 +2084,8 @@ int dp_assign_read_mem(const char *buf, size_t len, const char *name, int n_ops,
     int rc, r, count = 0;
     int *tmp;
     if (!name) name = "<memory>";
+    if (len > DP_MAX_FILE_BYTES) return dp__fail(err, DP_ERR_LIMIT, "%s: %zu bytes exceed the limit of %zu (DP_MAX_FILE_BYTES)", name, len, (size_t)DP_MAX_FILE_BYTES);
+    if (n_ops < 1 || n_ops > DP_MAX_OPS || n_devices < 1) return dp__fail(err, DP_ERR_ARG, "%s: %d ops on %d devices: not a graph and cluster", name, n_ops, n_devices);
     if ((rc = dp__text_init(&t, buf, len, name, err))) return rc;
     tmp = (int *)dp__alloc((size_t)n_ops, sizeof(int), err, "assignment");
     if (!tmp) return DP_ERR_NOMEM;
@@ -2117,7 +2149,7 @@ int dp_cluster_homogeneous(dp_cluster *c, int n, double speed, double bandwidth,
 {
     int a, b;
     memset(c, 0, sizeof *c);
-    if (n < 1 || n > DP_MAX_DEVICES) return dp__fail(err, DP_ERR_RANGE, "device count %d not in 1..%d", n, DP_MAX_DEVICES);
+    if (n < 1 || n > DP_MAX_DEVICES) return dp__fail(err, n < 1 ? DP_ERR_RANGE : DP_ERR_LIMIT, "device count %d not in 1..%d (DP_MAX_DEVICES)", n, DP_MAX_DEVICES);
     if (!(speed > 0) || speed == HUGE_VAL) return dp__fail(err, DP_ERR_RANGE, "device speed %g must be positive and finite", speed);
     if (!(bandwidth > 0)) return dp__fail(err, DP_ERR_RANGE, "bandwidth %g must be positive", bandwidth);
     if (!(latency >= 0) || latency == HUGE_VAL) return dp__fail(err, DP_ERR_RANGE, "latency %g must be finite and >= 0", latency);
@@ -2152,7 +2184,8 @@ int dp_cluster_preset(dp_cluster *c, const char *name, dp_error *err)
     memset(c, 0, sizeof *c);
     if (strcmp(name, "reference") == 0) return dp_cluster_homogeneous(c, 4, 1e10, 1e10, 0.0, err);
     if (strncmp(name, "homogeneous:", 12) == 0) {
-        if (dp__int(name + 12, 1, DP_MAX_DEVICES, &n)) return dp__fail(err, DP_ERR_RANGE, "preset '%s': device count not in 1..%d", name, DP_MAX_DEVICES);
+        dp_code bad = dp__count(name + 12, 1, DP_MAX_DEVICES, &n, DP_ERR_RANGE);
+        if (bad) return dp__fail(err, bad, "preset '%s': device count not in 1..%d (DP_MAX_DEVICES)", name, DP_MAX_DEVICES);
         return dp_cluster_homogeneous(c, (int)n, 1.0, 1.0, 0.0, err);
     }
     return dp__fail(err, DP_ERR_ARG, "unknown cluster preset '%s' (known: reference, homogeneous:N)", name);
@@ -2167,6 +2200,7 @@ int dp_cluster_read_mem(dp_cluster *c, const char *buf, size_t len, const char *
     double speed = 1, bw = 1, lat = 0, mem = 0;
     memset(c, 0, sizeof *c);
     if (!name) name = "<memory>";
+    if (len > DP_MAX_FILE_BYTES) return dp__fail(err, DP_ERR_LIMIT, "%s: %zu bytes exceed the limit of %zu (DP_MAX_FILE_BYTES)", name, len, (size_t)DP_MAX_FILE_BYTES);
     if ((rc = dp__text_init(&t, buf, len, name, err))) return rc;
     while ((r = dp__text_line(&t, 1)) > 0) {
         int n = dp__split(t.buf, tok, DP__MAX_TOKENS);
@@ -2184,7 +2218,8 @@ int dp_cluster_read_mem(dp_cluster *c, const char *buf, size_t len, const char *
         }
         if (strcmp(tok[0], "devices") == 0) {
             if (c->n) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: 'devices' given twice", name, t.line); goto done; }
-            if (n != 2 || dp__int(tok[1], 1, DP_MAX_DEVICES, &k)) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: device count '%s' not in 1..%d", name, t.line, n > 1 ? tok[1] : "", DP_MAX_DEVICES); goto done; }
+            dp_code bad = n != 2 ? DP_ERR_RANGE : dp__count(tok[1], 1, DP_MAX_DEVICES, &k, DP_ERR_RANGE);
+            if (bad) { rc = dp__fail(err, bad, "%s:%d: device count '%s' not in 1..%d (DP_MAX_DEVICES)", name, t.line, n > 1 ? tok[1] : "", DP_MAX_DEVICES); goto done; }
             if ((rc = dp_cluster_homogeneous(c, (int)k, speed, bw, lat, err))) goto done;
             for (i = 0; i < c->n; i++) c->memory[i] = mem;
             continue;
@@ -3267,7 +3302,7 @@ int dp_gen(dp_graph *g, const dp_gen_opts *opts, dp_error *err)
     if (opts) o = *opts;
     dp_graph_init(g);
     if (o.nodes == 0) o.nodes = 100;
-    if (o.nodes < 1 || o.nodes > DP_MAX_OPS) return dp__fail(err, DP_ERR_RANGE, "gen: nodes %d not in 1..%d", o.nodes, DP_MAX_OPS);
+    if (o.nodes < 1 || o.nodes > DP_MAX_OPS) return dp__fail(err, o.nodes < 1 ? DP_ERR_RANGE : DP_ERR_LIMIT, "gen: nodes %d not in 1..%d (DP_MAX_OPS)", o.nodes, DP_MAX_OPS);
     if (o.width == 0) o.width = (int)ceil(sqrt((double)o.nodes));
     if (o.width < 1) return dp__fail(err, DP_ERR_RANGE, "gen: width %d must be >= 1", o.width);
     if (o.density == 0) o.density = 0.3;
@@ -4433,10 +4468,10 @@ static int dp__policy_alloc(dp_policy *p, const dp_policy_opts *opts, dp_error *
     pt = p->opts.algo == DP_ALGO_PLACETO;
     if (p->opts.hidden == 0) p->opts.hidden = 32;
     if (p->opts.layers == 0) p->opts.layers = pt ? 1 : 3;
-    if (p->opts.hidden < 1 || p->opts.hidden > DP_MAX_HIDDEN) return dp__fail(err, DP_ERR_RANGE, "hidden size %d not in 1..%d", p->opts.hidden, DP_MAX_HIDDEN);
-    if (p->opts.layers < 0 || p->opts.layers > 64) return dp__fail(err, DP_ERR_RANGE, "layers %d not in 0..64", p->opts.layers);
+    if (p->opts.hidden < 1 || p->opts.hidden > DP_MAX_HIDDEN) return dp__fail(err, p->opts.hidden < 1 ? DP_ERR_RANGE : DP_ERR_LIMIT, "hidden size %d not in 1..%d (DP_MAX_HIDDEN)", p->opts.hidden, DP_MAX_HIDDEN);
+    if (p->opts.layers < 0 || p->opts.layers > DP_MAX_LAYERS) return dp__fail(err, p->opts.layers < 0 ? DP_ERR_RANGE : DP_ERR_LIMIT, "layers %d not in 0..%d (DP_MAX_LAYERS)", p->opts.layers, DP_MAX_LAYERS);
     if (pt && p->opts.devices == 0) p->opts.devices = 4;
-    if (pt && (p->opts.devices < 1 || p->opts.devices > DP_MAX_DEVICES)) return dp__fail(err, DP_ERR_RANGE, "placeto: devices %d not in 1..%d", p->opts.devices, DP_MAX_DEVICES);
+    if (pt && (p->opts.devices < 1 || p->opts.devices > DP_MAX_DEVICES)) return dp__fail(err, p->opts.devices < 1 ? DP_ERR_RANGE : DP_ERR_LIMIT, "placeto: devices %d not in 1..%d (DP_MAX_DEVICES)", p->opts.devices, DP_MAX_DEVICES);
     if (!pt) p->opts.devices = 0;
     p->opts.shared_gnn = !pt && p->opts.shared_gnn != 0;
     p->algo = p->opts.algo;
@@ -4848,6 +4883,7 @@ int dp_policy_load_mem(dp_policy *p, const void *data, size_t len, const char *n
     int rc, i, es, ep;
     memset(p, 0, sizeof *p);
     if (!name) name = "<memory>";
+    if (len > DP_MAX_FILE_BYTES) return dp__fail(err, DP_ERR_LIMIT, "%s: %zu bytes exceed the limit of %zu (DP_MAX_FILE_BYTES)", name, len, (size_t)DP_MAX_FILE_BYTES);
     if (len < DP__CKPT_HEADER_V(1) + 8) return dp__fail(err, DP_ERR_PARSE, "%s: truncated policy file (%zu bytes, the header alone is %d)", name, len, DP__CKPT_HEADER_V(1) + 8);
     if (memcmp(q, DP__CKPT_MAGIC, 8) != 0) return dp__fail(err, DP_ERR_PARSE, "%s: not a doppler policy file (bad magic)", name);
     q += 8;
@@ -4865,7 +4901,11 @@ int dp_policy_load_mem(dp_policy *p, const void *data, size_t len, const char *n
     want_nf = algo == DP_ALGO_PLACETO ? DP__PT_N_FEAT : DP_N_FEAT;
     want_ndf = algo == DP_ALGO_PLACETO ? 0 : DP_N_DEVFEAT;
     if (nf != want_nf || ndf != want_ndf) return dp__fail(err, DP_ERR_PARSE, "%s: made with %llu op and %llu device features; this library uses %llu and %llu", name, (unsigned long long)nf, (unsigned long long)ndf, (unsigned long long)want_nf, (unsigned long long)want_ndf);
-    if (po.hidden < 1 || po.hidden > DP_MAX_HIDDEN || po.layers < 0 || po.layers > 64 || (po.shared_gnn != 0 && po.shared_gnn != 1))
+    /* every declared size is checked before anything is allocated */
+    if ((uint32_t)po.hidden > DP_MAX_HIDDEN || (uint32_t)po.layers > DP_MAX_LAYERS || (algo == DP_ALGO_PLACETO && (uint32_t)po.devices > DP_MAX_DEVICES))
+        return dp__fail(err, DP_ERR_LIMIT, "%s: hidden %u, layers %u, devices %u: past the limits (hidden %d, layers %d, devices %d)", name,
+                        (unsigned)po.hidden, (unsigned)po.layers, (unsigned)po.devices, DP_MAX_HIDDEN, DP_MAX_LAYERS, DP_MAX_DEVICES);
+    if (po.hidden < 1 || po.hidden > DP_MAX_HIDDEN || po.layers < 0 || po.layers > DP_MAX_LAYERS || (po.shared_gnn != 0 && po.shared_gnn != 1))
         return dp__fail(err, DP_ERR_PARSE, "%s: bad hyperparameters (hidden %d, layers %d, shared %d)", name, po.hidden, po.layers, po.shared_gnn);
     if (algo == DP_ALGO_PLACETO ? (po.devices < 1 || po.devices > DP_MAX_DEVICES || po.shared_gnn) : po.devices != 0)
         return dp__fail(err, DP_ERR_PARSE, "%s: bad device count %d for a %s policy", name, po.devices, algo == DP_ALGO_PLACETO ? "placeto" : "doppler");
@@ -5785,7 +5825,7 @@ int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *e
     if (o.devices == 0) o.devices = 2;
     if (o.size == 0) o.size = 128;
     if (o.seconds == 0) o.seconds = 0.05;
-    if (o.devices < 1 || o.devices > DP_MAX_DEVICES) return dp__fail(err, DP_ERR_RANGE, "calibrate: devices %d not in 1..%d", o.devices, DP_MAX_DEVICES);
+    if (o.devices < 1 || o.devices > DP_MAX_DEVICES) return dp__fail(err, o.devices < 1 ? DP_ERR_RANGE : DP_ERR_LIMIT, "calibrate: devices %d not in 1..%d (DP_MAX_DEVICES)", o.devices, DP_MAX_DEVICES);
     if (o.size < 8 || o.size > 2048) return dp__fail(err, DP_ERR_RANGE, "calibrate: size %d not in 8..2048", o.size);
     if (!(o.seconds > 0 && o.seconds <= 10)) return dp__fail(err, DP_ERR_RANGE, "calibrate: seconds %g not in (0, 10]", o.seconds);
     S = o.size;

@@ -505,7 +505,7 @@ static void test_cluster_files(void)
     CHECK(dp_cluster_preset(&c, "homogeneous:0", &e2) != 0, "homogeneous:0 accepted");
     dp_cluster_free(&c);
     memset(&c, 0, sizeof c);
-    CHECK(dp_cluster_homogeneous(&c, DP_MAX_DEVICES + 1, 1, 1, 0, &e2) != 0 && e2.code == DP_ERR_RANGE,
+    CHECK(dp_cluster_homogeneous(&c, DP_MAX_DEVICES + 1, 1, 1, 0, &e2) != 0 && e2.code == DP_ERR_LIMIT,
           "%d devices accepted", DP_MAX_DEVICES + 1);
     dp_cluster_free(&c);
 }

@@ -106,6 +106,13 @@ static const bad_t CASES[] = {
      DP_ERR_RANGE, 3, "nan"},
     {"mf_devtimes_huge.dpg", K_GRAPH, DP_FORMAT_NATIVE, HDR "devtimes 99999999999999999999999\n", 0,
      DP_ERR_RANGE, 2, "99999999999999999999999"},
+    {"mf_devtimes_absurd.dpg", K_GRAPH, DP_FORMAT_NATIVE, HDR "devtimes 1000000000000\nop a\n", 0,
+     DP_ERR_LIMIT, 2, "1000000000000"},
+    {"mf_devtimes_257.dpg", K_GRAPH, DP_FORMAT_NATIVE, HDR "devtimes 257\nop a\n", 0, DP_ERR_LIMIT, 2,
+     "257"},
+    {"mf_devtimes_zero.dpg", K_GRAPH, DP_FORMAT_NATIVE, HDR "devtimes 0\nop a\n", 0, DP_ERR_RANGE, 2, "0"},
+    {"mf_ext_absurd.dpg", K_GRAPH, DP_FORMAT_NATIVE, HDR "external_inputs 1000000000000\nop a\n", 0,
+     DP_ERR_LIMIT, 2, "1000000000000"},
     {"mf_long_name.dpg", K_GRAPH, DP_FORMAT_NATIVE, HDR "op " NAME200 "\n", 0, DP_ERR_PARSE, 2, NULL},
     {"mf_units.dpg", K_GRAPH, DP_FORMAT_NATIVE, HDR "units speed=0 bandwidth=1\nop a\n", 0, DP_ERR_RANGE,
      2, "0"},
@@ -145,6 +152,16 @@ static const bad_t CASES[] = {
     {"mf_stg_big_count.stg", K_GRAPH, DP_FORMAT_STG, "4000000\n0 0 0\n", 0, DP_ERR_PARSE, 0, NULL},
     {"mf_dop_big_count.txt", K_GRAPH, DP_FORMAT_DOPPLER, "4000000\n0\n0\n1\n1,2\n", 0, DP_ERR_PARSE, 0,
      NULL},
+    /* the largest count there is: refused, with no overflow on the way */
+    {"mf_stg_llong_max.stg", K_GRAPH, DP_FORMAT_STG, "9223372036854775807\n0 0 0\n", 0, DP_ERR_LIMIT, 1,
+     "9223372036854775807"},
+    /* one past the limit (with the entry and exit tasks), and the limit itself, truncated */
+    {"mf_stg_limit1.stg", K_GRAPH, DP_FORMAT_STG, "4194303\n0 0 0\n", 0, DP_ERR_LIMIT, 1, "4194303"},
+    {"mf_stg_limit.stg", K_GRAPH, DP_FORMAT_STG, "4194302\n0 0 0\n", 0, DP_ERR_PARSE, 0, NULL},
+    {"mf_dop_ops_limit.txt", K_GRAPH, DP_FORMAT_DOPPLER, "4194310\n0\n0\n1\n1,2\n1,2\n", 0, DP_ERR_LIMIT,
+     2, "4194309"},
+    {"mf_dop_nodes_limit.txt", K_GRAPH, DP_FORMAT_DOPPLER, "8388609\n0\n0\n1\n1,2\n1,2\n", 0, DP_ERR_LIMIT,
+     1, "8388609"},
     {"mf_stg_overflow.stg", K_GRAPH, DP_FORMAT_STG, "99999999999999999999999\n0 0 0\n", 0,
      DP_ERR_RANGE, 1, "99999999999999999999999"},
     {"mf_stg_pred_overflow.stg", K_GRAPH, DP_FORMAT_STG,
@@ -172,8 +189,15 @@ static const bad_t CASES[] = {
      DP_ERR_PARSE, 3, "wibble"},
     {"mf_cl_zero.dpc", K_CLUSTER, DP_FORMAT_AUTO, "doppler-cluster 1\ndevices 0\n", 0, DP_ERR_RANGE, 2,
      "0"},
+    /* past DP_MAX_DEVICES: refused as a limit, nothing sized by the claim */
     {"mf_cl_too_many.dpc", K_CLUSTER, DP_FORMAT_AUTO, "doppler-cluster 1\ndevices 100000\n", 0,
-     DP_ERR_RANGE, 2, "100000"},
+     DP_ERR_LIMIT, 2, "100000"},
+    {"mf_cl_absurd.dpc", K_CLUSTER, DP_FORMAT_AUTO, "doppler-cluster 1\ndevices 1000000000000\n", 0,
+     DP_ERR_LIMIT, 2, "1000000000000"},
+    {"mf_cl_257.dpc", K_CLUSTER, DP_FORMAT_AUTO, "doppler-cluster 1\ndevices 257\n", 0, DP_ERR_LIMIT, 2,
+     "257"},
+    {"mf_cl_overflow.dpc", K_CLUSTER, DP_FORMAT_AUTO, "doppler-cluster 1\ndevices 99999999999999999999999\n",
+     0, DP_ERR_RANGE, 2, "99999999999999999999999"},
     {"mf_cl_negbw.dpc", K_CLUSTER, DP_FORMAT_AUTO, "doppler-cluster 1\ndevices 2\nbandwidth -5\n", 0,
      DP_ERR_RANGE, 3, "-5"},
     {"mf_cl_devidx.dpc", K_CLUSTER, DP_FORMAT_AUTO, "doppler-cluster 1\ndevices 2\ndevice 7 speed=2\n",
@@ -440,6 +464,112 @@ static void test_writes(void)
     dp_graph_free(&h);
 }
 
+/* Past DP_MAX_FILE_BYTES: a (sparse) file one byte over the limit is
+   refused by every reader before anything is allocated; so is a buffer
+   that long (never read: the length is checked first). */
+static void test_file_limit(void)
+{
+    char path[256];
+    dp_error err;
+    dp_test_tmp(path, sizeof path, "mf_too_big.dpg");
+    remove(path);
+    FILE *f = fopen(path, "wb");
+    int made = f && fclose(f) == 0 && truncate(path, (off_t)DP_MAX_FILE_BYTES + 1) == 0;
+    if (!made) {
+        SKIP("cannot make a sparse file of %zu bytes under build/tmp", (size_t)DP_MAX_FILE_BYTES + 1);
+    } else {
+        dp_graph g;
+        dp_cluster c;
+        dp_policy p;
+        int asg[3], rc;
+        const char *lim = "1073741824";   /* the limit, named in every message */
+        double t0 = dp_now();
+        mf_max_request = 0;
+        memset(&err, 0, sizeof err);
+        rc = dp_graph_read(&g, path, DP_FORMAT_AUTO, &err);
+        CHECK(rc == DP_ERR_LIMIT && strstr(err.msg, "mf_too_big.dpg") && strstr(err.msg, lim), "graph file over the limit: rc %d '%s'", rc, err.msg);
+        dp_graph_free(&g);
+        memset(&err, 0, sizeof err);
+        rc = dp_cluster_read(&c, path, &err);
+        CHECK(rc == DP_ERR_LIMIT && strstr(err.msg, lim), "cluster file over the limit: rc %d '%s'", rc, err.msg);
+        dp_cluster_free(&c);
+        memset(&err, 0, sizeof err);
+        rc = dp_assign_read(path, 3, 2, asg, &err);
+        CHECK(rc == DP_ERR_LIMIT && strstr(err.msg, lim), "assignment file over the limit: rc %d '%s'", rc, err.msg);
+        memset(&err, 0, sizeof err);
+        rc = dp_policy_load(&p, path, &err);
+        CHECK(rc == DP_ERR_LIMIT && strstr(err.msg, lim), "policy file over the limit: rc %d '%s'", rc, err.msg);
+        dp_policy_free(&p);
+        if (mf_hook_active) CHECK(mf_max_request == 0, "a file over the limit made the readers allocate %zu bytes", mf_max_request);
+        CHECK(dp_now() - t0 < 0.5, "refusing files over the limit took %.2f s (read them?)", dp_now() - t0);
+    }
+    remove(path);
+    {
+        static const char one[] = "x";
+        size_t big = (size_t)DP_MAX_FILE_BYTES + 1;
+        dp_graph g;
+        dp_cluster c;
+        dp_policy p;
+        int asg[3];
+        mf_max_request = 0;
+        CHECK(dp_graph_read_mem(&g, one, big, "big", DP_FORMAT_NATIVE, &err) == DP_ERR_LIMIT, "graph buffer over the limit: '%s'", err.msg);
+        CHECK(dp_cluster_read_mem(&c, one, big, "big", &err) == DP_ERR_LIMIT, "cluster buffer over the limit: '%s'", err.msg);
+        CHECK(dp_assign_read_mem(one, big, "big", 3, 2, asg, &err) == DP_ERR_LIMIT, "assignment buffer over the limit: '%s'", err.msg);
+        CHECK(dp_policy_load_mem(&p, one, big, "big", &err) == DP_ERR_LIMIT, "policy buffer over the limit: '%s'", err.msg);
+        if (mf_hook_active) CHECK(mf_max_request == 0, "a buffer over the limit made the readers allocate %zu bytes", mf_max_request);
+    }
+}
+
+/* Policy files declaring sizes past DP_MAX_HIDDEN, DP_MAX_LAYERS or
+   DP_MAX_DEVICES, or parameter counts that do not match: refused before
+   the parameters are allocated. The header (see >>checkpoint) is patched
+   into a real saved policy. */
+static void put32(unsigned char *b, size_t off, uint32_t v) { for (int i = 0; i < 4; i++) b[off + i] = (unsigned char)(v >> (8 * i)); }
+static void put64(unsigned char *b, size_t off, uint64_t v) { for (int i = 0; i < 8; i++) b[off + i] = (unsigned char)(v >> (8 * i)); }
+
+static void test_policy_limits(void)
+{
+    dp_policy p, q;
+    dp_policy_opts po;
+    dp_error err;
+    char path[256];
+    memset(&po, 0, sizeof po);
+    po.hidden = 4; po.layers = 1; po.seed = 1;
+    dp_test_tmp(path, sizeof path, "mf_policy.dpl");
+    if (dp_policy_init(&p, &po, &err) || dp_policy_save(&p, path, &err)) { CHECK(0, "policy: %s", err.msg); return; }
+    dp_policy_free(&p);
+    size_t len = 0;
+    unsigned char *orig = (unsigned char *)dp_test_read_file(path, &len);
+    if (!orig || len < 64) { CHECK(0, "cannot read %s back", path); free(orig); return; }
+    /* offsets: magic 0, version 8, algo 12, hidden 16, layers 20, shared 24,
+       devices 28, features 32, 36, n_sel 40, n_plc 48 */
+    struct { const char *what; size_t off; int wide; uint64_t v; uint32_t algo; dp_code code; const char *value; } cases[] = {
+        {"hidden 10^9", 16, 0, 1000000000u, 1, DP_ERR_LIMIT, "1000000000"},
+        {"hidden 513", 16, 0, 513, 1, DP_ERR_LIMIT, "513"},
+        {"hidden 2^32-1", 16, 0, 0xffffffffu, 1, DP_ERR_LIMIT, "4294967295"},
+        {"layers 65", 20, 0, 65, 1, DP_ERR_LIMIT, "65"},
+        {"layers 10^9", 20, 0, 1000000000u, 1, DP_ERR_LIMIT, "1000000000"},
+        {"placeto devices 10^5", 28, 0, 100000, 2, DP_ERR_LIMIT, "100000"},
+        {"n_sel 2^40", 40, 1, (uint64_t)1 << 40, 1, DP_ERR_PARSE, "1099511627776"},
+        {"n_plc 2^63", 48, 1, (uint64_t)1 << 63, 1, DP_ERR_PARSE, "9223372036854775808"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        unsigned char *b = (unsigned char *)malloc(len);
+        memcpy(b, orig, len);
+        if (cases[i].algo == 2) { put32(b, 12, 2); put32(b, 32, 4); put32(b, 36, 0); }   /* placeto's features */
+        if (cases[i].wide) put64(b, cases[i].off, cases[i].v); else put32(b, cases[i].off, (uint32_t)cases[i].v);
+        mf_max_request = 0;
+        memset(&err, 0, sizeof err);
+        int rc = dp_policy_load_mem(&q, b, len, "mf_policy.dpl", &err);
+        CHECK(rc == (int)cases[i].code && strstr(err.msg, "mf_policy.dpl") && strstr(err.msg, cases[i].value),
+              "policy with %s: rc %d ('%s'), expected %s naming %s", cases[i].what, rc, err.msg, dp_code_text(cases[i].code), cases[i].value);
+        CHECK(!q.sel && !q.plc, "policy with %s: parameters left allocated", cases[i].what);
+        if (mf_hook_active) CHECK(mf_max_request < MF_ALLOC_CAP, "policy with %s: asked for %zu bytes", cases[i].what, mf_max_request);
+        free(b);
+    }
+    free(orig);
+}
+
 static void test_missing_files(void)
 {
     char path[256];
@@ -494,6 +624,8 @@ int main(void)
     for (int i = 0; i < n; i++) run_case(&CASES[i]);
     printf("malformed: %d cases\n", n);
     test_missing_files();
+    test_file_limit();
+    test_policy_limits();
     test_writes();
     return dp_test_done();
 }

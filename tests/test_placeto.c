@@ -438,7 +438,7 @@ static void test_checkpoint_and_errors(void)
     dp_policy z;
     dp_policy_opts zo = {0};
     zo.algo = DP_ALGO_PLACETO; zo.devices = DP_MAX_DEVICES + 1;
-    CHECK(dp_policy_init(&z, &zo, &err) == DP_ERR_RANGE, "devices %d accepted", zo.devices);
+    CHECK(dp_policy_init(&z, &zo, &err) == DP_ERR_LIMIT, "devices %d accepted", zo.devices);
     zo.algo = (dp_algo)9; zo.devices = 0;
     CHECK(dp_policy_init(&z, &zo, &err) == DP_ERR_ARG, "algorithm 9 accepted");
     dp_policy_free(&p);
