@@ -4627,8 +4627,14 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
     if (o.gamma == 0) o.gamma = 0.99;
     if (o.clip == 0) o.clip = 1.0;
     if (o.baseline_decay == 0) o.baseline_decay = 0.9;
+    if (!dp__finite(o.lr_final) || o.lr_final < 0 || !dp__finite(o.entropy) || !dp__finite(o.gamma) || o.gamma < 0 ||
+        !dp__finite(o.clip) || !dp__finite(o.baseline_decay) || o.baseline_decay < 0 || o.baseline_decay > 1)
+        return dp__fail(err, DP_ERR_RANGE, "train: lr_final %g, entropy %g, gamma %g, clip %g, baseline_decay %g: each must be finite (and not negative; decay at most 1)",
+                        o.lr_final, o.entropy, o.gamma, o.clip, o.baseline_decay);
     for (st = 0; st < DP_STAGE__COUNT; st++) {
         if (o.episodes[st] < 0) return dp__fail(err, DP_ERR_RANGE, "train: stage %s has %d episodes", dp_stage_name((dp_stage)st), o.episodes[st]);
+        if (!dp__finite(o.lr[st]) || o.lr[st] < 0 || !dp__finite(o.eps_start[st]))
+            return dp__fail(err, DP_ERR_RANGE, "train: stage %s: learning rate %g and exploration %g must be finite (the rate not negative)", dp_stage_name((dp_stage)st), o.lr[st], o.eps_start[st]);
         if (o.lr[st] == 0) o.lr[st] = lr_def[st];
         if (o.eps_start[st] == 0) o.eps_start[st] = eps_def[st];
         if (o.eps_start[st] < 0) o.eps_start[st] = 0;
@@ -4696,28 +4702,24 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
                 r.simulations++;
                 baseline = &x->baseline; best = &x->best; seen = &x->seen; lb = x->lower_bound; nops = x->n;
             }
-            if (!dp__finite(cost) || cost < 0) { rc = dp__fail(err, DP_ERR_RANGE, "train: stage %s episode %d: cost %g is not a finite non-negative number", dp_stage_name((dp_stage)st), ep, cost); goto done; }
+            /* numerical safety: a cost, loss or gradient that is not finite
+               stops training before the update, so the policy keeps its
+               parameters from the last good episode */
+#define DP__TRAIN_STOP(...)                                                                                  \
+            do {                                                                                             \
+                char what_[200];                                                                             \
+                snprintf(what_, sizeof what_, __VA_ARGS__);                                                  \
+                rc = dp__fail(err, DP_ERR_RANGE, "train: stage %s, episode %d, graph %d: %s; stopped before its " \
+                              "update: the policy is as after the %ld update%s before it", dp_stage_name((dp_stage)st), \
+                              ep, gi, what_, r.episodes, r.episodes == 1 ? "" : "s");                        \
+                goto done;                                                                                   \
+            } while (0)
+            if (!dp__finite(cost) || cost < 0) DP__TRAIN_STOP("cost %g is not a finite non-negative number", cost);
             info.baseline = *seen ? *baseline : cost;
             if (!ro.il) R = info.baseline > 0 ? (info.baseline - cost) / info.baseline : 0;
             *baseline = *seen ? o.baseline_decay * *baseline + (1 - o.baseline_decay) * cost : cost;
             ++*seen;
             if (cost < *best) *best = cost;
-            if (!pt) dp__backward(&ctx[gi], p, R, gsel, gplc);
-            info.lr = o.lr[st] * (1 - (1 - o.lr_final) * frac);
-            {
-                double gn = 0;
-                int k;
-                for (k = 0; k < p->n_sel; k++) gn += gsel[k] * gsel[k];
-                for (k = 0; k < p->n_plc; k++) gn += gplc[k] * gplc[k];
-                if (!dp__finite(gn)) { rc = dp__fail(err, DP_ERR_RANGE, "train: stage %s episode %d: gradient is not finite; stopped", dp_stage_name((dp_stage)st), ep); goto done; }
-            }
-            if (p->n_sel) dp__adam_step(&as, p->sel, gsel, info.lr, o.clip);
-            dp__adam_step(&ap, p->plc, gplc, info.lr, o.clip);
-            r.episodes++;
-            if (ep >= E - (E + 9) / 10) { tail += cost; ntail++; }
-            info.stage = (dp_stage)st; info.episode = ep; info.episodes = E; info.graph = gi;
-            info.cost = cost; info.lower_bound = lb; info.best = *best;
-            info.epsilon = ro.eps;
             if (pt) {
                 /* the surrogate: mean over steps of -advantage x log p(move) */
                 info.loss = -rs.wlogp / nops;
@@ -4726,6 +4728,25 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
                 info.loss = ro.il ? rs.il_loss / nops : -R * rs.logp / nops;
                 info.entropy = rs.entropy / (2.0 * nops);
             }
+            if (!dp__finite(info.loss)) DP__TRAIN_STOP("loss %g is not finite", info.loss);
+            if (!pt) dp__backward(&ctx[gi], p, R, gsel, gplc);
+            info.lr = o.lr[st] * (1 - (1 - o.lr_final) * frac);
+            {
+                double gn = 0;
+                int k, bad = -1;
+                for (k = 0; k < p->n_sel; k++) { gn += gsel[k] * gsel[k]; if (bad < 0 && !dp__finite(gsel[k])) bad = k; }
+                for (k = 0; k < p->n_plc; k++) { gn += gplc[k] * gplc[k]; if (bad < 0 && !dp__finite(gplc[k])) bad = p->n_sel + k; }
+                if (bad >= 0) DP__TRAIN_STOP("gradient of parameter %d is %g", bad, bad < p->n_sel ? gsel[bad] : gplc[bad - p->n_sel]);
+                if (!dp__finite(gn)) DP__TRAIN_STOP("gradient norm overflows (%g)", gn);
+            }
+#undef DP__TRAIN_STOP
+            if (p->n_sel) dp__adam_step(&as, p->sel, gsel, info.lr, o.clip);
+            dp__adam_step(&ap, p->plc, gplc, info.lr, o.clip);
+            r.episodes++;
+            if (ep >= E - (E + 9) / 10) { tail += cost; ntail++; }
+            info.stage = (dp_stage)st; info.episode = ep; info.episodes = E; info.graph = gi;
+            info.cost = cost; info.lower_bound = lb; info.best = *best;
+            info.epsilon = ro.eps;
             info.seconds = dp_now() - ts;
             if (o.on_episode && o.on_episode(o.on_episode_ctx, &info)) stop = 1;
         }

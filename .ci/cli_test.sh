@@ -181,6 +181,28 @@ json_check "$T/out" "[r['method'] for r in j] == ['cp', 'doppler']" "bench lists
 expect 2 "bench doppler without --policy" "$D" bench "$G" --methods cp,doppler
 expect 1 "bench with a truncated policy" "$D" bench "$G" --methods doppler --policy "$T/trunc.dpl"
 
+# ---- training that stops on a value that is not finite ---------------------
+# A learning rate of 1e300 throws the weights to about 1e300 in the first
+# update; the next episode's forward pass overflows (its loss is NaN). The
+# policy after the first update is kept, the exit status is 1.
+expect 1 "train that diverges" "$D" train "$G" --stages il --episodes 20 --lr 1e300 --hidden 8 --layers 1 \
+    --out "$T/nan.dpl" --curve "$T/nan.csv"
+contains "$T/err" "stage il, episode 1, graph 0" "divergence: the message names the stage, episode and graph"
+contains "$T/err" "loss -*nan is not finite" "divergence: the message says what is not finite"
+contains "$T/err" "wrote the last good policy (after 1 episode) to $T/nan.dpl" "divergence: says it kept the last good policy"
+if [ -s "$T/nan.dpl" ] && [ ! -e "$T/nan.dpl.tmp" ]; then ok; else bad "divergence: the last good policy is written, no .tmp left"; fi
+if [ "$(wc -l <"$T/nan.csv" 2>/dev/null)" = 2 ]; then ok; else bad "divergence: the curve holds the one good episode"; fi
+expect 0 "the last good policy loads and places" "$D" place "$G" --method doppler --policy "$T/nan.dpl"
+# a graph whose makespan overflows fails at episode 0: there is no good
+# policy to keep, and an existing --out stays as it was
+printf 'doppler-graph 1\nop a compute=1e308\nop b compute=1e308\nedge a b\n' >"$T/inf.dpg"
+cp "$T/p.dpl" "$T/keep.dpl"
+expect 1 "train where every makespan is inf" "$D" train "$T/inf.dpg" --devices 1 --stages il --episodes 5 --hidden 8 \
+    --layers 1 --out "$T/keep.dpl"
+contains "$T/err" "episode 0, graph 0: cost inf is not a finite" "inf makespan: the message names the episode and the cost"
+contains "$T/err" "nothing written to $T/keep.dpl" "inf makespan: says nothing was written"
+if cmp -s "$T/p.dpl" "$T/keep.dpl" && [ ! -e "$T/keep.dpl.tmp" ]; then ok; else bad "a failed training replaced an existing policy"; fi
+
 # ---- placeto: train, place, bench beside doppler -----------------------------
 PT=(train "$G" --algo placeto --episodes 20 --hidden 8 --seed 3)
 expect 0 "train a tiny placeto policy" "$D" "${PT[@]}" --out "$T/pt.dpl" --curve "$T/ptc.csv" --json

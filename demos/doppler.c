@@ -186,7 +186,13 @@ static const char *help_train =
     "  --format F      graph format: native, doppler, stg (default: detect)\n"
     "  --backend B     stage real: cpu (the CPU executor); default: the simulator\n"
     "  --reps R        stage real with --backend: runs per episode, median (default 1)\n"
-    "  --json          the final summary as one JSON object\n";
+    "  --json          the final summary as one JSON object\n"
+    "\n"
+    "A cost, loss or gradient that is not finite (NaN or inf) stops training\n"
+    "with a message naming the stage, episode and graph; the policy as after the\n"
+    "last good episode is then written to --out (nothing when no episode\n"
+    "completed) and the exit status is 1. A policy that is not finite is never\n"
+    "written, and an existing --out is replaced only by a complete file.\n";
 
 static const char *help_convert =
     "usage: doppler convert IN OUT [--to FORMAT] [--format F]\n"
@@ -1627,7 +1633,27 @@ static int cmd_train(cli *o)
         fail(&e);
         goto done;
     }
-    if (trc) { fail(&e); goto done; }
+    if (trc) {
+        /* training stopped (a cost, loss or gradient that is not finite, a
+           failed runtime): the policy is as after its last good update;
+           keep that, never a half-updated one (dp_policy_save refuses
+           parameters that are not finite and writes PATH.tmp, then renames) */
+        fail(&e);
+        if (res.episodes == 0) {
+            fprintf(stderr, "doppler: no episode completed: nothing written to %s\n", o->out);
+        } else {
+            dp_error es = {0};
+            if (dp_policy_save(&pol, o->out, &es)) {
+                fprintf(stderr, "doppler: the last good policy could not be written either: %s\n", es.msg);
+            } else {
+                fprintf(stderr, "doppler: wrote the last good policy (after %ld episode%s) to %s\n",
+                        res.episodes, res.episodes == 1 ? "" : "s", o->out);
+                if (o->curve && write_curve_csv(o->curve, t.rec, t.n_rec) == 0)
+                    fprintf(stderr, "doppler: the curve up to there: %s\n", o->curve);
+            }
+        }
+        goto done;
+    }
     if (dp_policy_save(&pol, o->out, &e)) { fail(&e); goto done; }
     if (o->curve && write_curve_csv(o->curve, t.rec, t.n_rec)) goto done;
     if (o->curve_svg) {
