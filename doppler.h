@@ -1147,7 +1147,8 @@ int dp_kind_parse(const char *name, dp_kind *out)
    writes through the NULL it got back). Every array the library grows is
    reserved first with DP__GROW, which reallocates the very header stb_ds
    uses (stbds_array_header, capacity doubling as stbds_arrgrowf does)
-   through DP_REALLOC and reports failure; arrput then never allocates. */
+   through DP_REALLOC and reports failure; arrput then never allocates,
+   and DP__ARRFREE gives the block back through DP_FREE. */
 static int dp__grow(void *arrp, size_t elem, size_t need)
 {
     void *a, *b;
@@ -1169,6 +1170,8 @@ static int dp__grow(void *arrp, size_t elem, size_t need)
     return 0;
 }
 #define DP__GROW(a, need) dp__grow((void *)&(a), sizeof *(a), (size_t)(need))
+/* arrfree through DP_FREE (whatever STBDS_FREE a program set up) */
+#define DP__ARRFREE(a) do { if (a) DP_FREE(stbds_header(a)); (a) = NULL; } while (0)
 /* arrput that fails (-1, the array unchanged) instead of crashing */
 #define DP__PUSH(a, v) (DP__GROW(a, arrlenu(a) + 1) ? -1 : (arrput(a, v), 0))
 
@@ -1269,10 +1272,10 @@ void dp_graph_free(dp_graph *g)
     int i;
     if (!g) return;
     for (i = 0; i < (int)arrlen(g->name); i++) DP_FREE(g->name[i]);
-    arrfree(g->name); arrfree(g->kind); arrfree(g->compute); arrfree(g->out_bytes);
-    arrfree(g->mem_bytes); arrfree(g->dev_time); arrfree(g->src); arrfree(g->dst);
-    arrfree(g->rows); arrfree(g->cols); arrfree(g->arg);
-    arrfree(g->bytes);
+    DP__ARRFREE(g->name); DP__ARRFREE(g->kind); DP__ARRFREE(g->compute); DP__ARRFREE(g->out_bytes);
+    DP__ARRFREE(g->mem_bytes); DP__ARRFREE(g->dev_time); DP__ARRFREE(g->src); DP__ARRFREE(g->dst);
+    DP__ARRFREE(g->rows); DP__ARRFREE(g->cols); DP__ARRFREE(g->arg);
+    DP__ARRFREE(g->bytes);
     DP_FREE(g->out_off); DP_FREE(g->out_edge); DP_FREE(g->in_off); DP_FREE(g->in_edge);
     DP_FREE(g->topo);
     DP_FREE(g->dp__names);
@@ -1876,7 +1879,7 @@ static int dp__read_doppler(dp_graph *g, dp__text *t, dp_error *err)
         if ((rc = dp_graph_add_edge(g, (int)src[i], (int)dst[i], g->out_bytes[src[i]], err))) { dp__at(err, rc, t->name, line_dst); goto done; }
     }
 done:
-    arrfree(ids); arrfree(src); arrfree(dst); arrfree(vals);
+    DP__ARRFREE(ids); DP__ARRFREE(src); DP__ARRFREE(dst); DP__ARRFREE(vals);
     return rc;
 }
 
@@ -1964,7 +1967,7 @@ static int dp__read_stg(dp_graph *g, dp__text *t, dp_error *err)
     for (i = 0; i < (int)arrlen(esrc); i++)
         if ((rc = dp_graph_add_edge(g, esrc[i], edst[i], 0.0, err))) { dp__at(err, rc, t->name, eline[i]); goto done; }
 done:
-    arrfree(esrc); arrfree(edst); arrfree(eline);
+    DP__ARRFREE(esrc); DP__ARRFREE(edst); DP__ARRFREE(eline);
     return rc;
 }
 
@@ -3353,7 +3356,7 @@ int dp_gen(dp_graph *g, const dp_gen_opts *opts, dp_error *err)
 nomem:
     rc = dp__fail(err, DP_ERR_NOMEM, "gen: out of memory for the levels");
 done:
-    arrfree(level_start);
+    DP__ARRFREE(level_start);
     if (rc) dp_graph_free(g);
     return rc;
 }
