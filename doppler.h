@@ -90,6 +90,29 @@
    - Files are written to "PATH.tmp" and renamed on success, so a failure
      never leaves a partial output file behind.
 
+   LIMITS (past one: DP_ERR_LIMIT, checked before anything is sized by it)
+     DP_MAX_OPS      2^22 ops in a graph (STG: tasks plus the entry and exit
+                     tasks; DOPPLER files: a node count of at most twice it)
+     DP_MAX_EDGES    2^25 edges in a graph (and integers in one DOPPLER list)
+     DP_MAX_DEVICES  256 devices in a cluster, per-device time columns,
+                     Placeto's device count
+     DP_MAX_FILE_BYTES  1 GiB in one input file or buffer (a regular file's
+                     size is checked before it is read)
+     DP_MAX_NAME     127 bytes in an op name
+     DP_MAX_HIDDEN 512, DP_MAX_LAYERS 64: a policy's hidden size and rounds
+     A file that declares more (10^12 nodes, 10^5 devices, a hidden size of
+     10^9) is refused, not allocated; graphs grow with what a file holds,
+     never with what it declares.
+
+   FAILURES
+     A failed allocation anywhere (graph building, readers, simulator,
+     placers, learning buffers, checkpoints, the executor and its threads,
+     calibration) and a failed pthread_create return DP_ERR_NOMEM with a
+     message; the call frees what it made and writes no output file.
+     dp_train stops on a cost, loss or gradient that is NaN or infinite
+     with DP_ERR_RANGE naming the stage, episode and graph, before that
+     episode's update: the policy is as after the last good episode.
+
    THE RUNTIME MODEL (what dp_sim computes; see >>simulator)
    - Op v on device d takes dev_time[v][d] when the graph gives one,
      otherwise compute[v] / speed[d].

@@ -423,6 +423,21 @@ static void test_thread_failures(void)
               "pthread_create %d of %d failing: rc %d '%s'", k, 2 * C2.n, rc, err.msg);
         CHECK(t_live == live0, "pthread_create %d failing: %ld blocks leaked", k, t_live - live0);
     }
+    for (k = 1; k <= 2; k++) {   /* calibration's threads, 2 devices */
+        dp_calibrate_opts co;
+        dp_cluster c;
+        dp_error err;
+        long live0 = t_live;
+        memset(&co, 0, sizeof co);
+        memset(&err, 0, sizeof err);
+        co.devices = 2; co.size = 8; co.seconds = 1e-6;
+        t_thread_calls = 0; t_thread_fail_at = k;
+        int rc = dp_calibrate_cpu(&c, &co, &err);
+        t_thread_fail_at = 0;
+        CHECK(rc != 0 && (int)err.code == rc && dp_test_stristr(err.msg, "thread") && c.n == 0,
+              "calibration, pthread_create %d failing: rc %d '%s'", k, rc, err.msg);
+        CHECK(t_live == live0, "calibration, pthread_create %d failing: %ld blocks leaked", k, t_live - live0);
+    }
     {   /* and then it runs */
         dp_exec_opts o;
         dp_exec_result r;
