@@ -330,6 +330,8 @@ cmd_valgrind() {
     step info 0 info "$d/g.dpg" --devices 2 --json
     step train-doppler 0 train "$d/g.dpg" --devices 2 --stages il,sim,real --episodes 3,3,2 --hidden 4 \
         --layers 1 --out "$d/pol.dpl" --curve "$d/curve.csv" --curve-svg "$d/curve.svg"
+    step train-diverges 1 train "$d/g.dpg" --devices 2 --stages il --episodes 4 --lr 1e300 --hidden 4 --layers 1 \
+        --out "$d/nan.dpl"
     step train-placeto 0 train "$d/g.dpg" --algo placeto --devices 2 --episodes 2 --hidden 4 --out "$d/pt.dpl"
     step place-doppler 0 place "$d/g.dpg" --method doppler --policy "$d/pol.dpl" --devices 2 --samples 2 \
         --out "$d/a.txt" --gantt "$d/place.svg"
