@@ -1146,7 +1146,10 @@ static dp_code dp__count(const char *s, long long lo, long long hi, long long *o
 /* ======================================================================
    >>graph
    While building, the per-op and per-edge arrays are stb_ds dynamic
-   arrays; dp_graph_finalize adds the CSR adjacency and the topo order.
+   arrays (grown only through DP__GROW, which fails cleanly), op names and
+   edges are indexed by a small hash table of ids (dp__index); after the
+   last op or edge is added nothing else is allocated until
+   dp_graph_finalize adds the CSR adjacency and the topo order.
    ====================================================================== */
 #define DP__KIND_TEXT(id, text) text,
 static const char *dp__kind_names[] = { DP_KINDS(DP__KIND_TEXT) };
