@@ -2043,7 +2043,9 @@ int dp_graph_read_mem(dp_graph *g, const char *buf, size_t len, const char *name
     if (fmt == DP_FORMAT_AUTO) {
         fmt = dp_format_detect(buf, len);
         if (fmt == DP_FORMAT_AUTO) {
-            if (dp__blank(buf) || len == 0) return dp__fail(err, DP_ERR_PARSE, "%s:1: empty file", name);
+            size_t i = 0;   /* buf need not end in a NUL: stay within len */
+            while (i < len && buf[i] && strchr(" \t\r\n,", buf[i])) i++;
+            if (i == len) return dp__fail(err, DP_ERR_PARSE, "%s:1: empty file", name);
             return dp__fail(err, DP_ERR_PARSE, "%s:1: cannot tell the format (not doppler-graph, DOPPLER or STG); use --format", name);
         }
     }

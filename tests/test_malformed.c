@@ -606,6 +606,34 @@ static void test_missing_files(void)
     dp_graph_free(&g);
 }
 
+/* A buffer given to dp_graph_read_mem need not end in a NUL: format
+   detection of a blank buffer must stay within its length (found by the
+   auto fuzz target: "\t  ", 3 bytes, read one past the end; ASan sees it
+   in ./build.sh sanitize). Blank means empty; anything else undetectable
+   is "cannot tell the format". */
+static void test_unterminated(void)
+{
+    static const struct { const char *text; const char *want; } cases[] = {
+        {"\t  ", "empty file"}, {" \n\r\n\t", "empty file"}, {"\n", "empty file"},
+        {"hello", "cannot tell the format"}, {"  x", "cannot tell the format"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t len = strlen(cases[i].text);
+        char *buf = (char *)malloc(len);   /* exactly len bytes, no NUL */
+        dp_graph g;
+        dp_error err;
+        memset(&err, 0, sizeof err);
+        if (!buf) { CHECK(0, "malloc"); return; }
+        memcpy(buf, cases[i].text, len);
+        int rc = dp_graph_read_mem(&g, buf, len, "unterminated", DP_FORMAT_AUTO, &err);
+        CHECK(rc == DP_ERR_PARSE && strstr(err.msg, "unterminated:1: ") && strstr(err.msg, cases[i].want),
+              "unterminated case %zu: rc %d '%s', expected '%s'", i, rc, err.msg, cases[i].want);
+        CHECK(g.n_ops == 0, "unterminated case %zu: graph not left empty", i);
+        dp_graph_free(&g);
+        free(buf);
+    }
+}
+
 int main(void)
 {
     /* is the allocation hook in use? (reading any graph allocates) */
@@ -624,6 +652,7 @@ int main(void)
     for (int i = 0; i < n; i++) run_case(&CASES[i]);
     printf("malformed: %d cases\n", n);
     test_missing_files();
+    test_unterminated();
     test_file_limit();
     test_policy_limits();
     test_writes();
