@@ -280,15 +280,31 @@ int dp_assign_write(const char *path, const int *assign, int n_ops, dp_error *er
        bandwidth 1e10       (all pairs; default 1)
        latency 0            (all pairs; default 0)
        memory 16e9          (all devices; 0 = unlimited)
-       device I [name=N] [speed=S] [memory=M]
+       overhead 0           (all devices: time added to every op; default 0)
+       device I [name=N] [speed=S] [memory=M] [overhead=O]
        pair A B [bandwidth=B] [latency=L]     (one direction, A -> B)
        kindspeed DEVICE|all KIND SPEED        (compute per time unit of one
                                                op kind; others use speed)
+       kindspeed DEVICE|all KIND W:S W:S ...  (a speed curve: speed S at
+                                               work W, W strictly increasing,
+                                               at most DP_MAX_CURVE points)
+   The cost model: op v of kind k on device d (no per-device time given)
+   takes  overhead[d] + compute[v] / s,  where s is, in order of
+   precedence, the kind's curve on d at work W = compute[v] (linear in
+   ln W between the two points around W, the end speed outside them), the
+   kind's single speed, the device's speed. `doppler calibrate` writes
+   curves measured at several sizes and the per-op overhead; a cluster
+   without them (every file of format 1 before them) is the plain
+   compute / speed model. An op with a per-device time (time= in the
+   graph) takes exactly that time.
    Presets (dp_cluster_preset): "reference" = the DOPPLER reference's 4
    identical GPUs in its units (speed = bandwidth = 1e10, free links);
    "homogeneous:N" = N identical unit devices.
    ====================================================================== */
 typedef enum dp_link_model { DP_LINK_FREE = 0, DP_LINK_SERIAL } dp_link_model;
+
+#define DP_MAX_CURVE 16     /* points in one kind's speed curve           */
+typedef struct dp_speed_point { double work, speed; } dp_speed_point;
 
 typedef struct dp_cluster {
     int n;                  /* devices                                   */
@@ -299,6 +315,10 @@ typedef struct dp_cluster {
     double *bandwidth;      /* [n*n] bytes per time unit, a*n+b = a -> b   */
     double *latency;        /* [n*n] time units                           */
     char  (*name)[32];      /* [n]                                        */
+    double *overhead;       /* [n] time units added to every op; 0 = none  */
+    dp_speed_point *curve;  /* point i of kind k on device d:
+                               [(d * DP_KIND__COUNT + k) * DP_MAX_CURVE + i] */
+    int    *curve_len;      /* [n * DP_KIND__COUNT] points; 0 = no curve   */
 } dp_cluster;
 
 int  dp_cluster_homogeneous(dp_cluster *c, int n, double speed, double bandwidth,
@@ -312,6 +332,11 @@ int  dp_cluster_read_mem(dp_cluster *c, const char *buf, size_t len,
                          const char *name, dp_error *err);
 int  dp_cluster_write(const dp_cluster *c, const char *path, dp_error *err);
 void dp_cluster_free(dp_cluster *c);
+/* Sets the speed curve of `kind` on device dev (dev < 0: every device)
+   from n points (n = 0 clears it); work strictly increasing, work and
+   speed positive and finite. Clears the kind's single speed there. */
+int  dp_cluster_set_curve(dp_cluster *c, int dev, dp_kind kind, const dp_speed_point *pts,
+                          int n, dp_error *err);
 /* Checks that graph and cluster fit together (per-device time columns). */
 int  dp_check(const dp_graph *g, const dp_cluster *c, dp_error *err);
 
@@ -1484,6 +1509,7 @@ static const char *dp__kv(char **tok, int n, const char *key, int *used)
 }
 
 #define DP__MAX_TOKENS 16
+#define DP__CL_TOKENS (DP_MAX_CURVE + 4)   /* a cluster line: kindspeed with a full curve */
 
 static int dp__read_native(dp_graph *g, dp__text *t, dp_error *err)
 {
@@ -1987,7 +2013,7 @@ void dp_cluster_free(dp_cluster *c)
 {
     if (!c) return;
     DP_FREE(c->speed); DP_FREE(c->memory); DP_FREE(c->bandwidth); DP_FREE(c->latency); DP_FREE(c->name);
-    DP_FREE(c->kind_speed);
+    DP_FREE(c->kind_speed); DP_FREE(c->overhead); DP_FREE(c->curve); DP_FREE(c->curve_len);
     memset(c, 0, sizeof *c);
 }
 
@@ -2006,7 +2032,13 @@ int dp_cluster_homogeneous(dp_cluster *c, int n, double speed, double bandwidth,
     c->latency = (double *)dp__alloc((size_t)n * n, sizeof(double), err, "cluster");
     c->name = (char (*)[32])dp__alloc((size_t)n, 32, err, "cluster");
     c->kind_speed = (double *)dp__alloc((size_t)n * DP_KIND__COUNT, sizeof(double), err, "cluster");
-    if (!c->speed || !c->memory || !c->bandwidth || !c->latency || !c->name || !c->kind_speed) { dp_cluster_free(c); return DP_ERR_NOMEM; }
+    c->overhead = (double *)dp__alloc((size_t)n, sizeof(double), err, "cluster");
+    c->curve = (dp_speed_point *)dp__alloc((size_t)n * DP_KIND__COUNT * DP_MAX_CURVE, sizeof(dp_speed_point), err, "cluster");
+    c->curve_len = (int *)dp__alloc((size_t)n * DP_KIND__COUNT, sizeof(int), err, "cluster");
+    if (!c->speed || !c->memory || !c->bandwidth || !c->latency || !c->name || !c->kind_speed || !c->overhead || !c->curve || !c->curve_len) {
+        dp_cluster_free(c);
+        return DP_ERR_NOMEM;
+    }
     for (a = 0; a < n; a++) {
         c->speed[a] = speed;
         snprintf(c->name[a], 32, "dev%d", a);
@@ -2039,19 +2071,19 @@ int dp_cluster_preset(dp_cluster *c, const char *name, dp_error *err)
 int dp_cluster_read_mem(dp_cluster *c, const char *buf, size_t len, const char *name, dp_error *err)
 {
     dp__text t;
-    char *tok[DP__MAX_TOKENS];
-    int used[DP__MAX_TOKENS];
+    char *tok[DP__CL_TOKENS];
+    int used[DP__CL_TOKENS];
     int rc = 0, r, header = 0, i;
-    double speed = 1, bw = 1, lat = 0, mem = 0;
+    double speed = 1, bw = 1, lat = 0, mem = 0, ovh = 0;
     memset(c, 0, sizeof *c);
     if (!name) name = "<memory>";
     if ((rc = dp__text_init(&t, buf, len, name, err))) return rc;
     while ((r = dp__text_line(&t, 1)) > 0) {
-        int n = dp__split(t.buf, tok, DP__MAX_TOKENS);
+        int n = dp__split(t.buf, tok, DP__CL_TOKENS);
         double v;
         long long k;
         if (n == 0) continue;
-        if (n > DP__MAX_TOKENS) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: too many fields", name, t.line); goto done; }
+        if (n > DP__CL_TOKENS) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: too many fields", name, t.line); goto done; }
         memset(used, 0, sizeof used);
         used[0] = 1;
         if (!header) {
@@ -2064,13 +2096,22 @@ int dp_cluster_read_mem(dp_cluster *c, const char *buf, size_t len, const char *
             if (c->n) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: 'devices' given twice", name, t.line); goto done; }
             if (n != 2 || dp__int(tok[1], 1, DP_MAX_DEVICES, &k)) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: device count '%s' not in 1..%d", name, t.line, n > 1 ? tok[1] : "", DP_MAX_DEVICES); goto done; }
             if ((rc = dp_cluster_homogeneous(c, (int)k, speed, bw, lat, err))) goto done;
-            for (i = 0; i < c->n; i++) c->memory[i] = mem;
+            for (i = 0; i < c->n; i++) { c->memory[i] = mem; c->overhead[i] = ovh; }
             continue;
         }
         if (strcmp(tok[0], "link") == 0) {
             if (n == 2 && strcmp(tok[1], "free") == 0) c->link = DP_LINK_FREE;
             else if (n == 2 && strcmp(tok[1], "serial") == 0) c->link = DP_LINK_SERIAL;
             else { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: link model '%s' unknown (free or serial)", name, t.line, n > 1 ? tok[1] : ""); goto done; }
+            continue;
+        }
+        if (strcmp(tok[0], "overhead") == 0) {
+            if (n != 2 || dp__num(tok[1], &v, 0) != 0) {
+                rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: overhead '%s' must be a finite non-negative number", name, t.line, n > 1 ? tok[1] : "");
+                goto done;
+            }
+            ovh = v;
+            for (i = 0; i < c->n; i++) c->overhead[i] = v;
             continue;
         }
         if (strcmp(tok[0], "speed") == 0 || strcmp(tok[0], "bandwidth") == 0 || strcmp(tok[0], "latency") == 0 || strcmp(tok[0], "memory") == 0) {
@@ -2115,6 +2156,10 @@ int dp_cluster_read_mem(dp_cluster *c, const char *buf, size_t len, const char *
                     if (dp__num(s, &v, 0)) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: device %d: memory '%s' must be a non-negative number", name, t.line, a, s); goto done; }
                     c->memory[a] = v;
                 }
+                if ((s = dp__kv(tok, n, "overhead", used)) != NULL) {
+                    if (dp__num(s, &v, 0)) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: device %d: overhead '%s' must be a finite non-negative number", name, t.line, a, s); goto done; }
+                    c->overhead[a] = v;
+                }
             } else {
                 if (a == b) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: pair %d %d: a device has no link to itself", name, t.line, a, b); goto done; }
                 if ((s = dp__kv(tok, n, "bandwidth", used)) != NULL) {
@@ -2131,19 +2176,47 @@ int dp_cluster_read_mem(dp_cluster *c, const char *buf, size_t len, const char *
         }
         if (strcmp(tok[0], "kindspeed") == 0) {
             dp_kind kd;
-            int lo = 0, hi = c->n - 1;
+            int lo = 0, hi = c->n - 1, np = n - 3, curve = 0;
+            dp_speed_point pts[DP_MAX_CURVE];
             if (!c->n) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: 'kindspeed' before 'devices N'", name, t.line); goto done; }
-            if (n != 4) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: expected 'kindspeed DEVICE|all KIND SPEED'", name, t.line); goto done; }
+            if (n < 4) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: expected 'kindspeed DEVICE|all KIND SPEED' or 'kindspeed DEVICE|all KIND WORK:SPEED ...'", name, t.line); goto done; }
             if (strcmp(tok[1], "all") != 0) {
                 if (dp__int(tok[1], 0, c->n - 1, &k)) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: device index '%s' not in 0..%d", name, t.line, tok[1], c->n - 1); goto done; }
                 lo = hi = (int)k;
             }
             if (dp_kind_parse(tok[2], &kd)) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unknown op kind '%s'", name, t.line, tok[2]); goto done; }
-            if (dp__num(tok[3], &v, 0) || v <= 0) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: kindspeed '%s' must be a positive number", name, t.line, tok[3]); goto done; }
-            for (i = lo; i <= hi; i++) c->kind_speed[(size_t)i * DP_KIND__COUNT + kd] = v;
+            for (i = 3; i < n; i++) curve |= strchr(tok[i], ':') != NULL;
+            if (!curve) {
+                if (n != 4) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: kindspeed: one SPEED or WORK:SPEED points, found %d values", name, t.line, n - 3); goto done; }
+                if (dp__num(tok[3], &v, 0) || v <= 0) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: kindspeed '%s' must be a positive number", name, t.line, tok[3]); goto done; }
+                for (i = lo; i <= hi; i++) {
+                    c->kind_speed[(size_t)i * DP_KIND__COUNT + kd] = v;
+                    c->curve_len[(size_t)i * DP_KIND__COUNT + kd] = 0;
+                }
+                continue;
+            }
+            if (np > DP_MAX_CURVE) { rc = dp__fail(err, DP_ERR_LIMIT, "%s:%d: kindspeed curve of %d points (limit %d)", name, t.line, np, DP_MAX_CURVE); goto done; }
+            for (i = 0; i < np; i++) {
+                char *tk = tok[3 + i], *colon = strchr(tk, ':');
+                int rw, rs;
+                if (!colon) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: kindspeed point '%s' is not WORK:SPEED", name, t.line, tk); goto done; }
+                *colon = 0;
+                rw = dp__num(tk, &pts[i].work, 0);
+                rs = dp__num(colon + 1, &pts[i].speed, 0);
+                *colon = ':';
+                if (rw == -1 || rs == -1) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: kindspeed point '%s' is not WORK:SPEED", name, t.line, tk); goto done; }
+                if (rw || rs || !(pts[i].work > 0) || !(pts[i].speed > 0)) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: kindspeed point '%s': work and speed must be positive and finite", name, t.line, tk); goto done; }
+                if (i > 0 && !(pts[i].work > pts[i - 1].work)) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: kindspeed point '%s': work must increase along the curve", name, t.line, tk); goto done; }
+            }
+            for (i = lo; i <= hi; i++) {
+                size_t at = (size_t)i * DP_KIND__COUNT + kd;
+                memcpy(c->curve + at * DP_MAX_CURVE, pts, sizeof(dp_speed_point) * (size_t)np);
+                c->curve_len[at] = np;
+                c->kind_speed[at] = 0;
+            }
             continue;
         }
-        rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unknown key '%s' (expected devices, link, speed, bandwidth, latency, memory, device, pair, kindspeed)", name, t.line, tok[0]);
+        rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unknown key '%s' (expected devices, link, speed, bandwidth, latency, memory, overhead, device, pair, kindspeed)", name, t.line, tok[0]);
         goto done;
     }
     if (r < 0) { rc = dp__fail(err, DP_ERR_NOMEM, "%s: out of memory", name); goto done; }
@@ -2167,23 +2240,79 @@ int dp_cluster_read(dp_cluster *c, const char *path, dp_error *err)
     return rc;
 }
 
+/* Whether kind k's speed (single or curve) is the same on every device. */
+static int dp__cl_kind_uniform(const dp_cluster *c, int k)
+{
+    int a, i;
+    for (a = 1; a < c->n; a++) {
+        size_t p = (size_t)a * DP_KIND__COUNT + k, q = (size_t)k;
+        int len = c->curve_len ? c->curve_len[p] : 0;
+        if (c->kind_speed[p] != c->kind_speed[q] || len != (c->curve_len ? c->curve_len[q] : 0)) return 0;
+        for (i = 0; i < len; i++)
+            if (c->curve[p * DP_MAX_CURVE + i].work != c->curve[q * DP_MAX_CURVE + i].work ||
+                c->curve[p * DP_MAX_CURVE + i].speed != c->curve[q * DP_MAX_CURVE + i].speed) return 0;
+    }
+    return 1;
+}
+
+static void dp__cl_write_kind(FILE *f, const dp_cluster *c, int a, int k, const char *dev)
+{
+    size_t p = (size_t)a * DP_KIND__COUNT + k;
+    int len = c->curve_len ? c->curve_len[p] : 0, i;
+    if (len > 0) {
+        fprintf(f, "kindspeed %s %s", dev, dp_kind_name((dp_kind)k));
+        for (i = 0; i < len; i++) fprintf(f, " %.17g:%.17g", c->curve[p * DP_MAX_CURVE + i].work, c->curve[p * DP_MAX_CURVE + i].speed);
+        fprintf(f, "\n");
+    } else if (c->kind_speed[p] > 0) {
+        fprintf(f, "kindspeed %s %s %.17g\n", dev, dp_kind_name((dp_kind)k), c->kind_speed[p]);
+    }
+}
+
 int dp_cluster_write(const dp_cluster *c, const char *path, dp_error *err)
 {
     dp__out o;
-    int rc, a, b;
+    int rc, a, b, k;
+    char dev[16];
     if ((rc = dp__out_open(&o, path, err))) return rc;
     fprintf(o.f, "doppler-cluster 1\ndevices %d\nlink %s\n", c->n, c->link == DP_LINK_SERIAL ? "serial" : "free");
     for (a = 0; a < c->n; a++) {
-        int k;
-        fprintf(o.f, "device %d name=%s speed=%.17g memory=%.17g\n", a, c->name[a], c->speed[a], c->memory[a]);
-        for (k = 0; k < DP_KIND__COUNT; k++)
-            if (c->kind_speed && c->kind_speed[(size_t)a * DP_KIND__COUNT + k] > 0)
-                fprintf(o.f, "kindspeed %d %s %.17g\n", a, dp_kind_name((dp_kind)k), c->kind_speed[(size_t)a * DP_KIND__COUNT + k]);
+        fprintf(o.f, "device %d name=%s speed=%.17g memory=%.17g", a, c->name[a], c->speed[a], c->memory[a]);
+        if (c->overhead && c->overhead[a] > 0) fprintf(o.f, " overhead=%.17g", c->overhead[a]);
+        fprintf(o.f, "\n");
     }
+    if (c->kind_speed)
+        for (k = 0; k < DP_KIND__COUNT; k++) {
+            if (dp__cl_kind_uniform(c, k)) { dp__cl_write_kind(o.f, c, 0, k, "all"); continue; }
+            for (a = 0; a < c->n; a++) { snprintf(dev, sizeof dev, "%d", a); dp__cl_write_kind(o.f, c, a, k, dev); }
+        }
     for (a = 0; a < c->n; a++)
         for (b = 0; b < c->n; b++)
             if (a != b) fprintf(o.f, "pair %d %d bandwidth=%.17g latency=%.17g\n", a, b, c->bandwidth[a * c->n + b], c->latency[a * c->n + b]);
     return dp__out_close(&o, 0, err);
+}
+
+int dp_cluster_set_curve(dp_cluster *c, int dev, dp_kind kind, const dp_speed_point *pts, int n, dp_error *err)
+{
+    int i, lo = dev, hi = dev;
+    if (!c || c->n < 1 || !c->kind_speed || !c->curve || !c->curve_len) return dp__fail(err, DP_ERR_ARG, "set_curve: cluster missing or not made by dp_cluster_homogeneous/read");
+    if (dev >= c->n) return dp__fail(err, DP_ERR_RANGE, "set_curve: device %d not in 0..%d", dev, c->n - 1);
+    if ((int)kind < 0 || kind >= DP_KIND__COUNT) return dp__fail(err, DP_ERR_RANGE, "set_curve: op kind %d unknown", (int)kind);
+    if (n < 0 || n > DP_MAX_CURVE) return dp__fail(err, DP_ERR_LIMIT, "set_curve: %d points (limit %d)", n, DP_MAX_CURVE);
+    if (n > 0 && !pts) return dp__fail(err, DP_ERR_ARG, "set_curve: no points given");
+    for (i = 0; i < n; i++) {
+        if (!(pts[i].work > 0 && pts[i].work < HUGE_VAL && pts[i].speed > 0 && pts[i].speed < HUGE_VAL))
+            return dp__fail(err, DP_ERR_RANGE, "set_curve: %s point %d (%g:%g): work and speed must be positive and finite", dp_kind_name(kind), i, pts[i].work, pts[i].speed);
+        if (i > 0 && !(pts[i].work > pts[i - 1].work))
+            return dp__fail(err, DP_ERR_RANGE, "set_curve: %s point %d: work %g does not increase", dp_kind_name(kind), i, pts[i].work);
+    }
+    if (dev < 0) { lo = 0; hi = c->n - 1; }
+    for (i = lo; i <= hi; i++) {
+        size_t at = (size_t)i * DP_KIND__COUNT + kind;
+        if (n) memcpy(c->curve + at * DP_MAX_CURVE, pts, sizeof(dp_speed_point) * (size_t)n);
+        c->curve_len[at] = n;
+        c->kind_speed[at] = 0;
+    }
+    return 0;
 }
 
 int dp_check(const dp_graph *g, const dp_cluster *c, dp_error *err)
@@ -2195,17 +2324,32 @@ int dp_check(const dp_graph *g, const dp_cluster *c, dp_error *err)
     return 0;
 }
 
+/* Speed of curve p (n >= 1 points) at work w: linear in ln w between the
+   points around w, the end speeds outside. */
+static double dp__curve_speed(const dp_speed_point *p, int n, double w)
+{
+    int lo = 0, hi = n - 1;
+    double f;
+    if (w <= p[0].work) return p[0].speed;
+    if (w >= p[n - 1].work) return p[n - 1].speed;
+    while (hi - lo > 1) { int mid = (lo + hi) / 2; if (p[mid].work <= w) lo = mid; else hi = mid; }
+    f = log(w / p[lo].work) / log(p[hi].work / p[lo].work);
+    return p[lo].speed + f * (p[hi].speed - p[lo].speed);
+}
+
 double dp_op_time(const dp_graph *g, const dp_cluster *c, int op, int dev)
 {
+    double s = c->speed[dev], w = g->compute[op];
     if (g->n_dev_time) {
         double t = g->dev_time[(size_t)op * g->n_dev_time + dev];
         if (t >= 0) return t;
     }
     if (c->kind_speed) {
-        double ks = c->kind_speed[(size_t)dev * DP_KIND__COUNT + g->kind[op]];
-        if (ks > 0) return g->compute[op] / ks;
+        size_t at = (size_t)dev * DP_KIND__COUNT + g->kind[op];
+        if (c->curve_len && c->curve_len[at] > 0) s = dp__curve_speed(c->curve + at * DP_MAX_CURVE, c->curve_len[at], w);
+        else if (c->kind_speed[at] > 0) s = c->kind_speed[at];
     }
-    return g->compute[op] / c->speed[dev];
+    return (c->overhead ? c->overhead[dev] : 0.0) + w / s;
 }
 
 double dp_xfer_time(const dp_cluster *c, double bytes, int from, int to)
@@ -4912,7 +5056,9 @@ static void dp__kernel(const dp_graph *g, int v, const float *const *in, float *
         for (e = 0; e < n; e++) out[e] = in[0][e] * s;
         break;
     }
-    case DP_OP_RELU: for (e = 0; e < n; e++) out[e] = in[0][e] > 0 ? in[0][e] : 0; break;
+    case DP_OP_RELU:   /* x > 0 ? x : +0 (NaN -> +0), without a branch */
+        for (e = 0; e < n; e++) { float x = in[0][e]; uint32_t b; memcpy(&b, &x, 4); b &= 0u - (uint32_t)(x > 0); memcpy(out + e, &b, 4); }
+        break;
     case DP_OP_GELU:
         for (e = 0; e < n; e++) { float x = in[0][e]; out[e] = 0.5f * x * (1 + tanhf(0.7978845608f * (x + 0.044715f * x * x * x))); }
         break;
@@ -5187,6 +5333,9 @@ typedef struct dp__ex {
     dp_order order;
     int *pending, *refcnt;
     unsigned char **buf, **xbuf;
+    unsigned char **pool;   /* [nd * DP__EX_POOL] freed buffers kept for reuse */
+    size_t *pool_size;
+    int *npool;
     const float **inp;      /* [m] input pointers of real ops, by in-edge slot */
     uint64_t seed;
     size_t *len;
@@ -5248,20 +5397,37 @@ static size_t dp__ex_size(const dp__ex *x, double bytes)
     return b < 8 ? 8 : (size_t)b;
 }
 
+/* Freed buffers are kept per device (up to DP__EX_POOL of them, most
+   recent first) and handed out again for a request of the same size, so a
+   run's ops reuse warm, already-mapped memory instead of paying malloc and
+   page faults per op; the arena accounting counts live buffers only. */
+#define DP__EX_POOL 64
+
 /* Allocates on device d with the arena accounting; NULL on failure (the
    run is then stopped with a message). Takes the lock itself. */
 static unsigned char *dp__ex_alloc(dp__ex *x, int d, size_t size, const char *what, int id)
 {
     unsigned char *p = NULL;
+    double limit;
     pthread_mutex_lock(&x->mu);
-    double limit = x->limit > 0 ? x->limit : x->c->memory[d];
+    limit = x->limit > 0 ? x->limit : x->c->memory[d];
     if (limit > 0 && x->cur[d] + (double)size > limit)
         dp__ex_fail(x, DP_ERR_INFEASIBLE, "exec: device %d arena full: %s %d needs %zu bytes, %.0f of %.0f in use", d, what, id, size, x->cur[d], limit);
-    else if (!(p = (unsigned char *)DP_MALLOC(size)))
-        dp__ex_fail(x, DP_ERR_NOMEM, "exec: device %d: out of memory allocating %zu bytes for %s %d", d, size, what, id);
     else {
-        x->cur[d] += (double)size;
-        if (x->cur[d] > x->peak[d]) x->peak[d] = x->cur[d];
+        unsigned char **pp = x->pool + (size_t)d * DP__EX_POOL;
+        size_t *ps = x->pool_size + (size_t)d * DP__EX_POOL;
+        int i = x->npool[d];
+        while (--i >= 0 && ps[i] != size) {}
+        if (i >= 0) {                                   /* a cached one */
+            p = pp[i];
+            for (; i + 1 < x->npool[d]; i++) { pp[i] = pp[i + 1]; ps[i] = ps[i + 1]; }
+            x->npool[d]--;
+        } else if (!(p = (unsigned char *)DP_MALLOC(size)))
+            dp__ex_fail(x, DP_ERR_NOMEM, "exec: device %d: out of memory allocating %zu bytes for %s %d", d, size, what, id);
+        if (p) {
+            x->cur[d] += (double)size;
+            if (x->cur[d] > x->peak[d]) x->peak[d] = x->cur[d];
+        }
     }
     pthread_mutex_unlock(&x->mu);
     return p;
@@ -5269,15 +5435,39 @@ static unsigned char *dp__ex_alloc(dp__ex *x, int d, size_t size, const char *wh
 
 static void dp__ex_release(dp__ex *x, int d, unsigned char **p, size_t size)   /* under the lock */
 {
-    if (*p) { DP_FREE(*p); *p = NULL; x->cur[d] -= (double)size; }
+    if (!*p) return;
+    if (x->npool[d] == DP__EX_POOL) {                   /* full: drop the oldest */
+        unsigned char **pp = x->pool + (size_t)d * DP__EX_POOL;
+        size_t *ps = x->pool_size + (size_t)d * DP__EX_POOL;
+        int i;
+        DP_FREE(pp[0]);
+        for (i = 0; i + 1 < DP__EX_POOL; i++) { pp[i] = pp[i + 1]; ps[i] = ps[i + 1]; }
+        x->npool[d]--;
+    }
+    x->pool[(size_t)d * DP__EX_POOL + x->npool[d]] = *p;
+    x->pool_size[(size_t)d * DP__EX_POOL + x->npool[d]] = size;
+    x->npool[d]++;
+    *p = NULL;
+    x->cur[d] -= (double)size;
 }
 
-/* 64-bit mix of a buffer, word by word. */
+/* 64-bit mix of a buffer: four interleaved lanes of 8-byte words (so the
+   multiplies overlap), folded into one, then the rest word by word. */
 static uint64_t dp__ex_hash(const unsigned char *b, size_t n, uint64_t h)
 {
-    size_t i;
-    for (i = 0; i + 8 <= n; i += 8) {
-        uint64_t w;
+    uint64_t l[4], w;
+    size_t i = 0;
+    int k;
+    l[0] = h; l[1] = h ^ 0x9e3779b97f4a7c15ULL; l[2] = h ^ 0xbf58476d1ce4e5b9ULL; l[3] = h ^ 0x94d049bb133111ebULL;
+    for (; i + 32 <= n; i += 32)
+        for (k = 0; k < 4; k++) {
+            memcpy(&w, b + i + 8 * k, 8);
+            l[k] = (l[k] ^ w) * 0x100000001b3ULL;
+            l[k] ^= l[k] >> 29;
+        }
+    for (k = 1; k < 4; k++) { l[0] = (l[0] ^ l[k]) * 0x100000001b3ULL; l[0] ^= l[0] >> 29; }
+    h = l[0];
+    for (; i + 8 <= n; i += 8) {
         memcpy(&w, b + i, 8);
         h = (h ^ w) * 0x100000001b3ULL;
         h ^= h >> 29;
@@ -5501,6 +5691,7 @@ int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const
     DP__A(x.ready_at, n, double); DP__A(x.pending, n, int); DP__A(x.refcnt, n, int);
     DP__A(x.buf, n, unsigned char *); DP__A(x.xbuf, (size_t)m + 1, unsigned char *); DP__A(x.len, n, size_t);
     DP__A(x.dig, n, uint64_t); DP__A(x.cur, nd, double); DP__A(x.peak, nd, double);
+    DP__A(x.pool, (size_t)nd * DP__EX_POOL, unsigned char *); DP__A(x.pool_size, (size_t)nd * DP__EX_POOL, size_t); DP__A(x.npool, nd, int);
     DP__A(x.start, n, double); DP__A(x.end, n, double); DP__A(x.busy, nd, double);
     DP__A(args, 2 * (size_t)nd, dp__exarg); DP__A(th, 2 * (size_t)nd, pthread_t);
     DP__A(runs_start, (size_t)o.reps * n, double); DP__A(runs_end, (size_t)o.reps * n, double);
@@ -5590,6 +5781,10 @@ int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const
         res->bytes_scale = o.bytes_scale;
     }
 done:
+    if (x.pool && x.npool)
+        for (d = 0; d < nd; d++)
+            for (k = 0; k < x.npool[d]; k++) DP_FREE(x.pool[(size_t)d * DP__EX_POOL + k]);
+    DP_FREE(x.pool); DP_FREE(x.pool_size); DP_FREE(x.npool);
     for (d = 0; d < ncv; d++) pthread_cond_destroy(&x.cv[d]);
     for (d = 0; d < nxcv; d++) pthread_cond_destroy(&x.xcv[d]);
     if (mutex_ok) pthread_mutex_destroy(&x.mu);
