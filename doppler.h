@@ -715,6 +715,16 @@ int  dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign,
                  const dp_exec_opts *opts, dp_exec_result *res, dp_error *err);
 void dp_exec_result_free(dp_exec_result *res);
 
+/* The FLOPs a real op of kind `kind` with a rows x cols output counts, as
+   the workloads set compute and dp_calibrate_cpu measures speeds (a graph
+   of real ops built by hand should use it too, so that a calibrated
+   cluster predicts it): matmul 2 rows inner cols (inner: the shared
+   dimension); add and reduce (inputs - 1) rows cols; silu and rmsnorm
+   4 rows cols; softmax and layernorm 5 rows cols; gelu 8 rows cols; every
+   other kind (input, mul, scale, relu, concat, split, transpose, copy)
+   rows cols; opaque 0. */
+double dp_op_flops(dp_kind kind, int rows, int cols, int inner, int inputs);
+
 /* Checks the shapes of every real (non-opaque) op against its inputs;
    opaque ops are skipped. The executor runs real ops with the kernels of
    the kernels section and opaque ones as busy kernels. */
@@ -742,16 +752,21 @@ typedef struct dp_workload_opts {
 int dp_workload_parse(const char *name, dp_workload *out);  /* "chainmm" */
 int dp_gen_workload(dp_graph *g, const dp_workload_opts *opts, dp_error *err);
 
-/* Measures this machine: the throughput of every op kind's kernel (FLOPs
-   as the workloads count them: matmul 2rKc, add/reduce (inputs-1) rc,
-   others rc) on size x size tensors, memcpy bandwidth, and the executor's
-   hand-off latency between devices; writes a cluster of `devices`
-   identical CPU devices in FLOP/s and bytes/s, so that the simulator
-   predicts dp_exec_cpu's wall time for real-op graphs. */
+/* Measures this machine into a cluster of `devices` identical CPU devices
+   (FLOP/s, bytes/s, seconds) so that the simulator predicts dp_exec_cpu's
+   wall time for real-op graphs whose compute follows dp_op_flops: per op
+   kind, the speed curve of its executor path (kernel and output hash) on
+   side x side operands for sides 16, 32, ... up to `size`, with every
+   device's thread computing at once, each measurement the median call;
+   the executor's per-op overhead (tiny ops, every device at once); and
+   the hand-off between two devices: latency from 1 x 1 chains alternating
+   between devices against the same on one device, bandwidth from the same
+   with side x side tensors (side at most 256). Speed of opaque ops: the
+   largest matmul's. About 16 kinds x sides x `seconds`, plus ~1 s. */
 typedef struct dp_calibrate_opts {
-    int    devices;   /* 0 -> 2                              */
-    int    size;      /* tensor side; 0 -> 128               */
-    double seconds;   /* per measurement; 0 -> 0.05          */
+    int    devices;   /* 0 -> 2                                       */
+    int    size;      /* largest tensor side; 0 -> 512 (8..2048)       */
+    double seconds;   /* per measurement; 0 -> 0.02                    */
 } dp_calibrate_opts;
 int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *err);
 
@@ -5012,6 +5027,20 @@ int dp_graph_check_tensors(const dp_graph *g, dp_error *err)
     return 0;
 }
 
+double dp_op_flops(dp_kind kind, int rows, int cols, int inner, int inputs)
+{
+    double rc = (double)rows * cols;
+    switch (kind) {
+    case DP_OP_OPAQUE: return 0;
+    case DP_OP_MATMUL: return 2.0 * inner * rc;
+    case DP_OP_ADD: case DP_OP_REDUCE: return inputs > 1 ? (inputs - 1) * rc : 0;
+    case DP_OP_SILU: case DP_OP_RMSNORM: return 4 * rc;
+    case DP_OP_SOFTMAX: case DP_OP_LAYERNORM: return 5 * rc;
+    case DP_OP_GELU: return 8 * rc;
+    default: return rc;
+    }
+}
+
 /* Input tensors: uniform in [-1, 1) from (seed, op, index). */
 static float dp__input_value(uint64_t seed, int op, size_t i)
 {
@@ -5165,13 +5194,13 @@ static void dp__wl_rmsnorm(dp__wb *b, const char *tag, int P, int rows, int blk,
     char nm[64];
     int j, cat, nrm;
     snprintf(nm, sizeof nm, "%s_cat", tag);
-    cat = dp__wl_op(b, nm, DP_OP_CONCAT, rows, blk * P, 0);
+    cat = dp__wl_op(b, nm, DP_OP_CONCAT, rows, blk * P, (double)rows * blk * P);
     for (j = 0; j < P; j++) dp__wl_edge(b, x[j], cat);
     snprintf(nm, sizeof nm, "%s_norm", tag);
     nrm = dp__wl_unary(b, nm, DP_OP_RMSNORM, cat, rows, blk * P, 0, 4.0 * rows * blk * P);
     for (j = 0; j < P; j++) {
         snprintf(nm, sizeof nm, "%s_part%d", tag, j);
-        y[j] = dp__wl_unary(b, nm, DP_OP_SPLIT, nrm, rows, blk, j, 0);
+        y[j] = dp__wl_unary(b, nm, DP_OP_SPLIT, nrm, rows, blk, j, (double)rows * blk);
     }
 }
 
@@ -5333,9 +5362,7 @@ typedef struct dp__ex {
     dp_order order;
     int *pending, *refcnt;
     unsigned char **buf, **xbuf;
-    unsigned char **pool;   /* [nd * DP__EX_POOL] freed buffers kept for reuse */
-    size_t *pool_size;
-    int *npool;
+    void **pool;            /* [nd] freed buffers kept for reuse, by size   */
     const float **inp;      /* [m] input pointers of real ops, by in-edge slot */
     uint64_t seed;
     size_t *len;
@@ -5397,11 +5424,12 @@ static size_t dp__ex_size(const dp__ex *x, double bytes)
     return b < 8 ? 8 : (size_t)b;
 }
 
-/* Freed buffers are kept per device (up to DP__EX_POOL of them, most
-   recent first) and handed out again for a request of the same size, so a
-   run's ops reuse warm, already-mapped memory instead of paying malloc and
-   page faults per op; the arena accounting counts live buffers only. */
-#define DP__EX_POOL 64
+/* Freed buffers are kept per device, by size, and handed out again for a
+   request of the same size (most recently freed first), so a run's ops
+   reuse warm, already-mapped memory instead of paying malloc and page
+   faults per op. The pool never holds more than the run's peak of live
+   buffers of each size; the arena accounting counts live buffers only. */
+typedef struct dp__pool_entry { size_t key; unsigned char **value; } dp__pool_entry;
 
 /* Allocates on device d with the arena accounting; NULL on failure (the
    run is then stopped with a message). Takes the lock itself. */
@@ -5414,15 +5442,10 @@ static unsigned char *dp__ex_alloc(dp__ex *x, int d, size_t size, const char *wh
     if (limit > 0 && x->cur[d] + (double)size > limit)
         dp__ex_fail(x, DP_ERR_INFEASIBLE, "exec: device %d arena full: %s %d needs %zu bytes, %.0f of %.0f in use", d, what, id, size, x->cur[d], limit);
     else {
-        unsigned char **pp = x->pool + (size_t)d * DP__EX_POOL;
-        size_t *ps = x->pool_size + (size_t)d * DP__EX_POOL;
-        int i = x->npool[d];
-        while (--i >= 0 && ps[i] != size) {}
-        if (i >= 0) {                                   /* a cached one */
-            p = pp[i];
-            for (; i + 1 < x->npool[d]; i++) { pp[i] = pp[i + 1]; ps[i] = ps[i + 1]; }
-            x->npool[d]--;
-        } else if (!(p = (unsigned char *)DP_MALLOC(size)))
+        dp__pool_entry *h = (dp__pool_entry *)x->pool[d];
+        ptrdiff_t i = hmgeti(h, size);
+        if (i >= 0 && arrlen(h[i].value) > 0) p = arrpop(h[i].value);
+        else if (!(p = (unsigned char *)DP_MALLOC(size)))
             dp__ex_fail(x, DP_ERR_NOMEM, "exec: device %d: out of memory allocating %zu bytes for %s %d", d, size, what, id);
         if (p) {
             x->cur[d] += (double)size;
@@ -5435,18 +5458,16 @@ static unsigned char *dp__ex_alloc(dp__ex *x, int d, size_t size, const char *wh
 
 static void dp__ex_release(dp__ex *x, int d, unsigned char **p, size_t size)   /* under the lock */
 {
+    dp__pool_entry *h = (dp__pool_entry *)x->pool[d];
+    ptrdiff_t i;
     if (!*p) return;
-    if (x->npool[d] == DP__EX_POOL) {                   /* full: drop the oldest */
-        unsigned char **pp = x->pool + (size_t)d * DP__EX_POOL;
-        size_t *ps = x->pool_size + (size_t)d * DP__EX_POOL;
-        int i;
-        DP_FREE(pp[0]);
-        for (i = 0; i + 1 < DP__EX_POOL; i++) { pp[i] = pp[i + 1]; ps[i] = ps[i + 1]; }
-        x->npool[d]--;
+    if ((i = hmgeti(h, size)) < 0) {
+        unsigned char **none = NULL;
+        hmput(h, size, none);
+        i = hmgeti(h, size);
     }
-    x->pool[(size_t)d * DP__EX_POOL + x->npool[d]] = *p;
-    x->pool_size[(size_t)d * DP__EX_POOL + x->npool[d]] = size;
-    x->npool[d]++;
+    arrput(h[i].value, *p);
+    x->pool[d] = h;
     *p = NULL;
     x->cur[d] -= (double)size;
 }
@@ -5476,6 +5497,14 @@ static uint64_t dp__ex_hash(const unsigned char *b, size_t n, uint64_t h)
     return h;
 }
 
+/* A real op's work in the executor: its kernel, then the hash of its
+   output (the digest); dp_calibrate_cpu times exactly this. */
+static uint64_t dp__ex_real(const dp_graph *g, int v, const float *const *in, float *out, uint64_t seed)
+{
+    dp__kernel(g, v, in, out, seed);
+    return dp__ex_hash((const unsigned char *)out, sizeof(float) * (size_t)g->rows[v] * g->cols[v], 0xcbf29ce484222325ULL ^ (uint64_t)v);
+}
+
 static void *dp__ex_compute(void *arg)
 {
     dp__ex *x = ((dp__exarg *)arg)->x;
@@ -5503,8 +5532,7 @@ static void *dp__ex_compute(void *arg)
                 int e = g->in_edge[k], u = g->src[e];
                 in[k - g->in_off[v]] = (const float *)(x->assign[u] == d ? x->buf[u] : x->xbuf[e]);
             }
-            dp__kernel(g, v, in, (float *)out, x->seed);
-            h = dp__ex_hash(out, size, 0xcbf29ce484222325ULL ^ (uint64_t)v);
+            h = dp__ex_real(g, v, in, (float *)out, x->seed);
         } else {
             /* opaque: its output is a function of its inputs' contents */
             h = 0xcbf29ce484222325ULL ^ (uint64_t)v;
@@ -5691,7 +5719,7 @@ int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const
     DP__A(x.ready_at, n, double); DP__A(x.pending, n, int); DP__A(x.refcnt, n, int);
     DP__A(x.buf, n, unsigned char *); DP__A(x.xbuf, (size_t)m + 1, unsigned char *); DP__A(x.len, n, size_t);
     DP__A(x.dig, n, uint64_t); DP__A(x.cur, nd, double); DP__A(x.peak, nd, double);
-    DP__A(x.pool, (size_t)nd * DP__EX_POOL, unsigned char *); DP__A(x.pool_size, (size_t)nd * DP__EX_POOL, size_t); DP__A(x.npool, nd, int);
+    DP__A(x.pool, nd, void *);
     DP__A(x.start, n, double); DP__A(x.end, n, double); DP__A(x.busy, nd, double);
     DP__A(args, 2 * (size_t)nd, dp__exarg); DP__A(th, 2 * (size_t)nd, pthread_t);
     DP__A(runs_start, (size_t)o.reps * n, double); DP__A(runs_end, (size_t)o.reps * n, double);
@@ -5758,8 +5786,9 @@ int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const
         memcpy(runs_end + (size_t)r * n, x.end, sizeof(double) * (size_t)n);
         memcpy(runs_busy + (size_t)r * nd, x.busy, sizeof(double) * (size_t)nd);
         memcpy(runs_peak + (size_t)r * nd, x.peak, sizeof(double) * (size_t)nd);
-        /* free what is left: sinks' outputs, and everything after a failure */
-        for (v = 0; v < n; v++) { DP_FREE(x.buf[v]); x.buf[v] = NULL; }
+        /* what is left: sinks' outputs (back to the pool, for the next
+           run), and everything after a failure */
+        for (v = 0; v < n; v++) dp__ex_release(&x, assign[v], &x.buf[v], x.len[v]);
         for (k = 0; k < m; k++) { DP_FREE(x.xbuf[k]); x.xbuf[k] = NULL; }
     }
     if (!rc) {
@@ -5781,10 +5810,17 @@ int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const
         res->bytes_scale = o.bytes_scale;
     }
 done:
-    if (x.pool && x.npool)
-        for (d = 0; d < nd; d++)
-            for (k = 0; k < x.npool[d]; k++) DP_FREE(x.pool[(size_t)d * DP__EX_POOL + k]);
-    DP_FREE(x.pool); DP_FREE(x.pool_size); DP_FREE(x.npool);
+    if (x.pool)
+        for (d = 0; d < nd; d++) {
+            dp__pool_entry *h = (dp__pool_entry *)x.pool[d];
+            ptrdiff_t i, j;
+            for (i = 0; i < hmlen(h); i++) {
+                for (j = 0; j < arrlen(h[i].value); j++) DP_FREE(h[i].value[j]);
+                arrfree(h[i].value);
+            }
+            hmfree(h);
+        }
+    DP_FREE(x.pool);
     for (d = 0; d < ncv; d++) pthread_cond_destroy(&x.cv[d]);
     for (d = 0; d < nxcv; d++) pthread_cond_destroy(&x.xcv[d]);
     if (mutex_ok) pthread_mutex_destroy(&x.mu);
@@ -5801,137 +5837,219 @@ done:
 /* ======================================================================
    >>calibrate
    ====================================================================== */
-/* FLOPs an op of kind k with output r x c counts (the workloads' rule):
-   matmul 2 r K c; add/reduce (inputs - 1) r c; every other kind r c. */
-static double dp__kind_flops(dp_kind k, int r, int c, int K, int nin)
-{
-    if (k == DP_OP_MATMUL) return 2.0 * r * K * c;
-    if (k == DP_OP_ADD || k == DP_OP_REDUCE) return (double)(nin - 1) * r * c;
-    return (double)r * c;
-}
-
-/* One device's share of a calibration: its kernel in a loop for `seconds`,
-   while the other devices' threads do the same (as in the executor). */
+/* One device's share of a kernel measurement: the op in a loop, each
+   call timed, for `seconds` (at least 3 calls), while the other devices'
+   threads do the same (as in the executor, where every device computes at
+   once). The median call is the measurement: robust to the preemptions of
+   a shared machine. */
 typedef struct dp__calarg {
-    const dp_graph *g; int nin; const float *const *in; float *out;
-    double seconds, t; long reps;
+    const dp_graph *g; int v; const float *const *in; float *out;
+    double seconds, *t; int cap, n;
 } dp__calarg;
 
 static void *dp__cal_worker(void *p)
 {
     dp__calarg *a = (dp__calarg *)p;
-    double t0 = dp_now();
-    do { dp__kernel(a->g, a->nin, a->in, a->out, 1); a->reps++; a->t = dp_now() - t0; } while (a->t < a->seconds);
+    double t0 = dp_now(), t1, t2 = t0;
+    a->n = 0;
+    do {
+        t1 = dp_now();
+        dp__ex_real(a->g, a->v, a->in, a->out, 1);
+        t2 = dp_now();
+        a->t[a->n++] = t2 - t1;
+    } while (a->n < a->cap && (t2 - t0 < a->seconds || a->n < 3));
     return NULL;
+}
+
+static int dp__cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double dp__median(double *v, int n)   /* sorts v */
+{
+    qsort(v, (size_t)n, sizeof(double), dp__cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Seconds per call of op `v` of g on every device's thread at once (the
+   mean over the devices of each one's median call). */
+static int dp__cal_kernel(const dp_graph *g, int v, const float *const *in, float *ys, size_t ystride, int nd,
+                          double seconds, dp__calarg *ca, pthread_t *th, double *samples, int cap,
+                          double *sec, dp_error *err)
+{
+    int d, started = 0;
+    double sum = 0;
+    for (d = 0; d < nd; d++) {
+        memset(&ca[d], 0, sizeof ca[d]);
+        ca[d].g = g; ca[d].v = v; ca[d].in = in; ca[d].out = ys + ystride * d;
+        ca[d].seconds = seconds; ca[d].t = samples + (size_t)cap * d; ca[d].cap = cap;
+    }
+    for (d = 0; d < nd; d++) {
+        if (pthread_create(&th[d], NULL, dp__cal_worker, &ca[d]) != 0) break;
+        started++;
+    }
+    for (d = 0; d < started; d++) pthread_join(th[d], NULL);
+    if (started < nd) return dp__fail(err, DP_ERR_NOMEM, "calibration: cannot start a thread");
+    for (d = 0; d < nd; d++) sum += dp__median(ca[d].t, ca[d].n);
+    *sec = sum / nd;
+    return 0;
+}
+
+/* A chain of n ops of kind copy on side x side tensors (one input op
+   first), on one device (alt 0) or alternating between devices 0 and 1
+   (every edge a hand-off): the executor's median wall time. */
+static int dp__cal_chain(int n, int side, int alt, int reps, const dp_cluster *c2, double *wall, dp_error *err)
+{
+    dp_graph ch;
+    dp_exec_opts eo;
+    dp_exec_result r;
+    int i, rc = 0, *as = (int *)dp__alloc((size_t)n, sizeof(int), err, "calibration");
+    if (!as) return DP_ERR_NOMEM;
+    dp_graph_init(&ch);
+    for (i = 0; i < n && !rc; i++) {
+        dp_op_desc dd;
+        memset(&dd, 0, sizeof dd);
+        dd.kind = i ? DP_OP_COPY : DP_OP_INPUT; dd.rows = side; dd.cols = side;
+        dd.compute = dp_op_flops(dd.kind, side, side, 0, i ? 1 : 0); dd.out_bytes = 4.0 * side * side;
+        rc = dp_graph_add_op(&ch, &dd, NULL, err);
+        if (!rc && i) rc = dp_graph_add_edge(&ch, i - 1, i, dd.out_bytes, err);
+        as[i] = alt ? i % 2 : 0;
+    }
+    if (!rc) rc = dp_graph_finalize(&ch, err);
+    memset(&eo, 0, sizeof eo);
+    eo.reps = reps;
+    if (!rc && !(rc = dp_exec_cpu(&ch, c2, as, &eo, &r, err))) { *wall = r.wall_median; dp_exec_result_free(&r); }
+    dp_graph_free(&ch);
+    DP_FREE(as);
+    return rc;
+}
+
+/* n independent 1 x 1 input ops on each of nd devices, all ready at once:
+   the executor's median wall time per op and device. */
+static int dp__cal_overhead(int n, const dp_cluster *cn, double *per_op, dp_error *err)
+{
+    dp_graph gg;
+    dp_exec_opts eo;
+    dp_exec_result r;
+    int i, rc = 0, nd = cn->n, *as = (int *)dp__alloc((size_t)n * nd, sizeof(int), err, "calibration");
+    if (!as) return DP_ERR_NOMEM;
+    dp_graph_init(&gg);
+    for (i = 0; i < n * nd && !rc; i++) {
+        dp_op_desc dd;
+        memset(&dd, 0, sizeof dd);
+        dd.kind = DP_OP_INPUT; dd.rows = 1; dd.cols = 1; dd.compute = 1; dd.out_bytes = 4;
+        rc = dp_graph_add_op(&gg, &dd, NULL, err);
+        as[i] = i % nd;
+    }
+    if (!rc) rc = dp_graph_finalize(&gg, err);
+    memset(&eo, 0, sizeof eo);
+    eo.reps = 7;
+    if (!rc && !(rc = dp_exec_cpu(&gg, cn, as, &eo, &r, err))) { *per_op = r.wall_median / n; dp_exec_result_free(&r); }
+    dp_graph_free(&gg);
+    DP_FREE(as);
+    return rc;
 }
 
 int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *err)
 {
+    enum { NS = 10, CAP = 4096 };
     dp_calibrate_opts o;
     dp_cluster c;
-    int rc, k, d, S;
-    float *a = NULL, *b = NULL, *y = NULL, *ys = NULL;
+    int rc, k, d, i, ns = 0, side[NS], S;
+    float *a = NULL, *b = NULL, *ys = NULL;
+    double *samples = NULL, ovh = 0, speed_top = 0;
     dp__calarg *ca = NULL;
     pthread_t *th = NULL;
     dp_graph g;
     memset(&o, 0, sizeof o);
     if (opts) o = *opts;
     memset(out, 0, sizeof *out);
+    memset(&c, 0, sizeof c);
     if (o.devices == 0) o.devices = 2;
-    if (o.size == 0) o.size = 128;
-    if (o.seconds == 0) o.seconds = 0.05;
+    if (o.size == 0) o.size = 512;
+    if (o.seconds == 0) o.seconds = 0.02;
     if (o.devices < 1 || o.devices > DP_MAX_DEVICES) return dp__fail(err, DP_ERR_RANGE, "calibrate: devices %d not in 1..%d", o.devices, DP_MAX_DEVICES);
     if (o.size < 8 || o.size > 2048) return dp__fail(err, DP_ERR_RANGE, "calibrate: size %d not in 8..2048", o.size);
     if (!(o.seconds > 0 && o.seconds <= 10)) return dp__fail(err, DP_ERR_RANGE, "calibrate: seconds %g not in (0, 10]", o.seconds);
+    /* sides: 16, 32, ... below size, then size (8 when size < 16) */
+    for (S = 16; S < o.size && ns < NS - 1; S *= 2) side[ns++] = S;
+    side[ns++] = o.size;
     S = o.size;
     if ((rc = dp_cluster_homogeneous(&c, o.devices, 1e9, 1e10, 0, err))) return rc;
     a = (float *)dp__alloc((size_t)S * S, sizeof(float), err, "calibration");
     b = (float *)dp__alloc((size_t)S * S, sizeof(float), err, "calibration");
-    y = (float *)dp__alloc((size_t)S * S, sizeof(float), err, "calibration");
     ys = (float *)dp__alloc((size_t)S * S * 2 * o.devices, sizeof(float), err, "calibration");
+    samples = (double *)dp__alloc((size_t)CAP * o.devices, sizeof(double), err, "calibration");
     ca = (dp__calarg *)dp__alloc((size_t)o.devices, sizeof *ca, err, "calibration");
     th = (pthread_t *)dp__alloc((size_t)o.devices, sizeof *th, err, "calibration");
-    if (!a || !b || !y || !ys || !ca || !th) { rc = DP_ERR_NOMEM; goto done; }
+    if (!a || !b || !ys || !samples || !ca || !th) { rc = DP_ERR_NOMEM; goto done; }
     for (k = 0; k < S * S; k++) { a[k] = dp__input_value(1, 0, (size_t)k); b[k] = dp__input_value(1, 1, (size_t)k) * 0.5f + 0.1f; }
-    /* each kind's kernel on S x S operands (two inputs where it takes two) */
+    /* every kind's op, as the executor runs it (kernel and output hash), on
+       side x side operands (two inputs where it takes two; concat makes
+       side x 2 side, split takes half), at every side: its speed curve */
     for (k = 1; k < DP_KIND__COUNT; k++) {
         dp_kind kd = (dp_kind)k;
         int nin = kd == DP_OP_INPUT ? 0 : (kd == DP_OP_MATMUL || kd == DP_OP_ADD || kd == DP_OP_REDUCE || kd == DP_OP_MUL || kd == DP_OP_CONCAT) ? 2 : 1;
-        int rows = S, cols = kd == DP_OP_CONCAT ? 2 * S : S, i;
-        const float *in[2];
-        dp_op_desc dd;
-        dp_graph_init(&g);
-        for (i = 0; i < nin; i++) {
-            memset(&dd, 0, sizeof dd);
-            dd.kind = DP_OP_INPUT; dd.rows = S; dd.cols = S;
-            if ((rc = dp_graph_add_op(&g, &dd, NULL, err))) goto done_g;
-        }
-        memset(&dd, 0, sizeof dd);
-        dd.kind = kd; dd.rows = rows; dd.cols = kd == DP_OP_SPLIT ? S / 2 : cols;
-        if ((rc = dp_graph_add_op(&g, &dd, NULL, err))) goto done_g;
-        for (i = 0; i < nin; i++) if ((rc = dp_graph_add_edge(&g, i, nin, 0, err))) goto done_g;
-        if ((rc = dp_graph_finalize(&g, err))) goto done_g;
-        in[0] = a; in[1] = b;
-        /* every device's thread at once, as the executor runs them: the
-           throughput each gets while the others compute too */
-        {
-            int started = 0;
-            double per = 0;
-            for (d = 0; d < o.devices; d++) {
-                memset(&ca[d], 0, sizeof ca[d]);
-                ca[d].g = &g; ca[d].nin = nin; ca[d].in = in; ca[d].out = ys + (size_t)S * S * 2 * d; ca[d].seconds = o.seconds;
-                if (pthread_create(&th[d], NULL, dp__cal_worker, &ca[d]) != 0) break;
-                started++;
-            }
-            for (d = 0; d < started; d++) pthread_join(th[d], NULL);
-            if (started < o.devices) { rc = dp__fail(err, DP_ERR_NOMEM, "calibration: cannot start a thread"); goto done_g; }
-            for (d = 0; d < o.devices; d++) per += dp__kind_flops(kd, g.rows[nin], g.cols[nin], S, nin) * ca[d].reps / ca[d].t;
-            per /= o.devices;
-            for (d = 0; d < o.devices; d++) c.kind_speed[(size_t)d * DP_KIND__COUNT + k] = per;
-            if (kd == DP_OP_MATMUL) for (d = 0; d < o.devices; d++) c.speed[d] = per;
-        }
-    done_g:
-        dp_graph_free(&g);
-        if (rc) goto done;
-    }
-    /* copies: bandwidth of memcpy, latency of the executor's hand-off (a
-       chain of tiny ops alternating devices against one on a single device) */
-    {
-        double t0 = dp_now(), t, bw, lat = 0;
-        long reps = 0;
-        do { memcpy(y, a, sizeof(float) * (size_t)S * S); reps++; t = dp_now() - t0; } while (t < o.seconds);
-        bw = (double)reps * sizeof(float) * S * S / t;
-        if (o.devices > 1) {
-            dp_graph ch;
-            dp_cluster c2;
-            dp_exec_opts eo;
-            dp_exec_result r1, r2;
-            int N = 400, i, *as = (int *)dp__alloc((size_t)N, sizeof(int), err, "calibration");
-            if (!as) { rc = DP_ERR_NOMEM; goto done; }
-            dp_graph_init(&ch);
-            for (i = 0; i < N && !rc; i++) {
-                dp_op_desc dd;
+        dp_speed_point pts[NS];
+        for (i = 0; i < ns; i++) {
+            int s = side[i], j, cols = kd == DP_OP_CONCAT ? 2 * s : kd == DP_OP_SPLIT ? s / 2 : s;
+            const float *in[2];
+            double sec = 0;
+            dp_op_desc dd;
+            dp_graph_init(&g);
+            for (j = 0; j < nin; j++) {
                 memset(&dd, 0, sizeof dd);
-                dd.kind = i ? DP_OP_COPY : DP_OP_INPUT; dd.rows = 1; dd.cols = 1;
-                rc = dp_graph_add_op(&ch, &dd, NULL, err);
-                if (!rc && i) rc = dp_graph_add_edge(&ch, i - 1, i, 4, err);
+                dd.kind = DP_OP_INPUT; dd.rows = s; dd.cols = s;
+                if ((rc = dp_graph_add_op(&g, &dd, NULL, err))) goto done_g;
             }
-            if (!rc) rc = dp_graph_finalize(&ch, err);
-            if (!rc) rc = dp_cluster_homogeneous(&c2, 2, 1e9, 1e10, 0, err);
-            memset(&eo, 0, sizeof eo);
-            eo.reps = 5;
-            if (!rc) rc = dp_exec_cpu(&ch, &c2, as, &eo, &r1, err);
-            for (i = 0; i < N; i++) as[i] = i % 2;
-            if (!rc) {
-                rc = dp_exec_cpu(&ch, &c2, as, &eo, &r2, err);
-                if (!rc) { lat = (r2.wall_median - r1.wall_median) / (N - 1); dp_exec_result_free(&r2); }
-                dp_exec_result_free(&r1);
-            }
-            if (!rc) dp_cluster_free(&c2);
-            dp_graph_free(&ch);
-            DP_FREE(as);
+            memset(&dd, 0, sizeof dd);
+            dd.kind = kd; dd.rows = s; dd.cols = cols;
+            if ((rc = dp_graph_add_op(&g, &dd, NULL, err))) goto done_g;
+            for (j = 0; j < nin; j++) if ((rc = dp_graph_add_edge(&g, j, nin, 0, err))) goto done_g;
+            if ((rc = dp_graph_finalize(&g, err))) goto done_g;
+            in[0] = a; in[1] = b;
+            if ((rc = dp__cal_kernel(&g, nin, in, ys, (size_t)S * S * 2, o.devices, o.seconds, ca, th, samples, CAP, &sec, err))) goto done_g;
+            pts[i].work = dp_op_flops(kd, s, cols, s, nin);
+            pts[i].speed = pts[i].work / (sec > 1e-9 ? sec : 1e-9);
+        done_g:
+            dp_graph_free(&g);
             if (rc) goto done;
+        }
+        if ((rc = dp_cluster_set_curve(&c, -1, kd, pts, ns, err))) goto done;
+        if (kd == DP_OP_MATMUL) speed_top = pts[ns - 1].speed;
+    }
+    for (d = 0; d < o.devices; d++) c.speed[d] = speed_top;   /* opaque ops: the largest matmul's */
+    /* the executor's own cost per op: dispatch, buffers, bookkeeping (tiny
+       ops on every device at once; their 1-element kernel is negligible) */
+    if ((rc = dp__cal_overhead(2000, &c, &ovh, err))) goto done;
+    for (d = 0; d < o.devices; d++) c.overhead[d] = ovh;
+    /* hand-offs between devices: chains alternating between two devices
+       against the same chains on one, with 1 x 1 tensors (latency) and
+       side x side ones (bytes per second) */
+    {
+        double lat = 0, bw = 0, w1 = 0, w2 = 0, w3 = 0, w4 = 0, t0, t;
+        int big = S < 256 ? S : 256;
+        long reps = 0;
+        /* memcpy bandwidth: the fallback when the chains cannot resolve it */
+        t0 = dp_now();
+        do { memcpy(ys, a, sizeof(float) * (size_t)big * big); reps++; t = dp_now() - t0; } while (t < o.seconds);
+        bw = (double)reps * sizeof(float) * big * big / t;
+        if (o.devices > 1) {
+            dp_cluster c2;
+            double extra;
+            if ((rc = dp_cluster_homogeneous(&c2, 2, 1e9, 1e10, 0, err))) goto done;
+            rc = dp__cal_chain(400, 1, 0, 7, &c2, &w1, err);
+            if (!rc) rc = dp__cal_chain(400, 1, 1, 7, &c2, &w2, err);
+            if (!rc) rc = dp__cal_chain(100, big, 0, 7, &c2, &w3, err);
+            if (!rc) rc = dp__cal_chain(100, big, 1, 7, &c2, &w4, err);
+            dp_cluster_free(&c2);
+            if (rc) goto done;
+            lat = (w2 - w1) / 399;
             if (lat < 0) lat = 0;
+            extra = (w4 - w3) / 99 - lat;
+            if (extra > 0) bw = 4.0 * big * big / extra;
         }
         for (d = 0; d < o.devices * o.devices; d++) {
             c.bandwidth[d] = bw;
@@ -5943,7 +6061,7 @@ int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *e
     memset(&c, 0, sizeof c);
 done:
     dp_cluster_free(&c);
-    DP_FREE(a); DP_FREE(b); DP_FREE(y); DP_FREE(ys); DP_FREE(ca); DP_FREE(th);
+    DP_FREE(a); DP_FREE(b); DP_FREE(ys); DP_FREE(samples); DP_FREE(ca); DP_FREE(th);
     return rc;
 }
 
