@@ -5051,6 +5051,31 @@ static float dp__input_value(uint64_t seed, int op, size_t i)
     return (float)((double)(z >> 11) * (2.0 / 9007199254740992.0) - 1.0);
 }
 
+/* expf(z) with z clamped to [-87, ln FLT_MAX] and 0 below -87 (where
+   expf would be subnormal or 0), computed without a branch on z; *big is
+   all ones where z is past overflow (the result is then 1: the caller
+   masks it).
+   expf takes a slow path on underflow and overflow, and a branch
+   mispredicts on mixed inputs: both made softmax and silu several times
+   slower on widely spread inputs (attention scores) than on small ones. */
+static float dp__exp_flush(float z, uint32_t *big)
+{
+    const float lo = -87.0f, hi = 88.7228393554687f;   /* ln FLT_MAX, rounded down */
+    uint32_t bz, blo, b, keep, bg;
+    float zc, ez;
+    memcpy(&bz, &z, 4); memcpy(&blo, &lo, 4);
+    keep = 0u - (uint32_t)!(z < lo);           /* masks, not branches; NaN kept */
+    bg = 0u - (uint32_t)(z > hi);
+    b = ((bz & keep) | (blo & ~keep)) & ~bg;   /* past overflow: expf(0), masked by the caller */
+    memcpy(&zc, &b, 4);
+    ez = expf(zc);
+    memcpy(&b, &ez, 4);
+    b &= keep;
+    memcpy(&ez, &b, 4);
+    *big = bg;
+    return ez;
+}
+
 /* out = op(in[0..]), shapes already checked. */
 static void dp__kernel(const dp_graph *g, int v, const float *const *in, float *out, uint64_t seed)
 {
@@ -5091,13 +5116,23 @@ static void dp__kernel(const dp_graph *g, int v, const float *const *in, float *
     case DP_OP_GELU:
         for (e = 0; e < n; e++) { float x = in[0][e]; out[e] = 0.5f * x * (1 + tanhf(0.7978845608f * (x + 0.044715f * x * x * x))); }
         break;
-    case DP_OP_SILU: for (e = 0; e < n; e++) { float x = in[0][e]; out[e] = x / (1 + expf(-x)); } break;
+    case DP_OP_SILU:   /* x / (1 + e^-x), e^-x by dp__exp_flush: 1 + it is 1
+                          below e^-87 anyway; past overflow x / inf = -0 */
+        for (e = 0; e < n; e++) {
+            float x = in[0][e], y;
+            uint32_t big, b;
+            y = x / (1 + dp__exp_flush(-x, &big));
+            memcpy(&b, &y, 4);
+            b = (b & ~big) | (0x80000000u & big);   /* x < -88.72: -0 */
+            memcpy(out + e, &b, 4);
+        }
+        break;
     case DP_OP_SOFTMAX:
         for (i = 0; i < r; i++) {
             const float *x = in[0] + (size_t)i * c;
             float *o = out + (size_t)i * c, mx = x[0], s = 0;
             for (j = 1; j < c; j++) if (x[j] > mx) mx = x[j];
-            for (j = 0; j < c; j++) { o[j] = expf(x[j] - mx); s += o[j]; }
+            for (j = 0; j < c; j++) { uint32_t big; o[j] = dp__exp_flush(x[j] - mx, &big); s += o[j]; }
             for (j = 0; j < c; j++) o[j] /= s;
         }
         break;
