@@ -757,12 +757,16 @@ int dp_gen_workload(dp_graph *g, const dp_workload_opts *opts, dp_error *err);
    wall time for real-op graphs whose compute follows dp_op_flops: per op
    kind, the speed curve of its executor path (kernel and output hash) on
    side x side operands for sides 16, 32, ... up to `size`, with every
-   device's thread computing at once, each measurement the median call;
+   device's thread computing at once, each measurement the median of
+   batches of calls timed in thread CPU time (another process taking the
+   CPU does not count: the cluster describes the machine, not its load);
    the executor's per-op overhead (tiny ops, every device at once); and
    the hand-off between two devices: latency from 1 x 1 chains alternating
    between devices against the same on one device, bandwidth from the same
    with side x side tensors (side at most 256). Speed of opaque ops: the
-   largest matmul's. About 16 kinds x sides x `seconds`, plus ~1 s. */
+   largest matmul's. About 16 kinds x sides x `seconds`, plus ~1 s. A
+   dp_calibrate_cuda fills the same fields (curves, overhead, latency,
+   bandwidth) for its devices. */
 typedef struct dp_calibrate_opts {
     int    devices;   /* 0 -> 2                                       */
     int    size;      /* largest tensor side; 0 -> 512 (8..2048)       */
@@ -5872,27 +5876,38 @@ done:
 /* ======================================================================
    >>calibrate
    ====================================================================== */
-/* One device's share of a kernel measurement: the op in a loop, each
-   call timed, for `seconds` (at least 3 calls), while the other devices'
+/* One device's share of a kernel measurement: the op in a loop for
+   `seconds` of wall time (at least 3 batches), while the other devices'
    threads do the same (as in the executor, where every device computes at
-   once). The median call is the measurement: robust to the preemptions of
-   a shared machine. */
+   once). Calls are timed in batches (doubled until a batch takes 50 us) in
+   the thread's CPU time, so that time other processes take from this
+   thread does not count: the calibration measures the machine, not its
+   load. The median batch's time per call is the measurement. */
 typedef struct dp__calarg {
     const dp_graph *g; int v; const float *const *in; float *out;
     double seconds, *t; int cap, n;
 } dp__calarg;
 
+static double dp__thread_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static void *dp__cal_worker(void *p)
 {
     dp__calarg *a = (dp__calarg *)p;
-    double t0 = dp_now(), t1, t2 = t0;
+    double t0 = dp_now(), c1, dc;
+    long batch = 1, i;
     a->n = 0;
     do {
-        t1 = dp_now();
-        dp__ex_real(a->g, a->v, a->in, a->out, 1);
-        t2 = dp_now();
-        a->t[a->n++] = t2 - t1;
-    } while (a->n < a->cap && (t2 - t0 < a->seconds || a->n < 3));
+        c1 = dp__thread_cpu();
+        for (i = 0; i < batch; i++) dp__ex_real(a->g, a->v, a->in, a->out, 1);
+        dc = dp__thread_cpu() - c1;
+        a->t[a->n++] = dc / (double)batch;
+        if (dc < 50e-6 && batch < (1L << 20)) batch *= 2;
+    } while (a->n < a->cap && (dp_now() - t0 < a->seconds || a->n < 3));
     return NULL;
 }
 
