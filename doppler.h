@@ -5407,8 +5407,12 @@ typedef struct dp__ex {
     size_t *len;
     uint64_t *dig;
     double *cur, *peak, *start, *end, *busy;
-    double t0;
+    double t0, t_end;
     int done, stop, failed;
+    /* the workers live across runs: gen counts the runs started, finished
+       the workers done with the current one; quit ends them */
+    pthread_cond_t go, idle;
+    int gen, finished, quit;
     dp_error *err;
 } dp__ex;
 
@@ -5544,10 +5548,10 @@ static uint64_t dp__ex_real(const dp_graph *g, int v, const float *const *in, fl
     return dp__ex_hash((const unsigned char *)out, sizeof(float) * (size_t)g->rows[v] * g->cols[v], 0xcbf29ce484222325ULL ^ (uint64_t)v);
 }
 
-static void *dp__ex_compute(void *arg)
+/* The compute worker of device d for one run: until the run stops. */
+static void dp__ex_compute(dp__ex *x, int d)
 {
-    dp__ex *x = ((dp__exarg *)arg)->x;
-    int d = ((dp__exarg *)arg)->dev, k;
+    int k;
     const dp_graph *g = x->g;
     pthread_mutex_lock(&x->mu);
     for (;;) {
@@ -5613,12 +5617,12 @@ static void *dp__ex_compute(void *arg)
         }
         if (++x->done == x->n) {
             int j;
+            x->t_end = dp_now();
             x->stop = 1;
             for (j = 0; j < x->nd; j++) { pthread_cond_broadcast(&x->cv[j]); pthread_cond_broadcast(&x->xcv[j]); }
         }
     }
     pthread_mutex_unlock(&x->mu);
-    return NULL;
 }
 
 /* In-flight copies into a device: a min-heap of edges on arrival time. */
@@ -5647,10 +5651,8 @@ static int dp__ex_fl_pop(dp__ex *x, int d)
    producer is done, then delivers it at its modelled arrival (issue time
    + latency + bytes / bandwidth; on SERIAL links after the link's previous
    transfer), so transfers overlap exactly as the simulator's do. */
-static void *dp__ex_copy(void *arg)
+static void dp__ex_copy(dp__ex *x, int d)
 {
-    dp__ex *x = ((dp__exarg *)arg)->x;
-    int d = ((dp__exarg *)arg)->dev;
     const dp_graph *g = x->g;
     pthread_mutex_lock(&x->mu);
     while (!x->stop) {
@@ -5698,6 +5700,27 @@ static void *dp__ex_copy(void *arg)
         pthread_cond_wait(&x->xcv[d], &x->mu);
     }
     pthread_mutex_unlock(&x->mu);
+}
+
+/* A worker thread (compute for dev < nd, else copy for dev - nd), started
+   once per dp_exec_cpu and reused by every run: it waits for a run to
+   start, works until it stops, reports, and waits for the next. */
+static void *dp__ex_worker(void *arg)
+{
+    dp__ex *x = ((dp__exarg *)arg)->x;
+    int d = ((dp__exarg *)arg)->dev, gen = 0;
+    pthread_mutex_lock(&x->mu);
+    for (;;) {
+        while (x->gen == gen && !x->quit) pthread_cond_wait(&x->go, &x->mu);
+        if (x->quit) break;
+        gen = x->gen;
+        pthread_mutex_unlock(&x->mu);
+        if (d < x->nd) dp__ex_compute(x, d);
+        else dp__ex_copy(x, d - x->nd);
+        pthread_mutex_lock(&x->mu);
+        if (++x->finished == 2 * x->nd) pthread_cond_signal(&x->idle);
+    }
+    pthread_mutex_unlock(&x->mu);
     return NULL;
 }
 
@@ -5717,7 +5740,7 @@ int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const
     pthread_t *th = NULL;
     double *runs_start = NULL, *runs_end = NULL, *runs_busy = NULL, *runs_peak = NULL, *bl = NULL;
     uint64_t digest = 0;
-    int rc = 0, nd, n, m, r, v, d, k, mutex_ok = 0, ncv = 0, nxcv = 0;
+    int rc = 0, nd, n, m, r, v, d, k, mutex_ok = 0, ncv = 0, nxcv = 0, go_ok = 0, idle_ok = 0, started = 0;
     memset(&x, 0, sizeof x);
     memset(&o, 0, sizeof o);
     if (opts) o = *opts;
@@ -5787,9 +5810,19 @@ int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const
     for (v = 0; v < n; v++) x.qoff[assign[v] + 1]++;
     for (k = 0; k < m; k++) if (assign[g->src[k]] != assign[g->dst[k]]) x.xoff[assign[g->dst[k]] + 1]++;
     for (d = 0; d < nd; d++) { x.qoff[d + 1] += x.qoff[d]; x.xoff[d + 1] += x.xoff[d] + 1; }
+    /* the workers, started once for every run */
+    if (pthread_cond_init(&x.go, NULL) != 0) { rc = dp__fail(err, DP_ERR_NOMEM, "exec: cannot create a condition variable"); goto done; }
+    go_ok = 1;
+    if (pthread_cond_init(&x.idle, NULL) != 0) { rc = dp__fail(err, DP_ERR_NOMEM, "exec: cannot create a condition variable"); goto done; }
+    idle_ok = 1;
+    for (d = 0; d < 2 * nd; d++) {
+        args[d].x = &x; args[d].dev = d;
+        if (pthread_create(&th[d], NULL, dp__ex_worker, &args[d]) != 0) { rc = dp__fail(err, DP_ERR_NOMEM, "exec: cannot start a worker thread"); break; }
+        started++;
+    }
     for (r = 0; r < o.reps && !rc; r++) {
-        int started = 0;
         uint64_t dg = 0xcbf29ce484222325ULL;
+        pthread_mutex_lock(&x.mu);
         x.done = x.stop = x.failed = 0;
         for (d = 0; d < nd; d++) { x.qlen[d] = 0; x.xhead[d] = x.xtail[d] = x.nfl[d] = 0; x.cur[d] = x.peak[d] = x.busy[d] = 0; }
         for (k = 0; k < nd * nd; k++) x.link_free[k] = 0;
@@ -5797,22 +5830,15 @@ int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const
             x.pending[v] = g->in_off[v + 1] - g->in_off[v];
             x.refcnt[v] = g->out_off[v + 1] - g->out_off[v];
         }
-        x.t0 = dp_now();
-        pthread_mutex_lock(&x.mu);
         for (v = 0; v < n; v++) if (x.pending[v] == 0) dp__ex_push(&x, v);
+        x.finished = 0; x.t_end = 0;
+        x.t0 = dp_now();
+        x.gen++;
+        pthread_cond_broadcast(&x.go);
+        while (x.finished < 2 * nd) pthread_cond_wait(&x.idle, &x.mu);
         pthread_mutex_unlock(&x.mu);
-        for (d = 0; d < 2 * nd; d++) {
-            args[d].x = &x; args[d].dev = d % nd;
-            if (pthread_create(&th[d], NULL, d < nd ? dp__ex_compute : dp__ex_copy, &args[d]) != 0) {
-                pthread_mutex_lock(&x.mu);
-                dp__ex_fail(&x, DP_ERR_NOMEM, "exec: cannot start a worker thread");
-                pthread_mutex_unlock(&x.mu);
-                break;
-            }
-            started++;
-        }
-        for (d = 0; d < started; d++) pthread_join(th[d], NULL);
-        res->wall_runs[r] = dp_now() - x.t0;
+        /* the run ends with its last op, not when this thread wakes up */
+        res->wall_runs[r] = (x.t_end > 0 ? x.t_end : dp_now()) - x.t0;
         if (x.failed || x.done != n) {
             if (!x.failed) dp__fail(err, DP_ERR_GRAPH, "exec: run ended with %d of %d ops done", x.done, n);
             rc = err ? (int)err->code : DP_ERR_NOMEM;
@@ -5829,6 +5855,13 @@ int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const
            run), and everything after a failure */
         for (v = 0; v < n; v++) dp__ex_release(&x, assign[v], &x.buf[v], x.len[v]);
         for (k = 0; k < m; k++) { DP_FREE(x.xbuf[k]); x.xbuf[k] = NULL; }
+    }
+    if (started) {
+        pthread_mutex_lock(&x.mu);
+        x.quit = 1;
+        pthread_cond_broadcast(&x.go);
+        pthread_mutex_unlock(&x.mu);
+        for (d = 0; d < started; d++) pthread_join(th[d], NULL);
     }
     if (!rc) {
         /* the median run (lower middle for an even count) */
@@ -5849,6 +5882,8 @@ int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const
         res->bytes_scale = o.bytes_scale;
     }
 done:
+    if (go_ok) pthread_cond_destroy(&x.go);
+    if (idle_ok) pthread_cond_destroy(&x.idle);
     if (x.pool)
         for (d = 0; d < nd; d++) {
             dp__pool_entry *h = (dp__pool_entry *)x.pool[d];
