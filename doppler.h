@@ -21,8 +21,10 @@
 
    WHAT IT DOES NOT DO (YET)
    - Placeto (the other learned baseline);
-   - real tensor kernels in the executors (ops run as calibrated busy
-     kernels of their modelled time), the CUDA executor, calibration;
+   - the CUDA executor and its calibration;
+   - model a CPU shared with other processes: dp_calibrate_cpu measures
+     kernels in CPU time, and the executor's wall time grows with the
+     load the simulator does not see;
    - model transfer contention beyond "one transfer at a time per link".
 
    CONTENTS (grep for the anchor, e.g. ">>simulator")
@@ -88,7 +90,10 @@
 
    THE RUNTIME MODEL (what dp_sim computes; see >>simulator)
    - Op v on device d takes dev_time[v][d] when the graph gives one,
-     otherwise compute[v] / speed[d].
+     otherwise overhead[d] + compute[v] / s, where s is speed[d] unless
+     the cluster gives op v's kind a speed on d: a single one, or a curve
+     of speeds by work (see >>api-cluster; dp_calibrate_cpu measures them;
+     overhead is 0 unless the cluster says otherwise).
    - An edge u->v with u, v on the same device costs nothing; across
      devices a to b it is a transfer of bytes(u->v) taking
      latency[a][b] + bytes / bandwidth[a][b], started when u ends.
@@ -764,9 +769,9 @@ int dp_gen_workload(dp_graph *g, const dp_workload_opts *opts, dp_error *err);
    the hand-off between two devices: latency from 1 x 1 chains alternating
    between devices against the same on one device, bandwidth from the same
    with side x side tensors (side at most 256). Speed of opaque ops: the
-   largest matmul's. About 16 kinds x sides x `seconds`, plus ~1 s. A
-   dp_calibrate_cuda fills the same fields (curves, overhead, latency,
-   bandwidth) for its devices. */
+   largest matmul's. About 16 kinds x sides x `seconds`, plus ~1 s. The
+   fields are not CPU-specific: a GPU calibration fills the same ones
+   (curves, overhead, latency, bandwidth). */
 typedef struct dp_calibrate_opts {
     int    devices;   /* 0 -> 2                                       */
     int    size;      /* largest tensor side; 0 -> 512 (8..2048)       */
