@@ -5989,14 +5989,17 @@ static int dp__cal_kernel(const dp_graph *g, int v, const float *const *in, floa
 
 /* A chain of n ops of kind copy on side x side tensors (one input op
    first), on one device (alt 0) or alternating between devices 0 and 1
-   (every edge a hand-off): the executor's median wall time. */
-static int dp__cal_chain(int n, int side, int alt, int reps, const dp_cluster *c2, double *wall, dp_error *err)
+   (every edge a hand-off), run by the executor: the median over the
+   chain's edges of the time from an op's end to its successor's start, in
+   the median run. */
+static int dp__cal_chain(int n, int side, int alt, const dp_cluster *c2, double *gap, dp_error *err)
 {
     dp_graph ch;
     dp_exec_opts eo;
     dp_exec_result r;
     int i, rc = 0, *as = (int *)dp__alloc((size_t)n, sizeof(int), err, "calibration");
-    if (!as) return DP_ERR_NOMEM;
+    double *gaps = (double *)dp__alloc((size_t)n, sizeof(double), err, "calibration");
+    if (!as || !gaps) { DP_FREE(as); DP_FREE(gaps); return DP_ERR_NOMEM; }
     dp_graph_init(&ch);
     for (i = 0; i < n && !rc; i++) {
         dp_op_desc dd;
@@ -6009,22 +6012,29 @@ static int dp__cal_chain(int n, int side, int alt, int reps, const dp_cluster *c
     }
     if (!rc) rc = dp_graph_finalize(&ch, err);
     memset(&eo, 0, sizeof eo);
-    eo.reps = reps;
-    if (!rc && !(rc = dp_exec_cpu(&ch, c2, as, &eo, &r, err))) { *wall = r.wall_median; dp_exec_result_free(&r); }
+    eo.reps = 5;
+    if (!rc && !(rc = dp_exec_cpu(&ch, c2, as, &eo, &r, err))) {
+        for (i = 1; i < n; i++) gaps[i - 1] = r.start[i] - r.end[i - 1];
+        *gap = dp__median(gaps, n - 1);
+        dp_exec_result_free(&r);
+    }
     dp_graph_free(&ch);
-    DP_FREE(as);
+    DP_FREE(as); DP_FREE(gaps);
     return rc;
 }
 
-/* n independent 1 x 1 input ops on each of nd devices, all ready at once:
-   the executor's median wall time per op and device. */
+/* n independent 1 x 1 input ops on each of nd devices, all ready at once,
+   run by the executor: the median time from an op's start to the next
+   one's on its device (its 1-element kernel is negligible), in the median
+   run. */
 static int dp__cal_overhead(int n, const dp_cluster *cn, double *per_op, dp_error *err)
 {
     dp_graph gg;
     dp_exec_opts eo;
     dp_exec_result r;
     int i, rc = 0, nd = cn->n, *as = (int *)dp__alloc((size_t)n * nd, sizeof(int), err, "calibration");
-    if (!as) return DP_ERR_NOMEM;
+    double *cyc = (double *)dp__alloc((size_t)n * nd, sizeof(double), err, "calibration");
+    if (!as || !cyc) { DP_FREE(as); DP_FREE(cyc); return DP_ERR_NOMEM; }
     dp_graph_init(&gg);
     for (i = 0; i < n * nd && !rc; i++) {
         dp_op_desc dd;
@@ -6035,10 +6045,17 @@ static int dp__cal_overhead(int n, const dp_cluster *cn, double *per_op, dp_erro
     }
     if (!rc) rc = dp_graph_finalize(&gg, err);
     memset(&eo, 0, sizeof eo);
-    eo.reps = 7;
-    if (!rc && !(rc = dp_exec_cpu(&gg, cn, as, &eo, &r, err))) { *per_op = r.wall_median / n; dp_exec_result_free(&r); }
+    eo.reps = 5;
+    if (!rc && !(rc = dp_exec_cpu(&gg, cn, as, &eo, &r, err))) {
+        /* FIFO with equal ready times runs each device's ops in index
+           order: op i, then op i + nd */
+        int k = 0;
+        for (i = 0; i + nd < n * nd; i++) cyc[k++] = r.start[i + nd] - r.start[i];
+        *per_op = dp__median(cyc, k);
+        dp_exec_result_free(&r);
+    }
     dp_graph_free(&gg);
-    DP_FREE(as);
+    DP_FREE(as); DP_FREE(cyc);
     return rc;
 }
 
@@ -6130,15 +6147,17 @@ int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *e
             dp_cluster c2;
             double extra;
             if ((rc = dp_cluster_homogeneous(&c2, 2, 1e9, 1e10, 0, err))) goto done;
-            rc = dp__cal_chain(400, 1, 0, 7, &c2, &w1, err);
-            if (!rc) rc = dp__cal_chain(400, 1, 1, 7, &c2, &w2, err);
-            if (!rc) rc = dp__cal_chain(100, big, 0, 7, &c2, &w3, err);
-            if (!rc) rc = dp__cal_chain(100, big, 1, 7, &c2, &w4, err);
+            rc = dp__cal_chain(400, 1, 0, &c2, &w1, err);
+            if (!rc) rc = dp__cal_chain(400, 1, 1, &c2, &w2, err);
+            if (!rc) rc = dp__cal_chain(100, big, 0, &c2, &w3, err);
+            if (!rc) rc = dp__cal_chain(100, big, 1, &c2, &w4, err);
             dp_cluster_free(&c2);
             if (rc) goto done;
-            lat = (w2 - w1) / 399;
+            /* a hand-off's gap over a same-device one: latency, and with
+               big tensors the copy's bytes on top */
+            lat = w2 - w1;
             if (lat < 0) lat = 0;
-            extra = (w4 - w3) / 99 - lat;
+            extra = (w4 - w3) - lat;
             if (extra > 0) bw = 4.0 * big * big / extra;
         }
         for (d = 0; d < o.devices * o.devices; d++) {
