@@ -46,6 +46,36 @@ static void test_kernels(void)
         if (!one_op(&g, DP_OP_MATMUL, 2, sh, 2, 2, 0)) { dp__kernel(&g, 2, in, out, 0); expect("matmul", out, want, 4, 0); }
         dp_graph_free(&g);
     }
+    /* matmul (1x2)(2x10), wide enough for the eight-column path and its
+       remainder: [1 2] [j; 10 - j] = j + 20 - 2j = 20 - j */
+    {
+        int sh[] = {1, 2, 2, 10};
+        float a[] = {1, 2}, b[20], want[10], wide[10];
+        for (int j = 0; j < 10; j++) { b[j] = (float)j; b[10 + j] = (float)(10 - j); want[j] = (float)(20 - j); }
+        const float *in[] = {a, b};
+        if (!one_op(&g, DP_OP_MATMUL, 2, sh, 1, 10, 0)) { dp__kernel(&g, 2, in, wide, 0); expect("matmul 1x2x10", wide, want, 10, 0); }
+        dp_graph_free(&g);
+    }
+    /* matmul 13x17 by 17x19 of awkward values: bit for bit the sum over k
+       in order from 0, as documented (so every placement agrees) */
+    {
+        int sh[] = {13, 17, 17, 19};
+        static float a[13 * 17], b[17 * 19], got[13 * 19], want[13 * 19];
+        for (int i = 0; i < 13 * 17; i++) a[i] = (float)((i * 37 % 101) - 50) / 7.0f;
+        for (int i = 0; i < 17 * 19; i++) b[i] = (float)((i * 53 % 97) - 48) / 3.0f;
+        for (int i = 0; i < 13; i++)
+            for (int j = 0; j < 19; j++) {
+                float acc = 0;
+                for (int k = 0; k < 17; k++) acc += a[i * 17 + k] * b[k * 19 + j];
+                want[i * 19 + j] = acc;
+            }
+        const float *in[] = {a, b};
+        if (!one_op(&g, DP_OP_MATMUL, 2, sh, 13, 19, 0)) {
+            dp__kernel(&g, 2, in, got, 0);
+            CHECK(memcmp(got, want, sizeof got) == 0, "matmul 13x17x19 differs from the in-order sum");
+        }
+        dp_graph_free(&g);
+    }
     /* add of three: 1+2+3 = 6, -1+0.5+0.25 = -0.25 */
     {
         int sh[] = {1, 2, 1, 2, 1, 2};
