@@ -5941,7 +5941,8 @@ done:
    thread does not count: the calibration measures the machine, not its
    load. The median batch's time per call is the measurement. */
 typedef struct dp__calarg {
-    const dp_graph *g; int v; const float *const *in; float *out;
+    const dp_graph *g; int v;
+    float *buf; size_t set; int nsets, nin;   /* nsets sets of inputs and output, set floats apart */
     double seconds, *t; int cap, n;
 } dp__calarg;
 
@@ -5956,11 +5957,18 @@ static void *dp__cal_worker(void *p)
 {
     dp__calarg *a = (dp__calarg *)p;
     double t0 = dp_now(), c1, dc;
-    long batch = 1, i;
+    long batch = 1, i, call = 0;
     a->n = 0;
     do {
         c1 = dp__thread_cpu();
-        for (i = 0; i < batch; i++) dp__ex_real(a->g, a->v, a->in, a->out, 1);
+        for (i = 0; i < batch; i++, call++) {
+            /* each call on the next set: inputs and output out of the
+               caches of the last calls, as the executor's ops find them */
+            float *base = a->buf + a->set * (size_t)(call % a->nsets);
+            const float *in[2];
+            in[0] = base; in[1] = base + a->set / 4;
+            dp__ex_real(a->g, a->v, in, base + a->set / 2, 1);
+        }
         dc = dp__thread_cpu() - c1;
         a->t[a->n++] = dc / (double)batch;
         if (dc < 50e-6 && batch < (1L << 20)) batch *= 2;
@@ -5981,18 +5989,13 @@ static double dp__median(double *v, int n)   /* sorts v */
 }
 
 /* Seconds per call of op `v` of g on every device's thread at once (the
-   mean over the devices of each one's median call). */
-static int dp__cal_kernel(const dp_graph *g, int v, const float *const *in, float *ys, size_t ystride, int nd,
-                          double seconds, dp__calarg *ca, pthread_t *th, double *samples, int cap,
-                          double *sec, dp_error *err)
+   mean over the devices of each one's median call); ca[d] holds device
+   d's buffer sets. */
+static int dp__cal_kernel(const dp_graph *g, int v, int nd, dp__calarg *ca, pthread_t *th, double *sec, dp_error *err)
 {
     int d, started = 0;
     double sum = 0;
-    for (d = 0; d < nd; d++) {
-        memset(&ca[d], 0, sizeof ca[d]);
-        ca[d].g = g; ca[d].v = v; ca[d].in = in; ca[d].out = ys + ystride * d;
-        ca[d].seconds = seconds; ca[d].t = samples + (size_t)cap * d; ca[d].cap = cap;
-    }
+    for (d = 0; d < nd; d++) { ca[d].g = g; ca[d].v = v; }
     for (d = 0; d < nd; d++) {
         if (pthread_create(&th[d], NULL, dp__cal_worker, &ca[d]) != 0) break;
         started++;
@@ -6082,8 +6085,10 @@ int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *e
     dp_calibrate_opts o;
     dp_cluster c;
     int rc, k, d, i, ns = 0, side[NS], S;
-    float *a = NULL, *b = NULL, *ys = NULL;
+    float *a = NULL, *bufs = NULL;
+    size_t per_dev = 0;
     double *samples = NULL, ovh = 0, speed_top = 0;
+    dp_speed_point (*pts)[NS] = NULL;
     dp__calarg *ca = NULL;
     pthread_t *th = NULL;
     dp_graph g;
@@ -6101,25 +6106,43 @@ int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *e
     for (S = 16; S < o.size && ns < NS - 1; S *= 2) side[ns++] = S;
     side[ns++] = o.size;
     S = o.size;
+    /* per device, sets of (input, input, output of up to 2 side^2) of 4
+       side^2 floats: as many as fill 4 MiB (1 to 8), so that a call's
+       operands are not the last call's, still in the core's caches */
+#define DP__CAL_SETS(s) ((int)((4u << 20) / (16.0 * (s) * (s)) < 1 ? 1 : (4u << 20) / (16.0 * (s) * (s)) > 8 ? 8 : (4u << 20) / (16.0 * (s) * (s))))
+    for (i = 0; i < ns; i++) {
+        size_t need = (size_t)DP__CAL_SETS(side[i]) * 4 * side[i] * side[i];
+        if (need > per_dev) per_dev = need;
+    }
     if ((rc = dp_cluster_homogeneous(&c, o.devices, 1e9, 1e10, 0, err))) return rc;
     a = (float *)dp__alloc((size_t)S * S, sizeof(float), err, "calibration");
-    b = (float *)dp__alloc((size_t)S * S, sizeof(float), err, "calibration");
-    ys = (float *)dp__alloc((size_t)S * S * 2 * o.devices, sizeof(float), err, "calibration");
+    bufs = (float *)dp__alloc(per_dev * o.devices, sizeof(float), err, "calibration");
     samples = (double *)dp__alloc((size_t)CAP * o.devices, sizeof(double), err, "calibration");
+    pts = (dp_speed_point (*)[NS])dp__alloc(DP_KIND__COUNT, sizeof *pts, err, "calibration");
     ca = (dp__calarg *)dp__alloc((size_t)o.devices, sizeof *ca, err, "calibration");
     th = (pthread_t *)dp__alloc((size_t)o.devices, sizeof *th, err, "calibration");
-    if (!a || !b || !ys || !samples || !ca || !th) { rc = DP_ERR_NOMEM; goto done; }
-    for (k = 0; k < S * S; k++) { a[k] = dp__input_value(1, 0, (size_t)k); b[k] = dp__input_value(1, 1, (size_t)k) * 0.5f + 0.1f; }
+    if (!a || !bufs || !samples || !pts || !ca || !th) { rc = DP_ERR_NOMEM; goto done; }
     /* every kind's op, as the executor runs it (kernel and output hash), on
        side x side operands (two inputs where it takes two; concat makes
        side x 2 side, split takes half), at every side: its speed curve */
-    for (k = 1; k < DP_KIND__COUNT; k++) {
-        dp_kind kd = (dp_kind)k;
-        int nin = kd == DP_OP_INPUT ? 0 : (kd == DP_OP_MATMUL || kd == DP_OP_ADD || kd == DP_OP_REDUCE || kd == DP_OP_MUL || kd == DP_OP_CONCAT) ? 2 : 1;
-        dp_speed_point pts[NS];
-        for (i = 0; i < ns; i++) {
-            int s = side[i], j, cols = kd == DP_OP_CONCAT ? 2 * s : kd == DP_OP_SPLIT ? s / 2 : s;
-            const float *in[2];
+    for (i = 0; i < ns; i++) {
+        int s = side[i], q, nsets = DP__CAL_SETS(s);
+        size_t set = (size_t)4 * s * s;
+        for (d = 0; d < o.devices; d++) {
+            float *base = bufs + per_dev * d;
+            memset(&ca[d], 0, sizeof ca[d]);
+            ca[d].buf = base; ca[d].set = set; ca[d].nsets = nsets;
+            ca[d].seconds = o.seconds; ca[d].t = samples + (size_t)CAP * d; ca[d].cap = CAP;
+            for (q = 0; q < nsets; q++)
+                for (k = 0; k < s * s; k++) {
+                    base[set * q + k] = dp__input_value(1, 0, (size_t)k);
+                    base[set * q + (size_t)s * s + k] = dp__input_value(1, 1, (size_t)k) * 0.5f + 0.1f;
+                }
+        }
+        for (k = 1; k < DP_KIND__COUNT; k++) {
+            dp_kind kd = (dp_kind)k;
+            int nin = kd == DP_OP_INPUT ? 0 : (kd == DP_OP_MATMUL || kd == DP_OP_ADD || kd == DP_OP_REDUCE || kd == DP_OP_MUL || kd == DP_OP_CONCAT) ? 2 : 1;
+            int j, cols = kd == DP_OP_CONCAT ? 2 * s : kd == DP_OP_SPLIT ? s / 2 : s;
             double sec = 0;
             dp_op_desc dd;
             dp_graph_init(&g);
@@ -6133,17 +6156,18 @@ int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *e
             if ((rc = dp_graph_add_op(&g, &dd, NULL, err))) goto done_g;
             for (j = 0; j < nin; j++) if ((rc = dp_graph_add_edge(&g, j, nin, 0, err))) goto done_g;
             if ((rc = dp_graph_finalize(&g, err))) goto done_g;
-            in[0] = a; in[1] = b;
-            if ((rc = dp__cal_kernel(&g, nin, in, ys, (size_t)S * S * 2, o.devices, o.seconds, ca, th, samples, CAP, &sec, err))) goto done_g;
-            pts[i].work = dp_op_flops(kd, s, cols, s, nin);
-            pts[i].speed = pts[i].work / (sec > 1e-9 ? sec : 1e-9);
+            if ((rc = dp__cal_kernel(&g, nin, o.devices, ca, th, &sec, err))) goto done_g;
+            pts[k][i].work = dp_op_flops(kd, s, cols, s, nin);
+            pts[k][i].speed = pts[k][i].work / (sec > 1e-9 ? sec : 1e-9);
         done_g:
             dp_graph_free(&g);
             if (rc) goto done;
         }
-        if ((rc = dp_cluster_set_curve(&c, -1, kd, pts, ns, err))) goto done;
-        if (kd == DP_OP_MATMUL) speed_top = pts[ns - 1].speed;
     }
+#undef DP__CAL_SETS
+    for (k = 1; k < DP_KIND__COUNT; k++)
+        if ((rc = dp_cluster_set_curve(&c, -1, (dp_kind)k, pts[k], ns, err))) goto done;
+    speed_top = pts[DP_OP_MATMUL][ns - 1].speed;
     for (d = 0; d < o.devices; d++) c.speed[d] = speed_top;   /* opaque ops: the largest matmul's */
     /* the executor's own cost per op: dispatch, buffers, bookkeeping (tiny
        ops on every device at once; their 1-element kernel is negligible) */
@@ -6157,8 +6181,9 @@ int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *e
         int big = S < 256 ? S : 256;
         long reps = 0;
         /* memcpy bandwidth: the fallback when the chains cannot resolve it */
+        for (k = 0; k < big * big; k++) a[k] = dp__input_value(1, 0, (size_t)k);
         t0 = dp_now();
-        do { memcpy(ys, a, sizeof(float) * (size_t)big * big); reps++; t = dp_now() - t0; } while (t < o.seconds);
+        do { memcpy(bufs, a, sizeof(float) * (size_t)big * big); reps++; t = dp_now() - t0; } while (t < o.seconds);
         bw = (double)reps * sizeof(float) * big * big / t;
         if (o.devices > 1) {
             dp_cluster c2;
@@ -6187,7 +6212,7 @@ int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *e
     memset(&c, 0, sizeof c);
 done:
     dp_cluster_free(&c);
-    DP_FREE(a); DP_FREE(b); DP_FREE(ys); DP_FREE(samples); DP_FREE(ca); DP_FREE(th);
+    DP_FREE(a); DP_FREE(bufs); DP_FREE(samples); DP_FREE(pts); DP_FREE(ca); DP_FREE(th);
     return rc;
 }
 
