@@ -689,6 +689,10 @@ int dp_curve_svg(const char *path, const dp_episode_info *rec, int n, const char
    times seconds_per_unit), and their copies arrive at their modelled time
    (latency + bytes / bandwidth, times seconds_per_unit), so any graph can
    be executed and compared with the simulator.
+   The worker threads are started once per call and reused by every run;
+   a run's wall time runs from the moment every device's compute worker is
+   running (the simulator's time 0: every device ready) to the end of its
+   last op. Freed buffers are kept per device for reuse within the call.
    Output check: every op's output is a deterministic function of its
    inputs' contents (a checksum chain), so equal dp_exec_result.digest
    across placements means every op saw the same inputs.
@@ -762,9 +766,9 @@ int dp_gen_workload(dp_graph *g, const dp_workload_opts *opts, dp_error *err);
    wall time for real-op graphs whose compute follows dp_op_flops: per op
    kind, the speed curve of its executor path (kernel and output hash) on
    side x side operands for sides 16, 32, ... up to `size`, with every
-   device's thread computing at once, each measurement the median of
-   batches of calls timed in thread CPU time (another process taking the
-   CPU does not count: the cluster describes the machine, not its load);
+   device's thread computing at once, each measurement the mean thread
+   CPU time per call (another process taking the CPU does not count: the
+   cluster describes the machine, not its load);
    the executor's per-op overhead (tiny ops, every device at once); and
    the hand-off between two devices: latency from 1 x 1 chains alternating
    between devices against the same on one device, bandwidth from the same
@@ -836,6 +840,7 @@ double   dp_now(void);                         /* monotonic seconds     */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sched.h>
 
 #ifndef DP_MALLOC
 #define DP_MALLOC(sz)       malloc(sz)
@@ -5434,7 +5439,7 @@ typedef struct dp__ex {
     /* the workers live across runs: gen counts the runs started, finished
        the workers done with the current one; quit ends them */
     pthread_cond_t go, idle;
-    int gen, finished, quit;
+    int gen, finished, quit, arrived;
     dp_error *err;
 } dp__ex;
 
@@ -5736,6 +5741,17 @@ static void *dp__ex_worker(void *arg)
         while (x->gen == gen && !x->quit) pthread_cond_wait(&x->go, &x->mu);
         if (x->quit) break;
         gen = x->gen;
+        if (d < x->nd) {
+            /* the run starts when every compute worker runs: the last to
+               wake starts the clock, the others yield until then (a
+               thread woken on a busy machine can take milliseconds) */
+            if (++x->arrived == x->nd) x->t0 = dp_now();
+            while (x->arrived < x->nd && !x->quit) {
+                pthread_mutex_unlock(&x->mu);
+                sched_yield();
+                pthread_mutex_lock(&x->mu);
+            }
+        }
         pthread_mutex_unlock(&x->mu);
         if (d < x->nd) dp__ex_compute(x, d);
         else dp__ex_copy(x, d - x->nd);
@@ -5853,8 +5869,8 @@ int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const
             x.refcnt[v] = g->out_off[v + 1] - g->out_off[v];
         }
         for (v = 0; v < n; v++) if (x.pending[v] == 0) dp__ex_push(&x, v);
-        x.finished = 0; x.t_end = 0;
-        x.t0 = dp_now();
+        x.finished = 0; x.t_end = 0; x.arrived = 0;
+        x.t0 = dp_now();   /* reset by the last compute worker to start */
         x.gen++;
         pthread_cond_broadcast(&x.go);
         while (x.finished < 2 * nd) pthread_cond_wait(&x.idle, &x.mu);
@@ -5939,11 +5955,11 @@ done:
    once). Calls are timed in batches (doubled until a batch takes 50 us) in
    the thread's CPU time, so that time other processes take from this
    thread does not count: the calibration measures the machine, not its
-   load. The median batch's time per call is the measurement. */
+   load. The measurement is the mean CPU time per call. */
 typedef struct dp__calarg {
     const dp_graph *g; int v;
     float *buf; size_t set; int nsets, nin;   /* nsets sets of inputs and output, set floats apart */
-    double seconds, *t; int cap, n;
+    double seconds, cpu; long calls;
 } dp__calarg;
 
 static double dp__thread_cpu(void)
@@ -5957,22 +5973,23 @@ static void *dp__cal_worker(void *p)
 {
     dp__calarg *a = (dp__calarg *)p;
     double t0 = dp_now(), c1, dc;
-    long batch = 1, i, call = 0;
-    a->n = 0;
+    long batch = 1, i, nb = 0;
+    a->cpu = 0; a->calls = 0;
     do {
         c1 = dp__thread_cpu();
-        for (i = 0; i < batch; i++, call++) {
+        for (i = 0; i < batch; i++, a->calls++) {
             /* each call on the next set: inputs and output out of the
                caches of the last calls, as the executor's ops find them */
-            float *base = a->buf + a->set * (size_t)(call % a->nsets);
+            float *base = a->buf + a->set * (size_t)(a->calls % a->nsets);
             const float *in[2];
             in[0] = base; in[1] = base + a->set / 4;
             dp__ex_real(a->g, a->v, in, base + a->set / 2, 1);
         }
         dc = dp__thread_cpu() - c1;
-        a->t[a->n++] = dc / (double)batch;
+        a->cpu += dc;
+        nb++;
         if (dc < 50e-6 && batch < (1L << 20)) batch *= 2;
-    } while (a->n < a->cap && (dp_now() - t0 < a->seconds || a->n < 3));
+    } while (dp_now() - t0 < a->seconds || nb < 3);
     return NULL;
 }
 
@@ -5988,9 +6005,9 @@ static double dp__median(double *v, int n)   /* sorts v */
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/* Seconds per call of op `v` of g on every device's thread at once (the
-   mean over the devices of each one's median call); ca[d] holds device
-   d's buffer sets. */
+/* CPU seconds per call of op `v` of g on every device's thread at once
+   (the mean over the devices and their calls); ca[d] holds device d's
+   buffer sets. */
 static int dp__cal_kernel(const dp_graph *g, int v, int nd, dp__calarg *ca, pthread_t *th, double *sec, dp_error *err)
 {
     int d, started = 0;
@@ -6002,7 +6019,7 @@ static int dp__cal_kernel(const dp_graph *g, int v, int nd, dp__calarg *ca, pthr
     }
     for (d = 0; d < started; d++) pthread_join(th[d], NULL);
     if (started < nd) return dp__fail(err, DP_ERR_NOMEM, "calibration: cannot start a thread");
-    for (d = 0; d < nd; d++) sum += dp__median(ca[d].t, ca[d].n);
+    for (d = 0; d < nd; d++) sum += ca[d].cpu / (double)ca[d].calls;
     *sec = sum / nd;
     return 0;
 }
@@ -6081,13 +6098,13 @@ static int dp__cal_overhead(int n, const dp_cluster *cn, double *per_op, dp_erro
 
 int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *err)
 {
-    enum { NS = 10, CAP = 4096 };
+    enum { NS = 10 };
     dp_calibrate_opts o;
     dp_cluster c;
     int rc, k, d, i, ns = 0, side[NS], S;
     float *a = NULL, *bufs = NULL;
     size_t per_dev = 0;
-    double *samples = NULL, ovh = 0, speed_top = 0;
+    double ovh = 0, speed_top = 0;
     dp_speed_point (*pts)[NS] = NULL;
     dp__calarg *ca = NULL;
     pthread_t *th = NULL;
@@ -6117,11 +6134,10 @@ int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *e
     if ((rc = dp_cluster_homogeneous(&c, o.devices, 1e9, 1e10, 0, err))) return rc;
     a = (float *)dp__alloc((size_t)S * S, sizeof(float), err, "calibration");
     bufs = (float *)dp__alloc(per_dev * o.devices, sizeof(float), err, "calibration");
-    samples = (double *)dp__alloc((size_t)CAP * o.devices, sizeof(double), err, "calibration");
     pts = (dp_speed_point (*)[NS])dp__alloc(DP_KIND__COUNT, sizeof *pts, err, "calibration");
     ca = (dp__calarg *)dp__alloc((size_t)o.devices, sizeof *ca, err, "calibration");
     th = (pthread_t *)dp__alloc((size_t)o.devices, sizeof *th, err, "calibration");
-    if (!a || !bufs || !samples || !pts || !ca || !th) { rc = DP_ERR_NOMEM; goto done; }
+    if (!a || !bufs || !pts || !ca || !th) { rc = DP_ERR_NOMEM; goto done; }
     /* every kind's op, as the executor runs it (kernel and output hash), on
        side x side operands (two inputs where it takes two; concat makes
        side x 2 side, split takes half), at every side: its speed curve */
@@ -6132,7 +6148,7 @@ int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *e
             float *base = bufs + per_dev * d;
             memset(&ca[d], 0, sizeof ca[d]);
             ca[d].buf = base; ca[d].set = set; ca[d].nsets = nsets;
-            ca[d].seconds = o.seconds; ca[d].t = samples + (size_t)CAP * d; ca[d].cap = CAP;
+            ca[d].seconds = o.seconds;
             for (q = 0; q < nsets; q++)
                 for (k = 0; k < s * s; k++) {
                     base[set * q + k] = dp__input_value(1, 0, (size_t)k);
@@ -6212,7 +6228,7 @@ int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *e
     memset(&c, 0, sizeof c);
 done:
     dp_cluster_free(&c);
-    DP_FREE(a); DP_FREE(bufs); DP_FREE(samples); DP_FREE(pts); DP_FREE(ca); DP_FREE(th);
+    DP_FREE(a); DP_FREE(bufs); DP_FREE(pts); DP_FREE(ca); DP_FREE(th);
     return rc;
 }
 
