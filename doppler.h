@@ -715,6 +715,8 @@ typedef struct dp_exec_result {
     double *wall_runs;         /* [reps]                                     */
     double *busy;              /* [n_devices] seconds, median run            */
     double *start, *end;       /* [n_ops] seconds from the run's start, median run */
+    double *cpu;               /* [n_ops] the op's thread CPU seconds, median run
+                                  (below end - start: the thread was preempted) */
     double *peak_bytes;        /* [n_devices] highest bytes held, median run */
     uint64_t digest;           /* checksum of every op's output              */
     double  seconds_per_unit, bytes_scale;  /* the scales used               */
@@ -952,6 +954,14 @@ double dp_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The calling thread's CPU time in seconds. */
+static double dp__thread_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -5433,7 +5443,7 @@ typedef struct dp__ex {
     uint64_t seed;
     size_t *len;
     uint64_t *dig;
-    double *cur, *peak, *start, *end, *busy;
+    double *cur, *peak, *start, *end, *busy, *cpu;
     double t0, t_end;
     int done, stop, failed;
     /* the workers live across runs: gen counts the runs started, finished
@@ -5583,7 +5593,7 @@ static void dp__ex_compute(dp__ex *x, int d)
     pthread_mutex_lock(&x->mu);
     for (;;) {
         int v;
-        double t_start, deadline;
+        double t_start, c_start, deadline;
         uint64_t h;
         unsigned char *out;
         size_t size, i;
@@ -5592,6 +5602,7 @@ static void dp__ex_compute(dp__ex *x, int d)
         v = dp__ex_pop(x, d);
         pthread_mutex_unlock(&x->mu);
         t_start = dp_now();
+        c_start = dp__thread_cpu();
         deadline = t_start + dp_op_time(g, x->c, v, d) * x->spu;
         size = dp__is_real(g, v) ? sizeof(float) * (size_t)g->rows[v] * g->cols[v] : dp__ex_size(x, g->out_bytes[v]);
         out = dp__ex_alloc(x, d, size, "op", v);
@@ -5622,8 +5633,9 @@ static void dp__ex_compute(dp__ex *x, int d)
             while (dp_now() < deadline) { uint64_t w; memcpy(&w, out, 8); w = w * 6364136223846793005ULL + 1; memcpy(out, &w, 8); }
             memcpy(out, &h, 8);
         }
+        c_start = dp__thread_cpu() - c_start;
         pthread_mutex_lock(&x->mu);
-        x->buf[v] = out; x->len[v] = size; x->dig[v] = h;
+        x->buf[v] = out; x->len[v] = size; x->dig[v] = h; x->cpu[v] = c_start;
         x->start[v] = t_start - x->t0; x->end[v] = dp_now() - x->t0;
         x->busy[d] += x->end[v] - x->start[v];
         for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
@@ -5765,7 +5777,7 @@ static void *dp__ex_worker(void *arg)
 void dp_exec_result_free(dp_exec_result *r)
 {
     if (!r) return;
-    DP_FREE(r->wall_runs); DP_FREE(r->busy); DP_FREE(r->start); DP_FREE(r->end); DP_FREE(r->peak_bytes);
+    DP_FREE(r->wall_runs); DP_FREE(r->busy); DP_FREE(r->start); DP_FREE(r->end); DP_FREE(r->peak_bytes); DP_FREE(r->cpu);
     memset(r, 0, sizeof *r);
 }
 
@@ -5776,7 +5788,7 @@ int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const
     dp__ex x;
     dp__exarg *args = NULL;
     pthread_t *th = NULL;
-    double *runs_start = NULL, *runs_end = NULL, *runs_busy = NULL, *runs_peak = NULL, *bl = NULL;
+    double *runs_start = NULL, *runs_end = NULL, *runs_busy = NULL, *runs_peak = NULL, *runs_cpu = NULL, *bl = NULL;
     uint64_t digest = 0;
     int rc = 0, nd, n, m, r, v, d, k, mutex_ok = 0, ncv = 0, nxcv = 0, go_ok = 0, idle_ok = 0, started = 0;
     memset(&x, 0, sizeof x);
@@ -5822,7 +5834,8 @@ int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const
     DP__A(x.pool, nd, void *);
     DP__A(x.start, n, double); DP__A(x.end, n, double); DP__A(x.busy, nd, double);
     DP__A(args, 2 * (size_t)nd, dp__exarg); DP__A(th, 2 * (size_t)nd, pthread_t);
-    DP__A(runs_start, (size_t)o.reps * n, double); DP__A(runs_end, (size_t)o.reps * n, double);
+    DP__A(runs_start, (size_t)o.reps * n, double); DP__A(runs_end, (size_t)o.reps * n, double); DP__A(runs_cpu, (size_t)o.reps * n, double);
+    DP__A(x.cpu, n, double); DP__A(res->cpu, n, double);
     DP__A(runs_busy, (size_t)o.reps * nd, double); DP__A(runs_peak, (size_t)o.reps * nd, double);
     DP__A(res->wall_runs, o.reps, double); DP__A(res->busy, nd, double); DP__A(res->start, n, double);
     DP__A(res->end, n, double); DP__A(res->peak_bytes, nd, double);
@@ -5886,6 +5899,7 @@ int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const
         if (r == 0) digest = dg;
         else if (!rc && dg != digest) rc = dp__fail(err, DP_ERR_GRAPH, "exec: run %d computed different outputs than run 0", r);
         memcpy(runs_start + (size_t)r * n, x.start, sizeof(double) * (size_t)n);
+        memcpy(runs_cpu + (size_t)r * n, x.cpu, sizeof(double) * (size_t)n);
         memcpy(runs_end + (size_t)r * n, x.end, sizeof(double) * (size_t)n);
         memcpy(runs_busy + (size_t)r * nd, x.busy, sizeof(double) * (size_t)nd);
         memcpy(runs_peak + (size_t)r * nd, x.peak, sizeof(double) * (size_t)nd);
@@ -5912,6 +5926,7 @@ int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const
         res->n_ops = n; res->n_devices = nd; res->reps = o.reps;
         res->wall_median = res->wall_runs[med];
         memcpy(res->start, runs_start + (size_t)med * n, sizeof(double) * (size_t)n);
+        memcpy(res->cpu, runs_cpu + (size_t)med * n, sizeof(double) * (size_t)n);
         memcpy(res->end, runs_end + (size_t)med * n, sizeof(double) * (size_t)n);
         memcpy(res->busy, runs_busy + (size_t)med * nd, sizeof(double) * (size_t)nd);
         memcpy(res->peak_bytes, runs_peak + (size_t)med * nd, sizeof(double) * (size_t)nd);
@@ -5941,7 +5956,7 @@ done:
     DP_FREE(x.link_free); DP_FREE(x.ready_at); DP_FREE(x.inp); DP_FREE(x.pending); DP_FREE(x.refcnt);
     DP_FREE(x.buf); DP_FREE(x.xbuf); DP_FREE(x.len); DP_FREE(x.dig); DP_FREE(x.cur); DP_FREE(x.peak);
     DP_FREE(x.start); DP_FREE(x.end); DP_FREE(x.busy); DP_FREE(args); DP_FREE(th); DP_FREE(bl);
-    DP_FREE(runs_start); DP_FREE(runs_end); DP_FREE(runs_busy); DP_FREE(runs_peak);
+    DP_FREE(runs_start); DP_FREE(runs_end); DP_FREE(runs_busy); DP_FREE(runs_peak); DP_FREE(runs_cpu); DP_FREE(x.cpu);
     if (rc) dp_exec_result_free(res);
     return rc;
 }
@@ -5961,13 +5976,6 @@ typedef struct dp__calarg {
     float *buf; size_t set; int nsets, nin;   /* nsets sets of inputs and output, set floats apart */
     double seconds, cpu; long calls;
 } dp__calarg;
-
-static double dp__thread_cpu(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void *dp__cal_worker(void *p)
 {

@@ -46,6 +46,16 @@ static void check_schedule(const char *what, const dp_graph *g, const dp_cluster
             if (bad++ < 3) printf("  %s: op %d ran [%g, %g], wall %g\n", what, v, r->start[v], r->end[v], r->wall_median);
         }
     CHECK(!bad, "%s: %d ops with no proper interval", what, bad);
+    /* each op's thread CPU time: within its interval (clock granularity aside) */
+    bad = 0;
+    for (int v = 0; v < n; v++)
+        if (!(r->cpu && r->cpu[v] >= 0 && r->cpu[v] <= r->end[v] - r->start[v] + 1e-4)) bad++;
+    CHECK(!bad, "%s: %d ops with a CPU time outside their interval", what, bad);
+    {
+        double sc = 0, sd = 0;
+        for (int v = 0; v < n; v++) { sc += r->cpu ? r->cpu[v] : 0; sd += r->end[v] - r->start[v]; }
+        CHECK(sd < 1e-3 || sc > 0, "%s: ops ran %g s but no CPU time was recorded", what, sd);
+    }
     /* dependencies */
     bad = 0;
     for (int e = 0; e < g->n_edges; e++)
