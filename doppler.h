@@ -5524,6 +5524,7 @@ static unsigned char *dp__ex_alloc(dp__ex *x, int d, size_t size, const char *wh
     else {
         dp__pool_entry *h = (dp__pool_entry *)x->pool[d];
         ptrdiff_t i = hmgeti(h, size);
+        x->pool[d] = h;   /* stb_ds may allocate the table on a lookup */
         if (i >= 0 && arrlen(h[i].value) > 0) p = arrpop(h[i].value);
         else if (!(p = (unsigned char *)DP_MALLOC(size)))
             dp__ex_fail(x, DP_ERR_NOMEM, "exec: device %d: out of memory allocating %zu bytes for %s %d", d, size, what, id);

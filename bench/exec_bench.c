@@ -18,8 +18,8 @@
              under cp, heft and random placements: the executor's wall time
              against the simulator on a cluster from dp_calibrate_cpu, in R
              rounds (each a calibration, then every run; medians over the
-             rounds), and how much of the error the op-time model makes
-             (the simulator replaying each op's measured time).
+             rounds), and the op-time model's error alone (the simulator
+             replaying each op's thread CPU time).
    realtrain: trains DOPPLER (il and sim on the simulator, real with the
              executor's wall time as the cost), then the median wall time
              (7 runs) of its placement and of cp, heft and enumopt's. */
@@ -183,17 +183,18 @@ static int realtrain(const char *path, int devices, int il, int sim, int real)
    made once, on the first round's cluster. Per (graph, placement): the
    median over rounds of the prediction and of the measured wall time (each
    the median of `reps` runs), their relative error, and the range of the
-   rounds' own errors; and the replay: the simulator with every op taking
-   the time it took in the run, which splits the error into the op-time
-   model's (replay against prediction) and the rest (measured against
-   replay: waiting for a CPU on a busy machine, hand-offs, start-up). */
+   rounds' own errors; and the simulator replaying the run with every op
+   taking its thread CPU time: its error against the prediction is the
+   op-time model's alone, free of the time other processes took from the
+   executor's threads on a shared machine. */
 #define WL_MAX 64
 typedef struct { const char *label; dp_graph g; } wl_graph;
 
 /* The simulator's makespan for assignment a when every op takes the time
-   it took in an executor run (start/end), transfers as the cluster says:
-   what the prediction would be with a perfect model of each op's time. */
-static double replay(const dp_graph *g, const dp_cluster *c, const int *a, const double *start, const double *end)
+   it took in an executor run (end - start, or its thread CPU time when cpu
+   is given), transfers as the cluster says: what the prediction would be
+   with a perfect model of each op's time. */
+static double replay(const dp_graph *g, const dp_cluster *c, const int *a, const double *start, const double *end, const double *cpu)
 {
     dp_graph h;
     dp_error e = {0};
@@ -203,7 +204,7 @@ static double replay(const dp_graph *g, const dp_cluster *c, const int *a, const
     for (int v = 0; v < g->n_ops; v++) {
         dp_op_desc d;
         memset(&d, 0, sizeof d);
-        for (int k = 0; k < c->n; k++) t[k] = end[v] - start[v];
+        for (int k = 0; k < c->n; k++) t[k] = cpu ? cpu[v] : end[v] - start[v];
         d.name = g->name[v]; d.kind = g->kind[v]; d.compute = g->compute[v]; d.out_bytes = g->out_bytes[v];
         d.rows = g->rows[v]; d.cols = g->cols[v]; d.arg = g->arg[v]; d.dev_time = t; d.n_dev_time = c->n;
         if (dp_graph_add_op(&h, &d, NULL, &e)) goto out;
@@ -250,7 +251,7 @@ static int workloads(int devices, int rounds, int reps)
     nc = ng * 3;
     int **as = calloc((size_t)nc, sizeof(int *));
     double *pred = calloc((size_t)nc * rounds, sizeof(double)), *meas = calloc((size_t)nc * rounds, sizeof(double));
-    double *rep_ = calloc((size_t)nc * rounds, sizeof(double)), *tmp = calloc((size_t)(nc > rounds ? nc : rounds) * rounds, sizeof(double));
+    double *rep_ = calloc((size_t)nc * rounds, sizeof(double)), *repc = calloc((size_t)nc * rounds, sizeof(double)), *tmp = calloc((size_t)(nc > rounds ? nc : rounds) * rounds, sizeof(double));
     double t_start = dp_now();
     printf("%d rounds (a calibration, then every run once), each run the median of %d executions; load average at the start %s\n\n",
            rounds, reps, loadavg());
@@ -278,7 +279,8 @@ static int workloads(int devices, int rounds, int reps)
                 memset(&o, 0, sizeof o); o.reps = reps;
                 if (dp_exec_cpu(g, &c, as[ci], &o, &res, &e)) return die(&e);
                 meas[ci * rounds + r] = res.wall_median;
-                rep_[ci * rounds + r] = replay(g, &c, as[ci], res.start, res.end);
+                rep_[ci * rounds + r] = replay(g, &c, as[ci], res.start, res.end, NULL);
+                repc[ci * rounds + r] = replay(g, &c, as[ci], res.start, res.end, res.cpu);
                 dp_exec_result_free(&res);
             }
         const dp_speed_point *mm = c.curve + (size_t)DP_OP_MATMUL * DP_MAX_CURVE, *rl = c.curve + (size_t)DP_OP_RELU * DP_MAX_CURVE;
@@ -287,14 +289,14 @@ static int workloads(int devices, int rounds, int reps)
                nrl ? rl[nrl - 1].speed : 0.0, 1e6 * c.overhead[0], devices > 1 ? 1e6 * c.latency[1] : 0.0, devices > 1 ? 1e-9 * c.bandwidth[1] : 0.0, loadavg());
         dp_cluster_free(&c);
     }
-    printf("\n| workload | ops | placement | predicted (s) | measured (s) | error | rounds' errors | replay (s) | op times | the rest |\n|---|---:|---|---:|---:|---:|---|---:|---:|---:|\n");
+    printf("\n| workload | ops | placement | predicted (s) | measured (s) | error | rounds' errors | ops' CPU times replayed (s) | error |\n|---|---:|---|---:|---:|---:|---|---:|---:|\n");
     double *errs = calloc((size_t)nc, sizeof(double)), *rerrs = calloc((size_t)nc * rounds, sizeof(double));
-    double *oerr = calloc((size_t)nc, sizeof(double)), *rest = calloc((size_t)nc, sizeof(double));
+    double *cerr = calloc((size_t)nc, sizeof(double)), *werr = calloc((size_t)nc, sizeof(double));
     int nre = 0;
     for (i = 0; i < ng; i++)
         for (k = 0; k < 3; k++) {
             int ci = i * 3 + k;
-            double lo = 1e300, hi = -1e300, pm, mm_, rp;
+            double lo = 1e300, hi = -1e300, pm, mm_, rw, rc_;
             for (r = 0; r < rounds; r++) {
                 double er = meas[ci * rounds + r] / pred[ci * rounds + r] - 1;
                 if (er < lo) lo = er;
@@ -303,24 +305,25 @@ static int workloads(int devices, int rounds, int reps)
             }
             memcpy(tmp, pred + ci * rounds, sizeof(double) * rounds); pm = median_of(tmp, rounds);
             memcpy(tmp, meas + ci * rounds, sizeof(double) * rounds); mm_ = median_of(tmp, rounds);
-            memcpy(tmp, rep_ + ci * rounds, sizeof(double) * rounds); rp = median_of(tmp, rounds);
-            errs[ci] = mm_ / pm - 1; oerr[ci] = rp / pm - 1; rest[ci] = mm_ / rp - 1;
-            printf("| %s | %d | %s | %.4f | %.4f | %+.1f%% | %+.0f%% .. %+.0f%% | %.4f | %+.1f%% | %+.1f%% |\n", gs[i].label, gs[i].g.n_ops,
-                   dp_method_name(ms[k]), pm, mm_, 100 * errs[ci], 100 * lo, 100 * hi, rp, 100 * oerr[ci], 100 * rest[ci]);
+            memcpy(tmp, rep_ + ci * rounds, sizeof(double) * rounds); rw = median_of(tmp, rounds);
+            memcpy(tmp, repc + ci * rounds, sizeof(double) * rounds); rc_ = median_of(tmp, rounds);
+            errs[ci] = mm_ / pm - 1; cerr[ci] = rc_ / pm - 1; werr[ci] = mm_ / rw - 1;
+            printf("| %s | %d | %s | %.4f | %.4f | %+.1f%% | %+.0f%% .. %+.0f%% | %.4f | %+.1f%% |\n", gs[i].label, gs[i].g.n_ops,
+                   dp_method_name(ms[k]), pm, mm_, 100 * errs[ci], 100 * lo, 100 * hi, rc_, 100 * cerr[ci]);
             errs[ci] = errs[ci] < 0 ? -errs[ci] : errs[ci];
-            oerr[ci] = oerr[ci] < 0 ? -oerr[ci] : oerr[ci];
+            cerr[ci] = cerr[ci] < 0 ? -cerr[ci] : cerr[ci];
         }
     double med = median_of(memcpy(tmp, errs, sizeof(double) * nc), nc), worst = tmp[nc - 1];
     double rmed = median_of(rerrs, nre), rworst = rerrs[nre - 1];
-    double omed = median_of(oerr, nc), restmed = median_of(rest, nc);
+    double cmed = median_of(memcpy(tmp, cerr, sizeof(double) * nc), nc), cworst = tmp[nc - 1], wmed = median_of(werr, nc);
     printf("\nrelative error of the medians over %d runs: median %.1f%%, worst %.1f%% (target: median <= 10%%)\n", nc, 100 * med, 100 * worst);
     printf("each round against its own calibration (%d pairs): median %.1f%%, worst %.1f%%\n", nre, 100 * rmed, 100 * rworst);
-    printf("split: the simulator with each op's measured time (replay) is off the prediction by a median %.1f%% (the op-time model);\n"
-           "the measured wall time is off the replay by a median %+.1f%% (the rest: waits for a CPU, hand-offs, start-up)\n", 100 * omed, 100 * restmed);
+    printf("the simulator replaying each op's thread CPU time against the prediction (the op-time model's error alone): median %.1f%%, worst %.1f%%\n", 100 * cmed, 100 * cworst);
+    printf("measured wall time against the simulator replaying each op's wall time (waits the model does not see): median %+.1f%%\n", 100 * wmed);
     printf("%.0f s in all; load average at the end %s\n", dp_now() - t_start, loadavg());
     for (i = 0; i < nc; i++) free(as[i]);
     for (i = 0; i < ng; i++) dp_graph_free(&gs[i].g);
-    free(as); free(pred); free(meas); free(rep_); free(tmp); free(errs); free(rerrs); free(oerr); free(rest);
+    free(as); free(pred); free(meas); free(rep_); free(repc); free(tmp); free(errs); free(rerrs); free(cerr); free(werr);
     return 0;
 }
 
