@@ -707,6 +707,9 @@ typedef struct dp_exec_opts {
                                   memory (0 there too = none); a run that
                                   overflows it fails with DP_ERR_INFEASIBLE */
     uint64_t seed;             /* contents of the input tensors              */
+    int      cpu_times;        /* 1: fill dp_exec_result.cpu (two thread-CPU
+                                  clock reads per op: a system call, ~2 us on
+                                  some VMs, so off by default); 0: cpu NULL  */
 } dp_exec_opts;
 
 typedef struct dp_exec_result {
@@ -716,7 +719,8 @@ typedef struct dp_exec_result {
     double *busy;              /* [n_devices] seconds, median run            */
     double *start, *end;       /* [n_ops] seconds from the run's start, median run */
     double *cpu;               /* [n_ops] the op's thread CPU seconds, median run
-                                  (below end - start: the thread was preempted) */
+                                  (below end - start: the thread was preempted);
+                                  NULL unless opts.cpu_times */
     double *peak_bytes;        /* [n_devices] highest bytes held, median run */
     uint64_t digest;           /* checksum of every op's output              */
     double  seconds_per_unit, bytes_scale;  /* the scales used               */
@@ -5449,7 +5453,7 @@ typedef struct dp__ex {
     /* the workers live across runs: gen counts the runs started, finished
        the workers done with the current one; quit ends them */
     pthread_cond_t go, idle;
-    int gen, finished, quit, arrived;
+    int gen, finished, quit, arrived, cpu_times;
     dp_error *err;
 } dp__ex;
 
@@ -5603,7 +5607,7 @@ static void dp__ex_compute(dp__ex *x, int d)
         v = dp__ex_pop(x, d);
         pthread_mutex_unlock(&x->mu);
         t_start = dp_now();
-        c_start = dp__thread_cpu();
+        c_start = x->cpu_times ? dp__thread_cpu() : 0;
         deadline = t_start + dp_op_time(g, x->c, v, d) * x->spu;
         size = dp__is_real(g, v) ? sizeof(float) * (size_t)g->rows[v] * g->cols[v] : dp__ex_size(x, g->out_bytes[v]);
         out = dp__ex_alloc(x, d, size, "op", v);
@@ -5634,7 +5638,7 @@ static void dp__ex_compute(dp__ex *x, int d)
             while (dp_now() < deadline) { uint64_t w; memcpy(&w, out, 8); w = w * 6364136223846793005ULL + 1; memcpy(out, &w, 8); }
             memcpy(out, &h, 8);
         }
-        c_start = dp__thread_cpu() - c_start;
+        if (x->cpu_times) c_start = dp__thread_cpu() - c_start;
         pthread_mutex_lock(&x->mu);
         x->buf[v] = out; x->len[v] = size; x->dig[v] = h; x->cpu[v] = c_start;
         x->start[v] = t_start - x->t0; x->end[v] = dp_now() - x->t0;
@@ -5821,7 +5825,7 @@ int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const
     }
     x.g = g; x.c = c; x.assign = assign; x.n = n; x.m = m; x.nd = nd;
     x.spu = o.seconds_per_unit; x.bscale = o.bytes_scale; x.limit = o.device_bytes;
-    x.order = o.order; x.err = err; x.seed = o.seed;
+    x.order = o.order; x.err = err; x.seed = o.seed; x.cpu_times = o.cpu_times != 0;
     if ((rc = dp_graph_check_tensors(g, err))) return rc;
 #define DP__A(ptr, count, type) if (!((ptr) = (type *)dp__alloc((size_t)(count), sizeof(type), err, "executor"))) { rc = DP_ERR_NOMEM; goto done; }
     DP__A(x.cv, nd, pthread_cond_t); DP__A(x.xcv, nd, pthread_cond_t);
@@ -5836,7 +5840,8 @@ int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const
     DP__A(x.start, n, double); DP__A(x.end, n, double); DP__A(x.busy, nd, double);
     DP__A(args, 2 * (size_t)nd, dp__exarg); DP__A(th, 2 * (size_t)nd, pthread_t);
     DP__A(runs_start, (size_t)o.reps * n, double); DP__A(runs_end, (size_t)o.reps * n, double); DP__A(runs_cpu, (size_t)o.reps * n, double);
-    DP__A(x.cpu, n, double); DP__A(res->cpu, n, double);
+    DP__A(x.cpu, n, double);
+    if (o.cpu_times) DP__A(res->cpu, n, double);
     DP__A(runs_busy, (size_t)o.reps * nd, double); DP__A(runs_peak, (size_t)o.reps * nd, double);
     DP__A(res->wall_runs, o.reps, double); DP__A(res->busy, nd, double); DP__A(res->start, n, double);
     DP__A(res->end, n, double); DP__A(res->peak_bytes, nd, double);
@@ -5927,7 +5932,7 @@ int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const
         res->n_ops = n; res->n_devices = nd; res->reps = o.reps;
         res->wall_median = res->wall_runs[med];
         memcpy(res->start, runs_start + (size_t)med * n, sizeof(double) * (size_t)n);
-        memcpy(res->cpu, runs_cpu + (size_t)med * n, sizeof(double) * (size_t)n);
+        if (res->cpu) memcpy(res->cpu, runs_cpu + (size_t)med * n, sizeof(double) * (size_t)n);
         memcpy(res->end, runs_end + (size_t)med * n, sizeof(double) * (size_t)n);
         memcpy(res->busy, runs_busy + (size_t)med * nd, sizeof(double) * (size_t)nd);
         memcpy(res->peak_bytes, runs_peak + (size_t)med * nd, sizeof(double) * (size_t)nd);
