@@ -690,9 +690,8 @@ int dp_curve_svg(const char *path, const dp_episode_info *rec, int n, const char
    (latency + bytes / bandwidth, times seconds_per_unit), so any graph can
    be executed and compared with the simulator.
    The worker threads are started once per call and reused by every run;
-   a run's wall time runs from the moment every device's compute worker is
-   running (the simulator's time 0: every device ready) to the end of its
-   last op. Freed buffers are kept per device for reuse within the call.
+   a run's wall time runs from waking them to the end of its last op.
+   Freed buffers are kept per device for reuse within the call.
    Output check: every op's output is a deterministic function of its
    inputs' contents (a checksum chain), so equal dp_exec_result.digest
    across placements means every op saw the same inputs.
@@ -846,7 +845,6 @@ double   dp_now(void);                         /* monotonic seconds     */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <sched.h>
 
 #ifndef DP_MALLOC
 #define DP_MALLOC(sz)       malloc(sz)
@@ -5453,7 +5451,7 @@ typedef struct dp__ex {
     /* the workers live across runs: gen counts the runs started, finished
        the workers done with the current one; quit ends them */
     pthread_cond_t go, idle;
-    int gen, finished, quit, arrived, cpu_times;
+    int gen, finished, quit, cpu_times;
     dp_error *err;
 } dp__ex;
 
@@ -5758,17 +5756,6 @@ static void *dp__ex_worker(void *arg)
         while (x->gen == gen && !x->quit) pthread_cond_wait(&x->go, &x->mu);
         if (x->quit) break;
         gen = x->gen;
-        if (d < x->nd) {
-            /* the run starts when every compute worker runs: the last to
-               wake starts the clock, the others yield until then (a
-               thread woken on a busy machine can take milliseconds) */
-            if (++x->arrived == x->nd) x->t0 = dp_now();
-            while (x->arrived < x->nd && !x->quit) {
-                pthread_mutex_unlock(&x->mu);
-                sched_yield();
-                pthread_mutex_lock(&x->mu);
-            }
-        }
         pthread_mutex_unlock(&x->mu);
         if (d < x->nd) dp__ex_compute(x, d);
         else dp__ex_copy(x, d - x->nd);
@@ -5888,8 +5875,8 @@ int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const
             x.refcnt[v] = g->out_off[v + 1] - g->out_off[v];
         }
         for (v = 0; v < n; v++) if (x.pending[v] == 0) dp__ex_push(&x, v);
-        x.finished = 0; x.t_end = 0; x.arrived = 0;
-        x.t0 = dp_now();   /* reset by the last compute worker to start */
+        x.finished = 0; x.t_end = 0;
+        x.t0 = dp_now();
         x.gen++;
         pthread_cond_broadcast(&x.go);
         while (x.finished < 2 * nd) pthread_cond_wait(&x.idle, &x.mu);
