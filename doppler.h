@@ -21,8 +21,10 @@
 
    WHAT IT DOES NOT DO (YET)
    - Placeto (the other learned baseline);
-   - real tensor kernels in the executors (ops run as calibrated busy
-     kernels of their modelled time), the CUDA executor, calibration;
+   - the CUDA executor and its calibration;
+   - model a CPU shared with other processes: dp_calibrate_cpu measures
+     kernels in CPU time, and the executor's wall time grows with the
+     load the simulator does not see;
    - model transfer contention beyond "one transfer at a time per link".
 
    CONTENTS (grep for the anchor, e.g. ">>simulator")
@@ -115,7 +117,10 @@
 
    THE RUNTIME MODEL (what dp_sim computes; see >>simulator)
    - Op v on device d takes dev_time[v][d] when the graph gives one,
-     otherwise compute[v] / speed[d].
+     otherwise overhead[d] + compute[v] / s, where s is speed[d] unless
+     the cluster gives op v's kind a speed on d: a single one, or a curve
+     of speeds by work (see >>api-cluster; dp_calibrate_cpu measures them;
+     overhead is 0 unless the cluster says otherwise).
    - An edge u->v with u, v on the same device costs nothing; across
      devices a to b it is a transfer of bytes(u->v) taking
      latency[a][b] + bytes / bandwidth[a][b], started when u ends.
@@ -308,15 +313,31 @@ int dp_assign_write(const char *path, const int *assign, int n_ops, dp_error *er
        bandwidth 1e10       (all pairs; default 1)
        latency 0            (all pairs; default 0)
        memory 16e9          (all devices; 0 = unlimited)
-       device I [name=N] [speed=S] [memory=M]
+       overhead 0           (all devices: time added to every op; default 0)
+       device I [name=N] [speed=S] [memory=M] [overhead=O]
        pair A B [bandwidth=B] [latency=L]     (one direction, A -> B)
        kindspeed DEVICE|all KIND SPEED        (compute per time unit of one
                                                op kind; others use speed)
+       kindspeed DEVICE|all KIND W:S W:S ...  (a speed curve: speed S at
+                                               work W, W strictly increasing,
+                                               at most DP_MAX_CURVE points)
+   The cost model: op v of kind k on device d (no per-device time given)
+   takes  overhead[d] + compute[v] / s,  where s is, in order of
+   precedence, the kind's curve on d at work W = compute[v] (linear in
+   ln W between the two points around W, the end speed outside them), the
+   kind's single speed, the device's speed. `doppler calibrate` writes
+   curves measured at several sizes and the per-op overhead; a cluster
+   without them (every file of format 1 before them) is the plain
+   compute / speed model. An op with a per-device time (time= in the
+   graph) takes exactly that time.
    Presets (dp_cluster_preset): "reference" = the DOPPLER reference's 4
    identical GPUs in its units (speed = bandwidth = 1e10, free links);
    "homogeneous:N" = N identical unit devices.
    ====================================================================== */
 typedef enum dp_link_model { DP_LINK_FREE = 0, DP_LINK_SERIAL } dp_link_model;
+
+#define DP_MAX_CURVE 16     /* points in one kind's speed curve           */
+typedef struct dp_speed_point { double work, speed; } dp_speed_point;
 
 typedef struct dp_cluster {
     int n;                  /* devices                                   */
@@ -327,6 +348,10 @@ typedef struct dp_cluster {
     double *bandwidth;      /* [n*n] bytes per time unit, a*n+b = a -> b   */
     double *latency;        /* [n*n] time units                           */
     char  (*name)[32];      /* [n]                                        */
+    double *overhead;       /* [n] time units added to every op; 0 = none  */
+    dp_speed_point *curve;  /* point i of kind k on device d:
+                               [(d * DP_KIND__COUNT + k) * DP_MAX_CURVE + i] */
+    int    *curve_len;      /* [n * DP_KIND__COUNT] points; 0 = no curve   */
 } dp_cluster;
 
 int  dp_cluster_homogeneous(dp_cluster *c, int n, double speed, double bandwidth,
@@ -340,6 +365,11 @@ int  dp_cluster_read_mem(dp_cluster *c, const char *buf, size_t len,
                          const char *name, dp_error *err);
 int  dp_cluster_write(const dp_cluster *c, const char *path, dp_error *err);
 void dp_cluster_free(dp_cluster *c);
+/* Sets the speed curve of `kind` on device dev (dev < 0: every device)
+   from n points (n = 0 clears it); work strictly increasing, work and
+   speed positive and finite. Clears the kind's single speed there. */
+int  dp_cluster_set_curve(dp_cluster *c, int dev, dp_kind kind, const dp_speed_point *pts,
+                          int n, dp_error *err);
 /* Checks that graph and cluster fit together (per-device time columns). */
 int  dp_check(const dp_graph *g, const dp_cluster *c, dp_error *err);
 
@@ -688,6 +718,9 @@ int dp_curve_svg(const char *path, const dp_episode_info *rec, int n, const char
    times seconds_per_unit), and their copies arrive at their modelled time
    (latency + bytes / bandwidth, times seconds_per_unit), so any graph can
    be executed and compared with the simulator.
+   The worker threads are started once per call and reused by every run;
+   a run's wall time runs from waking them to the end of its last op.
+   Freed buffers are kept per device for reuse within the call.
    Output check: every op's output is a deterministic function of its
    inputs' contents (a checksum chain), so equal dp_exec_result.digest
    across placements means every op saw the same inputs.
@@ -702,6 +735,9 @@ typedef struct dp_exec_opts {
                                   memory (0 there too = none); a run that
                                   overflows it fails with DP_ERR_INFEASIBLE */
     uint64_t seed;             /* contents of the input tensors              */
+    int      cpu_times;        /* 1: fill dp_exec_result.cpu (two thread-CPU
+                                  clock reads per op: a system call, ~2 us on
+                                  some VMs, so off by default); 0: cpu NULL  */
 } dp_exec_opts;
 
 typedef struct dp_exec_result {
@@ -710,6 +746,9 @@ typedef struct dp_exec_result {
     double *wall_runs;         /* [reps]                                     */
     double *busy;              /* [n_devices] seconds, median run            */
     double *start, *end;       /* [n_ops] seconds from the run's start, median run */
+    double *cpu;               /* [n_ops] the op's thread CPU seconds, median run
+                                  (below end - start: the thread was preempted);
+                                  NULL unless opts.cpu_times */
     double *peak_bytes;        /* [n_devices] highest bytes held, median run */
     uint64_t digest;           /* checksum of every op's output              */
     double  seconds_per_unit, bytes_scale;  /* the scales used               */
@@ -718,6 +757,16 @@ typedef struct dp_exec_result {
 int  dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign,
                  const dp_exec_opts *opts, dp_exec_result *res, dp_error *err);
 void dp_exec_result_free(dp_exec_result *res);
+
+/* The FLOPs a real op of kind `kind` with a rows x cols output counts, as
+   the workloads set compute and dp_calibrate_cpu measures speeds (a graph
+   of real ops built by hand should use it too, so that a calibrated
+   cluster predicts it): matmul 2 rows inner cols (inner: the shared
+   dimension); add and reduce (inputs - 1) rows cols; silu and rmsnorm
+   4 rows cols; softmax and layernorm 5 rows cols; gelu 8 rows cols; every
+   other kind (input, mul, scale, relu, concat, split, transpose, copy)
+   rows cols; opaque 0. */
+double dp_op_flops(dp_kind kind, int rows, int cols, int inner, int inputs);
 
 /* Checks the shapes of every real (non-opaque) op against its inputs;
    opaque ops are skipped. The executor runs real ops with the kernels of
@@ -746,16 +795,25 @@ typedef struct dp_workload_opts {
 int dp_workload_parse(const char *name, dp_workload *out);  /* "chainmm" */
 int dp_gen_workload(dp_graph *g, const dp_workload_opts *opts, dp_error *err);
 
-/* Measures this machine: the throughput of every op kind's kernel (FLOPs
-   as the workloads count them: matmul 2rKc, add/reduce (inputs-1) rc,
-   others rc) on size x size tensors, memcpy bandwidth, and the executor's
-   hand-off latency between devices; writes a cluster of `devices`
-   identical CPU devices in FLOP/s and bytes/s, so that the simulator
-   predicts dp_exec_cpu's wall time for real-op graphs. */
+/* Measures this machine into a cluster of `devices` identical CPU devices
+   (FLOP/s, bytes/s, seconds) so that the simulator predicts dp_exec_cpu's
+   wall time for real-op graphs whose compute follows dp_op_flops: per op
+   kind, the speed curve of its executor path (kernel and output hash) on
+   side x side operands for sides 16, 32, ... up to `size`, with every
+   device's thread computing at once, each measurement the mean thread
+   CPU time per call (another process taking the CPU does not count: the
+   cluster describes the machine, not its load);
+   the executor's per-op overhead (tiny ops, every device at once); and
+   the hand-off between two devices: latency from 1 x 1 chains alternating
+   between devices against the same on one device, bandwidth from the same
+   with side x side tensors (side at most 256). Speed of opaque ops: the
+   largest matmul's. About 16 kinds x sides x `seconds`, plus ~1 s. The
+   fields are not CPU-specific: a GPU calibration fills the same ones
+   (curves, overhead, latency, bandwidth). */
 typedef struct dp_calibrate_opts {
-    int    devices;   /* 0 -> 2                              */
-    int    size;      /* tensor side; 0 -> 128               */
-    double seconds;   /* per measurement; 0 -> 0.05          */
+    int    devices;   /* 0 -> 2                                       */
+    int    size;      /* largest tensor side; 0 -> 512 (8..2048)       */
+    double seconds;   /* per measurement; 0 -> 0.02                    */
 } dp_calibrate_opts;
 int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *err);
 
@@ -937,6 +995,14 @@ double dp_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The calling thread's CPU time in seconds. */
+static double dp__thread_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -1662,6 +1728,7 @@ static const char *dp__kv(char **tok, int n, const char *key, int *used)
 }
 
 #define DP__MAX_TOKENS 16
+#define DP__CL_TOKENS (DP_MAX_CURVE + 4)   /* a cluster line: kindspeed with a full curve */
 
 static int dp__read_native(dp_graph *g, dp__text *t, dp_error *err)
 {
@@ -2172,7 +2239,7 @@ void dp_cluster_free(dp_cluster *c)
 {
     if (!c) return;
     DP_FREE(c->speed); DP_FREE(c->memory); DP_FREE(c->bandwidth); DP_FREE(c->latency); DP_FREE(c->name);
-    DP_FREE(c->kind_speed);
+    DP_FREE(c->kind_speed); DP_FREE(c->overhead); DP_FREE(c->curve); DP_FREE(c->curve_len);
     memset(c, 0, sizeof *c);
 }
 
@@ -2191,7 +2258,13 @@ int dp_cluster_homogeneous(dp_cluster *c, int n, double speed, double bandwidth,
     c->latency = (double *)dp__alloc((size_t)n * n, sizeof(double), err, "cluster");
     c->name = (char (*)[32])dp__alloc((size_t)n, 32, err, "cluster");
     c->kind_speed = (double *)dp__alloc((size_t)n * DP_KIND__COUNT, sizeof(double), err, "cluster");
-    if (!c->speed || !c->memory || !c->bandwidth || !c->latency || !c->name || !c->kind_speed) { dp_cluster_free(c); return DP_ERR_NOMEM; }
+    c->overhead = (double *)dp__alloc((size_t)n, sizeof(double), err, "cluster");
+    c->curve = (dp_speed_point *)dp__alloc((size_t)n * DP_KIND__COUNT * DP_MAX_CURVE, sizeof(dp_speed_point), err, "cluster");
+    c->curve_len = (int *)dp__alloc((size_t)n * DP_KIND__COUNT, sizeof(int), err, "cluster");
+    if (!c->speed || !c->memory || !c->bandwidth || !c->latency || !c->name || !c->kind_speed || !c->overhead || !c->curve || !c->curve_len) {
+        dp_cluster_free(c);
+        return DP_ERR_NOMEM;
+    }
     for (a = 0; a < n; a++) {
         c->speed[a] = speed;
         snprintf(c->name[a], 32, "dev%d", a);
@@ -2225,20 +2298,20 @@ int dp_cluster_preset(dp_cluster *c, const char *name, dp_error *err)
 int dp_cluster_read_mem(dp_cluster *c, const char *buf, size_t len, const char *name, dp_error *err)
 {
     dp__text t;
-    char *tok[DP__MAX_TOKENS];
-    int used[DP__MAX_TOKENS];
+    char *tok[DP__CL_TOKENS];
+    int used[DP__CL_TOKENS];
     int rc = 0, r, header = 0, i;
-    double speed = 1, bw = 1, lat = 0, mem = 0;
+    double speed = 1, bw = 1, lat = 0, mem = 0, ovh = 0;
     memset(c, 0, sizeof *c);
     if (!name) name = "<memory>";
     if (len > DP_MAX_FILE_BYTES) return dp__fail(err, DP_ERR_LIMIT, "%s: %zu bytes exceed the limit of %zu (DP_MAX_FILE_BYTES)", name, len, (size_t)DP_MAX_FILE_BYTES);
     if ((rc = dp__text_init(&t, buf, len, name, err))) return rc;
     while ((r = dp__text_line(&t, 1)) > 0) {
-        int n = dp__split(t.buf, tok, DP__MAX_TOKENS);
+        int n = dp__split(t.buf, tok, DP__CL_TOKENS);
         double v;
         long long k;
         if (n == 0) continue;
-        if (n > DP__MAX_TOKENS) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: too many fields", name, t.line); goto done; }
+        if (n > DP__CL_TOKENS) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: too many fields", name, t.line); goto done; }
         memset(used, 0, sizeof used);
         used[0] = 1;
         if (!header) {
@@ -2252,13 +2325,22 @@ int dp_cluster_read_mem(dp_cluster *c, const char *buf, size_t len, const char *
             dp_code bad = n != 2 ? DP_ERR_RANGE : dp__count(tok[1], 1, DP_MAX_DEVICES, &k, DP_ERR_RANGE);
             if (bad) { rc = dp__fail(err, bad, "%s:%d: device count '%s' not in 1..%d (DP_MAX_DEVICES)", name, t.line, n > 1 ? tok[1] : "", DP_MAX_DEVICES); goto done; }
             if ((rc = dp_cluster_homogeneous(c, (int)k, speed, bw, lat, err))) goto done;
-            for (i = 0; i < c->n; i++) c->memory[i] = mem;
+            for (i = 0; i < c->n; i++) { c->memory[i] = mem; c->overhead[i] = ovh; }
             continue;
         }
         if (strcmp(tok[0], "link") == 0) {
             if (n == 2 && strcmp(tok[1], "free") == 0) c->link = DP_LINK_FREE;
             else if (n == 2 && strcmp(tok[1], "serial") == 0) c->link = DP_LINK_SERIAL;
             else { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: link model '%s' unknown (free or serial)", name, t.line, n > 1 ? tok[1] : ""); goto done; }
+            continue;
+        }
+        if (strcmp(tok[0], "overhead") == 0) {
+            if (n != 2 || dp__num(tok[1], &v, 0) != 0) {
+                rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: overhead '%s' must be a finite non-negative number", name, t.line, n > 1 ? tok[1] : "");
+                goto done;
+            }
+            ovh = v;
+            for (i = 0; i < c->n; i++) c->overhead[i] = v;
             continue;
         }
         if (strcmp(tok[0], "speed") == 0 || strcmp(tok[0], "bandwidth") == 0 || strcmp(tok[0], "latency") == 0 || strcmp(tok[0], "memory") == 0) {
@@ -2303,6 +2385,10 @@ int dp_cluster_read_mem(dp_cluster *c, const char *buf, size_t len, const char *
                     if (dp__num(s, &v, 0)) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: device %d: memory '%s' must be a non-negative number", name, t.line, a, s); goto done; }
                     c->memory[a] = v;
                 }
+                if ((s = dp__kv(tok, n, "overhead", used)) != NULL) {
+                    if (dp__num(s, &v, 0)) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: device %d: overhead '%s' must be a finite non-negative number", name, t.line, a, s); goto done; }
+                    c->overhead[a] = v;
+                }
             } else {
                 if (a == b) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: pair %d %d: a device has no link to itself", name, t.line, a, b); goto done; }
                 if ((s = dp__kv(tok, n, "bandwidth", used)) != NULL) {
@@ -2319,19 +2405,47 @@ int dp_cluster_read_mem(dp_cluster *c, const char *buf, size_t len, const char *
         }
         if (strcmp(tok[0], "kindspeed") == 0) {
             dp_kind kd;
-            int lo = 0, hi = c->n - 1;
+            int lo = 0, hi = c->n - 1, np = n - 3, curve = 0;
+            dp_speed_point pts[DP_MAX_CURVE];
             if (!c->n) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: 'kindspeed' before 'devices N'", name, t.line); goto done; }
-            if (n != 4) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: expected 'kindspeed DEVICE|all KIND SPEED'", name, t.line); goto done; }
+            if (n < 4) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: expected 'kindspeed DEVICE|all KIND SPEED' or 'kindspeed DEVICE|all KIND WORK:SPEED ...'", name, t.line); goto done; }
             if (strcmp(tok[1], "all") != 0) {
                 if (dp__int(tok[1], 0, c->n - 1, &k)) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: device index '%s' not in 0..%d", name, t.line, tok[1], c->n - 1); goto done; }
                 lo = hi = (int)k;
             }
             if (dp_kind_parse(tok[2], &kd)) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unknown op kind '%s'", name, t.line, tok[2]); goto done; }
-            if (dp__num(tok[3], &v, 0) || v <= 0) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: kindspeed '%s' must be a positive number", name, t.line, tok[3]); goto done; }
-            for (i = lo; i <= hi; i++) c->kind_speed[(size_t)i * DP_KIND__COUNT + kd] = v;
+            for (i = 3; i < n; i++) curve |= strchr(tok[i], ':') != NULL;
+            if (!curve) {
+                if (n != 4) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: kindspeed: one SPEED or WORK:SPEED points, found %d values", name, t.line, n - 3); goto done; }
+                if (dp__num(tok[3], &v, 0) || v <= 0) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: kindspeed '%s' must be a positive number", name, t.line, tok[3]); goto done; }
+                for (i = lo; i <= hi; i++) {
+                    c->kind_speed[(size_t)i * DP_KIND__COUNT + kd] = v;
+                    c->curve_len[(size_t)i * DP_KIND__COUNT + kd] = 0;
+                }
+                continue;
+            }
+            if (np > DP_MAX_CURVE) { rc = dp__fail(err, DP_ERR_LIMIT, "%s:%d: kindspeed curve of %d points (limit %d)", name, t.line, np, DP_MAX_CURVE); goto done; }
+            for (i = 0; i < np; i++) {
+                char *tk = tok[3 + i], *colon = strchr(tk, ':');
+                int rw, rs;
+                if (!colon) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: kindspeed point '%s' is not WORK:SPEED", name, t.line, tk); goto done; }
+                *colon = 0;
+                rw = dp__num(tk, &pts[i].work, 0);
+                rs = dp__num(colon + 1, &pts[i].speed, 0);
+                *colon = ':';
+                if (rw == -1 || rs == -1) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: kindspeed point '%s' is not WORK:SPEED", name, t.line, tk); goto done; }
+                if (rw || rs || !(pts[i].work > 0) || !(pts[i].speed > 0)) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: kindspeed point '%s': work and speed must be positive and finite", name, t.line, tk); goto done; }
+                if (i > 0 && !(pts[i].work > pts[i - 1].work)) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: kindspeed point '%s': work must increase along the curve", name, t.line, tk); goto done; }
+            }
+            for (i = lo; i <= hi; i++) {
+                size_t at = (size_t)i * DP_KIND__COUNT + kd;
+                memcpy(c->curve + at * DP_MAX_CURVE, pts, sizeof(dp_speed_point) * (size_t)np);
+                c->curve_len[at] = np;
+                c->kind_speed[at] = 0;
+            }
             continue;
         }
-        rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unknown key '%s' (expected devices, link, speed, bandwidth, latency, memory, device, pair, kindspeed)", name, t.line, tok[0]);
+        rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unknown key '%s' (expected devices, link, speed, bandwidth, latency, memory, overhead, device, pair, kindspeed)", name, t.line, tok[0]);
         goto done;
     }
     if (r < 0) { rc = dp__fail(err, DP_ERR_NOMEM, "%s: out of memory", name); goto done; }
@@ -2355,23 +2469,79 @@ int dp_cluster_read(dp_cluster *c, const char *path, dp_error *err)
     return rc;
 }
 
+/* Whether kind k's speed (single or curve) is the same on every device. */
+static int dp__cl_kind_uniform(const dp_cluster *c, int k)
+{
+    int a, i;
+    for (a = 1; a < c->n; a++) {
+        size_t p = (size_t)a * DP_KIND__COUNT + k, q = (size_t)k;
+        int len = c->curve_len ? c->curve_len[p] : 0;
+        if (c->kind_speed[p] != c->kind_speed[q] || len != (c->curve_len ? c->curve_len[q] : 0)) return 0;
+        for (i = 0; i < len; i++)
+            if (c->curve[p * DP_MAX_CURVE + i].work != c->curve[q * DP_MAX_CURVE + i].work ||
+                c->curve[p * DP_MAX_CURVE + i].speed != c->curve[q * DP_MAX_CURVE + i].speed) return 0;
+    }
+    return 1;
+}
+
+static void dp__cl_write_kind(FILE *f, const dp_cluster *c, int a, int k, const char *dev)
+{
+    size_t p = (size_t)a * DP_KIND__COUNT + k;
+    int len = c->curve_len ? c->curve_len[p] : 0, i;
+    if (len > 0) {
+        fprintf(f, "kindspeed %s %s", dev, dp_kind_name((dp_kind)k));
+        for (i = 0; i < len; i++) fprintf(f, " %.17g:%.17g", c->curve[p * DP_MAX_CURVE + i].work, c->curve[p * DP_MAX_CURVE + i].speed);
+        fprintf(f, "\n");
+    } else if (c->kind_speed[p] > 0) {
+        fprintf(f, "kindspeed %s %s %.17g\n", dev, dp_kind_name((dp_kind)k), c->kind_speed[p]);
+    }
+}
+
 int dp_cluster_write(const dp_cluster *c, const char *path, dp_error *err)
 {
     dp__out o;
-    int rc, a, b;
+    int rc, a, b, k;
+    char dev[16];
     if ((rc = dp__out_open(&o, path, err))) return rc;
     fprintf(o.f, "doppler-cluster 1\ndevices %d\nlink %s\n", c->n, c->link == DP_LINK_SERIAL ? "serial" : "free");
     for (a = 0; a < c->n; a++) {
-        int k;
-        fprintf(o.f, "device %d name=%s speed=%.17g memory=%.17g\n", a, c->name[a], c->speed[a], c->memory[a]);
-        for (k = 0; k < DP_KIND__COUNT; k++)
-            if (c->kind_speed && c->kind_speed[(size_t)a * DP_KIND__COUNT + k] > 0)
-                fprintf(o.f, "kindspeed %d %s %.17g\n", a, dp_kind_name((dp_kind)k), c->kind_speed[(size_t)a * DP_KIND__COUNT + k]);
+        fprintf(o.f, "device %d name=%s speed=%.17g memory=%.17g", a, c->name[a], c->speed[a], c->memory[a]);
+        if (c->overhead && c->overhead[a] > 0) fprintf(o.f, " overhead=%.17g", c->overhead[a]);
+        fprintf(o.f, "\n");
     }
+    if (c->kind_speed)
+        for (k = 0; k < DP_KIND__COUNT; k++) {
+            if (dp__cl_kind_uniform(c, k)) { dp__cl_write_kind(o.f, c, 0, k, "all"); continue; }
+            for (a = 0; a < c->n; a++) { snprintf(dev, sizeof dev, "%d", a); dp__cl_write_kind(o.f, c, a, k, dev); }
+        }
     for (a = 0; a < c->n; a++)
         for (b = 0; b < c->n; b++)
             if (a != b) fprintf(o.f, "pair %d %d bandwidth=%.17g latency=%.17g\n", a, b, c->bandwidth[a * c->n + b], c->latency[a * c->n + b]);
     return dp__out_close(&o, 0, err);
+}
+
+int dp_cluster_set_curve(dp_cluster *c, int dev, dp_kind kind, const dp_speed_point *pts, int n, dp_error *err)
+{
+    int i, lo = dev, hi = dev;
+    if (!c || c->n < 1 || !c->kind_speed || !c->curve || !c->curve_len) return dp__fail(err, DP_ERR_ARG, "set_curve: cluster missing or not made by dp_cluster_homogeneous/read");
+    if (dev >= c->n) return dp__fail(err, DP_ERR_RANGE, "set_curve: device %d not in 0..%d", dev, c->n - 1);
+    if ((int)kind < 0 || kind >= DP_KIND__COUNT) return dp__fail(err, DP_ERR_RANGE, "set_curve: op kind %d unknown", (int)kind);
+    if (n < 0 || n > DP_MAX_CURVE) return dp__fail(err, DP_ERR_LIMIT, "set_curve: %d points (limit %d)", n, DP_MAX_CURVE);
+    if (n > 0 && !pts) return dp__fail(err, DP_ERR_ARG, "set_curve: no points given");
+    for (i = 0; i < n; i++) {
+        if (!(pts[i].work > 0 && pts[i].work < HUGE_VAL && pts[i].speed > 0 && pts[i].speed < HUGE_VAL))
+            return dp__fail(err, DP_ERR_RANGE, "set_curve: %s point %d (%g:%g): work and speed must be positive and finite", dp_kind_name(kind), i, pts[i].work, pts[i].speed);
+        if (i > 0 && !(pts[i].work > pts[i - 1].work))
+            return dp__fail(err, DP_ERR_RANGE, "set_curve: %s point %d: work %g does not increase", dp_kind_name(kind), i, pts[i].work);
+    }
+    if (dev < 0) { lo = 0; hi = c->n - 1; }
+    for (i = lo; i <= hi; i++) {
+        size_t at = (size_t)i * DP_KIND__COUNT + kind;
+        if (n) memcpy(c->curve + at * DP_MAX_CURVE, pts, sizeof(dp_speed_point) * (size_t)n);
+        c->curve_len[at] = n;
+        c->kind_speed[at] = 0;
+    }
+    return 0;
 }
 
 int dp_check(const dp_graph *g, const dp_cluster *c, dp_error *err)
@@ -2383,17 +2553,32 @@ int dp_check(const dp_graph *g, const dp_cluster *c, dp_error *err)
     return 0;
 }
 
+/* Speed of curve p (n >= 1 points) at work w: linear in ln w between the
+   points around w, the end speeds outside. */
+static double dp__curve_speed(const dp_speed_point *p, int n, double w)
+{
+    int lo = 0, hi = n - 1;
+    double f;
+    if (w <= p[0].work) return p[0].speed;
+    if (w >= p[n - 1].work) return p[n - 1].speed;
+    while (hi - lo > 1) { int mid = (lo + hi) / 2; if (p[mid].work <= w) lo = mid; else hi = mid; }
+    f = log(w / p[lo].work) / log(p[hi].work / p[lo].work);
+    return p[lo].speed + f * (p[hi].speed - p[lo].speed);
+}
+
 double dp_op_time(const dp_graph *g, const dp_cluster *c, int op, int dev)
 {
+    double s = c->speed[dev], w = g->compute[op];
     if (g->n_dev_time) {
         double t = g->dev_time[(size_t)op * g->n_dev_time + dev];
         if (t >= 0) return t;
     }
     if (c->kind_speed) {
-        double ks = c->kind_speed[(size_t)dev * DP_KIND__COUNT + g->kind[op]];
-        if (ks > 0) return g->compute[op] / ks;
+        size_t at = (size_t)dev * DP_KIND__COUNT + g->kind[op];
+        if (c->curve_len && c->curve_len[at] > 0) s = dp__curve_speed(c->curve + at * DP_MAX_CURVE, c->curve_len[at], w);
+        else if (c->kind_speed[at] > 0) s = c->kind_speed[at];
     }
-    return g->compute[op] / c->speed[dev];
+    return (c->overhead ? c->overhead[dev] : 0.0) + w / s;
 }
 
 double dp_xfer_time(const dp_cluster *c, double bytes, int from, int to)
@@ -5100,6 +5285,20 @@ int dp_graph_check_tensors(const dp_graph *g, dp_error *err)
     return 0;
 }
 
+double dp_op_flops(dp_kind kind, int rows, int cols, int inner, int inputs)
+{
+    double rc = (double)rows * cols;
+    switch (kind) {
+    case DP_OP_OPAQUE: return 0;
+    case DP_OP_MATMUL: return 2.0 * inner * rc;
+    case DP_OP_ADD: case DP_OP_REDUCE: return inputs > 1 ? (inputs - 1) * rc : 0;
+    case DP_OP_SILU: case DP_OP_RMSNORM: return 4 * rc;
+    case DP_OP_SOFTMAX: case DP_OP_LAYERNORM: return 5 * rc;
+    case DP_OP_GELU: return 8 * rc;
+    default: return rc;
+    }
+}
+
 /* Input tensors: uniform in [-1, 1) from (seed, op, index). */
 static float dp__input_value(uint64_t seed, int op, size_t i)
 {
@@ -5108,6 +5307,31 @@ static float dp__input_value(uint64_t seed, int op, size_t i)
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     z ^= z >> 31;
     return (float)((double)(z >> 11) * (2.0 / 9007199254740992.0) - 1.0);
+}
+
+/* expf(z) with z clamped to [-87, ln FLT_MAX] and 0 below -87 (where
+   expf would be subnormal or 0), computed without a branch on z; *big is
+   all ones where z is past overflow (the result is then 1: the caller
+   masks it).
+   expf takes a slow path on underflow and overflow, and a branch
+   mispredicts on mixed inputs: both made softmax and silu several times
+   slower on widely spread inputs (attention scores) than on small ones. */
+static float dp__exp_flush(float z, uint32_t *big)
+{
+    const float lo = -87.0f, hi = 88.7228393554687f;   /* ln FLT_MAX, rounded down */
+    uint32_t bz, blo, b, keep, bg;
+    float zc, ez;
+    memcpy(&bz, &z, 4); memcpy(&blo, &lo, 4);
+    keep = 0u - (uint32_t)!(z < lo);           /* masks, not branches; NaN kept */
+    bg = 0u - (uint32_t)(z > hi);
+    b = ((bz & keep) | (blo & ~keep)) & ~bg;   /* past overflow: expf(0), masked by the caller */
+    memcpy(&zc, &b, 4);
+    ez = expf(zc);
+    memcpy(&b, &ez, 4);
+    b &= keep;
+    memcpy(&ez, &b, 4);
+    *big = bg;
+    return ez;
 }
 
 /* out = op(in[0..]), shapes already checked. */
@@ -5121,14 +5345,31 @@ static void dp__kernel(const dp_graph *g, int v, const float *const *in, float *
         for (e = 0; e < n; e++) out[e] = dp__input_value(seed, v, e);
         break;
     case DP_OP_MATMUL: {
+        /* out[i][j] = sum over k in order of a[i][k] b[k][j], from 0. Eight
+           columns at a time in registers: no store in the inner loop, so
+           the speed does not depend on where the buffers lie (an inner
+           loop storing into out ran up to 2x slower when out and b were
+           4 KiB apart: false store-to-load dependencies) */
         int K = g->cols[g->src[ie[0]]];
         for (i = 0; i < r; i++) {
+            const float *a = in[0] + (size_t)i * K;
             float *o = out + (size_t)i * c;
-            for (j = 0; j < c; j++) o[j] = 0;
-            for (k = 0; k < K; k++) {
-                float a = in[0][(size_t)i * K + k];
-                const float *b = in[1] + (size_t)k * c;
-                for (j = 0; j < c; j++) o[j] += a * b[j];
+            for (j = 0; j + 8 <= c; j += 8) {
+                float s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, s6 = 0, s7 = 0;
+                const float *b = in[1] + j;
+                for (k = 0; k < K; k++, b += c) {
+                    float x = a[k];
+                    s0 += x * b[0]; s1 += x * b[1]; s2 += x * b[2]; s3 += x * b[3];
+                    s4 += x * b[4]; s5 += x * b[5]; s6 += x * b[6]; s7 += x * b[7];
+                }
+                o[j] = s0; o[j + 1] = s1; o[j + 2] = s2; o[j + 3] = s3;
+                o[j + 4] = s4; o[j + 5] = s5; o[j + 6] = s6; o[j + 7] = s7;
+            }
+            for (; j < c; j++) {
+                float s0 = 0;
+                const float *b = in[1] + j;
+                for (k = 0; k < K; k++, b += c) s0 += a[k] * b[0];
+                o[j] = s0;
             }
         }
         break;
@@ -5144,17 +5385,29 @@ static void dp__kernel(const dp_graph *g, int v, const float *const *in, float *
         for (e = 0; e < n; e++) out[e] = in[0][e] * s;
         break;
     }
-    case DP_OP_RELU: for (e = 0; e < n; e++) out[e] = in[0][e] > 0 ? in[0][e] : 0; break;
+    case DP_OP_RELU:   /* x > 0 ? x : +0 (NaN -> +0), without a branch */
+        for (e = 0; e < n; e++) { float x = in[0][e]; uint32_t b; memcpy(&b, &x, 4); b &= 0u - (uint32_t)(x > 0); memcpy(out + e, &b, 4); }
+        break;
     case DP_OP_GELU:
         for (e = 0; e < n; e++) { float x = in[0][e]; out[e] = 0.5f * x * (1 + tanhf(0.7978845608f * (x + 0.044715f * x * x * x))); }
         break;
-    case DP_OP_SILU: for (e = 0; e < n; e++) { float x = in[0][e]; out[e] = x / (1 + expf(-x)); } break;
+    case DP_OP_SILU:   /* x / (1 + e^-x), e^-x by dp__exp_flush: 1 + it is 1
+                          below e^-87 anyway; past overflow x / inf = -0 */
+        for (e = 0; e < n; e++) {
+            float x = in[0][e], y;
+            uint32_t big, b;
+            y = x / (1 + dp__exp_flush(-x, &big));
+            memcpy(&b, &y, 4);
+            b = (b & ~big) | (0x80000000u & big);   /* x < -88.72: -0 */
+            memcpy(out + e, &b, 4);
+        }
+        break;
     case DP_OP_SOFTMAX:
         for (i = 0; i < r; i++) {
             const float *x = in[0] + (size_t)i * c;
             float *o = out + (size_t)i * c, mx = x[0], s = 0;
             for (j = 1; j < c; j++) if (x[j] > mx) mx = x[j];
-            for (j = 0; j < c; j++) { o[j] = expf(x[j] - mx); s += o[j]; }
+            for (j = 0; j < c; j++) { uint32_t big; o[j] = dp__exp_flush(x[j] - mx, &big); s += o[j]; }
             for (j = 0; j < c; j++) o[j] /= s;
         }
         break;
@@ -5251,13 +5504,13 @@ static void dp__wl_rmsnorm(dp__wb *b, const char *tag, int P, int rows, int blk,
     char nm[64];
     int j, cat, nrm;
     snprintf(nm, sizeof nm, "%s_cat", tag);
-    cat = dp__wl_op(b, nm, DP_OP_CONCAT, rows, blk * P, 0);
+    cat = dp__wl_op(b, nm, DP_OP_CONCAT, rows, blk * P, (double)rows * blk * P);
     for (j = 0; j < P; j++) dp__wl_edge(b, x[j], cat);
     snprintf(nm, sizeof nm, "%s_norm", tag);
     nrm = dp__wl_unary(b, nm, DP_OP_RMSNORM, cat, rows, blk * P, 0, 4.0 * rows * blk * P);
     for (j = 0; j < P; j++) {
         snprintf(nm, sizeof nm, "%s_part%d", tag, j);
-        y[j] = dp__wl_unary(b, nm, DP_OP_SPLIT, nrm, rows, blk, j, 0);
+        y[j] = dp__wl_unary(b, nm, DP_OP_SPLIT, nrm, rows, blk, j, (double)rows * blk);
     }
 }
 
@@ -5419,13 +5672,21 @@ typedef struct dp__ex {
     dp_order order;
     int *pending, *refcnt;
     unsigned char **buf, **xbuf;
+    size_t *sizes;          /* [nsizes] every buffer size of the run, sorted */
+    int nsizes;
+    unsigned char **pool;   /* [nd * nsizes] freed buffers kept for reuse:
+                               a list threaded through the buffers   */
     const float **inp;      /* [m] input pointers of real ops, by in-edge slot */
     uint64_t seed;
     size_t *len;
     uint64_t *dig;
-    double *cur, *peak, *start, *end, *busy;
-    double t0;
+    double *cur, *peak, *start, *end, *busy, *cpu;
+    double t0, t_end;
     int done, stop, failed;
+    /* the workers live across runs: gen counts the runs started, finished
+       the workers done with the current one; quit ends them */
+    pthread_cond_t go, idle;
+    int gen, finished, quit, cpu_times;
     dp_error *err;
 } dp__ex;
 
@@ -5480,20 +5741,54 @@ static size_t dp__ex_size(const dp__ex *x, double bytes)
     return b < 8 ? 8 : (size_t)b;
 }
 
+/* Freed buffers are kept per device, by size, and handed out again for a
+   request of the same size (most recently freed first), so a run's ops
+   reuse warm, already-mapped memory instead of paying malloc and page
+   faults per op. The pool never holds more than the run's peak of live
+   buffers of each size; the arena accounting counts live buffers only.
+   Keeping a buffer allocates nothing (which could fail where a failure
+   cannot be reported): every size the run can ask for is known before it
+   starts (x->sizes, sorted), and each (device, size) slot heads a list
+   linked through the first bytes of the freed buffers themselves (every
+   buffer is allocated at least a pointer long). */
+static unsigned char *dp__ex_next(const unsigned char *buf)   /* list link */
+{
+    unsigned char *next;
+    memcpy((void *)&next, (const void *)buf, sizeof next);
+    return next;
+}
+
+static int dp__ex_slot(const dp__ex *x, size_t size)
+{
+    int lo = 0, hi = x->nsizes - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (x->sizes[mid] == size) return mid;
+        if (x->sizes[mid] < size) lo = mid + 1; else hi = mid - 1;
+    }
+    return -1;
+}
+
 /* Allocates on device d with the arena accounting; NULL on failure (the
    run is then stopped with a message). Takes the lock itself. */
 static unsigned char *dp__ex_alloc(dp__ex *x, int d, size_t size, const char *what, int id)
 {
     unsigned char *p = NULL;
+    double limit;
     pthread_mutex_lock(&x->mu);
-    double limit = x->limit > 0 ? x->limit : x->c->memory[d];
+    limit = x->limit > 0 ? x->limit : x->c->memory[d];
     if (limit > 0 && x->cur[d] + (double)size > limit)
         dp__ex_fail(x, DP_ERR_INFEASIBLE, "exec: device %d arena full: %s %d needs %zu bytes, %.0f of %.0f in use", d, what, id, size, x->cur[d], limit);
-    else if (!(p = (unsigned char *)DP_MALLOC(size)))
-        dp__ex_fail(x, DP_ERR_NOMEM, "exec: device %d: out of memory allocating %zu bytes for %s %d", d, size, what, id);
     else {
-        x->cur[d] += (double)size;
-        if (x->cur[d] > x->peak[d]) x->peak[d] = x->cur[d];
+        int s = dp__ex_slot(x, size);
+        unsigned char **head = s >= 0 ? &x->pool[(size_t)d * x->nsizes + s] : NULL;
+        if (head && *head) { p = *head; *head = dp__ex_next(p); }   /* pop */
+        else if (!(p = (unsigned char *)DP_MALLOC(size < sizeof p ? sizeof p : size)))
+            dp__ex_fail(x, DP_ERR_NOMEM, "exec: device %d: out of memory allocating %zu bytes for %s %d", d, size, what, id);
+        if (p) {
+            x->cur[d] += (double)size;
+            if (x->cur[d] > x->peak[d]) x->peak[d] = x->cur[d];
+        }
     }
     pthread_mutex_unlock(&x->mu);
     return p;
@@ -5501,15 +5796,42 @@ static unsigned char *dp__ex_alloc(dp__ex *x, int d, size_t size, const char *wh
 
 static void dp__ex_release(dp__ex *x, int d, unsigned char **p, size_t size)   /* under the lock */
 {
-    if (*p) { DP_FREE(*p); *p = NULL; x->cur[d] -= (double)size; }
+    int s;
+    if (!*p) return;
+    if ((s = dp__ex_slot(x, size)) >= 0) {   /* push */
+        unsigned char **head = &x->pool[(size_t)d * x->nsizes + s];
+        memcpy((void *)*p, (const void *)head, sizeof *head);
+        *head = *p;
+    } else {
+        DP_FREE(*p);
+    }
+    *p = NULL;
+    x->cur[d] -= (double)size;
 }
 
-/* 64-bit mix of a buffer, word by word. */
+static int dp__ex_size_cmp(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* 64-bit mix of a buffer: four interleaved lanes of 8-byte words (so the
+   multiplies overlap), folded into one, then the rest word by word. */
 static uint64_t dp__ex_hash(const unsigned char *b, size_t n, uint64_t h)
 {
-    size_t i;
-    for (i = 0; i + 8 <= n; i += 8) {
-        uint64_t w;
+    uint64_t l[4], w;
+    size_t i = 0;
+    int k;
+    l[0] = h; l[1] = h ^ 0x9e3779b97f4a7c15ULL; l[2] = h ^ 0xbf58476d1ce4e5b9ULL; l[3] = h ^ 0x94d049bb133111ebULL;
+    for (; i + 32 <= n; i += 32)
+        for (k = 0; k < 4; k++) {
+            memcpy(&w, b + i + 8 * k, 8);
+            l[k] = (l[k] ^ w) * 0x100000001b3ULL;
+            l[k] ^= l[k] >> 29;
+        }
+    for (k = 1; k < 4; k++) { l[0] = (l[0] ^ l[k]) * 0x100000001b3ULL; l[0] ^= l[0] >> 29; }
+    h = l[0];
+    for (; i + 8 <= n; i += 8) {
         memcpy(&w, b + i, 8);
         h = (h ^ w) * 0x100000001b3ULL;
         h ^= h >> 29;
@@ -5518,15 +5840,23 @@ static uint64_t dp__ex_hash(const unsigned char *b, size_t n, uint64_t h)
     return h;
 }
 
-static void *dp__ex_compute(void *arg)
+/* A real op's work in the executor: its kernel, then the hash of its
+   output (the digest); dp_calibrate_cpu times exactly this. */
+static uint64_t dp__ex_real(const dp_graph *g, int v, const float *const *in, float *out, uint64_t seed)
 {
-    dp__ex *x = ((dp__exarg *)arg)->x;
-    int d = ((dp__exarg *)arg)->dev, k;
+    dp__kernel(g, v, in, out, seed);
+    return dp__ex_hash((const unsigned char *)out, sizeof(float) * (size_t)g->rows[v] * g->cols[v], 0xcbf29ce484222325ULL ^ (uint64_t)v);
+}
+
+/* The compute worker of device d for one run: until the run stops. */
+static void dp__ex_compute(dp__ex *x, int d)
+{
+    int k;
     const dp_graph *g = x->g;
     pthread_mutex_lock(&x->mu);
     for (;;) {
         int v;
-        double t_start, deadline;
+        double t_start, c_start, deadline;
         uint64_t h;
         unsigned char *out;
         size_t size, i;
@@ -5535,6 +5865,7 @@ static void *dp__ex_compute(void *arg)
         v = dp__ex_pop(x, d);
         pthread_mutex_unlock(&x->mu);
         t_start = dp_now();
+        c_start = x->cpu_times ? dp__thread_cpu() : 0;
         deadline = t_start + dp_op_time(g, x->c, v, d) * x->spu;
         size = dp__is_real(g, v) ? sizeof(float) * (size_t)g->rows[v] * g->cols[v] : dp__ex_size(x, g->out_bytes[v]);
         out = dp__ex_alloc(x, d, size, "op", v);
@@ -5545,8 +5876,7 @@ static void *dp__ex_compute(void *arg)
                 int e = g->in_edge[k], u = g->src[e];
                 in[k - g->in_off[v]] = (const float *)(x->assign[u] == d ? x->buf[u] : x->xbuf[e]);
             }
-            dp__kernel(g, v, in, (float *)out, x->seed);
-            h = dp__ex_hash(out, size, 0xcbf29ce484222325ULL ^ (uint64_t)v);
+            h = dp__ex_real(g, v, in, (float *)out, x->seed);
         } else {
             /* opaque: its output is a function of its inputs' contents */
             h = 0xcbf29ce484222325ULL ^ (uint64_t)v;
@@ -5566,8 +5896,9 @@ static void *dp__ex_compute(void *arg)
             while (dp_now() < deadline) { uint64_t w; memcpy(&w, out, 8); w = w * 6364136223846793005ULL + 1; memcpy(out, &w, 8); }
             memcpy(out, &h, 8);
         }
+        if (x->cpu_times) c_start = dp__thread_cpu() - c_start;
         pthread_mutex_lock(&x->mu);
-        x->buf[v] = out; x->len[v] = size; x->dig[v] = h;
+        x->buf[v] = out; x->len[v] = size; x->dig[v] = h; x->cpu[v] = c_start;
         x->start[v] = t_start - x->t0; x->end[v] = dp_now() - x->t0;
         x->busy[d] += x->end[v] - x->start[v];
         for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
@@ -5588,12 +5919,12 @@ static void *dp__ex_compute(void *arg)
         }
         if (++x->done == x->n) {
             int j;
+            x->t_end = dp_now();
             x->stop = 1;
             for (j = 0; j < x->nd; j++) { pthread_cond_broadcast(&x->cv[j]); pthread_cond_broadcast(&x->xcv[j]); }
         }
     }
     pthread_mutex_unlock(&x->mu);
-    return NULL;
 }
 
 /* In-flight copies into a device: a min-heap of edges on arrival time. */
@@ -5622,10 +5953,8 @@ static int dp__ex_fl_pop(dp__ex *x, int d)
    producer is done, then delivers it at its modelled arrival (issue time
    + latency + bytes / bandwidth; on SERIAL links after the link's previous
    transfer), so transfers overlap exactly as the simulator's do. */
-static void *dp__ex_copy(void *arg)
+static void dp__ex_copy(dp__ex *x, int d)
 {
-    dp__ex *x = ((dp__exarg *)arg)->x;
-    int d = ((dp__exarg *)arg)->dev;
     const dp_graph *g = x->g;
     pthread_mutex_lock(&x->mu);
     while (!x->stop) {
@@ -5673,13 +6002,34 @@ static void *dp__ex_copy(void *arg)
         pthread_cond_wait(&x->xcv[d], &x->mu);
     }
     pthread_mutex_unlock(&x->mu);
+}
+
+/* A worker thread (compute for dev < nd, else copy for dev - nd), started
+   once per dp_exec_cpu and reused by every run: it waits for a run to
+   start, works until it stops, reports, and waits for the next. */
+static void *dp__ex_worker(void *arg)
+{
+    dp__ex *x = ((dp__exarg *)arg)->x;
+    int d = ((dp__exarg *)arg)->dev, gen = 0;
+    pthread_mutex_lock(&x->mu);
+    for (;;) {
+        while (x->gen == gen && !x->quit) pthread_cond_wait(&x->go, &x->mu);
+        if (x->quit) break;
+        gen = x->gen;
+        pthread_mutex_unlock(&x->mu);
+        if (d < x->nd) dp__ex_compute(x, d);
+        else dp__ex_copy(x, d - x->nd);
+        pthread_mutex_lock(&x->mu);
+        if (++x->finished == 2 * x->nd) pthread_cond_signal(&x->idle);
+    }
+    pthread_mutex_unlock(&x->mu);
     return NULL;
 }
 
 void dp_exec_result_free(dp_exec_result *r)
 {
     if (!r) return;
-    DP_FREE(r->wall_runs); DP_FREE(r->busy); DP_FREE(r->start); DP_FREE(r->end); DP_FREE(r->peak_bytes);
+    DP_FREE(r->wall_runs); DP_FREE(r->busy); DP_FREE(r->start); DP_FREE(r->end); DP_FREE(r->peak_bytes); DP_FREE(r->cpu);
     memset(r, 0, sizeof *r);
 }
 
@@ -5690,9 +6040,9 @@ int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const
     dp__ex x;
     dp__exarg *args = NULL;
     pthread_t *th = NULL;
-    double *runs_start = NULL, *runs_end = NULL, *runs_busy = NULL, *runs_peak = NULL, *bl = NULL;
+    double *runs_start = NULL, *runs_end = NULL, *runs_busy = NULL, *runs_peak = NULL, *runs_cpu = NULL, *bl = NULL;
     uint64_t digest = 0;
-    int rc = 0, nd, n, m, r, v, d, k, mutex_ok = 0, ncv = 0, nxcv = 0;
+    int rc = 0, nd, n, m, r, v, d, k, mutex_ok = 0, ncv = 0, nxcv = 0, go_ok = 0, idle_ok = 0, started = 0;
     memset(&x, 0, sizeof x);
     memset(&o, 0, sizeof o);
     if (opts) o = *opts;
@@ -5722,7 +6072,7 @@ int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const
     }
     x.g = g; x.c = c; x.assign = assign; x.n = n; x.m = m; x.nd = nd;
     x.spu = o.seconds_per_unit; x.bscale = o.bytes_scale; x.limit = o.device_bytes;
-    x.order = o.order; x.err = err; x.seed = o.seed;
+    x.order = o.order; x.err = err; x.seed = o.seed; x.cpu_times = o.cpu_times != 0;
     if ((rc = dp_graph_check_tensors(g, err))) return rc;
 #define DP__A(ptr, count, type) if (!((ptr) = (type *)dp__alloc((size_t)(count), sizeof(type), err, "executor"))) { rc = DP_ERR_NOMEM; goto done; }
     DP__A(x.cv, nd, pthread_cond_t); DP__A(x.xcv, nd, pthread_cond_t);
@@ -5733,9 +6083,18 @@ int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const
     DP__A(x.ready_at, n, double); DP__A(x.pending, n, int); DP__A(x.refcnt, n, int);
     DP__A(x.buf, n, unsigned char *); DP__A(x.xbuf, (size_t)m + 1, unsigned char *); DP__A(x.len, n, size_t);
     DP__A(x.dig, n, uint64_t); DP__A(x.cur, nd, double); DP__A(x.peak, nd, double);
+    /* every size a buffer of this run can have: outputs, and copies */
+    DP__A(x.sizes, (size_t)n + m, size_t);
+    for (v = 0; v < n; v++) x.sizes[v] = dp__is_real(g, v) ? sizeof(float) * (size_t)g->rows[v] * g->cols[v] : dp__ex_size(&x, g->out_bytes[v]);
+    for (k = 0; k < m; k++) x.sizes[n + k] = dp__is_real(g, g->src[k]) ? x.sizes[g->src[k]] : dp__ex_size(&x, g->bytes[k]);
+    qsort(x.sizes, (size_t)n + m, sizeof(size_t), dp__ex_size_cmp);
+    for (k = 0; k < n + m; k++) if (!x.nsizes || x.sizes[k] != x.sizes[x.nsizes - 1]) x.sizes[x.nsizes++] = x.sizes[k];
+    DP__A(x.pool, (size_t)nd * x.nsizes, unsigned char *);
     DP__A(x.start, n, double); DP__A(x.end, n, double); DP__A(x.busy, nd, double);
     DP__A(args, 2 * (size_t)nd, dp__exarg); DP__A(th, 2 * (size_t)nd, pthread_t);
-    DP__A(runs_start, (size_t)o.reps * n, double); DP__A(runs_end, (size_t)o.reps * n, double);
+    DP__A(runs_start, (size_t)o.reps * n, double); DP__A(runs_end, (size_t)o.reps * n, double); DP__A(runs_cpu, (size_t)o.reps * n, double);
+    DP__A(x.cpu, n, double);
+    if (o.cpu_times) DP__A(res->cpu, n, double);
     DP__A(runs_busy, (size_t)o.reps * nd, double); DP__A(runs_peak, (size_t)o.reps * nd, double);
     DP__A(res->wall_runs, o.reps, double); DP__A(res->busy, nd, double); DP__A(res->start, n, double);
     DP__A(res->end, n, double); DP__A(res->peak_bytes, nd, double);
@@ -5761,9 +6120,19 @@ int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const
     for (v = 0; v < n; v++) x.qoff[assign[v] + 1]++;
     for (k = 0; k < m; k++) if (assign[g->src[k]] != assign[g->dst[k]]) x.xoff[assign[g->dst[k]] + 1]++;
     for (d = 0; d < nd; d++) { x.qoff[d + 1] += x.qoff[d]; x.xoff[d + 1] += x.xoff[d] + 1; }
+    /* the workers, started once for every run */
+    if (pthread_cond_init(&x.go, NULL) != 0) { rc = dp__fail(err, DP_ERR_NOMEM, "exec: cannot create a condition variable"); goto done; }
+    go_ok = 1;
+    if (pthread_cond_init(&x.idle, NULL) != 0) { rc = dp__fail(err, DP_ERR_NOMEM, "exec: cannot create a condition variable"); goto done; }
+    idle_ok = 1;
+    for (d = 0; d < 2 * nd; d++) {
+        args[d].x = &x; args[d].dev = d;
+        if (pthread_create(&th[d], NULL, dp__ex_worker, &args[d]) != 0) { rc = dp__fail(err, DP_ERR_NOMEM, "exec: cannot start a worker thread"); break; }
+        started++;
+    }
     for (r = 0; r < o.reps && !rc; r++) {
-        int started = 0;
         uint64_t dg = 0xcbf29ce484222325ULL;
+        pthread_mutex_lock(&x.mu);
         x.done = x.stop = x.failed = 0;
         for (d = 0; d < nd; d++) { x.qlen[d] = 0; x.xhead[d] = x.xtail[d] = x.nfl[d] = 0; x.cur[d] = x.peak[d] = x.busy[d] = 0; }
         for (k = 0; k < nd * nd; k++) x.link_free[k] = 0;
@@ -5771,22 +6140,15 @@ int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const
             x.pending[v] = g->in_off[v + 1] - g->in_off[v];
             x.refcnt[v] = g->out_off[v + 1] - g->out_off[v];
         }
-        x.t0 = dp_now();
-        pthread_mutex_lock(&x.mu);
         for (v = 0; v < n; v++) if (x.pending[v] == 0) dp__ex_push(&x, v);
+        x.finished = 0; x.t_end = 0;
+        x.t0 = dp_now();
+        x.gen++;
+        pthread_cond_broadcast(&x.go);
+        while (x.finished < 2 * nd) pthread_cond_wait(&x.idle, &x.mu);
         pthread_mutex_unlock(&x.mu);
-        for (d = 0; d < 2 * nd; d++) {
-            args[d].x = &x; args[d].dev = d % nd;
-            if (pthread_create(&th[d], NULL, d < nd ? dp__ex_compute : dp__ex_copy, &args[d]) != 0) {
-                pthread_mutex_lock(&x.mu);
-                dp__ex_fail(&x, DP_ERR_NOMEM, "exec: cannot start a worker thread");
-                pthread_mutex_unlock(&x.mu);
-                break;
-            }
-            started++;
-        }
-        for (d = 0; d < started; d++) pthread_join(th[d], NULL);
-        res->wall_runs[r] = dp_now() - x.t0;
+        /* the run ends with its last op, not when this thread wakes up */
+        res->wall_runs[r] = (x.t_end > 0 ? x.t_end : dp_now()) - x.t0;
         if (x.failed || x.done != n) {
             if (!x.failed) dp__fail(err, DP_ERR_GRAPH, "exec: run ended with %d of %d ops done", x.done, n);
             rc = err ? (int)err->code : DP_ERR_NOMEM;
@@ -5796,12 +6158,21 @@ int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const
         if (r == 0) digest = dg;
         else if (!rc && dg != digest) rc = dp__fail(err, DP_ERR_GRAPH, "exec: run %d computed different outputs than run 0", r);
         memcpy(runs_start + (size_t)r * n, x.start, sizeof(double) * (size_t)n);
+        memcpy(runs_cpu + (size_t)r * n, x.cpu, sizeof(double) * (size_t)n);
         memcpy(runs_end + (size_t)r * n, x.end, sizeof(double) * (size_t)n);
         memcpy(runs_busy + (size_t)r * nd, x.busy, sizeof(double) * (size_t)nd);
         memcpy(runs_peak + (size_t)r * nd, x.peak, sizeof(double) * (size_t)nd);
-        /* free what is left: sinks' outputs, and everything after a failure */
-        for (v = 0; v < n; v++) { DP_FREE(x.buf[v]); x.buf[v] = NULL; }
+        /* what is left: sinks' outputs (back to the pool, for the next
+           run), and everything after a failure */
+        for (v = 0; v < n; v++) dp__ex_release(&x, assign[v], &x.buf[v], x.len[v]);
         for (k = 0; k < m; k++) { DP_FREE(x.xbuf[k]); x.xbuf[k] = NULL; }
+    }
+    if (started) {
+        pthread_mutex_lock(&x.mu);
+        x.quit = 1;
+        pthread_cond_broadcast(&x.go);
+        pthread_mutex_unlock(&x.mu);
+        for (d = 0; d < started; d++) pthread_join(th[d], NULL);
     }
     if (!rc) {
         /* the median run (lower middle for an even count) */
@@ -5814,6 +6185,7 @@ int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const
         res->n_ops = n; res->n_devices = nd; res->reps = o.reps;
         res->wall_median = res->wall_runs[med];
         memcpy(res->start, runs_start + (size_t)med * n, sizeof(double) * (size_t)n);
+        if (res->cpu) memcpy(res->cpu, runs_cpu + (size_t)med * n, sizeof(double) * (size_t)n);
         memcpy(res->end, runs_end + (size_t)med * n, sizeof(double) * (size_t)n);
         memcpy(res->busy, runs_busy + (size_t)med * nd, sizeof(double) * (size_t)nd);
         memcpy(res->peak_bytes, runs_peak + (size_t)med * nd, sizeof(double) * (size_t)nd);
@@ -5822,6 +6194,13 @@ int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const
         res->bytes_scale = o.bytes_scale;
     }
 done:
+    if (go_ok) pthread_cond_destroy(&x.go);
+    if (idle_ok) pthread_cond_destroy(&x.idle);
+    if (x.pool)
+        for (k = 0; k < nd * x.nsizes; k++)
+            while (x.pool[k]) { unsigned char *b = x.pool[k]; x.pool[k] = dp__ex_next(b); DP_FREE(b); }
+    DP_FREE(x.sizes);
+    DP_FREE(x.pool);
     for (d = 0; d < ncv; d++) pthread_cond_destroy(&x.cv[d]);
     for (d = 0; d < nxcv; d++) pthread_cond_destroy(&x.xcv[d]);
     if (mutex_ok) pthread_mutex_destroy(&x.mu);
@@ -5830,7 +6209,7 @@ done:
     DP_FREE(x.link_free); DP_FREE(x.ready_at); DP_FREE(x.inp); DP_FREE(x.pending); DP_FREE(x.refcnt);
     DP_FREE(x.buf); DP_FREE(x.xbuf); DP_FREE(x.len); DP_FREE(x.dig); DP_FREE(x.cur); DP_FREE(x.peak);
     DP_FREE(x.start); DP_FREE(x.end); DP_FREE(x.busy); DP_FREE(args); DP_FREE(th); DP_FREE(bl);
-    DP_FREE(runs_start); DP_FREE(runs_end); DP_FREE(runs_busy); DP_FREE(runs_peak);
+    DP_FREE(runs_start); DP_FREE(runs_end); DP_FREE(runs_busy); DP_FREE(runs_peak); DP_FREE(runs_cpu); DP_FREE(x.cpu);
     if (rc) dp_exec_result_free(res);
     return rc;
 }
@@ -5838,138 +6217,267 @@ done:
 /* ======================================================================
    >>calibrate
    ====================================================================== */
-/* FLOPs an op of kind k with output r x c counts (the workloads' rule):
-   matmul 2 r K c; add/reduce (inputs - 1) r c; every other kind r c. */
-static double dp__kind_flops(dp_kind k, int r, int c, int K, int nin)
-{
-    if (k == DP_OP_MATMUL) return 2.0 * r * K * c;
-    if (k == DP_OP_ADD || k == DP_OP_REDUCE) return (double)(nin - 1) * r * c;
-    return (double)r * c;
-}
-
-/* One device's share of a calibration: its kernel in a loop for `seconds`,
-   while the other devices' threads do the same (as in the executor). */
+/* One device's share of a kernel measurement: the op in a loop for
+   `seconds` of wall time (at least 3 batches), while the other devices'
+   threads do the same (as in the executor, where every device computes at
+   once). Calls are timed in batches (doubled until a batch takes 50 us) in
+   the thread's CPU time, so that time other processes take from this
+   thread does not count: the calibration measures the machine, not its
+   load. The measurement is the mean CPU time per call. */
 typedef struct dp__calarg {
-    const dp_graph *g; int nin; const float *const *in; float *out;
-    double seconds, t; long reps;
+    const dp_graph *g; int v;
+    float *buf; size_t set; int nsets, nin;   /* nsets sets of inputs and output, set floats apart */
+    double seconds, cpu; long calls;
 } dp__calarg;
 
 static void *dp__cal_worker(void *p)
 {
     dp__calarg *a = (dp__calarg *)p;
-    double t0 = dp_now();
-    do { dp__kernel(a->g, a->nin, a->in, a->out, 1); a->reps++; a->t = dp_now() - t0; } while (a->t < a->seconds);
+    double t0 = dp_now(), c1, dc;
+    long batch = 1, i, nb = 0;
+    a->cpu = 0; a->calls = 0;
+    do {
+        c1 = dp__thread_cpu();
+        for (i = 0; i < batch; i++, a->calls++) {
+            /* each call on the next set: inputs and output out of the
+               caches of the last calls, as the executor's ops find them */
+            float *base = a->buf + a->set * (size_t)(a->calls % a->nsets);
+            const float *in[2];
+            in[0] = base; in[1] = base + a->set / 4;
+            dp__ex_real(a->g, a->v, in, base + a->set / 2, 1);
+        }
+        dc = dp__thread_cpu() - c1;
+        a->cpu += dc;
+        nb++;
+        if (dc < 50e-6 && batch < (1L << 20)) batch *= 2;
+    } while (dp_now() - t0 < a->seconds || nb < 3);
     return NULL;
+}
+
+static int dp__cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double dp__median(double *v, int n)   /* sorts v */
+{
+    qsort(v, (size_t)n, sizeof(double), dp__cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* CPU seconds per call of op `v` of g on every device's thread at once
+   (the mean over the devices and their calls); ca[d] holds device d's
+   buffer sets. */
+static int dp__cal_kernel(const dp_graph *g, int v, int nd, dp__calarg *ca, pthread_t *th, double *sec, dp_error *err)
+{
+    int d, started = 0;
+    double sum = 0;
+    for (d = 0; d < nd; d++) { ca[d].g = g; ca[d].v = v; }
+    for (d = 0; d < nd; d++) {
+        if (pthread_create(&th[d], NULL, dp__cal_worker, &ca[d]) != 0) break;
+        started++;
+    }
+    for (d = 0; d < started; d++) pthread_join(th[d], NULL);
+    if (started < nd) return dp__fail(err, DP_ERR_NOMEM, "calibration: cannot start a thread");
+    for (d = 0; d < nd; d++) sum += ca[d].cpu / (double)ca[d].calls;
+    *sec = sum / nd;
+    return 0;
+}
+
+/* A chain of n ops of kind copy on side x side tensors (one input op
+   first), on one device (alt 0) or alternating between devices 0 and 1
+   (every edge a hand-off), run by the executor: the median over the
+   chain's edges of the time from an op's end to its successor's start, in
+   the median run. */
+static int dp__cal_chain(int n, int side, int alt, const dp_cluster *c2, double *gap, dp_error *err)
+{
+    dp_graph ch;
+    dp_exec_opts eo;
+    dp_exec_result r;
+    int i, rc = 0, *as = (int *)dp__alloc((size_t)n, sizeof(int), err, "calibration");
+    double *gaps = (double *)dp__alloc((size_t)n, sizeof(double), err, "calibration");
+    if (!as || !gaps) { DP_FREE(as); DP_FREE(gaps); return DP_ERR_NOMEM; }
+    dp_graph_init(&ch);
+    for (i = 0; i < n && !rc; i++) {
+        dp_op_desc dd;
+        memset(&dd, 0, sizeof dd);
+        dd.kind = i ? DP_OP_COPY : DP_OP_INPUT; dd.rows = side; dd.cols = side;
+        dd.compute = dp_op_flops(dd.kind, side, side, 0, i ? 1 : 0); dd.out_bytes = 4.0 * side * side;
+        rc = dp_graph_add_op(&ch, &dd, NULL, err);
+        if (!rc && i) rc = dp_graph_add_edge(&ch, i - 1, i, dd.out_bytes, err);
+        as[i] = alt ? i % 2 : 0;
+    }
+    if (!rc) rc = dp_graph_finalize(&ch, err);
+    memset(&eo, 0, sizeof eo);
+    eo.reps = 5;
+    if (!rc && !(rc = dp_exec_cpu(&ch, c2, as, &eo, &r, err))) {
+        for (i = 1; i < n; i++) gaps[i - 1] = r.start[i] - r.end[i - 1];
+        *gap = dp__median(gaps, n - 1);
+        dp_exec_result_free(&r);
+    }
+    dp_graph_free(&ch);
+    DP_FREE(as); DP_FREE(gaps);
+    return rc;
+}
+
+/* n independent 1 x 1 input ops on each of nd devices, all ready at once,
+   run by the executor: the median time from an op's start to the next
+   one's on its device (its 1-element kernel is negligible), in the median
+   run. */
+static int dp__cal_overhead(int n, const dp_cluster *cn, double *per_op, dp_error *err)
+{
+    dp_graph gg;
+    dp_exec_opts eo;
+    dp_exec_result r;
+    int i, rc = 0, nd = cn->n, *as = (int *)dp__alloc((size_t)n * nd, sizeof(int), err, "calibration");
+    double *cyc = (double *)dp__alloc((size_t)n * nd, sizeof(double), err, "calibration");
+    if (!as || !cyc) { DP_FREE(as); DP_FREE(cyc); return DP_ERR_NOMEM; }
+    dp_graph_init(&gg);
+    for (i = 0; i < n * nd && !rc; i++) {
+        dp_op_desc dd;
+        memset(&dd, 0, sizeof dd);
+        dd.kind = DP_OP_INPUT; dd.rows = 1; dd.cols = 1; dd.compute = 1; dd.out_bytes = 4;
+        rc = dp_graph_add_op(&gg, &dd, NULL, err);
+        as[i] = i % nd;
+    }
+    if (!rc) rc = dp_graph_finalize(&gg, err);
+    memset(&eo, 0, sizeof eo);
+    eo.reps = 5;
+    if (!rc && !(rc = dp_exec_cpu(&gg, cn, as, &eo, &r, err))) {
+        /* FIFO with equal ready times runs each device's ops in index
+           order: op i, then op i + nd */
+        int k = 0;
+        for (i = 0; i + nd < n * nd; i++) cyc[k++] = r.start[i + nd] - r.start[i];
+        *per_op = dp__median(cyc, k);
+        dp_exec_result_free(&r);
+    }
+    dp_graph_free(&gg);
+    DP_FREE(as); DP_FREE(cyc);
+    return rc;
 }
 
 int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *err)
 {
+    enum { NS = 10 };
     dp_calibrate_opts o;
     dp_cluster c;
-    int rc, k, d, S;
-    float *a = NULL, *b = NULL, *y = NULL, *ys = NULL;
+    int rc, k, d, i, ns = 0, side[NS], S;
+    float *a = NULL, *bufs = NULL;
+    size_t per_dev = 0;
+    double ovh = 0, speed_top = 0;
+    dp_speed_point (*pts)[NS] = NULL;
     dp__calarg *ca = NULL;
     pthread_t *th = NULL;
     dp_graph g;
     memset(&o, 0, sizeof o);
     if (opts) o = *opts;
     memset(out, 0, sizeof *out);
+    memset(&c, 0, sizeof c);
     if (o.devices == 0) o.devices = 2;
-    if (o.size == 0) o.size = 128;
-    if (o.seconds == 0) o.seconds = 0.05;
+    if (o.size == 0) o.size = 512;
+    if (o.seconds == 0) o.seconds = 0.02;
     if (o.devices < 1 || o.devices > DP_MAX_DEVICES) return dp__fail(err, o.devices < 1 ? DP_ERR_RANGE : DP_ERR_LIMIT, "calibrate: devices %d not in 1..%d (DP_MAX_DEVICES)", o.devices, DP_MAX_DEVICES);
     if (o.size < 8 || o.size > 2048) return dp__fail(err, DP_ERR_RANGE, "calibrate: size %d not in 8..2048", o.size);
     if (!(o.seconds > 0 && o.seconds <= 10)) return dp__fail(err, DP_ERR_RANGE, "calibrate: seconds %g not in (0, 10]", o.seconds);
+    /* sides: 16, 32, ... below size, then size (8 when size < 16) */
+    for (S = 16; S < o.size && ns < NS - 1; S *= 2) side[ns++] = S;
+    side[ns++] = o.size;
     S = o.size;
+    /* per device, sets of (input, input, output of up to 2 side^2) of 4
+       side^2 floats: as many as fill 4 MiB (1 to 8), so that a call's
+       operands are not the last call's, still in the core's caches */
+#define DP__CAL_SETS(s) ((int)((4u << 20) / (16.0 * (s) * (s)) < 1 ? 1 : (4u << 20) / (16.0 * (s) * (s)) > 8 ? 8 : (4u << 20) / (16.0 * (s) * (s))))
+    for (i = 0; i < ns; i++) {
+        size_t need = (size_t)DP__CAL_SETS(side[i]) * 4 * side[i] * side[i];
+        if (need > per_dev) per_dev = need;
+    }
     if ((rc = dp_cluster_homogeneous(&c, o.devices, 1e9, 1e10, 0, err))) return rc;
     a = (float *)dp__alloc((size_t)S * S, sizeof(float), err, "calibration");
-    b = (float *)dp__alloc((size_t)S * S, sizeof(float), err, "calibration");
-    y = (float *)dp__alloc((size_t)S * S, sizeof(float), err, "calibration");
-    ys = (float *)dp__alloc((size_t)S * S * 2 * o.devices, sizeof(float), err, "calibration");
+    bufs = (float *)dp__alloc(per_dev * o.devices, sizeof(float), err, "calibration");
+    pts = (dp_speed_point (*)[NS])dp__alloc(DP_KIND__COUNT, sizeof *pts, err, "calibration");
     ca = (dp__calarg *)dp__alloc((size_t)o.devices, sizeof *ca, err, "calibration");
     th = (pthread_t *)dp__alloc((size_t)o.devices, sizeof *th, err, "calibration");
-    if (!a || !b || !y || !ys || !ca || !th) { rc = DP_ERR_NOMEM; goto done; }
-    for (k = 0; k < S * S; k++) { a[k] = dp__input_value(1, 0, (size_t)k); b[k] = dp__input_value(1, 1, (size_t)k) * 0.5f + 0.1f; }
-    /* each kind's kernel on S x S operands (two inputs where it takes two) */
-    for (k = 1; k < DP_KIND__COUNT; k++) {
-        dp_kind kd = (dp_kind)k;
-        int nin = kd == DP_OP_INPUT ? 0 : (kd == DP_OP_MATMUL || kd == DP_OP_ADD || kd == DP_OP_REDUCE || kd == DP_OP_MUL || kd == DP_OP_CONCAT) ? 2 : 1;
-        int rows = S, cols = kd == DP_OP_CONCAT ? 2 * S : S, i;
-        const float *in[2];
-        dp_op_desc dd;
-        dp_graph_init(&g);
-        for (i = 0; i < nin; i++) {
-            memset(&dd, 0, sizeof dd);
-            dd.kind = DP_OP_INPUT; dd.rows = S; dd.cols = S;
-            if ((rc = dp_graph_add_op(&g, &dd, NULL, err))) goto done_g;
+    if (!a || !bufs || !pts || !ca || !th) { rc = DP_ERR_NOMEM; goto done; }
+    /* every kind's op, as the executor runs it (kernel and output hash), on
+       side x side operands (two inputs where it takes two; concat makes
+       side x 2 side, split takes half), at every side: its speed curve */
+    for (i = 0; i < ns; i++) {
+        int s = side[i], q, nsets = DP__CAL_SETS(s);
+        size_t set = (size_t)4 * s * s;
+        for (d = 0; d < o.devices; d++) {
+            float *base = bufs + per_dev * d;
+            memset(&ca[d], 0, sizeof ca[d]);
+            ca[d].buf = base; ca[d].set = set; ca[d].nsets = nsets;
+            ca[d].seconds = o.seconds;
+            for (q = 0; q < nsets; q++)
+                for (k = 0; k < s * s; k++) {
+                    base[set * q + k] = dp__input_value(1, 0, (size_t)k);
+                    base[set * q + (size_t)s * s + k] = dp__input_value(1, 1, (size_t)k) * 0.5f + 0.1f;
+                }
         }
-        memset(&dd, 0, sizeof dd);
-        dd.kind = kd; dd.rows = rows; dd.cols = kd == DP_OP_SPLIT ? S / 2 : cols;
-        if ((rc = dp_graph_add_op(&g, &dd, NULL, err))) goto done_g;
-        for (i = 0; i < nin; i++) if ((rc = dp_graph_add_edge(&g, i, nin, 0, err))) goto done_g;
-        if ((rc = dp_graph_finalize(&g, err))) goto done_g;
-        in[0] = a; in[1] = b;
-        /* every device's thread at once, as the executor runs them: the
-           throughput each gets while the others compute too */
-        {
-            int started = 0;
-            double per = 0;
-            for (d = 0; d < o.devices; d++) {
-                memset(&ca[d], 0, sizeof ca[d]);
-                ca[d].g = &g; ca[d].nin = nin; ca[d].in = in; ca[d].out = ys + (size_t)S * S * 2 * d; ca[d].seconds = o.seconds;
-                if (pthread_create(&th[d], NULL, dp__cal_worker, &ca[d]) != 0) break;
-                started++;
-            }
-            for (d = 0; d < started; d++) pthread_join(th[d], NULL);
-            if (started < o.devices) { rc = dp__fail(err, DP_ERR_NOMEM, "calibration: cannot start a thread"); goto done_g; }
-            for (d = 0; d < o.devices; d++) per += dp__kind_flops(kd, g.rows[nin], g.cols[nin], S, nin) * ca[d].reps / ca[d].t;
-            per /= o.devices;
-            for (d = 0; d < o.devices; d++) c.kind_speed[(size_t)d * DP_KIND__COUNT + k] = per;
-            if (kd == DP_OP_MATMUL) for (d = 0; d < o.devices; d++) c.speed[d] = per;
-        }
-    done_g:
-        dp_graph_free(&g);
-        if (rc) goto done;
-    }
-    /* copies: bandwidth of memcpy, latency of the executor's hand-off (a
-       chain of tiny ops alternating devices against one on a single device) */
-    {
-        double t0 = dp_now(), t, bw, lat = 0;
-        long reps = 0;
-        do { memcpy(y, a, sizeof(float) * (size_t)S * S); reps++; t = dp_now() - t0; } while (t < o.seconds);
-        bw = (double)reps * sizeof(float) * S * S / t;
-        if (o.devices > 1) {
-            dp_graph ch;
-            dp_cluster c2;
-            dp_exec_opts eo;
-            dp_exec_result r1, r2;
-            int N = 400, i, *as = (int *)dp__alloc((size_t)N, sizeof(int), err, "calibration");
-            if (!as) { rc = DP_ERR_NOMEM; goto done; }
-            memset(&c2, 0, sizeof c2);
-            dp_graph_init(&ch);
-            for (i = 0; i < N && !rc; i++) {
-                dp_op_desc dd;
+        for (k = 1; k < DP_KIND__COUNT; k++) {
+            dp_kind kd = (dp_kind)k;
+            int nin = kd == DP_OP_INPUT ? 0 : (kd == DP_OP_MATMUL || kd == DP_OP_ADD || kd == DP_OP_REDUCE || kd == DP_OP_MUL || kd == DP_OP_CONCAT) ? 2 : 1;
+            int j, cols = kd == DP_OP_CONCAT ? 2 * s : kd == DP_OP_SPLIT ? s / 2 : s;
+            double sec = 0;
+            dp_op_desc dd;
+            dp_graph_init(&g);
+            for (j = 0; j < nin; j++) {
                 memset(&dd, 0, sizeof dd);
-                dd.kind = i ? DP_OP_COPY : DP_OP_INPUT; dd.rows = 1; dd.cols = 1;
-                rc = dp_graph_add_op(&ch, &dd, NULL, err);
-                if (!rc && i) rc = dp_graph_add_edge(&ch, i - 1, i, 4, err);
+                dd.kind = DP_OP_INPUT; dd.rows = s; dd.cols = s;
+                if ((rc = dp_graph_add_op(&g, &dd, NULL, err))) goto done_g;
             }
-            if (!rc) rc = dp_graph_finalize(&ch, err);
-            if (!rc) rc = dp_cluster_homogeneous(&c2, 2, 1e9, 1e10, 0, err);
-            memset(&eo, 0, sizeof eo);
-            eo.reps = 5;
-            if (!rc) rc = dp_exec_cpu(&ch, &c2, as, &eo, &r1, err);
-            for (i = 0; i < N; i++) as[i] = i % 2;
-            if (!rc) {
-                rc = dp_exec_cpu(&ch, &c2, as, &eo, &r2, err);
-                if (!rc) { lat = (r2.wall_median - r1.wall_median) / (N - 1); dp_exec_result_free(&r2); }
-                dp_exec_result_free(&r1);
-            }
-            dp_cluster_free(&c2);
-            dp_graph_free(&ch);
-            DP_FREE(as);
+            memset(&dd, 0, sizeof dd);
+            dd.kind = kd; dd.rows = s; dd.cols = cols;
+            if ((rc = dp_graph_add_op(&g, &dd, NULL, err))) goto done_g;
+            for (j = 0; j < nin; j++) if ((rc = dp_graph_add_edge(&g, j, nin, 0, err))) goto done_g;
+            if ((rc = dp_graph_finalize(&g, err))) goto done_g;
+            if ((rc = dp__cal_kernel(&g, nin, o.devices, ca, th, &sec, err))) goto done_g;
+            pts[k][i].work = dp_op_flops(kd, s, cols, s, nin);
+            pts[k][i].speed = pts[k][i].work / (sec > 1e-9 ? sec : 1e-9);
+        done_g:
+            dp_graph_free(&g);
             if (rc) goto done;
+        }
+    }
+#undef DP__CAL_SETS
+    for (k = 1; k < DP_KIND__COUNT; k++)
+        if ((rc = dp_cluster_set_curve(&c, -1, (dp_kind)k, pts[k], ns, err))) goto done;
+    speed_top = pts[DP_OP_MATMUL][ns - 1].speed;
+    for (d = 0; d < o.devices; d++) c.speed[d] = speed_top;   /* opaque ops: the largest matmul's */
+    /* the executor's own cost per op: dispatch, buffers, bookkeeping (tiny
+       ops on every device at once; their 1-element kernel is negligible) */
+    if ((rc = dp__cal_overhead(2000, &c, &ovh, err))) goto done;
+    for (d = 0; d < o.devices; d++) c.overhead[d] = ovh;
+    /* hand-offs between devices: chains alternating between two devices
+       against the same chains on one, with 1 x 1 tensors (latency) and
+       side x side ones (bytes per second) */
+    {
+        double lat = 0, bw = 0, w1 = 0, w2 = 0, w3 = 0, w4 = 0, t0, t;
+        int big = S < 256 ? S : 256;
+        long reps = 0;
+        /* memcpy bandwidth: the fallback when the chains cannot resolve it */
+        for (k = 0; k < big * big; k++) a[k] = dp__input_value(1, 0, (size_t)k);
+        t0 = dp_now();
+        do { memcpy(bufs, a, sizeof(float) * (size_t)big * big); reps++; t = dp_now() - t0; } while (t < o.seconds);
+        bw = (double)reps * sizeof(float) * big * big / t;
+        if (o.devices > 1) {
+            dp_cluster c2;
+            double extra;
+            if ((rc = dp_cluster_homogeneous(&c2, 2, 1e9, 1e10, 0, err))) goto done;
+            rc = dp__cal_chain(400, 1, 0, &c2, &w1, err);
+            if (!rc) rc = dp__cal_chain(400, 1, 1, &c2, &w2, err);
+            if (!rc) rc = dp__cal_chain(100, big, 0, &c2, &w3, err);
+            if (!rc) rc = dp__cal_chain(100, big, 1, &c2, &w4, err);
+            dp_cluster_free(&c2);
+            if (rc) goto done;
+            /* a hand-off's gap over a same-device one: latency, and with
+               big tensors the copy's bytes on top */
+            lat = w2 - w1;
             if (lat < 0) lat = 0;
+            extra = (w4 - w3) - lat;
+            if (extra > 0) bw = 4.0 * big * big / extra;
         }
         for (d = 0; d < o.devices * o.devices; d++) {
             c.bandwidth[d] = bw;
@@ -5981,7 +6489,7 @@ int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *e
     memset(&c, 0, sizeof c);
 done:
     dp_cluster_free(&c);
-    DP_FREE(a); DP_FREE(b); DP_FREE(y); DP_FREE(ys); DP_FREE(ca); DP_FREE(th);
+    DP_FREE(a); DP_FREE(bufs); DP_FREE(pts); DP_FREE(ca); DP_FREE(th);
     return rc;
 }
 

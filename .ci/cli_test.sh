@@ -262,7 +262,7 @@ expect 1 "exec on cuda (not built yet)" "$D" exec graphs/layered_50.dpg --assign
 expect 2 "exec without --assign" "$D" exec graphs/layered_50.dpg --backend cpu
 expect 1 "exec with a bad assignment" "$D" exec graphs/layered_50.dpg --assign graphs/layered_50.dpg --backend cpu
 expect 0 "calibrate" "$D" calibrate --backend cpu --devices 2 -o "$T/cpu.dpc" --json
-json_check "$T/out" "j['devices'] == 2 and j['matmul_flops'] > 0 and j['bandwidth'] > 0" "calibrate measured something"
+json_check "$T/out" "j['devices'] == 2 and j['matmul_flops'] > 0 and j['bandwidth'] > 0 and j['overhead'] > 0" "calibrate measured something"
 expect 0 "sim on the calibrated cluster" "$D" sim "$T/cm.dpg" --assign "$T/cm.asg" --cluster "$T/cpu.dpc" --json
 expect 0 "train with stage real on the CPU executor" "$D" train graphs/layered_50.dpg --stages il,real --episodes 10,5 --backend cpu --devices 2 --hidden 8 --layers 1 --out "$T/real.dpl" --json
 json_check "$T/out" "j['real_costs'] == 'cpu executor'" "train --backend cpu uses the executor"

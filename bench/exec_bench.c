@@ -3,7 +3,7 @@
        build/exec_bench overhead [--ops N]
        build/exec_bench simreal GRAPH... [--devices N] [--reps R]
        build/exec_bench realtrain GRAPH [--devices N] [--il E] [--sim E] [--real E]
-       build/exec_bench workloads [--devices N]
+       build/exec_bench workloads [--devices N] [--rounds R] [--reps K]
 
    overhead: microseconds per op of dispatch on zero-cost graphs: a chain
              on one device, a chain alternating between two devices (every
@@ -13,9 +13,13 @@
              in seconds (the executor's busy kernels are timed in the same
              units, so no calibration is involved); then the median and the
              worst relative error.
-   workloads: calibrates this machine (dp_calibrate_cpu), then chainmm,
-             ffnn, llama-block and llama-layer workloads of real ops under cp, heft and random placements:
-             the executor's wall time against the calibrated simulator.
+   workloads: the shipped real-op graphs (graphs/KIND_256_p2.dpg) and chainmm,
+             ffnn, llama-block and llama-layer at dim 512 with P = 2 and 4,
+             under cp, heft and random placements: the executor's wall time
+             against the simulator on a cluster from dp_calibrate_cpu, in R
+             rounds (each a calibration, then every run; medians over the
+             rounds), and the op-time model's error alone (the simulator
+             replaying each op's thread CPU time).
    realtrain: trains DOPPLER (il and sim on the simulator, real with the
              executor's wall time as the cost), then the median wall time
              (7 runs) of its placement and of cp, heft and enumopt's. */
@@ -31,6 +35,18 @@ static const char *opt(int argc, char **argv, const char *name, const char *def)
 {
     for (int i = 2; i < argc - 1; i++) if (!strcmp(argv[i], name)) return argv[i + 1];
     return def;
+}
+
+/* "0.42 0.51 0.60" from /proc/loadavg, or "?" */
+static const char *loadavg(void)
+{
+    static char buf[64];
+    FILE *f = fopen("/proc/loadavg", "r");
+    double a = -1, b = -1, c = -1;
+    if (f) { if (fscanf(f, "%lf %lf %lf", &a, &b, &c) != 3) a = -1; fclose(f); }
+    if (a < 0) return "?";
+    snprintf(buf, sizeof buf, "%.2f %.2f %.2f", a, b, c);
+    return buf;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -162,57 +178,166 @@ static int realtrain(const char *path, int devices, int il, int sim, int real)
     return 0;
 }
 
-/* Calibrates this machine, then measures real-op workloads under cp, heft
-   and random placements against the calibrated simulator. */
-static int workloads(int devices)
+/* Real-op workloads against the calibrated simulator. The machine is
+   calibrated once per round, just before that round's runs; placements are
+   made once, on the first round's cluster. Per (graph, placement): the
+   median over rounds of the prediction and of the measured wall time (each
+   the median of `reps` runs), their relative error, and the range of the
+   rounds' own errors; and the simulator replaying the run with every op
+   taking its thread CPU time: its error against the prediction is the
+   op-time model's alone, free of the time other processes took from the
+   executor's threads on a shared machine. */
+#define WL_MAX 64
+typedef struct { const char *label; dp_graph g; } wl_graph;
+
+/* The simulator's makespan for assignment a when every op takes the time
+   it took in an executor run (end - start, or its thread CPU time when cpu
+   is given), transfers as the cluster says: what the prediction would be
+   with a perfect model of each op's time. */
+static double replay(const dp_graph *g, const dp_cluster *c, const int *a, const double *start, const double *end, const double *cpu)
 {
-    dp_cluster c;
+    dp_graph h;
     dp_error e = {0};
-    dp_calibrate_opts co;
-    double errs[128];
-    int ne = 0;
-    memset(&co, 0, sizeof co);
-    co.devices = devices;
-    co.seconds = 0.3;   /* longer than the default: steadier on a shared machine */
-    if (dp_calibrate_cpu(&c, &co, &e)) return die(&e);
-    printf("calibrated: matmul %.3g FLOP/s, relu %.3g, reduce %.3g, copies %.3g bytes/s, hand-off %.3g s\n\n",
-           c.speed[0], c.kind_speed[DP_OP_RELU], c.kind_speed[DP_OP_REDUCE], c.bandwidth[devices > 1 ? 1 : 0], devices > 1 ? c.latency[1] : 0.0);
-    printf("| workload | ops | placement | predicted (s) | measured median (s) | error |\n|---|---:|---|---:|---:|---:|\n");
-    static const char *kname[4] = { "chainmm", "ffnn (batch 256)", "llama-block (batch 256)", "llama-layer (2 blocks, batch 256)" };
-    for (int kind = 0; kind < 4; kind++)
+    double ms = -1, *t = malloc(sizeof(double) * (size_t)c->n);
+    dp_graph_init(&h);
+    h.unit_speed = g->unit_speed; h.unit_bandwidth = g->unit_bandwidth;
+    for (int v = 0; v < g->n_ops; v++) {
+        dp_op_desc d;
+        memset(&d, 0, sizeof d);
+        for (int k = 0; k < c->n; k++) t[k] = cpu ? cpu[v] : end[v] - start[v];
+        d.name = g->name[v]; d.kind = g->kind[v]; d.compute = g->compute[v]; d.out_bytes = g->out_bytes[v];
+        d.rows = g->rows[v]; d.cols = g->cols[v]; d.arg = g->arg[v]; d.dev_time = t; d.n_dev_time = c->n;
+        if (dp_graph_add_op(&h, &d, NULL, &e)) goto out;
+    }
+    for (int k = 0; k < g->n_edges; k++) if (dp_graph_add_edge(&h, g->src[k], g->dst[k], g->bytes[k], &e)) goto out;
+    if (dp_graph_finalize(&h, &e) || dp_simulate(&h, c, a, NULL, &ms, &e)) ms = -1;
+out:
+    if (ms < 0) die(&e);
+    dp_graph_free(&h);
+    free(t);
+    return ms;
+}
+
+static double median_of(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static int workloads(int devices, int rounds, int reps)
+{
+    static const char *files[4] = { "graphs/chainmm_256_p2.dpg", "graphs/ffnn_256_p2.dpg", "graphs/llama_block_256_p2.dpg", "graphs/llama_layer_256_p2.dpg" };
+    static const char *kname[4] = { "chainmm", "ffnn", "llama-block", "llama-layer" };
+    static char labels[WL_MAX][96];
+    dp_method ms[3] = { DP_METHOD_CP, DP_METHOD_HEFT, DP_METHOD_RANDOM };
+    wl_graph gs[WL_MAX];
+    int ng = 0, nc, r, i, k;
+    dp_error e = {0};
+    for (i = 0; i < 4; i++) {
+        if (dp_graph_read(&gs[ng].g, files[i], DP_FORMAT_AUTO, &e)) return die(&e);
+        gs[ng++].label = files[i];
+    }
+    for (i = 0; i < 4; i++)
         for (int P = 2; P <= 4; P += 2) {
-            dp_graph g;
             dp_workload_opts wo;
             memset(&wo, 0, sizeof wo);
-            wo.kind = (dp_workload)kind; wo.parts = P; wo.dim = 512; wo.batch = 256; wo.layers = 2;
-            if (dp_gen_workload(&g, &wo, &e)) return die(&e);
-            int *a = malloc(sizeof(int) * g.n_ops);
-            dp_method ms[3] = { DP_METHOD_CP, DP_METHOD_HEFT, DP_METHOD_RANDOM };
-            for (int k = 0; k < 3; k++) {
-                dp_place_result pr; dp_exec_result r; dp_exec_opts o; dp_place_opts po;
-                memset(&po, 0, sizeof po); po.seed = 1;
-                memset(&o, 0, sizeof o); o.reps = 5;
-                if (dp_place(ms[k], &g, &c, &po, a, &pr, &e) || dp_exec_cpu(&g, &c, a, &o, &r, &e)) return die(&e);
-                double er = (r.wall_median - pr.makespan) / pr.makespan;
-                printf("| %s dim 512 P %d | %d | %s | %.4f | %.4f | %+.1f%% |\n", kname[kind], P, g.n_ops,
-                       dp_method_name(ms[k]), pr.makespan, r.wall_median, 100 * er);
-                errs[ne++] = er < 0 ? -er : er;
-                dp_exec_result_free(&r);
-            }
-            free(a);
-            dp_graph_free(&g);
+            wo.kind = (dp_workload)i; wo.parts = P; wo.dim = 512; wo.batch = 256; wo.layers = 2;
+            if (dp_gen_workload(&gs[ng].g, &wo, &e)) return die(&e);
+            snprintf(labels[ng], sizeof labels[ng], "%s dim 512 P %d%s", kname[i], P,
+                     i == 0 ? "" : i == 3 ? " (batch 256, 2 blocks)" : " (batch 256)");
+            gs[ng].label = labels[ng];
+            ng++;
         }
-    qsort(errs, (size_t)ne, sizeof(double), cmp_double);
-    printf("\nrelative error over %d runs: median %.1f%%, worst %.1f%% (target: median <= 10%%)\n", ne, 100 * errs[(ne - 1) / 2], 100 * errs[ne - 1]);
-    dp_cluster_free(&c);
+    nc = ng * 3;
+    int **as = calloc((size_t)nc, sizeof(int *));
+    double *pred = calloc((size_t)nc * rounds, sizeof(double)), *meas = calloc((size_t)nc * rounds, sizeof(double));
+    double *rep_ = calloc((size_t)nc * rounds, sizeof(double)), *repc = calloc((size_t)nc * rounds, sizeof(double)), *tmp = calloc((size_t)(nc > rounds ? nc : rounds) * rounds, sizeof(double));
+    double t_start = dp_now();
+    printf("%d rounds (a calibration, then every run once), each run the median of %d executions; load average at the start %s\n\n",
+           rounds, reps, loadavg());
+    printf("| round | matmul FLOP/s (side 128 / 512) | relu FLOP/s (side 512) | per-op overhead (us) | hand-off latency (us) | bandwidth (GB/s) | load average after |\n|---:|---:|---:|---:|---:|---:|---|\n");
+    for (r = 0; r < rounds; r++) {
+        dp_cluster c;
+        dp_calibrate_opts co;
+        memset(&co, 0, sizeof co);
+        co.devices = devices;
+        if (dp_calibrate_cpu(&c, &co, &e)) return die(&e);
+        for (i = 0; i < ng; i++)
+            for (k = 0; k < 3; k++) {
+                int ci = i * 3 + k;
+                dp_graph *g = &gs[i].g;
+                dp_exec_result res;
+                dp_exec_opts o;
+                if (r == 0) {
+                    dp_place_result pr;
+                    dp_place_opts po;
+                    memset(&po, 0, sizeof po); po.seed = 1;
+                    as[ci] = malloc(sizeof(int) * (size_t)g->n_ops);
+                    if (dp_place(ms[k], g, &c, &po, as[ci], &pr, &e)) return die(&e);
+                }
+                if (dp_simulate(g, &c, as[ci], NULL, &pred[ci * rounds + r], &e)) return die(&e);
+                memset(&o, 0, sizeof o); o.reps = reps;
+                if (dp_exec_cpu(g, &c, as[ci], &o, &res, &e)) return die(&e);
+                meas[ci * rounds + r] = res.wall_median;
+                rep_[ci * rounds + r] = replay(g, &c, as[ci], res.start, res.end, NULL);
+                dp_exec_result_free(&res);
+                /* once more with each op's CPU time (its clock reads cost
+                   time, so this run's wall time is not the one reported) */
+                o.reps = 1; o.cpu_times = 1;
+                if (dp_exec_cpu(g, &c, as[ci], &o, &res, &e)) return die(&e);
+                repc[ci * rounds + r] = replay(g, &c, as[ci], res.start, res.end, res.cpu);
+                dp_exec_result_free(&res);
+            }
+        const dp_speed_point *mm = c.curve + (size_t)DP_OP_MATMUL * DP_MAX_CURVE, *rl = c.curve + (size_t)DP_OP_RELU * DP_MAX_CURVE;
+        int nmm = c.curve_len[DP_OP_MATMUL], nrl = c.curve_len[DP_OP_RELU];
+        printf("| %d | %.3g / %.3g | %.3g | %.2f | %.1f | %.2f | %s |\n", r + 1, nmm > 3 ? mm[3].speed : 0.0, nmm ? mm[nmm - 1].speed : 0.0,
+               nrl ? rl[nrl - 1].speed : 0.0, 1e6 * c.overhead[0], devices > 1 ? 1e6 * c.latency[1] : 0.0, devices > 1 ? 1e-9 * c.bandwidth[1] : 0.0, loadavg());
+        dp_cluster_free(&c);
+    }
+    printf("\n| workload | ops | placement | predicted (s) | measured (s) | error | rounds' errors | ops' CPU times replayed (s) | error |\n|---|---:|---|---:|---:|---:|---|---:|---:|\n");
+    double *errs = calloc((size_t)nc, sizeof(double)), *rerrs = calloc((size_t)nc * rounds, sizeof(double));
+    double *cerr = calloc((size_t)nc, sizeof(double)), *werr = calloc((size_t)nc, sizeof(double));
+    int nre = 0;
+    for (i = 0; i < ng; i++)
+        for (k = 0; k < 3; k++) {
+            int ci = i * 3 + k;
+            double lo = 1e300, hi = -1e300, pm, mm_, rw, rc_;
+            for (r = 0; r < rounds; r++) {
+                double er = meas[ci * rounds + r] / pred[ci * rounds + r] - 1;
+                if (er < lo) lo = er;
+                if (er > hi) hi = er;
+                rerrs[nre++] = er < 0 ? -er : er;
+            }
+            memcpy(tmp, pred + ci * rounds, sizeof(double) * rounds); pm = median_of(tmp, rounds);
+            memcpy(tmp, meas + ci * rounds, sizeof(double) * rounds); mm_ = median_of(tmp, rounds);
+            memcpy(tmp, rep_ + ci * rounds, sizeof(double) * rounds); rw = median_of(tmp, rounds);
+            memcpy(tmp, repc + ci * rounds, sizeof(double) * rounds); rc_ = median_of(tmp, rounds);
+            errs[ci] = mm_ / pm - 1; cerr[ci] = rc_ / pm - 1; werr[ci] = mm_ / rw - 1;
+            printf("| %s | %d | %s | %.4f | %.4f | %+.1f%% | %+.0f%% .. %+.0f%% | %.4f | %+.1f%% |\n", gs[i].label, gs[i].g.n_ops,
+                   dp_method_name(ms[k]), pm, mm_, 100 * errs[ci], 100 * lo, 100 * hi, rc_, 100 * cerr[ci]);
+            errs[ci] = errs[ci] < 0 ? -errs[ci] : errs[ci];
+            cerr[ci] = cerr[ci] < 0 ? -cerr[ci] : cerr[ci];
+        }
+    double med = median_of(memcpy(tmp, errs, sizeof(double) * nc), nc), worst = tmp[nc - 1];
+    double rmed = median_of(rerrs, nre), rworst = rerrs[nre - 1];
+    double cmed = median_of(memcpy(tmp, cerr, sizeof(double) * nc), nc), cworst = tmp[nc - 1], wmed = median_of(werr, nc);
+    printf("\nrelative error of the medians over %d runs: median %.1f%%, worst %.1f%% (target: median <= 10%%)\n", nc, 100 * med, 100 * worst);
+    printf("each round against its own calibration (%d pairs): median %.1f%%, worst %.1f%%\n", nre, 100 * rmed, 100 * rworst);
+    printf("the simulator replaying each op's thread CPU time against the prediction (the op-time model's error alone): median %.1f%%, worst %.1f%%\n", 100 * cmed, 100 * cworst);
+    printf("measured wall time against the simulator replaying each op's wall time (waits the model does not see): median %+.1f%%\n", 100 * wmed);
+    printf("%.0f s in all; load average at the end %s\n", dp_now() - t_start, loadavg());
+    for (i = 0; i < nc; i++) free(as[i]);
+    for (i = 0; i < ng; i++) dp_graph_free(&gs[i].g);
+    free(as); free(pred); free(meas); free(rep_); free(repc); free(tmp); free(errs); free(rerrs); free(cerr); free(werr);
     return 0;
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) { fprintf(stderr, "usage: exec_bench overhead [--ops N] | simreal GRAPH... [--devices N] [--reps R]\n"); return 2; }
+    if (argc < 2) { fprintf(stderr, "usage: exec_bench overhead [--ops N] | simreal GRAPH... [--devices N] [--reps R] | realtrain GRAPH | workloads [--devices N] [--rounds R] [--reps K]\n"); return 2; }
     if (!strcmp(argv[1], "overhead")) return overhead(atoi(opt(argc, argv, "--ops", "2000")));
-    if (!strcmp(argv[1], "workloads")) return workloads(atoi(opt(argc, argv, "--devices", "2")));
+    if (!strcmp(argv[1], "workloads"))
+        return workloads(atoi(opt(argc, argv, "--devices", "2")), atoi(opt(argc, argv, "--rounds", "3")), atoi(opt(argc, argv, "--reps", "3")));
     if (!strcmp(argv[1], "realtrain"))
         return realtrain(argv[2], atoi(opt(argc, argv, "--devices", "2")), atoi(opt(argc, argv, "--il", "300")),
                          atoi(opt(argc, argv, "--sim", "1000")), atoi(opt(argc, argv, "--real", "200")));

@@ -13,7 +13,9 @@
 #      generalisation on STG 50 (train rand0000-0059, place rand0060-0089).
 #   5. the CPU executor: dispatch overhead per op, and its wall time against
 #      the simulator's prediction on every shipped and reference graph
-#      (2 devices; cp, heft and random placements).
+#      (2 devices; cp, heft and random placements); real-op workloads against
+#      the simulator on a cluster from dp_calibrate_cpu (measure on a quiet
+#      machine: other processes' load lengthens the executor's wall time).
 # Parts 1 and 2 need the reference data in ../shared/data (DP_DATA overrides);
 # they are skipped with a message when it is absent.
 set -uo pipefail
@@ -117,7 +119,7 @@ echo "| graph | devices | episodes il + sim + real (training time) | doppler | c
 echo "|---|---:|---|---:|---:|---:|---:|"
 for f in graphs/heft_example.dpg graphs/layered_*.dpg graphs/random_*.dpg; do build/exec_bench realtrain "$f" --devices 2 || status=1; done
 echo
-echo "### Real-op workloads against the calibrated simulator (2 devices)"
+echo "### Real-op workloads against the calibrated simulator (2 devices; 3 rounds of calibrate + run)"
 echo
-build/exec_bench workloads --devices 2 || status=1
+build/exec_bench workloads --devices 2 --rounds 3 --reps 3 || status=1
 exit $status

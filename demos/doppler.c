@@ -226,9 +226,11 @@ static const char *help_exec =
 static const char *help_calibrate =
     "usage: doppler calibrate --backend cpu [--devices N] -o CLUSTER [--json]\n"
     "\n"
-    "Measures this machine (each op kind's kernel throughput, copy bandwidth, the\n"
-    "executor's hand-off latency) and writes a cluster file of N CPU devices\n"
-    "(default 2) for the simulator: 'doppler sim GRAPH --cluster CLUSTER'.\n";
+    "Measures this machine (each op kind's speed at tensor sides 16..512, the\n"
+    "executor's per-op overhead, its hand-off latency and bandwidth between\n"
+    "devices) and writes a cluster file of N CPU devices (default 2) for the\n"
+    "simulator: 'doppler sim GRAPH --cluster CLUSTER'. About 3 s; run it on a\n"
+    "quiet machine.\n";
 
 static const char *help_gen =
     "usage: doppler gen layered|random [OPTIONS] -o GRAPH\n"
@@ -1954,11 +1956,12 @@ static int cmd_calibrate(cli *o)
         json_key_num(stdout, "matmul_flops", c.speed[0]);
         json_key_num(stdout, "bandwidth", c.n > 1 ? c.bandwidth[1] : c.bandwidth[0]);
         json_key_num(stdout, "latency", c.n > 1 ? c.latency[1] : 0.0);
+        json_key_num(stdout, "overhead", c.overhead[0]);
         json_key_str(stdout, "out", o->out);
         printf("}\n");
     } else {
-        printf("%d CPU devices: matmul %.3g FLOP/s, copies %.3g bytes/s, hand-off %.3g s; wrote %s\n",
-               c.n, c.speed[0], c.n > 1 ? c.bandwidth[1] : c.bandwidth[0], c.n > 1 ? c.latency[1] : 0.0, o->out);
+        printf("%d CPU devices: matmul %.3g FLOP/s (side 512), per-op overhead %.3g s, copies %.3g bytes/s, hand-off %.3g s; wrote %s\n",
+               c.n, c.speed[0], c.overhead[0], c.n > 1 ? c.bandwidth[1] : c.bandwidth[0], c.n > 1 ? c.latency[1] : 0.0, o->out);
     }
     dp_cluster_free(&c);
     return EXIT_OK;

@@ -46,6 +46,18 @@ static void check_schedule(const char *what, const dp_graph *g, const dp_cluster
             if (bad++ < 3) printf("  %s: op %d ran [%g, %g], wall %g\n", what, v, r->start[v], r->end[v], r->wall_median);
         }
     CHECK(!bad, "%s: %d ops with no proper interval", what, bad);
+    /* each op's thread CPU time (when asked for): within its interval
+       (clock granularity aside), and some recorded when ops ran */
+    if (r->cpu) {
+        double sc = 0, sd = 0;
+        bad = 0;
+        for (int v = 0; v < n; v++) {
+            if (!(r->cpu[v] >= 0 && r->cpu[v] <= r->end[v] - r->start[v] + 1e-4)) bad++;
+            sc += r->cpu[v]; sd += r->end[v] - r->start[v];
+        }
+        CHECK(!bad, "%s: %d ops with a CPU time outside their interval", what, bad);
+        CHECK(sd < 1e-3 || sc > 0, "%s: ops ran %g s but no CPU time was recorded", what, sd);
+    }
     /* dependencies */
     bad = 0;
     for (int e = 0; e < g->n_edges; e++)
@@ -121,8 +133,10 @@ static void check_graph(const char *name, const dp_graph *g, int opaque_times, i
                 if (dp_place(ms[mi], g, &c, &po, a, &pr, &err)) { CHECK(0, "%s: place: %s", name, err.msg); continue; }
                 eo.order = order ? DP_ORDER_PRIORITY : DP_ORDER_FIFO;
                 eo.reps = mi == 3 ? 3 : 1;
+                eo.cpu_times = mi % 2;
                 snprintf(what, sizeof what, "%s, %d devices, %s, %s", name, nd, dp_method_name(ms[mi]), order ? "priority" : "fifo");
                 if (dp_exec_cpu(g, &c, a, &eo, &r, &err)) { CHECK(0, "%s: exec: %s", what, err.msg); continue; }
+                CHECK((r.cpu != NULL) == (eo.cpu_times != 0), "%s: cpu times %s, asked %d", what, r.cpu ? "given" : "not given", eo.cpu_times);
                 CHECK(!check_digest || r.digest == r1.digest, "%s: digest %llx, single device %llx", what,
                       (unsigned long long)r.digest, (unsigned long long)r1.digest);
                 check_schedule(what, g, &c, a, &r, eo.reps, opaque_times);
@@ -139,7 +153,7 @@ static void check_graph(const char *name, const dp_graph *g, int opaque_times, i
             }
         /* SERIAL links: one transfer at a time per device pair */
         c.link = DP_LINK_SERIAL;
-        eo.order = DP_ORDER_FIFO; eo.reps = 1;
+        eo.order = DP_ORDER_FIFO; eo.reps = 1; eo.cpu_times = 0;
         for (int v = 0; v < g->n_ops; v++) a[v] = v % nd;
         if (!dp_exec_cpu(g, &c, a, &eo, &r, &err)) {
             char what[256];
@@ -341,6 +355,92 @@ static void check_regressions(void)
     dp_graph_free(&g);
 }
 
+/* dp_calibrate_cpu on small sizes: sane values (positive, finite, zero where
+   they must be), the curves at the work dp_op_flops gives each measured
+   shape (by hand), time growing with work along every curve, the options
+   checked. No machine-specific number is asserted. */
+static void check_calibration(void)
+{
+    dp_cluster c;
+    dp_error e;
+    dp_calibrate_opts co;
+    memset(&e, 0, sizeof e);
+    memset(&co, 0, sizeof co);
+    co.devices = 2; co.size = 32; co.seconds = 0.003;
+    if (dp_calibrate_cpu(&c, &co, &e)) { CHECK(0, "calibrate: %s", e.msg); return; }
+    CHECK(c.n == 2, "%d devices", c.n);
+    for (int d = 0; d < c.n; d++) {
+        CHECK(c.speed[d] > 0 && c.speed[d] < HUGE_VAL, "device %d speed %g", d, c.speed[d]);
+        CHECK(c.overhead[d] > 0 && c.overhead[d] < 0.01, "device %d per-op overhead %g s", d, c.overhead[d]);
+        CHECK(c.memory[d] == 0, "device %d memory %g", d, c.memory[d]);
+        for (int b = 0; b < c.n; b++) {
+            double bw = c.bandwidth[d * c.n + b], lat = c.latency[d * c.n + b];
+            CHECK(bw > 0 && bw < HUGE_VAL, "bandwidth %d -> %d: %g", d, b, bw);
+            CHECK(d == b ? lat == 0 : (lat >= 0 && lat < 0.01), "latency %d -> %d: %g s", d, b, lat);
+        }
+        CHECK(c.curve_len[(size_t)d * DP_KIND__COUNT + DP_OP_OPAQUE] == 0, "a curve for opaque ops");
+        for (int k = 1; k < DP_KIND__COUNT; k++) {
+            size_t at = (size_t)d * DP_KIND__COUNT + k;
+            const dp_speed_point *p = c.curve + at * DP_MAX_CURVE;
+            CHECK(c.curve_len[at] == 2, "%s: %d points, want 2 (sides 16 and 32)", dp_kind_name((dp_kind)k), c.curve_len[at]);
+            if (c.curve_len[at] != 2) continue;
+            for (int i = 0; i < 2; i++)
+                CHECK(p[i].speed > 0 && p[i].speed < HUGE_VAL, "%s point %d speed %g", dp_kind_name((dp_kind)k), i, p[i].speed);
+            CHECK(p[1].work / p[1].speed > p[0].work / p[0].speed, "%s: side 32 takes %g s, side 16 %g s",
+                  dp_kind_name((dp_kind)k), p[1].work / p[1].speed, p[0].work / p[0].speed);
+        }
+        /* the measured shapes' work, by hand: matmul 2 s^3, concat s x 2s,
+           split s x s/2, softmax 5 s^2, silu 4 s^2, add of two: s^2 */
+        const dp_speed_point *mm = c.curve + ((size_t)d * DP_KIND__COUNT + DP_OP_MATMUL) * DP_MAX_CURVE;
+        const dp_speed_point *cat = c.curve + ((size_t)d * DP_KIND__COUNT + DP_OP_CONCAT) * DP_MAX_CURVE;
+        const dp_speed_point *spl = c.curve + ((size_t)d * DP_KIND__COUNT + DP_OP_SPLIT) * DP_MAX_CURVE;
+        const dp_speed_point *sm = c.curve + ((size_t)d * DP_KIND__COUNT + DP_OP_SOFTMAX) * DP_MAX_CURVE;
+        const dp_speed_point *si = c.curve + ((size_t)d * DP_KIND__COUNT + DP_OP_SILU) * DP_MAX_CURVE;
+        const dp_speed_point *ad = c.curve + ((size_t)d * DP_KIND__COUNT + DP_OP_ADD) * DP_MAX_CURVE;
+        CHECK(mm[0].work == 8192 && mm[1].work == 65536, "matmul work %g %g", mm[0].work, mm[1].work);
+        CHECK(cat[0].work == 512 && cat[1].work == 2048, "concat work %g %g", cat[0].work, cat[1].work);
+        CHECK(spl[0].work == 128 && spl[1].work == 512, "split work %g %g", spl[0].work, spl[1].work);
+        CHECK(sm[0].work == 1280 && sm[1].work == 5120, "softmax work %g %g", sm[0].work, sm[1].work);
+        CHECK(si[0].work == 1024 && si[1].work == 4096, "silu work %g %g", si[0].work, si[1].work);
+        CHECK(ad[0].work == 256 && ad[1].work == 1024, "add work %g %g", ad[0].work, ad[1].work);
+        CHECK(c.speed[d] == mm[1].speed, "opaque speed %g: the largest matmul's %g", c.speed[d], mm[1].speed);
+    }
+    /* the file round trip keeps the whole model */
+    char path[256];
+    dp_cluster r;
+    dp_test_tmp(path, sizeof path, "exec_cal.dpc");
+    if (dp_cluster_write(&c, path, &e) == 0 && dp_cluster_read(&r, path, &e) == 0) {
+        int same = r.n == c.n;
+        for (int d = 0; same && d < c.n; d++) {
+            same &= r.overhead[d] == c.overhead[d] && r.speed[d] == c.speed[d];
+            for (int k = 0; k < DP_KIND__COUNT; k++) {
+                size_t at = (size_t)d * DP_KIND__COUNT + k;
+                same &= r.curve_len[at] == c.curve_len[at];
+                for (int i = 0; same && i < c.curve_len[at]; i++)
+                    same &= r.curve[at * DP_MAX_CURVE + i].work == c.curve[at * DP_MAX_CURVE + i].work &&
+                            r.curve[at * DP_MAX_CURVE + i].speed == c.curve[at * DP_MAX_CURVE + i].speed;
+            }
+        }
+        CHECK(same, "calibrated cluster round trip differs");
+        dp_cluster_free(&r);
+    } else CHECK(0, "calibrated cluster write/read: %s", e.msg);
+    dp_cluster_free(&c);
+    /* options out of range */
+    co.devices = -1;
+    CHECK(dp_calibrate_cpu(&c, &co, &e) == DP_ERR_RANGE && strstr(e.msg, "-1"), "devices -1: '%s'", e.msg);
+    co.devices = 2; co.size = 4;
+    CHECK(dp_calibrate_cpu(&c, &co, &e) == DP_ERR_RANGE && strstr(e.msg, "4"), "size 4: '%s'", e.msg);
+    co.size = 32; co.seconds = 11;
+    CHECK(dp_calibrate_cpu(&c, &co, &e) == DP_ERR_RANGE && strstr(e.msg, "11"), "seconds 11: '%s'", e.msg);
+    /* one device: no hand-off to measure; a single side (size 8) */
+    co.devices = 1; co.size = 8; co.seconds = 0.002;
+    if (dp_calibrate_cpu(&c, &co, &e) == 0) {
+        CHECK(c.n == 1 && c.latency[0] == 0 && c.curve_len[DP_OP_MATMUL] == 1 && c.curve[DP_OP_MATMUL * DP_MAX_CURVE].work == 1024,
+              "one device, size 8: n %d, %d matmul points at work %g", c.n, c.curve_len[DP_OP_MATMUL], c.curve[DP_OP_MATMUL * DP_MAX_CURVE].work);
+        dp_cluster_free(&c);
+    } else CHECK(0, "calibrate one device: %s", e.msg);
+}
+
 int main(void)
 {
     dp_error err;
@@ -420,6 +520,7 @@ int main(void)
         dp_graph_free(&g);
     }
     check_dispatch_order();
+    check_calibration();
     /* the DOPPLER reference's chain_mm graph, when present */
     if (dp_test_have_data("doppler/chain_mm_112nodes.txt")) {
         char path[1024];

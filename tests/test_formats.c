@@ -510,6 +510,134 @@ static void test_cluster_files(void)
     dp_cluster_free(&c);
 }
 
+/* The calibrated cost model, by hand: overhead + compute / speed, the speed
+   from the kind's curve (linear in ln work, the end speeds outside), else
+   the kind's single speed, else the device's; per-device times exact. */
+static void test_cluster_cost_model(void)
+{
+    const char *txt =
+        "doppler-cluster 1\n"
+        "devices 2\n"
+        "speed 2\n"
+        "overhead 0.5\n"
+        "device 1 overhead=0.25\n"
+        "kindspeed all matmul 100:1 10000:3\n"
+        "kindspeed 1 relu 4\n"
+        "kindspeed 0 add 8\n"
+        "kindspeed 0 add 10:1 1000:5 100000:6\n"   /* a curve replaces the single speed */
+        "kindspeed 1 mul 10:1 1000:5\n"
+        "kindspeed 1 mul 7\n";                     /* and a single speed the curve */
+    dp_cluster c;
+    memset(&c, 0, sizeof c);
+    int rc = dp_cluster_read_mem(&c, txt, strlen(txt), "model.dpc", &err);
+    CHECK(rc == 0, "model.dpc: %s", err.msg);
+    if (rc) return;
+    CHECK(c.overhead[0] == 0.5 && c.overhead[1] == 0.25, "overheads %g %g", c.overhead[0], c.overhead[1]);
+    dp_graph g;
+    dp_graph_init(&g);
+    const double dt[2] = {7, -1};
+    int mm1k = add_op(&g, "mm1k", DP_OP_MATMUL, 1000, 0, 0, NULL, 0);
+    int mm50 = add_op(&g, "mm50", DP_OP_MATMUL, 50, 0, 0, NULL, 0);
+    int mm1e5 = add_op(&g, "mm1e5", DP_OP_MATMUL, 1e5, 0, 0, NULL, 0);
+    int mm10k = add_op(&g, "mm10k", DP_OP_MATMUL, 10000, 0, 0, NULL, 0);
+    int relu = add_op(&g, "relu", DP_OP_RELU, 8, 0, 0, NULL, 0);
+    int opq = add_op(&g, "opq", DP_OP_OPAQUE, 6, 0, 0, NULL, 0);
+    int add = add_op(&g, "add", DP_OP_ADD, 100, 0, 0, NULL, 0);
+    int mul = add_op(&g, "mul", DP_OP_MUL, 14, 0, 0, NULL, 0);
+    int zero = add_op(&g, "zero", DP_OP_MATMUL, 0, 0, 0, NULL, 0);
+    CHECK(dp_graph_finalize(&g, &err) == 0, "finalize: %s", err.msg);
+    /* 1000 is halfway between 100 and 10000 in ln: speed 2 */
+    CHECK_NEAR(dp_op_time(&g, &c, mm1k, 0), 0.5 + 500, 1e-9, "matmul 1000 on 0");
+    CHECK_NEAR(dp_op_time(&g, &c, mm1k, 1), 0.25 + 500, 1e-9, "matmul 1000 on 1");
+    CHECK_NEAR(dp_op_time(&g, &c, mm50, 0), 0.5 + 50, 0, "matmul below the curve: its first speed");
+    CHECK_NEAR(dp_op_time(&g, &c, mm1e5, 0), 0.5 + 1e5 / 3, 0, "matmul above the curve: its last speed");
+    CHECK_NEAR(dp_op_time(&g, &c, mm10k, 0), 0.5 + 10000.0 / 3, 0, "matmul on the last point");
+    CHECK_NEAR(dp_op_time(&g, &c, relu, 0), 0.5 + 4, 0, "relu on 0: the device speed 2");
+    CHECK_NEAR(dp_op_time(&g, &c, relu, 1), 0.25 + 2, 0, "relu on 1: its kind speed 4");
+    CHECK_NEAR(dp_op_time(&g, &c, opq, 1), 0.25 + 3, 0, "opaque: the device speed");
+    /* add 100 on 0: halfway between 10 and 1000 in ln -> speed 3 */
+    CHECK_NEAR(dp_op_time(&g, &c, add, 0), 0.5 + 100.0 / 3, 1e-9, "add: the curve that replaced the speed");
+    CHECK_NEAR(dp_op_time(&g, &c, mul, 1), 0.25 + 2, 0, "mul: the speed that replaced the curve");
+    CHECK_NEAR(dp_op_time(&g, &c, zero, 1), 0.25, 0, "no work: the overhead alone");
+    /* write and read back: bitwise the same model */
+    char path[256];
+    dp_test_tmp(path, sizeof path, "fmt_model.dpc");
+    CHECK(dp_cluster_write(&c, path, &err) == 0, "write: %s", err.msg);
+    dp_cluster d;
+    memset(&d, 0, sizeof d);
+    if (dp_cluster_read(&d, path, &err) == 0) {
+        int same = d.n == 2;
+        for (int i = 0; same && i < 2; i++) {
+            same &= dp_test_same_double(c.overhead[i], d.overhead[i]);
+            for (int k = 0; k < DP_KIND__COUNT; k++) {
+                size_t at = (size_t)i * DP_KIND__COUNT + k;
+                same &= c.curve_len[at] == d.curve_len[at] && dp_test_same_double(c.kind_speed[at], d.kind_speed[at]);
+                for (int j = 0; same && j < c.curve_len[at]; j++)
+                    same &= dp_test_same_double(c.curve[at * DP_MAX_CURVE + j].work, d.curve[at * DP_MAX_CURVE + j].work) &&
+                            dp_test_same_double(c.curve[at * DP_MAX_CURVE + j].speed, d.curve[at * DP_MAX_CURVE + j].speed);
+            }
+        }
+        CHECK(same, "cost model round trip differs");
+        for (int v = 0; v < g.n_ops; v++)
+            for (int k = 0; k < 2; k++)
+                CHECK(dp_op_time(&g, &c, v, k) == dp_op_time(&g, &d, v, k), "op %d on %d: time differs after the round trip", v, k);
+        dp_cluster_free(&d);
+    } else CHECK(0, "read back: %s", err.msg);
+    /* awkward doubles survive too */
+    dp_speed_point pts[3] = {{0.1, 1.0 / 3}, {0.7, 2.0 / 3}, {1e300, DBL_MAX}};
+    CHECK(dp_cluster_set_curve(&c, 1, DP_OP_SILU, pts, 3, &err) == 0, "set_curve: %s", err.msg);
+    CHECK(dp_cluster_write(&c, path, &err) == 0, "write: %s", err.msg);
+    memset(&d, 0, sizeof d);
+    if (dp_cluster_read(&d, path, &err) == 0) {
+        size_t at = (size_t)1 * DP_KIND__COUNT + DP_OP_SILU;
+        int same = d.curve_len[at] == 3 && d.curve_len[DP_OP_SILU] == 0;
+        for (int j = 0; same && j < 3; j++)
+            same &= dp_test_same_double(d.curve[at * DP_MAX_CURVE + j].work, pts[j].work) &&
+                    dp_test_same_double(d.curve[at * DP_MAX_CURVE + j].speed, pts[j].speed);
+        CHECK(same, "awkward curve round trip differs");
+        dp_cluster_free(&d);
+    } else CHECK(0, "read back: %s", err.msg);
+    /* dp_cluster_set_curve refuses what the reader refuses */
+    dp_speed_point bad[2] = {{10, 1}, {10, 2}};
+    CHECK(dp_cluster_set_curve(&c, 0, DP_OP_RELU, bad, 2, &err) == DP_ERR_RANGE, "equal works accepted");
+    bad[1].work = 20; bad[1].speed = -1;
+    CHECK(dp_cluster_set_curve(&c, 0, DP_OP_RELU, bad, 2, &err) == DP_ERR_RANGE, "negative speed accepted");
+    bad[1].speed = HUGE_VAL;
+    CHECK(dp_cluster_set_curve(&c, 0, DP_OP_RELU, bad, 2, &err) == DP_ERR_RANGE, "infinite speed accepted");
+    CHECK(dp_cluster_set_curve(&c, 2, DP_OP_RELU, bad, 1, &err) == DP_ERR_RANGE, "device 2 of 2 accepted");
+    CHECK(dp_cluster_set_curve(&c, 0, DP_OP_RELU, bad, DP_MAX_CURVE + 1, &err) == DP_ERR_LIMIT, "too many points accepted");
+    /* setting every device at once; then clearing one: the plain model there */
+    CHECK(dp_cluster_set_curve(&c, -1, DP_OP_RELU, bad, 1, &err) == 0, "set_curve all: %s", err.msg);
+    CHECK_NEAR(dp_op_time(&g, &c, relu, 0), 0.5 + 8, 0, "relu on 0 at the 1-point curve's speed 1");
+    CHECK_NEAR(dp_op_time(&g, &c, relu, 1), 0.25 + 8, 0, "relu on 1: the curve replaced kind speed 4");
+    CHECK(dp_cluster_set_curve(&c, 1, DP_OP_RELU, NULL, 0, &err) == 0, "clear: %s", err.msg);
+    CHECK_NEAR(dp_op_time(&g, &c, relu, 1), 0.25 + 4, 0, "relu on 1 after clearing: the device speed");
+    /* the simulator charges the same: relu then mm1k on device 1 in a chain */
+    dp_graph h;
+    dp_graph_init(&h);
+    int a0 = add_op(&h, "a", DP_OP_RELU, 8, 0, 0, NULL, 0);
+    int a1 = add_op(&h, "b", DP_OP_MATMUL, 1000, 0, 0, NULL, 0);
+    CHECK(dp_graph_add_edge(&h, a0, a1, 0, &err) == 0 && dp_graph_finalize(&h, &err) == 0, "chain: %s", err.msg);
+    int asg[2] = {1, 1};
+    double ms = 0;
+    CHECK(dp_simulate(&h, &c, asg, NULL, &ms, &err) == 0, "simulate: %s", err.msg);
+    CHECK_NEAR(ms, (0.25 + 4) + (0.25 + 500), 1e-9, "makespan of relu + matmul on device 1");
+    /* a per-device time is taken as it is, no overhead; -1 = the model */
+    dp_graph k;
+    dp_graph_init(&k);
+    const double dt2[2] = {-1, -1};
+    int t0 = add_op(&k, "t0", DP_OP_MATMUL, 1, 0, 0, dt, 2);
+    int t1 = add_op(&k, "t1", DP_OP_MATMUL, 1, 0, 0, dt2, 2);
+    CHECK(dp_graph_finalize(&k, &err) == 0, "finalize: %s", err.msg);
+    CHECK_NEAR(dp_op_time(&k, &c, t0, 0), 7, 0, "time= on device 0");
+    CHECK_NEAR(dp_op_time(&k, &c, t0, 1), 0.25 + 1, 0, "time -1 on device 1: matmul 1 below the curve, speed 1");
+    CHECK_NEAR(dp_op_time(&k, &c, t1, 0), 0.5 + 1, 0, "time -1 on device 0");
+    dp_graph_free(&k);
+    dp_graph_free(&h);
+    dp_graph_free(&g);
+    dp_cluster_free(&c);
+}
+
 int main(void)
 {
     memset(&err, 0, sizeof err);
@@ -522,5 +650,6 @@ int main(void)
     test_detect_and_names();
     test_assign();
     test_cluster_files();
+    test_cluster_cost_model();
     return dp_test_done();
 }

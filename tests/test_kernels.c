@@ -46,6 +46,36 @@ static void test_kernels(void)
         if (!one_op(&g, DP_OP_MATMUL, 2, sh, 2, 2, 0)) { dp__kernel(&g, 2, in, out, 0); expect("matmul", out, want, 4, 0); }
         dp_graph_free(&g);
     }
+    /* matmul (1x2)(2x10), wide enough for the eight-column path and its
+       remainder: [1 2] [j; 10 - j] = j + 20 - 2j = 20 - j */
+    {
+        int sh[] = {1, 2, 2, 10};
+        float a[] = {1, 2}, b[20], want[10], wide[10];
+        for (int j = 0; j < 10; j++) { b[j] = (float)j; b[10 + j] = (float)(10 - j); want[j] = (float)(20 - j); }
+        const float *in[] = {a, b};
+        if (!one_op(&g, DP_OP_MATMUL, 2, sh, 1, 10, 0)) { dp__kernel(&g, 2, in, wide, 0); expect("matmul 1x2x10", wide, want, 10, 0); }
+        dp_graph_free(&g);
+    }
+    /* matmul 13x17 by 17x19 of awkward values: bit for bit the sum over k
+       in order from 0, as documented (so every placement agrees) */
+    {
+        int sh[] = {13, 17, 17, 19};
+        static float a[13 * 17], b[17 * 19], got[13 * 19], want[13 * 19];
+        for (int i = 0; i < 13 * 17; i++) a[i] = (float)((i * 37 % 101) - 50) / 7.0f;
+        for (int i = 0; i < 17 * 19; i++) b[i] = (float)((i * 53 % 97) - 48) / 3.0f;
+        for (int i = 0; i < 13; i++)
+            for (int j = 0; j < 19; j++) {
+                float acc = 0;
+                for (int k = 0; k < 17; k++) acc += a[i * 17 + k] * b[k * 19 + j];
+                want[i * 19 + j] = acc;
+            }
+        const float *in[] = {a, b};
+        if (!one_op(&g, DP_OP_MATMUL, 2, sh, 13, 19, 0)) {
+            dp__kernel(&g, 2, in, got, 0);
+            CHECK(memcmp(got, want, sizeof got) == 0, "matmul 13x17x19 differs from the in-order sum");
+        }
+        dp_graph_free(&g);
+    }
     /* add of three: 1+2+3 = 6, -1+0.5+0.25 = -0.25 */
     {
         int sh[] = {1, 2, 1, 2, 1, 2};
@@ -159,6 +189,21 @@ static void test_shape_errors(void)
     dp_graph_free(&g);
 }
 
+/* dp_op_flops by hand: a 2 x 3 output (6 elements), inner dimension 4 */
+static void test_flops(void)
+{
+    CHECK(dp_op_flops(DP_OP_MATMUL, 2, 3, 4, 2) == 48, "matmul 2x4x3: %g", dp_op_flops(DP_OP_MATMUL, 2, 3, 4, 2));
+    CHECK(dp_op_flops(DP_OP_ADD, 2, 3, 0, 3) == 12, "add of 3: %g", dp_op_flops(DP_OP_ADD, 2, 3, 0, 3));
+    CHECK(dp_op_flops(DP_OP_REDUCE, 2, 3, 0, 4) == 18, "reduce of 4: %g", dp_op_flops(DP_OP_REDUCE, 2, 3, 0, 4));
+    CHECK(dp_op_flops(DP_OP_ADD, 2, 3, 0, 1) == 0, "add of 1: %g", dp_op_flops(DP_OP_ADD, 2, 3, 0, 1));
+    CHECK(dp_op_flops(DP_OP_SILU, 2, 3, 0, 1) == 24 && dp_op_flops(DP_OP_RMSNORM, 2, 3, 0, 1) == 24, "silu/rmsnorm");
+    CHECK(dp_op_flops(DP_OP_SOFTMAX, 2, 3, 0, 1) == 30 && dp_op_flops(DP_OP_LAYERNORM, 2, 3, 0, 1) == 30, "softmax/layernorm");
+    CHECK(dp_op_flops(DP_OP_GELU, 2, 3, 0, 1) == 48, "gelu: %g", dp_op_flops(DP_OP_GELU, 2, 3, 0, 1));
+    static const dp_kind one[] = {DP_OP_INPUT, DP_OP_MUL, DP_OP_SCALE, DP_OP_RELU, DP_OP_CONCAT, DP_OP_SPLIT, DP_OP_TRANSPOSE, DP_OP_COPY};
+    for (int i = 0; i < 8; i++) CHECK(dp_op_flops(one[i], 2, 3, 0, 1) == 6, "%s: %g", dp_kind_name(one[i]), dp_op_flops(one[i], 2, 3, 0, 1));
+    CHECK(dp_op_flops(DP_OP_OPAQUE, 2, 3, 4, 2) == 0, "opaque: %g", dp_op_flops(DP_OP_OPAQUE, 2, 3, 4, 2));
+}
+
 static void test_workloads(void)
 {
     static const char *kname[4] = { "chainmm", "ffnn", "llama-block", "llama-layer" };
@@ -185,6 +230,27 @@ static void test_workloads(void)
                      : kind == 1 ? P + 2 * (P * P + P * P + (P > 1 ? P : 0) + P)
                      : P + (kind == 2 ? 1 : 2) * per_block;
             CHECK(g.n_ops == want, "%s P=%d: %d ops, want %d", kname[kind], P, g.n_ops, want);
+            /* every op's compute is the documented FLOP count of its shape
+               (the rule dp_calibrate_cpu measures speeds by), by hand */
+            {
+                int bad = 0;
+                for (int v = 0; v < g.n_ops; v++) {
+                    int nin = g.in_off[v + 1] - g.in_off[v], K = nin ? g.cols[g.src[g.in_edge[g.in_off[v]]]] : 0;
+                    double rc = (double)g.rows[v] * g.cols[v], want_f;
+                    switch (g.kind[v]) {
+                    case DP_OP_MATMUL: want_f = 2.0 * K * rc; break;
+                    case DP_OP_ADD: case DP_OP_REDUCE: want_f = (nin - 1) * rc; break;
+                    case DP_OP_SILU: case DP_OP_RMSNORM: want_f = 4 * rc; break;
+                    case DP_OP_SOFTMAX: want_f = 5 * rc; break;
+                    default: want_f = rc;
+                    }
+                    if (g.compute[v] != want_f || dp_op_flops(g.kind[v], g.rows[v], g.cols[v], K, nin) != want_f) {
+                        if (!bad) CHECK(0, "%s P=%d: op %s (%s) compute %g, dp_op_flops %g, want %g", kname[kind], P, g.name[v],
+                                        dp_kind_name(g.kind[v]), g.compute[v], dp_op_flops(g.kind[v], g.rows[v], g.cols[v], K, nin), want_f);
+                        bad++;
+                    }
+                }
+            }
             /* the round trip keeps shapes and args */
             char path[256];
             dp_graph g2;
@@ -242,6 +308,7 @@ int main(void)
 {
     test_kernels();
     test_shape_errors();
+    test_flops();
     test_workloads();
     return dp_test_done();
 }

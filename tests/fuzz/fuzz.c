@@ -109,8 +109,19 @@ static int run_target(int target, const uint8_t *data, size_t size)
         if (rc == 0) {
             REQUIRE(c.n >= 1 && c.n <= DP_MAX_DEVICES);
             for (i = 0; i < c.n; i++) {
-                REQUIRE(c.speed[i] > 0 && c.memory[i] >= 0);
+                REQUIRE(c.speed[i] > 0 && c.memory[i] >= 0 && c.overhead[i] >= 0 && c.overhead[i] < HUGE_VAL);
                 for (j = 0; j < c.n; j++) REQUIRE(i == j || (c.bandwidth[i * c.n + j] > 0 && c.latency[i * c.n + j] >= 0));
+                for (j = 0; j < DP_KIND__COUNT; j++) {
+                    /* a kind's speed curve: positive, finite, work increasing */
+                    size_t at = (size_t)i * DP_KIND__COUNT + j;
+                    int p, len = c.curve_len[at];
+                    REQUIRE(len >= 0 && len <= DP_MAX_CURVE && c.kind_speed[at] >= 0);
+                    for (p = 0; p < len; p++) {
+                        const dp_speed_point *q = c.curve + at * DP_MAX_CURVE + p;
+                        REQUIRE(q->work > 0 && q->work < HUGE_VAL && q->speed > 0 && q->speed < HUGE_VAL);
+                        REQUIRE(p == 0 || q->work > q[-1].work);
+                    }
+                }
             }
         } else {
             REQUIRE((int)e.code == rc && strstr(e.msg, "fuzz"));
