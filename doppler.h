@@ -714,9 +714,14 @@ int  dp_exec_compare(const dp_graph *g, const dp_exec_result *got, const dp_exec
    sums, then a butterfly), and its expf/tanhf differ from libm's by an ulp
    or two. Such errors scale with the magnitude of the terms summed, i.e.
    with the tensor's scale, not with each element (a near-zero element from
-   cancellation carries the same absolute error). Measured on the host
-   emulation of the GPU kernels: ~1e-6; 1e-4 leaves room for deep graphs. */
-#define DP_EXEC_TOL 1e-4
+   cancellation carries the same absolute error). Measured with the GPU's
+   algorithms run on the host (tests/test_cuda.c): 2e-7 to 3e-7 for one
+   matmul, softmax or norm; 4e-7 for graphs/chainmm and ffnn; 3e-5 to 4e-5
+   for graphs/llama_block and llama_layer, where a softmax over large
+   logits turns the rounding of a logit into a relative error of its
+   exponential; 3e-4 for 8 llama blocks. Deeper or wider attention stacks
+   with unnormalised weights can exceed it. */
+#define DP_EXEC_TOL 1e-3
 
 /* The executors' defaults, for any executor: a zero *seconds_per_unit
    becomes the scale at which the graph's single-device time (each op on its
