@@ -1001,7 +1001,7 @@ static int dp__cu_gpus(int *n, dp_error *err)
 static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
 {
     const dp_graph *g = x->g;
-    int rc = DP_OK, n = x->n, m = x->m, nd = x->nd, G = gpus < nd ? gpus : nd, maxin = 1;
+    int rc = DP_OK, n = x->n, m = x->m, nd = x->nd, G = gpus < nd ? gpus : nd;
     double *reserve = NULL;
     pthread_condattr_t ca;
     x->ngpu = G;
@@ -1013,11 +1013,7 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
     DP__CA(reserve, G);
 #undef DP__CA
     x->cq_cap = n + m + 1;
-    for (int v = 0; v < n; v++) {
-        int k = g->in_off[v + 1] - g->in_off[v];
-        if (k > maxin) maxin = k;
-        x->cb[v].x = x; x->cb[v].id = v;
-    }
+    for (int v = 0; v < n; v++) { x->cb[v].x = x; x->cb[v].id = v; }
     for (int e = 0; e < m; e++) { x->cb[n + e].x = x; x->cb[n + e].id = -1 - e; }
     if (pthread_mutex_init(&x->mu, NULL) != 0) { rc = dp__cuda_error(err, DP_ERR_NOMEM, "exec (cuda): cannot create a mutex"); goto done; }
     x->mu_ok = 1;
@@ -1113,7 +1109,6 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
         if ((rc = dp__cu_setdev(x, x->gpu[d], err))) goto done;
         cudaCheck(cudaStreamSynchronize(x->cs[d]));
     }
-    (void)maxin;
 done:
     free(reserve);
     return rc;
