@@ -16,14 +16,22 @@
    asynchronous runtime. It has the graph model and formats, a cluster and
    cost model, a discrete-event simulator of that runtime, a lower bound,
    heuristic placers, the DOPPLER learned placer (SEL and PLC policies,
-   imitation then REINFORCE, policy files), a threaded CPU executor that
-   runs a placed graph for real, and SVG Gantt charts and training curves.
+   imitation then REINFORCE, policy files) and Placeto, a threaded CPU
+   executor that runs a placed graph for real (float32 kernels for real
+   ops, busy kernels of their modelled time for opaque ones) with
+   calibration of the simulator against it, the runtime model's dispatcher
+   for other executors, and SVG Gantt charts and training curves. Its CUDA
+   companion, doppler_cuda.cu (>>api-cuda), runs placed graphs on GPUs with
+   the same dispatcher: logical devices on streams, peer copies, events.
 
    WHAT IT DOES NOT DO (YET)
-   - Placeto (the other learned baseline);
-   - real tensor kernels in the executors (ops run as calibrated busy
-     kernels of their modelled time), the CUDA executor, calibration;
-   - model transfer contention beyond "one transfer at a time per link".
+   - the CUDA executor has not been run on a GPU yet: it compiles without
+     warnings, its dispatcher and its kernels' arithmetic are tested on the
+     host, its GPU tests skip without a GPU (tests/test_cuda.c);
+   - logical devices sharing a GPU get a share of its blocks per launch,
+     not a partition of its SMs;
+   - model transfer contention beyond "one transfer at a time per link",
+     or the executors' per-op dispatch overhead.
 
    CONTENTS (grep for the anchor, e.g. ">>simulator")
      public API
@@ -37,8 +45,8 @@
        >>api-gantt       SVG Gantt chart
        >>api-gen         random DAG families (DAGGEN style)
        >>api-learn       DOPPLER: policies, training stages, checkpoints
-       >>api-exec        the CPU executor: run a placed graph on threads
-       >>api-cuda        the CUDA companion's C ABI (doppler_cuda.cu)
+       >>api-exec        executors: options, results, the CPU executor, the dispatcher
+       >>api-cuda        the CUDA companion's C ABI (doppler_cuda.cu): the CUDA executor
      implementation (under DOPPLER_IMPLEMENTATION), in data-flow order
        >>util            errors, rng, clock, file slurping, text scanning
        >>graph           building, validating, CSR adjacency, topo order
