@@ -19,6 +19,8 @@
 # added; without it everything is CPU-only and --backend cuda says so.
 #
 # Environment: CC (gcc), CXX (g++), NVCC (nvcc when found; "none": CPU-only),
+# DP_NVCC_ARCH (nvcc -arch, e.g. native or sm_90 on a GPU machine; default:
+# nvcc's own, whose PTX the driver compiles for the GPU at first use),
 # DP_JOBS (2 parallel compilations), DP_WERROR=1 or CI=true (add -Werror),
 # DP_TEST_TIMEOUT (seconds per test program, 300), DP_DATA (the reference data,
 # ../shared/data).
@@ -39,7 +41,7 @@ LIBS="-lm -pthread"
 
 NVCC=${NVCC:-$(command -v nvcc || { [ -x /usr/local/cuda/bin/nvcc ] && echo /usr/local/cuda/bin/nvcc; } || true)}
 [ "$NVCC" = none ] && NVCC=   # NVCC=none: CPU-only on purpose
-NVFLAGS="-O2 -I. -Xcompiler -Wall,-Wextra"
+NVFLAGS="-O2 -I. -Xcompiler -Wall,-Wextra${DP_NVCC_ARCH:+ -arch=$DP_NVCC_ARCH}"
 NVLIBS="-lpthread -lm"
 [ -n "$WERROR" ] && NVFLAGS="$NVFLAGS -Werror all-warnings -Xcompiler -Werror"
 

@@ -455,7 +455,7 @@ static int dp__cu_is_row_op(dp_kind k) { return k == DP_OP_SOFTMAX || k == DP_OP
    Every kernel loops over its work with a grid stride: the grid only
    decides who computes what, never how an element is computed.
    ---------------------------------------------------------------------- */
-__global__ static void dp__k_ew(dp__cu_ew a)
+__global__ static void dp__k_ew(const __grid_constant__ dp__cu_ew a)
 {
     for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < a.n; e += (long long)gridDim.x * blockDim.x)
         dp__cu_ew_apply(&a, e);
@@ -533,10 +533,10 @@ __global__ static void dp__k_matmul(const float *A, const float *B, float *C, in
    device, one pair per logical device) carries the op's start time and
    running hash from one launch to the next when it has more than
    DP__CU_MAXIN inputs. The hash of an input: thread t mixes words t, t +
-   256, ... in order, then thread 0 folds the 256 partials in order and the
-   trailing bytes: deterministic, whatever the grid. The last launch writes
-   the output (a function of the hash), waits until start + ns on the
-   GPU's global timer, and leaves the hash in the first word. */
+   256, ... in order, the 256 partials are folded by a fixed tree, then
+   thread 0 adds the fold and the trailing bytes: deterministic. The last
+   launch writes the output (a function of the hash), waits until start +
+   ns on the GPU's global timer, and leaves the hash in the first word. */
 typedef struct dp__cu_opq {
     const unsigned char *in[DP__CU_MAXIN];
     unsigned long long len[DP__CU_MAXIN];  /* bytes of each input to hash  */
@@ -570,9 +570,13 @@ __global__ static void dp__k_opaque(dp__cu_opq a)
         for (unsigned long long i = (unsigned long long)t; i < words; i += DP__CU_THREADS) { ht = (ht ^ w[i]) * P; ht ^= ht >> 29; }
         part[t] = ht;
         __syncthreads();
+        for (int half = DP__CU_THREADS / 2; half > 0; half >>= 1) {
+            if (t < half) { unsigned long long f = (part[t] * P) ^ part[t + half]; part[t] = f ^ (f >> 29); }
+            __syncthreads();
+        }
         if (t == 0) {
-            unsigned long long h = hs;
-            for (int q = 0; q < DP__CU_THREADS; q++) { h = (h ^ part[q]) * P; h ^= h >> 29; }
+            unsigned long long h = (hs ^ part[0]) * P;
+            h ^= h >> 29;
             for (unsigned long long i = words * 8; i < a.len[k]; i++) h = (h ^ a.in[k][i]) * P;
             hs = h;
         }
