@@ -16,7 +16,14 @@
 #                         in build/fuzz/ (add each to tests/corpus/ and fix it)
 #   ./build.sh clean      remove build/
 #
+# With nvcc (found on PATH or in /usr/local/cuda), build/doppler and
+# build/exec_bench are built by nvcc with the CUDA executor (doppler_cuda.cu,
+# -DDP_WITH_CUDA: --backend cuda), and build/test_cuda_cu and the probe are
+# added; without it everything is CPU-only and --backend cuda says so.
+#
 # Environment: CC (gcc), CXX (g++), NVCC (nvcc when found; "none": CPU-only),
+# DP_NVCC_ARCH (nvcc -arch, e.g. native or sm_90 on a GPU machine; default:
+# nvcc's own, whose PTX the driver compiles for the GPU at first use),
 # DP_JOBS (2 parallel compilations), DP_WERROR=1 or CI=true (add -Werror),
 # DP_TEST_TIMEOUT (seconds per test program, 300), DP_DATA (the reference data,
 # ../shared/data).
@@ -37,7 +44,8 @@ LIBS="-lm -pthread"
 
 NVCC=${NVCC:-$(command -v nvcc || { [ -x /usr/local/cuda/bin/nvcc ] && echo /usr/local/cuda/bin/nvcc; } || true)}
 [ "$NVCC" = none ] && NVCC=   # NVCC=none: CPU-only on purpose
-NVFLAGS="-O2 -I. -Xcompiler -Wall,-Wextra"
+NVFLAGS="-O2 -I. -Xcompiler -Wall,-Wextra${DP_NVCC_ARCH:+ -arch=$DP_NVCC_ARCH}"
+NVLIBS="-lpthread -lm"
 [ -n "$WERROR" ] && NVFLAGS="$NVFLAGS -Werror all-warnings -Xcompiler -Werror"
 
 DATA=${DP_DATA:-../shared/data}   # the reference data, when present
@@ -143,6 +151,7 @@ build_tests() {  # DIR [EXTRA FLAGS...]
     for f in tests/test_*.c; do
         [ -e "$f" ] || continue
         stem=$(basename "$f" .c)
+        [ "$stem" = test_cuda ] && continue   # links doppler_cuda.cu: build_cuda
         cc_prog "$dir/$stem" "$f" "$@"
         TEST_PROGS+=("$dir/$stem")
     done
@@ -154,43 +163,63 @@ build_tests() {  # DIR [EXTRA FLAGS...]
     done
 }
 
+# build/doppler_cuda.o, compiled once in the foreground: the CUDA programs
+# link it (a user's program needs only one nvcc command, see README).
+CUDA_OBJ=build/doppler_cuda.o
+build_cuda_obj() {
+    uptodate "$CUDA_OBJ" doppler_cuda.cu && return 0
+    echo "  NVCC  $CUDA_OBJ"
+    rm -f "$CUDA_OBJ"
+    if ! "$NVCC" $NVFLAGS -c -o "$CUDA_OBJ" doppler_cuda.cu >build/log/cuda_obj.log 2>&1; then
+        cat build/log/cuda_obj.log
+        echo "build.sh: FAILED to build $CUDA_OBJ"
+        FAILED+=("$CUDA_OBJ")
+        return 1
+    fi
+    [ -s build/log/cuda_obj.log ] && cat build/log/cuda_obj.log
+    return 0
+}
+
+nvcc_prog() {  # OUT SRC [FLAGS...]: one program linking doppler_cuda.cu
+    local out=$1 src=$2
+    shift 2
+    uptodate "$out" "$src" "$CUDA_OBJ" doppler_cuda.cu && return 0
+    echo "  NVCC  $out"
+    rm -f "$out"
+    start_job "$(echo "$out" | tr / _)" "$NVCC" $NVFLAGS "$@" -o "$out" "$src" "$CUDA_OBJ" $NVLIBS
+}
+
+# the CLI and the executor benchmark: with the CUDA executor when nvcc is there
+cli_prog() {  # OUT SRC
+    if [ -n "$NVCC" ] && [ -e "$CUDA_OBJ" ]; then nvcc_prog "$1" "$2" -DDP_WITH_CUDA; else cc_prog "$1" "$2"; fi
+}
+
 build_cuda() {
     if [ -z "$NVCC" ]; then
         echo "nvcc not found: building CPU-only"
         return 0
     fi
-    local out=build/doppler_cuda_probe f stem
-    if ! uptodate "$out" doppler_cuda.cu demos/cuda_probe.c; then
-        echo "  NVCC  $out"
-        rm -f "$out"
-        start_job build_doppler_cuda_probe "$NVCC" $NVFLAGS -o "$out" doppler_cuda.cu demos/cuda_probe.c
-    fi
-    for f in tests/*.cu; do
-        [ -e "$f" ] || continue
-        stem=$(basename "$f" .cu)
-        out=build/${stem}_cu
-        TEST_PROGS+=("$out")
-        uptodate "$out" "$f" doppler_cuda.cu && continue
-        echo "  NVCC  $out"
-        rm -f "$out"
-        start_job "build_${stem}_cu" "$NVCC" $NVFLAGS -o "$out" "$f" doppler_cuda.cu
-    done
+    [ -e "$CUDA_OBJ" ] || return 0
+    nvcc_prog build/doppler_cuda_probe demos/cuda_probe.c
+    nvcc_prog build/test_cuda_cu tests/test_cuda.c
+    TEST_PROGS+=(build/test_cuda_cu)
 }
 
 do_build() {
     need_stb
     set_stamp build "$CC $CFLAGS $CXX $CXXFLAGS $NVCC $NVFLAGS"
-    cc_prog build/doppler demos/doppler.c
+    [ -n "$NVCC" ] && build_cuda_obj
+    cli_prog build/doppler demos/doppler.c
     cc_prog build/example demos/example.c
     cc_prog build/stg_bench bench/stg_bench.c
     cc_prog build/sim_bench bench/sim_bench.c
     # learning benchmarks: -O3 -march=native, the flags a user training on
     # this machine would use (the per-episode targets are measured so)
     cc_prog build/learn_bench bench/learn_bench.c -O3 -march=native
-    cc_prog build/exec_bench bench/exec_bench.c
-    if command -v clang >/dev/null 2>&1 && ! uptodate build/.clang-ok demos/doppler.c; then
-        echo "  CLANG demos/doppler.c (warnings check)"
-        start_job clang_doppler sh -c "clang -std=gnu11 $WARN -I. -fsyntax-only demos/doppler.c && touch build/.clang-ok"
+    cli_prog build/exec_bench bench/exec_bench.c
+    if command -v clang >/dev/null 2>&1 && ! uptodate build/.clang-ok demos/doppler.c bench/exec_bench.c; then
+        echo "  CLANG demos/doppler.c, bench/exec_bench.c (warnings check, with and without DP_WITH_CUDA)"
+        start_job clang_doppler sh -c "clang -std=gnu11 $WARN -I. -fsyntax-only demos/doppler.c && clang -std=gnu11 $WARN -I. -DDP_WITH_CUDA -fsyntax-only demos/doppler.c && clang -std=gnu11 $WARN -I. -DDP_WITH_CUDA -fsyntax-only bench/exec_bench.c && touch build/.clang-ok"
     fi
     build_tests build
     build_cuda

@@ -16,12 +16,20 @@
    asynchronous runtime. It has the graph model and formats, a cluster and
    cost model, a discrete-event simulator of that runtime, a lower bound,
    heuristic placers, the DOPPLER learned placer (SEL and PLC policies,
-   imitation then REINFORCE, policy files), a threaded CPU executor that
-   runs a placed graph for real, and SVG Gantt charts and training curves.
+   imitation then REINFORCE, policy files) and Placeto, a threaded CPU
+   executor that runs a placed graph for real (float32 kernels for real
+   ops, busy kernels of their modelled time for opaque ones) with
+   calibration of the simulator against it, the runtime model's dispatcher
+   for other executors, and SVG Gantt charts and training curves. Its CUDA
+   companion, doppler_cuda.cu (>>api-cuda), runs placed graphs on GPUs with
+   the same dispatcher: logical devices on streams, peer copies, events.
 
    WHAT IT DOES NOT DO (YET)
-   - Placeto (the other learned baseline);
-   - the CUDA executor and its calibration;
+   - the CUDA executor has not been run on a GPU yet: it compiles without
+     warnings, its dispatcher and its kernels' arithmetic are tested on the
+     host, its GPU tests skip without a GPU (tests/test_cuda.c);
+   - logical devices sharing a GPU get a share of its blocks per launch,
+     not a partition of its SMs;
    - model a CPU shared with other processes: dp_calibrate_cpu measures
      kernels in CPU time, and the executor's wall time grows with the
      load the simulator does not see;
@@ -39,8 +47,8 @@
        >>api-gantt       SVG Gantt chart
        >>api-gen         random DAG families (DAGGEN style)
        >>api-learn       DOPPLER: policies, training stages, checkpoints
-       >>api-exec        the CPU executor: run a placed graph on threads
-       >>api-cuda        the CUDA companion's C ABI (doppler_cuda.cu)
+       >>api-exec        executors: options, results, the CPU executor, the dispatcher
+       >>api-cuda        the CUDA companion's C ABI (doppler_cuda.cu): the CUDA executor
      implementation (under DOPPLER_IMPLEMENTATION), in data-flow order
        >>util            errors, rng, clock, file slurping, text scanning
        >>graph           building, validating, CSR adjacency, topo order
@@ -60,6 +68,7 @@
        >>kernels         reference CPU semantics of every op kind
        >>workloads       block-partitioned chainmm and ffnn graphs
        >>exec            the threaded CPU executor
+       >>dispatch        the runtime model's dispatcher over an executor's hooks
        >>calibrate       measuring the CPU into a cluster file
 
    CONVENTIONS
@@ -738,6 +747,11 @@ typedef struct dp_exec_opts {
     int      cpu_times;        /* 1: fill dp_exec_result.cpu (two thread-CPU
                                   clock reads per op: a system call, ~2 us on
                                   some VMs, so off by default); 0: cpu NULL  */
+    int      keep_outputs;     /* nonzero: dp_exec_result.outputs gets the
+                                  output of every real sink op (last run)    */
+    int      gpus;             /* CUDA: use GPUs 0..gpus-1 (0 = all present);
+                                  logical device d runs on GPU d % gpus. The
+                                  CPU executor ignores it                    */
 } dp_exec_opts;
 
 typedef struct dp_exec_result {
@@ -750,8 +764,13 @@ typedef struct dp_exec_result {
                                   (below end - start: the thread was preempted);
                                   NULL unless opts.cpu_times */
     double *peak_bytes;        /* [n_devices] highest bytes held, median run */
-    uint64_t digest;           /* checksum of every op's output              */
+    uint64_t digest;           /* checksum of every op's output (CUDA: of
+                                  every sink's, see >>api-cuda)              */
     double  seconds_per_unit, bytes_scale;  /* the scales used               */
+    float **outputs;           /* [n_ops] with keep_outputs: real sinks' outputs
+                                  (rows x cols floats, row-major); NULL for
+                                  every other op, and without keep_outputs  */
+    int     gpus;              /* CUDA: GPUs the logical devices ran on; 0 CPU */
 } dp_exec_result;
 
 int  dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign,
@@ -767,6 +786,85 @@ void dp_exec_result_free(dp_exec_result *res);
    other kind (input, mul, scale, relu, concat, split, transpose, copy)
    rows cols; opaque 0. */
 double dp_op_flops(dp_kind kind, int rows, int cols, int inner, int inputs);
+/* Outputs of two runs of g (keep_outputs in both; got against the
+   reference ref): max_err gets the largest |got - ref| over every element
+   of every real sink, divided by that tensor's largest |ref| (1 when it is
+   0); worst_op (may be NULL) the op where it is. NaN against a number
+   counts as infinite. DP_ERR_ARG when an output is missing in either. */
+int  dp_exec_compare(const dp_graph *g, const dp_exec_result *got, const dp_exec_result *ref,
+                     double *max_err, int *worst_op, dp_error *err);
+/* The tolerance of dp_exec_compare between the CUDA and the CPU executor:
+   both compute in float32, but the GPU sums matmul products with fused
+   multiply-adds, softmax and norm rows in another order (32 lane partial
+   sums, then a butterfly), and its expf/tanhf differ from libm's by an ulp
+   or two. Such errors scale with the magnitude of the terms summed, i.e.
+   with the tensor's scale, not with each element (a near-zero element from
+   cancellation carries the same absolute error). Measured with the GPU's
+   algorithms run on the host (tests/test_cuda.c): 2e-7 to 3e-7 for one
+   matmul, softmax or norm; 4e-7 for graphs/chainmm and ffnn; 3e-5 to 4e-5
+   for graphs/llama_block and llama_layer, where a softmax over large
+   logits turns the rounding of a logit into a relative error of its
+   exponential; 3e-4 for 8 llama blocks. Deeper or wider attention stacks
+   with unnormalised weights can exceed it. */
+#define DP_EXEC_TOL 1e-3
+
+/* The executors' defaults, for any executor: a zero *seconds_per_unit
+   becomes the scale at which the graph's single-device time (each op on its
+   fastest device) is 0.1 s; a zero *bytes_scale the one at which the
+   largest buffer is at most 64 KiB (1 when it already is). */
+void   dp_exec_scales(const dp_graph *g, const dp_cluster *c, double *seconds_per_unit, double *bytes_scale);
+/* Bytes of op's output buffer (real ops: rows x cols floats; opaque ops:
+   out_bytes x bytes_scale rounded, at least 8), and of edge's copy (real
+   source: its output; opaque: bytes x bytes_scale rounded, at least 8). */
+size_t dp_exec_op_bytes(const dp_graph *g, int op, double bytes_scale);
+size_t dp_exec_edge_bytes(const dp_graph *g, int edge, double bytes_scale);
+/* The contents of input op `op` at flat index i for a seed: uniform in
+   [-1, 1), integer hashing then one float conversion (the CUDA executor's
+   fill reproduces it bit for bit). */
+float  dp_input_value(uint64_t seed, int op, size_t i);
+
+/* The dispatcher of the runtime model, for executors that bring their own
+   devices (doppler_cuda.cu is one; tests drive it with a simulated device).
+   dp_dispatch runs g once under assign on one thread: it keeps the counts
+   of inputs still to arrive, one ready queue per device (the simulator's
+   FIFO or priority rule, opts->order and opts->priority, NULL -> b-level),
+   starts an op on every idle device that has one ready, issues a copy of
+   every cross-device edge when its producer ends, delivers a copy when it
+   completes or, out of an opaque op, at its modelled arrival (issue +
+   latency + bytes / bandwidth, times opts->seconds_per_unit; SERIAL links
+   one transfer at a time per device pair), releases an op's output when
+   its local consumers and its copies are done and a copy when its consumer
+   is done (sinks' outputs are kept), and accounts each device's bytes
+   (dp_exec_op_bytes, dp_exec_edge_bytes at opts->bytes_scale) against
+   opts->device_bytes (0 -> the cluster's memory): overflow is
+   DP_ERR_INFEASIBLE. The hooks do the work, each returning 0 or a dp_code
+   (with err filled):
+     now      seconds on a monotonic clock;
+     launch   start op on dev: its inputs are there (own device: the
+              producer's output; another: edge's copy), allocate its output;
+     copy     start edge's copy into the consumer's device (the producer
+              has ended): allocate it, copy;
+     release  free op's output (edge -1) or edge's copy (op -1);
+     wait     block until completions are there or until `deadline`
+              (seconds of now(); < 0: none); write up to max of them into
+              done (an op v as v, an edge e's copy as -1 - e) and their
+              count into *count (0 only when the deadline passed).
+   All completions returned by one wait are applied before any device
+   picks its next op. peak_bytes (may be NULL) gets each device's highest
+   bytes held. The hooks' context is theirs; the dispatcher allocates its
+   workspace per call and frees it before returning, also on failure
+   (buffers still held then are the caller's to free). */
+typedef struct dp_dispatch_hooks {
+    void  *ctx;
+    double (*now)(void *ctx);
+    int    (*launch)(void *ctx, int op, int dev, dp_error *err);
+    int    (*copy)(void *ctx, int edge, dp_error *err);
+    int    (*release)(void *ctx, int op, int edge, dp_error *err);
+    int    (*wait)(void *ctx, double deadline, int *done, int max, int *count, dp_error *err);
+} dp_dispatch_hooks;
+
+int dp_dispatch(const dp_graph *g, const dp_cluster *c, const int *assign, const dp_exec_opts *opts,
+                const dp_dispatch_hooks *hooks, double *peak_bytes, dp_error *err);
 
 /* Checks the shapes of every real (non-opaque) op against its inputs;
    opaque ops are skipped. The executor runs real ops with the kernels of
@@ -821,12 +919,41 @@ int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *e
    >>api-cuda
    Implemented in doppler_cuda.cu (compiled by nvcc, linked in only by
    programs that want the GPU); declared here so that one header serves.
+   The .cu includes this header without the implementation: link it with
+   one C file that defines DOPPLER_IMPLEMENTATION (it calls dp_check,
+   dp_dispatch, dp_op_time and other public functions). One command:
+       nvcc -O2 -I. -o prog prog.c doppler_cuda.cu -lpthread
+   (nvcc compiles prog.c as C with the host compiler).
    A failed CUDA call is reported as DP_ERR_DEVICE with
    "doppler_cuda.cu:LINE: CALL: MESSAGE (cudaErrorName)". A machine with no
-   GPU or driver makes dp_cuda_device_count fail with the runtime's reason.
-   Build:  nvcc -O2 -I. -o probe doppler_cuda.cu demos/cuda_probe.c
-   For now: device discovery and a self-test kernel; the stream executor
-   comes with the executor issue.
+   GPU or driver makes every call that needs one fail with DP_ERR_DEVICE and
+   the runtime's reason ("no CUDA device: ..."); arguments are checked
+   before the GPU is touched.
+
+   dp_exec_cuda runs a placed graph on the GPUs with the dispatcher of the
+   runtime model (dp_dispatch): logical device d of the cluster runs on GPU
+   d % G (G = opts->gpus, 0 -> every GPU present); logical devices sharing a
+   GPU each have their own compute stream, and each launch is capped to the
+   GPU's resident blocks divided by the number of logical devices on it (a
+   share of its SMs, not a partition: the hardware still places the blocks).
+   One op at a time per logical device. A cross-device edge is a copy on a
+   stream of its own per (source, destination) pair, made on the
+   destination's GPU after the producer's event (cudaMemcpyPeerAsync between
+   GPUs: direct where cudaDeviceCanAccessPeer allows, the buffer pools being
+   opened to such peers, else staged by the runtime; a device-to-device copy
+   between logical devices of one GPU). Completion: a host function queued
+   after each op and copy (cudaLaunchHostFunc) signals the dispatching
+   thread, which sleeps meanwhile. Buffers come from one stream-ordered
+   memory pool per GPU, made and destroyed by each call. Real ops run CUDA
+   kernels with the semantics of the CPU kernels (>>kernels; outputs within
+   DP_EXEC_TOL of the CPU's, see dp_exec_compare); opaque ops hash their
+   inputs, write their output and spin on the GPU's global timer for their
+   modelled time. Timings come from CUDA events, peak bytes from the
+   dispatcher's accounting. digest: a checksum of every sink's output read
+   back after each run (every op reaches a sink; an opaque op's output is a
+   hash of its inputs'), equal across placements of one graph on one GPU
+   model, but not equal to the CPU's digest. Same options and result as
+   dp_exec_cpu, plus opts->gpus and res->gpus.
    ====================================================================== */
 typedef struct dp_cuda_info {
     char   name[256];
@@ -842,6 +969,25 @@ int dp_cuda_device_info(int dev, dp_cuda_info *info, dp_error *err);
 /* y = a*x + y over n doubles on device dev, checked against the host;
    seconds gets the kernel's time (may be NULL). */
 int dp_cuda_selftest(int dev, int n, double *seconds, dp_error *err);
+
+int dp_exec_cuda(const dp_graph *g, const dp_cluster *c, const int *assign,
+                 const dp_exec_opts *opts, dp_exec_result *res, dp_error *err);
+/* Measures the GPUs into a cluster of opts->devices logical devices (0 ->
+   one per GPU; more than the GPUs share them as dp_exec_cuda does): each op
+   kind's kernel throughput on size x size tensors (size 0 -> 512; FLOPs
+   by dp_op_flops) with every logical device's stream busy at once (one
+   size: kindspeed, not dp_calibrate_cpu's speed curves and per-op
+   overhead, which need measuring on a GPU first), copy
+   bandwidth between each pair of logical devices (peer or on-GPU copies of
+   16 MiB), and dp_exec_cuda's hand-off latency (a chain of tiny ops
+   alternating between two logical devices against one on a single one). */
+int dp_calibrate_cuda(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *err);
+
+/* Testing hook: op v's GPU algorithm run on the host with the same
+   element, index and row functions as the kernels (lane partial sums and
+   the butterfly emulated), so that it equals the GPU's output bit for bit
+   except for expf/tanhf (libm's here). Needs no GPU. */
+void dp__cuda_host_kernel(const dp_graph *g, int v, const float *const *in, float *out, uint64_t seed);
 
 /* ======================================================================
    >>api-util
@@ -5309,6 +5455,8 @@ static float dp__input_value(uint64_t seed, int op, size_t i)
     return (float)((double)(z >> 11) * (2.0 / 9007199254740992.0) - 1.0);
 }
 
+float dp_input_value(uint64_t seed, int op, size_t i) { return dp__input_value(seed, op, i); }
+
 /* expf(z) with z clamped to [-87, ln FLT_MAX] and 0 below -87 (where
    expf would be subnormal or 0), computed without a branch on z; *big is
    all ones where z is past overflow (the result is then 1: the caller
@@ -5735,10 +5883,39 @@ static void dp__ex_fail(dp__ex *x, dp_code code, const char *fmt, ...)   /* unde
 }
 
 /* Bytes of v's buffer (and of a copy of it). */
-static size_t dp__ex_size(const dp__ex *x, double bytes)
+static size_t dp__buf_bytes(double bytes, double scale)
 {
-    double b = floor(bytes * x->bscale + 0.5);
+    double b = floor(bytes * scale + 0.5);
     return b < 8 ? 8 : (size_t)b;
+}
+
+static size_t dp__ex_size(const dp__ex *x, double bytes) { return dp__buf_bytes(bytes, x->bscale); }
+
+size_t dp_exec_op_bytes(const dp_graph *g, int op, double bytes_scale)
+{
+    return dp__is_real(g, op) ? sizeof(float) * (size_t)g->rows[op] * (size_t)g->cols[op] : dp__buf_bytes(g->out_bytes[op], bytes_scale);
+}
+
+size_t dp_exec_edge_bytes(const dp_graph *g, int edge, double bytes_scale)
+{
+    int u = g->src[edge];
+    return dp__is_real(g, u) ? dp_exec_op_bytes(g, u, bytes_scale) : dp__buf_bytes(g->bytes[edge], bytes_scale);
+}
+
+void dp_exec_scales(const dp_graph *g, const dp_cluster *c, double *seconds_per_unit, double *bytes_scale)
+{
+    int v, k;
+    if (seconds_per_unit && *seconds_per_unit == 0) {
+        double work = 0;
+        for (v = 0; v < g->n_ops; v++) work += dp_op_time(g, c, v, dp_fastest_device(g, c, v));
+        *seconds_per_unit = work > 0 ? 0.1 / work : 1e-3;
+    }
+    if (bytes_scale && *bytes_scale == 0) {
+        double mx = 0;
+        for (v = 0; v < g->n_ops; v++) if (g->out_bytes[v] > mx) mx = g->out_bytes[v];
+        for (k = 0; k < g->n_edges; k++) if (g->bytes[k] > mx) mx = g->bytes[k];
+        *bytes_scale = mx > 65536.0 ? 65536.0 / mx : 1.0;
+    }
 }
 
 /* Freed buffers are kept per device, by size, and handed out again for a
@@ -6028,9 +6205,47 @@ static void *dp__ex_worker(void *arg)
 
 void dp_exec_result_free(dp_exec_result *r)
 {
+    int v;
     if (!r) return;
+    if (r->outputs) for (v = 0; v < r->n_ops; v++) DP_FREE(r->outputs[v]);
+    DP_FREE(r->outputs);
     DP_FREE(r->wall_runs); DP_FREE(r->busy); DP_FREE(r->start); DP_FREE(r->end); DP_FREE(r->peak_bytes); DP_FREE(r->cpu);
     memset(r, 0, sizeof *r);
+}
+
+int dp_exec_compare(const dp_graph *g, const dp_exec_result *got, const dp_exec_result *ref,
+                    double *max_err, int *worst_op, dp_error *err)
+{
+    int v, worst = -1;
+    double mx = 0;
+    if (max_err) *max_err = 0;
+    if (worst_op) *worst_op = -1;
+    if (!g || !got || !ref) return dp__fail(err, DP_ERR_ARG, "exec compare: graph or result missing");
+    if (got->n_ops != g->n_ops || ref->n_ops != g->n_ops)
+        return dp__fail(err, DP_ERR_ARG, "exec compare: results of %d and %d ops for a graph of %d", got->n_ops, ref->n_ops, g->n_ops);
+    for (v = 0; v < g->n_ops; v++) {
+        size_t n, j;
+        double scale = 0, e = 0;
+        const float *a, *b;
+        if (!dp__is_real(g, v) || g->out_off[v + 1] > g->out_off[v]) continue;
+        a = got->outputs ? got->outputs[v] : NULL;
+        b = ref->outputs ? ref->outputs[v] : NULL;
+        if (!a || !b) return dp__fail(err, DP_ERR_ARG, "exec compare: no output of sink '%s' in the %s (run with keep_outputs)", g->name[v], a ? "reference" : "result");
+        n = (size_t)g->rows[v] * (size_t)g->cols[v];
+        for (j = 0; j < n; j++) if (fabs((double)b[j]) > scale) scale = fabs((double)b[j]);
+        if (!(scale > 0)) scale = 1;
+        for (j = 0; j < n; j++) {
+            double d = fabs((double)a[j] - (double)b[j]);
+            if (a[j] != a[j] && b[j] != b[j]) d = 0;     /* NaN in both */
+            else if (!(d == d)) d = HUGE_VAL;             /* NaN in one */
+            if (d / scale > e) e = d / scale;
+        }
+        if (worst < 0 || e > mx) { worst = v; if (e > mx) mx = e; }
+    }
+    if (max_err) *max_err = mx;
+    if (worst_op) *worst_op = worst;
+    dp__ok(err);
+    return 0;
 }
 
 int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const dp_exec_opts *opts,
@@ -6059,17 +6274,7 @@ int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const
     if (o.reps < 0 || o.reps > 10000) return dp__fail(err, DP_ERR_RANGE, "exec: reps %d not in 1..10000", o.reps);
     if (o.seconds_per_unit < 0 || o.bytes_scale < 0 || o.device_bytes < 0)
         return dp__fail(err, DP_ERR_RANGE, "exec: negative scale or arena size");
-    if (o.seconds_per_unit == 0) {
-        double work = 0;
-        for (v = 0; v < n; v++) work += dp_op_time(g, c, v, dp_fastest_device(g, c, v));
-        o.seconds_per_unit = work > 0 ? 0.1 / work : 1e-3;
-    }
-    if (o.bytes_scale == 0) {
-        double mx = 0;
-        for (v = 0; v < n; v++) if (g->out_bytes[v] > mx) mx = g->out_bytes[v];
-        for (k = 0; k < m; k++) if (g->bytes[k] > mx) mx = g->bytes[k];
-        o.bytes_scale = mx > 65536.0 ? 65536.0 / mx : 1.0;
-    }
+    dp_exec_scales(g, c, &o.seconds_per_unit, &o.bytes_scale);
     x.g = g; x.c = c; x.assign = assign; x.n = n; x.m = m; x.nd = nd;
     x.spu = o.seconds_per_unit; x.bscale = o.bytes_scale; x.limit = o.device_bytes;
     x.order = o.order; x.err = err; x.seed = o.seed; x.cpu_times = o.cpu_times != 0;
@@ -6085,8 +6290,8 @@ int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const
     DP__A(x.dig, n, uint64_t); DP__A(x.cur, nd, double); DP__A(x.peak, nd, double);
     /* every size a buffer of this run can have: outputs, and copies */
     DP__A(x.sizes, (size_t)n + m, size_t);
-    for (v = 0; v < n; v++) x.sizes[v] = dp__is_real(g, v) ? sizeof(float) * (size_t)g->rows[v] * g->cols[v] : dp__ex_size(&x, g->out_bytes[v]);
-    for (k = 0; k < m; k++) x.sizes[n + k] = dp__is_real(g, g->src[k]) ? x.sizes[g->src[k]] : dp__ex_size(&x, g->bytes[k]);
+    for (v = 0; v < n; v++) x.sizes[v] = dp_exec_op_bytes(g, v, x.bscale);
+    for (k = 0; k < m; k++) x.sizes[n + k] = dp_exec_edge_bytes(g, k, x.bscale);
     qsort(x.sizes, (size_t)n + m, sizeof(size_t), dp__ex_size_cmp);
     for (k = 0; k < n + m; k++) if (!x.nsizes || x.sizes[k] != x.sizes[x.nsizes - 1]) x.sizes[x.nsizes++] = x.sizes[k];
     DP__A(x.pool, (size_t)nd * x.nsizes, unsigned char *);
@@ -6098,6 +6303,7 @@ int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const
     DP__A(runs_busy, (size_t)o.reps * nd, double); DP__A(runs_peak, (size_t)o.reps * nd, double);
     DP__A(res->wall_runs, o.reps, double); DP__A(res->busy, nd, double); DP__A(res->start, n, double);
     DP__A(res->end, n, double); DP__A(res->peak_bytes, nd, double);
+    if (o.keep_outputs) { DP__A(res->outputs, n, float *); res->n_ops = n; }
 #undef DP__A
     if (o.order == DP_ORDER_PRIORITY && !o.priority) {
         bl = (double *)dp__alloc((size_t)n, sizeof(double), err, "executor");
@@ -6162,6 +6368,13 @@ int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const
         memcpy(runs_end + (size_t)r * n, x.end, sizeof(double) * (size_t)n);
         memcpy(runs_busy + (size_t)r * nd, x.busy, sizeof(double) * (size_t)nd);
         memcpy(runs_peak + (size_t)r * nd, x.peak, sizeof(double) * (size_t)nd);
+        /* the last run's real sinks' outputs, when asked for */
+        if (!rc && o.keep_outputs && r == o.reps - 1)
+            for (v = 0; v < n && !rc; v++) {
+                if (!dp__is_real(g, v) || g->out_off[v + 1] > g->out_off[v]) continue;
+                if (!(res->outputs[v] = (float *)dp__alloc(x.len[v], 1, err, "executor outputs"))) rc = DP_ERR_NOMEM;
+                else memcpy(res->outputs[v], x.buf[v], x.len[v]);
+            }
         /* what is left: sinks' outputs (back to the pool, for the next
            run), and everything after a failure */
         for (v = 0; v < n; v++) dp__ex_release(&x, assign[v], &x.buf[v], x.len[v]);
@@ -6211,6 +6424,205 @@ done:
     DP_FREE(x.start); DP_FREE(x.end); DP_FREE(x.busy); DP_FREE(args); DP_FREE(th); DP_FREE(bl);
     DP_FREE(runs_start); DP_FREE(runs_end); DP_FREE(runs_busy); DP_FREE(runs_peak); DP_FREE(runs_cpu); DP_FREE(x.cpu);
     if (rc) dp_exec_result_free(res);
+    return rc;
+}
+
+/* ======================================================================
+   >>dispatch
+   dp_dispatch: the runtime model's dispatcher over an executor's hooks
+   (see >>api-exec). One thread; the workspace lives for one call.
+   ====================================================================== */
+typedef struct dp__dq {
+    const dp_graph *g; const dp_cluster *c; const int *assign;
+    const dp_dispatch_hooks *h;
+    int n, m, nd;
+    dp_order order; const double *prio;
+    double spu, bscale, limit;
+    int *pending, *refcnt, *q, *qoff, *qlen, *running, *dl, ndl;
+    int inflight;                 /* ops running and copies under way */
+    char *xstate;                 /* per edge: 0 none, 1 copying, 2 copied, 3 delivered */
+    double *ready, *arrive, *link_free, *cur, *peak;
+    dp_error *err;
+} dp__dq;
+
+static int dp__dq_before(const dp__dq *w, int a, int b) { return dp__ready_before(w->order, w->prio, w->ready, a, b); }
+
+static void dp__dq_push(dp__dq *w, int v, double t)
+{
+    int d = w->assign[v], *hp = w->q + w->qoff[d], i = w->qlen[d]++;
+    w->ready[v] = t;
+    while (i > 0 && dp__dq_before(w, v, hp[(i - 1) / 2])) { hp[i] = hp[(i - 1) / 2]; i = (i - 1) / 2; }
+    hp[i] = v;
+}
+
+static int dp__dq_pop(dp__dq *w, int d)
+{
+    int *hp = w->q + w->qoff[d], top = hp[0], n = --w->qlen[d], last = hp[n], i = 0;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && dp__dq_before(w, hp[c + 1], hp[c])) c++;
+        if (!dp__dq_before(w, hp[c], last)) break;
+        hp[i] = hp[c]; i = c;
+    }
+    if (n > 0) hp[i] = last;
+    return top;
+}
+
+/* Copies held until their modelled arrival: a min-heap on (arrival, edge). */
+static int dp__dl_less(const dp__dq *w, int a, int b) { return w->arrive[a] < w->arrive[b] || (w->arrive[a] == w->arrive[b] && a < b); }
+
+static void dp__dl_push(dp__dq *w, int e)
+{
+    int i = w->ndl++;
+    while (i > 0 && dp__dl_less(w, e, w->dl[(i - 1) / 2])) { w->dl[i] = w->dl[(i - 1) / 2]; i = (i - 1) / 2; }
+    w->dl[i] = e;
+}
+
+static int dp__dl_pop(dp__dq *w)
+{
+    int top = w->dl[0], n = --w->ndl, last = w->dl[n], i = 0;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && dp__dl_less(w, w->dl[c + 1], w->dl[c])) c++;
+        if (!dp__dl_less(w, w->dl[c], last)) break;
+        w->dl[i] = w->dl[c]; i = c;
+    }
+    if (n > 0) w->dl[i] = last;
+    return top;
+}
+
+/* Bytes come and go on device d; an allocation past the arena fails. */
+static int dp__dq_alloc(dp__dq *w, int d, size_t size, const char *what, int id)
+{
+    double limit = w->limit > 0 ? w->limit : w->c->memory ? w->c->memory[d] : 0;
+    if (limit > 0 && w->cur[d] + (double)size > limit)
+        return dp__fail(w->err, DP_ERR_INFEASIBLE, "exec: device %d arena full: %s %d needs %zu bytes, %.0f of %.0f in use", d, what, id, size, w->cur[d], limit);
+    w->cur[d] += (double)size;
+    if (w->cur[d] > w->peak[d]) w->peak[d] = w->cur[d];
+    return 0;
+}
+
+static int dp__dq_release_op(dp__dq *w, int u)
+{
+    w->cur[w->assign[u]] -= (double)dp_exec_op_bytes(w->g, u, w->bscale);
+    return w->h->release(w->h->ctx, u, -1, w->err);
+}
+
+static void dp__dq_deliver(dp__dq *w, int e, double t)
+{
+    int v = w->g->dst[e];
+    w->xstate[e] = 3;
+    if (--w->pending[v] == 0) dp__dq_push(w, v, t);
+}
+
+/* Op v ended at time t on its device. */
+static int dp__dq_op_done(dp__dq *w, int v, double t)
+{
+    const dp_graph *g = w->g;
+    int d = w->assign[v], k, rc;
+    w->running[d] = -1;
+    for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+        int e = g->in_edge[k], u = g->src[e];
+        if (w->assign[u] != d) {
+            w->cur[d] -= (double)dp_exec_edge_bytes(g, e, w->bscale);
+            if ((rc = w->h->release(w->h->ctx, -1, e, w->err))) return rc;
+        } else if (--w->refcnt[u] == 0 && (rc = dp__dq_release_op(w, u))) return rc;
+    }
+    for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
+        int e = g->out_edge[k], x = g->dst[e], dd = w->assign[x];
+        double st = t, dur;
+        if (dd == d) { if (--w->pending[x] == 0) dp__dq_push(w, x, t); continue; }
+        if ((rc = dp__dq_alloc(w, dd, dp_exec_edge_bytes(g, e, w->bscale), "copy of edge", e))) return rc;
+        dur = dp_xfer_time(w->c, g->bytes[e], d, dd) * w->spu;
+        if (w->c->link == DP_LINK_SERIAL) {
+            double *lf = &w->link_free[(size_t)d * w->nd + dd];
+            if (*lf > st) st = *lf;
+            *lf = st + dur;
+        }
+        w->arrive[e] = dp__is_real(g, v) ? 0 : st + dur;   /* real copies arrive when done */
+        w->xstate[e] = 1;
+        w->inflight++;
+        if ((rc = w->h->copy(w->h->ctx, e, w->err))) return rc;
+    }
+    return 0;
+}
+
+int dp_dispatch(const dp_graph *g, const dp_cluster *c, const int *assign, const dp_exec_opts *opts,
+                const dp_dispatch_hooks *hooks, double *peak_bytes, dp_error *err)
+{
+    dp__dq w;
+    double *bl = NULL, t;
+    int *done = NULL, rc, v, d, k, ndone = 0;
+    memset(&w, 0, sizeof w);
+    dp__ok(err);
+    if ((rc = dp_check(g, c, err))) return rc;
+    if (!assign || !hooks || !hooks->now || !hooks->launch || !hooks->copy || !hooks->release || !hooks->wait)
+        return dp__fail(err, DP_ERR_ARG, "dispatch: assignment or hooks missing");
+    for (v = 0; v < g->n_ops; v++)
+        if (assign[v] < 0 || assign[v] >= c->n)
+            return dp__fail(err, DP_ERR_RANGE, "dispatch: op %d ('%s') on device %d, but the cluster has devices 0..%d", v, g->name[v], assign[v], c->n - 1);
+    w.g = g; w.c = c; w.assign = assign; w.h = hooks; w.err = err;
+    w.n = g->n_ops; w.m = g->n_edges; w.nd = c->n;
+    if (opts) { w.order = opts->order; w.prio = opts->priority; w.spu = opts->seconds_per_unit; w.bscale = opts->bytes_scale; w.limit = opts->device_bytes; }
+    if (w.spu < 0 || w.bscale < 0 || w.limit < 0) return dp__fail(err, DP_ERR_RANGE, "dispatch: negative scale or arena size");
+    dp_exec_scales(g, c, &w.spu, &w.bscale);
+#define DP__A(ptr, count, type) if (!((ptr) = (type *)dp__alloc((size_t)(count), sizeof(type), err, "dispatcher"))) { rc = DP_ERR_NOMEM; goto out; }
+    DP__A(w.pending, w.n, int); DP__A(w.refcnt, w.n, int); DP__A(w.q, w.n, int); DP__A(w.qoff, w.nd + 1, int);
+    DP__A(w.qlen, w.nd, int); DP__A(w.running, w.nd, int); DP__A(w.dl, w.m, int); DP__A(w.xstate, w.m, char);
+    DP__A(w.ready, w.n, double); DP__A(w.arrive, w.m, double); DP__A(w.cur, w.nd, double); DP__A(w.peak, w.nd, double);
+    DP__A(done, (size_t)w.n + w.m, int);
+    if (c->link == DP_LINK_SERIAL) DP__A(w.link_free, (size_t)w.nd * w.nd, double);
+    if (w.order == DP_ORDER_PRIORITY && !w.prio) { DP__A(bl, w.n, double); dp_blevel(g, c, bl); w.prio = bl; }
+#undef DP__A
+    for (v = 0; v < w.n; v++) w.qoff[assign[v] + 1]++;
+    for (d = 0; d < w.nd; d++) { w.qoff[d + 1] += w.qoff[d]; w.running[d] = -1; }
+    for (v = 0; v < w.n; v++) { w.pending[v] = g->in_off[v + 1] - g->in_off[v]; w.refcnt[v] = g->out_off[v + 1] - g->out_off[v]; }
+    t = hooks->now(hooks->ctx);
+    for (v = 0; v < w.n; v++) if (w.pending[v] == 0) dp__dq_push(&w, v, t);
+    while (ndone < w.n) {
+        int cnt = 0;
+        /* every idle device with a ready op starts one */
+        for (d = 0; d < w.nd; d++) {
+            if (w.running[d] >= 0 || w.qlen[d] == 0) continue;
+            v = dp__dq_pop(&w, d);
+            if ((rc = dp__dq_alloc(&w, d, dp_exec_op_bytes(g, v, w.bscale), "op", v))) goto out;
+            if ((rc = hooks->launch(hooks->ctx, v, d, err))) goto out;
+            w.running[d] = v;
+            w.inflight++;
+        }
+        if (w.inflight == 0 && w.ndl == 0) { rc = dp__fail(err, DP_ERR_GRAPH, "dispatch: %d of %d ops done and nothing left to wait for", ndone, w.n); goto out; }
+        if ((rc = hooks->wait(hooks->ctx, w.ndl ? w.arrive[w.dl[0]] : -1.0, done, w.n + w.m, &cnt, err))) goto out;
+        if (cnt < 0 || cnt > w.n + w.m) { rc = dp__fail(err, DP_ERR_ARG, "dispatch: wait returned %d completions", cnt); goto out; }
+        t = hooks->now(hooks->ctx);
+        /* apply every completion before any device picks again */
+        for (k = 0; k < cnt; k++) {
+            int id = done[k];
+            if (id >= 0 && id < w.n && w.running[assign[id]] == id) {
+                w.inflight--;
+                ndone++;
+                if ((rc = dp__dq_op_done(&w, id, t))) goto out;
+            } else if (id < 0 && -1 - id < w.m && w.xstate[-1 - id] == 1) {
+                int e = -1 - id, u = g->src[e];
+                w.inflight--;
+                w.xstate[e] = 2;
+                if (--w.refcnt[u] == 0 && (rc = dp__dq_release_op(&w, u))) goto out;
+                if (w.arrive[e] <= t) dp__dq_deliver(&w, e, t);
+                else dp__dl_push(&w, e);
+            } else {
+                rc = dp__fail(err, DP_ERR_ARG, "dispatch: completion %d is of no %s in flight", id, id >= 0 ? "op" : "copy");
+                goto out;
+            }
+        }
+        while (w.ndl > 0 && w.arrive[w.dl[0]] <= t) dp__dq_deliver(&w, dp__dl_pop(&w), t);
+    }
+    if (peak_bytes) memcpy(peak_bytes, w.peak, sizeof(double) * (size_t)w.nd);
+    rc = 0;
+out:
+    DP_FREE(w.pending); DP_FREE(w.refcnt); DP_FREE(w.q); DP_FREE(w.qoff); DP_FREE(w.qlen); DP_FREE(w.running);
+    DP_FREE(w.dl); DP_FREE(w.xstate); DP_FREE(w.ready); DP_FREE(w.arrive); DP_FREE(w.cur); DP_FREE(w.peak);
+    DP_FREE(w.link_free); DP_FREE(done); DP_FREE(bl);
     return rc;
 }
 

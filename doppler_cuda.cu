@@ -1,24 +1,93 @@
-/* doppler_cuda.cu - the CUDA companion of doppler.h (skeleton).
+/* doppler_cuda.cu - the CUDA companion of doppler.h: the CUDA stream executor.
 
-   C ABI declared in doppler.h (>>api-cuda). This file includes doppler.h WITHOUT
-   DOPPLER_IMPLEMENTATION: it needs only dp_error and the dp_code list, and
-   it keeps stb_ds out of nvcc's C++. Link it with one C file that defines
-   DOPPLER_IMPLEMENTATION when the program also needs the CPU library.
+   C ABI declared in doppler.h (>>api-cuda): device discovery, a self-test,
+   dp_exec_cuda (run a placed graph on the GPUs), dp_calibrate_cuda (measure
+   them into a cluster file) and a host emulation of the GPU kernels for
+   tests. This file includes doppler.h WITHOUT DOPPLER_IMPLEMENTATION (no
+   stb_ds in nvcc's C++); it calls public functions of the library (dp_check,
+   dp_dispatch, dp_op_time, dp_exec_op_bytes, ...), so link it with one C
+   file that defines DOPPLER_IMPLEMENTATION:
 
-   Every CUDA call goes through cudaCheck(), which records the file, the line,
-   the call and the runtime's message into the caller's dp_error and jumps to
-   the function's `done:` label (each function keeps `int rc` and frees what
-   it holds there). Nothing exits, nothing prints.
+       nvcc -O2 -I. -o prog prog.c doppler_cuda.cu -lpthread
 
-   Build: nvcc -O2 -I. -o build/doppler_cuda_probe doppler_cuda.cu demos/cuda_probe.c
+   Build it without --use_fast_math: the kernels rely on IEEE float
+   division and square root to match the CPU kernels.
+
+   THE EXECUTOR (dp_exec_cuda)
+   - Logical devices: the cluster's device d runs on GPU d % G, G the GPUs
+     used (opts->gpus, 0 -> all present, at most the logical devices). Each
+     logical device has its own compute stream; where several share a GPU,
+     each launch is capped at (resident blocks of the GPU) / (logical
+     devices on it) blocks, every kernel looping over its work with a grid
+     stride, so that each gets about its share of the SMs. That is a share,
+     not a partition: nothing pins blocks to SMs (green contexts could; they
+     need the driver API and a GPU to test on, neither of which this was
+     written with). The kernels compute each output element the same way
+     whatever the grid, so the outputs do not depend on the sharing.
+   - Dispatch: dp_dispatch (doppler.h, >>dispatch), the runtime model's
+     dispatcher, on the calling thread, with the hooks below: one op at a
+     time per logical device, FIFO or priority, work-conserving. launch
+     allocates the op's output from the GPU's pool on the compute stream,
+     makes the stream wait for the copies of its remote inputs (their
+     events), records a start event, enqueues the kernel(s), records an end
+     event and queues a host function (cudaLaunchHostFunc) that pushes the
+     op's id into a completion queue and signals a condition variable. The
+     host function only locks, pushes and signals: it never calls CUDA.
+     wait sleeps on that condition variable (with a deadline for copies held
+     to their modelled arrival), waking every 0.1 s without completions to
+     ask each stream for an error (a faulting kernel never runs the host
+     functions behind it), so a failure ends the run instead of hanging it.
+   - Copies: each (source, destination) pair of logical devices used by a
+     cross edge has a copy stream on the destination's GPU. copy allocates
+     the destination buffer there, waits for the producer's end event and
+     copies with cudaMemcpyPeerAsync between GPUs (direct where
+     cudaDeviceCanAccessPeer allows it: each GPU's pool is opened to such
+     peers with cudaMemPoolSetAccess; otherwise the runtime stages the copy
+     through the host) or cudaMemcpyAsync within a GPU, then records an
+     event (the consumer's stream waits on it) and queues the host function.
+   - Memory: one stream-ordered pool per GPU (cudaMemPoolCreate), grown once
+     before the first run and destroyed at the end; buffers are allocated
+     with cudaMallocFromPoolAsync and freed with cudaFreeAsync when the
+     dispatcher releases them (after every user completed), sinks' outputs
+     after each run once read back. Bytes are accounted by the dispatcher
+     per logical device (peak_bytes, the device_bytes arena:
+     DP_ERR_INFEASIBLE).
+   - Kernels: every real op kind with the semantics of the CPU kernels
+     (doppler.h, >>kernels): input fill (bit for bit the CPU's values),
+     matmul in 32x32 shared-memory tiles (products summed in k order with
+     fused multiply-adds), n-ary add/reduce in input order (bit for bit),
+     mul, scale, relu, gelu, silu, concat, split, transpose, copy, and
+     softmax/rmsnorm/layernorm with one warp per row (32 lane partial sums,
+     then a butterfly). The per-element functions are __host__ __device__
+     and dp__cuda_host_kernel runs them on the host, so tests check the GPU
+     algorithms against the CPU kernels without a GPU. Opaque ops: one block
+     hashes its inputs (the bytes each edge carries), writes its output (a
+     function of that hash) and spins on the GPU's %globaltimer until its
+     modelled time (dp_op_time x seconds_per_unit) has passed since it began.
+   - Timing: a start event per GPU at the beginning of each run; each op's
+     start and end are event times relative to it (microsecond resolution;
+     GPUs' clocks are aligned to a few microseconds by recording their start
+     events back to back). wall: the host's time from the start of the run
+     to the last completion seen by the dispatcher.
+   - Errors: every CUDA call goes through cudaCheck(), which records the
+     file, the line, the call and the runtime's message into the caller's
+     dp_error (DP_ERR_DEVICE) and jumps to the function's `done:` label. On
+     any failure the executor synchronises every stream it made, frees every
+     buffer it holds, destroys its events, streams and pools, restores the
+     caller's current device and returns the first error. Nothing exits,
+     nothing prints.
 */
 #include <cuda_runtime.h>
 
+#include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "doppler.h"
 
@@ -190,5 +259,1242 @@ done:
     if (prev >= 0) (void)cudaSetDevice(prev);
     free(hx);
     free(hy);
+    return rc;
+}
+/* ----------------------------------------------------------------------
+   >>cuda-math
+   Per-element and per-row functions, __host__ __device__: the kernels run
+   them on the GPU, dp__cuda_host_kernel on the host. Float arithmetic is
+   spelled with the _rn intrinsics on the device, so that nvcc does not fuse
+   a multiply and an add where the CPU kernel does not (only explicit fmaf
+   is fused, identically on both sides).
+   ---------------------------------------------------------------------- */
+#define DP__CU_MAXIN 16     /* inputs per launch (more: several launches)  */
+#define DP__CU_LANES 32     /* lanes of a warp: one warp per row            */
+#define DP__CU_THREADS 256  /* threads per block of the element kernels    */
+
+#ifdef __CUDA_ARCH__
+#define DP__ADD(a, b) __fadd_rn((a), (b))
+#define DP__SUB(a, b) __fsub_rn((a), (b))
+#define DP__MUL(a, b) __fmul_rn((a), (b))
+#define DP__DIV(a, b) __fdiv_rn((a), (b))
+#define DP__SQRT(a)   __fsqrt_rn(a)
+#else
+#define DP__ADD(a, b) ((a) + (b))
+#define DP__SUB(a, b) ((a) - (b))
+#define DP__MUL(a, b) ((a) * (b))
+#define DP__DIV(a, b) ((a) / (b))
+#define DP__SQRT(a)   sqrtf(a)
+#endif
+
+/* dp_input_value's hash: integer mixing, then one exact double product and
+   one float conversion (rounded to nearest on both sides). */
+__host__ __device__ static inline float dp__cu_input_value(unsigned long long seed, int op, unsigned long long i)
+{
+    unsigned long long z = seed ^ ((unsigned long long)op << 32) ^ i;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return (float)((double)(z >> 11) * (2.0 / 9007199254740992.0) - 1.0);
+}
+
+/* 0.5 x (1 + tanh(0.7978845608 (x + 0.044715 x^3))), in the CPU's order */
+__host__ __device__ static inline float dp__cu_gelu(float x)
+{
+    float x3 = DP__MUL(DP__MUL(DP__MUL(0.044715f, x), x), x);
+    float t = tanhf(DP__MUL(0.7978845608f, DP__ADD(x, x3)));
+    return DP__MUL(DP__MUL(0.5f, x), DP__ADD(1.0f, t));
+}
+
+__host__ __device__ static inline float dp__cu_silu(float x) { return DP__DIV(x, DP__ADD(1.0f, expf(-x))); }
+
+/* One launch's worth of an element-wise op (input, add/reduce, mul, scale,
+   relu, gelu, silu, concat, split, transpose): work item e of n. Add and
+   concat take at most DP__CU_MAXIN inputs a launch: a later launch of an
+   add goes on from the partial sum in out (first = 0), of a concat from
+   output column off. */
+typedef struct dp__cu_ew {
+    int kind, nin, first;
+    long long n;                     /* work items                          */
+    int r, c;                        /* output shape                         */
+    int ci;                          /* split: input columns; concat: the
+                                        columns this launch writes          */
+    int off;                         /* split, concat: first column          */
+    float s;                         /* scale                               */
+    unsigned long long seed;
+    int op;
+    const float *in[DP__CU_MAXIN];
+    int cols[DP__CU_MAXIN];          /* concat: columns of each input        */
+    float *out;
+} dp__cu_ew;
+
+__host__ __device__ static inline void dp__cu_ew_apply(const dp__cu_ew *a, long long e)
+{
+    switch (a->kind) {
+    case DP_OP_INPUT: a->out[e] = dp__cu_input_value(a->seed, a->op, (unsigned long long)e); break;
+    case DP_OP_ADD: case DP_OP_REDUCE: {
+        float s = a->first ? a->in[0][e] : a->out[e];
+        for (int k = a->first ? 1 : 0; k < a->nin; k++) s = DP__ADD(s, a->in[k][e]);
+        a->out[e] = s;
+        break;
+    }
+    case DP_OP_MUL: a->out[e] = DP__MUL(a->in[0][e], a->in[1][e]); break;
+    case DP_OP_SCALE: a->out[e] = DP__MUL(a->in[0][e], a->s); break;
+    case DP_OP_RELU: { float x = a->in[0][e]; a->out[e] = x > 0 ? x : 0.0f; break; }
+    case DP_OP_GELU: a->out[e] = dp__cu_gelu(a->in[0][e]); break;
+    case DP_OP_SILU: a->out[e] = dp__cu_silu(a->in[0][e]); break;
+    case DP_OP_SPLIT: { long long i = e / a->c, j = e % a->c; a->out[e] = a->in[0][i * a->ci + a->off + j]; break; }
+    case DP_OP_TRANSPOSE: { long long i = e / a->c, j = e % a->c; a->out[e] = a->in[0][j * a->r + i]; break; }
+    case DP_OP_CONCAT: {
+        long long i = e / a->ci;
+        int q = (int)(e % a->ci), jj = q, k = 0;
+        while (k < a->nin - 1 && jj >= a->cols[k]) { jj -= a->cols[k]; k++; }
+        a->out[i * a->c + a->off + q] = a->in[k][i * a->cols[k] + jj];
+        break;
+    }
+    default: break;
+    }
+}
+
+/* Rows (softmax, rmsnorm, layernorm): lane `lane` of 32 takes columns
+   lane, lane + 32, ... in order; the lanes' partials are then combined by
+   a butterfly (lane l adds lane l ^ o's value, o = 16, 8, 4, 2, 1). */
+__host__ __device__ static inline float dp__cu_part_max(const float *x, int c, int lane)
+{
+    float m = -INFINITY;
+    for (int j = lane; j < c; j += DP__CU_LANES) m = fmaxf(m, x[j]);
+    return m;
+}
+
+__host__ __device__ static inline float dp__cu_part_expsum(const float *x, int c, float mx, int lane)
+{
+    float s = 0;
+    for (int j = lane; j < c; j += DP__CU_LANES) s = DP__ADD(s, expf(DP__SUB(x[j], mx)));
+    return s;
+}
+
+__host__ __device__ static inline float dp__cu_part_sum(const float *x, int c, int lane)
+{
+    float s = 0;
+    for (int j = lane; j < c; j += DP__CU_LANES) s = DP__ADD(s, x[j]);
+    return s;
+}
+
+__host__ __device__ static inline float dp__cu_part_sqdev(const float *x, int c, float mu, int lane)
+{
+    float s = 0;
+    for (int j = lane; j < c; j += DP__CU_LANES) {
+        float d = DP__SUB(x[j], mu);
+        s = DP__ADD(s, DP__MUL(d, d));
+    }
+    return s;
+}
+
+__host__ __device__ static inline float dp__cu_softmax_out(float x, float mx, float s) { return DP__DIV(expf(DP__SUB(x, mx)), s); }
+__host__ __device__ static inline float dp__cu_mean(float sum, int c) { return DP__DIV(sum, (float)c); }
+/* 1 / sqrt(ss / c + 1e-6), as the CPU's norms */
+__host__ __device__ static inline float dp__cu_norm_inv(float ss, int c) { return DP__DIV(1.0f, DP__SQRT(DP__ADD(DP__DIV(ss, (float)c), 1e-6f))); }
+__host__ __device__ static inline float dp__cu_norm_out(float x, float mu, float inv) { return DP__MUL(DP__SUB(x, mu), inv); }
+
+/* The element-wise launches of real op v (add and concat: one per
+   DP__CU_MAXIN inputs), and the arguments of launch `chunk`. in[k] is the
+   input on in-edge k of v; out its output. */
+static int dp__cu_ew_chunks(const dp_graph *g, int v)
+{
+    int nin = g->in_off[v + 1] - g->in_off[v];
+    dp_kind k = g->kind[v];
+    if (k != DP_OP_ADD && k != DP_OP_REDUCE && k != DP_OP_CONCAT) return 1;
+    return nin <= DP__CU_MAXIN ? 1 : (nin + DP__CU_MAXIN - 1) / DP__CU_MAXIN;
+}
+
+static void dp__cu_ew_setup(const dp_graph *g, int v, const float *const *in, float *out, uint64_t seed, int chunk, dp__cu_ew *a)
+{
+    int nin = g->in_off[v + 1] - g->in_off[v], k, k0 = chunk * DP__CU_MAXIN;
+    const int *ie = g->in_edge + g->in_off[v];
+    memset(a, 0, sizeof *a);
+    a->kind = (int)g->kind[v];
+    a->r = g->rows[v];
+    a->c = g->cols[v];
+    a->n = (long long)a->r * a->c;
+    a->out = out;
+    a->seed = (unsigned long long)seed;
+    a->op = v;
+    switch (g->kind[v]) {
+    case DP_OP_INPUT: break;
+    case DP_OP_ADD: case DP_OP_REDUCE: case DP_OP_CONCAT:
+        a->nin = nin - k0 < DP__CU_MAXIN ? nin - k0 : DP__CU_MAXIN;
+        a->first = chunk == 0;
+        for (k = 0; k < a->nin; k++) {
+            a->in[k] = in[k0 + k];
+            a->cols[k] = g->cols[g->src[ie[k0 + k]]];
+        }
+        if (g->kind[v] == DP_OP_CONCAT) {
+            for (k = 0; k < k0; k++) a->off += g->cols[g->src[ie[k]]];
+            for (k = 0; k < a->nin; k++) a->ci += a->cols[k];
+            a->n = (long long)a->r * a->ci;
+        }
+        break;
+    case DP_OP_MUL: a->nin = 2; a->in[0] = in[0]; a->in[1] = in[1]; break;
+    case DP_OP_SPLIT:
+        a->nin = 1; a->in[0] = in[0];
+        a->ci = g->cols[g->src[ie[0]]];
+        a->off = g->arg[v] * a->c;
+        break;
+    case DP_OP_SCALE:
+        a->nin = 1; a->in[0] = in[0];
+        a->s = 1.0f / sqrtf((float)(g->arg[v] > 0 ? g->arg[v] : a->c));   /* the CPU's expression, on the host */
+        break;
+    default: a->nin = 1; a->in[0] = in[0]; break;
+    }
+}
+
+static int dp__cu_is_row_op(dp_kind k) { return k == DP_OP_SOFTMAX || k == DP_OP_RMSNORM || k == DP_OP_LAYERNORM; }
+
+/* ----------------------------------------------------------------------
+   >>cuda-kernels
+   Every kernel loops over its work with a grid stride: the grid only
+   decides who computes what, never how an element is computed.
+   ---------------------------------------------------------------------- */
+__global__ static void dp__k_ew(const __grid_constant__ dp__cu_ew a)
+{
+    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < a.n; e += (long long)gridDim.x * blockDim.x)
+        dp__cu_ew_apply(&a, e);
+}
+
+__device__ static inline float dp__cu_warp_sum(float v)
+{
+    for (int o = DP__CU_LANES / 2; o > 0; o >>= 1) v = DP__ADD(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+
+__device__ static inline float dp__cu_warp_max(float v)
+{
+    for (int o = DP__CU_LANES / 2; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+
+/* One warp per row; the row loop is the same for all lanes of a warp, so
+   the shuffles always have every lane. */
+__global__ static void dp__k_rows(int kind, const float *x, float *o, int r, int c)
+{
+    int lane = threadIdx.x & (DP__CU_LANES - 1), wpb = blockDim.x / DP__CU_LANES;
+    for (long long row = (long long)blockIdx.x * wpb + threadIdx.x / DP__CU_LANES; row < r; row += (long long)gridDim.x * wpb) {
+        const float *xr = x + row * c;
+        float *orow = o + row * c;
+        if (kind == DP_OP_SOFTMAX) {
+            float mx = dp__cu_warp_max(dp__cu_part_max(xr, c, lane));
+            float s = dp__cu_warp_sum(dp__cu_part_expsum(xr, c, mx, lane));
+            for (int j = lane; j < c; j += DP__CU_LANES) orow[j] = dp__cu_softmax_out(xr[j], mx, s);
+        } else {
+            float mu = kind == DP_OP_LAYERNORM ? dp__cu_mean(dp__cu_warp_sum(dp__cu_part_sum(xr, c, lane)), c) : 0.0f;
+            float inv = dp__cu_norm_inv(dp__cu_warp_sum(dp__cu_part_sqdev(xr, c, mu, lane)), c);
+            for (int j = lane; j < c; j += DP__CU_LANES) orow[j] = dp__cu_norm_out(xr[j], mu, inv);
+        }
+    }
+}
+
+/* C (r x c) = A (r x K) B (K x c) in 32 x 32 output tiles: 32 x 8 threads,
+   thread (tx, ty) computes rows ty, ty + 8, ty + 16, ty + 24 of column tx;
+   K in steps of 32 through shared memory; each output sums its products in
+   k order with fmaf. */
+#define DP__TILE 32
+#define DP__TROWS 8
+__global__ static void dp__k_matmul(const float *A, const float *B, float *C, int r, int K, int c)
+{
+    __shared__ float As[DP__TILE][DP__TILE + 1], Bs[DP__TILE][DP__TILE + 1];
+    int tx = threadIdx.x, ty = threadIdx.y;
+    long long tr = (r + DP__TILE - 1) / DP__TILE, tc = (c + DP__TILE - 1) / DP__TILE;
+    for (long long t = blockIdx.x; t < tr * tc; t += gridDim.x) {
+        int i0 = (int)(t / tc) * DP__TILE, j0 = (int)(t % tc) * DP__TILE;
+        float acc[DP__TILE / DP__TROWS];
+        for (int q = 0; q < DP__TILE / DP__TROWS; q++) acc[q] = 0.0f;
+        for (int k0 = 0; k0 < K; k0 += DP__TILE) {
+            int kn = K - k0 < DP__TILE ? K - k0 : DP__TILE;
+            for (int q = 0; q < DP__TILE / DP__TROWS; q++) {
+                int ii = ty + DP__TROWS * q;
+                As[ii][tx] = (i0 + ii < r && tx < kn) ? A[(long long)(i0 + ii) * K + k0 + tx] : 0.0f;
+                Bs[ii][tx] = (ii < kn && j0 + tx < c) ? B[(long long)(k0 + ii) * c + j0 + tx] : 0.0f;
+            }
+            __syncthreads();
+            for (int kk = 0; kk < kn; kk++) {
+                float b = Bs[kk][tx];
+                for (int q = 0; q < DP__TILE / DP__TROWS; q++) acc[q] = fmaf(As[ty + DP__TROWS * q][kk], b, acc[q]);
+            }
+            __syncthreads();
+        }
+        for (int q = 0; q < DP__TILE / DP__TROWS; q++) {
+            int i = i0 + ty + DP__TROWS * q, j = j0 + tx;
+            if (i < r && j < c) C[(long long)i * c + j] = acc[q];
+        }
+    }
+}
+
+/* Opaque ops, one block of DP__CU_THREADS threads. st (2 words on the
+   device, one pair per logical device) carries the op's start time and
+   running hash from one launch to the next when it has more than
+   DP__CU_MAXIN inputs. The hash of an input: thread t mixes words t, t +
+   256, ... in order, the 256 partials are folded by a fixed tree, then
+   thread 0 adds the fold and the trailing bytes: deterministic. The last
+   launch writes the output (a function of the hash), waits until start +
+   ns on the GPU's global timer, and leaves the hash in the first word. */
+typedef struct dp__cu_opq {
+    const unsigned char *in[DP__CU_MAXIN];
+    unsigned long long len[DP__CU_MAXIN];  /* bytes of each input to hash  */
+    int nin, first, last, op;
+    unsigned char *out;
+    unsigned long long size, ns;
+    unsigned long long *st;
+} dp__cu_opq;
+
+__device__ static inline unsigned long long dp__cu_clock(void)
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+__global__ static void dp__k_opaque(dp__cu_opq a)
+{
+    __shared__ unsigned long long part[DP__CU_THREADS];
+    __shared__ unsigned long long hs;
+    const unsigned long long P = 0x100000001b3ULL, G = 0x9e3779b97f4a7c15ULL;
+    int t = threadIdx.x;
+    if (t == 0) {
+        if (a.first) { a.st[0] = dp__cu_clock(); a.st[1] = 0xcbf29ce484222325ULL ^ (unsigned long long)a.op; }
+        hs = a.st[1];
+    }
+    __syncthreads();
+    for (int k = 0; k < a.nin; k++) {
+        unsigned long long words = a.len[k] / 8, ht = hs ^ ((unsigned long long)t * G);
+        const unsigned long long *w = (const unsigned long long *)a.in[k];
+        for (unsigned long long i = (unsigned long long)t; i < words; i += DP__CU_THREADS) { ht = (ht ^ w[i]) * P; ht ^= ht >> 29; }
+        part[t] = ht;
+        __syncthreads();
+        for (int half = DP__CU_THREADS / 2; half > 0; half >>= 1) {
+            if (t < half) { unsigned long long f = (part[t] * P) ^ part[t + half]; part[t] = f ^ (f >> 29); }
+            __syncthreads();
+        }
+        if (t == 0) {
+            unsigned long long h = (hs ^ part[0]) * P;
+            h ^= h >> 29;
+            for (unsigned long long i = words * 8; i < a.len[k]; i++) h = (h ^ a.in[k][i]) * P;
+            hs = h;
+        }
+        __syncthreads();
+    }
+    unsigned long long h = hs;
+    if (!a.last) {
+        if (t == 0) a.st[1] = h;
+        return;
+    }
+    for (unsigned long long i = (unsigned long long)t * 8; i + 8 <= a.size; i += 8ULL * DP__CU_THREADS)
+        *(unsigned long long *)(a.out + i) = h + i * G;
+    if (t == 0) {
+        for (unsigned long long i = a.size / 8 * 8; i < a.size; i++) a.out[i] = (unsigned char)(h >> (8 * (i & 7)));
+    }
+    __syncthreads();
+    if (t == 0) {
+        unsigned long long end = a.st[0] + a.ns;
+        while (dp__cu_clock() < end) __nanosleep(256);
+        if (a.size >= 8) *(unsigned long long *)a.out = h;
+    }
+}
+
+/* Blocks for `work` items of `per` each, at most cap, at least 1. */
+static unsigned dp__cu_blocks(long long work, int per, int cap)
+{
+    long long b = (work + per - 1) / per;
+    if (b > cap) b = cap;
+    if (b < 1) b = 1;
+    return (unsigned)b;
+}
+
+/* Enqueues real op v on stream s: in[k] the input of its in-edge k, out its
+   output (device pointers), at most cap blocks a launch. */
+static int dp__cu_run_real(const dp_graph *g, int v, const float *const *in, float *out, uint64_t seed, int cap,
+                           cudaStream_t s, dp_error *err)
+{
+    int rc = DP_OK, r = g->rows[v], c = g->cols[v];
+    dp_kind kind = g->kind[v];
+    if ((long long)r * c == 0) return DP_OK;   /* an empty tensor: nothing to compute */
+    if (kind == DP_OP_MATMUL) {
+        int K = g->cols[g->src[g->in_edge[g->in_off[v]]]];
+        long long tiles = (long long)((r + DP__TILE - 1) / DP__TILE) * ((c + DP__TILE - 1) / DP__TILE);
+        dp__k_matmul<<<dp__cu_blocks(tiles, 1, cap), dim3(DP__TILE, DP__TROWS), 0, s>>>(in[0], in[1], out, r, K, c);
+        cudaCheck(cudaGetLastError());
+    } else if (dp__cu_is_row_op(kind)) {
+        dp__k_rows<<<dp__cu_blocks(r, DP__CU_THREADS / DP__CU_LANES, cap), DP__CU_THREADS, 0, s>>>((int)kind, in[0], out, r, c);
+        cudaCheck(cudaGetLastError());
+    } else if (kind == DP_OP_COPY) {
+        cudaCheck(cudaMemcpyAsync(out, in[0], sizeof(float) * (size_t)r * (size_t)c, cudaMemcpyDeviceToDevice, s));
+    } else {
+        int chunks = dp__cu_ew_chunks(g, v);
+        for (int ch = 0; ch < chunks; ch++) {
+            dp__cu_ew a;
+            dp__cu_ew_setup(g, v, in, out, seed, ch, &a);
+            if (a.n == 0) continue;
+            dp__k_ew<<<dp__cu_blocks(a.n, DP__CU_THREADS, cap), DP__CU_THREADS, 0, s>>>(a);
+            cudaCheck(cudaGetLastError());
+        }
+    }
+done:
+    return rc;
+}
+
+/* ----------------------------------------------------------------------
+   >>cuda-hostref
+   ---------------------------------------------------------------------- */
+/* The butterfly of 32 lane values, as the warp computes it. */
+static float dp__cu_host_butterfly(float *v, int is_max)
+{
+    float t[DP__CU_LANES];
+    for (int o = DP__CU_LANES / 2; o > 0; o >>= 1) {
+        for (int l = 0; l < DP__CU_LANES; l++) t[l] = is_max ? fmaxf(v[l], v[l ^ o]) : v[l] + v[l ^ o];
+        memcpy(v, t, sizeof t);
+    }
+    return v[0];
+}
+
+extern "C" void dp__cuda_host_kernel(const dp_graph *g, int v, const float *const *in, float *out, uint64_t seed)
+{
+    int r = g->rows[v], c = g->cols[v];
+    dp_kind kind = g->kind[v];
+    if (kind == DP_OP_OPAQUE || (long long)r * c == 0) return;
+    if (kind == DP_OP_MATMUL) {
+        int K = g->cols[g->src[g->in_edge[g->in_off[v]]]];
+        for (long long i = 0; i < r; i++)
+            for (long long j = 0; j < c; j++) {
+                float acc = 0.0f;
+                for (long long k = 0; k < K; k++) acc = fmaf(in[0][i * K + k], in[1][k * c + j], acc);
+                out[i * c + j] = acc;
+            }
+    } else if (dp__cu_is_row_op(kind)) {
+        float p[DP__CU_LANES];
+        for (long long i = 0; i < r; i++) {
+            const float *xr = in[0] + i * c;
+            float *orow = out + i * c;
+            if (kind == DP_OP_SOFTMAX) {
+                for (int l = 0; l < DP__CU_LANES; l++) p[l] = dp__cu_part_max(xr, c, l);
+                float mx = dp__cu_host_butterfly(p, 1);
+                for (int l = 0; l < DP__CU_LANES; l++) p[l] = dp__cu_part_expsum(xr, c, mx, l);
+                float s = dp__cu_host_butterfly(p, 0);
+                for (int j = 0; j < c; j++) orow[j] = dp__cu_softmax_out(xr[j], mx, s);
+            } else {
+                float mu = 0.0f;
+                if (kind == DP_OP_LAYERNORM) {
+                    for (int l = 0; l < DP__CU_LANES; l++) p[l] = dp__cu_part_sum(xr, c, l);
+                    mu = dp__cu_mean(dp__cu_host_butterfly(p, 0), c);
+                }
+                for (int l = 0; l < DP__CU_LANES; l++) p[l] = dp__cu_part_sqdev(xr, c, mu, l);
+                float inv = dp__cu_norm_inv(dp__cu_host_butterfly(p, 0), c);
+                for (int j = 0; j < c; j++) orow[j] = dp__cu_norm_out(xr[j], mu, inv);
+            }
+        }
+    } else if (kind == DP_OP_COPY) {
+        memcpy(out, in[0], sizeof(float) * (size_t)r * (size_t)c);
+    } else {
+        int chunks = dp__cu_ew_chunks(g, v);
+        for (int ch = 0; ch < chunks; ch++) {
+            dp__cu_ew a;
+            dp__cu_ew_setup(g, v, in, out, seed, ch, &a);
+            for (long long e = 0; e < a.n; e++) dp__cu_ew_apply(&a, e);
+        }
+    }
+}
+
+/* ----------------------------------------------------------------------
+   >>cuda-exec
+   ---------------------------------------------------------------------- */
+#define DP__CU_POLL 0.1          /* seconds without completions before asking the streams for errors */
+
+struct dp__cux;
+typedef struct dp__cucb { struct dp__cux *x; int id; } dp__cucb;
+
+typedef struct dp__cux {
+    const dp_graph *g; const dp_cluster *c; const int *assign;
+    int n, m, nd, ngpu, cur_dev;
+    double spu, bscale;
+    uint64_t seed;
+    int *gpu, *cap;              /* [nd] GPU of each logical device, blocks per launch */
+    cudaStream_t *cs;            /* [nd] compute streams                      */
+    cudaStream_t *xs;            /* [nd * nd] copy stream of pair (a, b)      */
+    cudaStream_t *ctl;           /* [ngpu] start events, read-backs           */
+    cudaMemPool_t *pool;         /* [ngpu]                                    */
+    cudaEvent_t *ev0;            /* [ngpu] start of the run                   */
+    cudaEvent_t *evs, *eve;      /* [n] op start, end                         */
+    cudaEvent_t *evx;            /* [m] copy done (cross edges)               */
+    unsigned long long **st;     /* [nd] opaque ops' start time and hash      */
+    void **buf, **xbuf;          /* [n] outputs, [m] copies                   */
+    const float **inp;           /* [m + 1] input pointers of one launch      */
+    unsigned char *host;         /* read-back buffer                          */
+    size_t host_len;
+    /* completion queue: filled by host functions, drained by wait */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int mu_ok, cv_ok;
+    int *cq, cq_cap;
+    long cq_head, cq_tail;
+    dp__cucb *cb;                /* [n + m] host functions' arguments         */
+} dp__cux;
+
+static int dp__cu_setdev(dp__cux *x, int dev, dp_error *err)
+{
+    int rc = DP_OK;
+    if (x->cur_dev != dev) {
+        cudaCheck(cudaSetDevice(dev));
+        x->cur_dev = dev;
+    }
+done:
+    return rc;
+}
+
+/* A host function queued after an op or a copy: no CUDA calls here. */
+static void CUDART_CB dp__cu_done_cb(void *p)
+{
+    dp__cucb *cb = (dp__cucb *)p;
+    dp__cux *x = cb->x;
+    pthread_mutex_lock(&x->mu);
+    x->cq[x->cq_tail % x->cq_cap] = cb->id;
+    x->cq_tail++;
+    pthread_cond_signal(&x->cv);
+    pthread_mutex_unlock(&x->mu);
+}
+
+static double dp__cu_now(void *ctx) { (void)ctx; return dp_now(); }
+
+/* Opaque op v on logical device d: its inputs hashed, its output written,
+   its modelled time spent (launches of DP__CU_MAXIN inputs each). */
+static int dp__cu_run_opaque(dp__cux *x, int v, int d, const float *const *in, unsigned char *out, dp_error *err)
+{
+    const dp_graph *g = x->g;
+    int rc = DP_OK, nin = g->in_off[v + 1] - g->in_off[v], chunks = nin <= DP__CU_MAXIN ? 1 : (nin + DP__CU_MAXIN - 1) / DP__CU_MAXIN;
+    double ns = dp_op_time(g, x->c, v, d) * x->spu * 1e9;
+    for (int ch = 0; ch < chunks; ch++) {
+        dp__cu_opq a;
+        memset(&a, 0, sizeof a);
+        a.first = ch == 0;
+        a.last = ch == chunks - 1;
+        a.op = v;
+        a.out = out;
+        a.size = dp_exec_op_bytes(g, v, x->bscale);
+        a.ns = ns > 0 ? (unsigned long long)(ns + 0.5) : 0;
+        a.st = x->st[d];
+        for (int k = ch * DP__CU_MAXIN; k < nin && a.nin < DP__CU_MAXIN; k++) {
+            int e = g->in_edge[g->in_off[v] + k], u = g->src[e];
+            size_t lu = dp_exec_op_bytes(g, u, x->bscale), le = dp_exec_edge_bytes(g, e, x->bscale);
+            /* the bytes the edge carries: the same wherever u ran */
+            a.in[a.nin] = (const unsigned char *)in[k];
+            a.len[a.nin++] = le < lu ? le : lu;
+        }
+        dp__k_opaque<<<1, DP__CU_THREADS, 0, x->cs[d]>>>(a);
+        cudaCheck(cudaGetLastError());
+    }
+done:
+    return rc;
+}
+
+static int dp__cu_launch(void *ctx, int v, int d, dp_error *err)
+{
+    dp__cux *x = (dp__cux *)ctx;
+    const dp_graph *g = x->g;
+    int rc = DP_OK, gp = x->gpu[d], nin = g->in_off[v + 1] - g->in_off[v];
+    cudaStream_t s = x->cs[d];
+    void *p = NULL;
+    if ((rc = dp__cu_setdev(x, gp, err))) return rc;
+    size_t size = dp_exec_op_bytes(g, v, x->bscale);
+    cudaCheck(cudaMallocFromPoolAsync(&p, size > 8 ? size : 8, x->pool[gp], s));
+    x->buf[v] = p;
+    for (int k = 0; k < nin; k++) {
+        int e = g->in_edge[g->in_off[v] + k], u = g->src[e];
+        if (x->assign[u] == d) {
+            x->inp[k] = (const float *)x->buf[u];      /* same stream: already ordered */
+        } else {
+            x->inp[k] = (const float *)x->xbuf[e];
+            cudaCheck(cudaStreamWaitEvent(s, x->evx[e], 0));
+        }
+    }
+    cudaCheck(cudaEventRecord(x->evs[v], s));
+    if (g->kind[v] == DP_OP_OPAQUE) rc = dp__cu_run_opaque(x, v, d, x->inp, (unsigned char *)p, err);
+    else rc = dp__cu_run_real(g, v, x->inp, (float *)p, x->seed, x->cap[d], s, err);
+    if (rc) goto done;
+    cudaCheck(cudaEventRecord(x->eve[v], s));
+    cudaCheck(cudaLaunchHostFunc(s, dp__cu_done_cb, &x->cb[v]));
+done:
+    return rc;
+}
+
+static int dp__cu_copy(void *ctx, int e, dp_error *err)
+{
+    dp__cux *x = (dp__cux *)ctx;
+    const dp_graph *g = x->g;
+    int rc = DP_OK, u = g->src[e], a = x->assign[u], b = x->assign[g->dst[e]], ga = x->gpu[a], gb = x->gpu[b];
+    size_t size = dp_exec_edge_bytes(g, e, x->bscale), lu = dp_exec_op_bytes(g, u, x->bscale), nc = size < lu ? size : lu;
+    cudaStream_t s = x->xs[(size_t)a * x->nd + b];
+    void *p = NULL;
+    if ((rc = dp__cu_setdev(x, gb, err))) return rc;
+    cudaCheck(cudaMallocFromPoolAsync(&p, size > 8 ? size : 8, x->pool[gb], s));
+    x->xbuf[e] = p;
+    cudaCheck(cudaStreamWaitEvent(s, x->eve[u], 0));
+    if (ga == gb) cudaCheck(cudaMemcpyAsync(p, x->buf[u], nc, cudaMemcpyDeviceToDevice, s));
+    else cudaCheck(cudaMemcpyPeerAsync(p, gb, x->buf[u], ga, nc, s));
+    if (size > nc) cudaCheck(cudaMemsetAsync((unsigned char *)p + nc, 0, size - nc, s));
+    cudaCheck(cudaEventRecord(x->evx[e], s));
+    cudaCheck(cudaLaunchHostFunc(s, dp__cu_done_cb, &x->cb[x->n + e]));
+done:
+    return rc;
+}
+
+/* Every user of the buffer has completed (the dispatcher saw it), so it is
+   freed on the owner's compute stream. */
+static int dp__cu_release(void *ctx, int op, int e, dp_error *err)
+{
+    dp__cux *x = (dp__cux *)ctx;
+    int rc = DP_OK, d = op >= 0 ? x->assign[op] : x->assign[x->g->dst[e]];
+    void **p = op >= 0 ? &x->buf[op] : &x->xbuf[e];
+    if (!*p) return DP_OK;
+    if ((rc = dp__cu_setdev(x, x->gpu[d], err))) return rc;
+    cudaCheck(cudaFreeAsync(*p, x->cs[d]));
+    *p = NULL;
+done:
+    return rc;
+}
+
+/* Asks every stream whether it failed (a faulting kernel never runs the
+   host functions queued behind it). */
+static int dp__cu_poll(dp__cux *x, dp_error *err)
+{
+    int rc = DP_OK;
+    for (int i = 0; i < x->nd + x->nd * x->nd; i++) {
+        cudaStream_t s = i < x->nd ? x->cs[i] : x->xs[i - x->nd];
+        cudaError_t e;
+        if (!s) continue;
+        if ((rc = dp__cu_setdev(x, x->gpu[i < x->nd ? i : (i - x->nd) % x->nd], err))) return rc;
+        e = cudaStreamQuery(s);
+        if (e != cudaSuccess && e != cudaErrorNotReady) return dp__cuda_fail(e, "cudaStreamQuery(stream)", __FILE__, __LINE__, err);
+    }
+    return rc;
+}
+
+static int dp__cu_wait(void *ctx, double deadline, int *done_ids, int max, int *count, dp_error *err)
+{
+    dp__cux *x = (dp__cux *)ctx;
+    int rc = DP_OK;
+    *count = 0;
+    pthread_mutex_lock(&x->mu);
+    for (;;) {
+        while (x->cq_head < x->cq_tail && *count < max) done_ids[(*count)++] = x->cq[x->cq_head++ % x->cq_cap];
+        if (*count > 0) break;
+        double now = dp_now(), wake = now + DP__CU_POLL;
+        if (deadline >= 0 && now >= deadline) break;
+        if (deadline >= 0 && deadline < wake) wake = deadline;
+        struct timespec ts;
+        ts.tv_sec = (time_t)wake;
+        ts.tv_nsec = (long)((wake - (double)ts.tv_sec) * 1e9);
+        if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+        if (pthread_cond_timedwait(&x->cv, &x->mu, &ts) == ETIMEDOUT && x->cq_head == x->cq_tail &&
+            (deadline < 0 || wake < deadline)) {
+            pthread_mutex_unlock(&x->mu);
+            rc = dp__cu_poll(x, err);
+            pthread_mutex_lock(&x->mu);
+            if (rc) break;
+        }
+    }
+    pthread_mutex_unlock(&x->mu);
+    return rc;
+}
+
+/* 64-bit mix of a buffer, word by word (the CPU executor's). */
+static uint64_t dp__cu_hash(const unsigned char *b, size_t n, uint64_t h)
+{
+    size_t i;
+    for (i = 0; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, b + i, 8);
+        h = (h ^ w) * 0x100000001b3ULL;
+        h ^= h >> 29;
+    }
+    for (; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+/* Waits for every stream the executor made. Errors go to err; with err
+   NULL (the failure path: the first error stands) it waits for the rest. */
+static int dp__cu_sync(dp__cux *x, dp_error *err)
+{
+    int rc = DP_OK, r2;
+    long nxs = (long)x->nd * x->nd;
+    for (long i = 0; i < x->nd + nxs + x->ngpu; i++) {
+        cudaStream_t s = i < x->nd ? x->cs[i] : i < x->nd + nxs ? x->xs[i - x->nd] : x->ctl[i - x->nd - nxs];
+        int gp = i < x->nd ? x->gpu[i] : i < x->nd + nxs ? x->gpu[(i - x->nd) % x->nd] : (int)(i - x->nd - nxs);
+        if (!s) continue;
+        r2 = dp__cu_setdev(x, gp, err);
+        if (!r2) r2 = dp__cuda_fail(cudaStreamSynchronize(s), "cudaStreamSynchronize(stream)", __FILE__, __LINE__, err);
+        if (r2 && !rc) rc = r2;
+        if (rc && err) return rc;
+    }
+    return rc;
+}
+
+/* Waits for every stream, frees every buffer still held and waits for the
+   frees; err as dp__cu_sync. */
+static int dp__cu_drain(dp__cux *x, dp_error *err)
+{
+    int rc = dp__cu_sync(x, err), r2;
+    if (rc && err) return rc;
+    for (long i = 0; i < (long)x->n + x->m; i++) {
+        void **p = i < x->n ? &x->buf[i] : &x->xbuf[i - x->n];
+        int d = i < x->n ? x->assign[i] : x->assign[x->g->dst[i - x->n]];
+        if (!*p) continue;
+        r2 = dp__cu_setdev(x, x->gpu[d], err);
+        if (!r2) r2 = dp__cuda_fail(cudaFreeAsync(*p, x->cs[d]), "cudaFreeAsync(buffer, stream)", __FILE__, __LINE__, err);
+        *p = NULL;
+        if (r2 && !rc) rc = r2;
+        if (rc && err) return rc;
+    }
+    r2 = dp__cu_sync(x, err);
+    return rc ? rc : r2;
+}
+
+/* Destroys everything made by dp__cu_setup (what exists). */
+static void dp__cu_teardown(dp__cux *x)
+{
+    /* every array exists once dp__cu_setup got past its allocations */
+    int all = x->gpu && x->cap && x->cs && x->xs && x->ctl && x->pool && x->ev0 && x->evs && x->eve && x->evx &&
+              x->st && x->buf && x->xbuf;
+    if (all) {
+        (void)dp__cu_drain(x, NULL);
+        for (int v = 0; v < x->n; v++) {
+            if (x->evs[v]) (void)cudaEventDestroy(x->evs[v]);
+            if (x->eve[v]) (void)cudaEventDestroy(x->eve[v]);
+        }
+        for (int e = 0; e < x->m; e++) if (x->evx[e]) (void)cudaEventDestroy(x->evx[e]);
+        for (int d = 0; d < x->nd; d++) {
+            if (x->st[d]) { (void)cudaSetDevice(x->gpu[d]); (void)cudaFree(x->st[d]); }
+            if (x->cs[d]) (void)cudaStreamDestroy(x->cs[d]);
+        }
+        for (long i = 0; i < (long)x->nd * x->nd; i++) if (x->xs[i]) (void)cudaStreamDestroy(x->xs[i]);
+        for (int p = 0; p < x->ngpu; p++) {
+            if (x->ev0[p]) (void)cudaEventDestroy(x->ev0[p]);
+            if (x->ctl[p]) (void)cudaStreamDestroy(x->ctl[p]);
+            if (x->pool[p]) (void)cudaMemPoolDestroy(x->pool[p]);
+        }
+    }
+    x->cur_dev = -1;
+    if (x->cv_ok) pthread_cond_destroy(&x->cv);
+    if (x->mu_ok) pthread_mutex_destroy(&x->mu);
+    free(x->gpu); free(x->cap); free(x->cs); free(x->xs); free(x->ctl); free(x->pool); free(x->ev0);
+    free(x->evs); free(x->eve); free(x->evx); free(x->st); free(x->buf); free(x->xbuf); free(x->inp);
+    free(x->host); free(x->cq); free(x->cb);
+    (void)cudaGetLastError();   /* leave no error of ours behind for the caller's next call */
+}
+
+/* The GPUs present, or DP_ERR_DEVICE "no CUDA device: <the runtime's reason>". */
+static int dp__cu_gpus(int *n, dp_error *err)
+{
+    cudaError_t e = cudaGetDeviceCount(n);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        *n = 0;
+        return dp__cuda_error(err, DP_ERR_DEVICE, "no CUDA device: %s (%s)", cudaGetErrorString(e), cudaGetErrorName(e));
+    }
+    if (*n < 1) return dp__cuda_error(err, DP_ERR_DEVICE, "no CUDA device: the CUDA runtime reports 0 devices");
+    return DP_OK;
+}
+
+/* Streams, pools, events and queues for one dp_exec_cuda call. */
+static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
+{
+    const dp_graph *g = x->g;
+    int rc = DP_OK, n = x->n, m = x->m, nd = x->nd, G = gpus < nd ? gpus : nd;
+    double *reserve = NULL;
+    pthread_condattr_t ca;
+    x->ngpu = G;
+    x->cur_dev = -1;
+#define DP__CA(ptr, count) if (!((ptr) = (decltype(ptr))calloc((size_t)(count) + 1, sizeof *(ptr)))) { rc = dp__cuda_error(err, DP_ERR_NOMEM, "exec (cuda): out of memory"); goto done; }
+    DP__CA(x->gpu, nd); DP__CA(x->cap, nd); DP__CA(x->cs, nd); DP__CA(x->xs, (size_t)nd * nd); DP__CA(x->ctl, G);
+    DP__CA(x->pool, G); DP__CA(x->ev0, G); DP__CA(x->evs, n); DP__CA(x->eve, n); DP__CA(x->evx, m); DP__CA(x->st, nd);
+    DP__CA(x->buf, n); DP__CA(x->xbuf, m); DP__CA(x->inp, m); DP__CA(x->cq, n + m); DP__CA(x->cb, n + m);
+    DP__CA(reserve, G);
+#undef DP__CA
+    x->cq_cap = n + m + 1;
+    for (int v = 0; v < n; v++) { x->cb[v].x = x; x->cb[v].id = v; }
+    for (int e = 0; e < m; e++) { x->cb[n + e].x = x; x->cb[n + e].id = -1 - e; }
+    if (pthread_mutex_init(&x->mu, NULL) != 0) { rc = dp__cuda_error(err, DP_ERR_NOMEM, "exec (cuda): cannot create a mutex"); goto done; }
+    x->mu_ok = 1;
+    if (pthread_condattr_init(&ca) != 0) { rc = dp__cuda_error(err, DP_ERR_NOMEM, "exec (cuda): cannot create a condition variable"); goto done; }
+    if (pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0 && pthread_cond_init(&x->cv, &ca) == 0) x->cv_ok = 1;
+    pthread_condattr_destroy(&ca);
+    if (!x->cv_ok) { rc = dp__cuda_error(err, DP_ERR_NOMEM, "exec (cuda): cannot create a condition variable"); goto done; }
+    /* the bytes each GPU could hold at once, to grow its pool before the first run */
+    for (int v = 0; v < n; v++) reserve[x->assign[v] % G] += (double)dp_exec_op_bytes(g, v, x->bscale);
+    for (int e = 0; e < m; e++)
+        if (x->assign[g->src[e]] != x->assign[g->dst[e]]) reserve[x->assign[g->dst[e]] % G] += (double)dp_exec_edge_bytes(g, e, x->bscale);
+    for (int p = 0; p < G; p++) {
+        cudaMemPoolProps props;
+        uint64_t keep = UINT64_MAX;
+        size_t free_b = 0, total_b = 0;
+        void *tmp = NULL;
+        memset(&props, 0, sizeof props);
+        props.allocType = cudaMemAllocationTypePinned;
+        props.handleTypes = cudaMemHandleTypeNone;
+        props.location.type = cudaMemLocationTypeDevice;
+        props.location.id = p;
+        if ((rc = dp__cu_setdev(x, p, err))) goto done;
+        cudaCheck(cudaMemPoolCreate(&x->pool[p], &props));
+        cudaCheck(cudaMemPoolSetAttribute(x->pool[p], cudaMemPoolAttrReleaseThreshold, &keep));
+        cudaCheck(cudaStreamCreateWithFlags(&x->ctl[p], cudaStreamNonBlocking));
+        cudaCheck(cudaEventCreate(&x->ev0[p]));
+        cudaCheck(cudaMemGetInfo(&free_b, &total_b));
+        if (reserve[p] > 0.25 * (double)free_b) reserve[p] = 0.25 * (double)free_b;
+        if (reserve[p] > (double)(1u << 30)) reserve[p] = (double)(1u << 30);
+        if (reserve[p] >= 1) {
+            cudaCheck(cudaMallocFromPoolAsync(&tmp, (size_t)reserve[p], x->pool[p], x->ctl[p]));
+            cudaCheck(cudaFreeAsync(tmp, x->ctl[p]));
+            cudaCheck(cudaStreamSynchronize(x->ctl[p]));
+        }
+    }
+    /* peers read and write each other's pools where the hardware allows */
+    for (int p = 0; p < G; p++)
+        for (int q = 0; q < G; q++) {
+            int can = 0;
+            cudaMemAccessDesc acc;
+            if (p == q) continue;
+            cudaCheck(cudaDeviceCanAccessPeer(&can, q, p));
+            if (!can) continue;
+            memset(&acc, 0, sizeof acc);
+            acc.location.type = cudaMemLocationTypeDevice;
+            acc.location.id = q;
+            acc.flags = cudaMemAccessFlagsProtReadWrite;
+            cudaCheck(cudaMemPoolSetAccess(x->pool[p], &acc, 1));
+        }
+    for (int d = 0; d < nd; d++) {
+        int p = d % G, share = (nd - 1 - p) / G + 1, sms = 0, threads = 0;
+        x->gpu[d] = p;
+        if ((rc = dp__cu_setdev(x, p, err))) goto done;
+        cudaCheck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p));
+        cudaCheck(cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, p));
+        x->cap[d] = sms * (threads / DP__CU_THREADS) / share;
+        if (x->cap[d] < 1) x->cap[d] = 1;
+        cudaCheck(cudaStreamCreateWithFlags(&x->cs[d], cudaStreamNonBlocking));
+        cudaCheck(cudaMalloc((void **)&x->st[d], 2 * sizeof(unsigned long long)));
+        cudaCheck(cudaMemsetAsync(x->st[d], 0, 2 * sizeof(unsigned long long), x->cs[d]));
+    }
+    for (int v = 0; v < n; v++) {
+        if ((rc = dp__cu_setdev(x, x->gpu[x->assign[v]], err))) goto done;
+        cudaCheck(cudaEventCreate(&x->evs[v]));
+        cudaCheck(cudaEventCreate(&x->eve[v]));
+    }
+    for (int e = 0; e < m; e++) {
+        int a = x->assign[g->src[e]], b = x->assign[g->dst[e]];
+        if (a == b) continue;
+        if ((rc = dp__cu_setdev(x, x->gpu[b], err))) goto done;
+        if (!x->xs[(size_t)a * nd + b]) cudaCheck(cudaStreamCreateWithFlags(&x->xs[(size_t)a * nd + b], cudaStreamNonBlocking));
+        cudaCheck(cudaEventCreateWithFlags(&x->evx[e], cudaEventDisableTiming));
+    }
+    /* load every kernel once (lazy module loading would otherwise charge
+       the first run): launches with no work */
+    for (int d = 0; d < G; d++) {
+        dp__cu_ew a;
+        dp__cu_opq q;
+        memset(&a, 0, sizeof a);
+        memset(&q, 0, sizeof q);
+        q.st = x->st[d];
+        if ((rc = dp__cu_setdev(x, d, err))) goto done;
+        dp__k_ew<<<1, DP__CU_THREADS, 0, x->cs[d]>>>(a);
+        cudaCheck(cudaGetLastError());
+        dp__k_rows<<<1, DP__CU_THREADS, 0, x->cs[d]>>>(DP_OP_SOFTMAX, NULL, NULL, 0, 0);
+        cudaCheck(cudaGetLastError());
+        dp__k_matmul<<<1, dim3(DP__TILE, DP__TROWS), 0, x->cs[d]>>>(NULL, NULL, NULL, 0, 0, 0);
+        cudaCheck(cudaGetLastError());
+        dp__k_opaque<<<1, DP__CU_THREADS, 0, x->cs[d]>>>(q);
+        cudaCheck(cudaGetLastError());
+    }
+    for (int d = 0; d < nd; d++) {
+        if ((rc = dp__cu_setdev(x, x->gpu[d], err))) goto done;
+        cudaCheck(cudaStreamSynchronize(x->cs[d]));
+    }
+done:
+    free(reserve);
+    return rc;
+}
+
+extern "C" int dp_exec_cuda(const dp_graph *g, const dp_cluster *c, const int *assign, const dp_exec_opts *opts,
+                            dp_exec_result *res, dp_error *err)
+{
+    dp_exec_opts o;
+    dp__cux x;
+    dp_dispatch_hooks h;
+    int rc = DP_OK, n, m, nd, ngpu = 0, prev = -1, r;
+    double *runs_start = NULL, *runs_end = NULL, *runs_busy = NULL, *runs_peak = NULL;
+    uint64_t digest = 0;
+    memset(&x, 0, sizeof x);
+    memset(&o, 0, sizeof o);
+    if (opts) o = *opts;
+    if (res) memset(res, 0, sizeof *res);
+    dp__cuda_ok(err);
+    /* arguments first: none of this needs a GPU */
+    if (!res) return dp__cuda_error(err, DP_ERR_ARG, "exec (cuda): no result given");
+    if ((rc = dp_check(g, c, err))) return rc;
+    if (!assign) return dp__cuda_error(err, DP_ERR_ARG, "exec (cuda): no assignment given");
+    n = g->n_ops; m = g->n_edges; nd = c->n;
+    for (int v = 0; v < n; v++)
+        if (assign[v] < 0 || assign[v] >= nd)
+            return dp__cuda_error(err, DP_ERR_RANGE, "exec (cuda): op %d ('%s') on device %d, but the cluster has devices 0..%d", v, g->name[v], assign[v], nd - 1);
+    if (o.reps == 0) o.reps = 1;
+    if (o.reps < 0 || o.reps > 10000) return dp__cuda_error(err, DP_ERR_RANGE, "exec (cuda): reps %d not in 1..10000", o.reps);
+    if (o.seconds_per_unit < 0 || o.bytes_scale < 0 || o.device_bytes < 0)
+        return dp__cuda_error(err, DP_ERR_RANGE, "exec (cuda): negative scale or arena size");
+    if (o.gpus < 0) return dp__cuda_error(err, DP_ERR_RANGE, "exec (cuda): gpus %d is negative", o.gpus);
+    if ((rc = dp_graph_check_tensors(g, err))) return rc;
+    dp_exec_scales(g, c, &o.seconds_per_unit, &o.bytes_scale);
+    if ((rc = dp__cu_gpus(&ngpu, err))) return rc;
+    if (o.gpus > ngpu) return dp__cuda_error(err, DP_ERR_RANGE, "exec (cuda): %d GPUs asked for, %d present", o.gpus, ngpu);
+    if (o.gpus) ngpu = o.gpus;
+    cudaCheck(cudaGetDevice(&prev));
+
+    x.g = g; x.c = c; x.assign = assign; x.n = n; x.m = m; x.nd = nd;
+    x.spu = o.seconds_per_unit; x.bscale = o.bytes_scale; x.seed = o.seed;
+#define DP__CA(ptr, count) if (!((ptr) = (decltype(ptr))calloc((size_t)(count) + 1, sizeof *(ptr)))) { rc = dp__cuda_error(err, DP_ERR_NOMEM, "exec (cuda): out of memory"); goto done; }
+    DP__CA(runs_start, (size_t)o.reps * n); DP__CA(runs_end, (size_t)o.reps * n);
+    DP__CA(runs_busy, (size_t)o.reps * nd); DP__CA(runs_peak, (size_t)o.reps * nd);
+    DP__CA(res->wall_runs, o.reps); DP__CA(res->busy, nd); DP__CA(res->start, n); DP__CA(res->end, n); DP__CA(res->peak_bytes, nd);
+    if (o.keep_outputs) { DP__CA(res->outputs, n); res->n_ops = n; }
+#undef DP__CA
+    if ((rc = dp__cu_setup(&x, ngpu, err))) goto done;
+    h.ctx = &x; h.now = dp__cu_now; h.launch = dp__cu_launch; h.copy = dp__cu_copy; h.release = dp__cu_release; h.wait = dp__cu_wait;
+
+    for (r = 0; r < o.reps; r++) {
+        double *st = runs_start + (size_t)r * n, *en = runs_end + (size_t)r * n, *busy = runs_busy + (size_t)r * nd;
+        double t0, wall;
+        uint64_t dg = 0xcbf29ce484222325ULL;
+        x.cq_head = x.cq_tail = 0;   /* every stream is idle: no host function pending */
+        for (int p = 0; p < x.ngpu; p++) {
+            if ((rc = dp__cu_setdev(&x, p, err))) goto done;
+            cudaCheck(cudaEventRecord(x.ev0[p], x.ctl[p]));
+        }
+        t0 = dp_now();
+        if ((rc = dp_dispatch(g, c, assign, &o, &h, runs_peak + (size_t)r * nd, err))) goto done;
+        wall = dp_now() - t0;
+        if ((rc = dp__cu_sync(&x, err))) goto done;
+        for (int v = 0; v < n; v++) {
+            int p = x.gpu[assign[v]];
+            float a = 0, b = 0;
+            cudaCheck(cudaEventElapsedTime(&a, x.ev0[p], x.evs[v]));
+            cudaCheck(cudaEventElapsedTime(&b, x.ev0[p], x.eve[v]));
+            st[v] = a / 1e3;
+            en[v] = b / 1e3;
+            if (en[v] < st[v]) en[v] = st[v];
+            busy[assign[v]] += en[v] - st[v];
+            if (en[v] > wall) wall = en[v];
+        }
+        res->wall_runs[r] = wall;
+        /* the sinks' outputs: read back, hashed, kept from the last run */
+        for (int v = 0; v < n; v++) {
+            size_t len = dp_exec_op_bytes(g, v, x.bscale);
+            int p = x.gpu[assign[v]];
+            if (g->out_off[v + 1] > g->out_off[v]) continue;
+            if (len > x.host_len) {
+                unsigned char *nb = (unsigned char *)realloc(x.host, len);
+                if (!nb) { rc = dp__cuda_error(err, DP_ERR_NOMEM, "exec (cuda): out of memory reading back %zu bytes", len); goto done; }
+                x.host = nb;
+                x.host_len = len;
+            }
+            if ((rc = dp__cu_setdev(&x, p, err))) goto done;
+            cudaCheck(cudaMemcpyAsync(x.host, x.buf[v], len, cudaMemcpyDeviceToHost, x.ctl[p]));
+            cudaCheck(cudaStreamSynchronize(x.ctl[p]));
+            dg = (dg ^ dp__cu_hash(x.host, len, 0xcbf29ce484222325ULL ^ (uint64_t)v)) * 0x100000001b3ULL;
+            if (o.keep_outputs && r == o.reps - 1 && g->kind[v] != DP_OP_OPAQUE) {
+                if (!(res->outputs[v] = (float *)malloc(len))) { rc = dp__cuda_error(err, DP_ERR_NOMEM, "exec (cuda): out of memory keeping outputs"); goto done; }
+                memcpy(res->outputs[v], x.host, len);
+            }
+        }
+        if (r == 0) digest = dg;
+        else if (dg != digest) { rc = dp__cuda_error(err, DP_ERR_DEVICE, "exec (cuda): run %d computed different outputs than run 0", r); goto done; }
+        if ((rc = dp__cu_drain(&x, err))) goto done;   /* frees the sinks' outputs */
+    }
+    {
+        /* the median run (lower middle for an even count), as dp_exec_cpu */
+        int med = 0;
+        for (int i = 0; i < o.reps; i++) {
+            int below = 0, equal = 0;
+            for (int j = 0; j < o.reps; j++) { below += res->wall_runs[j] < res->wall_runs[i]; equal += res->wall_runs[j] == res->wall_runs[i]; }
+            if (below <= (o.reps - 1) / 2 && below + equal > (o.reps - 1) / 2) { med = i; break; }
+        }
+        res->n_ops = n; res->n_devices = nd; res->reps = o.reps;
+        res->wall_median = res->wall_runs[med];
+        memcpy(res->start, runs_start + (size_t)med * n, sizeof(double) * (size_t)n);
+        memcpy(res->end, runs_end + (size_t)med * n, sizeof(double) * (size_t)n);
+        memcpy(res->busy, runs_busy + (size_t)med * nd, sizeof(double) * (size_t)nd);
+        memcpy(res->peak_bytes, runs_peak + (size_t)med * nd, sizeof(double) * (size_t)nd);
+        res->digest = digest;
+        res->seconds_per_unit = o.seconds_per_unit;
+        res->bytes_scale = o.bytes_scale;
+        res->gpus = x.ngpu;
+    }
+done:
+    dp__cu_teardown(&x);
+    if (prev >= 0) (void)cudaSetDevice(prev);
+    free(runs_start); free(runs_end); free(runs_busy); free(runs_peak);
+    if (rc) dp_exec_result_free(res);
+    return rc;
+}
+
+/* ----------------------------------------------------------------------
+   >>cuda-calibrate
+   ---------------------------------------------------------------------- */
+/* FLOPs of an op of kind k with output r x c (the workloads' rule, as
+   dp_calibrate_cpu counts them): matmul 2 r K c; add/reduce (inputs - 1)
+   r c; every other kind r c. */
+typedef struct dp__cucal {
+    int nd, G, cur_dev;
+    int *gpu, *cap;
+    cudaStream_t *s;
+    cudaEvent_t *e0, *e1;
+    float **a, **b, **y;          /* per logical device: inputs and output   */
+    void **big;                   /* per GPU: two 16 MiB buffers for copies   */
+    cudaMemPool_t *pool;          /* per GPU, opened to its peers as dp_exec_cuda's */
+    double *t;                    /* per logical device: seconds of a batch   */
+} dp__cucal;
+
+static int dp__cucal_setdev(dp__cucal *k, int dev, dp_error *err)
+{
+    int rc = DP_OK;
+    if (k->cur_dev != dev) {
+        cudaCheck(cudaSetDevice(dev));
+        k->cur_dev = dev;
+    }
+done:
+    return rc;
+}
+
+extern "C" int dp_calibrate_cuda(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *err)
+{
+    dp_calibrate_opts o;
+    dp_cluster c;
+    dp__cucal k;
+    int rc = DP_OK, ngpu = 0, prev = -1, S, nd, G;
+    const size_t BIG = (size_t)16 << 20;
+    double *bw = NULL;            /* [G * G] bytes per second, GPU p to GPU q */
+    memset(&o, 0, sizeof o);
+    memset(&c, 0, sizeof c);
+    memset(&k, 0, sizeof k);
+    if (opts) o = *opts;
+    dp__cuda_ok(err);
+    if (!out) return dp__cuda_error(err, DP_ERR_ARG, "calibrate (cuda): no cluster given");
+    memset(out, 0, sizeof *out);
+    if (o.size == 0) o.size = 512;   /* as dp_calibrate_cpu's largest side */
+    if (o.seconds == 0) o.seconds = 0.05;
+    if (o.devices < 0 || o.devices > DP_MAX_DEVICES) return dp__cuda_error(err, DP_ERR_RANGE, "calibrate (cuda): devices %d not in 0..%d", o.devices, DP_MAX_DEVICES);
+    if (o.size < 8 || o.size > 2048) return dp__cuda_error(err, DP_ERR_RANGE, "calibrate (cuda): size %d not in 8..2048", o.size);
+    if (!(o.seconds > 0 && o.seconds <= 10)) return dp__cuda_error(err, DP_ERR_RANGE, "calibrate (cuda): seconds %g not in (0, 10]", o.seconds);
+    if ((rc = dp__cu_gpus(&ngpu, err))) return rc;
+    cudaCheck(cudaGetDevice(&prev));
+    nd = o.devices ? o.devices : ngpu;
+    G = ngpu < nd ? ngpu : nd;
+    S = o.size;
+    k.nd = nd; k.G = G; k.cur_dev = -1;
+    if ((rc = dp_cluster_homogeneous(&c, nd, 1e9, 1e10, 0, err))) goto done;
+#define DP__CA(ptr, count) if (!((ptr) = (decltype(ptr))calloc((size_t)(count) + 1, sizeof *(ptr)))) { rc = dp__cuda_error(err, DP_ERR_NOMEM, "calibrate (cuda): out of memory"); goto done; }
+    DP__CA(k.gpu, nd); DP__CA(k.cap, nd); DP__CA(k.s, nd); DP__CA(k.e0, nd); DP__CA(k.e1, nd);
+    DP__CA(k.a, nd); DP__CA(k.b, nd); DP__CA(k.y, nd); DP__CA(k.big, 2 * G); DP__CA(bw, (size_t)G * G);
+    DP__CA(k.pool, G); DP__CA(k.t, nd);
+#undef DP__CA
+    for (int d = 0; d < nd; d++) {
+        int p = d % G, share = (nd - 1 - p) / G + 1, sms = 0, threads = 0;
+        size_t free_b = 0, total_b = 0;
+        dp__cu_ew f;
+        k.gpu[d] = p;
+        if ((rc = dp__cucal_setdev(&k, p, err))) goto done;
+        cudaCheck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p));
+        cudaCheck(cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, p));
+        k.cap[d] = sms * (threads / DP__CU_THREADS) / share;
+        if (k.cap[d] < 1) k.cap[d] = 1;
+        cudaCheck(cudaMemGetInfo(&free_b, &total_b));
+        c.memory[d] = (double)total_b / share;
+        snprintf(c.name[d], sizeof c.name[d], "cuda%d:gpu%d", d, p);
+        cudaCheck(cudaStreamCreateWithFlags(&k.s[d], cudaStreamNonBlocking));
+        cudaCheck(cudaEventCreate(&k.e0[d]));
+        cudaCheck(cudaEventCreate(&k.e1[d]));
+        cudaCheck(cudaMalloc((void **)&k.a[d], sizeof(float) * (size_t)S * S));
+        cudaCheck(cudaMalloc((void **)&k.b[d], sizeof(float) * (size_t)S * S));
+        cudaCheck(cudaMalloc((void **)&k.y[d], sizeof(float) * (size_t)S * S * 2));
+        /* inputs: dp_input_value(1, 0, .) and (1, 1, .), as on the CPU */
+        for (int q = 0; q < 2; q++) {
+            memset(&f, 0, sizeof f);
+            f.kind = DP_OP_INPUT; f.n = (long long)S * S; f.r = S; f.c = S; f.seed = 1; f.op = q; f.out = q ? k.b[d] : k.a[d];
+            dp__k_ew<<<dp__cu_blocks(f.n, DP__CU_THREADS, k.cap[d]), DP__CU_THREADS, 0, k.s[d]>>>(f);
+            cudaCheck(cudaGetLastError());
+        }
+        cudaCheck(cudaStreamSynchronize(k.s[d]));
+    }
+    /* each kind's kernel on S x S operands, every logical device's stream
+       busy at once (as the executor runs them): batches of launches until
+       `seconds` have passed on every device */
+    for (int kd = 1; kd < DP_KIND__COUNT; kd++) {
+        dp_kind kind = (dp_kind)kd;
+        int nin = kind == DP_OP_INPUT ? 0 : (kind == DP_OP_MATMUL || kind == DP_OP_ADD || kind == DP_OP_REDUCE || kind == DP_OP_MUL || kind == DP_OP_CONCAT) ? 2 : 1;
+        dp_graph g;
+        dp_op_desc dd;
+        dp_graph_init(&g);
+        for (int i = 0; i < nin && !rc; i++) {
+            memset(&dd, 0, sizeof dd);
+            dd.kind = DP_OP_INPUT; dd.rows = S; dd.cols = S;
+            rc = dp_graph_add_op(&g, &dd, NULL, err);
+        }
+        memset(&dd, 0, sizeof dd);
+        dd.kind = kind; dd.rows = S; dd.cols = kind == DP_OP_CONCAT ? 2 * S : kind == DP_OP_SPLIT ? S / 2 : S;
+        if (!rc) rc = dp_graph_add_op(&g, &dd, NULL, err);
+        for (int i = 0; i < nin && !rc; i++) rc = dp_graph_add_edge(&g, i, nin, 0, err);
+        if (!rc) rc = dp_graph_finalize(&g, err);
+        if (!rc) {
+            long reps = 0, batch = 1;
+            double t = 0, per = 0;
+            for (;;) {
+                for (int d = 0; d < nd && !rc; d++) {
+                    const float *in[2] = {k.a[d], k.b[d]};
+                    if ((rc = dp__cucal_setdev(&k, k.gpu[d], err))) break;
+                    if ((rc = dp__cuda_fail(cudaEventRecord(k.e0[d], k.s[d]), "cudaEventRecord(e0, s)", __FILE__, __LINE__, err))) break;
+                    for (long i = 0; i < batch && !rc; i++) rc = dp__cu_run_real(&g, nin, in, k.y[d], 1, k.cap[d], k.s[d], err);
+                    if (!rc) rc = dp__cuda_fail(cudaEventRecord(k.e1[d], k.s[d]), "cudaEventRecord(e1, s)", __FILE__, __LINE__, err);
+                }
+                t = 1e300;
+                for (int d = 0; d < nd && !rc; d++) {
+                    float ms = 0;
+                    if ((rc = dp__cucal_setdev(&k, k.gpu[d], err))) break;
+                    if ((rc = dp__cuda_fail(cudaEventSynchronize(k.e1[d]), "cudaEventSynchronize(e1)", __FILE__, __LINE__, err))) break;
+                    if ((rc = dp__cuda_fail(cudaEventElapsedTime(&ms, k.e0[d], k.e1[d]), "cudaEventElapsedTime(&ms, e0, e1)", __FILE__, __LINE__, err))) break;
+                    k.t[d] = ms > 0 ? ms / 1e3 : 1e-9;
+                    if (k.t[d] < t) t = k.t[d];
+                }
+                if (rc) break;
+                reps = batch;
+                if (t >= o.seconds || batch >= (1L << 24)) break;
+                batch = t > 0 ? (long)(batch * 1.2 * o.seconds / t) + 1 : batch * 16;
+                if (batch > (1L << 24)) batch = 1L << 24;
+            }
+            if (!rc) {
+                /* the throughput each logical device got, averaged */
+                for (int d = 0; d < nd; d++) per += dp_op_flops(kind, g.rows[nin], g.cols[nin], S, nin) * (double)reps / k.t[d] / nd;
+                for (int d = 0; d < nd; d++) c.kind_speed[(size_t)d * DP_KIND__COUNT + kd] = per;
+                if (kind == DP_OP_MATMUL) for (int d = 0; d < nd; d++) c.speed[d] = per;
+            }
+        }
+        dp_graph_free(&g);
+        if (rc) goto done;
+    }
+    /* copy bandwidth between each pair of GPUs (one GPU to itself: an
+       on-GPU copy), 16 MiB a copy, for `seconds` */
+    for (int p = 0; p < G; p++) {
+        cudaMemPoolProps props;
+        memset(&props, 0, sizeof props);
+        props.allocType = cudaMemAllocationTypePinned;
+        props.handleTypes = cudaMemHandleTypeNone;
+        props.location.type = cudaMemLocationTypeDevice;
+        props.location.id = p;
+        if ((rc = dp__cucal_setdev(&k, p, err))) goto done;
+        cudaCheck(cudaMemPoolCreate(&k.pool[p], &props));
+        cudaCheck(cudaMallocFromPoolAsync(&k.big[2 * p], BIG, k.pool[p], k.s[p]));
+        cudaCheck(cudaMallocFromPoolAsync(&k.big[2 * p + 1], BIG, k.pool[p], k.s[p]));
+        cudaCheck(cudaStreamSynchronize(k.s[p]));
+    }
+    for (int p = 0; p < G; p++)
+        for (int q = 0; q < G; q++) {
+            int can = 0;
+            cudaMemAccessDesc acc;
+            if (p == q) continue;
+            cudaCheck(cudaDeviceCanAccessPeer(&can, q, p));
+            if (!can) continue;
+            memset(&acc, 0, sizeof acc);
+            acc.location.type = cudaMemLocationTypeDevice;
+            acc.location.id = q;
+            acc.flags = cudaMemAccessFlagsProtReadWrite;
+            cudaCheck(cudaMemPoolSetAccess(k.pool[p], &acc, 1));
+        }
+    for (int p = 0; p < G; p++)
+        for (int q = 0; q < G; q++) {
+            int d = q, reps = 0;   /* logical device q runs on GPU q */
+            float ms = 0;
+            double t = 0;
+            if ((rc = dp__cucal_setdev(&k, q, err))) goto done;
+            do {
+                cudaCheck(cudaEventRecord(k.e0[d], k.s[d]));
+                for (int i = 0; i < 4; i++) {
+                    if (p == q) cudaCheck(cudaMemcpyAsync(k.big[2 * q + 1], k.big[2 * p], BIG, cudaMemcpyDeviceToDevice, k.s[d]));
+                    else cudaCheck(cudaMemcpyPeerAsync(k.big[2 * q + 1], q, k.big[2 * p], p, BIG, k.s[d]));
+                }
+                cudaCheck(cudaEventRecord(k.e1[d], k.s[d]));
+                cudaCheck(cudaEventSynchronize(k.e1[d]));
+                cudaCheck(cudaEventElapsedTime(&ms, k.e0[d], k.e1[d]));
+                t += ms / 1e3;
+                reps += 4;
+            } while (t < o.seconds);
+            bw[p * G + q] = (double)reps * (double)BIG / t;
+        }
+    /* the executor's hand-off latency: a chain of tiny copy ops alternating
+       between two logical devices against the same chain on one */
+    {
+        double lat = 0;
+        if (nd > 1) {
+            dp_graph ch;
+            dp_cluster c2;
+            dp_exec_opts eo;
+            dp_exec_result r1, r2;
+            const int N = 400;
+            int *as = (int *)calloc((size_t)N, sizeof(int)), have_c2 = 0;
+            if (!as) { rc = dp__cuda_error(err, DP_ERR_NOMEM, "calibrate (cuda): out of memory"); goto done; }
+            dp_graph_init(&ch);
+            for (int i = 0; i < N && !rc; i++) {
+                dp_op_desc dd;
+                memset(&dd, 0, sizeof dd);
+                dd.kind = i ? DP_OP_COPY : DP_OP_INPUT; dd.rows = 1; dd.cols = 1;
+                rc = dp_graph_add_op(&ch, &dd, NULL, err);
+                if (!rc && i) rc = dp_graph_add_edge(&ch, i - 1, i, 4, err);
+            }
+            if (!rc) rc = dp_graph_finalize(&ch, err);
+            if (!rc && !(rc = dp_cluster_homogeneous(&c2, 2, 1e9, 1e10, 0, err))) have_c2 = 1;
+            memset(&eo, 0, sizeof eo);
+            eo.reps = 5;
+            eo.gpus = G;
+            if (!rc) rc = dp_exec_cuda(&ch, &c2, as, &eo, &r1, err);
+            for (int i = 0; i < N; i++) as[i] = i % 2;
+            if (!rc) {
+                rc = dp_exec_cuda(&ch, &c2, as, &eo, &r2, err);
+                if (!rc) { lat = (r2.wall_median - r1.wall_median) / (N - 1); dp_exec_result_free(&r2); }
+                dp_exec_result_free(&r1);
+            }
+            if (have_c2) dp_cluster_free(&c2);
+            dp_graph_free(&ch);
+            free(as);
+            k.cur_dev = -1;   /* dp_exec_cuda restored the device it found */
+            if (rc) goto done;
+            if (lat < 0) lat = 0;
+        }
+        for (int a = 0; a < nd; a++)
+            for (int b = 0; b < nd; b++) {
+                c.bandwidth[a * nd + b] = bw[k.gpu[a] * G + k.gpu[b]];
+                c.latency[a * nd + b] = a == b ? 0 : lat;
+            }
+    }
+    *out = c;
+    memset(&c, 0, sizeof c);
+done:
+    for (int i = 0; k.big && k.s && i < 2 * G; i++)
+        if (k.big[i]) { (void)cudaSetDevice(i / 2); (void)cudaFreeAsync(k.big[i], k.s[i / 2]); (void)cudaStreamSynchronize(k.s[i / 2]); }
+    for (int p = 0; k.pool && p < G; p++) if (k.pool[p]) (void)cudaMemPoolDestroy(k.pool[p]);
+    for (int d = 0; d < nd && k.gpu && k.s && k.a && k.b && k.y && k.e0 && k.e1; d++) {
+        (void)cudaSetDevice(k.gpu[d]);
+        if (k.s[d]) (void)cudaStreamSynchronize(k.s[d]);
+        if (k.a[d]) (void)cudaFree(k.a[d]);
+        if (k.b[d]) (void)cudaFree(k.b[d]);
+        if (k.y[d]) (void)cudaFree(k.y[d]);
+        if (k.e0[d]) (void)cudaEventDestroy(k.e0[d]);
+        if (k.e1[d]) (void)cudaEventDestroy(k.e1[d]);
+        if (k.s[d]) (void)cudaStreamDestroy(k.s[d]);
+    }
+    if (prev >= 0) (void)cudaSetDevice(prev);
+    (void)cudaGetLastError();
+    free(k.gpu); free(k.cap); free(k.s); free(k.e0); free(k.e1); free(k.a); free(k.b); free(k.y); free(k.big);
+    free(k.pool); free(k.t); free(bw);
+    dp_cluster_free(&c);
     return rc;
 }

@@ -48,7 +48,7 @@ json_check() {
 expect 0 "help" "$D" help
 contains "$T/out" "commands:" "help lists the commands"
 expect 0 "--help" "$D" --help
-for c in info place sim bench train convert gen; do
+for c in info place sim bench train convert gen exec calibrate; do
     expect 0 "help $c" "$D" help "$c"
     expect 0 "$c --help" "$D" "$c" --help
     contains "$T/out" "usage: doppler $c" "$c --help shows its usage"
@@ -258,7 +258,6 @@ expect 0 "exec an opaque graph" "$D" exec graphs/layered_50.dpg --assign "$T/l50
 json_check "$T/out" "j['outputs_match'] is True and abs(j['wall_median'] / j['predicted'] - 1) < 1.0" "exec: opaque graph near the simulator's prediction"
 if grep -q "<svg" "$T/trace.svg" 2>/dev/null; then ok; else bad "exec --trace-svg wrote no chart"; fi
 expect 2 "exec with an unknown backend" "$D" exec graphs/layered_50.dpg --assign "$T/l50.asg" --backend gpu
-expect 1 "exec on cuda (not built yet)" "$D" exec graphs/layered_50.dpg --assign "$T/l50.asg" --backend cuda
 expect 2 "exec without --assign" "$D" exec graphs/layered_50.dpg --backend cpu
 expect 1 "exec with a bad assignment" "$D" exec graphs/layered_50.dpg --assign graphs/layered_50.dpg --backend cpu
 expect 0 "calibrate" "$D" calibrate --backend cpu --devices 2 -o "$T/cpu.dpc" --json
@@ -267,6 +266,43 @@ expect 0 "sim on the calibrated cluster" "$D" sim "$T/cm.dpg" --assign "$T/cm.as
 expect 0 "train with stage real on the CPU executor" "$D" train graphs/layered_50.dpg --stages il,real --episodes 10,5 --backend cpu --devices 2 --hidden 8 --layers 1 --out "$T/real.dpl" --json
 json_check "$T/out" "j['real_costs'] == 'cpu executor'" "train --backend cpu uses the executor"
 expect 2 "train with an unknown backend" "$D" train graphs/layered_50.dpg --stages il,real --episodes 5,5 --backend gpu --out "$T/x2.dpl"
+
+# ---- the CUDA executor: three situations, each checked ---------------------
+# built without CUDA (no nvcc, or the sanitizer build): exit 1, "built
+# without CUDA"; built with CUDA on a machine without a GPU: exit 1 with the
+# runtime's reason ("no CUDA device: ..."); with a GPU: it runs.
+"$D" exec graphs/layered_50.dpg --assign "$T/l50.asg" --backend cuda --devices 2 --json >"$T/cuda.out" 2>"$T/cuda.err" </dev/null
+rc=$?
+if [ "$rc" = 0 ]; then
+    echo "(a GPU is present: the CUDA executor runs)"
+    json_check "$T/cuda.out" "j['backend'] == 'cuda' and j['outputs_match'] is True and j['gpus'] >= 1 and j['wall_median'] > 0 and len(j['busy']) == 2" "exec --backend cuda on an opaque graph"
+    expect 0 "exec chainmm on cuda" "$D" exec "$T/cm.dpg" --assign "$T/cm.asg" --backend cuda --devices 2 --reps 2 --json --trace-svg "$T/cuda.svg"
+    json_check "$T/out" "j['outputs_match'] is True and j['outputs_match_cpu'] is True and j['cpu_max_error'] <= 1e-3 and len(j['wall_runs']) == 2" "exec chainmm on cuda: single-device outputs, within the tolerance of the CPU's"
+    if grep -q "CUDA executor" "$T/cuda.svg" 2>/dev/null; then ok; else bad "exec --backend cuda --trace-svg: no chart titled for the CUDA executor"; fi
+    expect 0 "exec llama-layer on cuda, 4 logical devices" "$D" exec "$T/ll.dpg" --assign "$T/ll.asg" --backend cuda --devices 4 --order priority --json
+    json_check "$T/out" "j['outputs_match'] is True and j['outputs_match_cpu'] is True" "exec llama-layer on cuda: outputs"
+    expect 0 "calibrate cuda" "$D" calibrate --backend cuda --devices 2 -o "$T/cuda.dpc" --json
+    json_check "$T/out" "j['devices'] == 2 and j['backend'] == 'cuda' and j['matmul_flops'] > 0 and j['bandwidth'] > 0" "calibrate cuda measured something"
+    expect 0 "sim on the GPU-calibrated cluster" "$D" sim "$T/cm.dpg" --assign "$T/cm.asg" --cluster "$T/cuda.dpc" --json
+    expect 0 "train with stage real on the CUDA executor" "$D" train graphs/layered_50.dpg --stages il,real --episodes 10,5 --backend cuda --devices 2 --hidden 8 --layers 1 --out "$T/realc.dpl" --json
+    json_check "$T/out" "j['real_costs'] == 'cuda executor'" "train --backend cuda uses the CUDA executor"
+else
+    if [ "$rc" = 1 ]; then ok; else bad "exec --backend cuda without a GPU: exit $rc, expected 1"; fi
+    if grep -q "built without CUDA" "$T/cuda.err"; then
+        echo "(built without CUDA: --backend cuda refused)"
+        why="built without CUDA"
+    else
+        echo "(built with CUDA, no GPU: --backend cuda fails with the runtime's reason)"
+        why="no CUDA device: "
+    fi
+    contains "$T/cuda.err" "$why" "exec --backend cuda says why it cannot run"
+    expect 1 "calibrate --backend cuda without a GPU" "$D" calibrate --backend cuda -o "$T/cuda.dpc"
+    contains "$T/err" "$why" "calibrate --backend cuda says why"
+    if [ -e "$T/cuda.dpc" ]; then bad "calibrate --backend cuda wrote a cluster file without a GPU"; else ok; fi
+    expect 1 "train --backend cuda without a GPU" "$D" train graphs/layered_50.dpg --stages il,real --episodes 5,5 --backend cuda --devices 2 --out "$T/realc.dpl"
+    contains "$T/err" "$why" "train --backend cuda says why"
+    if [ -e "$T/realc.dpl" ]; then bad "train --backend cuda wrote a policy without a GPU"; else ok; fi
+fi
 
 # ---- the reference data, when present --------------------------------------
 if [ -d "$DATA/doppler" ]; then

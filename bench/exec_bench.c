@@ -1,9 +1,14 @@
-/* exec_bench.c - the CPU executor's figures behind bench/RESULTS.md.
+/* exec_bench.c - the executors' figures behind bench/RESULTS.md.
 
-       build/exec_bench overhead [--ops N]
-       build/exec_bench simreal GRAPH... [--devices N] [--reps R]
+       build/exec_bench overhead [--ops N] [--backend cpu|cuda]
+       build/exec_bench simreal GRAPH... [--devices N] [--reps R] [--backend cpu|cuda]
        build/exec_bench realtrain GRAPH [--devices N] [--il E] [--sim E] [--real E]
-       build/exec_bench workloads [--devices N] [--rounds R] [--reps K]
+       build/exec_bench workloads [--devices N] [--rounds R] [--reps K] [--backend cpu|cuda]
+       build/exec_bench gpu [GRAPH...] [--gpus G]
+
+   --backend cuda needs a build with nvcc (./build.sh builds this program
+   with doppler_cuda.cu and -DDP_WITH_CUDA when it finds nvcc) and a GPU;
+   the CUDA runs use dp_exec_cuda and dp_calibrate_cuda instead of the CPU's.
 
    overhead: microseconds per op of dispatch on zero-cost graphs: a chain
              on one device, a chain alternating between two devices (every
@@ -22,7 +27,13 @@
              replaying each op's thread CPU time).
    realtrain: trains DOPPLER (il and sim on the simulator, real with the
              executor's wall time as the cost), then the median wall time
-             (7 runs) of its placement and of cp, heft and enumopt's. */
+             (7 runs) of its placement and of cp, heft and enumopt's.
+   gpu:      the CUDA executor on real-op workloads (the given graphs, else
+             the four in graphs/): calibrates the GPUs for 1, 2 and 4
+             logical devices (dp_calibrate_cuda), then for each graph the
+             median wall time (5 runs) of single, round-robin, cp and heft
+             placements, with the calibrated simulator's prediction, the
+             GPUs used and how many logical devices shared each. */
 #define DOPPLER_IMPLEMENTATION
 #include "doppler.h"
 
@@ -30,6 +41,13 @@
 #include <string.h>
 
 static int die(const dp_error *e) { fprintf(stderr, "exec_bench: %s\n", e->msg); return 1; }
+
+/* The executor and calibration of --backend (cpu by default). */
+typedef int (*exec_fn)(const dp_graph *, const dp_cluster *, const int *, const dp_exec_opts *, dp_exec_result *, dp_error *);
+typedef int (*calib_fn)(dp_cluster *, const dp_calibrate_opts *, dp_error *);
+static exec_fn g_exec = dp_exec_cpu;
+static calib_fn g_calib = dp_calibrate_cpu;
+static const char *g_backend = "cpu";
 
 static const char *opt(int argc, char **argv, const char *name, const char *def)
 {
@@ -73,8 +91,8 @@ static int overhead(int n)
         for (int i = 0; i < n; i++) a[i] = kind == 1 ? i % 2 : 0;
         memset(&o, 0, sizeof o);
         o.reps = 5; o.seconds_per_unit = 1;   /* every op costs 0 */
-        if (dp_exec_cpu(&g, &c, a, &o, &r, &e)) return die(&e);
-        printf("| %s | %d | %.3f | %.2f |\n", names[kind], n, r.wall_median * 1e3, r.wall_median / n * 1e6);
+        if (g_exec(&g, &c, a, &o, &r, &e)) return die(&e);
+        printf("| %s (%s) | %d | %.3f | %.2f |\n", names[kind], g_backend, n, r.wall_median * 1e3, r.wall_median / n * 1e6);
         dp_exec_result_free(&r); free(a); dp_cluster_free(&c); dp_graph_free(&g);
     }
     return 0;
@@ -95,7 +113,7 @@ static int simreal(int argc, char **argv, int devices, int reps)
             dp_place_result pr; dp_exec_result r; dp_exec_opts o; dp_place_opts po;
             memset(&po, 0, sizeof po); po.seed = 1;
             memset(&o, 0, sizeof o); o.reps = reps;
-            if (dp_place(ms[k], &g, &c, &po, a, &pr, &e) || dp_exec_cpu(&g, &c, a, &o, &r, &e)) return die(&e);
+            if (dp_place(ms[k], &g, &c, &po, a, &pr, &e) || g_exec(&g, &c, a, &o, &r, &e)) return die(&e);
             double pred = pr.makespan * r.seconds_per_unit, er = (r.wall_median - pred) / pred;
             const char *b = strrchr(argv[i], '/');
             printf("| %s | %d | %s | %.4f | %.4f | %+.1f%% |\n", b ? b + 1 : argv[i], devices, dp_method_name(ms[k]), pred, r.wall_median, 100 * er);
@@ -261,7 +279,7 @@ static int workloads(int devices, int rounds, int reps)
         dp_calibrate_opts co;
         memset(&co, 0, sizeof co);
         co.devices = devices;
-        if (dp_calibrate_cpu(&c, &co, &e)) return die(&e);
+        if (g_calib(&c, &co, &e)) return die(&e);
         for (i = 0; i < ng; i++)
             for (k = 0; k < 3; k++) {
                 int ci = i * 3 + k;
@@ -277,14 +295,14 @@ static int workloads(int devices, int rounds, int reps)
                 }
                 if (dp_simulate(g, &c, as[ci], NULL, &pred[ci * rounds + r], &e)) return die(&e);
                 memset(&o, 0, sizeof o); o.reps = reps;
-                if (dp_exec_cpu(g, &c, as[ci], &o, &res, &e)) return die(&e);
+                if (g_exec(g, &c, as[ci], &o, &res, &e)) return die(&e);
                 meas[ci * rounds + r] = res.wall_median;
                 rep_[ci * rounds + r] = replay(g, &c, as[ci], res.start, res.end, NULL);
                 dp_exec_result_free(&res);
                 /* once more with each op's CPU time (its clock reads cost
                    time, so this run's wall time is not the one reported) */
                 o.reps = 1; o.cpu_times = 1;
-                if (dp_exec_cpu(g, &c, as[ci], &o, &res, &e)) return die(&e);
+                if (g_exec(g, &c, as[ci], &o, &res, &e)) return die(&e);
                 repc[ci * rounds + r] = replay(g, &c, as[ci], res.start, res.end, res.cpu);
                 dp_exec_result_free(&res);
             }
@@ -332,9 +350,93 @@ static int workloads(int devices, int rounds, int reps)
     return 0;
 }
 
+#ifdef DP_WITH_CUDA
+/* The CUDA executor on real-op workloads for 1, 2 and 4 logical devices. */
+static int gpu(int argc, char **argv, int gpus)
+{
+    static const char *defaults[] = {"graphs/chainmm_256_p2.dpg", "graphs/ffnn_256_p2.dpg", "graphs/llama_block_256_p2.dpg", "graphs/llama_layer_256_p2.dpg"};
+    const char *paths[64];
+    int np = 0, ngpu = 0;
+    dp_error e = {0};
+    char name[256];
+    for (int i = 2; i < argc && np < 64; i++) {
+        if (argv[i][0] == '-') { i++; continue; }
+        paths[np++] = argv[i];
+    }
+    if (!np) for (int i = 0; i < 4; i++) paths[np++] = defaults[i];
+    if (dp_cuda_device_count(&ngpu, &e) || ngpu == 0) { fprintf(stderr, "exec_bench: no CUDA device: %s\n", e.msg); return 1; }
+    if (gpus <= 0 || gpus > ngpu) gpus = ngpu;
+    if (dp_cuda_device_name(0, name, sizeof name, &e)) return die(&e);
+    printf("%d GPU%s used (GPU 0: %s)\n\n", gpus, gpus == 1 ? "" : "s", name);
+    printf("| graph | ops | logical devices | GPUs (devices per GPU) | placement | predicted (ms) | measured median (ms) | error | outputs vs CPU |\n");
+    printf("|---|---:|---:|---|---|---:|---:|---:|---:|\n");
+    for (int nd = 1; nd <= 4; nd *= 2) {
+        dp_cluster c;
+        dp_calibrate_opts co;
+        memset(&co, 0, sizeof co);
+        co.devices = nd;
+        co.seconds = 0.2;
+        if (dp_calibrate_cuda(&c, &co, &e)) return die(&e);
+        int G = gpus < nd ? gpus : nd;
+        for (int p = 0; p < np; p++) {
+            dp_graph g;
+            if (dp_graph_read(&g, paths[p], DP_FORMAT_AUTO, &e)) return die(&e);
+            int *a = malloc(sizeof(int) * (size_t)g.n_ops), *one = calloc((size_t)g.n_ops, sizeof(int));
+            dp_exec_opts o;
+            dp_exec_result ref;
+            memset(&o, 0, sizeof o);
+            o.keep_outputs = 1;
+            if (dp_exec_cpu(&g, &c, one, &o, &ref, &e)) return die(&e);
+            dp_method ms[4] = { DP_METHOD_SINGLE, DP_METHOD_ROUND_ROBIN, DP_METHOD_CP, DP_METHOD_HEFT };
+            for (int k = 0; k < (nd == 1 ? 1 : 4); k++) {
+                dp_place_result pr; dp_place_opts po; dp_exec_result r;
+                double err = -1;
+                memset(&po, 0, sizeof po); po.seed = 1;
+                o.reps = 5; o.gpus = gpus;
+                if (dp_place(ms[k], &g, &c, &po, a, &pr, &e) || dp_exec_cuda(&g, &c, a, &o, &r, &e)) return die(&e);
+                dp_exec_compare(&g, &r, &ref, &err, NULL, &e);
+                const char *b = strrchr(paths[p], '/');
+                char share[64];
+                if (nd % G == 0) snprintf(share, sizeof share, "%d (%d each)", G, nd / G);
+                else snprintf(share, sizeof share, "%d (%d or %d)", G, nd / G + 1, nd / G);
+                printf("| %s | %d | %d | %s | %s | %.3f | %.3f | %+.1f%% | %.2g |\n", b ? b + 1 : paths[p], g.n_ops, nd, share,
+                       dp_method_name(ms[k]), pr.makespan * 1e3, r.wall_median * 1e3, 100 * (r.wall_median - pr.makespan) / pr.makespan, err);
+                dp_exec_result_free(&r);
+            }
+            dp_exec_result_free(&ref);
+            free(a); free(one);
+            dp_graph_free(&g);
+        }
+        dp_cluster_free(&c);
+    }
+    return 0;
+}
+#endif
+
 int main(int argc, char **argv)
 {
-    if (argc < 2) { fprintf(stderr, "usage: exec_bench overhead [--ops N] | simreal GRAPH... [--devices N] [--reps R] | realtrain GRAPH | workloads [--devices N] [--rounds R] [--reps K]\n"); return 2; }
+    if (argc < 2) { fprintf(stderr, "usage: exec_bench overhead [--ops N] | simreal GRAPH... [--devices N] [--reps R] | realtrain GRAPH | workloads [--devices N] [--rounds R] [--reps K] | gpu [GRAPH...] [--gpus G]; --backend cpu|cuda\n"); return 2; }
+    g_backend = opt(argc, argv, "--backend", "cpu");
+    if (!strcmp(g_backend, "cuda")) {
+#ifdef DP_WITH_CUDA
+        g_exec = dp_exec_cuda;
+        g_calib = dp_calibrate_cuda;
+#else
+        fprintf(stderr, "exec_bench: built without CUDA: build it with nvcc (./build.sh does when it finds nvcc)\n");
+        return 1;
+#endif
+    } else if (strcmp(g_backend, "cpu")) {
+        fprintf(stderr, "exec_bench: unknown backend '%s' (cpu, cuda)\n", g_backend);
+        return 2;
+    }
+    if (!strcmp(argv[1], "gpu")) {
+#ifdef DP_WITH_CUDA
+        return gpu(argc, argv, atoi(opt(argc, argv, "--gpus", "0")));
+#else
+        fprintf(stderr, "exec_bench: built without CUDA: build it with nvcc (./build.sh does when it finds nvcc)\n");
+        return 1;
+#endif
+    }
     if (!strcmp(argv[1], "overhead")) return overhead(atoi(opt(argc, argv, "--ops", "2000")));
     if (!strcmp(argv[1], "workloads"))
         return workloads(atoi(opt(argc, argv, "--devices", "2")), atoi(opt(argc, argv, "--rounds", "3")), atoi(opt(argc, argv, "--reps", "3")));

@@ -16,6 +16,9 @@
 #      (2 devices; cp, heft and random placements); real-op workloads against
 #      the simulator on a cluster from dp_calibrate_cpu (measure on a quiet
 #      machine: other processes' load lengthens the executor's wall time).
+#   6. the CUDA executor, when build/doppler_cuda_probe finds a GPU (a build
+#      with nvcc): dispatch overhead per op; workloads on 1, 2 and 4 logical
+#      devices against the GPU-calibrated simulator.
 # Parts 1 and 2 need the reference data in ../shared/data (DP_DATA overrides);
 # they are skipped with a message when it is absent.
 set -uo pipefail
@@ -122,4 +125,24 @@ echo
 echo "### Real-op workloads against the calibrated simulator (2 devices; 3 rounds of calibrate + run)"
 echo
 build/exec_bench workloads --devices 2 --rounds 3 --reps 3 || status=1
+echo
+echo "## 6. CUDA executor"
+echo
+if [ -x build/doppler_cuda_probe ] && build/doppler_cuda_probe | grep -q '^[0-9]* CUDA device'; then
+    build/doppler_cuda_probe
+    echo
+    echo "### Dispatch overhead (zero-cost ops: one block hashing nothing)"
+    echo
+    build/exec_bench overhead --backend cuda || status=1
+    echo
+    echo "### Opaque graphs: wall time against the simulator's prediction (2 logical devices)"
+    echo
+    build/exec_bench simreal "${sim_graphs[@]}" --devices 2 --reps 3 --backend cuda || status=1
+    echo
+    echo "### Real-op workloads on 1, 2 and 4 logical devices against the GPU-calibrated simulator"
+    echo
+    build/exec_bench gpu || status=1
+else
+    echo "skipped: no GPU (or a build without nvcc): $(build/doppler_cuda_probe 2>&1 | head -n 1)"
+fi
 exit $status

@@ -1,13 +1,16 @@
 /* cuda_probe.c - lists the CUDA devices and runs a self-test kernel on each,
    or prints "no CUDA device: <reason>" and exits 0.
 
-       nvcc -O2 -I. -o build/doppler_cuda_probe doppler_cuda.cu demos/cuda_probe.c
+       nvcc -O2 -I. -o build/doppler_cuda_probe demos/cuda_probe.c doppler_cuda.cu -lpthread
 
-   Plain C: it calls doppler_cuda.cu only through the C ABI declared in doppler.h (>>api-cuda).
+   Plain C: it calls doppler_cuda.cu only through the C ABI declared in
+   doppler.h (>>api-cuda), and provides the library's implementation that
+   doppler_cuda.cu links against (DOPPLER_IMPLEMENTATION).
    Exit status: 0 (devices fine, or none), 1 when a self-test fails. */
-#include <stdio.h>
-
+#define DOPPLER_IMPLEMENTATION
 #include "doppler.h"
+
+#include <stdio.h>
 
 int main(void)
 {

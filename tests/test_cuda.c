@@ -1,0 +1,661 @@
+/* test_cuda.c - the CUDA executor (doppler_cuda.cu). Built by nvcc with
+   doppler_cuda.cu (when nvcc is found); plain C, compiled by the host
+   compiler through nvcc.
+
+   Without a GPU (this always runs):
+   - the GPU algorithm of every real op kind, run on the host by
+     dp__cuda_host_kernel with the kernels' own element, index and row
+     functions, against the CPU kernels: bit for bit where the two compute
+     the same sequence of float operations (input fill, add/reduce in input
+     order, even over several launches, mul, scale, relu, gelu, silu,
+     concat, split, transpose, copy), within DP_EXEC_TOL where the order
+     differs (matmul with fused multiply-adds, softmax and the norms by lane
+     partials and a butterfly); and whole workloads run op by op through the
+     same host emulation against the CPU executor's outputs;
+   - argument errors found before a GPU is touched, and DP_ERR_DEVICE with
+     the runtime's reason when there is no GPU.
+   With a GPU (else one SKIP line each, with the reason): every op kind on
+   the GPU against the CPU kernels and against the host emulation; every
+   workload in graphs/ under single, round-robin and random placements on
+   1, 2 and 4 logical devices, FIFO and priority, against the CPU
+   executor's outputs; opaque graphs' measured schedules against the model;
+   arena overflow; device memory before and after repeated runs. */
+#define DOPPLER_IMPLEMENTATION
+#include "../doppler.h"
+#include "dp_test.h"
+
+static const char *g_no_gpu;          /* why there is no GPU, or NULL */
+/* One op against the CPU kernel: only the summation order and an ulp or
+   two of expf/tanhf apart (measured on the host: 2e-7 to 3e-7). Whole
+   graphs: DP_EXEC_TOL (errors grow through the graph). */
+#define OP_TOL 1e-5
+static char g_no_gpu_buf[512];
+
+/* A graph of `nin` input ops of the given shapes feeding one op of kind. */
+static int one_op(dp_graph *g, dp_kind kind, int nin, const int *shape, int rows, int cols, int arg)
+{
+    dp_error err;
+    dp_op_desc d;
+    memset(&err, 0, sizeof err);
+    dp_graph_init(g);
+    for (int i = 0; i < nin; i++) {
+        memset(&d, 0, sizeof d);
+        d.kind = DP_OP_INPUT; d.rows = shape[2 * i]; d.cols = shape[2 * i + 1];
+        d.compute = (double)d.rows * d.cols; d.out_bytes = 4.0 * d.rows * d.cols;
+        if (dp_graph_add_op(g, &d, NULL, &err)) { CHECK(0, "%s", err.msg); return -1; }
+    }
+    memset(&d, 0, sizeof d);
+    d.kind = kind; d.rows = rows; d.cols = cols; d.arg = arg;
+    d.compute = (double)rows * cols; d.out_bytes = 4.0 * rows * cols;
+    if (dp_graph_add_op(g, &d, NULL, &err)) { CHECK(0, "%s", err.msg); return -1; }
+    for (int i = 0; i < nin; i++) if (dp_graph_add_edge(g, i, nin, 4.0 * shape[2 * i] * shape[2 * i + 1], &err)) { CHECK(0, "%s", err.msg); return -1; }
+    if (dp_graph_finalize(g, &err) || dp_graph_check_tensors(g, &err)) { CHECK(0, "%s: %s", dp_kind_name(kind), err.msg); return -1; }
+    return 0;
+}
+
+/* The largest |a - b| relative to the largest |b| (dp_exec_compare's measure). */
+static double rel_err(const float *a, const float *b, size_t n)
+{
+    double scale = 0, e = 0;
+    for (size_t j = 0; j < n; j++) if (fabs(b[j]) > scale) scale = fabs(b[j]);
+    if (!(scale > 0)) scale = 1;
+    for (size_t j = 0; j < n; j++) {
+        double d = fabs((double)a[j] - (double)b[j]);
+        if (!(d == d)) d = HUGE_VAL;
+        if (d / scale > e) e = d / scale;
+    }
+    return e;
+}
+
+static size_t count_diff(const float *a, const float *b, size_t n)
+{
+    size_t bad = 0;
+    for (size_t j = 0; j < n; j++) bad += memcmp(&a[j], &b[j], sizeof(float)) != 0;
+    return bad;
+}
+
+/* Inputs of a one-op graph as the executors fill them (seed), the CPU
+   kernel's output and the host emulation's. */
+typedef struct { float **in, *cpu, *emu; size_t n; } run_t;
+
+static void host_run(const dp_graph *g, uint64_t seed, run_t *r)
+{
+    int v = g->n_ops - 1, nin = g->n_ops - 1;
+    r->in = (float **)calloc((size_t)nin + 1, sizeof(float *));
+    for (int i = 0; i < nin; i++) {
+        size_t len = (size_t)g->rows[i] * g->cols[i];
+        r->in[i] = (float *)malloc(sizeof(float) * (len ? len : 1));
+        for (size_t j = 0; j < len; j++) r->in[i][j] = dp_input_value(seed, i, j);
+    }
+    r->n = (size_t)g->rows[v] * g->cols[v];
+    r->cpu = (float *)calloc(r->n + 1, sizeof(float));
+    r->emu = (float *)calloc(r->n + 1, sizeof(float));
+    /* inputs in edge order: edge i comes from input i */
+    dp__kernel(g, v, (const float *const *)r->in, r->cpu, seed);
+    dp__cuda_host_kernel(g, v, (const float *const *)r->in, r->emu, seed);
+}
+
+static void run_free(const dp_graph *g, run_t *r)
+{
+    for (int i = 0; i < g->n_ops - 1; i++) free(r->in[i]);
+    free(r->in); free(r->cpu); free(r->emu);
+}
+
+/* The kinds whose GPU algorithm performs the CPU's float operations in the
+   CPU's order (their outputs must be equal bit for bit on the host). */
+static int same_ops(dp_kind k)
+{
+    return k != DP_OP_MATMUL && k != DP_OP_SOFTMAX && k != DP_OP_RMSNORM && k != DP_OP_LAYERNORM;
+}
+/* ... and also on the GPU (no transcendental function of CUDA's own). */
+static int same_on_gpu(dp_kind k) { return same_ops(k) && k != DP_OP_GELU && k != DP_OP_SILU; }
+
+typedef struct { dp_kind kind; int nin; int shape[8]; int rows, cols, arg; } case_t;
+
+/* Odd shapes: tiles and warps only partly full. */
+static const case_t g_cases[] = {
+    {DP_OP_INPUT, 0, {0}, 37, 53, 0},
+    {DP_OP_MATMUL, 2, {37, 45, 45, 53}, 37, 53, 0},
+    {DP_OP_MATMUL, 2, {64, 96, 96, 32}, 64, 32, 0},
+    {DP_OP_MATMUL, 2, {5, 1, 1, 7}, 5, 7, 0},
+    {DP_OP_ADD, 3, {37, 53, 37, 53, 37, 53}, 37, 53, 0},
+    {DP_OP_REDUCE, 2, {33, 40, 33, 40}, 33, 40, 0},
+    {DP_OP_MUL, 2, {37, 53, 37, 53}, 37, 53, 0},
+    {DP_OP_SCALE, 1, {37, 53}, 37, 53, 0},
+    {DP_OP_SCALE, 1, {37, 53}, 37, 53, 7},
+    {DP_OP_RELU, 1, {37, 53}, 37, 53, 0},
+    {DP_OP_GELU, 1, {37, 53}, 37, 53, 0},
+    {DP_OP_SILU, 1, {37, 53}, 37, 53, 0},
+    {DP_OP_SOFTMAX, 1, {37, 53}, 37, 53, 0},
+    {DP_OP_SOFTMAX, 1, {9, 300}, 9, 300, 0},
+    {DP_OP_SOFTMAX, 1, {4, 5}, 4, 5, 0},
+    {DP_OP_RMSNORM, 1, {37, 53}, 37, 53, 0},
+    {DP_OP_RMSNORM, 1, {3, 1000}, 3, 1000, 0},
+    {DP_OP_LAYERNORM, 1, {37, 53}, 37, 53, 0},
+    {DP_OP_LAYERNORM, 1, {2, 7}, 2, 7, 0},
+    {DP_OP_CONCAT, 3, {37, 5, 37, 20, 37, 1}, 37, 26, 0},
+    {DP_OP_SPLIT, 1, {37, 54}, 37, 18, 2},
+    {DP_OP_TRANSPOSE, 1, {53, 37}, 37, 53, 0},
+    {DP_OP_COPY, 1, {37, 53}, 37, 53, 0},
+};
+#define N_CASES ((int)(sizeof g_cases / sizeof g_cases[0]))
+
+static int build_case(dp_graph *g, const case_t *c) { return one_op(g, c->kind, c->nin, c->shape, c->rows, c->cols, c->arg); }
+
+/* Many inputs: add over 37 (three launches of 16, 16 and 5) and concat of 20. */
+static void check_many_inputs(void)
+{
+    int shape[2 * 40];
+    dp_graph g;
+    run_t r;
+    for (int i = 0; i < 37; i++) { shape[2 * i] = 9; shape[2 * i + 1] = 11; }
+    if (!one_op(&g, DP_OP_ADD, 37, shape, 9, 11, 0)) {
+        host_run(&g, 5, &r);
+        CHECK(count_diff(r.emu, r.cpu, r.n) == 0, "add of 37 inputs (3 launches): %zu elements differ from the CPU's", count_diff(r.emu, r.cpu, r.n));
+        /* by hand: element 0 is the sum in input order */
+        float s = r.in[0][0];
+        for (int i = 1; i < 37; i++) s += r.in[i][0];
+        CHECK(r.emu[0] == s, "add of 37 inputs: %.9g, by hand %.9g", r.emu[0], s);
+        run_free(&g, &r);
+    }
+    dp_graph_free(&g);
+    int cols = 0;
+    for (int i = 0; i < 20; i++) { shape[2 * i] = 3; shape[2 * i + 1] = 1 + i % 4; cols += 1 + i % 4; }
+    if (!one_op(&g, DP_OP_CONCAT, 20, shape, 3, cols, 0)) {
+        host_run(&g, 6, &r);
+        CHECK(count_diff(r.emu, r.cpu, r.n) == 0, "concat of 20 inputs (2 launches): %zu elements differ", count_diff(r.emu, r.cpu, r.n));
+        /* by hand: row 2's last element is input 19's last (4 columns wide) */
+        CHECK(r.emu[2 * cols + cols - 1] == r.in[19][2 * 4 + 3], "concat of 20: last element %.9g, want %.9g", r.emu[2 * cols + cols - 1], r.in[19][2 * 4 + 3]);
+        run_free(&g, &r);
+    }
+    dp_graph_free(&g);
+}
+
+/* Host emulation of every kind against the CPU kernels. */
+static void check_host_kernels(void)
+{
+    double worst[DP_KIND__COUNT];
+    memset(worst, 0, sizeof worst);
+    for (int i = 0; i < N_CASES; i++) {
+        const case_t *c = &g_cases[i];
+        dp_graph g;
+        run_t r;
+        if (build_case(&g, c)) { dp_graph_free(&g); continue; }
+        host_run(&g, 11 + (uint64_t)i, &r);
+        if (same_ops(c->kind)) {
+            size_t bad = count_diff(r.emu, r.cpu, r.n);
+            CHECK(bad == 0, "%s %dx%d: %zu of %zu elements differ from the CPU kernel's", dp_kind_name(c->kind), c->rows, c->cols, bad, r.n);
+        } else {
+            double e = rel_err(r.emu, r.cpu, r.n);
+            if (e > worst[c->kind]) worst[c->kind] = e;
+            CHECK(e <= OP_TOL, "%s %dx%d: error %.3g against the CPU kernel, tolerance %g", dp_kind_name(c->kind), c->rows, c->cols, e, OP_TOL);
+        }
+        run_free(&g, &r);
+        dp_graph_free(&g);
+    }
+    printf("  host emulation against the CPU kernels: matmul %.2g, softmax %.2g, rmsnorm %.2g, layernorm %.2g (relative to each tensor's largest value)\n",
+           worst[DP_OP_MATMUL], worst[DP_OP_SOFTMAX], worst[DP_OP_RMSNORM], worst[DP_OP_LAYERNORM]);
+    /* by hand: softmax of [0, ln 3] is [1/4, 3/4]; rmsnorm of [3, 4] is
+       [3, 4] / sqrt(12.5 + 1e-6); layernorm of [1, 3] is [-1, 1] / sqrt(1 + 1e-6) */
+    {
+        int sh[2] = {1, 2};
+        dp_graph g;
+        float x[2], out[2];
+        const float *in[1] = {x};
+        if (!one_op(&g, DP_OP_SOFTMAX, 1, sh, 1, 2, 0)) {
+            x[0] = 0; x[1] = logf(3.0f);
+            dp__cuda_host_kernel(&g, 1, in, out, 0);
+            CHECK(fabsf(out[0] - 0.25f) < 1e-6f && fabsf(out[1] - 0.75f) < 1e-6f, "softmax [0, ln 3]: [%.7g, %.7g], by hand [0.25, 0.75]", out[0], out[1]);
+        }
+        dp_graph_free(&g);
+        if (!one_op(&g, DP_OP_RMSNORM, 1, sh, 1, 2, 0)) {
+            x[0] = 3; x[1] = 4;
+            dp__cuda_host_kernel(&g, 1, in, out, 0);
+            double s = sqrt(12.5 + 1e-6);
+            CHECK(fabs(out[0] - 3 / s) < 1e-6 && fabs(out[1] - 4 / s) < 1e-6, "rmsnorm [3, 4]: [%.7g, %.7g], by hand [%.7g, %.7g]", out[0], out[1], 3 / s, 4 / s);
+        }
+        dp_graph_free(&g);
+        if (!one_op(&g, DP_OP_LAYERNORM, 1, sh, 1, 2, 0)) {
+            x[0] = 1; x[1] = 3;
+            dp__cuda_host_kernel(&g, 1, in, out, 0);
+            double s = sqrt(1 + 1e-6);
+            CHECK(fabs(out[0] + 1 / s) < 1e-6 && fabs(out[1] - 1 / s) < 1e-6, "layernorm [1, 3]: [%.7g, %.7g], by hand [%.7g, %.7g]", out[0], out[1], -1 / s, 1 / s);
+        }
+        dp_graph_free(&g);
+        int mm[4] = {2, 3, 3, 2};
+        float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {1, 0, 0, 1, 1, 1}, o4[4];
+        const float *in2[2] = {a, b};
+        if (!one_op(&g, DP_OP_MATMUL, 2, mm, 2, 2, 0)) {
+            dp__cuda_host_kernel(&g, 2, in2, o4, 0);
+            CHECK(o4[0] == 4 && o4[1] == 5 && o4[2] == 10 && o4[3] == 11, "matmul by hand: [%g %g; %g %g], want [4 5; 10 11]", o4[0], o4[1], o4[2], o4[3]);
+        }
+        dp_graph_free(&g);
+    }
+    /* the fill: the kernel's hash equals dp_input_value bit for bit */
+    {
+        int sh[1] = {0};
+        dp_graph g;
+        (void)sh;
+        if (!one_op(&g, DP_OP_INPUT, 0, sh, 1, 4096, 0)) {
+            float *o = (float *)malloc(sizeof(float) * 4096);
+            uint64_t seeds[3] = {0, 1, 0xfedcba9876543210ULL};
+            for (int s = 0; s < 3; s++) {
+                dp__cuda_host_kernel(&g, 0, NULL, o, seeds[s]);
+                size_t bad = 0;
+                for (size_t j = 0; j < 4096; j++) bad += o[j] != dp_input_value(seeds[s], 0, j);
+                CHECK(bad == 0, "input fill, seed %llx: %zu of 4096 values differ from dp_input_value", (unsigned long long)seeds[s], bad);
+            }
+            free(o);
+        }
+        dp_graph_free(&g);
+    }
+    check_many_inputs();
+}
+
+/* A whole graph through the host emulation, op by op in topological
+   order; the sinks' outputs into out[v]. */
+static void emulate_graph(const dp_graph *g, uint64_t seed, float **out)
+{
+    float **buf = (float **)calloc((size_t)g->n_ops, sizeof(float *));
+    const float **in = (const float **)calloc((size_t)g->n_edges + 1, sizeof(float *));
+    for (int t = 0; t < g->n_ops; t++) {
+        int v = g->topo[t];
+        for (int k = g->in_off[v]; k < g->in_off[v + 1]; k++) in[k - g->in_off[v]] = buf[g->src[g->in_edge[k]]];
+        buf[v] = (float *)malloc(sizeof(float) * ((size_t)g->rows[v] * g->cols[v] + 1));
+        dp__cuda_host_kernel(g, v, in, buf[v], seed);
+    }
+    for (int v = 0; v < g->n_ops; v++) {
+        if (g->out_off[v + 1] == g->out_off[v]) out[v] = buf[v];
+        else free(buf[v]);
+    }
+    free(buf);
+    free((void *)in);
+}
+
+static const char *g_workloads[] = {"graphs/chainmm_256_p2.dpg", "graphs/ffnn_256_p2.dpg", "graphs/llama_block_256_p2.dpg", "graphs/llama_layer_256_p2.dpg"};
+
+/* The shipped workloads through the host emulation against the CPU executor. */
+static void check_host_workloads(void)
+{
+    for (int w = 0; w < 4; w++) {
+        dp_graph g;
+        dp_cluster c;
+        dp_error err;
+        dp_exec_result r, emu;
+        dp_exec_opts eo;
+        memset(&err, 0, sizeof err);
+        if (dp_graph_read(&g, g_workloads[w], DP_FORMAT_AUTO, &err)) { CHECK(0, "%s: %s", g_workloads[w], err.msg); continue; }
+        dp_cluster_homogeneous(&c, 1, 1e9, 1e10, 0, &err);
+        int *one = (int *)calloc((size_t)g.n_ops, sizeof(int));
+        memset(&eo, 0, sizeof eo);
+        eo.keep_outputs = 1; eo.seed = 3;
+        if (!dp_exec_cpu(&g, &c, one, &eo, &r, &err)) {
+            double e = -1;
+            int worst = -1;
+            memset(&emu, 0, sizeof emu);
+            emu.n_ops = g.n_ops;
+            emu.outputs = (float **)calloc((size_t)g.n_ops, sizeof(float *));
+            emulate_graph(&g, 3, emu.outputs);
+            CHECK(dp_exec_compare(&g, &emu, &r, &e, &worst, &err) == 0, "%s: compare: %s", g_workloads[w], err.msg);
+            CHECK(e <= DP_EXEC_TOL, "%s: the GPU algorithm on the host is %.3g off the CPU executor at '%s' (tolerance %g)",
+                  g_workloads[w], e, worst >= 0 ? g.name[worst] : "?", DP_EXEC_TOL);
+            printf("  %s: GPU algorithm on the host against the CPU executor: %.2g\n", g_workloads[w], e);
+            dp_exec_result_free(&emu);
+            dp_exec_result_free(&r);
+        } else CHECK(0, "%s: exec: %s", g_workloads[w], err.msg);
+        free(one);
+        dp_cluster_free(&c);
+        dp_graph_free(&g);
+    }
+}
+
+/* Refusals before any GPU is touched, and no GPU: DP_ERR_DEVICE. */
+static void check_arguments(void)
+{
+    dp_graph g;
+    dp_cluster c;
+    dp_error err;
+    dp_exec_result r;
+    dp_exec_opts eo;
+    int sh[2] = {4, 4}, a[2] = {0, 1}, rc;
+    memset(&err, 0, sizeof err);
+    memset(&eo, 0, sizeof eo);
+    if (one_op(&g, DP_OP_RELU, 1, sh, 4, 4, 0)) return;
+    dp_cluster_homogeneous(&c, 2, 1e9, 1e10, 0, &err);
+    rc = dp_exec_cuda(&g, &c, a, &eo, NULL, &err);
+    CHECK(rc == DP_ERR_ARG && strstr(err.msg, "result"), "NULL result: rc %d '%s'", rc, err.msg);
+    rc = dp_exec_cuda(NULL, &c, a, &eo, &r, &err);
+    CHECK(rc == DP_ERR_ARG, "NULL graph: rc %d '%s'", rc, err.msg);
+    rc = dp_exec_cuda(&g, NULL, a, &eo, &r, &err);
+    CHECK(rc == DP_ERR_ARG, "NULL cluster: rc %d '%s'", rc, err.msg);
+    rc = dp_exec_cuda(&g, &c, NULL, &eo, &r, &err);
+    CHECK(rc == DP_ERR_ARG && strstr(err.msg, "assignment"), "NULL assignment: rc %d '%s'", rc, err.msg);
+    a[1] = 2;
+    rc = dp_exec_cuda(&g, &c, a, &eo, &r, &err);
+    CHECK(rc == DP_ERR_RANGE && strstr(err.msg, "device 2"), "device 2 of 2: rc %d '%s'", rc, err.msg);
+    a[1] = 1;
+    eo.reps = -1;
+    rc = dp_exec_cuda(&g, &c, a, &eo, &r, &err);
+    CHECK(rc == DP_ERR_RANGE && strstr(err.msg, "reps"), "reps -1: rc %d '%s'", rc, err.msg);
+    eo.reps = 0; eo.gpus = -1;
+    rc = dp_exec_cuda(&g, &c, a, &eo, &r, &err);
+    CHECK(rc == DP_ERR_RANGE && strstr(err.msg, "gpus"), "gpus -1: rc %d '%s'", rc, err.msg);
+    eo.gpus = 0; eo.device_bytes = -1;
+    rc = dp_exec_cuda(&g, &c, a, &eo, &r, &err);
+    CHECK(rc == DP_ERR_RANGE, "negative arena: rc %d '%s'", rc, err.msg);
+    eo.device_bytes = 0;
+    CHECK(r.wall_runs == NULL && r.outputs == NULL, "a refused run left result arrays");
+    dp_graph_free(&g);
+    /* a real op reading an opaque one: the shape check refuses it */
+    {
+        dp_op_desc d;
+        dp_graph_init(&g);
+        memset(&d, 0, sizeof d);
+        d.compute = 1; d.out_bytes = 8;
+        dp_graph_add_op(&g, &d, NULL, &err);
+        d.kind = DP_OP_RELU; d.rows = 1; d.cols = 2;
+        dp_graph_add_op(&g, &d, NULL, &err);
+        dp_graph_add_edge(&g, 0, 1, 8, &err);
+        dp_graph_finalize(&g, &err);
+        rc = dp_exec_cuda(&g, &c, a, &eo, &r, &err);
+        CHECK(rc == DP_ERR_GRAPH && strstr(err.msg, "opaque"), "real op reading an opaque one: rc %d '%s'", rc, err.msg);
+        dp_graph_free(&g);
+    }
+    {
+        dp_calibrate_opts co;
+        dp_cluster out;
+        memset(&co, 0, sizeof co);
+        co.size = 4;
+        rc = dp_calibrate_cuda(&out, &co, &err);
+        CHECK(rc == DP_ERR_RANGE && strstr(err.msg, "size"), "calibrate size 4: rc %d '%s'", rc, err.msg);
+        co.size = 0; co.devices = -1;
+        rc = dp_calibrate_cuda(&out, &co, &err);
+        CHECK(rc == DP_ERR_RANGE, "calibrate devices -1: rc %d '%s'", rc, err.msg);
+        rc = dp_calibrate_cuda(NULL, NULL, &err);
+        CHECK(rc == DP_ERR_ARG, "calibrate into NULL: rc %d '%s'", rc, err.msg);
+    }
+    /* no GPU: a valid run fails with DP_ERR_DEVICE and the runtime's reason */
+    if (g_no_gpu) {
+        int sh2[2] = {4, 4};
+        if (!one_op(&g, DP_OP_RELU, 1, sh2, 4, 4, 0)) {
+            rc = dp_exec_cuda(&g, &c, a, &eo, &r, &err);
+            CHECK(rc == DP_ERR_DEVICE && strstr(err.msg, "no CUDA device: "), "no GPU: rc %d '%s'", rc, err.msg);
+            CHECK(r.wall_runs == NULL, "no GPU: result arrays left");
+            dp_calibrate_opts co;
+            dp_cluster out;
+            memset(&co, 0, sizeof co);
+            rc = dp_calibrate_cuda(&out, &co, &err);
+            CHECK(rc == DP_ERR_DEVICE && strstr(err.msg, "no CUDA device: "), "calibrate without a GPU: rc %d '%s'", rc, err.msg);
+        }
+        dp_graph_free(&g);
+    }
+    dp_cluster_free(&c);
+}
+
+/* ---- with a GPU ---------------------------------------------------------- */
+static void check_gpu_kernels(void)
+{
+    dp_error err;
+    memset(&err, 0, sizeof err);
+    for (int i = 0; i < N_CASES; i++) {
+        const case_t *c = &g_cases[i];
+        dp_graph g;
+        dp_cluster cl;
+        dp_exec_opts eo;
+        dp_exec_result r;
+        run_t h;
+        if (build_case(&g, c)) { dp_graph_free(&g); continue; }
+        dp_cluster_homogeneous(&cl, 1, 1e9, 1e10, 0, &err);
+        int *one = (int *)calloc((size_t)g.n_ops, sizeof(int));
+        uint64_t seed = 11 + (uint64_t)i;
+        memset(&eo, 0, sizeof eo);
+        eo.keep_outputs = 1; eo.seed = seed;
+        host_run(&g, seed, &h);
+        int v = g.n_ops - 1;
+        if (!dp_exec_cuda(&g, &cl, one, &eo, &r, &err)) {
+            const float *o = r.outputs[v];
+            CHECK(o != NULL, "%s: no output kept", dp_kind_name(c->kind));
+            if (o) {
+                if (same_on_gpu(c->kind))
+                    CHECK(count_diff(o, h.cpu, h.n) == 0, "GPU %s %dx%d: %zu elements differ from the CPU kernel's", dp_kind_name(c->kind), c->rows, c->cols, count_diff(o, h.cpu, h.n));
+                else
+                    CHECK(rel_err(o, h.cpu, h.n) <= OP_TOL, "GPU %s %dx%d: error %.3g against the CPU kernel", dp_kind_name(c->kind), c->rows, c->cols, rel_err(o, h.cpu, h.n));
+                /* no transcendental function: the GPU computes exactly the emulation */
+                if (c->kind != DP_OP_GELU && c->kind != DP_OP_SILU && c->kind != DP_OP_SOFTMAX)
+                    CHECK(count_diff(o, h.emu, h.n) == 0, "GPU %s %dx%d: %zu elements differ from its host emulation", dp_kind_name(c->kind), c->rows, c->cols, count_diff(o, h.emu, h.n));
+            }
+            dp_exec_result_free(&r);
+        } else CHECK(0, "GPU %s: %s", dp_kind_name(c->kind), err.msg);
+        run_free(&g, &h);
+        free(one);
+        dp_cluster_free(&cl);
+        dp_graph_free(&g);
+    }
+}
+
+static const double *g_cmp_start;
+static int by_start(const void *a, const void *b)
+{
+    double x = g_cmp_start[*(const int *)a], y = g_cmp_start[*(const int *)b];
+    return x < y ? -1 : x > y;
+}
+
+/* The measured schedule obeys the model: every op after its inputs, one at
+   a time per logical device, busy = its ops' time, opaque ops at least
+   their modelled time. Event times are good to about a microsecond. */
+static void check_schedule(const char *what, const dp_graph *g, const dp_cluster *c, const int *assign, const dp_exec_result *r, int opaque)
+{
+    const double eps = 5e-6;
+    int n = g->n_ops, bad = 0;
+    CHECK(r->n_ops == n && r->n_devices == c->n && r->gpus >= 1, "%s: result sizes %d ops %d devices %d GPUs", what, r->n_ops, r->n_devices, r->gpus);
+    for (int v = 0; v < n; v++)
+        if (!(r->start[v] >= -eps && r->end[v] >= r->start[v] && r->end[v] <= r->wall_median + eps)) bad++;
+    CHECK(!bad, "%s: %d ops with no proper interval", what, bad);
+    bad = 0;
+    for (int e = 0; e < g->n_edges; e++)
+        if (r->start[g->dst[e]] < r->end[g->src[e]] - eps) {
+            if (bad++ < 3) printf("  %s: edge %d->%d: start %.9g before the input's end %.9g\n", what, g->src[e], g->dst[e], r->start[g->dst[e]], r->end[g->src[e]]);
+        }
+    CHECK(!bad, "%s: %d edges violated", what, bad);
+    int *ops = (int *)malloc(sizeof(int) * (size_t)(n ? n : 1));
+    for (int d = 0; d < c->n; d++) {
+        int k = 0;
+        double sum = 0;
+        for (int v = 0; v < n; v++) if (assign[v] == d) { ops[k++] = v; sum += r->end[v] - r->start[v]; }
+        g_cmp_start = r->start;
+        qsort(ops, (size_t)k, sizeof(int), by_start);
+        bad = 0;
+        for (int i = 1; i < k; i++) if (r->start[ops[i]] < r->end[ops[i - 1]] - eps) bad++;
+        CHECK(!bad, "%s: device %d runs ops at once", what, d);
+        CHECK_NEAR(r->busy[d], sum, 1e-6, what);
+    }
+    free(ops);
+    if (opaque) {
+        bad = 0;
+        for (int v = 0; v < n; v++) {
+            double want = dp_op_time(g, c, v, assign[v]) * r->seconds_per_unit;
+            if (r->end[v] - r->start[v] < want - 2e-6) {
+                if (bad++ < 3) printf("  %s: op %d took %.9g s, modelled %.9g s\n", what, v, r->end[v] - r->start[v], want);
+            }
+        }
+        CHECK(!bad, "%s: %d opaque ops shorter than modelled", what, bad);
+    }
+}
+
+static void check_gpu_workloads(void)
+{
+    dp_error err;
+    memset(&err, 0, sizeof err);
+    for (int w = 0; w < 4; w++) {
+        dp_graph g;
+        if (dp_graph_read(&g, g_workloads[w], DP_FORMAT_AUTO, &err)) { CHECK(0, "%s: %s", g_workloads[w], err.msg); continue; }
+        dp_exec_result ref;
+        dp_exec_opts eo;
+        dp_cluster c1;
+        int *a = (int *)calloc((size_t)g.n_ops, sizeof(int));
+        memset(&eo, 0, sizeof eo);
+        eo.keep_outputs = 1; eo.seed = 5;
+        dp_cluster_homogeneous(&c1, 1, 1e9, 1e10, 0, &err);
+        if (dp_exec_cpu(&g, &c1, a, &eo, &ref, &err)) { CHECK(0, "%s: cpu: %s", g_workloads[w], err.msg); free(a); dp_cluster_free(&c1); dp_graph_free(&g); continue; }
+        uint64_t digest1 = 0;
+        int have_digest = 0;
+        for (int nd = 1; nd <= 4; nd *= 2) {
+            dp_cluster c;
+            dp_cluster_for_graph(&c, &g, nd, &err);
+            static const dp_method ms[] = {DP_METHOD_SINGLE, DP_METHOD_ROUND_ROBIN, DP_METHOD_RANDOM};
+            for (int mi = 0; mi < 3; mi++)
+                for (int order = 0; order < 2; order++) {
+                    dp_place_opts po;
+                    dp_place_result pr;
+                    dp_exec_result r;
+                    char what[256];
+                    memset(&po, 0, sizeof po);
+                    po.seed = 3 + (uint64_t)nd;
+                    if (dp_place(ms[mi], &g, &c, &po, a, &pr, &err)) { CHECK(0, "place: %s", err.msg); continue; }
+                    eo.order = order ? DP_ORDER_PRIORITY : DP_ORDER_FIFO;
+                    eo.reps = 2;
+                    snprintf(what, sizeof what, "%s on %d logical devices, %s, %s", g_workloads[w], nd, dp_method_name(ms[mi]), order ? "priority" : "fifo");
+                    if (dp_exec_cuda(&g, &c, a, &eo, &r, &err)) { CHECK(0, "%s: %s", what, err.msg); continue; }
+                    double e = -1;
+                    int worst = -1;
+                    CHECK(dp_exec_compare(&g, &r, &ref, &e, &worst, &err) == 0 && e <= DP_EXEC_TOL, "%s: outputs %.3g off the CPU's at '%s' (tolerance %g)", what, e, worst >= 0 ? g.name[worst] : "?", DP_EXEC_TOL);
+                    if (!have_digest) { digest1 = r.digest; have_digest = 1; }
+                    CHECK(r.digest == digest1, "%s: digest %llx, first placement's %llx", what, (unsigned long long)r.digest, (unsigned long long)digest1);
+                    check_schedule(what, &g, &c, a, &r, 0);
+                    if (mi == 1 && order == 0) printf("  %s: wall %.3f ms, max error %.2g\n", what, r.wall_median * 1e3, e);
+                    dp_exec_result_free(&r);
+                }
+            dp_cluster_free(&c);
+        }
+        dp_exec_result_free(&ref);
+        free(a);
+        dp_cluster_free(&c1);
+        dp_graph_free(&g);
+    }
+}
+
+static void check_gpu_opaque(void)
+{
+    dp_error err;
+    memset(&err, 0, sizeof err);
+    for (int i = 0; i < 2; i++) {
+        dp_graph g;
+        if (i == 0) {
+            if (dp_graph_read(&g, "graphs/layered_50.dpg", DP_FORMAT_AUTO, &err)) { CHECK(0, "read: %s", err.msg); continue; }
+        } else {
+            /* ops with more inputs than one launch takes */
+            dp_gen_opts go;
+            memset(&go, 0, sizeof go);
+            go.shape = DP_GEN_RANDOM; go.nodes = 60; go.density = 0.9; go.jump = 5; go.ccr = 1; go.seed = 4;
+            if (dp_gen(&g, &go, &err)) { CHECK(0, "gen: %s", err.msg); continue; }
+        }
+        uint64_t digest1 = 0;
+        for (int nd = 1; nd <= 4; nd *= 2) {
+            dp_cluster c;
+            dp_cluster_for_graph(&c, &g, nd, &err);
+            int *a = (int *)malloc(sizeof(int) * (size_t)g.n_ops);
+            for (int link = 0; link < 2; link++) {
+                dp_place_opts po;
+                dp_place_result pr;
+                dp_exec_opts eo;
+                dp_exec_result r;
+                char what[256];
+                memset(&po, 0, sizeof po);
+                c.link = link ? DP_LINK_SERIAL : DP_LINK_FREE;
+                if (dp_place(DP_METHOD_CP, &g, &c, &po, a, &pr, &err)) { CHECK(0, "place: %s", err.msg); continue; }
+                memset(&eo, 0, sizeof eo);
+                eo.seconds_per_unit = 0.02 / dp_lower_bound(&g, &c) / nd;
+                eo.reps = 3;
+                snprintf(what, sizeof what, "opaque %s on %d logical devices, %s links", i ? "random_60" : "layered_50", nd, link ? "serial" : "free");
+                if (dp_exec_cuda(&g, &c, a, &eo, &r, &err)) { CHECK(0, "%s: %s", what, err.msg); continue; }
+                check_schedule(what, &g, &c, a, &r, 1);
+                if (nd == 1 && link == 0) digest1 = r.digest;
+                CHECK(r.digest == digest1, "%s: digest differs from one device's", what);
+                double pred = pr.makespan * r.seconds_per_unit;
+                printf("  %s: wall %.4f s, simulator %.4f s (%+.0f%%)\n", what, r.wall_median, pred, 100 * (r.wall_median / pred - 1));
+                dp_exec_result_free(&r);
+            }
+            free(a);
+            dp_cluster_free(&c);
+        }
+        dp_graph_free(&g);
+    }
+}
+
+static void check_gpu_arena_and_leaks(void)
+{
+    dp_error err;
+    dp_graph g;
+    dp_cluster c;
+    dp_exec_opts eo;
+    dp_exec_result r;
+    dp_cuda_info before, after;
+    memset(&err, 0, sizeof err);
+    if (dp_graph_read(&g, "graphs/llama_block_256_p2.dpg", DP_FORMAT_AUTO, &err)) { CHECK(0, "read: %s", err.msg); return; }
+    dp_cluster_homogeneous(&c, 2, 1e9, 1e10, 0, &err);
+    int *a = (int *)malloc(sizeof(int) * (size_t)g.n_ops);
+    for (int v = 0; v < g.n_ops; v++) a[v] = v % 2;
+    memset(&eo, 0, sizeof eo);
+    /* the largest buffer does not fit: a clean DP_ERR_INFEASIBLE */
+    eo.device_bytes = 4.0 * 64 * 128 - 1;
+    memset(&r, 0x5a, sizeof r);
+    int rc = dp_exec_cuda(&g, &c, a, &eo, &r, &err);
+    CHECK(rc == DP_ERR_INFEASIBLE && strstr(err.msg, "arena"), "arena of %g bytes: rc %d '%s'", eo.device_bytes, rc, err.msg);
+    CHECK(r.wall_runs == NULL && r.start == NULL && r.outputs == NULL, "a failed run left result arrays");
+    eo.device_bytes = 0;
+    /* repeated runs give back every byte */
+    if (dp_cuda_device_info(0, &before, &err)) { CHECK(0, "device info: %s", err.msg); goto out; }
+    for (int i = 0; i < 10; i++) {
+        eo.keep_outputs = i & 1;
+        if ((rc = dp_exec_cuda(&g, &c, a, &eo, &r, &err))) { CHECK(0, "run %d: %s", i, err.msg); break; }
+        dp_exec_result_free(&r);
+        eo.device_bytes = i == 5 ? 1000 : 0;   /* and failed runs too */
+        if (i == 5) { rc = dp_exec_cuda(&g, &c, a, &eo, &r, &err); CHECK(rc == DP_ERR_INFEASIBLE, "small arena: rc %d", rc); eo.device_bytes = 0; }
+    }
+    if (dp_cuda_device_info(0, &after, &err)) { CHECK(0, "device info: %s", err.msg); goto out; }
+    CHECK(after.free_bytes >= before.free_bytes - 2.0 * (1 << 20), "device memory free: %.0f before, %.0f after 11 runs", before.free_bytes, after.free_bytes);
+    /* more GPUs than present */
+    {
+        int n = 0;
+        dp_cuda_device_count(&n, &err);
+        eo.gpus = n + 1;
+        rc = dp_exec_cuda(&g, &c, a, &eo, &r, &err);
+        CHECK(rc == DP_ERR_RANGE && strstr(err.msg, "GPUs"), "gpus %d of %d: rc %d '%s'", n + 1, n, rc, err.msg);
+    }
+out:
+    free(a);
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+}
+
+int main(void)
+{
+    dp_error err;
+    int n = 0;
+    double t0 = dp_now();
+    memset(&err, 0, sizeof err);
+    if (dp_cuda_device_count(&n, &err)) {
+        snprintf(g_no_gpu_buf, sizeof g_no_gpu_buf, "%s", err.msg);
+        g_no_gpu = g_no_gpu_buf;
+    } else if (n == 0) {
+        g_no_gpu = "the CUDA runtime reports 0 devices";
+    }
+    check_host_kernels();
+    check_host_workloads();
+    check_arguments();
+    if (g_no_gpu) {
+        SKIP("no CUDA device: %s (skipped: every op kind on the GPU against the CPU kernels)", g_no_gpu);
+        SKIP("no CUDA device: %s (skipped: workloads under every placement on 1, 2 and 4 logical devices)", g_no_gpu);
+        SKIP("no CUDA device: %s (skipped: opaque graphs' measured schedules)", g_no_gpu);
+        SKIP("no CUDA device: %s (skipped: arena overflow, device memory after repeated runs)", g_no_gpu);
+    } else {
+        char name[256];
+        if (!dp_cuda_device_name(0, name, sizeof name, &err)) printf("  %d GPU%s, GPU 0: %s\n", n, n == 1 ? "" : "s", name);
+        check_gpu_kernels();
+        check_gpu_workloads();
+        check_gpu_opaque();
+        check_gpu_arena_and_leaks();
+    }
+    printf("test_cuda took %.1f s\n", dp_now() - t0);
+    return dp_test_done();
+}
