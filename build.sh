@@ -452,7 +452,7 @@ cmd_fuzz() {
         echo "build.sh fuzz: needs clang with libFuzzer (-fsanitize=fuzzer)" >&2
         exit 1
     fi
-    mkdir -p build/fuzz build/log
+    set_stamp build/fuzz "clang -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined"
     for t in $FUZZ_TARGETS; do
         IFS=: read -r name macro seeds <<<"$t"
         if ! uptodate "build/fuzz/$name" tests/fuzz/fuzz.c; then
