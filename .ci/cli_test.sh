@@ -255,7 +255,10 @@ expect 0 "exec chainmm" "$D" exec "$T/cm.dpg" --assign "$T/cm.asg" --backend cpu
 json_check "$T/out" "j['outputs_match'] is True and j['wall_median'] > 0 and len(j['wall_runs']) == 2 and len(j['busy']) == 2" "exec: real ops give the single-device outputs"
 expect 0 "place layered_50" "$D" place graphs/layered_50.dpg --method cp --devices 2 --out "$T/l50.asg"
 expect 0 "exec an opaque graph" "$D" exec graphs/layered_50.dpg --assign "$T/l50.asg" --backend cpu --devices 2 --json --trace-svg "$T/trace.svg"
-json_check "$T/out" "j['outputs_match'] is True and abs(j['wall_median'] / j['predicted'] - 1) < 1.0" "exec: opaque graph near the simulator's prediction"
+# busy kernels spin until their modelled time is up, so a run cannot beat the
+# simulator's makespan; how close above it lands depends on the machine's
+# load (bench/RESULTS.md section 5 measures it): here only a gross stall fails
+json_check "$T/out" "j['outputs_match'] is True and 0.95 <= j['wall_median'] / j['predicted'] < 10" "exec: opaque graph no faster than the simulator's prediction, not stalled"
 if grep -q "<svg" "$T/trace.svg" 2>/dev/null; then ok; else bad "exec --trace-svg wrote no chart"; fi
 expect 2 "exec with an unknown backend" "$D" exec graphs/layered_50.dpg --assign "$T/l50.asg" --backend gpu
 expect 2 "exec without --assign" "$D" exec graphs/layered_50.dpg --backend cpu
