@@ -16,7 +16,8 @@
    asynchronous runtime. It has the graph model and formats, a cluster and
    cost model, a discrete-event simulator of that runtime, a lower bound,
    heuristic placers, the DOPPLER learned placer (SEL and PLC policies,
-   imitation then REINFORCE, policy files) and Placeto, a threaded CPU
+   imitation then REINFORCE, policy files) and Placeto (the paper's learned
+   baseline), a threaded CPU
    executor that runs a placed graph for real (float32 kernels for real
    ops, busy kernels of their modelled time for opaque ones) with
    calibration of the simulator against it, the runtime model's dispatcher
@@ -59,10 +60,12 @@
        >>placers         single, round-robin, random, cp, heft, enumopt, anneal
        >>gantt           SVG writer
        >>gen             layered and random DAG generators
-       >>features        per-op and per-device features, critical paths
+       >>features        dense kernels, per-op features, critical paths, the
+                         per-graph workspace
        >>gnn             message passing, forward and backward
        >>episode         one SEL/PLC rollout and its backward pass
-       >>train           Adam, the three stages, greedy/sampled placement
+       >>placeto         Placeto: progressive embedding, head, one sweep
+       >>train           Adam, the three stages, rollouts, greedy/sampled placement
        >>checkpoint      policy files
        >>curves          training-curve SVG
        >>kernels         reference CPU semantics of every op kind
@@ -592,10 +595,19 @@ int dp_gen(dp_graph *g, const dp_gen_opts *opts, dp_error *err);
    "real" is REINFORCE against dp_train_opts.cost (any runtime; the
    simulator when NULL). Reward: 0 but at the end, where it is
    (baseline - cost) / baseline, baseline the running mean cost of that
-   graph; discounted by gamma. Adam, one optimiser per policy, gradient
-   clipping by global norm, entropy bonus, epsilon-greedy exploration
-   decayed linearly, learning rate decayed linearly to lr_final x lr.
-   An episode allocates nothing: every buffer is made once per graph.
+   graph, or with dp_train_opts.rollouts = K > 1 the mean cost of the
+   other K - 1 episodes of the same update (K rollouts of one graph and
+   one forward pass, leave-one-out baselines); discounted by gamma. Adam,
+   one optimiser per policy, gradient clipping by global norm, entropy
+   bonus, epsilon-greedy exploration decayed linearly, learning rate
+   decayed linearly to lr_final x lr. dp_train can also hand back the best
+   placement any episode reached on each graph (best_assign, best_order,
+   best_cost): the paper's deployment stage keeps optimising on the target
+   graph and deploys the best placement found, which is search on top of
+   the policy (bench/RESULTS.md reports the two apart).
+   An episode allocates nothing: every buffer is made once per graph, in
+   one 64-byte-aligned block; the dense layers run as matrix products over
+   all ops at once (transposed weights made once per episode).
 
    Placeto (Addanki et al., NeurIPS 2019), dp_policy_opts.algo =
    DP_ALGO_PLACETO: each episode sweeps the ops in topological order from a
@@ -675,6 +687,19 @@ typedef struct dp_train_opts {
     uint64_t seed;
     const char *start;       /* Placeto: the method whose placement every
                                 episode starts from; NULL -> "cp"           */
+    int      rollouts;       /* DOPPLER: episodes of one graph per update,
+                                each one's baseline the mean cost of the
+                                others (leave one out); 0 -> 1: an update
+                                per episode, the baseline the running mean.
+                                The rollouts share one forward pass and one
+                                encoder backward pass.                      */
+    /* Optional outputs, per training graph i: the best placement any
+       episode reached (the search of DOPPLER's deployment stage), over the
+       stages scored alike (il and sim; real restarts it when it has its
+       own cost): best_cost[i], best_assign[i] and best_order[i] (n_ops
+       each; SEL's order, Placeto's visit order). Any may be NULL.        */
+    double  *best_cost;
+    int    **best_assign, **best_order;
     /* called after every episode; return nonzero to stop training */
     int    (*on_episode)(void *ctx, const dp_episode_info *info);
     void    *on_episode_ctx;
@@ -3722,8 +3747,9 @@ done:
 
 /* ======================================================================
    >>features
-   Per-graph context for learning: features, critical paths and every
-   buffer an episode needs, made once per graph (dp__gctx_init).
+   The dense kernels both learned placers run on, then the per-graph
+   context for learning: features, critical paths and every buffer an
+   episode needs, made once per graph (dp__gctx_init) in one block.
    ====================================================================== */
 #define DP__F  DP_N_FEAT
 #define DP__DF DP_N_DEVFEAT
@@ -3736,45 +3762,225 @@ done:
 
 static double dp__relu(double x) { return x > 0 ? x : 0; }
 
-/* y[out] += W[out][in] x[in] */
-static void dp__mv(double *DP__RESTRICT y, const double *DP__RESTRICT W, const double *DP__RESTRICT x, int out, int in)
+/* Dense kernels over flat row-major buffers. A layer W[out][in] applied to
+   a batch of rows is Y += X W^T: dp__gemm(Y, X, Wt) with Wt = W^T made once
+   per episode (dp__transpose); its input gradient is GX += G W, which is
+   dp__gemm(GX, G, W); its weight gradient is GW += G^T X, dp__gemm_tn.
+   Every output element is its initial value plus the products added one
+   at a time in the order of the inner index, whatever the tiling, so a
+   row's result does not depend on the rows batched with it. Under GCC and
+   clang the tiles use the vector extension (4 doubles with AVX, else 2):
+   two rows by 4 vectors, or one row by 8, keep eight accumulators in
+   flight; define DP_NO_SIMD for plain loops. */
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(DP_NO_SIMD)
+#define DP__SIMD 1
+#if defined(__AVX__)
+#define DP__VW 4   /* doubles per vector */
+typedef double dp__v __attribute__((vector_size(32), aligned(8), __may_alias__));
+#define DP__SPLAT(s) ((dp__v){ (s), (s), (s), (s) })
+#else
+#define DP__VW 2
+typedef double dp__v __attribute__((vector_size(16), aligned(8), __may_alias__));
+#define DP__SPLAT(s) ((dp__v){ (s), (s) })
+#endif
+#if defined(__AVX__)
+#include <immintrin.h>
+#define DP__VSQRT(x) ((dp__v)_mm256_sqrt_pd((__m256d)(x)))
+#elif defined(__SSE2__)
+#include <emmintrin.h>
+#define DP__VSQRT(x) ((dp__v)_mm_sqrt_pd((__m128d)(x)))
+#endif
+#define DP__LD(p) (*(const dp__v *)(const void *)(p))
+#define DP__ST(p, v) (*(dp__v *)(void *)(p) = (v))
+#else
+#define DP__SIMD 0
+#endif
+
+/* T[in][out] = W[out][in]^T */
+static void dp__transpose(double *DP__RESTRICT T, const double *DP__RESTRICT W, int out, int in)
 {
     int i, j;
-    for (i = 0; i < out; i++) {
-        const double *w = W + (size_t)i * in;
-        /* four partial sums: a fixed order (deterministic) that the
-           compiler can keep in one vector register */
-        double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-        for (j = 0; j + 4 <= in; j += 4) {
-            s0 += w[j] * x[j]; s1 += w[j + 1] * x[j + 1];
-            s2 += w[j + 2] * x[j + 2]; s3 += w[j + 3] * x[j + 3];
+    for (i = 0; i < out; i++)
+        for (j = 0; j < in; j++) T[(size_t)j * out + i] = W[(size_t)i * in + j];
+}
+
+/* Y[r][0..N) += sum_k X[r][k] M[k][0..N), r < rows; row strides ldy, ldx. */
+static void dp__gemm(double *DP__RESTRICT Y, size_t ldy, const double *DP__RESTRICT X, size_t ldx,
+                     const double *DP__RESTRICT M, int rows, int K, int N)
+{
+    int r = 0, c, k;
+    for (; r + 2 <= rows; r += 2) {
+        const double *x0 = X + (size_t)r * ldx, *x1 = x0 + ldx;
+        double *y0 = Y + (size_t)r * ldy, *y1 = y0 + ldy;
+        c = 0;
+#if DP__SIMD
+        for (; c + 4 * DP__VW <= N; c += 4 * DP__VW) {
+            dp__v a0 = DP__LD(y0 + c), a1 = DP__LD(y0 + c + DP__VW), a2 = DP__LD(y0 + c + 2 * DP__VW), a3 = DP__LD(y0 + c + 3 * DP__VW);
+            dp__v b0 = DP__LD(y1 + c), b1 = DP__LD(y1 + c + DP__VW), b2 = DP__LD(y1 + c + 2 * DP__VW), b3 = DP__LD(y1 + c + 3 * DP__VW);
+            for (k = 0; k < K; k++) {
+                const double *m = M + (size_t)k * N + c;
+                dp__v u = DP__SPLAT(x0[k]), w = DP__SPLAT(x1[k]);
+                dp__v m0 = DP__LD(m), m1 = DP__LD(m + DP__VW), m2 = DP__LD(m + 2 * DP__VW), m3 = DP__LD(m + 3 * DP__VW);
+                a0 += u * m0; a1 += u * m1; a2 += u * m2; a3 += u * m3;
+                b0 += w * m0; b1 += w * m1; b2 += w * m2; b3 += w * m3;
+            }
+            DP__ST(y0 + c, a0); DP__ST(y0 + c + DP__VW, a1); DP__ST(y0 + c + 2 * DP__VW, a2); DP__ST(y0 + c + 3 * DP__VW, a3);
+            DP__ST(y1 + c, b0); DP__ST(y1 + c + DP__VW, b1); DP__ST(y1 + c + 2 * DP__VW, b2); DP__ST(y1 + c + 3 * DP__VW, b3);
         }
-        for (; j < in; j++) s0 += w[j] * x[j];
-        y[i] += (s0 + s1) + (s2 + s3);
+        for (; c + DP__VW <= N; c += DP__VW) {
+            dp__v a0 = DP__LD(y0 + c), b0 = DP__LD(y1 + c);
+            for (k = 0; k < K; k++) {
+                dp__v m0 = DP__LD(M + (size_t)k * N + c);
+                a0 += DP__SPLAT(x0[k]) * m0; b0 += DP__SPLAT(x1[k]) * m0;
+            }
+            DP__ST(y0 + c, a0); DP__ST(y1 + c, b0);
+        }
+#endif
+        for (; c < N; c++) {
+            double a = y0[c], b = y1[c];
+            for (k = 0; k < K; k++) { a += x0[k] * M[(size_t)k * N + c]; b += x1[k] * M[(size_t)k * N + c]; }
+            y0[c] = a; y1[c] = b;
+        }
+    }
+    for (; r < rows; r++) {
+        const double *x0 = X + (size_t)r * ldx;
+        double *y0 = Y + (size_t)r * ldy;
+        c = 0;
+#if DP__SIMD
+        for (; c + 8 * DP__VW <= N; c += 8 * DP__VW) {
+            dp__v a0 = DP__LD(y0 + c), a1 = DP__LD(y0 + c + DP__VW), a2 = DP__LD(y0 + c + 2 * DP__VW), a3 = DP__LD(y0 + c + 3 * DP__VW);
+            dp__v a4 = DP__LD(y0 + c + 4 * DP__VW), a5 = DP__LD(y0 + c + 5 * DP__VW), a6 = DP__LD(y0 + c + 6 * DP__VW), a7 = DP__LD(y0 + c + 7 * DP__VW);
+            for (k = 0; k < K; k++) {
+                const double *m = M + (size_t)k * N + c;
+                dp__v u = DP__SPLAT(x0[k]);
+                a0 += u * DP__LD(m); a1 += u * DP__LD(m + DP__VW); a2 += u * DP__LD(m + 2 * DP__VW); a3 += u * DP__LD(m + 3 * DP__VW);
+                a4 += u * DP__LD(m + 4 * DP__VW); a5 += u * DP__LD(m + 5 * DP__VW); a6 += u * DP__LD(m + 6 * DP__VW); a7 += u * DP__LD(m + 7 * DP__VW);
+            }
+            DP__ST(y0 + c, a0); DP__ST(y0 + c + DP__VW, a1); DP__ST(y0 + c + 2 * DP__VW, a2); DP__ST(y0 + c + 3 * DP__VW, a3);
+            DP__ST(y0 + c + 4 * DP__VW, a4); DP__ST(y0 + c + 5 * DP__VW, a5); DP__ST(y0 + c + 6 * DP__VW, a6); DP__ST(y0 + c + 7 * DP__VW, a7);
+        }
+        for (; c + DP__VW <= N; c += DP__VW) {
+            dp__v a0 = DP__LD(y0 + c);
+            for (k = 0; k < K; k++) a0 += DP__SPLAT(x0[k]) * DP__LD(M + (size_t)k * N + c);
+            DP__ST(y0 + c, a0);
+        }
+#endif
+        for (; c < N; c++) {
+            double a = y0[c];
+            for (k = 0; k < K; k++) a += x0[k] * M[(size_t)k * N + c];
+            y0[c] = a;
+        }
     }
 }
 
-/* gx[in] += W^T g[out] */
-static void dp__mtv(double *DP__RESTRICT gx, const double *DP__RESTRICT W, const double *DP__RESTRICT g, int out, int in)
+/* GW[o][j] += sum_r G[r][o] X[r][j] (o < O, j < J, r < rows); GW is dense
+   [O][J], G and X have row strides ldg and ldx. */
+static void dp__gemm_tn(double *DP__RESTRICT GW, const double *DP__RESTRICT G, size_t ldg,
+                        const double *DP__RESTRICT X, size_t ldx, int rows, int O, int J)
 {
-    int i, j;
-    for (i = 0; i < out; i++) {
-        const double *w = W + (size_t)i * in;
-        double gi = g[i];
-        if (gi == 0) continue;
-        for (j = 0; j < in; j++) gx[j] += w[j] * gi;
+    int o = 0, c, r;
+#if DP__SIMD
+    if (J < 4 * DP__VW) {   /* narrow inputs: vectors run along o */
+        int j;
+        for (j = 0; j < J; j++) {
+            for (o = 0; o + 4 * DP__VW <= O; o += 4 * DP__VW) {
+                dp__v a0, a1, a2, a3;
+                double t[4 * DP__VW];
+                int q;
+                for (q = 0; q < 4 * DP__VW; q++) t[q] = GW[(size_t)(o + q) * J + j];
+                a0 = DP__LD(t); a1 = DP__LD(t + DP__VW); a2 = DP__LD(t + 2 * DP__VW); a3 = DP__LD(t + 3 * DP__VW);
+                for (r = 0; r < rows; r++) {
+                    const double *g = G + (size_t)r * ldg + o;
+                    dp__v u = DP__SPLAT(X[(size_t)r * ldx + j]);
+                    a0 += DP__LD(g) * u; a1 += DP__LD(g + DP__VW) * u; a2 += DP__LD(g + 2 * DP__VW) * u; a3 += DP__LD(g + 3 * DP__VW) * u;
+                }
+                DP__ST(t, a0); DP__ST(t + DP__VW, a1); DP__ST(t + 2 * DP__VW, a2); DP__ST(t + 3 * DP__VW, a3);
+                for (q = 0; q < 4 * DP__VW; q++) GW[(size_t)(o + q) * J + j] = t[q];
+            }
+            for (; o < O; o++) {
+                double a = GW[(size_t)o * J + j];
+                for (r = 0; r < rows; r++) a += G[(size_t)r * ldg + o] * X[(size_t)r * ldx + j];
+                GW[(size_t)o * J + j] = a;
+            }
+        }
+        return;
+    }
+#endif
+    for (; o + 2 <= O; o += 2) {
+        double *w0 = GW + (size_t)o * J, *w1 = w0 + J;
+        c = 0;
+#if DP__SIMD
+        for (; c + 4 * DP__VW <= J; c += 4 * DP__VW) {
+            dp__v a0 = DP__LD(w0 + c), a1 = DP__LD(w0 + c + DP__VW), a2 = DP__LD(w0 + c + 2 * DP__VW), a3 = DP__LD(w0 + c + 3 * DP__VW);
+            dp__v b0 = DP__LD(w1 + c), b1 = DP__LD(w1 + c + DP__VW), b2 = DP__LD(w1 + c + 2 * DP__VW), b3 = DP__LD(w1 + c + 3 * DP__VW);
+            for (r = 0; r < rows; r++) {
+                const double *x = X + (size_t)r * ldx + c;
+                dp__v u = DP__SPLAT(G[(size_t)r * ldg + o]), w = DP__SPLAT(G[(size_t)r * ldg + o + 1]);
+                dp__v x0 = DP__LD(x), x1 = DP__LD(x + DP__VW), x2 = DP__LD(x + 2 * DP__VW), x3 = DP__LD(x + 3 * DP__VW);
+                a0 += u * x0; a1 += u * x1; a2 += u * x2; a3 += u * x3;
+                b0 += w * x0; b1 += w * x1; b2 += w * x2; b3 += w * x3;
+            }
+            DP__ST(w0 + c, a0); DP__ST(w0 + c + DP__VW, a1); DP__ST(w0 + c + 2 * DP__VW, a2); DP__ST(w0 + c + 3 * DP__VW, a3);
+            DP__ST(w1 + c, b0); DP__ST(w1 + c + DP__VW, b1); DP__ST(w1 + c + 2 * DP__VW, b2); DP__ST(w1 + c + 3 * DP__VW, b3);
+        }
+        for (; c + DP__VW <= J; c += DP__VW) {
+            dp__v a0 = DP__LD(w0 + c), b0 = DP__LD(w1 + c);
+            for (r = 0; r < rows; r++) {
+                dp__v x0 = DP__LD(X + (size_t)r * ldx + c);
+                a0 += DP__SPLAT(G[(size_t)r * ldg + o]) * x0; b0 += DP__SPLAT(G[(size_t)r * ldg + o + 1]) * x0;
+            }
+            DP__ST(w0 + c, a0); DP__ST(w1 + c, b0);
+        }
+#endif
+        for (; c < J; c++) {
+            double a = w0[c], b = w1[c];
+            for (r = 0; r < rows; r++) {
+                a += G[(size_t)r * ldg + o] * X[(size_t)r * ldx + c];
+                b += G[(size_t)r * ldg + o + 1] * X[(size_t)r * ldx + c];
+            }
+            w0[c] = a; w1[c] = b;
+        }
+    }
+    for (; o < O; o++) {
+        double *w0 = GW + (size_t)o * J;
+        c = 0;
+#if DP__SIMD
+        for (; c + 4 * DP__VW <= J; c += 4 * DP__VW) {
+            dp__v a0 = DP__LD(w0 + c), a1 = DP__LD(w0 + c + DP__VW), a2 = DP__LD(w0 + c + 2 * DP__VW), a3 = DP__LD(w0 + c + 3 * DP__VW);
+            for (r = 0; r < rows; r++) {
+                const double *x = X + (size_t)r * ldx + c;
+                dp__v u = DP__SPLAT(G[(size_t)r * ldg + o]);
+                a0 += u * DP__LD(x); a1 += u * DP__LD(x + DP__VW); a2 += u * DP__LD(x + 2 * DP__VW); a3 += u * DP__LD(x + 3 * DP__VW);
+            }
+            DP__ST(w0 + c, a0); DP__ST(w0 + c + DP__VW, a1); DP__ST(w0 + c + 2 * DP__VW, a2); DP__ST(w0 + c + 3 * DP__VW, a3);
+        }
+        for (; c + DP__VW <= J; c += DP__VW) {
+            dp__v a0 = DP__LD(w0 + c);
+            for (r = 0; r < rows; r++) a0 += DP__SPLAT(G[(size_t)r * ldg + o]) * DP__LD(X + (size_t)r * ldx + c);
+            DP__ST(w0 + c, a0);
+        }
+#endif
+        for (; c < J; c++) {
+            double a = w0[c];
+            for (r = 0; r < rows; r++) a += G[(size_t)r * ldg + o] * X[(size_t)r * ldx + c];
+            w0[c] = a;
+        }
     }
 }
 
-/* gW[out][in] += g[out] x[in]^T */
-static void dp__outer(double *DP__RESTRICT gW, const double *DP__RESTRICT g, const double *DP__RESTRICT x, int out, int in)
+/* out[0..H) += sum of the rows of X (row stride ldx) */
+static void dp__colsum(double *DP__RESTRICT out, const double *DP__RESTRICT X, size_t ldx, int rows, int H)
 {
-    int i, j;
-    for (i = 0; i < out; i++) {
-        double *w = gW + (size_t)i * in, gi = g[i];
-        if (gi == 0) continue;
-        for (j = 0; j < in; j++) w[j] += gi * x[j];
-    }
+    int r, i;
+    for (r = 0; r < rows; r++)
+        for (i = 0; i < H; i++) out[i] += X[(size_t)r * ldx + i];
+}
+
+/* T = G where pre > 0, else 0 (the ReLU's backward), over n values */
+static void dp__relu_mask(double *DP__RESTRICT T, const double *DP__RESTRICT G, const double *DP__RESTRICT pre, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) T[i] = pre[i] > 0 ? G[i] : 0;
 }
 
 /* The kinds of message-passing round (see >>gnn) and their layout. */
@@ -3814,7 +4020,8 @@ typedef struct dp__gnn_buf {
     double *mf, *mb; /* [K n H] mean messages in / out            */
     double *gh;   /* [n H] gradient w.r.t. the final embedding    */
     double *gtmp; /* [n H] scratch                                 */
-    double *gm;   /* [2 H] scratch                                 */
+    double *gT;   /* [n H] gradient at the pre-activations        */
+    double *gM;   /* [n H] gradient w.r.t. the mean messages      */
 } dp__gnn_buf;
 
 typedef struct dp__gctx {
@@ -3829,9 +4036,11 @@ typedef struct dp__gctx {
     double *optime;       /* [n nd]                                     */
     double scale, lower_bound;
     double unit;          /* mean op time: the scale of start-time gaps  */
+    double *wt_sel, *wt_plc; /* the policy's weights, every matrix transposed
+                                in place of its block (dp__forward)        */
     dp__gnn_buf gnn[2];
     /* SEL */
-    double *pb, *pt, *zsel, *ssel, *gsel_pg, *gsel_fix, *gpb, *gpt;
+    double *pb, *pt, *zsel, *ssel, *gsel_pg, *gsel_fix, *gpb, *gpt, *gzs;
     /* PLC */
     double *A, *P;
     /* rollout state and records */
@@ -3841,53 +4050,60 @@ typedef struct dp__gctx {
     int *step_op, *step_dev;
     double *step_f, *step_z, *step_gu, *step_gf;
     /* backward scratch */
-    double *G, *snap, *gA, *gP, *gz, *prio;
+    double *G, *snap, *gAP, *prio; /* gAP [n][2H]: gA_v then gP_v     */
     int *best_assign, *best_order;
+    void *arena;          /* every buffer above lives in this one block  */
     dp_sim sim;
     /* training statistics */
     double baseline, best;
     int seen;
 } dp__gctx;
 
-/* Buffers of a stack of R rounds over n ops. */
-static void dp__gnn_buf_free(dp__gnn_buf *b)
+/* Every buffer of an episode comes from one allocation (the arena),
+   each 64-byte aligned so that the dense kernels' vectors never straddle
+   a cache line. dp__carve is run twice: first with no base to add up the
+   size, then to hand out the pointers. */
+typedef struct dp__arena { char *base; size_t off; int over; } dp__arena;
+
+static void *dp__carve(dp__arena *a, size_t count, size_t size)
 {
-    DP_FREE(b->h); DP_FREE(b->pre); DP_FREE(b->mf); DP_FREE(b->mb);
-    DP_FREE(b->gh); DP_FREE(b->gtmp); DP_FREE(b->gm);
-    memset(b, 0, sizeof *b);
+    size_t o = a->off, bytes;
+    if (count == 0) count = 1;
+    if (count > ((size_t)-1 / 2 - a->off) / size) { a->over = 1; return NULL; }
+    bytes = (count * size + 63) & ~(size_t)63;
+    a->off += bytes;
+    return a->base ? a->base + o : NULL;
 }
 
-static int dp__gnn_buf_init(dp__gnn_buf *b, int n, int H, int R, int train, dp_error *err)
+/* After the sizing pass: one zeroed allocation into *raw (to free), the
+   base aligned, ready for the carving pass. */
+static int dp__arena_alloc(dp__arena *a, void **raw, dp_error *err, const char *what)
+{
+    if (a->over) return dp__fail(err, DP_ERR_NOMEM, "%s: size overflows", what);
+    if (!(*raw = dp__alloc(a->off + 64, 1, err, what))) return DP_ERR_NOMEM;
+    a->base = (char *)*raw + ((64 - (uintptr_t)*raw % 64) % 64);
+    a->off = 0;
+    return 0;
+}
+
+/* Buffers of a stack of R rounds over n ops. */
+static void dp__gnn_buf_carve(dp__arena *a, dp__gnn_buf *b, int n, int H, int R, int train)
 {
     size_t nH = (size_t)n * H, ng = train ? nH : 1;
-    memset(b, 0, sizeof *b);
-    b->h = (double *)dp__alloc((size_t)(R + 1) * nH, sizeof(double), err, "embeddings");
-    b->pre = (double *)dp__alloc((size_t)(R + 1) * nH, sizeof(double), err, "embeddings");
-    b->mf = (double *)dp__alloc((size_t)R * nH + 1, sizeof(double), err, "messages");
-    b->mb = (double *)dp__alloc((size_t)R * nH + 1, sizeof(double), err, "messages");
-    b->gh = (double *)dp__alloc(ng, sizeof(double), err, "embedding gradients");
-    b->gtmp = (double *)dp__alloc(ng, sizeof(double), err, "embedding gradients");
-    b->gm = (double *)dp__alloc(2 * (size_t)H, sizeof(double), err, "embedding gradients");
-    if (b->h && b->pre && b->mf && b->mb && b->gh && b->gtmp && b->gm) return 0;
-    dp__gnn_buf_free(b);
-    return DP_ERR_NOMEM;
+    b->h = (double *)dp__carve(a, (size_t)(R + 1) * nH, sizeof(double));
+    b->pre = (double *)dp__carve(a, (size_t)(R + 1) * nH, sizeof(double));
+    b->mf = (double *)dp__carve(a, (size_t)R * nH + 1, sizeof(double));
+    b->mb = (double *)dp__carve(a, (size_t)R * nH + 1, sizeof(double));
+    b->gh = (double *)dp__carve(a, ng, sizeof(double));
+    b->gtmp = (double *)dp__carve(a, ng, sizeof(double));
+    b->gT = (double *)dp__carve(a, ng, sizeof(double));
+    b->gM = (double *)dp__carve(a, ng, sizeof(double));
 }
 
 static void dp__gctx_free(dp__gctx *x)
 {
-    int e;
     if (!x) return;
-    DP_FREE(x->x); DP_FREE(x->ce); DP_FREE(x->bl); DP_FREE(x->tl); DP_FREE(x->bnext); DP_FREE(x->tprev);
-    DP_FREE(x->blen); DP_FREE(x->tlen); DP_FREE(x->optime);
-    for (e = 0; e < 2; e++) dp__gnn_buf_free(&x->gnn[e]);
-    DP_FREE(x->pb); DP_FREE(x->pt); DP_FREE(x->zsel); DP_FREE(x->ssel); DP_FREE(x->gsel_pg); DP_FREE(x->gsel_fix);
-    DP_FREE(x->gpb); DP_FREE(x->gpt); DP_FREE(x->A); DP_FREE(x->P);
-    DP_FREE(x->legal); DP_FREE(x->pend); DP_FREE(x->assign); DP_FREE(x->order); DP_FREE(x->pos);
-    DP_FREE(x->end); DP_FREE(x->avail); DP_FREE(x->work); DP_FREE(x->psum); DP_FREE(x->cnt);
-    DP_FREE(x->prob); DP_FREE(x->logit); DP_FREE(x->est); DP_FREE(x->expert);
-    DP_FREE(x->step_op); DP_FREE(x->step_dev); DP_FREE(x->step_f); DP_FREE(x->step_z);
-    DP_FREE(x->step_gu); DP_FREE(x->step_gf); DP_FREE(x->G); DP_FREE(x->snap); DP_FREE(x->gA);
-    DP_FREE(x->gP); DP_FREE(x->gz); DP_FREE(x->prio); DP_FREE(x->best_assign); DP_FREE(x->best_order);
+    DP_FREE(x->arena);
     dp_sim_free(&x->sim);
     memset(x, 0, sizeof *x);
 }
@@ -3915,29 +4131,35 @@ static void dp__zscore(double *X, int n, int stride, int cols)
 static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, int H, int K, int shared,
                          int train, dp_error *err)
 {
-    int n = g->n_ops, m = g->n_edges, nd = c->n, i, k, v, e, rc;
+    int n = g->n_ops, m = g->n_edges, nd = c->n, i, k, v, e, rc, pass;
     size_t nH = (size_t)n * H, nt = train ? (size_t)n : 1, ng = train ? nH : 1;
     double lat, ibw, mean_t = 0;
+    dp__arena ar;
+    memset(&ar, 0, sizeof ar);
     memset(x, 0, sizeof *x);
     if ((rc = dp_check(g, c, err))) return rc;
     x->g = g; x->c = c; x->n = n; x->m = m; x->nd = nd; x->H = H; x->K = K; x->shared = shared; x->train = train;
-#define DP__A(ptr, count, type) if (!((ptr) = (type *)dp__alloc((size_t)(count), sizeof(type), err, "learning workspace"))) goto nomem
-    DP__A(x->x, (size_t)n * DP__F, double); DP__A(x->ce, m, double);
-    DP__A(x->bl, n, double); DP__A(x->tl, n, double); DP__A(x->bnext, n, int); DP__A(x->tprev, n, int);
-    DP__A(x->blen, n, double); DP__A(x->tlen, n, double); DP__A(x->optime, (size_t)n * nd, double);
-    for (e = 0; e < (shared ? 1 : 2); e++)
-        if (dp__gnn_buf_init(&x->gnn[e], n, H, K, train, err)) goto nomem;
-    DP__A(x->pb, nH, double); DP__A(x->pt, nH, double); DP__A(x->zsel, nH, double); DP__A(x->ssel, n, double);
-    DP__A(x->gsel_pg, nt, double); DP__A(x->gsel_fix, nt, double); DP__A(x->gpb, ng, double); DP__A(x->gpt, ng, double);
-    DP__A(x->A, nH, double); DP__A(x->P, nH, double);
-    DP__A(x->legal, n, int); DP__A(x->pend, n, int); DP__A(x->assign, n, int); DP__A(x->order, n, int); DP__A(x->pos, n, int);
-    DP__A(x->end, n, double); DP__A(x->avail, nd, double); DP__A(x->work, nd, double); DP__A(x->psum, (size_t)nd * H, double);
-    DP__A(x->cnt, nd, double); DP__A(x->prob, n > nd ? n : nd, double); DP__A(x->logit, nd, double); DP__A(x->est, nd, double);
-    DP__A(x->expert, n > nd ? n : nd, int);
-    DP__A(x->step_op, n, int); DP__A(x->step_dev, n, int); DP__A(x->step_f, nt * nd * DP__DF, double);
-    DP__A(x->step_z, nt * nd * H, double); DP__A(x->step_gu, nt * nd, double); DP__A(x->step_gf, nt * nd, double);
-    DP__A(x->G, (size_t)nd * H, double); DP__A(x->snap, ng, double); DP__A(x->gA, ng, double); DP__A(x->gP, ng, double);
-    DP__A(x->gz, H, double); DP__A(x->prio, n, double); DP__A(x->best_assign, n, int); DP__A(x->best_order, n, int);
+#define DP__A(ptr, count, type) ((ptr) = (type *)dp__carve(&ar, (size_t)(count), sizeof(type)))
+    for (pass = 0; pass < 2; pass++) {
+        if (pass && (rc = dp__arena_alloc(&ar, &x->arena, err, "learning workspace"))) { dp__gctx_free(x); return rc; }
+        DP__A(x->x, (size_t)n * DP__F, double); DP__A(x->ce, m, double);
+        DP__A(x->bl, n, double); DP__A(x->tl, n, double); DP__A(x->bnext, n, int); DP__A(x->tprev, n, int);
+        DP__A(x->blen, n, double); DP__A(x->tlen, n, double); DP__A(x->optime, (size_t)n * nd, double);
+        for (e = 0; e < (shared ? 1 : 2); e++) dp__gnn_buf_carve(&ar, &x->gnn[e], n, H, K, train);
+        DP__A(x->pb, nH, double); DP__A(x->pt, nH, double); DP__A(x->zsel, nH, double); DP__A(x->ssel, n, double);
+        DP__A(x->gsel_pg, nt, double); DP__A(x->gsel_fix, nt, double); DP__A(x->gpb, ng, double); DP__A(x->gpt, ng, double); DP__A(x->gzs, ng, double);
+        DP__A(x->A, nH, double); DP__A(x->P, nH, double);
+        DP__A(x->legal, n, int); DP__A(x->pend, n, int); DP__A(x->assign, n, int); DP__A(x->order, n, int); DP__A(x->pos, n, int);
+        DP__A(x->end, n, double); DP__A(x->avail, nd, double); DP__A(x->work, nd, double); DP__A(x->psum, (size_t)nd * H, double);
+        DP__A(x->cnt, nd, double); DP__A(x->prob, n > nd ? n : nd, double); DP__A(x->logit, nd, double); DP__A(x->est, nd, double);
+        DP__A(x->expert, n > nd ? n : nd, int);
+        DP__A(x->step_op, n, int); DP__A(x->step_dev, n, int); DP__A(x->step_f, nt * nd * DP__DF, double);
+        DP__A(x->step_z, nt * nd * H, double); DP__A(x->step_gu, nt * nd, double); DP__A(x->step_gf, nt * nd, double);
+        DP__A(x->G, (size_t)nd * H, double); DP__A(x->snap, ng, double); DP__A(x->gAP, 2 * ng, double);
+        DP__A(x->prio, n, double);
+        DP__A(x->wt_sel, dp__gnn_size(H, K) + dp__selhead_size(H), double);
+        DP__A(x->wt_plc, (shared ? 0 : dp__gnn_size(H, K)) + dp__plchead_size(H), double); DP__A(x->best_assign, n, int); DP__A(x->best_order, n, int);
+    }
 #undef DP__A
     if ((rc = dp_sim_init(&x->sim, g, c, err))) { dp__gctx_free(x); return rc; }
     for (v = 0; v < n; v++)
@@ -3984,9 +4206,6 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
         x->tlen[v] = 1 + (x->tprev[v] >= 0 ? x->tlen[x->tprev[v]] : 0);
     }
     return 0;
-nomem:
-    dp__gctx_free(x);
-    return DP_ERR_NOMEM;
 }
 
 /* ======================================================================
@@ -4009,130 +4228,155 @@ static int dp__mp_op(const dp_graph *g, dp__mp_mode mode, int k)
     return mode == DP__MP_BOTH ? k : mode == DP__MP_FWD ? g->topo[k] : g->topo[g->n_ops - 1 - k];
 }
 
-/* h[n][H] = relu(pre), pre = Win X + bin; W = Win[H][F] then bin[H]. */
-static void dp__mp_input(int n, int H, int F, const double *X, const double *W, double *pre, double *h)
+/* Wt gets one round's weights with its H x H blocks (Ws, then Wf and/or
+   Wb) transposed in place; the vectors are not copied (never read). */
+static void dp__mp_transpose(double *Wt, const double *W, int H, dp__mp_mode mode)
 {
-    int v, i;
-    for (v = 0; v < n; v++) {
-        double *pv = pre + (size_t)v * H, *hv = h + (size_t)v * H;
-        memcpy(pv, W + (size_t)H * F, sizeof(double) * (size_t)H);
-        dp__mv(pv, W, X + (size_t)v * F, H, F);
-        for (i = 0; i < H; i++) hv[i] = dp__relu(pv[i]);
-    }
+    int k, nb = mode == DP__MP_BOTH ? 3 : 2;
+    size_t HH = (size_t)H * H;
+    for (k = 0; k < nb; k++) dp__transpose(Wt + k * HH, W + k * HH, H, H);
 }
 
-static void dp__mp_input_backward(int n, int H, int F, const double *X, const double *pre, const double *gh, double *gW)
+/* h[n][H] = relu(pre), pre = Win X + bin; W = Win[H][F] then bin[H];
+   Wt starts with Win^T [F][H]. */
+static void dp__mp_input(int n, int H, int F, const double *X, const double *W, const double *Wt, double *pre, double *h)
 {
     int v, i;
-    double tmp[DP_MAX_HIDDEN];
-    for (v = 0; v < n; v++) {
-        const double *pv = pre + (size_t)v * H, *gv = gh + (size_t)v * H;
-        for (i = 0; i < H; i++) tmp[i] = pv[i] > 0 ? gv[i] : 0;
-        for (i = 0; i < H; i++) gW[(size_t)H * F + i] += tmp[i];
-        dp__outer(gW, tmp, X + (size_t)v * F, H, F);
+    for (v = 0; v < n; v++) memcpy(pre + (size_t)v * H, W + (size_t)H * F, sizeof(double) * (size_t)H);
+    dp__gemm(pre, (size_t)H, X, (size_t)F, Wt, n, F, H);
+    for (i = 0; i < n * H; i++) h[i] = dp__relu(pre[i]);
+}
+
+/* T: scratch [n][H] */
+static void dp__mp_input_backward(int n, int H, int F, const double *X, const double *pre, const double *gh, double *gW, double *T)
+{
+    dp__relu_mask(T, gh, pre, (size_t)n * H);
+    dp__colsum(gW + (size_t)H * F, T, (size_t)H, n, H);
+    dp__gemm_tn(gW, T, (size_t)H, X, (size_t)F, n, H, F);
+}
+
+/* The mean message into v (FWD: over its parents, from the af direction)
+   or out of v (BWD: over its children), of the sources src, into m[H]. */
+static void dp__mp_mean(const dp_graph *g, const double *ce, int H, int fwd, const double *a, const double *src, int v, double *m)
+{
+    int lo = fwd ? g->in_off[v] : g->out_off[v], hi = fwd ? g->in_off[v + 1] : g->out_off[v + 1], k, i;
+    memset(m, 0, sizeof(double) * (size_t)H);
+    for (k = lo; k < hi; k++) {
+        int e = fwd ? g->in_edge[k] : g->out_edge[k];
+        const double *hu = src + (size_t)(fwd ? g->src[e] : g->dst[e]) * H;
+        for (i = 0; i < H; i++) m[i] += hu[i] + ce[e] * a[i];
     }
+    if (hi > lo) for (i = 0; i < H; i++) m[i] /= hi - lo;
 }
 
 /* One round: hp[n][H] in, hn[n][H] out, pr the pre-activations; mf and mb
-   keep the mean messages for the backward pass (NULL where unused). */
-static void dp__mp_forward(const dp_graph *g, const double *ce, int H, dp__mp_mode mode, const double *W,
+   keep the mean messages for the backward pass (NULL where unused). W the
+   round's weights, Wt the same with its matrices transposed
+   (dp__mp_transpose). A synchronous round is three matrix products over
+   all ops; a progressive one does the Ws part for all ops at once, then
+   visits the ops in order, each one's message depending on the new values
+   of those visited before it. */
+static void dp__mp_forward(const dp_graph *g, const double *ce, int H, dp__mp_mode mode, const double *W, const double *Wt,
                            const double *hp, double *hn, double *pr, double *mf, double *mb)
 {
-    dp__mp_w w;
-    int n = g->n_ops, v, k, q, i;
-    const double *src = mode == DP__MP_BOTH ? hp : hn;
+    dp__mp_w w, wt;
+    int n = g->n_ops, v, q, i;
     dp__mp_map(&w, (double *)W, H, mode);
+    dp__mp_map(&wt, (double *)Wt, H, mode);
+    for (v = 0; v < n; v++) memcpy(pr + (size_t)v * H, w.b, sizeof(double) * (size_t)H);
+    dp__gemm(pr, (size_t)H, hp, (size_t)H, wt.ws, n, H, H);
+    if (mode == DP__MP_BOTH) {
+        for (v = 0; v < n; v++) {
+            dp__mp_mean(g, ce, H, 1, w.af, hp, v, mf + (size_t)v * H);
+            dp__mp_mean(g, ce, H, 0, w.ab, hp, v, mb + (size_t)v * H);
+        }
+        dp__gemm(pr, (size_t)H, mf, (size_t)H, wt.wf, n, H, H);
+        dp__gemm(pr, (size_t)H, mb, (size_t)H, wt.wb, n, H, H);
+        for (i = 0; i < n * H; i++) hn[i] = hp[i] + dp__relu(pr[i]);
+        return;
+    }
     for (q = 0; q < n; q++) {
-        double *pre = pr + (size_t)((v = dp__mp_op(g, mode, q))) * H;
-        memcpy(pre, w.b, sizeof(double) * (size_t)H);
-        dp__mv(pre, w.ws, hp + (size_t)v * H, H, H);
-        if (w.wf) {
-            double *f = mf + (size_t)v * H;
-            int din = g->in_off[v + 1] - g->in_off[v];
-            memset(f, 0, sizeof(double) * (size_t)H);
-            for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
-                int e = g->in_edge[k];
-                const double *hu = src + (size_t)g->src[e] * H;
-                for (i = 0; i < H; i++) f[i] += hu[i] + ce[e] * w.af[i];
-            }
-            if (din) for (i = 0; i < H; i++) f[i] /= din;
-            dp__mv(pre, w.wf, f, H, H);
-        }
-        if (w.wb) {
-            double *bk = mb + (size_t)v * H;
-            int dout = g->out_off[v + 1] - g->out_off[v];
-            memset(bk, 0, sizeof(double) * (size_t)H);
-            for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
-                int e = g->out_edge[k];
-                const double *hw = src + (size_t)g->dst[e] * H;
-                for (i = 0; i < H; i++) bk[i] += hw[i] + ce[e] * w.ab[i];
-            }
-            if (dout) for (i = 0; i < H; i++) bk[i] /= dout;
-            dp__mv(pre, w.wb, bk, H, H);
-        }
+        int fwd = mode == DP__MP_FWD;
+        double *m = (fwd ? mf : mb) + (size_t)(v = dp__mp_op(g, mode, q)) * H, *pre = pr + (size_t)v * H;
+        dp__mp_mean(g, ce, H, fwd, fwd ? w.af : w.ab, hn, v, m);
+        dp__gemm(pre, (size_t)H, m, (size_t)H, fwd ? wt.wf : wt.wb, 1, H, H);
         for (i = 0; i < H; i++) hn[(size_t)v * H + i] = hp[(size_t)v * H + i] + dp__relu(pre[i]);
+    }
+}
+
+/* Scatters the gradient gm[H] of v's mean message (fwd: over its parents)
+   to the sources' gradients gsrc and the edge-feature weights' gradient ga. */
+static void dp__mp_mean_backward(const dp_graph *g, const double *ce, int H, int fwd, int v, const double *gm,
+                                 double *gsrc, double *ga)
+{
+    int lo = fwd ? g->in_off[v] : g->out_off[v], hi = fwd ? g->in_off[v + 1] : g->out_off[v + 1], k, i, deg = hi - lo;
+    for (k = lo; k < hi; k++) {
+        int e = fwd ? g->in_edge[k] : g->out_edge[k];
+        double *gu = gsrc + (size_t)(fwd ? g->src[e] : g->dst[e]) * H, s = ce[e] / deg;
+        for (i = 0; i < H; i++) { gu[i] += gm[i] / deg; ga[i] += s * gm[i]; }
     }
 }
 
 /* Backward through one round. gh: gradient w.r.t. hn (in a progressive
    round it still grows while the ops are visited in reverse; destroyed);
-   gp: gradient w.r.t. hp (written); gW accumulated; gm scratch [2H]. */
+   gp: gradient w.r.t. hp (written); gW accumulated; T and GM scratch
+   [n][H] (the gradients at the pre-activations and at the messages). */
 static void dp__mp_backward(const dp_graph *g, const double *ce, int H, dp__mp_mode mode, const double *W, double *gW,
                             const double *hp, const double *pr, const double *mf, const double *mb,
-                            double *gh, double *gp, double *gm)
+                            double *gh, double *gp, double *T, double *GM)
 {
     dp__mp_w w, gw;
-    int n = g->n_ops, v, k, j, i, sync = mode == DP__MP_BOTH;
-    double *gmf = gm, *gmb = gm + H, *gsrc = sync ? gp : gh, tmp[DP_MAX_HIDDEN];
+    int n = g->n_ops, v, j;
+    size_t nH = (size_t)n * H;
     dp__mp_map(&w, (double *)W, H, mode);
     dp__mp_map(&gw, gW, H, mode);
-    /* the residual path; a progressive round copies gh[v] once it is final */
-    if (sync) memcpy(gp, gh, sizeof(double) * (size_t)n * H);
-    for (j = 0; j < n; j++) {   /* reverse of the forward visit (any order when sync) */
-        const double *pre, *gv;
-        int any = 0;
-        v = dp__mp_op(g, mode, sync ? j : n - 1 - j);
-        pre = pr + (size_t)v * H; gv = gh + (size_t)v * H;
-        if (!sync) memcpy(gp + (size_t)v * H, gv, sizeof(double) * (size_t)H);
-        for (i = 0; i < H; i++) { tmp[i] = pre[i] > 0 ? gv[i] : 0; any |= tmp[i] != 0; }
-        if (!any) continue;
-        for (i = 0; i < H; i++) gw.b[i] += tmp[i];
-        dp__outer(gw.ws, tmp, hp + (size_t)v * H, H, H);
-        dp__mtv(gp + (size_t)v * H, w.ws, tmp, H, H);
-        if (w.wf) {
-            int din = g->in_off[v + 1] - g->in_off[v];
-            dp__outer(gw.wf, tmp, mf + (size_t)v * H, H, H);
-            memset(gmf, 0, sizeof(double) * (size_t)H);
-            dp__mtv(gmf, w.wf, tmp, H, H);
-            if (din) for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
-                int e = g->in_edge[k];
-                double *gu = gsrc + (size_t)g->src[e] * H, s = ce[e] / din;
-                for (i = 0; i < H; i++) { gu[i] += gmf[i] / din; gw.af[i] += s * gmf[i]; }
-            }
+    if (mode == DP__MP_BOTH) {
+        dp__relu_mask(T, gh, pr, nH);
+        memset(GM, 0, sizeof(double) * nH);
+        dp__gemm(GM, (size_t)H, T, (size_t)H, w.wf, n, H, H);
+        memcpy(gp, gh, sizeof(double) * nH);   /* the residual path */
+        for (v = 0; v < n; v++) dp__mp_mean_backward(g, ce, H, 1, v, GM + (size_t)v * H, gp, gw.af);
+        memset(GM, 0, sizeof(double) * nH);
+        dp__gemm(GM, (size_t)H, T, (size_t)H, w.wb, n, H, H);
+        for (v = 0; v < n; v++) dp__mp_mean_backward(g, ce, H, 0, v, GM + (size_t)v * H, gp, gw.ab);
+        dp__gemm_tn(gw.wf, T, (size_t)H, mf, (size_t)H, n, H, H);
+        dp__gemm_tn(gw.wb, T, (size_t)H, mb, (size_t)H, n, H, H);
+    } else {
+        /* reverse of the forward visit: v's gradient is final once every
+           op visited after it has handed its message gradient back */
+        int fwd = mode == DP__MP_FWD;
+        for (j = n - 1; j >= 0; j--) {
+            double *gm = GM + (size_t)(v = dp__mp_op(g, mode, j)) * H;
+            dp__relu_mask(T + (size_t)v * H, gh + (size_t)v * H, pr + (size_t)v * H, (size_t)H);
+            memset(gm, 0, sizeof(double) * (size_t)H);
+            dp__gemm(gm, (size_t)H, T + (size_t)v * H, (size_t)H, fwd ? w.wf : w.wb, 1, H, H);
+            dp__mp_mean_backward(g, ce, H, fwd, v, gm, gh, fwd ? gw.af : gw.ab);
         }
-        if (w.wb) {
-            int dout = g->out_off[v + 1] - g->out_off[v];
-            dp__outer(gw.wb, tmp, mb + (size_t)v * H, H, H);
-            memset(gmb, 0, sizeof(double) * (size_t)H);
-            dp__mtv(gmb, w.wb, tmp, H, H);
-            if (dout) for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
-                int e = g->out_edge[k];
-                double *gw2 = gsrc + (size_t)g->dst[e] * H, s = ce[e] / dout;
-                for (i = 0; i < H; i++) { gw2[i] += gmb[i] / dout; gw.ab[i] += s * gmb[i]; }
-            }
-        }
+        memcpy(gp, gh, sizeof(double) * nH);   /* the residual path */
+        dp__gemm_tn(fwd ? gw.wf : gw.wb, T, (size_t)H, fwd ? mf : mb, (size_t)H, n, H, H);
     }
+    dp__colsum(gw.b, T, (size_t)H, n, H);
+    dp__gemm_tn(gw.ws, T, (size_t)H, hp, (size_t)H, n, H, H);
+    dp__gemm(gp, (size_t)H, T, (size_t)H, w.ws, n, H, H);
+}
+
+/* Transposed copy of a DOPPLER GNN block (input layer and K rounds). */
+static void dp__gnn_transpose(double *Wt, const double *W, int H, int K)
+{
+    int r;
+    dp__transpose(Wt, W, H, DP__F);
+    for (r = 0; r < K; r++) dp__mp_transpose(Wt + dp__round_off(H, r), W + dp__round_off(H, r), H, DP__MP_BOTH);
 }
 
 /* DOPPLER's encoder: the input layer, then K synchronous rounds. */
-static void dp__gnn_forward(dp__gctx *x, dp__gnn_buf *b, const double *W)
+static void dp__gnn_forward(dp__gctx *x, dp__gnn_buf *b, const double *W, const double *Wt)
 {
     int r;
     size_t nH = (size_t)x->n * x->H;
-    dp__mp_input(x->n, x->H, DP__F, x->x, W, b->pre, b->h);
+    dp__mp_input(x->n, x->H, DP__F, x->x, W, Wt, b->pre, b->h);
     for (r = 0; r < x->K; r++)
-        dp__mp_forward(x->g, x->ce, x->H, DP__MP_BOTH, W + dp__round_off(x->H, r), b->h + (size_t)r * nH,
-                       b->h + (size_t)(r + 1) * nH, b->pre + (size_t)(r + 1) * nH,
+        dp__mp_forward(x->g, x->ce, x->H, DP__MP_BOTH, W + dp__round_off(x->H, r), Wt + dp__round_off(x->H, r),
+                       b->h + (size_t)r * nH, b->h + (size_t)(r + 1) * nH, b->pre + (size_t)(r + 1) * nH,
                        b->mf + (size_t)r * nH, b->mb + (size_t)r * nH);
 }
 
@@ -4150,10 +4394,10 @@ static void dp__gnn_backward(dp__gctx *x, dp__gnn_buf *b, const double *W, doubl
     for (r = x->K - 1; r >= 0; r--) {
         dp__mp_backward(x->g, x->ce, x->H, DP__MP_BOTH, W + dp__round_off(x->H, r), gW + dp__round_off(x->H, r),
                         b->h + (size_t)r * nH, b->pre + (size_t)(r + 1) * nH,
-                        b->mf + (size_t)r * nH, b->mb + (size_t)r * nH, b->gh, b->gtmp, b->gm);
+                        b->mf + (size_t)r * nH, b->mb + (size_t)r * nH, b->gh, b->gtmp, b->gT, b->gM);
         memcpy(b->gh, b->gtmp, sizeof(double) * nH);
     }
-    dp__mp_input_backward(x->n, x->H, DP__F, x->x, b->pre, b->gh, gW);
+    dp__mp_input_backward(x->n, x->H, DP__F, x->x, b->pre, b->gh, gW, b->gT);
 }
 
 /* ======================================================================
@@ -4186,14 +4430,31 @@ static void dp__heads_map(dp__heads *h, double *sel, double *plc, int H, int K, 
 static const double *dp__emb_sel(const dp__gctx *x) { return dp__gnn_out(x, &x->gnn[0]); }
 static const double *dp__emb_plc(const dp__gctx *x) { return dp__gnn_out(x, &x->gnn[x->shared ? 0 : 1]); }
 
+/* The transposed weights of p into x->wt_sel / wt_plc (same layout). */
+static void dp__transpose_policy(dp__gctx *x, const dp_policy *p)
+{
+    dp__heads w, t;
+    int H = x->H, K = x->K;
+    dp__heads_map(&w, p->sel, p->plc, H, K, x->shared);
+    dp__heads_map(&t, x->wt_sel, x->wt_plc, H, K, x->shared);
+    dp__gnn_transpose(t.gnn_sel, w.gnn_sel, H, K);
+    if (!x->shared) dp__gnn_transpose(t.gnn_plc, w.gnn_plc, H, K);
+    dp__transpose(t.s_wx, w.s_wx, H, DP__F);
+    dp__transpose(t.s_wh, w.s_wh, H, H); dp__transpose(t.s_wpb, w.s_wpb, H, H); dp__transpose(t.s_wpt, w.s_wpt, H, H);
+    dp__transpose(t.p_wd, w.p_wd, H, DP__DF); dp__transpose(t.p_wx, w.p_wx, H, DP__F);
+    dp__transpose(t.p_wh, w.p_wh, H, H); dp__transpose(t.p_we, w.p_we, H, H);
+}
+
 static void dp__forward(dp__gctx *x, const dp_policy *p)
 {
-    dp__heads w;
+    dp__heads w, t;
     int n = x->n, H = x->H, i, v, j;
     const double *hs, *hp;
+    dp__transpose_policy(x, p);
     dp__heads_map(&w, p->sel, p->plc, H, x->K, x->shared);
-    dp__gnn_forward(x, &x->gnn[0], w.gnn_sel);
-    if (!x->shared) dp__gnn_forward(x, &x->gnn[1], w.gnn_plc);
+    dp__heads_map(&t, x->wt_sel, x->wt_plc, H, x->K, x->shared);
+    dp__gnn_forward(x, &x->gnn[0], w.gnn_sel, t.gnn_sel);
+    if (!x->shared) dp__gnn_forward(x, &x->gnn[1], w.gnn_plc, t.gnn_plc);
     hs = dp__emb_sel(x); hp = dp__emb_plc(x);
     /* mean embeddings along the b-level path (reverse topo) and t-level path */
     for (i = n - 1; i >= 0; i--) {
@@ -4210,22 +4471,24 @@ static void dp__forward(dp__gctx *x, const dp_policy *p)
             x->pt[(size_t)v * H + j] = (hs[(size_t)v * H + j] + pv) / x->tlen[v];
         }
     }
+    /* SEL's first layer over all ops, then its scores */
+    for (v = 0; v < n; v++) memcpy(x->zsel + (size_t)v * H, w.s_b1, sizeof(double) * (size_t)H);
+    dp__gemm(x->zsel, (size_t)H, x->x, DP__F, t.s_wx, n, DP__F, H);
+    dp__gemm(x->zsel, (size_t)H, hs, (size_t)H, t.s_wh, n, H, H);
+    dp__gemm(x->zsel, (size_t)H, x->pb, (size_t)H, t.s_wpb, n, H, H);
+    dp__gemm(x->zsel, (size_t)H, x->pt, (size_t)H, t.s_wpt, n, H, H);
     for (v = 0; v < n; v++) {
-        double *z = x->zsel + (size_t)v * H, s = w.s_b2[0];
-        memcpy(z, w.s_b1, sizeof(double) * (size_t)H);
-        dp__mv(z, w.s_wx, x->x + (size_t)v * DP__F, H, DP__F);
-        dp__mv(z, w.s_wh, hs + (size_t)v * H, H, H);
-        dp__mv(z, w.s_wpb, x->pb + (size_t)v * H, H, H);
-        dp__mv(z, w.s_wpt, x->pt + (size_t)v * H, H, H);
+        const double *z = x->zsel + (size_t)v * H;
+        double s = w.s_b2[0];
         for (j = 0; j < H; j++) s += w.s_w2[j] * dp__relu(z[j]);
         x->ssel[v] = s;
-        /* PLC's op-only part and projected embedding */
-        memcpy(x->A + (size_t)v * H, w.p_b1, sizeof(double) * (size_t)H);
-        dp__mv(x->A + (size_t)v * H, w.p_wx, x->x + (size_t)v * DP__F, H, DP__F);
-        dp__mv(x->A + (size_t)v * H, w.p_wh, hp + (size_t)v * H, H, H);
-        memset(x->P + (size_t)v * H, 0, sizeof(double) * (size_t)H);
-        dp__mv(x->P + (size_t)v * H, w.p_we, hp + (size_t)v * H, H, H);
     }
+    /* PLC's op-only part and projected embedding */
+    for (v = 0; v < n; v++) memcpy(x->A + (size_t)v * H, w.p_b1, sizeof(double) * (size_t)H);
+    dp__gemm(x->A, (size_t)H, x->x, DP__F, t.p_wx, n, DP__F, H);
+    dp__gemm(x->A, (size_t)H, hp, (size_t)H, t.p_wh, n, H, H);
+    memset(x->P, 0, sizeof(double) * (size_t)n * H);
+    dp__gemm(x->P, (size_t)H, hp, (size_t)H, t.p_we, n, H, H);
 }
 
 /* Softmax of logit[0..k) into prob (max-shifted); returns the entropy. */
@@ -4282,6 +4545,7 @@ static double dp__step_grad(const double *prob, int k, int a, double w, double b
 
 typedef struct dp__roll_opts {
     int sample; double eps; int il; int train; double gamma, beta;
+    const int *force_op, *force_dev;   /* replay these choices (step t: op, device) */
 } dp__roll_opts;
 
 typedef struct dp__roll_stats { double il_loss, entropy, logp, wlogp; } dp__roll_stats;
@@ -4293,7 +4557,13 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
     dp__heads w;
     int n = x->n, nd = x->nd, H = x->H, t, i, k, d, v;
     double *lp = x->prob;   /* probabilities over the legal set, then over devices */
+    const double *wt_d;     /* Wd^T, made by dp__forward */
     dp__heads_map(&w, p->sel, p->plc, H, x->K, x->shared);
+    {
+        dp__heads t0;
+        dp__heads_map(&t0, x->wt_sel, x->wt_plc, H, x->K, x->shared);
+        wt_d = t0.p_wd;
+    }
     memset(st, 0, sizeof *st);
     x->nlegal = 0;
     for (v = 0; v < n; v++) {
@@ -4321,8 +4591,9 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
             for (i = 0; i < x->nlegal; i++) if (x->bl[x->legal[i]] > bmax) bmax = x->bl[x->legal[i]];
             for (i = 0; i < x->nlegal; i++) x->expert[i] = x->bl[x->legal[i]] >= bmax - 1e-9 * fabs(bmax);
         }
-        li = dp__choose(lp, x->nlegal, ro->sample, ro->eps, rng);
-        if (!ro->sample) {   /* greedy: ties to the lower op index */
+        if (ro->force_op) li = x->pos[ro->force_op[t]];
+        else li = dp__choose(lp, x->nlegal, ro->sample, ro->eps, rng);
+        if (!ro->sample && !ro->force_op) {   /* greedy: ties to the lower op index */
             for (i = 0; i < x->nlegal; i++)
                 if (lp[i] == lp[li] && x->legal[i] < x->legal[li]) li = i;
         }
@@ -4353,18 +4624,27 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
             fd[2] = e0 / x->scale; fd[3] = e1 / x->scale; fd[4] = x->est[d] / x->scale;
         }
         for (d = 0; d < nd; d++) {
-            double *fd = f + (size_t)d * DP__DF, *z = zs + (size_t)d * H, s = w.p_b2[0];
+            double *fd = f + (size_t)d * DP__DF, *z = zs + (size_t)d * H;
             const double *A = x->A + (size_t)v * H, *ps = x->psum + (size_t)d * H;
             fd[5] = (x->est[d] - emin) / x->unit;
             fd[6] = x->est[d] <= emin + 1e-9 * fabs(emin);
-            for (i = 0; i < H; i++) z[i] = A[i] + (x->cnt[d] > 0 ? ps[i] / x->cnt[d] : 0);
-            dp__mv(z, w.p_wd, fd, H, DP__DF);
+            if (x->cnt[d] > 0) {
+                double cd = x->cnt[d];
+                for (i = 0; i < H; i++) z[i] = A[i] + ps[i] / cd;
+            } else {
+                memcpy(z, A, sizeof(double) * (size_t)H);
+            }
+        }
+        dp__gemm(zs, (size_t)H, f, DP__DF, wt_d, nd, DP__DF, H);
+        for (d = 0; d < nd; d++) {
+            const double *z = zs + (size_t)d * H;
+            double s = w.p_b2[0];
             for (i = 0; i < H; i++) s += w.p_w2[i] * dp__relu(z[i]);
             x->logit[d] = s;
             x->expert[d] = x->est[d] <= emin + 1e-9 * fabs(emin);
         }
         ent = dp__softmax(x->logit, lp, nd);
-        a = dp__choose(lp, nd, ro->sample, ro->eps, rng);
+        a = ro->force_dev ? ro->force_dev[t] : dp__choose(lp, nd, ro->sample, ro->eps, rng);
         st->entropy += ent;
         st->logp += log(lp[a] > 1e-300 ? lp[a] : 1e-300);
         st->wlogp += wdisc * log(lp[a] > 1e-300 ? lp[a] : 1e-300);
@@ -4386,75 +4666,90 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
     }
 }
 
-/* Gradient of the episode loss, R the (normalised) return, into gsel and
-   gplc (accumulated). Loss per step is averaged over the n steps. */
-static void dp__backward(dp__gctx *x, const dp_policy *p, double R, double *gsel, double *gplc)
+/* The backward pass in three parts, so that several rollouts of one
+   forward pass (dp_train_opts.rollouts) share the encoders' backward:
+   dp__backward_zero, then dp__backward_heads per rollout (right after
+   it, or after replaying it), then dp__backward_gnn once. */
+static void dp__backward_zero(dp__gctx *x)
+{
+    memset(x->gnn[0].gh, 0, sizeof(double) * (size_t)x->n * x->H);
+    if (!x->shared) memset(x->gnn[1].gh, 0, sizeof(double) * (size_t)x->n * x->H);
+}
+
+/* Gradient of the last rollout's loss times scale, R its (normalised)
+   return, into the heads' parameters in gsel and gplc and into the
+   embeddings' gradients (all accumulated). The loss per step is averaged
+   over the n steps. Uses the rollout's records once (step_z is
+   overwritten). */
+static void dp__backward_heads(dp__gctx *x, const dp_policy *p, double R, double scale, double *gsel, double *gplc)
 {
     dp__heads w, gw;
     int n = x->n, nd = x->nd, H = x->H, t, d, i, v;
-    double inv = 1.0 / n;
+    double inv = scale / n;
     const double *hs = dp__emb_sel(x), *hp = dp__emb_plc(x);
     dp__gnn_buf *bs = &x->gnn[0], *bp = &x->gnn[x->shared ? 0 : 1];
+    size_t H2 = 2 * (size_t)H;
     dp__heads_map(&w, p->sel, p->plc, H, x->K, x->shared);
     dp__heads_map(&gw, gsel, gplc, H, x->K, x->shared);
-    memset(bs->gh, 0, sizeof(double) * (size_t)n * H);
-    if (!x->shared) memset(bp->gh, 0, sizeof(double) * (size_t)n * H);
-    /* ---- PLC ---- */
+    /* ---- PLC: per step and device, the gradient gz at the first layer
+       (into step_z); gA_v sums v's own, G_d the running sum over the steps
+       of gz / (ops on d), from which gP_v = G_d(end) - G_d(when v joined) ---- */
     memset(x->G, 0, sizeof(double) * (size_t)nd * H);
-    memset(x->gA, 0, sizeof(double) * (size_t)n * H);
+    memset(x->gAP, 0, sizeof(double) * (size_t)n * H2);
     for (d = 0; d < nd; d++) x->cnt[d] = 0;
     for (t = 0; t < n; t++) {
-        const double *f = x->step_f + (size_t)t * nd * DP__DF, *zs = x->step_z + (size_t)t * nd * H;
+        double *zs = x->step_z + (size_t)t * nd * H, *gA;
         v = x->step_op[t];
+        gA = x->gAP + (size_t)v * H2;
         for (d = 0; d < nd; d++) {
             double gs = (R * x->step_gu[(size_t)t * nd + d] + x->step_gf[(size_t)t * nd + d]) * inv;
-            const double *z = zs + (size_t)d * H;
-            if (gs == 0) continue;
+            double *z = zs + (size_t)d * H;
+            if (gs == 0) { memset(z, 0, sizeof(double) * (size_t)H); continue; }
             gw.p_b2[0] += gs;
             for (i = 0; i < H; i++) {
                 gw.p_w2[i] += gs * dp__relu(z[i]);
-                x->gz[i] = z[i] > 0 ? gs * w.p_w2[i] : 0;
+                z[i] = z[i] > 0 ? gs * w.p_w2[i] : 0;
             }
-            dp__outer(gw.p_wd, x->gz, f + (size_t)d * DP__DF, H, DP__DF);
-            for (i = 0; i < H; i++) x->gA[(size_t)v * H + i] += x->gz[i];
-            if (x->cnt[d] > 0) for (i = 0; i < H; i++) x->G[(size_t)d * H + i] += x->gz[i] / x->cnt[d];
+            for (i = 0; i < H; i++) gA[i] += z[i];
+            if (x->cnt[d] > 0) for (i = 0; i < H; i++) x->G[(size_t)d * H + i] += z[i] / x->cnt[d];
         }
         /* v joins its device: later steps' gradients reach it through G */
         memcpy(x->snap + (size_t)v * H, x->G + (size_t)x->step_dev[t] * H, sizeof(double) * (size_t)H);
         x->cnt[x->step_dev[t]] += 1;
     }
+    dp__gemm_tn(gw.p_wd, x->step_z, (size_t)H, x->step_f, DP__DF, n * nd, H, DP__DF);
     for (v = 0; v < n; v++) {
-        double *gP = x->gP + (size_t)v * H;
+        double *gP = x->gAP + (size_t)v * H2 + H;
         const double *Gd = x->G + (size_t)x->assign[v] * H;
         for (i = 0; i < H; i++) gP[i] = Gd[i] - x->snap[(size_t)v * H + i];
-        dp__outer(gw.p_we, gP, hp + (size_t)v * H, H, H);
-        dp__mtv(bp->gh + (size_t)v * H, w.p_we, gP, H, H);
-        dp__outer(gw.p_wx, x->gA + (size_t)v * H, x->x + (size_t)v * DP__F, H, DP__F);
-        dp__outer(gw.p_wh, x->gA + (size_t)v * H, hp + (size_t)v * H, H, H);
-        for (i = 0; i < H; i++) gw.p_b1[i] += x->gA[(size_t)v * H + i];
-        dp__mtv(bp->gh + (size_t)v * H, w.p_wh, x->gA + (size_t)v * H, H, H);
     }
-    /* ---- SEL ---- */
-    memset(x->gpb, 0, sizeof(double) * (size_t)n * H);
-    memset(x->gpt, 0, sizeof(double) * (size_t)n * H);
+    dp__colsum(gw.p_b1, x->gAP, H2, n, H);
+    dp__gemm_tn(gw.p_wx, x->gAP, H2, x->x, DP__F, n, H, DP__F);
+    dp__gemm_tn(gw.p_wh, x->gAP, H2, hp, (size_t)H, n, H, H);
+    dp__gemm_tn(gw.p_we, x->gAP + H, H2, hp, (size_t)H, n, H, H);
+    /* [gA gP] [Wh; We]: Wh and We are adjacent blocks */
+    dp__gemm(bp->gh, (size_t)H, x->gAP, H2, w.p_wh, n, 2 * H, H);
+    /* ---- SEL: gz per op into gzs ---- */
     for (v = 0; v < n; v++) {
-        double gs = (R * x->gsel_pg[v] + x->gsel_fix[v]) * inv;
+        double gs = (R * x->gsel_pg[v] + x->gsel_fix[v]) * inv, *gz = x->gzs + (size_t)v * H;
         const double *z = x->zsel + (size_t)v * H;
-        if (gs == 0) continue;
+        if (gs == 0) { memset(gz, 0, sizeof(double) * (size_t)H); continue; }
         gw.s_b2[0] += gs;
         for (i = 0; i < H; i++) {
             gw.s_w2[i] += gs * dp__relu(z[i]);
-            x->gz[i] = z[i] > 0 ? gs * w.s_w2[i] : 0;
+            gz[i] = z[i] > 0 ? gs * w.s_w2[i] : 0;
         }
-        for (i = 0; i < H; i++) gw.s_b1[i] += x->gz[i];
-        dp__outer(gw.s_wx, x->gz, x->x + (size_t)v * DP__F, H, DP__F);
-        dp__outer(gw.s_wh, x->gz, hs + (size_t)v * H, H, H);
-        dp__outer(gw.s_wpb, x->gz, x->pb + (size_t)v * H, H, H);
-        dp__outer(gw.s_wpt, x->gz, x->pt + (size_t)v * H, H, H);
-        dp__mtv(bs->gh + (size_t)v * H, w.s_wh, x->gz, H, H);
-        dp__mtv(x->gpb + (size_t)v * H, w.s_wpb, x->gz, H, H);
-        dp__mtv(x->gpt + (size_t)v * H, w.s_wpt, x->gz, H, H);
     }
+    dp__colsum(gw.s_b1, x->gzs, (size_t)H, n, H);
+    dp__gemm_tn(gw.s_wx, x->gzs, (size_t)H, x->x, DP__F, n, H, DP__F);
+    dp__gemm_tn(gw.s_wh, x->gzs, (size_t)H, hs, (size_t)H, n, H, H);
+    dp__gemm_tn(gw.s_wpb, x->gzs, (size_t)H, x->pb, (size_t)H, n, H, H);
+    dp__gemm_tn(gw.s_wpt, x->gzs, (size_t)H, x->pt, (size_t)H, n, H, H);
+    dp__gemm(bs->gh, (size_t)H, x->gzs, (size_t)H, w.s_wh, n, H, H);
+    memset(x->gpb, 0, sizeof(double) * (size_t)n * H);
+    memset(x->gpt, 0, sizeof(double) * (size_t)n * H);
+    dp__gemm(x->gpb, (size_t)H, x->gzs, (size_t)H, w.s_wpb, n, H, H);
+    dp__gemm(x->gpt, (size_t)H, x->gzs, (size_t)H, w.s_wpt, n, H, H);
     /* pb_v = S_v / L_v with S_v = h_v + S_next: turn gpb into gS, then walk
        the paths forward (topo order), handing gS on to the next op */
     for (v = 0; v < n; v++) for (i = 0; i < H; i++) x->gpb[(size_t)v * H + i] /= x->blen[v];
@@ -4475,9 +4770,25 @@ static void dp__backward(dp__gctx *x, const dp_policy *p, double R, double *gsel
             if (x->tprev[v] >= 0) x->gpt[(size_t)x->tprev[v] * H + i] += gS;
         }
     }
-    /* ---- the encoders ---- */
-    dp__gnn_backward(x, bs, w.gnn_sel, gw.gnn_sel);
-    if (!x->shared) dp__gnn_backward(x, bp, w.gnn_plc, gw.gnn_plc);
+}
+
+/* The encoders' backward from the embeddings' gradients. */
+static void dp__backward_gnn(dp__gctx *x, const dp_policy *p, double *gsel, double *gplc)
+{
+    dp__heads w, gw;
+    dp__heads_map(&w, p->sel, p->plc, x->H, x->K, x->shared);
+    dp__heads_map(&gw, gsel, gplc, x->H, x->K, x->shared);
+    dp__gnn_backward(x, &x->gnn[0], w.gnn_sel, gw.gnn_sel);
+    if (!x->shared) dp__gnn_backward(x, &x->gnn[1], w.gnn_plc, gw.gnn_plc);
+}
+
+/* Gradient of the last rollout's loss, R the (normalised) return, into
+   gsel and gplc (accumulated). */
+static void dp__backward(dp__gctx *x, const dp_policy *p, double R, double *gsel, double *gplc)
+{
+    dp__backward_zero(x);
+    dp__backward_heads(x, p, R, 1.0, gsel, gplc);
+    dp__backward_gnn(x, p, gsel, gplc);
 }
 
 /* ======================================================================
@@ -4536,17 +4847,21 @@ typedef struct dp__pctx {
     int n, nd, H, K, F, train;
     double *x;            /* [n F] features, the last D + 2 change per step */
     double *ce;           /* [m] edge feature, as DOPPLER's             */
+    double *wt;           /* the weights with every matrix transposed in
+                             place of its block (dp__pt_embed)         */
     dp__gnn_buf gnn;      /* 2K rounds                                  */
     int *mark;            /* 0 the current op, 1 ancestor, 2 descendant, 3 parallel */
     int *stack;
     double cnt[4];
     double *u, *z, *gu, *gz, *logit, *prob, *dl; /* head: [4H] [H] [4H] [H] [D] [D] [D] */
     int *start, *assign, *best_assign, *act;     /* [n]                 */
+    int *tb_assign, *tb_order;                   /* [n] dp_train's best  */
     double *base, *mstep, *adv, *prio;           /* [n]                 */
     double *lp;           /* [n] log p of each step's move               */
     long sims;            /* simulations in the last episode              */
     double m0;            /* makespan of the starting placement          */
     double lower_bound, decay;
+    void *arena;          /* every buffer above lives in this one block */
     dp_sim sim;
     /* training statistics, as dp__gctx's */
     double baseline, best, run_best;
@@ -4556,10 +4871,7 @@ typedef struct dp__pctx {
 static void dp__pt_free(dp__pctx *x)
 {
     if (!x) return;
-    DP_FREE(x->x); DP_FREE(x->ce); dp__gnn_buf_free(&x->gnn); DP_FREE(x->mark); DP_FREE(x->stack);
-    DP_FREE(x->u); DP_FREE(x->z); DP_FREE(x->gu); DP_FREE(x->gz); DP_FREE(x->logit); DP_FREE(x->prob); DP_FREE(x->dl);
-    DP_FREE(x->start); DP_FREE(x->assign); DP_FREE(x->best_assign); DP_FREE(x->act);
-    DP_FREE(x->base); DP_FREE(x->mstep); DP_FREE(x->adv); DP_FREE(x->prio); DP_FREE(x->lp);
+    DP_FREE(x->arena);
     dp_sim_free(&x->sim);
     memset(x, 0, sizeof *x);
 }
@@ -4567,24 +4879,30 @@ static void dp__pt_free(dp__pctx *x)
 static int dp__pt_init(dp__pctx *x, const dp_graph *g, const dp_cluster *c, const dp_policy *p, dp_method start,
                        dp_order order, int train, dp_error *err)
 {
-    int n = g->n_ops, m = g->n_edges, D = c->n, H = p->opts.hidden, K = p->opts.layers, F = DP__PT_F(D), v, k, e, rc;
+    int n = g->n_ops, m = g->n_edges, D = c->n, H = p->opts.hidden, K = p->opts.layers, F = DP__PT_F(D), v, k, e, rc, pass;
     double lat, ibw, mean_t = 0;
     dp_place_opts po;
+    dp__arena ar;
+    memset(&ar, 0, sizeof ar);
     memset(x, 0, sizeof *x);
     if ((rc = dp_check(g, c, err))) return rc;
     if (D != p->opts.devices)
         return dp__fail(err, DP_ERR_ARG, "placeto: the policy places on %d devices, the cluster has %d (train one for %d)", p->opts.devices, D, D);
     x->g = g; x->c = c; x->n = n; x->nd = D; x->H = H; x->K = K; x->F = F; x->train = train;
-#define DP__A(ptr, count, type) if (!((ptr) = (type *)dp__alloc((size_t)(count), sizeof(type), err, "placeto workspace"))) goto nomem
-    DP__A(x->x, (size_t)n * F, double); DP__A(x->ce, m + 1, double);
-    DP__A(x->mark, n, int); DP__A(x->stack, n, int);
-    DP__A(x->u, 4 * H, double); DP__A(x->z, H, double); DP__A(x->gu, 4 * H, double); DP__A(x->gz, H, double);
-    DP__A(x->logit, D, double); DP__A(x->prob, D, double); DP__A(x->dl, D, double);
-    DP__A(x->start, n, int); DP__A(x->assign, n, int); DP__A(x->best_assign, n, int); DP__A(x->act, n, int);
-    DP__A(x->base, n, double); DP__A(x->mstep, n, double); DP__A(x->adv, n, double); DP__A(x->prio, n, double);
-    DP__A(x->lp, n, double);
+#define DP__A(ptr, count, type) ((ptr) = (type *)dp__carve(&ar, (size_t)(count), sizeof(type)))
+    for (pass = 0; pass < 2; pass++) {
+        if (pass && (rc = dp__arena_alloc(&ar, &x->arena, err, "placeto workspace"))) { dp__pt_free(x); return rc; }
+        DP__A(x->x, (size_t)n * F, double); DP__A(x->ce, m + 1, double);
+        DP__A(x->mark, n, int); DP__A(x->stack, n, int);
+        DP__A(x->u, 4 * H, double); DP__A(x->z, H, double); DP__A(x->gu, 4 * H, double); DP__A(x->gz, H, double);
+        DP__A(x->logit, D, double); DP__A(x->prob, D, double); DP__A(x->dl, D, double);
+        DP__A(x->start, n, int); DP__A(x->assign, n, int); DP__A(x->best_assign, n, int); DP__A(x->act, n, int);
+        DP__A(x->base, n, double); DP__A(x->mstep, n, double); DP__A(x->adv, n, double); DP__A(x->prio, n, double);
+        DP__A(x->lp, n, double); DP__A(x->wt, dp__pt_size(H, D, K), double);
+        DP__A(x->tb_assign, n, int); DP__A(x->tb_order, n, int);
+        dp__gnn_buf_carve(&ar, &x->gnn, n, H, 2 * K, train);
+    }
 #undef DP__A
-    if (dp__gnn_buf_init(&x->gnn, n, H, 2 * K, train, err)) goto nomem;
     if ((rc = dp_sim_init(&x->sim, g, c, err))) { dp__pt_free(x); return rc; }
     dp__mean_link(c, &lat, &ibw);
     for (v = 0; v < n; v++) {
@@ -4613,9 +4931,6 @@ static int dp__pt_init(dp__pctx *x, const dp_graph *g, const dp_cluster *c, cons
     if (!(x->m0 > 0)) { dp__pt_free(x); return dp__fail(err, DP_ERR_RANGE, "placeto: the starting placement has makespan %g; nothing to improve", x->m0); }
     if ((rc = dp__lower_bound(g, c, &x->lower_bound, err))) { dp__pt_free(x); return rc; }
     return 0;
-nomem:
-    dp__pt_free(x);
-    return DP_ERR_NOMEM;
 }
 
 /* Makespan of x->assign, scored like every placer (visit order as priority). */
@@ -4634,24 +4949,34 @@ static int dp__pt_makespan(dp__pctx *x, dp_order order, double *ms, dp_error *er
     return 0;
 }
 
-/* The embedding of the current features into gnn.h[2K]. */
+/* The embedding of the current features into gnn.h[2K]; x->wt gets the
+   transposed weights of W (dp__pt_head reads them). */
 static void dp__pt_embed(dp__pctx *x, const double *W)
 {
     dp__gnn_buf *b = &x->gnn;
+    dp__pt_head_w hw, ht;
     size_t nH = (size_t)x->n * x->H;
-    int r;
-    dp__mp_input(x->n, x->H, x->F, x->x, W, b->pre, b->h);
+    int r, H = x->H, D = x->nd;
+    dp__transpose(x->wt, W, H, x->F);
     for (r = 0; r < 2 * x->K; r++)
-        dp__mp_forward(x->g, x->ce, x->H, r % 2 ? DP__MP_BWD : DP__MP_FWD, W + dp__pt_round_off(x->H, x->nd, r),
+        dp__mp_transpose(x->wt + dp__pt_round_off(H, D, r), W + dp__pt_round_off(H, D, r), H, r % 2 ? DP__MP_BWD : DP__MP_FWD);
+    dp__pt_head_map(&hw, (double *)W, H, D, x->K);
+    dp__pt_head_map(&ht, x->wt, H, D, x->K);
+    dp__transpose(ht.w1, hw.w1, H, 4 * H);
+    dp__mp_input(x->n, H, x->F, x->x, W, x->wt, b->pre, b->h);
+    for (r = 0; r < 2 * x->K; r++)
+        dp__mp_forward(x->g, x->ce, H, r % 2 ? DP__MP_BWD : DP__MP_FWD, W + dp__pt_round_off(H, D, r),
+                       x->wt + dp__pt_round_off(H, D, r),
                        b->h + (size_t)r * nH, b->h + (size_t)(r + 1) * nH, b->pre + (size_t)(r + 1) * nH,
                        b->mf + (size_t)r * nH, b->mb + (size_t)r * nH);
 }
 
-/* The head at op v: groups, u, z, logits and prob; returns the entropy. */
+/* The head at op v: groups, u, z, logits and prob; returns the entropy.
+   After dp__pt_embed with the same W. */
 static double dp__pt_head(dp__pctx *x, const double *W, int v)
 {
     const dp_graph *g = x->g;
-    dp__pt_head_w w;
+    dp__pt_head_w w, wt;
     const double *e = x->gnn.h + (size_t)2 * x->K * x->n * x->H;
     int n = x->n, H = x->H, D = x->nd, sp, q, k, i, grp;
     dp__pt_head_map(&w, (double *)W, H, D, x->K);
@@ -4680,7 +5005,8 @@ static double dp__pt_head(dp__pctx *x, const double *W, int v)
     for (grp = 1; grp < 4; grp++)
         if (x->cnt[grp] > 0) for (i = 0; i < H; i++) x->u[(size_t)grp * H + i] /= x->cnt[grp];
     memcpy(x->z, w.b1, sizeof(double) * (size_t)H);
-    dp__mv(x->z, w.w1, x->u, H, 4 * H);
+    dp__pt_head_map(&wt, x->wt, H, D, x->K);
+    dp__gemm(x->z, (size_t)H, x->u, 4 * (size_t)H, wt.w1, 1, 4 * H, H);
     for (k = 0; k < D; k++) {
         double s = w.b2[k] + w.keep[0] * x->x[(size_t)v * x->F + 4 + k];
         for (i = 0; i < H; i++) s += w.w2[(size_t)k * H + i] * dp__relu(x->z[i]);
@@ -4710,9 +5036,9 @@ static void dp__pt_backward(dp__pctx *x, const double *W, int v, double *gW)
     }
     for (i = 0; i < H; i++) x->gz[i] = x->z[i] > 0 ? x->gz[i] : 0;
     for (i = 0; i < H; i++) gw.b1[i] += x->gz[i];
-    dp__outer(gw.w1, x->gz, x->u, H, 4 * H);
+    dp__gemm_tn(gw.w1, x->gz, (size_t)H, x->u, 4 * (size_t)H, 1, H, 4 * H);
     memset(x->gu, 0, sizeof(double) * 4 * (size_t)H);
-    dp__mtv(x->gu, w.w1, x->gz, H, 4 * H);
+    dp__gemm(x->gu, 4 * (size_t)H, x->gz, (size_t)H, w.w1, 1, H, 4 * H);
     /* into the final embedding: e_v directly, the others through their group mean */
     for (q = 0; q < n; q++) {
         int grp = x->mark[q];
@@ -4723,10 +5049,10 @@ static void dp__pt_backward(dp__pctx *x, const double *W, int v, double *gW)
     for (r = 2 * x->K - 1; r >= 0; r--) {
         dp__mp_backward(x->g, x->ce, H, r % 2 ? DP__MP_BWD : DP__MP_FWD, W + dp__pt_round_off(H, D, r),
                         gW + dp__pt_round_off(H, D, r), b->h + (size_t)r * nH, b->pre + (size_t)(r + 1) * nH,
-                        b->mf + (size_t)r * nH, b->mb + (size_t)r * nH, b->gh, b->gtmp, b->gm);
+                        b->mf + (size_t)r * nH, b->mb + (size_t)r * nH, b->gh, b->gtmp, b->gT, b->gM);
         memcpy(b->gh, b->gtmp, sizeof(double) * nH);
     }
-    dp__mp_input_backward(n, H, x->F, x->x, b->pre, b->gh, gW);
+    dp__mp_input_backward(n, H, x->F, x->x, b->pre, b->gh, gW, b->gT);
 }
 
 /* One sweep over the ops from x->start. With ro->train, g1 gets the
@@ -4914,19 +5240,41 @@ typedef struct dp__adam { double *m, *v; long t; int n; } dp__adam;
 static void dp__adam_step(dp__adam *a, double *w, double *g, double lr, double clip)
 {
     const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
-    double norm = 0, sc = 1, c1, c2;
+    double norm, sc = 1, c1, c2, s0 = 0, s1 = 0, s2 = 0, s3 = 0;
     int i;
-    for (i = 0; i < a->n; i++) norm += g[i] * g[i];
-    norm = sqrt(norm);
+    /* four partial sums: a fixed order the compiler can keep in one vector */
+    for (i = 0; i + 4 <= a->n; i += 4) {
+        s0 += g[i] * g[i]; s1 += g[i + 1] * g[i + 1];
+        s2 += g[i + 2] * g[i + 2]; s3 += g[i + 3] * g[i + 3];
+    }
+    for (; i < a->n; i++) s0 += g[i] * g[i];
+    norm = sqrt((s0 + s1) + (s2 + s3));
     if (clip > 0 && norm > clip) sc = clip / norm;
     a->t++;
     c1 = 1 - pow(b1, (double)a->t); c2 = 1 - pow(b2, (double)a->t);
-    for (i = 0; i < a->n; i++) {
-        double gi = g[i] * sc;
-        a->m[i] = b1 * a->m[i] + (1 - b1) * gi;
-        a->v[i] = b2 * a->v[i] + (1 - b2) * gi * gi;
-        w[i] -= lr * (a->m[i] / c1) / (sqrt(a->v[i] / c2) + eps);
-        g[i] = 0;
+    {
+        double *DP__RESTRICT m = a->m, *DP__RESTRICT v = a->v, *DP__RESTRICT wr = w, *DP__RESTRICT gr = g;
+        i = 0;
+#ifdef DP__VSQRT
+        /* sqrt would set errno on a negative argument, so compilers keep
+           the scalar loop; the vector square root is as exact */
+        for (; i + DP__VW <= a->n; i += DP__VW) {
+            dp__v gi = DP__LD(gr + i) * DP__SPLAT(sc);
+            dp__v mi = DP__SPLAT(b1) * DP__LD(m + i) + DP__SPLAT(1 - b1) * gi;
+            dp__v vi = DP__SPLAT(b2) * DP__LD(v + i) + DP__SPLAT(1 - b2) * gi * gi;
+            DP__ST(m + i, mi);
+            DP__ST(v + i, vi);
+            DP__ST(wr + i, DP__LD(wr + i) - DP__SPLAT(lr) * (mi / DP__SPLAT(c1)) / (DP__VSQRT(vi / DP__SPLAT(c2)) + DP__SPLAT(eps)));
+            DP__ST(gr + i, DP__SPLAT(0.0));
+        }
+#endif
+        for (; i < a->n; i++) {
+            double gi = gr[i] * sc;
+            m[i] = b1 * m[i] + (1 - b1) * gi;
+            v[i] = b2 * v[i] + (1 - b2) * gi * gi;
+            wr[i] -= lr * (m[i] / c1) / (sqrt(v[i] / c2) + eps);
+            gr[i] = 0;
+        }
     }
 }
 
@@ -4958,6 +5306,15 @@ static int dp__train_check_placeto(const dp_train_opts *o, dp_error *err)
     return 0;
 }
 
+/* The best placement seen in training on one graph (x: its context). */
+static void dp__keep_best(double cost, const int *assign, const int *order, int n, double *best, int *best_assign, int *best_order)
+{
+    if (!(cost < *best)) return;
+    *best = cost;
+    memcpy(best_assign, assign, sizeof(int) * (size_t)n);
+    memcpy(best_order, order, sizeof(int) * (size_t)n);
+}
+
 int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluster *c,
              const dp_train_opts *opts, dp_train_result *res, dp_error *err)
 {
@@ -4967,10 +5324,13 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
     dp__pctx *ptx = NULL;     /* Placeto, one per graph */
     dp__adam as, ap;
     double *gsel = NULL, *gplc = NULL, *g2 = NULL, *gs = NULL, t0 = dp_now();
+    double *kcost = NULL, *kR = NULL, *kb = NULL, *kloss = NULL, *kent = NULL, *tbest = NULL;
+    dp__roll_stats *krs = NULL;
+    int *kact = NULL, **tb_assign = NULL, **tb_order = NULL;
     dp_train_result r;
     dp_rng rng;
     dp_method start = DP_METHOD_CP;
-    int rc = 0, i, st, stop = 0, pt;
+    int rc = 0, i, st, stop = 0, pt, K, nmax = 1;
     memset(&o, 0, sizeof o);
     if (opts) o = *opts;
     memset(&r, 0, sizeof r);
@@ -4983,6 +5343,8 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
     if (pt && o.lr[DP_STAGE_SIM] == 0) o.lr[DP_STAGE_SIM] = 3e-3;
     if (pt && o.gamma == 0) o.gamma = 1;
     if (pt && o.start && dp_method_parse(o.start, &start)) return dp__fail(err, DP_ERR_ARG, "train: unknown start method '%s'", o.start);
+    if (o.rollouts < 0 || o.rollouts > 4096) return dp__fail(err, DP_ERR_RANGE, "train: rollouts %d not in 0..4096", o.rollouts);
+    K = pt || o.rollouts == 0 ? 1 : o.rollouts;   /* REINFORCE stages only */
     if (o.lr_final == 0) o.lr_final = 0.1;
     if (o.entropy == 0) o.entropy = 1e-3;
     if (o.entropy < 0) o.entropy = 0;
@@ -5001,21 +5363,33 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
         if (o.eps_start[st] == 0) o.eps_start[st] = eps_def[st];
         if (o.eps_start[st] < 0) o.eps_start[st] = 0;
     }
+    for (i = 0; i < n; i++) if (graphs[i] && graphs[i]->n_ops > nmax) nmax = graphs[i]->n_ops;
     if (pt) ptx = (dp__pctx *)dp__alloc((size_t)n, sizeof *ptx, err, "training");
     else ctx = (dp__gctx *)dp__alloc((size_t)n, sizeof *ctx, err, "training");
     gplc = (double *)dp__alloc((size_t)p->n_plc, sizeof(double), err, "gradients");
     ap.m = (double *)dp__alloc((size_t)p->n_plc, sizeof(double), err, "adam");
     ap.v = (double *)dp__alloc((size_t)p->n_plc, sizeof(double), err, "adam");
     ap.n = p->n_plc; as.n = p->n_sel;
+    kcost = (double *)dp__alloc((size_t)K, sizeof(double), err, "training");
+    kR = (double *)dp__alloc((size_t)K, sizeof(double), err, "training");
+    kb = (double *)dp__alloc((size_t)K, sizeof(double), err, "training");
+    kloss = (double *)dp__alloc((size_t)K, sizeof(double), err, "training");
+    kent = (double *)dp__alloc((size_t)K, sizeof(double), err, "training");
+    krs = (dp__roll_stats *)dp__alloc((size_t)K, sizeof *krs, err, "training");
+    kact = (int *)dp__alloc(K > 1 ? 2 * (size_t)K * nmax : 1, sizeof(int), err, "training");
+    tbest = (double *)dp__alloc((size_t)n, sizeof(double), err, "training");
+    tb_assign = (int **)dp__alloc((size_t)n, sizeof(int *), err, "training");
+    tb_order = (int **)dp__alloc((size_t)n, sizeof(int *), err, "training");
+    if (!gplc || !ap.m || !ap.v || !kcost || !kR || !kb || !kloss || !kent || !krs || !kact || !tbest || !tb_assign || !tb_order) { rc = DP_ERR_NOMEM; goto done; }
     if (pt) {
         g2 = (double *)dp__alloc((size_t)p->n_plc, sizeof(double), err, "gradients");
         gs = (double *)dp__alloc((size_t)p->n_plc, sizeof(double), err, "gradients");
-        if (!ptx || !gplc || !ap.m || !ap.v || !g2 || !gs) { rc = DP_ERR_NOMEM; goto done; }
+        if (!ptx || !g2 || !gs) { rc = DP_ERR_NOMEM; goto done; }
     } else {
         gsel = (double *)dp__alloc((size_t)p->n_sel, sizeof(double), err, "gradients");
         as.m = (double *)dp__alloc((size_t)p->n_sel, sizeof(double), err, "adam");
         as.v = (double *)dp__alloc((size_t)p->n_sel, sizeof(double), err, "adam");
-        if (!ctx || !gsel || !gplc || !as.m || !as.v || !ap.m || !ap.v) { rc = DP_ERR_NOMEM; goto done; }
+        if (!ctx || !gsel || !as.m || !as.v) { rc = DP_ERR_NOMEM; goto done; }
     }
     for (i = 0; i < n; i++) {
         rc = pt ? dp__pt_init(&ptx[i], graphs[i], c, p, start, o.order, 1, err)
@@ -5026,93 +5400,153 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
             if (err) dp__prefix(err, pre);
             goto done;
         }
-        if (pt) ptx[i].decay = o.baseline_decay;
+        if (pt) { ptx[i].decay = o.baseline_decay; tb_assign[i] = ptx[i].tb_assign; tb_order[i] = ptx[i].tb_order; }
+        else { tb_assign[i] = ctx[i].best_assign; tb_order[i] = ctx[i].best_order; }
+        tbest[i] = HUGE_VAL;
     }
     dp_rng_seed(&rng, o.seed);
     for (st = 0; st < DP_STAGE__COUNT && !stop; st++) {
-        int E = o.episodes[st], ep;
+        int E = o.episodes[st], ep, kg, k;
         double ts = dp_now(), tail = 0;
         long ntail = 0;
         dp_cost_fn fn = st == DP_STAGE_REAL ? o.cost : NULL;
         if (E == 0) continue;
+        if (fn) for (i = 0; i < n; i++) tbest[i] = HUGE_VAL;   /* another cost: a new best */
         for (i = 0; i < n; i++) {
             if (pt) { ptx[i].seen = 0; ptx[i].best = HUGE_VAL; ptx[i].baseline = 0; }
             else { ctx[i].seen = 0; ctx[i].best = HUGE_VAL; ctx[i].baseline = 0; }
         }
-        for (ep = 0; ep < E && !stop; ep++) {
+        /* a group of kg episodes (rollouts of one graph) per update */
+        for (ep = 0; ep < E && !stop; ep += kg) {
             dp__roll_opts ro;
-            dp__roll_stats rs;
-            dp_episode_info info;
             int gi = n > 1 ? dp_rng_int(&rng, n) : 0, nops;
-            double frac = (double)ep / E, cost, R = 0, *baseline, *best, lb;
+            double frac = (double)ep / E, *baseline, *best, lb, lr;
             int *seen;
+            kg = st == DP_STAGE_IL ? 1 : E - ep < K ? E - ep : K;
             memset(&ro, 0, sizeof ro);
             ro.sample = 1; ro.train = 1; ro.il = st == DP_STAGE_IL;
             ro.eps = o.eps_start[st] * (1 - frac);
             ro.gamma = o.gamma; ro.beta = o.entropy;
-            memset(&info, 0, sizeof info);
             if (pt) {
                 dp__pctx *x = &ptx[gi];
-                if ((rc = dp__pt_episode(x, p, &ro, 0, &rng, o.order, gplc, g2, gs, &cost, &rs, err))) goto done;
+                if ((rc = dp__pt_episode(x, p, &ro, 0, &rng, o.order, gplc, g2, gs, &kcost[0], &krs[0], err))) goto done;
                 r.simulations += x->sims;
+                if (x->run_best < tbest[gi]) dp__keep_best(x->run_best, x->best_assign, x->g->topo, x->n, &tbest[gi], tb_assign[gi], tb_order[gi]);
                 baseline = &x->baseline; best = &x->best; seen = &x->seen; lb = x->lower_bound; nops = x->n;
             } else {
                 dp__gctx *x = &ctx[gi];
                 dp__forward(x, p);
-                dp__rollout(x, p, &ro, &rng, &rs);
-                if ((rc = dp__cost(x, o.order, fn, o.cost_ctx, &cost, err))) goto done;
-                r.simulations++;
+                for (k = 0; k < kg; k++) {
+                    dp__rollout(x, p, &ro, &rng, &krs[k]);
+                    if ((rc = dp__cost(x, o.order, fn, o.cost_ctx, &kcost[k], err))) goto done;
+                    r.simulations++;
+                    if (!dp__finite(kcost[k]) || kcost[k] < 0) break;   /* refused below */
+                    dp__keep_best(kcost[k], x->assign, x->order, x->n, &tbest[gi], tb_assign[gi], tb_order[gi]);
+                    if (kg > 1) {
+                        memcpy(kact + 2 * (size_t)k * nmax, x->step_op, sizeof(int) * (size_t)x->n);
+                        memcpy(kact + (2 * (size_t)k + 1) * nmax, x->step_dev, sizeof(int) * (size_t)x->n);
+                    }
+                }
                 baseline = &x->baseline; best = &x->best; seen = &x->seen; lb = x->lower_bound; nops = x->n;
             }
             /* numerical safety: a cost, loss or gradient that is not finite
                stops training before the update, so the policy keeps its
-               parameters from the last good episode */
-#define DP__TRAIN_STOP(...)                                                                                  \
+               parameters from the last good update */
+#define DP__TRAIN_STOP(e0, e1, ...)                                                                          \
             do {                                                                                             \
-                char what_[200];                                                                             \
+                char what_[200], eps_[48];                                                                   \
                 snprintf(what_, sizeof what_, __VA_ARGS__);                                                  \
-                rc = dp__fail(err, DP_ERR_RANGE, "train: stage %s, episode %d, graph %d: %s; stopped before its " \
-                              "update: the policy is as after the %ld update%s before it", dp_stage_name((dp_stage)st), \
-                              ep, gi, what_, r.episodes, r.episodes == 1 ? "" : "s");                        \
+                if ((e0) == (e1)) snprintf(eps_, sizeof eps_, "episode %d", (e0));                           \
+                else snprintf(eps_, sizeof eps_, "episodes %d..%d", (e0), (e1));                             \
+                rc = dp__fail(err, DP_ERR_RANGE, "train: stage %s, %s, graph %d: %s; stopped before its "    \
+                              "update: the policy is as after the %ld episode%s before it",                   \
+                              dp_stage_name((dp_stage)st), eps_, gi, what_, r.episodes, r.episodes == 1 ? "" : "s"); \
                 goto done;                                                                                   \
             } while (0)
-            if (!dp__finite(cost) || cost < 0) DP__TRAIN_STOP("cost %g is not a finite non-negative number", cost);
-            info.baseline = *seen ? *baseline : cost;
-            if (!ro.il) R = info.baseline > 0 ? (info.baseline - cost) / info.baseline : 0;
-            *baseline = *seen ? o.baseline_decay * *baseline + (1 - o.baseline_decay) * cost : cost;
-            ++*seen;
-            if (cost < *best) *best = cost;
-            if (pt) {
-                /* the surrogate: mean over steps of -advantage x log p(move) */
-                info.loss = -rs.wlogp / nops;
-                info.entropy = rs.entropy / nops;
-            } else {
-                info.loss = ro.il ? rs.il_loss / nops : -R * rs.logp / nops;
-                info.entropy = rs.entropy / (2.0 * nops);
+            for (k = 0; k < kg; k++)
+                if (!dp__finite(kcost[k]) || kcost[k] < 0) DP__TRAIN_STOP(ep + k, ep + k, "cost %g is not a finite non-negative number", kcost[k]);
+            /* baselines: the mean of the group's other episodes (leave one
+               out), or with one episode the running mean of that graph */
+            for (k = 0; k < kg; k++) {
+                if (kg > 1) {
+                    double sum = 0;
+                    int q;
+                    for (q = 0; q < kg; q++) if (q != k) sum += kcost[q];
+                    kb[k] = sum / (kg - 1);
+                } else {
+                    kb[k] = *seen ? *baseline : kcost[k];
+                }
+                kR[k] = ro.il || !(kb[k] > 0) ? 0 : (kb[k] - kcost[k]) / kb[k];
             }
-            if (!dp__finite(info.loss)) DP__TRAIN_STOP("loss %g is not finite", info.loss);
-            if (!pt) dp__backward(&ctx[gi], p, R, gsel, gplc);
-            info.lr = o.lr[st] * (1 - (1 - o.lr_final) * frac);
+            for (k = 0; k < kg; k++) {
+                *baseline = *seen ? o.baseline_decay * *baseline + (1 - o.baseline_decay) * kcost[k] : kcost[k];
+                ++*seen;
+            }
+            /* each episode's loss, checked before anything is updated */
+            for (k = 0; k < kg; k++) {
+                if (pt) {
+                    /* the surrogate: mean over steps of -advantage x log p(move) */
+                    kloss[k] = -krs[k].wlogp / nops;
+                    kent[k] = krs[k].entropy / nops;
+                } else {
+                    kloss[k] = ro.il ? krs[k].il_loss / nops : -kR[k] * krs[k].logp / nops;
+                    kent[k] = krs[k].entropy / (2.0 * nops);
+                }
+                if (!dp__finite(kloss[k])) DP__TRAIN_STOP(ep + k, ep + k, "loss %g is not finite", kloss[k]);
+            }
+            if (!pt) {
+                dp__gctx *x = &ctx[gi];
+                if (kg == 1) {
+                    dp__backward(x, p, kR[0], gsel, gplc);
+                } else {
+                    /* replay each rollout (same parameters, its recorded
+                       choices) for its records, then one encoder backward */
+                    dp__roll_opts rp = ro;
+                    dp__roll_stats rs;
+                    dp__backward_zero(x);
+                    for (k = 0; k < kg; k++) {
+                        rp.force_op = kact + 2 * (size_t)k * nmax;
+                        rp.force_dev = kact + (2 * (size_t)k + 1) * nmax;
+                        dp__rollout(x, p, &rp, &rng, &rs);
+                        dp__backward_heads(x, p, kR[k], 1.0 / kg, gsel, gplc);
+                    }
+                    dp__backward_gnn(x, p, gsel, gplc);
+                }
+            }
+            lr = o.lr[st] * (1 - (1 - o.lr_final) * frac);
             {
                 double gn = 0;
-                int k, bad = -1;
-                for (k = 0; k < p->n_sel; k++) { gn += gsel[k] * gsel[k]; if (bad < 0 && !dp__finite(gsel[k])) bad = k; }
-                for (k = 0; k < p->n_plc; k++) { gn += gplc[k] * gplc[k]; if (bad < 0 && !dp__finite(gplc[k])) bad = p->n_sel + k; }
-                if (bad >= 0) DP__TRAIN_STOP("gradient of parameter %d is %g", bad, bad < p->n_sel ? gsel[bad] : gplc[bad - p->n_sel]);
-                if (!dp__finite(gn)) DP__TRAIN_STOP("gradient norm overflows (%g)", gn);
+                int q, bad = -1;
+                for (q = 0; q < p->n_sel; q++) { gn += gsel[q] * gsel[q]; if (bad < 0 && !dp__finite(gsel[q])) bad = q; }
+                for (q = 0; q < p->n_plc; q++) { gn += gplc[q] * gplc[q]; if (bad < 0 && !dp__finite(gplc[q])) bad = p->n_sel + q; }
+                if (bad >= 0) DP__TRAIN_STOP(ep, ep + kg - 1, "gradient of parameter %d is %g", bad, bad < p->n_sel ? gsel[bad] : gplc[bad - p->n_sel]);
+                if (!dp__finite(gn)) DP__TRAIN_STOP(ep, ep + kg - 1, "gradient norm overflows (%g)", gn);
             }
 #undef DP__TRAIN_STOP
-            if (p->n_sel) dp__adam_step(&as, p->sel, gsel, info.lr, o.clip);
-            dp__adam_step(&ap, p->plc, gplc, info.lr, o.clip);
-            r.episodes++;
-            if (ep >= E - (E + 9) / 10) { tail += cost; ntail++; }
-            info.stage = (dp_stage)st; info.episode = ep; info.episodes = E; info.graph = gi;
-            info.cost = cost; info.lower_bound = lb; info.best = *best;
-            info.epsilon = ro.eps;
-            info.seconds = dp_now() - ts;
-            if (o.on_episode && o.on_episode(o.on_episode_ctx, &info)) stop = 1;
+            if (p->n_sel) dp__adam_step(&as, p->sel, gsel, lr, o.clip);
+            dp__adam_step(&ap, p->plc, gplc, lr, o.clip);
+            for (k = 0; k < kg && !stop; k++) {
+                dp_episode_info info;
+                memset(&info, 0, sizeof info);
+                if (kcost[k] < *best) *best = kcost[k];
+                r.episodes++;
+                if (ep + k >= E - (E + 9) / 10) { tail += kcost[k]; ntail++; }
+                info.stage = (dp_stage)st; info.episode = ep + k; info.episodes = E; info.graph = gi;
+                info.cost = kcost[k]; info.lower_bound = lb; info.best = *best;
+                info.baseline = kb[k];
+                info.epsilon = ro.eps; info.lr = lr;
+                info.loss = kloss[k]; info.entropy = kent[k];
+                info.seconds = dp_now() - ts;
+                if (o.on_episode && o.on_episode(o.on_episode_ctx, &info)) stop = 1;
+            }
         }
         r.final_cost[st] = ntail ? tail / ntail : 0;
+    }
+    for (i = 0; i < n; i++) {
+        if (o.best_cost) o.best_cost[i] = tbest[i];
+        if (tbest[i] == HUGE_VAL) continue;
+        if (o.best_assign && o.best_assign[i]) memcpy(o.best_assign[i], tb_assign[i], sizeof(int) * (size_t)graphs[i]->n_ops);
+        if (o.best_order && o.best_order[i]) memcpy(o.best_order[i], tb_order[i], sizeof(int) * (size_t)graphs[i]->n_ops);
     }
 done:
     r.seconds = dp_now() - t0;
@@ -5121,6 +5555,7 @@ done:
     if (ptx) for (i = 0; i < n; i++) dp__pt_free(&ptx[i]);
     DP_FREE(ctx); DP_FREE(ptx); DP_FREE(gsel); DP_FREE(gplc); DP_FREE(g2); DP_FREE(gs);
     DP_FREE(as.m); DP_FREE(as.v); DP_FREE(ap.m); DP_FREE(ap.v);
+    DP_FREE(kcost); DP_FREE(kR); DP_FREE(kb); DP_FREE(kloss); DP_FREE(kent); DP_FREE(krs); DP_FREE(kact); DP_FREE(tbest); DP_FREE(tb_assign); DP_FREE(tb_order);
     return rc;
 }
 

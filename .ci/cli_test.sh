@@ -176,6 +176,24 @@ expect 2 "train: stages out of order" "$D" train "$G" --stages sim,il --episodes
 expect 2 "train: --episodes count mismatch" "$D" train "$G" --stages il,sim --episodes 30 --out "$T/x.dpl"
 expect 2 "train without --out" "$D" train "$G" --episodes 5,5
 if [ ! -e "$T/x.dpl" ]; then ok; else bad "a bad train usage wrote a policy"; fi
+# the best placement found in training, rollouts, deployment-stage search
+expect 0 "train --rollouts --out-assign --json" "$D" train "$G" --stages il,sim --episodes 20,24 --rollouts 4 --hidden 8 --layers 1 --out "$T/pr.dpl" --out-assign "$T/best.assign" --json
+cp "$T/out" "$T/tr.json"
+json_check "$T/tr.json" "j['episodes'] == 44 and j['simulations'] == 44 and j['out_assign'] == '$T/best.assign' and j['best_found'][0]['cost'] <= j['greedy'][0]['makespan'] * (1 + 1e-12) and j['best_found'][0]['ratio'] >= 1 - 1e-12" "train --json reports the best placement found"
+expect 0 "sim the best assignment found in training" "$D" sim "$G" --assign "$T/best.assign" --json
+json_check "$T/out" "j['makespan'] == json.load(open('$T/tr.json'))['best_found'][0]['cost']" "the best assignment simulates to the reported cost"
+expect 0 "train --out-assign (text)" "$D" train "$G" --episodes 10,10 --hidden 8 --layers 1 --out "$T/pr2.dpl" --out-assign "$T/best2.assign"
+contains "$T/out" "best placement found in training" "train prints the best placement found"
+expect 0 "place doppler --improve" "$D" place "$G" --method doppler --policy "$T/p.dpl" --samples 4 --improve 30 --json --out "$T/imp.assign"
+cp "$T/out" "$T/imp.json"
+json_check "$T/imp.json" "j['improve'] == 30 and j['simulations'] == 35 and j['makespan'] >= j['lower_bound'] * (1 - 1e-12)" "place --improve: simulations counted"
+expect 0 "sim the --improve assignment" "$D" sim "$G" --assign "$T/imp.assign" --json
+json_check "$T/out" "j['makespan'] == json.load(open('$T/imp.json'))['makespan']" "the --improve assignment simulates to its makespan"
+expect 2 "place --improve with cp" "$D" place "$G" --method cp --improve 10
+expect 2 "train --out-assign with two graphs" "$D" train "$G" "$G" --episodes 5,5 --out "$T/x.dpl" --out-assign "$T/x.assign"
+expect 2 "train --rollouts 0" "$D" train "$G" --episodes 5,5 --rollouts 0 --out "$T/x.dpl"
+expect 2 "train placeto --rollouts" "$D" train "$G" --algo placeto --rollouts 2 --out "$T/x.dpl"
+if [ ! -e "$T/x.dpl" ] && [ ! -e "$T/x.assign" ]; then ok; else bad "a refused train wrote a file"; fi
 expect 0 "bench with doppler" "$D" bench "$G" --methods cp,doppler --policy "$T/p.dpl" --json
 json_check "$T/out" "[r['method'] for r in j] == ['cp', 'doppler']" "bench lists doppler"
 expect 2 "bench doppler without --policy" "$D" bench "$G" --methods cp,doppler

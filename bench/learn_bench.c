@@ -2,6 +2,7 @@
 
        build/learn_bench timing  GRAPH [--devices N] [--episodes E]
        build/learn_bench quality GRAPH [--devices N] [--il E] [--sim E] [--samples K] [--seed S]
+                                       [--seeds N] [--rollouts K] [--order fifo|priority]
                                        [--lr-sim LR] [--eps-sim EPS]
        build/learn_bench general STG_DIR [--procs P] [--il E] [--sim E]
 
@@ -9,17 +10,21 @@
             (rollout + simulation + backward + Adam) and per greedy
             inference (dp_policy_place, its setup included), one thread,
             and the process's peak resident memory.
-   quality: trains il then sim on GRAPH, then compares doppler (greedy, and
-            best of greedy + K samples) with cp, heft, enumopt and anneal
-            (anneal's budget = the simulations doppler used), as ratios to
-            the lower bound; also the greedy placement run in SEL's order
-            (PRIORITY) against FIFO.
+   quality: trains il then sim on GRAPH with seeds S .. S+N-1, then compares
+            doppler (the policy: greedy, and best of greedy + K samples; the
+            search: the best placement any of the run's simulations reached,
+            training episodes and samples) with cp, heft, enumopt and anneal
+            (anneal's budget = the simulations doppler used, its seed the
+            run's), as ratios to the lower bound: mean ± standard deviation
+            over the seeds, and the seeds where doppler is at or below every
+            heuristic. --order priority: doppler runs in SEL's order, the
+            heuristics in b-level order (both trained and scored so).
    general: trains once on STG_DIR/50/rand0000..0059 (P processors, no
             communication), places rand0060..0089 without retraining; mean
             and worst ratio to the proven optimum (STG_DIR/opt_50_P.csv)
             beside heft and cp.
    --algo placeto: the same for Placeto (stage sim only, sweeps from cp;
-            timing has no imitation column, quality no PRIORITY column).
+            timing has no imitation column).
    quality also gives the episodes the training needed to get within 5%
    of its final cost: the first episode where the mean cost of the last 50
    episodes is within 5% of the mean of the last 10% of all episodes.
@@ -28,6 +33,7 @@
 #define DOPPLER_IMPLEMENTATION
 #include "doppler.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -122,46 +128,76 @@ static int timing(const char *path, int devices, int E)
 }
 
 static double lr_sim, eps_sim;   /* 0: the library's defaults */
+static int rollouts;             /* 0: the library's default (1) */
+static dp_order order;           /* --order: doppler's runtime order and the heuristics' */
 
-static int quality(const char *path, int devices, int il, int sim, int samples, uint64_t seed)
+typedef struct tally { double sum, sq; int n; } tally;
+static void add(tally *s, double v) { s->sum += v; s->sq += v * v; s->n++; }
+static double mean(const tally *s) { return s->n ? s->sum / s->n : 0; }
+static double sd(const tally *s) { double m = mean(s), v = s->n ? s->sq / s->n - m * m : 0; return v > 0 ? sqrt(v) : 0; }
+static void cell(const tally *s) { if (s->n > 1) printf(" %.3f ± %.3f |", mean(s), sd(s)); else printf(" %.3f |", mean(s)); }
+
+/* One row: the mean (and spread) over `seeds` seeds of training on GRAPH
+   then placing it, as ratios to the lower bound. The policy columns are
+   what the trained policy places (greedy; best of greedy and K samples);
+   the search column is the best placement any simulation of the run
+   reached (training episodes and the samples): DOPPLER's deployment-stage
+   answer. The heuristics get the same runtime order; anneal the run's
+   total number of simulations, with the run's seed. The last two columns
+   count the seeds where doppler is at or below every heuristic. */
+static int quality(const char *path, int devices, int il, int sim, int samples, uint64_t seed0, int seeds)
 {
-    dp_graph g; dp_cluster c; dp_policy p; dp_error e = {0}; dp_train_result r;
-    dp_train_opts to; dp_infer_opts io; dp_policy_opts po; dp_place_opts plo; dp_place_result pr;
-    curve cv = {0};
-    memset(&to, 0, sizeof to); memset(&io, 0, sizeof io); memset(&plo, 0, sizeof plo);
+    dp_graph g; dp_cluster c; dp_error e = {0};
+    tally sg = {0}, sb = {0}, ss = {0}, sa = {0}, sh[3] = {{0}}, sec = {0}, w5 = {0};
+    long sims = 0;
+    int ok_policy = 0, ok_search = 0;
     if (dp_graph_read(&g, path, DP_FORMAT_AUTO, &e) || dp_cluster_for_graph(&c, &g, devices, &e)) return die(&e);
-    policy_opts(&po, &c);
-    po.seed = seed;
-    if (dp_policy_init(&p, &po, &e)) return die(&e);
-    const dp_graph *gs[1] = { &g };
-    to.episodes[DP_STAGE_IL] = placeto ? 0 : il; to.episodes[DP_STAGE_SIM] = sim; to.seed = seed;
-    to.lr[DP_STAGE_SIM] = lr_sim; to.eps_start[DP_STAGE_SIM] = eps_sim;
-    to.on_episode = record; to.on_episode_ctx = &cv;
-    if (dp_train(&p, gs, 1, &c, &to, &r, &e)) return die(&e);
-    int *a = malloc(sizeof(int) * g.n_ops);
-    double lb = dp_lower_bound(&g, &c), greedy, best, prio;
-    if (dp_policy_place(&p, &g, &c, &io, a, NULL, &greedy, &e)) return die(&e);
-    io.order = DP_ORDER_PRIORITY;
-    if (dp_policy_place(&p, &g, &c, &io, a, NULL, &prio, &e)) return die(&e);
-    io.order = DP_ORDER_FIFO; io.samples = samples; io.seed = seed;
-    if (dp_policy_place(&p, &g, &c, &io, a, NULL, &best, &e)) return die(&e);
-    long sims = r.simulations + (placeto ? (long)(samples + 1) * g.n_ops : samples + 1);
-    if (placeto)
-        printf("| %s | %.4g | %.3f | %.3f | %ld | %d of %d, %.1f s |", base(path), lb, greedy / lb, best / lb, sims, within5(&cv), cv.n, r.seconds);
-    else
-        printf("| %s | %.4g | %.3f | %.3f | %ld | %.3f | %d of %d, %.1f s |", base(path), lb, greedy / lb, best / lb, sims, prio / lb,
-               within5(&cv), cv.n, r.seconds);
-    free(cv.cost);
-    dp_method ms[4] = { DP_METHOD_CP, DP_METHOD_HEFT, DP_METHOD_ENUMOPT, DP_METHOD_ANNEAL };
-    double hbest = 1e300;
-    for (int k = 0; k < 4; k++) {
-        plo.budget = (int)sims; plo.seed = seed;
-        if (dp_place(ms[k], &g, &c, &plo, a, &pr, &e)) return die(&e);
-        printf(" %.3f |", pr.makespan / lb);
-        if (pr.makespan < hbest) hbest = pr.makespan;
+    int *a = malloc(sizeof(int) * g.n_ops), *ba = malloc(sizeof(int) * g.n_ops), *bo = malloc(sizeof(int) * g.n_ops);
+    double lb = dp_lower_bound(&g, &c);
+    for (int si = 0; si < seeds; si++) {
+        uint64_t seed = seed0 + (uint64_t)si;
+        dp_policy p; dp_train_result r; dp_train_opts to; dp_infer_opts io; dp_policy_opts po;
+        dp_place_opts plo; dp_place_result pr;
+        curve cv = {0};
+        double bc = 0;
+        memset(&to, 0, sizeof to); memset(&io, 0, sizeof io); memset(&plo, 0, sizeof plo);
+        policy_opts(&po, &c);
+        po.seed = seed;
+        if (dp_policy_init(&p, &po, &e)) return die(&e);
+        const dp_graph *gs[1] = { &g };
+        to.episodes[DP_STAGE_IL] = placeto ? 0 : il; to.episodes[DP_STAGE_SIM] = sim; to.seed = seed;
+        to.lr[DP_STAGE_SIM] = lr_sim; to.eps_start[DP_STAGE_SIM] = eps_sim; to.rollouts = placeto ? 0 : rollouts;
+        to.order = order;
+        to.on_episode = record; to.on_episode_ctx = &cv;
+        to.best_cost = &bc; to.best_assign = &ba; to.best_order = &bo;
+        if (dp_train(&p, gs, 1, &c, &to, &r, &e)) return die(&e);
+        double greedy, best;
+        io.order = order;
+        if (dp_policy_place(&p, &g, &c, &io, a, NULL, &greedy, &e)) return die(&e);
+        io.samples = samples; io.seed = seed;
+        if (dp_policy_place(&p, &g, &c, &io, a, NULL, &best, &e)) return die(&e);
+        sims = r.simulations + (placeto ? (long)(samples + 1) * g.n_ops : samples + 1);
+        double search = bc < best ? bc : best;
+        add(&sg, greedy / lb); add(&sb, best / lb); add(&ss, search / lb); add(&sec, r.seconds); add(&w5, within5(&cv));
+        free(cv.cost);
+        dp_method ms[4] = { DP_METHOD_CP, DP_METHOD_HEFT, DP_METHOD_ENUMOPT, DP_METHOD_ANNEAL };
+        double hbest = 1e300;
+        for (int k = 0; k < 4; k++) {
+            plo.budget = (int)sims; plo.seed = seed; plo.order = order;
+            if (dp_place(ms[k], &g, &c, &plo, a, &pr, &e)) return die(&e);
+            if (k < 3) add(&sh[k], pr.makespan / lb); else add(&sa, pr.makespan / lb);
+            if (pr.makespan < hbest) hbest = pr.makespan;
+        }
+        ok_policy += best <= hbest * (1 + 1e-9);
+        ok_search += search <= hbest * (1 + 1e-9);
+        dp_policy_free(&p);
     }
-    printf(" %s |\n", best <= hbest * (1 + 1e-9) ? "yes" : "no");
-    free(a); dp_policy_free(&p); dp_cluster_free(&c); dp_graph_free(&g);
+    printf("| %s | %.4g | %d | %ld | %.0f of %d, %.1f s |", base(path), lb, seeds, sims, mean(&w5), placeto ? sim : il + sim, mean(&sec));
+    cell(&sg); cell(&sb); cell(&ss);
+    for (int k = 0; k < 3; k++) cell(&sh[k]);
+    cell(&sa);
+    printf(" %d of %d | %d of %d |\n", ok_policy, seeds, ok_search, seeds);
+    free(a); free(ba); free(bo); dp_cluster_free(&c); dp_graph_free(&g);
     return 0;
 }
 
@@ -229,10 +265,13 @@ int main(int argc, char **argv)
     lr_sim = atof(opt(argc, argv, "--lr-sim", "0"));
     placeto = !strcmp(opt(argc, argv, "--algo", "doppler"), "placeto");
     eps_sim = atof(opt(argc, argv, "--eps-sim", "0"));
+    rollouts = atoi(opt(argc, argv, "--rollouts", "0"));
+    order = !strcmp(opt(argc, argv, "--order", "fifo"), "priority") ? DP_ORDER_PRIORITY : DP_ORDER_FIFO;
     if (!strcmp(argv[1], "timing")) return timing(argv[2], devices, atoi(opt(argc, argv, "--episodes", "300")));
     if (!strcmp(argv[1], "quality"))
         return quality(argv[2], devices, atoi(opt(argc, argv, "--il", "500")), atoi(opt(argc, argv, "--sim", "2000")),
-                       atoi(opt(argc, argv, "--samples", "64")), (uint64_t)atoll(opt(argc, argv, "--seed", "1")));
+                       atoi(opt(argc, argv, "--samples", "64")), (uint64_t)atoll(opt(argc, argv, "--seed", "1")),
+                       atoi(opt(argc, argv, "--seeds", "1")));
     if (!strcmp(argv[1], "general"))
         return general(argv[2], atoi(opt(argc, argv, "--procs", "4")), atoi(opt(argc, argv, "--il", "1000")),
                        atoi(opt(argc, argv, "--sim", "2000")));

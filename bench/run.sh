@@ -9,7 +9,8 @@
 #      core, >= 1 s per graph (target: >= 100,000/s on ffnn_192nodes).
 #   4. DOPPLER learning: ms per imitation / REINFORCE episode and per greedy
 #      inference on the reference graphs (one core, hidden 32, 3 rounds);
-#      quality after il 500 + sim 2000 episodes against the heuristics;
+#      quality after il 500 + sim 2000 episodes against the heuristics (five
+#      seeds; FIFO, with 8 rollouts per update, and in PRIORITY order);
 #      generalisation on STG 50 (train rand0000-0059, place rand0060-0089).
 #   5. the CPU executor: dispatch overhead per op, and its wall time against
 #      the simulator's prediction on every shipped and reference graph
@@ -72,11 +73,25 @@ if [ -d "$DATA/doppler" ]; then
     echo "|---|---:|---:|---:|---:|---:|---:|"
     for f in "$DATA"/doppler/*.txt; do "${PIN[@]}" build/learn_bench timing "$f" || status=1; done
     echo
-    echo "### Quality after il 500 + sim 2000 episodes (4 devices), makespan / lower bound"
+    QHEAD="| graph | lower bound | seeds | simulations | episodes to within 5% of final, training time | doppler greedy | doppler best of greedy + 64 samples | search: best found in training + sampling | cp | heft | enumopt | anneal (same simulations) | policy <= every heuristic | search <= every heuristic |"
+    QRULE="|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---|"
+    echo "### Quality after il 500 + sim 2000 episodes (4 devices, FIFO runtime), makespan / lower bound, mean ± sd over seeds 1-5"
     echo
-    echo "| graph | lower bound | doppler greedy | doppler best of greedy + 64 samples | simulations used | greedy run in SEL order (PRIORITY) | episodes to within 5% of final, training time | cp | heft | enumopt | anneal (same simulations) | doppler <= best heuristic |"
-    echo "|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|"
-    for f in "$DATA"/doppler/*.txt; do "${PIN[@]}" build/learn_bench quality "$f" || status=1; done
+    echo "$QHEAD"
+    echo "$QRULE"
+    for f in "$DATA"/doppler/*.txt; do "${PIN[@]}" build/learn_bench quality "$f" --seeds 5 || status=1; done
+    echo
+    echo "### The same with --rollouts 8 --lr-sim 2e-3 (8 episodes per update, leave-one-out baseline)"
+    echo
+    echo "$QHEAD"
+    echo "$QRULE"
+    for f in "$DATA"/doppler/*.txt; do "${PIN[@]}" build/learn_bench quality "$f" --seeds 5 --rollouts 8 --lr-sim 2e-3 || status=1; done
+    echo
+    echo "### The same in PRIORITY order (doppler trained and run in SEL's order; the heuristics and anneal in b-level order)"
+    echo
+    echo "$QHEAD"
+    echo "$QRULE"
+    for f in "$DATA"/doppler/*.txt; do "${PIN[@]}" build/learn_bench quality "$f" --seeds 5 --order priority || status=1; done
     echo
     echo "### Placeto per-episode time (4 devices, one core; reference Placeto: ChainMM 3.72 s train, FFNN 9.24, Llama-block 9.40)"
     echo
@@ -84,10 +99,10 @@ if [ -d "$DATA/doppler" ]; then
     echo "|---|---:|---:|---:|---:|---:|"
     for f in "$DATA"/doppler/*.txt; do "${PIN[@]}" build/learn_bench timing "$f" --algo placeto --episodes 100 || status=1; done
     echo
-    echo "### Placeto quality after sim 2000 episodes from cp (4 devices), makespan / lower bound"
+    echo "### Placeto quality after sim 2000 episodes from cp (4 devices, FIFO), makespan / lower bound, seed 1"
     echo
-    echo "| graph | lower bound | placeto greedy | placeto best of greedy + 64 samples | simulations used | episodes to within 5% of final, training time | cp | heft | enumopt | anneal (same simulations) | placeto <= best heuristic |"
-    echo "|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---|"
+    echo "$QHEAD" | sed 's/doppler/placeto/g; s/policy <=/placeto <=/'
+    echo "$QRULE"
     for f in "$DATA"/doppler/*.txt; do "${PIN[@]}" build/learn_bench quality "$f" --algo placeto --sim 2000 || status=1; done
 else
     echo "skipped: $DATA/doppler not found"

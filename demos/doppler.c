@@ -96,6 +96,10 @@ static const char *help_place =
     "                 (its algorithm must match the method)\n"
     "  --samples K    doppler, placeto: best of the greedy placement and K samples\n"
     "                 (default 0)\n"
+    "  --improve E    doppler: first E more REINFORCE episodes on this graph\n"
+    "                 (DOPPLER's deployment stage, on the simulator; the policy\n"
+    "                 file is not changed); the answer is the best placement any\n"
+    "                 of them or of the samples reached (simulations: E + K + 1)\n"
     "  --from M       placeto: the placement its sweep starts from (default cp)\n"
     "  --devices N    N devices in the graph's units (default 4)\n"
     "  --cluster C    cluster file or preset (reference, homogeneous:N)\n"
@@ -180,6 +184,11 @@ static const char *help_train =
     "                  forward and backward passes (default 1)\n"
     "  --shared-gnn    one GNN for SEL and PLC\n"
     "  --entropy B     entropy bonus weight (default 1e-3; not used by placeto)\n"
+    "  --rollouts K    REINFORCE stages: K episodes of one graph per update, each\n"
+    "                  one's baseline the mean cost of the other K - 1 (default 1:\n"
+    "                  an update per episode, baseline the running mean)\n"
+    "  --out-assign A  (one graph) write the best placement any episode reached\n"
+    "                  (il and sim; real alone when it has its own cost)\n"
     "  --order O       runtime order: fifo (default) or priority (SEL's order)\n"
     "  --seed S        seed of the initial weights and of training (default 1)\n"
     "  --curve F.csv   one row per episode: stage,episode,graph,cost,lower_bound,\n"
@@ -284,8 +293,9 @@ typedef struct cli {
     /* learning */
     const char *policy, *policy2, *stages, *episodes, *lr, *curve, *curve_svg;
     const char *algo, *from;
-    int hidden, layers, shared_gnn, samples, samples_set, entropy_set;
+    int hidden, layers, shared_gnn, samples, samples_set, entropy_set, rollouts, improve;
     double entropy;
+    const char *out_assign;
     dp_gen_opts gen;
     dp_workload_opts wl;
     /* executor */
@@ -468,6 +478,14 @@ static int parse_args(cli *o, int argc, char **argv, int first,
             rc = parse_long(cmd, "--samples", val, 0, 1000000, &l);
             o->samples = (int)l;
             o->samples_set = 1;
+        } else if (!strcmp(name, "rollouts")) {
+            rc = parse_long(cmd, "--rollouts", val, 1, 4096, &l);
+            o->rollouts = (int)l;
+        } else if (!strcmp(name, "improve")) {
+            rc = parse_long(cmd, "--improve", val, 1, 100000000, &l);
+            o->improve = (int)l;
+        } else if (!strcmp(name, "out-assign")) {
+            o->out_assign = val;
         } else if (!strcmp(name, "entropy")) {
             rc = parse_double(cmd, "--entropy", val, 0, 1e6, &d);
             o->entropy = d;
@@ -727,17 +745,63 @@ static const dp_policy *policy_for(const policies *ps, int m, const char **path)
 
 /* Places g with a learned policy: greedy, or the best of greedy and
    o->samples samples. order gets SEL's op order (placeto: its visit order). */
+/* doppler --improve E: E more REINFORCE episodes on g with a copy of p
+   (stage sim), into *q; best the best placement they reached. */
+static int improve_policy(const cli *o, const dp_policy *p, const dp_graph *g, const dp_cluster *c,
+                          dp_policy *q, int *assign, int *order, double *best)
+{
+    dp_error e = {0};
+    dp_train_opts to = {0};
+    const dp_graph *gs[1] = { g };
+    if (dp_policy_init(q, &p->opts, &e)) return fail(&e);
+    memcpy(q->sel, p->sel, sizeof(double) * (size_t)p->n_sel);
+    memcpy(q->plc, p->plc, sizeof(double) * (size_t)p->n_plc);
+    to.episodes[DP_STAGE_SIM] = o->improve;
+    to.order = o->order;
+    to.seed = o->seed;
+    to.best_cost = best;
+    to.best_assign = &assign;
+    to.best_order = &order;
+    if (dp_train(q, gs, 1, c, &to, NULL, &e)) { dp_policy_free(q); return fail(&e); }
+    return 0;
+}
+
 static int place_learned(const cli *o, const dp_policy *p, const dp_graph *g,
                          const dp_cluster *c, int *assign, int *order, double *makespan)
 {
     dp_error e = {0};
     dp_infer_opts io = {0};
+    dp_policy q;
+    int rc = 0, n = g->n_ops, *ba = NULL, *bo = NULL;
+    double best = HUGE_VAL;
+    memset(&q, 0, sizeof q);
     io.samples = o->samples;
     io.seed = o->seed;
     io.order = o->order;
     io.start = o->from;
-    if (dp_policy_place(p, g, c, &io, assign, order, makespan, &e)) return fail(&e);
-    return 0;
+    if (o->improve) {
+        ba = calloc((size_t)n + 1, sizeof *ba);
+        bo = calloc((size_t)n + 1, sizeof *bo);
+        if (!ba || !bo) {
+            e.code = DP_ERR_NOMEM;
+            snprintf(e.msg, sizeof e.msg, "out of memory");
+            rc = fail(&e);
+            goto done;
+        }
+        if ((rc = improve_policy(o, p, g, c, &q, ba, bo, &best))) goto done;
+        p = &q;
+    }
+    if (dp_policy_place(p, g, c, &io, assign, order, makespan, &e)) { rc = fail(&e); goto done; }
+    if (best < *makespan) {
+        memcpy(assign, ba, sizeof(int) * (size_t)n);
+        memcpy(order, bo, sizeof(int) * (size_t)n);
+        *makespan = best;
+    }
+done:
+    dp_policy_free(&q);
+    free(ba);
+    free(bo);
+    return rc;
 }
 
 static int write_gantt(const char *path, const dp_sim *s, const int *assign,
@@ -845,6 +909,8 @@ static int cmd_place(cli *o)
         return usage(o->cmd, "--policy and --samples are for --method doppler or placeto");
     if (LEARNED(m) && (o->start || o->budget))
         return usage(o->cmd, "--start and --budget are not for --method %s", method_name(m));
+    if (o->improve && m != METHOD_DOPPLER)
+        return usage(o->cmd, "--improve is for --method doppler");
     if (o->from && m != METHOD_PLACETO)
         return usage(o->cmd, "--from is for --method placeto");
     const char *path = o->pos[0];
@@ -888,7 +954,7 @@ static int cmd_place(cli *o)
     if (LEARNED(m)) {
         if (place_learned(o, pol, &g, &c, assign, order, &res.makespan)) goto done;
         res.schedule_length = res.makespan;
-        res.simulations = o->samples + 1;
+        res.simulations = (long)o->improve + o->samples + 1;
         order_to_priority(order, g.n_ops, prio);
     } else if (dp_place((dp_method)m, &g, &c, &po, assign, &res, &e)) {
         fail(&e);
@@ -919,6 +985,7 @@ static int cmd_place(cli *o)
         if (LEARNED(m)) {
             json_key_str(stdout, "policy", pol_path);
             printf(", \"samples\": %d", o->samples);
+            if (o->improve) printf(", \"improve\": %d", o->improve);
             if (m == METHOD_PLACETO) json_key_str(stdout, "from", o->from ? o->from : "cp");
         }
         printf(", \"devices\": %d", c.n);
@@ -949,6 +1016,8 @@ static int cmd_place(cli *o)
             printf("%-16s %s\n", "starts from", o->from ? o->from : "cp");
         if (LEARNED(m) && o->samples)
             printf("%-16s %d (best of greedy and these)\n", "samples", o->samples);
+        if (o->improve)
+            printf("%-16s %d REINFORCE episodes on this graph first (best placement any reached kept)\n", "improve", o->improve);
         printf("%-16s %s\n", "devices", dev);
         printf("%-16s %.6g  (%s x lower bound)\n", "makespan", res.makespan,
                fmt_ratio(rb, sizeof rb, ratio));
@@ -1504,6 +1573,8 @@ static int cmd_train(cli *o)
     int placeto = o->algo && !strcmp(o->algo, "placeto");
     if (!placeto && o->from) return usage(o->cmd, "--from is for --algo placeto");
     if (placeto && o->shared_gnn) return usage(o->cmd, "--shared-gnn is for --algo doppler");
+    if (placeto && o->rollouts) return usage(o->cmd, "--rollouts is for --algo doppler");
+    if (o->out_assign && o->n_pos != 1) return usage(o->cmd, "--out-assign needs exactly one GRAPH");
 
     /* stages, episodes and learning rates, one per listed stage */
     int stages[DP_STAGE__COUNT], n_st = 0;
@@ -1550,6 +1621,8 @@ static int cmd_train(cli *o)
     const dp_graph **gp = calloc((size_t)n, sizeof *gp);
     dp_sim *sims = calloc((size_t)n, sizeof *sims);
     double **prios = calloc((size_t)n, sizeof *prios);
+    double *best = calloc((size_t)n, sizeof *best);
+    int **best_a = calloc((size_t)n, sizeof *best_a), **best_o = calloc((size_t)n, sizeof *best_o);
     dp_cluster c;
     dp_policy pol;
     dp_error e = {0};
@@ -1565,7 +1638,7 @@ static int cmd_train(cli *o)
         struct winsize ws;
         if (ioctl(fileno(t.out), TIOCGWINSZ, &ws) == 0) t.cols = ws.ws_col;
     }
-    if (!g || !gp || !sims || !prios) {
+    if (!g || !gp || !sims || !prios || !best || !best_a || !best_o) {
         e.code = DP_ERR_NOMEM;
         snprintf(e.msg, sizeof e.msg, "out of memory");
         fail(&e);
@@ -1574,6 +1647,15 @@ static int cmd_train(cli *o)
     for (loaded = 0; loaded < n; loaded++) {
         if (load_graph(o->pos[loaded], o->fmt, &g[loaded])) goto done;
         gp[loaded] = &g[loaded];
+        best_a[loaded] = calloc((size_t)g[loaded].n_ops + 1, sizeof(int));
+        best_o[loaded] = calloc((size_t)g[loaded].n_ops + 1, sizeof(int));
+        if (!best_a[loaded] || !best_o[loaded]) {
+            loaded++;
+            e.code = DP_ERR_NOMEM;
+            snprintf(e.msg, sizeof e.msg, "out of memory");
+            fail(&e);
+            goto done;
+        }
     }
     /* the cluster comes from the first graph; every graph must fit it */
     if (make_cluster(o, &g[0], &c)) goto done;
@@ -1604,6 +1686,10 @@ static int cmd_train(cli *o)
     to.order = o->order;
     to.seed = o->seed;
     to.start = o->from;
+    to.rollouts = o->rollouts;
+    to.best_cost = best;
+    to.best_assign = best_a;
+    to.best_order = best_o;
     to.on_episode = on_episode;
     to.on_episode_ctx = &t;
     sim_cost_ctx sc = {o->order, n, gp, sims, prios};
@@ -1682,6 +1768,7 @@ static int cmd_train(cli *o)
         goto done;
     }
     if (dp_policy_save(&pol, o->out, &e)) { fail(&e); goto done; }
+    if (o->out_assign && dp_assign_write(o->out_assign, best_a[0], g[0].n_ops, &e)) { fail(&e); goto done; }
     if (o->curve && write_curve_csv(o->curve, t.rec, t.n_rec)) goto done;
     if (o->curve_svg) {
         char title[512], gb[256];
@@ -1763,7 +1850,18 @@ static int cmd_train(cli *o)
             json_key_num(stdout, "ratio", ratio_of(greedy[i], lb));
             fputc('}', stdout);
         }
-        fputs("]}\n", stdout);
+        fputs("],\n \"best_found\": [", stdout);
+        for (int i = 0; i < n; i++) {
+            double lb = dp_lower_bound(&g[i], &c);
+            printf("%s\n  {\"graph\": ", i ? "," : "");
+            json_str(stdout, o->pos[i]);
+            json_key_num(stdout, "cost", best[i]);
+            json_key_num(stdout, "ratio", ratio_of(best[i], lb));
+            fputc('}', stdout);
+        }
+        fputs("]", stdout);
+        json_key_str(stdout, "out_assign", o->out_assign);
+        fputs("}\n", stdout);
     } else {
         char rb[32], gb[256];
         printf("trained %ld episodes in %.2f s (%.1f episodes/s)\n", res.episodes, res.seconds, eps_s);
@@ -1772,8 +1870,11 @@ static int cmd_train(cli *o)
             printf("greedy placement of %s: makespan %.6g (%s x lower bound %.6g)\n",
                    base_name(o->pos[i], gb, sizeof gb), greedy[i],
                    fmt_ratio(rb, sizeof rb, ratio_of(greedy[i], lb)), lb);
+            printf("best placement found in training: %s %.6g (%s x lower bound)\n",
+                   have_real ? "cost" : "makespan", best[i], fmt_ratio(rb, sizeof rb, ratio_of(best[i], lb)));
         }
         printf("policy           %s\n", o->out);
+        if (o->out_assign) printf("best assignment  %s\n", o->out_assign);
         if (o->curve) printf("curve            %s\n", o->curve);
         if (o->curve_svg) printf("curve chart      %s\n", o->curve_svg);
     }
@@ -1782,6 +1883,11 @@ static int cmd_train(cli *o)
 done:
     for (int i = 0; sims && i < n; i++) dp_sim_free(&sims[i]);
     for (int i = 0; prios && i < n; i++) free(prios[i]);
+    for (int i = 0; best_a && i < n; i++) free(best_a[i]);
+    for (int i = 0; best_o && i < n; i++) free(best_o[i]);
+    free(best_a);
+    free(best_o);
+    free(best);
     for (int i = 0; g && i < loaded; i++) dp_graph_free(&g[i]);
     free(sims);
     free(prios);
@@ -2056,14 +2162,14 @@ typedef struct command {
 static const command commands[] = {
     {"info", cmd_info, "devices cluster format json", &help_info},
     {"place", cmd_place,
-     "method policy samples from devices cluster format seed order budget start out gantt no-transfers json",
+     "method policy samples improve from devices cluster format seed order budget start out gantt no-transfers json",
      &help_place},
     {"sim", cmd_sim, "assign devices cluster format order gantt no-transfers json", &help_sim},
     {"bench", cmd_bench, "methods policy samples from devices cluster format seed order budget json md",
      &help_bench},
     {"train", cmd_train,
      "algo from devices cluster format stages episodes lr hidden layers shared-gnn entropy order seed "
-     "out curve curve-svg json backend reps",
+     "rollouts out out-assign curve curve-svg json backend reps",
      &help_train},
     {"convert", cmd_convert, "to format", &help_convert},
     {"gen", cmd_gen, "nodes width density regularity jump ccr seed out parts dim batch layers", &help_gen},

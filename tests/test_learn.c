@@ -362,6 +362,167 @@ static void test_reinforce(void)
            RL_EPISODES, dp_now() - t0, before, after, tr.final_cost[DP_STAGE_SIM]);
     CHECK_NEAR(after, RL_BETTER_MAKESPAN, 0, "greedy makespan after imitation + REINFORCE");
     dp_policy_free(&p);
+
+    /* From the expert again, with 4 rollouts per update (leave-one-out
+       baselines): the same episodes, a quarter of the updates */
+    po.seed = 12;
+    CHECK(dp_policy_init(&p, &po, &err) == 0, "policy: %s", err.msg);
+    memset(&to, 0, sizeof to);
+    to.seed = 6;
+    to.episodes[DP_STAGE_IL] = 200;
+    to.lr[DP_STAGE_IL] = 1e-2;
+    CHECK(dp_train(&p, gs, 1, &c, &to, &tr, &err) == 0, "train il: %s", err.msg);
+    memset(&to, 0, sizeof to);
+    to.seed = 7;
+    to.episodes[DP_STAGE_SIM] = RL_EPISODES;
+    to.lr[DP_STAGE_SIM] = 1e-2;
+    to.eps_start[DP_STAGE_SIM] = 0.3;
+    to.rollouts = 4;
+    CHECK(dp_train(&p, gs, 1, &c, &to, &tr, &err) == 0, "train sim: %s", err.msg);
+    CHECK(tr.episodes == RL_EPISODES && tr.simulations == RL_EPISODES, "rollouts 4: %ld episodes, %ld simulations", tr.episodes, tr.simulations);
+    CHECK(dp_policy_place(&p, &g, &c, NULL, asg, NULL, &after, &err) == 0, "place: %s", err.msg);
+    printf("  reinforce after imitation, 4 rollouts per update: greedy makespan %g; final mean cost %g\n", after, tr.final_cost[DP_STAGE_SIM]);
+    CHECK_NEAR(after, RL_BETTER_MAKESPAN, 0, "greedy makespan after imitation + REINFORCE with 4 rollouts per update");
+    dp_policy_free(&p);
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+}
+
+/* ========================================================================
+   3b. Several rollouts per update (dp_train_opts.rollouts)
+   ======================================================================== */
+/* K sampled rollouts of one forward pass; then (a) each replayed (its
+   recorded choices forced) and put through the whole backward pass alone,
+   and (b) all replayed into one shared encoder backward, scaled by 1/K.
+   A replay must reproduce the rollout (same choices, same log-probability)
+   and (b) must equal the mean of (a): the encoder's backward is linear in
+   the embeddings' gradient. */
+static void test_rollout_replay(void)
+{
+    enum { K = 3 };
+    dp_graph g;
+    dp_cluster c;
+    dp_policy p;
+    dp__gctx x;
+    if (gen_graph(&g, 16, 0.8, 21)) return;
+    CHECK(dp_cluster_homogeneous(&c, 3, 1, 1, 0, &err) == 0, "cluster: %s", err.msg);
+    dp_policy_opts po = {0};
+    po.hidden = 8; po.layers = 2; po.seed = 5;
+    CHECK(dp_policy_init(&p, &po, &err) == 0, "policy: %s", err.msg);
+    CHECK(dp__gctx_init(&x, &g, &c, 8, 2, 0, 1, &err) == 0, "gctx: %s", err.msg);
+    int n = g.n_ops, ops[K][64], devs[K][64];
+    double logp[K], R[K] = {0.5, -0.25, 0.125};
+    double *ga = calloc((size_t)p.n_sel + p.n_plc, sizeof(double)), *gb = calloc((size_t)p.n_sel + p.n_plc, sizeof(double));
+    dp_rng rng;
+    dp_rng_seed(&rng, 9);
+    dp__roll_opts ro = {0};
+    dp__roll_stats rs;
+    ro.sample = 1; ro.train = 1; ro.eps = 0.3; ro.gamma = 0.95; ro.beta = 1e-2;
+    dp__forward(&x, &p);
+    for (int k = 0; k < K; k++) {
+        dp__rollout(&x, &p, &ro, &rng, &rs);
+        memcpy(ops[k], x.step_op, sizeof(int) * (size_t)n);
+        memcpy(devs[k], x.step_dev, sizeof(int) * (size_t)n);
+        logp[k] = rs.logp;
+    }
+    CHECK(memcmp(ops[0], ops[1], sizeof(int) * (size_t)n) || memcmp(devs[0], devs[1], sizeof(int) * (size_t)n),
+          "two sampled rollouts are identical: the replay check would prove nothing");
+    dp__roll_opts rp = ro;
+    /* (a) one whole backward per replayed rollout */
+    for (int k = 0; k < K; k++) {
+        rp.force_op = ops[k]; rp.force_dev = devs[k];
+        dp__rollout(&x, &p, &rp, &rng, &rs);
+        CHECK(memcmp(x.step_op, ops[k], sizeof(int) * (size_t)n) == 0 && memcmp(x.step_dev, devs[k], sizeof(int) * (size_t)n) == 0,
+              "replay %d: other choices", k);
+        CHECK(dp_test_same_double(rs.logp, logp[k]), "replay %d: log-probability %.17g, sampled %.17g", k, rs.logp, logp[k]);
+        dp__backward(&x, &p, R[k], ga, ga + p.n_sel);
+    }
+    /* (b) one shared encoder backward */
+    dp__backward_zero(&x);
+    for (int k = 0; k < K; k++) {
+        rp.force_op = ops[k]; rp.force_dev = devs[k];
+        dp__rollout(&x, &p, &rp, &rng, &rs);
+        dp__backward_heads(&x, &p, R[k], 1.0 / K, gb, gb + p.n_sel);
+    }
+    dp__backward_gnn(&x, &p, gb, gb + p.n_sel);
+    double worst = 0, gmax = 0;
+    for (int i = 0; i < p.n_sel + p.n_plc; i++) {
+        double a = ga[i] / K, d = fabs(a - gb[i]);
+        if (fabs(a) > gmax) gmax = fabs(a);
+        if (d > worst) worst = d;
+    }
+    CHECK(gmax > 1e-6, "the gradient is all zero (nothing checked)");
+    CHECK(worst <= 1e-12 * gmax, "shared encoder backward differs from the mean of whole ones by %.3g (scale %.3g)", worst, gmax);
+    free(ga); free(gb);
+    dp__gctx_free(&x);
+    dp_policy_free(&p);
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+}
+
+/* ========================================================================
+   3c. The best placement seen in training
+   ======================================================================== */
+typedef struct { double min; long n; } min_rec;
+static int min_cb(void *ctx, const dp_episode_info *i)
+{
+    min_rec *m = (min_rec *)ctx;
+    if (i->cost < m->min) m->min = i->cost;
+    m->n++;
+    return 0;
+}
+
+/* best_cost is the least cost of every episode (the callback sees them
+   all), best_assign simulates to it (in SEL's best_order as priority in
+   PRIORITY order), and best_order is a topological order: for DOPPLER with
+   one and with four rollouts per update, in FIFO and PRIORITY order. */
+static void test_best_found(void)
+{
+    dp_graph g;
+    dp_cluster c;
+    if (gen_graph(&g, 25, 1.0, 31)) return;
+    CHECK(dp_cluster_homogeneous(&c, 3, 1, 1, 0, &err) == 0, "cluster: %s", err.msg);
+    int n = g.n_ops;
+    for (int variant = 0; variant < 3; variant++) {
+        dp_policy p;
+        dp_policy_opts po = {0};
+        po.hidden = 8; po.layers = 1; po.seed = 2 + variant;
+        CHECK(dp_policy_init(&p, &po, &err) == 0, "policy: %s", err.msg);
+        int *ba = malloc(sizeof(int) * (size_t)n), *bo = malloc(sizeof(int) * (size_t)n), *pos = malloc(sizeof(int) * (size_t)n);
+        double bc = -1, *prio = malloc(sizeof(double) * (size_t)n);
+        min_rec m = {HUGE_VAL, 0};
+        dp_train_opts to;
+        dp_train_result tr;
+        memset(&to, 0, sizeof to);
+        to.seed = 3;
+        to.episodes[DP_STAGE_IL] = 20; to.episodes[DP_STAGE_SIM] = 30;
+        to.eps_start[DP_STAGE_SIM] = 0.5;
+        to.rollouts = variant == 1 ? 4 : 0;
+        to.order = variant == 2 ? DP_ORDER_PRIORITY : DP_ORDER_FIFO;
+        to.best_cost = &bc; to.best_assign = &ba; to.best_order = &bo;
+        to.on_episode = min_cb; to.on_episode_ctx = &m;
+        const dp_graph *gs[1] = { &g };
+        CHECK(dp_train(&p, gs, 1, &c, &to, &tr, &err) == 0, "train: %s", err.msg);
+        CHECK(m.n == 50 && tr.episodes == 50 && tr.simulations == 50, "variant %d: %ld episodes seen, %ld run, %ld simulations", variant, m.n, tr.episodes, tr.simulations);
+        CHECK(dp_test_same_double(bc, m.min), "variant %d: best_cost %.17g, least episode cost %.17g", variant, bc, m.min);
+        dp_sim_opts so;
+        memset(&so, 0, sizeof so);
+        so.order = to.order;
+        for (int k = 0; k < n; k++) pos[k] = -1;
+        for (int k = 0; k < n; k++) if (bo[k] >= 0 && bo[k] < n) { pos[bo[k]] = k; prio[bo[k]] = n - k; }
+        int perm = 1, topo = 1;
+        for (int v = 0; v < n; v++) perm &= pos[v] >= 0;
+        for (int e = 0; perm && e < g.n_edges; e++) topo &= pos[g.src[e]] < pos[g.dst[e]];
+        CHECK(perm && topo, "variant %d: best_order is not a topological order of the ops", variant);
+        if (variant == 2) so.priority = prio;
+        dp_sim s;
+        CHECK(dp_sim_init(&s, &g, &c, &err) == 0, "sim: %s", err.msg);
+        CHECK(dp_sim_run(&s, ba, &so, &err) == 0, "run: %s", err.msg);
+        CHECK(dp_test_same_double(s.makespan, bc), "variant %d: best_assign simulates to %.17g, best_cost %.17g", variant, s.makespan, bc);
+        dp_sim_free(&s);
+        free(ba); free(bo); free(pos); free(prio);
+        dp_policy_free(&p);
+    }
     dp_cluster_free(&c);
     dp_graph_free(&g);
 }
@@ -740,6 +901,15 @@ static void test_train_errors(void)
     rc = dp_train(&p, gs, 1, &c, &to, &tr, &err);
     CHECK(rc == DP_ERR_RANGE && strstr(err.msg, "sim") && strstr(err.msg, "-3"), "negative episodes: rc %d '%s'", rc, err.msg);
     CHECK(same_params(&p, &keep), "a refused dp_train changed the policy");
+    to.episodes[DP_STAGE_SIM] = 5;
+    to.rollouts = -1;
+    rc = dp_train(&p, gs, 1, &c, &to, &tr, &err);
+    CHECK(rc == DP_ERR_RANGE && strstr(err.msg, "rollouts") && strstr(err.msg, "-1"), "rollouts -1: rc %d '%s'", rc, err.msg);
+    to.rollouts = 5000;
+    rc = dp_train(&p, gs, 1, &c, &to, &tr, &err);
+    CHECK(rc == DP_ERR_RANGE && strstr(err.msg, "rollouts") && strstr(err.msg, "5000"), "rollouts 5000: rc %d '%s'", rc, err.msg);
+    to.rollouts = 0;
+    CHECK(same_params(&p, &keep), "a refused dp_train changed the policy");
 
     /* per-device times for 3 devices on a 4-device cluster */
     {
@@ -821,6 +991,8 @@ int main(int argc, char **argv)
     test_gradients();
     test_imitation();
     test_reinforce();
+    test_rollout_replay();
+    test_best_found();
     test_checkpoint();
     test_determinism();
     test_train_errors();
