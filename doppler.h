@@ -16,12 +16,12 @@
    asynchronous runtime. It has the graph model and formats, a cluster and
    cost model, a discrete-event simulator of that runtime, a lower bound,
    heuristic placers, the DOPPLER learned placer (SEL and PLC policies,
-   imitation then REINFORCE, policy files) and Placeto (the paper's learned
-   baseline), a threaded CPU
-   executor that runs a placed graph for real (float32 kernels for real
-   ops, busy kernels of their modelled time for opaque ones) with
-   calibration of the simulator against it, the runtime model's dispatcher
-   for other executors, and SVG Gantt charts and training curves. Its CUDA
+   imitation then REINFORCE, policy files) and Placeto (the paper's
+   learned baseline), a threaded CPU executor that runs a placed graph for
+   real (float32 kernels for real ops, busy kernels of their modelled time
+   for opaque ones) with calibration of the simulator against it, the
+   runtime model's dispatcher for other executors, and SVG Gantt charts and
+   training curves. Its CUDA
    companion, doppler_cuda.cu (>>api-cuda), runs placed graphs on GPUs with
    the same dispatcher: logical devices on streams, peer copies, events.
 
