@@ -693,6 +693,25 @@ typedef struct dp_train_opts {
                                 per episode, the baseline the running mean.
                                 The rollouts share one forward pass and one
                                 encoder backward pass.                      */
+    /* DOPPLER, REINFORCE stages (sim, real): */
+    double   temperature;    /* softmax temperature of the sampled rollouts
+                                (and of their gradients); 0 -> 1.
+                                Greedy choices do not depend on it          */
+    int      greedy_baseline;/* 1: every update also rolls out the policy
+                                greedily (one more cost evaluation, counted
+                                in simulations) and its cost is the
+                                baseline of the update's episodes (Kool et
+                                al. 2019); 0: as described at rollouts     */
+    double   self_imitation; /* weight w of a self-imitation term (Oh et
+                                al. 2018): every update also replays the
+                                best placement found so far on the graph
+                                and adds its REINFORCE gradient with return
+                                w max(0, baseline - best) / baseline (only
+                                while the best beats the baseline); 0 -> none */
+    int      adv_norm;       /* 1: returns divided by the root of a running
+                                mean of their squares (per graph, decay
+                                baseline_decay), so that their scale stays
+                                near 1 as costs converge                    */
     /* Optional outputs, per training graph i: the best placement any
        episode reached (the search of DOPPLER's deployment stage), over the
        stages scored alike (il and sim; real restarts it when it has its
@@ -4055,7 +4074,7 @@ typedef struct dp__gctx {
     void *arena;          /* every buffer above lives in this one block  */
     dp_sim sim;
     /* training statistics */
-    double baseline, best;
+    double baseline, best, adv_sq;
     int seen;
 } dp__gctx;
 
@@ -4522,9 +4541,10 @@ static int dp__choose(const double *prob, int k, int sample, double eps, dp_rng 
    gu += w (p - onehot(a))            (REINFORCE, times the return later)
    gf += beta p (log p + H)           (minus the entropy bonus)
    gf += p - [expert] p / P(expert)   (imitation, when il)
+   all times it when prob = softmax(it x logits) (a temperature 1 / it).
    Returns the imitation loss -log P(expert) (0 when not il). */
 static double dp__step_grad(const double *prob, int k, int a, double w, double beta, double ent,
-                            const int *expert, int il, double *gu, double *gf, const int *idx)
+                            const int *expert, int il, double *gu, double *gf, const int *idx, double it)
 {
     double pe = 0, loss = 0;
     int i;
@@ -4536,15 +4556,16 @@ static double dp__step_grad(const double *prob, int k, int a, double w, double b
     for (i = 0; i < k; i++) {
         int j = idx ? idx[i] : i;
         double p = prob[i];
-        gu[j] += w * (p - (i == a));
-        if (p > 0) gf[j] += beta * p * (log(p) + ent);
-        if (il) gf[j] += p - (expert[i] ? p / pe : 0);
+        gu[j] += it * w * (p - (i == a));
+        if (p > 0) gf[j] += it * beta * p * (log(p) + ent);
+        if (il) gf[j] += it * (p - (expert[i] ? p / pe : 0));
     }
     return loss;
 }
 
 typedef struct dp__roll_opts {
     int sample; double eps; int il; int train; double gamma, beta;
+    double temp;                       /* softmax temperature; 0 -> 1       */
     const int *force_op, *force_dev;   /* replay these choices (step t: op, device) */
 } dp__roll_opts;
 
@@ -4557,6 +4578,7 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
     dp__heads w;
     int n = x->n, nd = x->nd, H = x->H, t, i, k, d, v;
     double *lp = x->prob;   /* probabilities over the legal set, then over devices */
+    double it = ro->temp > 0 ? 1 / ro->temp : 1;   /* logits times it; gradients too */
     const double *wt_d;     /* Wd^T, made by dp__forward */
     dp__heads_map(&w, p->sel, p->plc, H, x->K, x->shared);
     {
@@ -4585,7 +4607,7 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
         double *f = x->step_f + ts * nd * DP__DF, *zs = x->step_z + ts * nd * H;
         int li, a;
         /* ---- SEL: softmax of the static scores over the legal set ---- */
-        for (i = 0; i < x->nlegal; i++) lp[i] = x->ssel[x->legal[i]];
+        for (i = 0; i < x->nlegal; i++) lp[i] = x->ssel[x->legal[i]] * it;
         ent = dp__softmax(lp, lp, x->nlegal);
         if (ro->il || ro->train) {
             for (i = 0; i < x->nlegal; i++) if (x->bl[x->legal[i]] > bmax) bmax = x->bl[x->legal[i]];
@@ -4601,7 +4623,7 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
         st->entropy += ent;
         st->logp += log(lp[li] > 1e-300 ? lp[li] : 1e-300);
         st->wlogp += wdisc * log(lp[li] > 1e-300 ? lp[li] : 1e-300);
-        if (ro->train) st->il_loss += dp__step_grad(lp, x->nlegal, li, wdisc, ro->beta, ent, x->expert, ro->il, x->gsel_pg, x->gsel_fix, x->legal);
+        if (ro->train) st->il_loss += dp__step_grad(lp, x->nlegal, li, wdisc, ro->beta, ent, x->expert, ro->il, x->gsel_pg, x->gsel_fix, x->legal, it);
         x->legal[li] = x->legal[--x->nlegal];
         x->pos[x->legal[li]] = li;
         /* ---- PLC: device features from the partial schedule ---- */
@@ -4640,7 +4662,7 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
             const double *z = zs + (size_t)d * H;
             double s = w.p_b2[0];
             for (i = 0; i < H; i++) s += w.p_w2[i] * dp__relu(z[i]);
-            x->logit[d] = s;
+            x->logit[d] = s * it;
             x->expert[d] = x->est[d] <= emin + 1e-9 * fabs(emin);
         }
         ent = dp__softmax(x->logit, lp, nd);
@@ -4649,7 +4671,7 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
         st->logp += log(lp[a] > 1e-300 ? lp[a] : 1e-300);
         st->wlogp += wdisc * log(lp[a] > 1e-300 ? lp[a] : 1e-300);
         if (ro->train) st->il_loss += dp__step_grad(lp, nd, a, wdisc, ro->beta, ent, x->expert, ro->il,
-                                                    x->step_gu + (size_t)t * nd, x->step_gf + (size_t)t * nd, NULL);
+                                                    x->step_gu + (size_t)t * nd, x->step_gf + (size_t)t * nd, NULL, it);
         /* ---- place v on a ---- */
         x->step_op[t] = v; x->step_dev[t] = a;
         x->assign[v] = a;
@@ -5326,11 +5348,12 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
     double *gsel = NULL, *gplc = NULL, *g2 = NULL, *gs = NULL, t0 = dp_now();
     double *kcost = NULL, *kR = NULL, *kb = NULL, *kloss = NULL, *kent = NULL, *tbest = NULL;
     dp__roll_stats *krs = NULL;
-    int *kact = NULL, **tb_assign = NULL, **tb_order = NULL;
+    int *kact = NULL, **tb_assign = NULL, **tb_order = NULL, *sil_dev = NULL;
     dp_train_result r;
     dp_rng rng;
     dp_method start = DP_METHOD_CP;
     int rc = 0, i, st, stop = 0, pt, K, nmax = 1;
+    double sil_R = 0;
     memset(&o, 0, sizeof o);
     if (opts) o = *opts;
     memset(&r, 0, sizeof r);
@@ -5351,6 +5374,10 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
     if (o.gamma == 0) o.gamma = 0.99;
     if (o.clip == 0) o.clip = 1.0;
     if (o.baseline_decay == 0) o.baseline_decay = 0.9;
+    if (o.temperature == 0) o.temperature = 1;
+    if (!dp__finite(o.temperature) || o.temperature < 0 || !dp__finite(o.self_imitation) || o.self_imitation < 0)
+        return dp__fail(err, DP_ERR_RANGE, "train: temperature %g and self_imitation %g must be finite and not negative",
+                        o.temperature, o.self_imitation);
     if (!dp__finite(o.lr_final) || o.lr_final < 0 || !dp__finite(o.entropy) || !dp__finite(o.gamma) || o.gamma < 0 ||
         !dp__finite(o.clip) || !dp__finite(o.baseline_decay) || o.baseline_decay < 0 || o.baseline_decay > 1)
         return dp__fail(err, DP_ERR_RANGE, "train: lr_final %g, entropy %g, gamma %g, clip %g, baseline_decay %g: each must be finite (and not negative; decay at most 1)",
@@ -5380,7 +5407,8 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
     tbest = (double *)dp__alloc((size_t)n, sizeof(double), err, "training");
     tb_assign = (int **)dp__alloc((size_t)n, sizeof(int *), err, "training");
     tb_order = (int **)dp__alloc((size_t)n, sizeof(int *), err, "training");
-    if (!gplc || !ap.m || !ap.v || !kcost || !kR || !kb || !kloss || !kent || !krs || !kact || !tbest || !tb_assign || !tb_order) { rc = DP_ERR_NOMEM; goto done; }
+    sil_dev = (int *)dp__alloc((size_t)nmax, sizeof(int), err, "training");
+    if (!gplc || !ap.m || !ap.v || !kcost || !kR || !kb || !kloss || !kent || !krs || !kact || !tbest || !tb_assign || !tb_order || !sil_dev) { rc = DP_ERR_NOMEM; goto done; }
     if (pt) {
         g2 = (double *)dp__alloc((size_t)p->n_plc, sizeof(double), err, "gradients");
         gs = (double *)dp__alloc((size_t)p->n_plc, sizeof(double), err, "gradients");
@@ -5414,19 +5442,20 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
         if (fn) for (i = 0; i < n; i++) tbest[i] = HUGE_VAL;   /* another cost: a new best */
         for (i = 0; i < n; i++) {
             if (pt) { ptx[i].seen = 0; ptx[i].best = HUGE_VAL; ptx[i].baseline = 0; }
-            else { ctx[i].seen = 0; ctx[i].best = HUGE_VAL; ctx[i].baseline = 0; }
+            else { ctx[i].seen = 0; ctx[i].best = HUGE_VAL; ctx[i].baseline = 0; ctx[i].adv_sq = 0; }
         }
         /* a group of kg episodes (rollouts of one graph) per update */
         for (ep = 0; ep < E && !stop; ep += kg) {
             dp__roll_opts ro;
-            int gi = n > 1 ? dp_rng_int(&rng, n) : 0, nops;
-            double frac = (double)ep / E, *baseline, *best, lb, lr;
+            int gi = n > 1 ? dp_rng_int(&rng, n) : 0, nops, greedy = 0;
+            double frac = (double)ep / E, *baseline, *best, lb, lr, gcost = 0;
             int *seen;
             kg = st == DP_STAGE_IL ? 1 : E - ep < K ? E - ep : K;
             memset(&ro, 0, sizeof ro);
             ro.sample = 1; ro.train = 1; ro.il = st == DP_STAGE_IL;
             ro.eps = o.eps_start[st] * (1 - frac);
             ro.gamma = o.gamma; ro.beta = o.entropy;
+            ro.temp = ro.il ? 1 : o.temperature;
             if (pt) {
                 dp__pctx *x = &ptx[gi];
                 if ((rc = dp__pt_episode(x, p, &ro, 0, &rng, o.order, gplc, g2, gs, &kcost[0], &krs[0], err))) goto done;
@@ -5436,6 +5465,17 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
             } else {
                 dp__gctx *x = &ctx[gi];
                 dp__forward(x, p);
+                if (o.greedy_baseline && !ro.il) {
+                    /* the greedy rollout first: the sampled ones keep their records */
+                    dp__roll_opts rg = ro;
+                    dp__roll_stats rs;
+                    rg.sample = 0; rg.train = 0;
+                    dp__rollout(x, p, &rg, &rng, &rs);
+                    if ((rc = dp__cost(x, o.order, fn, o.cost_ctx, &gcost, err))) goto done;
+                    r.simulations++;
+                    greedy = 1;
+                    if (dp__finite(gcost) && gcost >= 0) dp__keep_best(gcost, x->assign, x->order, x->n, &tbest[gi], tb_assign[gi], tb_order[gi]);
+                }
                 for (k = 0; k < kg; k++) {
                     dp__rollout(x, p, &ro, &rng, &krs[k]);
                     if ((rc = dp__cost(x, o.order, fn, o.cost_ctx, &kcost[k], err))) goto done;
@@ -5463,12 +5503,16 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
                               dp_stage_name((dp_stage)st), eps_, gi, what_, r.episodes, r.episodes == 1 ? "" : "s"); \
                 goto done;                                                                                   \
             } while (0)
+            if (greedy && (!dp__finite(gcost) || gcost < 0)) DP__TRAIN_STOP(ep, ep + kg - 1, "the greedy baseline's cost %g is not a finite non-negative number", gcost);
             for (k = 0; k < kg; k++)
                 if (!dp__finite(kcost[k]) || kcost[k] < 0) DP__TRAIN_STOP(ep + k, ep + k, "cost %g is not a finite non-negative number", kcost[k]);
-            /* baselines: the mean of the group's other episodes (leave one
-               out), or with one episode the running mean of that graph */
+            /* baselines: the greedy rollout's cost, or the mean of the
+               group's other episodes (leave one out), or with one episode
+               the running mean of that graph */
             for (k = 0; k < kg; k++) {
-                if (kg > 1) {
+                if (greedy) {
+                    kb[k] = gcost;
+                } else if (kg > 1) {
                     double sum = 0;
                     int q;
                     for (q = 0; q < kg; q++) if (q != k) sum += kcost[q];
@@ -5477,6 +5521,24 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
                     kb[k] = *seen ? *baseline : kcost[k];
                 }
                 kR[k] = ro.il || !(kb[k] > 0) ? 0 : (kb[k] - kcost[k]) / kb[k];
+            }
+            sil_R = 0;
+            if (!pt && !ro.il) {
+                dp__gctx *x = &ctx[gi];
+                double bm = 0;
+                for (k = 0; k < kg; k++) bm += kb[k] / kg;
+                /* self-imitation's return, before the returns are scaled */
+                sil_R = o.self_imitation > 0 && tbest[gi] < bm && bm > 0 ? o.self_imitation * (bm - tbest[gi]) / bm : 0;
+                if (o.adv_norm) {
+                    double sq = 0;
+                    for (k = 0; k < kg; k++) sq += kR[k] * kR[k] / kg;
+                    x->adv_sq = x->seen ? o.baseline_decay * x->adv_sq + (1 - o.baseline_decay) * sq : sq;
+                    if (x->adv_sq > 1e-30) {
+                        double s = 1 / sqrt(x->adv_sq);
+                        for (k = 0; k < kg; k++) kR[k] *= s;
+                        sil_R *= s;
+                    }
+                }
             }
             for (k = 0; k < kg; k++) {
                 *baseline = *seen ? o.baseline_decay * *baseline + (1 - o.baseline_decay) * kcost[k] : kcost[k];
@@ -5496,22 +5558,34 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
             }
             if (!pt) {
                 dp__gctx *x = &ctx[gi];
-                if (kg == 1) {
+                dp__roll_opts rp = ro;
+                dp__roll_stats rs;
+                if (kg == 1 && !(sil_R > 0)) {
                     dp__backward(x, p, kR[0], gsel, gplc);
+                } else if (kg == 1) {
+                    dp__backward_zero(x);
+                    dp__backward_heads(x, p, kR[0], 1.0, gsel, gplc);
                 } else {
+                    dp__backward_zero(x);
                     /* replay each rollout (same parameters, its recorded
                        choices) for its records, then one encoder backward */
-                    dp__roll_opts rp = ro;
-                    dp__roll_stats rs;
-                    dp__backward_zero(x);
                     for (k = 0; k < kg; k++) {
                         rp.force_op = kact + 2 * (size_t)k * nmax;
                         rp.force_dev = kact + (2 * (size_t)k + 1) * nmax;
                         dp__rollout(x, p, &rp, &rng, &rs);
                         dp__backward_heads(x, p, kR[k], 1.0 / kg, gsel, gplc);
                     }
-                    dp__backward_gnn(x, p, gsel, gplc);
                 }
+                if (sil_R > 0) {
+                    /* self-imitation: the best placement's choices, replayed */
+                    int t;
+                    for (t = 0; t < x->n; t++) sil_dev[t] = tb_assign[gi][tb_order[gi][t]];
+                    rp.force_op = tb_order[gi]; rp.force_dev = sil_dev; rp.beta = 0;
+                    dp__rollout(x, p, &rp, &rng, &rs);
+                    if (!dp__finite(rs.logp)) DP__TRAIN_STOP(ep, ep + kg - 1, "self-imitation log-probability %g is not finite", rs.logp);
+                    dp__backward_heads(x, p, sil_R, 1.0, gsel, gplc);
+                }
+                if (kg > 1 || sil_R > 0) dp__backward_gnn(x, p, gsel, gplc);
             }
             lr = o.lr[st] * (1 - (1 - o.lr_final) * frac);
             {
@@ -5555,7 +5629,7 @@ done:
     if (ptx) for (i = 0; i < n; i++) dp__pt_free(&ptx[i]);
     DP_FREE(ctx); DP_FREE(ptx); DP_FREE(gsel); DP_FREE(gplc); DP_FREE(g2); DP_FREE(gs);
     DP_FREE(as.m); DP_FREE(as.v); DP_FREE(ap.m); DP_FREE(ap.v);
-    DP_FREE(kcost); DP_FREE(kR); DP_FREE(kb); DP_FREE(kloss); DP_FREE(kent); DP_FREE(krs); DP_FREE(kact); DP_FREE(tbest); DP_FREE(tb_assign); DP_FREE(tb_order);
+    DP_FREE(kcost); DP_FREE(kR); DP_FREE(kb); DP_FREE(kloss); DP_FREE(kent); DP_FREE(krs); DP_FREE(kact); DP_FREE(tbest); DP_FREE(tb_assign); DP_FREE(tb_order); DP_FREE(sil_dev);
     return rc;
 }
 

@@ -11,7 +11,8 @@
        doppler train   GRAPH... --out POLICY.dpl [--devices N | --cluster C]
                        [--stages il,sim,real] [--episodes E1,E2,..] [--lr L1,L2,..]
                        [--hidden H] [--layers K] [--shared-gnn] [--entropy B]
-                       [--order fifo|priority] [--seed S] [--curve OUT.csv]
+                       [--temperature T] [--greedy-baseline] [--self-imitation W]
+                       [--adv-norm] [--order fifo|priority] [--seed S] [--curve OUT.csv]
                        [--curve-svg OUT.svg] [--json]
        doppler place   GRAPH --method doppler --policy POLICY.dpl [--samples K] ...
        doppler convert IN OUT [--to FORMAT]
@@ -187,6 +188,14 @@ static const char *help_train =
     "  --rollouts K    REINFORCE stages: K episodes of one graph per update, each\n"
     "                  one's baseline the mean cost of the other K - 1 (default 1:\n"
     "                  an update per episode, baseline the running mean)\n"
+    "  --temperature T REINFORCE stages: sample from softmax(logits / T)\n"
+    "                  (default 1; greedy choices do not depend on it)\n"
+    "  --greedy-baseline  REINFORCE stages: each update also runs the greedy\n"
+    "                  policy (one more simulation) and its cost is the baseline\n"
+    "  --self-imitation W  REINFORCE stages: also push toward the best placement\n"
+    "                  found so far, weight W times its gain over the baseline\n"
+    "                  (default 0: none)\n"
+    "  --adv-norm      REINFORCE stages: divide returns by their running RMS\n"
     "  --out-assign A  (one graph) write the best placement any episode reached\n"
     "                  (il and sim; real alone when it has its own cost)\n"
     "  --order O       runtime order: fifo (default) or priority (SEL's order)\n"
@@ -294,7 +303,8 @@ typedef struct cli {
     const char *policy, *policy2, *stages, *episodes, *lr, *curve, *curve_svg;
     const char *algo, *from;
     int hidden, layers, shared_gnn, samples, samples_set, entropy_set, rollouts, improve;
-    double entropy;
+    int greedy_baseline, adv_norm;
+    double entropy, temperature, self_imitation;
     const char *out_assign;
     dp_gen_opts gen;
     dp_workload_opts wl;
@@ -398,9 +408,12 @@ static int parse_args(cli *o, int argc, char **argv, int first,
         if (!has_word(allowed, name))
             return usage(cmd, "unknown option '%s'", a);
         if (!strcmp(name, "json") || !strcmp(name, "md") || !strcmp(name, "no-transfers") ||
-            !strcmp(name, "shared-gnn") || !strcmp(name, "no-verify")) {
+            !strcmp(name, "shared-gnn") || !strcmp(name, "no-verify") || !strcmp(name, "greedy-baseline") ||
+            !strcmp(name, "adv-norm")) {
             if (val) return usage(cmd, "--%s takes no value", name);
             if (!strcmp(name, "no-verify")) o->no_verify = 1;
+            else if (name[0] == 'g') o->greedy_baseline = 1;
+            else if (name[0] == 'a') o->adv_norm = 1;
             else if (name[0] == 'j') o->json = 1;
             else if (name[0] == 'm') o->md = 1;
             else if (name[0] == 's') o->shared_gnn = 1;
@@ -486,6 +499,12 @@ static int parse_args(cli *o, int argc, char **argv, int first,
             o->improve = (int)l;
         } else if (!strcmp(name, "out-assign")) {
             o->out_assign = val;
+        } else if (!strcmp(name, "temperature")) {
+            rc = parse_double(cmd, "--temperature", val, 1e-3, 1e3, &d);
+            o->temperature = d;
+        } else if (!strcmp(name, "self-imitation")) {
+            rc = parse_double(cmd, "--self-imitation", val, 0, 1e6, &d);
+            o->self_imitation = d;
         } else if (!strcmp(name, "entropy")) {
             rc = parse_double(cmd, "--entropy", val, 0, 1e6, &d);
             o->entropy = d;
@@ -1574,6 +1593,8 @@ static int cmd_train(cli *o)
     if (!placeto && o->from) return usage(o->cmd, "--from is for --algo placeto");
     if (placeto && o->shared_gnn) return usage(o->cmd, "--shared-gnn is for --algo doppler");
     if (placeto && o->rollouts) return usage(o->cmd, "--rollouts is for --algo doppler");
+    if (placeto && (o->temperature || o->greedy_baseline || o->self_imitation || o->adv_norm))
+        return usage(o->cmd, "--temperature, --greedy-baseline, --self-imitation and --adv-norm are for --algo doppler");
     if (o->out_assign && o->n_pos != 1) return usage(o->cmd, "--out-assign needs exactly one GRAPH");
 
     /* stages, episodes and learning rates, one per listed stage */
@@ -1687,6 +1708,10 @@ static int cmd_train(cli *o)
     to.seed = o->seed;
     to.start = o->from;
     to.rollouts = o->rollouts;
+    to.temperature = o->temperature;
+    to.greedy_baseline = o->greedy_baseline;
+    to.self_imitation = o->self_imitation;
+    to.adv_norm = o->adv_norm;
     to.best_cost = best;
     to.best_assign = best_a;
     to.best_order = best_o;
@@ -2169,7 +2194,7 @@ static const command commands[] = {
      &help_bench},
     {"train", cmd_train,
      "algo from devices cluster format stages episodes lr hidden layers shared-gnn entropy order seed "
-     "rollouts out out-assign curve curve-svg json backend reps",
+     "rollouts temperature greedy-baseline self-imitation adv-norm out out-assign curve curve-svg json backend reps",
      &help_train},
     {"convert", cmd_convert, "to format", &help_convert},
     {"gen", cmd_gen, "nodes width density regularity jump ccr seed out parts dim batch layers", &help_gen},

@@ -34,13 +34,18 @@ static int same_params(const dp_policy *a, const dp_policy *b)
 /* ========================================================================
    1. Gradients against central differences
    ======================================================================== */
+/* the choices a forced loss replays (a sampled rollout's), NULL: greedy */
+static const int *fd_op, *fd_dev;
+static double fd_temp;   /* the softmax temperature (0: 1) */
+
 static double loss(dp__gctx *x, dp_policy *p, double R, double beta, int il)
 {
     dp__roll_opts ro = {0};
     dp__roll_stats rs;
     dp_rng rng;
     dp_rng_seed(&rng, 1);
-    ro.sample = 0; ro.train = 1; ro.il = il; ro.gamma = 0.9; ro.beta = beta;
+    ro.sample = fd_op != NULL; ro.train = 1; ro.il = il; ro.gamma = 0.9; ro.beta = beta;
+    ro.temp = fd_temp; ro.force_op = fd_op; ro.force_dev = fd_dev;
     dp__forward(x, p);
     dp__rollout(x, p, &ro, &rng, &rs);
     return (R * -rs.wlogp - beta * rs.entropy + rs.il_loss) / x->n;
@@ -87,15 +92,18 @@ static int blocks(dp_policy *p, double *gsel, double *gplc, block_t *b)
     return nb;
 }
 
-static void gradcheck(int shared, int il, double R, double beta)
+/* temp: the softmax temperature (0: 1); forced: the loss of a replayed
+   sampled rollout (as self-imitation replays the best placement) */
+static void gradcheck(int shared, int il, double R, double beta, double temp, int forced)
 {
     dp_graph g;
     dp_cluster c;
     dp_policy p;
     dp__gctx x;
     const int H = 6, K = 2;
-    char what[128];
-    snprintf(what, sizeof what, "gradcheck %s il=%d R=%g", shared ? "shared" : "separate", il, R);
+    char what[160];
+    int fop[64], fdev[64];
+    snprintf(what, sizeof what, "gradcheck %s il=%d R=%g temp=%g forced=%d", shared ? "shared" : "separate", il, R, temp, forced);
     if (gen_graph(&g, 12, 0.5, 7)) return;
     CHECK(dp_cluster_homogeneous(&c, 3, 1, 1, 0, &err) == 0, "cluster: %s", err.msg);
     dp_policy_opts po = {0};
@@ -103,6 +111,20 @@ static void gradcheck(int shared, int il, double R, double beta)
     CHECK(dp_policy_init(&p, &po, &err) == 0, "policy: %s", err.msg);
     CHECK(dp__gctx_init(&x, &g, &c, H, K, shared, 1, &err) == 0, "gctx: %s", err.msg);
     double *gsel = calloc((size_t)p.n_sel, sizeof(double)), *gplc = calloc((size_t)p.n_plc, sizeof(double));
+    fd_temp = temp; fd_op = fd_dev = NULL;
+    if (forced) {
+        dp__roll_opts ro = {0};
+        dp__roll_stats rs;
+        dp_rng rng;
+        dp_rng_seed(&rng, 5);
+        ro.sample = 1; ro.eps = 0.5; ro.gamma = 0.9;
+        CHECK(g.n_ops <= 64, "graph too large for the forced check");
+        dp__forward(&x, &p);
+        dp__rollout(&x, &p, &ro, &rng, &rs);
+        memcpy(fop, x.step_op, sizeof(int) * (size_t)g.n_ops);
+        memcpy(fdev, x.step_dev, sizeof(int) * (size_t)g.n_ops);
+        fd_op = fop; fd_dev = fdev;
+    }
     double l0 = loss(&x, &p, R, beta, il);
     CHECK(isfinite(l0), "%s: loss %g", what, l0);
     dp__backward(&x, &p, R, gsel, gplc);
@@ -129,6 +151,7 @@ static void gradcheck(int shared, int il, double R, double beta)
         else CHECK(gmax > 1e-8, "%s: block %s: gradient is all zero", what, b[k].name);
     }
     CHECK(checked == p.n_sel + p.n_plc, "%s: checked %d of %d parameters", what, checked, p.n_sel + p.n_plc);
+    fd_op = fd_dev = NULL; fd_temp = 0;
     free(gsel); free(gplc);
     dp__gctx_free(&x);
     dp_policy_free(&p);
@@ -139,9 +162,17 @@ static void gradcheck(int shared, int il, double R, double beta)
 static void test_gradients(void)
 {
     for (int shared = 0; shared < 2; shared++) {
-        gradcheck(shared, 1, 0.0, 1e-2);    /* imitation + entropy       */
-        gradcheck(shared, 0, 0.7, 1e-2);    /* REINFORCE + entropy       */
-        gradcheck(shared, 1, -0.3, 1e-2);   /* all three terms at once   */
+        gradcheck(shared, 1, 0.0, 1e-2, 0, 0);    /* imitation + entropy       */
+        gradcheck(shared, 0, 0.7, 1e-2, 0, 0);    /* REINFORCE + entropy       */
+        gradcheck(shared, 1, -0.3, 1e-2, 0, 0);   /* all three terms at once   */
+        /* dp_train_opts.temperature: the same terms of softmax(logits / T) */
+        gradcheck(shared, 1, -0.3, 1e-2, 2.5, 0);
+        gradcheck(shared, 0, 0.7, 1e-2, 0.5, 0);
+        /* dp_train_opts.self_imitation: a replayed (forced) rollout's
+           REINFORCE term, no entropy (as dp_train adds it), and with the
+           entropy and a temperature */
+        gradcheck(shared, 0, 0.4, 0, 0, 1);
+        gradcheck(shared, 0, -0.6, 1e-2, 2, 1);
     }
 }
 
@@ -843,6 +874,94 @@ static void test_determinism(void)
     dp_graph_free(&g);
 }
 
+/* The exploration options of the REINFORCE stages (temperature, greedy
+   baseline, self-imitation, return normalisation): each one, alone and all
+   together (with 1 and 3 rollouts per update), changes training, the same
+   seed gives the same parameters, the greedy baseline costs one more
+   simulation per update (and no other option any), and bad values are
+   refused. */
+static void explore_train(const dp_graph *g, const dp_cluster *c, const dp_train_opts *extra, dp_policy *p, dp_train_result *tr)
+{
+    dp_policy_opts po = {0};
+    po.hidden = 8; po.layers = 2; po.seed = 4;
+    CHECK(dp_policy_init(p, &po, &err) == 0, "policy: %s", err.msg);
+    dp_train_opts to = *extra;
+    to.episodes[DP_STAGE_IL] = 20; to.episodes[DP_STAGE_SIM] = 60;
+    to.eps_start[DP_STAGE_SIM] = 0.3;
+    to.seed = 11;
+    const dp_graph *gs[1] = { g };
+    CHECK(dp_train(p, gs, 1, c, &to, tr, &err) == 0, "train: %s", err.msg);
+}
+
+static void test_explore_options(void)
+{
+    dp_graph g;
+    dp_cluster c;
+    if (gen_graph(&g, 25, 1.0, 41)) return;
+    CHECK(dp_cluster_homogeneous(&c, 4, 1, 1, 0, &err) == 0, "cluster: %s", err.msg);
+    for (int K = 1; K <= 3; K += 2) {
+        dp_train_opts base;
+        memset(&base, 0, sizeof base);
+        base.rollouts = K;
+        dp_policy p0;
+        dp_train_result r0;
+        explore_train(&g, &c, &base, &p0, &r0);
+        CHECK(r0.simulations == 80, "K %d: default: %ld simulations, expected 80", K, r0.simulations);
+        for (int v = 0; v < 5; v++) {
+            dp_train_opts o = base;
+            const char *what[5] = { "temperature 2", "greedy baseline", "self-imitation 1", "adv_norm", "all four" };
+            if (v == 0 || v == 4) o.temperature = 2;
+            if (v == 1 || v == 4) o.greedy_baseline = 1;
+            if (v == 2 || v == 4) o.self_imitation = 1;
+            if (v == 3 || v == 4) o.adv_norm = 1;
+            dp_policy a, b;
+            dp_train_result ra, rb;
+            explore_train(&g, &c, &o, &a, &ra);
+            explore_train(&g, &c, &o, &b, &rb);
+            CHECK(same_params(&a, &b), "K %d, %s: same seed, other parameters", K, what[v]);
+            CHECK(!same_params(&a, &p0), "K %d, %s: training is unchanged", K, what[v]);
+            long extra = o.greedy_baseline ? (60 + K - 1) / K : 0;
+            CHECK(ra.simulations == 80 + extra, "K %d, %s: %ld simulations, expected %ld", K, what[v], ra.simulations, 80 + extra);
+            for (int q = 0; q < a.n_sel; q++) if (!isfinite(a.sel[q])) { CHECK(0, "K %d, %s: parameter not finite", K, what[v]); break; }
+            dp_policy_free(&a); dp_policy_free(&b);
+        }
+        dp_policy_free(&p0);
+    }
+    /* a temperature of 1 is the default, bit for bit */
+    {
+        dp_train_opts o;
+        memset(&o, 0, sizeof o);
+        dp_policy a, b;
+        dp_train_result ra, rb;
+        explore_train(&g, &c, &o, &a, &ra);
+        o.temperature = 1;
+        explore_train(&g, &c, &o, &b, &rb);
+        CHECK(same_params(&a, &b), "temperature 1 differs from the default");
+        dp_policy_free(&a); dp_policy_free(&b);
+    }
+    {
+        double bad_t[3] = { -1, NAN, HUGE_VAL }, bad_s[3] = { -0.5, NAN, -HUGE_VAL };
+        for (int k = 0; k < 3; k++)
+            for (int w = 0; w < 2; w++) {
+                dp_policy p;
+                dp_policy_opts po = {0};
+                dp_train_opts o;
+                memset(&o, 0, sizeof o);
+                o.episodes[DP_STAGE_SIM] = 5;
+                if (w) o.self_imitation = bad_s[k]; else o.temperature = bad_t[k];
+                CHECK(dp_policy_init(&p, &po, &err) == 0, "policy: %s", err.msg);
+                const dp_graph *gs[1] = { &g };
+                memset(&err, 0, sizeof err);
+                int rc = dp_train(&p, gs, 1, &c, &o, NULL, &err);
+                CHECK(rc == DP_ERR_RANGE && strstr(err.msg, w ? "self_imitation" : "temperature"),
+                      "%s %g: rc %d '%s'", w ? "self_imitation" : "temperature", w ? bad_s[k] : bad_t[k], rc, err.msg);
+                dp_policy_free(&p);
+            }
+    }
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+}
+
 /* ========================================================================
    6. dp_train's errors
    ======================================================================== */
@@ -995,6 +1114,7 @@ int main(int argc, char **argv)
     test_best_found();
     test_checkpoint();
     test_determinism();
+    test_explore_options();
     test_train_errors();
     printf("test_learn: %.2f s\n", dp_now() - t0);
     return dp_test_done();
