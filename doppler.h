@@ -34,7 +34,9 @@
    - model a CPU shared with other processes: dp_calibrate_cpu measures
      kernels in CPU time, and the executor's wall time grows with the
      load the simulator does not see;
-   - model transfer contention beyond "one transfer at a time per link".
+   - model transfer contention beyond "one transfer at a time per link";
+   - learn a policy that beats every heuristic on every reference graph
+     (anneal given as many simulations): see bench/RESULTS.md, part 4.
 
    CONTENTS (grep for the anchor, e.g. ">>simulator")
      public API
