@@ -950,8 +950,9 @@ int dp_gen_workload(dp_graph *g, const dp_workload_opts *opts, dp_error *err);
    the executor's per-op overhead (tiny ops, every device at once); and
    the hand-off between two devices: latency from 1 x 1 chains alternating
    between devices against the same on one device, bandwidth from the same
-   with side x side tensors (side at most 256). Speed of opaque ops: the
-   largest matmul's. About 16 kinds x sides x `seconds`, plus ~1 s. The
+   with side x side tensors (side at most 512), capped at memcpy's
+   bandwidth. Speed of opaque ops: the largest matmul's. About 16 kinds x
+   sides x `seconds`, plus ~1 s. The
    fields are not CPU-specific: a GPU calibration fills the same ones
    (curves, overhead, latency, bandwidth). */
 typedef struct dp_calibrate_opts {
@@ -7378,7 +7379,7 @@ int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *e
        side x side ones (bytes per second) */
     {
         double lat = 0, bw = 0, w1 = 0, w2 = 0, w3 = 0, w4 = 0, t0, t;
-        int big = S < 256 ? S : 256;
+        int big = S < 512 ? S : 512;   /* 1 MiB copies: their time stands out of the latency's noise */
         long reps = 0;
         /* memcpy bandwidth: the fallback when the chains cannot resolve it */
         for (k = 0; k < big * big; k++) a[k] = dp__input_value(1, 0, (size_t)k);
@@ -7400,7 +7401,9 @@ int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *e
             lat = w2 - w1;
             if (lat < 0) lat = 0;
             extra = (w4 - w3) - lat;
-            if (extra > 0) bw = 4.0 * big * big / extra;
+            /* a copy is no faster than memcpy of the same buffer: when the
+               chains' difference is within their noise, keep memcpy's */
+            if (extra > 0 && 4.0 * big * big / extra < bw) bw = 4.0 * big * big / extra;
         }
         for (d = 0; d < o.devices * o.devices; d++) {
             c.bandwidth[d] = bw;

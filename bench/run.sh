@@ -131,11 +131,13 @@ sim_graphs=(graphs/heft_example.dpg graphs/layered_*.dpg graphs/random_*.dpg)
 [ -d "$DATA/doppler" ] && sim_graphs+=("$DATA"/doppler/*.txt)
 build/exec_bench simreal "${sim_graphs[@]}" --devices 2 --reps 3 || status=1
 echo
-echo "### DOPPLER trained with stage III on the executor, measured against the heuristics (2 devices, wall ms, median of 7)"
+echo "### DOPPLER trained with stage III on the executor, measured against the heuristics (2 devices; wall ms, the median of 3 interleaved rounds of 7 runs, the simulator's prediction in brackets)"
 echo
 echo "| graph | devices | episodes il + sim + real (training time) | doppler | cp | heft | enumopt |"
 echo "|---|---:|---|---:|---:|---:|---:|"
-for f in graphs/heft_example.dpg graphs/layered_*.dpg graphs/random_*.dpg; do build/exec_bench realtrain "$f" --devices 2 || status=1; done
+for f in graphs/heft_example.dpg graphs/layered_*.dpg graphs/random_*.dpg graphs/chainmm_*.dpg graphs/ffnn_*.dpg graphs/llama_*.dpg; do
+    build/exec_bench realtrain "$f" --devices 2 || status=1
+done
 echo
 echo "### Real-op workloads against the calibrated simulator (2 devices; 3 rounds of calibrate + run)"
 echo
