@@ -6651,7 +6651,8 @@ static void dp__ex_copy(dp__ex *x, int d)
         if (x->xhead[d] != x->xtail[d]) {           /* a new copy: do it now */
             int e = x->xq[x->xoff[d] + x->xhead[d] % cap], u = g->src[e], a = x->assign[u];
             int real = dp__is_real(g, u);
-            size_t size = real ? x->len[u] : dp__ex_size(x, g->bytes[e]);
+            size_t size = real ? x->len[u] : dp__ex_size(x, g->bytes[e]), have = x->len[u];
+            const unsigned char *src = x->buf[u];
             unsigned char *dst;
             double t = x->issued[e];
             x->xhead[d]++;
@@ -6662,12 +6663,15 @@ static void dp__ex_copy(dp__ex *x, int d)
             }
             x->arrive[e] = real ? 0 : t + dp_xfer_time(x->c, g->bytes[e], a, d) * x->spu;
             pthread_mutex_unlock(&x->mu);
+            /* outside the lock: the source buffer stays alive (this copy
+               holds a reference to it) and dst is this worker's alone */
             dst = dp__ex_alloc(x, d, size, "copy of edge", e);
+            if (dst) {
+                memcpy(dst, src, size < have ? size : have);
+                if (size > have) memset(dst + have, 0, size - have);
+            }
             pthread_mutex_lock(&x->mu);
             if (!dst) break;
-            /* the source buffer is alive: this copy holds a reference to it */
-            memcpy(dst, x->buf[u], size < x->len[u] ? size : x->len[u]);
-            if (size > x->len[u]) memset(dst + x->len[u], 0, size - x->len[u]);
             x->xbuf[e] = dst;
             if (--x->refcnt[u] == 0) dp__ex_release(x, a, &x->buf[u], x->len[u]);
             dp__ex_fl_push(x, d, e);
