@@ -952,9 +952,9 @@ int dp_gen_workload(dp_graph *g, const dp_workload_opts *opts, dp_error *err);
    between devices against the same on one device, bandwidth from the same
    with side x side tensors (side at most 512), capped at memcpy's
    bandwidth. Speed of opaque ops: the largest matmul's. About 16 kinds x
-   sides x `seconds`, plus ~1 s. The
-   fields are not CPU-specific: a GPU calibration fills the same ones
-   (curves, overhead, latency, bandwidth). */
+   sides x `seconds`, plus ~1 s. The fields are not CPU-specific: a GPU
+   calibration fills the same ones (curves, overhead, latency,
+   bandwidth). */
 typedef struct dp_calibrate_opts {
     int    devices;   /* 0 -> 2                                       */
     int    size;      /* largest tensor side; 0 -> 512 (8..2048)       */
