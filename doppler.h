@@ -7385,7 +7385,8 @@ int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *e
         double lat = 0, bw = 0, w1 = 0, w2 = 0, w3 = 0, w4 = 0, t0, t;
         int big = S < 512 ? S : 512;   /* 1 MiB copies: their time stands out of the latency's noise */
         long reps = 0;
-        /* memcpy bandwidth: the fallback when the chains cannot resolve it */
+        /* memcpy bandwidth: the fallback when the chains cannot resolve it,
+           and the cap on what they measure */
         for (k = 0; k < big * big; k++) a[k] = dp__input_value(1, 0, (size_t)k);
         t0 = dp_now();
         do { memcpy(bufs, a, sizeof(float) * (size_t)big * big); reps++; t = dp_now() - t0; } while (t < o.seconds);

@@ -26,8 +26,9 @@
              rounds), and the op-time model's error alone (the simulator
              replaying each op's thread CPU time).
    realtrain: trains DOPPLER (il and sim on the simulator, real with the
-             executor's wall time as the cost), then the median wall time
-             (7 runs) of its placement and of cp, heft and enumopt's. An
+             executor's wall time as the cost), then the wall time of its
+             placement and of cp, heft and enumopt's (3 interleaved rounds
+             of 7 runs each, the median of the rounds' medians). An
              opaque graph runs scaled to 20 ms on one device on a cluster
              for the graph; a real-op workload runs for real on a cluster
              from dp_calibrate_cpu.
@@ -74,6 +75,13 @@ static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+/* Sorts v. */
+static double median_of(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 static int overhead(int n)
@@ -196,21 +204,18 @@ static int realtrain(const char *path, int devices, int il, int sim, int real)
        placement only. */
     int *a[4];
     double ps[4], w[4][3], med[4];
-    dp_method m[4] = { DP_METHOD_CP, DP_METHOD_CP, DP_METHOD_HEFT, DP_METHOD_ENUMOPT };
-    for (int k = 0; k < 4; k++) {
+    const dp_method m[3] = { DP_METHOD_CP, DP_METHOD_HEFT, DP_METHOD_ENUMOPT };
+    for (int k = 0; k < 4; k++) a[k] = malloc(sizeof(int) * g.n_ops);
+    if (dp_policy_place(&p, &g, &c, &io, a[0], NULL, &ps[0], &e)) return die(&e);
+    for (int k = 1; k < 4; k++) {
         dp_place_result pr;
-        a[k] = malloc(sizeof(int) * g.n_ops);
-        if (k == 0 ? dp_policy_place(&p, &g, &c, &io, a[k], NULL, &ps[k], &e) : dp_place(m[k], &g, &c, NULL, a[k], &pr, &e))
-            return die(&e);
-        if (k > 0) ps[k] = pr.makespan;
-        if (!real_ops) ps[k] *= rc.spu;   /* model units -> the executor's seconds */
+        if (dp_place(m[k - 1], &g, &c, NULL, a[k], &pr, &e)) return die(&e);
+        ps[k] = pr.makespan;
     }
+    if (!real_ops) for (int k = 0; k < 4; k++) ps[k] *= rc.spu;   /* model units -> the executor's seconds */
     for (int r = 0; r < 3; r++)
         for (int k = 0; k < 4; k++) w[k][r] = wall(&g, &c, a[k], rc.spu);
-    for (int k = 0; k < 4; k++) {
-        qsort(w[k], 3, sizeof(double), cmp_double);
-        med[k] = w[k][1];
-    }
+    for (int k = 0; k < 4; k++) med[k] = median_of(w[k], 3);
     const char *b = strrchr(path, '/');
     printf("| %s | %d | %d + %d + %d (%.1f s) | %.2f (%.2f) | %.2f (%.2f) | %.2f (%.2f) | %.2f (%.2f) |\n", b ? b + 1 : path, devices, il, sim, real,
            tr.seconds, med[0] * 1e3, ps[0] * 1e3, med[1] * 1e3, ps[1] * 1e3, med[2] * 1e3, ps[2] * 1e3, med[3] * 1e3, ps[3] * 1e3);
@@ -257,12 +262,6 @@ out:
     dp_graph_free(&h);
     free(t);
     return ms;
-}
-
-static double median_of(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(double), cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 static int workloads(int devices, int rounds, int reps)
