@@ -759,7 +759,8 @@ int dp_curve_svg(const char *path, const dp_episode_info *rec, int n, const char
    The CPU executor runs a placed graph for real on threads: one compute
    worker per device and one copy worker per device (copies into it; a
    copy is made at once, and delivered at its modelled arrival, so transfers
-   overlap as in the simulator, FREE or SERIAL links alike),
+   overlap as in the simulator, FREE or SERIAL links alike; a compute
+   worker with nothing to run makes the copies into its device itself),
    work-conserving (a device never idles while one of its ops is ready),
    FIFO or priority order, exactly as the simulator's runtime model.
    Every op owns an output buffer on its device; a transfer is a real copy
@@ -6315,6 +6316,11 @@ done:
    One mutex guards the shared state; each device has a condition variable
    for its compute worker and one for its copy worker. Workers sleep on
    them while idle; ops busy-compute, copies sleep out their modelled time.
+   A copy into a device is queued for its copy worker, or, when the
+   device's compute worker is idle, for that worker itself: a hand-off to
+   an idle device then wakes one thread, not two, and a copy whose worker
+   waits for a core (both cores computing) is made by the compute worker
+   as soon as it runs out of ops, instead of after a later wake-up.
    ====================================================================== */
 typedef struct dp__ex {
     const dp_graph *g; const dp_cluster *c; const int *assign;
@@ -6326,6 +6332,7 @@ typedef struct dp__ex {
     int *q, *qoff, *qlen;
     int *xq, *xoff, *xhead, *xtail;
     int *fl, *nfl;          /* copies in flight into each device: heaps on arrival */
+    int *cidle;             /* [nd] the compute worker sleeps, waiting for work */
     double *issued, *arrive, *link_free;
     double *ready_at;
     const double *prio;
@@ -6537,6 +6544,79 @@ static uint64_t dp__ex_real(const dp_graph *g, int v, const float *const *in, fl
     return dp__ex_hash((const unsigned char *)out, sizeof(float) * (size_t)g->rows[v] * g->cols[v], 0xcbf29ce484222325ULL ^ (uint64_t)v);
 }
 
+/* In-flight copies into a device: a min-heap of edges on arrival time. */
+static void dp__ex_fl_push(dp__ex *x, int d, int e)
+{
+    int *h = x->fl + x->xoff[d], i = x->nfl[d]++;
+    while (i > 0 && x->arrive[h[(i - 1) / 2]] > x->arrive[e]) { h[i] = h[(i - 1) / 2]; i = (i - 1) / 2; }
+    h[i] = e;
+}
+
+static int dp__ex_fl_pop(dp__ex *x, int d)
+{
+    int *h = x->fl + x->xoff[d], top = h[0], n = --x->nfl[d], last = h[n], i = 0;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && x->arrive[h[c + 1]] < x->arrive[h[c]]) c++;
+        if (x->arrive[h[c]] >= x->arrive[last]) break;
+        h[i] = h[c]; i = c;
+    }
+    if (n > 0) h[i] = last;
+    return top;
+}
+
+/* Takes the oldest copy queued for device d and does it (under the lock on
+   entry and on return; the memcpy itself runs outside it): the buffer is
+   allocated in d's arena, filled, and the edge put in flight with its
+   modelled arrival (issue time + latency + bytes / bandwidth; on SERIAL
+   links after the link's previous transfer; a real op's copy arrives when
+   it is done). Returns 0, or -1 when the allocation failed (the run is
+   then stopped). */
+static int dp__ex_take_copy(dp__ex *x, int d)
+{
+    const dp_graph *g = x->g;
+    int cap = x->xoff[d + 1] - x->xoff[d];
+    int e = x->xq[x->xoff[d] + x->xhead[d] % cap], u = g->src[e], a = x->assign[u];
+    int real = dp__is_real(g, u);
+    size_t size = real ? x->len[u] : dp__ex_size(x, g->bytes[e]), have = x->len[u];
+    const unsigned char *src = x->buf[u];
+    unsigned char *dst;
+    double t = x->issued[e];
+    x->xhead[d]++;
+    if (x->c->link == DP_LINK_SERIAL) {
+        double *lf = &x->link_free[a * x->nd + d];
+        if (*lf > t) t = *lf;
+        *lf = t + dp_xfer_time(x->c, g->bytes[e], a, d) * x->spu;
+    }
+    x->arrive[e] = real ? 0 : t + dp_xfer_time(x->c, g->bytes[e], a, d) * x->spu;
+    pthread_mutex_unlock(&x->mu);
+    /* outside the lock: the source buffer stays alive (this copy holds a
+       reference to it) and dst belongs to this copy alone */
+    dst = dp__ex_alloc(x, d, size, "copy of edge", e);
+    if (dst) {
+        memcpy(dst, src, size < have ? size : have);
+        if (size > have) memset(dst + have, 0, size - have);
+    }
+    pthread_mutex_lock(&x->mu);
+    if (!dst) return -1;
+    x->xbuf[e] = dst;
+    if (--x->refcnt[u] == 0) dp__ex_release(x, a, &x->buf[u], x->len[u]);
+    dp__ex_fl_push(x, d, e);
+    return 0;
+}
+
+/* Delivers the copies into d that have arrived by now (under the lock):
+   their consumers' pending counts drop, and the ready ones are queued. */
+static void dp__ex_deliver(dp__ex *x, int d)
+{
+    double now = dp_now();
+    while (x->nfl[d] > 0 && now >= x->arrive[x->fl[x->xoff[d]]]) {
+        int e = dp__ex_fl_pop(x, d);
+        if (--x->pending[x->g->dst[e]] == 0) dp__ex_push(x, x->g->dst[e]);
+    }
+}
+
 /* The compute worker of device d for one run: until the run stops. */
 static void dp__ex_compute(dp__ex *x, int d)
 {
@@ -6549,7 +6629,20 @@ static void dp__ex_compute(dp__ex *x, int d)
         uint64_t h;
         unsigned char *out;
         size_t size, i;
-        while (!x->stop && x->qlen[d] == 0) pthread_cond_wait(&x->cv[d], &x->mu);
+        /* idle: do the copies queued into d that its copy worker has not
+           started (it may wait long for a core while both are computing),
+           then sleep until an op or a copy arrives */
+        while (!x->stop && x->qlen[d] == 0) {
+            if (x->xhead[d] != x->xtail[d]) {
+                if (dp__ex_take_copy(x, d)) break;
+                dp__ex_deliver(x, d);
+                if (x->nfl[d] > 0) pthread_cond_signal(&x->xcv[d]);   /* times the rest */
+                continue;
+            }
+            x->cidle[d] = 1;
+            pthread_cond_wait(&x->cv[d], &x->mu);
+            x->cidle[d] = 0;
+        }
         if (x->stop) break;
         v = dp__ex_pop(x, d);
         pthread_mutex_unlock(&x->mu);
@@ -6603,7 +6696,10 @@ static void dp__ex_compute(dp__ex *x, int d)
                 x->issued[e] = dp_now();
                 ring[x->xtail[dd] % cap] = e;
                 x->xtail[dd]++;
-                pthread_cond_signal(&x->xcv[dd]);
+                /* an idle destination does the copy itself (one thread to
+                   wake instead of two); a busy one leaves it to its copy
+                   worker */
+                pthread_cond_signal(x->cidle[dd] ? &x->cv[dd] : &x->xcv[dd]);
             }
         }
         if (++x->done == x->n) {
@@ -6616,80 +6712,25 @@ static void dp__ex_compute(dp__ex *x, int d)
     pthread_mutex_unlock(&x->mu);
 }
 
-/* In-flight copies into a device: a min-heap of edges on arrival time. */
-static void dp__ex_fl_push(dp__ex *x, int d, int e)
-{
-    int *h = x->fl + x->xoff[d], i = x->nfl[d]++;
-    while (i > 0 && x->arrive[h[(i - 1) / 2]] > x->arrive[e]) { h[i] = h[(i - 1) / 2]; i = (i - 1) / 2; }
-    h[i] = e;
-}
-
-static int dp__ex_fl_pop(dp__ex *x, int d)
-{
-    int *h = x->fl + x->xoff[d], top = h[0], n = --x->nfl[d], last = h[n], i = 0;
-    for (;;) {
-        int c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && x->arrive[h[c + 1]] < x->arrive[h[c]]) c++;
-        if (x->arrive[h[c]] >= x->arrive[last]) break;
-        h[i] = h[c]; i = c;
-    }
-    if (n > 0) h[i] = last;
-    return top;
-}
-
-/* The copy worker of device d: copies each buffer sent to d as soon as its
-   producer is done, then delivers it at its modelled arrival (issue time
-   + latency + bytes / bandwidth; on SERIAL links after the link's previous
-   transfer), so transfers overlap exactly as the simulator's do. */
+/* The copy worker of device d: does each copy sent to d as soon as its
+   producer is done (unless d's compute worker, idle, took it first), then
+   delivers it at its modelled arrival, so that transfers overlap exactly
+   as the simulator's do. */
 static void dp__ex_copy(dp__ex *x, int d)
 {
-    const dp_graph *g = x->g;
     pthread_mutex_lock(&x->mu);
     while (!x->stop) {
-        int cap = x->xoff[d + 1] - x->xoff[d];
         if (x->xhead[d] != x->xtail[d]) {           /* a new copy: do it now */
-            int e = x->xq[x->xoff[d] + x->xhead[d] % cap], u = g->src[e], a = x->assign[u];
-            int real = dp__is_real(g, u);
-            size_t size = real ? x->len[u] : dp__ex_size(x, g->bytes[e]), have = x->len[u];
-            const unsigned char *src = x->buf[u];
-            unsigned char *dst;
-            double t = x->issued[e];
-            x->xhead[d]++;
-            if (x->c->link == DP_LINK_SERIAL) {
-                double *lf = &x->link_free[a * x->nd + d];
-                if (*lf > t) t = *lf;
-                *lf = t + dp_xfer_time(x->c, g->bytes[e], a, d) * x->spu;
-            }
-            x->arrive[e] = real ? 0 : t + dp_xfer_time(x->c, g->bytes[e], a, d) * x->spu;
-            pthread_mutex_unlock(&x->mu);
-            /* outside the lock: the source buffer stays alive (this copy
-               holds a reference to it) and dst is this worker's alone */
-            dst = dp__ex_alloc(x, d, size, "copy of edge", e);
-            if (dst) {
-                memcpy(dst, src, size < have ? size : have);
-                if (size > have) memset(dst + have, 0, size - have);
-            }
-            pthread_mutex_lock(&x->mu);
-            if (!dst) break;
-            x->xbuf[e] = dst;
-            if (--x->refcnt[u] == 0) dp__ex_release(x, a, &x->buf[u], x->len[u]);
-            dp__ex_fl_push(x, d, e);
+            if (dp__ex_take_copy(x, d)) break;
             continue;
         }
-        if (x->nfl[d] > 0) {
-            int e = x->fl[x->xoff[d]];
-            double now = dp_now();
-            if (now >= x->arrive[e]) {                /* arrived */
-                dp__ex_fl_pop(x, d);
-                if (--x->pending[g->dst[e]] == 0) dp__ex_push(x, g->dst[e]);
-            } else {
-                struct timespec ts;
-                double wake = x->arrive[e];
-                ts.tv_sec = (time_t)wake;
-                ts.tv_nsec = (long)((wake - (double)ts.tv_sec) * 1e9);
-                pthread_cond_timedwait(&x->xcv[d], &x->mu, &ts);
-            }
+        dp__ex_deliver(x, d);
+        if (x->nfl[d] > 0) {                        /* sleep until the next arrival */
+            struct timespec ts;
+            double wake = x->arrive[x->fl[x->xoff[d]]];
+            ts.tv_sec = (time_t)wake;
+            ts.tv_nsec = (long)((wake - (double)ts.tv_sec) * 1e9);
+            pthread_cond_timedwait(&x->xcv[d], &x->mu, &ts);
             continue;
         }
         pthread_cond_wait(&x->xcv[d], &x->mu);
@@ -6799,7 +6840,7 @@ int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const
     DP__A(x.cv, nd, pthread_cond_t); DP__A(x.xcv, nd, pthread_cond_t);
     DP__A(x.q, n, int); DP__A(x.qoff, nd + 1, int); DP__A(x.qlen, nd, int);
     DP__A(x.xq, (size_t)m + nd, int); DP__A(x.xoff, nd + 1, int); DP__A(x.xhead, nd, int); DP__A(x.xtail, nd, int);
-    DP__A(x.fl, (size_t)m + nd, int); DP__A(x.nfl, nd, int); DP__A(x.inp, (size_t)m + 1, const float *);
+    DP__A(x.fl, (size_t)m + nd, int); DP__A(x.nfl, nd, int); DP__A(x.cidle, nd, int); DP__A(x.inp, (size_t)m + 1, const float *);
     DP__A(x.issued, (size_t)m + 1, double); DP__A(x.arrive, (size_t)m + 1, double); DP__A(x.link_free, (size_t)nd * nd, double);
     DP__A(x.ready_at, n, double); DP__A(x.pending, n, int); DP__A(x.refcnt, n, int);
     DP__A(x.buf, n, unsigned char *); DP__A(x.xbuf, (size_t)m + 1, unsigned char *); DP__A(x.len, n, size_t);
@@ -6856,7 +6897,7 @@ int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const
         uint64_t dg = 0xcbf29ce484222325ULL;
         pthread_mutex_lock(&x.mu);
         x.done = x.stop = x.failed = 0;
-        for (d = 0; d < nd; d++) { x.qlen[d] = 0; x.xhead[d] = x.xtail[d] = x.nfl[d] = 0; x.cur[d] = x.peak[d] = x.busy[d] = 0; }
+        for (d = 0; d < nd; d++) { x.qlen[d] = 0; x.xhead[d] = x.xtail[d] = x.nfl[d] = x.cidle[d] = 0; x.cur[d] = x.peak[d] = x.busy[d] = 0; }
         for (k = 0; k < nd * nd; k++) x.link_free[k] = 0;
         for (v = 0; v < n; v++) {
             x.pending[v] = g->in_off[v + 1] - g->in_off[v];
@@ -6934,7 +6975,7 @@ done:
     for (d = 0; d < nxcv; d++) pthread_cond_destroy(&x.xcv[d]);
     if (mutex_ok) pthread_mutex_destroy(&x.mu);
     DP_FREE(x.cv); DP_FREE(x.xcv); DP_FREE(x.q); DP_FREE(x.qoff); DP_FREE(x.qlen); DP_FREE(x.xq); DP_FREE(x.xoff);
-    DP_FREE(x.xhead); DP_FREE(x.xtail); DP_FREE(x.fl); DP_FREE(x.nfl); DP_FREE(x.issued); DP_FREE(x.arrive);
+    DP_FREE(x.xhead); DP_FREE(x.xtail); DP_FREE(x.fl); DP_FREE(x.nfl); DP_FREE(x.cidle); DP_FREE(x.issued); DP_FREE(x.arrive);
     DP_FREE(x.link_free); DP_FREE(x.ready_at); DP_FREE(x.inp); DP_FREE(x.pending); DP_FREE(x.refcnt);
     DP_FREE(x.buf); DP_FREE(x.xbuf); DP_FREE(x.len); DP_FREE(x.dig); DP_FREE(x.cur); DP_FREE(x.peak);
     DP_FREE(x.start); DP_FREE(x.end); DP_FREE(x.busy); DP_FREE(args); DP_FREE(th); DP_FREE(bl);
