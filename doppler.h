@@ -760,7 +760,8 @@ int dp_curve_svg(const char *path, const dp_episode_info *rec, int n, const char
    worker per device and one copy worker per device (copies into it; a
    copy is made at once, and delivered at its modelled arrival, so transfers
    overlap as in the simulator, FREE or SERIAL links alike; a compute
-   worker with nothing to run makes the copies into its device itself),
+   worker between ops makes the copies into its device that are still
+   waiting for the copy worker),
    work-conserving (a device never idles while one of its ops is ready),
    FIFO or priority order, exactly as the simulator's runtime model.
    Every op owns an output buffer on its device; a transfer is a real copy
@@ -6318,9 +6319,10 @@ done:
    them while idle; ops busy-compute, copies sleep out their modelled time.
    A copy into a device is queued for its copy worker, or, when the
    device's compute worker is idle, for that worker itself: a hand-off to
-   an idle device then wakes one thread, not two, and a copy whose worker
-   waits for a core (both cores computing) is made by the compute worker
-   as soon as it runs out of ops, instead of after a later wake-up.
+   an idle device then wakes one thread, not two; and a compute worker
+   makes every copy into its device that its copy worker has not started
+   before it takes its next op, so that a copy whose worker waits for a
+   core (every core computing) waits one op at most.
    ====================================================================== */
 typedef struct dp__ex {
     const dp_graph *g; const dp_cluster *c; const int *assign;
@@ -6629,16 +6631,18 @@ static void dp__ex_compute(dp__ex *x, int d)
         uint64_t h;
         unsigned char *out;
         size_t size, i;
-        /* idle: do the copies queued into d that its copy worker has not
-           started (it may wait long for a core while both are computing),
-           then sleep until an op or a copy arrives */
-        while (!x->stop && x->qlen[d] == 0) {
+        /* first the copies queued into d that its copy worker has not
+           started (it may wait long for a core while both are computing;
+           a copy is short next to an op), then the next op, or sleep
+           until an op or a copy arrives */
+        while (!x->stop) {
             if (x->xhead[d] != x->xtail[d]) {
                 if (dp__ex_take_copy(x, d)) break;
                 dp__ex_deliver(x, d);
                 if (x->nfl[d] > 0) pthread_cond_signal(&x->xcv[d]);   /* times the rest */
                 continue;
             }
+            if (x->qlen[d] > 0) break;
             x->cidle[d] = 1;
             pthread_cond_wait(&x->cv[d], &x->mu);
             x->cidle[d] = 0;
