@@ -949,18 +949,23 @@ int dp_gen_workload(dp_graph *g, const dp_workload_opts *opts, dp_error *err);
    device's thread computing at once, each measurement the mean thread
    CPU time per call (another process taking the CPU does not count: the
    cluster describes the machine, not its load);
+   each point the median over `sweeps` passes over every kind and side
+   (this machine's speed moves by up to 45% for 100s of milliseconds at a
+   time: a pass that meets such a spell is outvoted);
    the executor's per-op overhead (tiny ops, every device at once); and
    the hand-off between two devices: latency from 1 x 1 chains alternating
    between devices against the same on one device, bandwidth from the same
    with side x side tensors (side at most 512), capped at memcpy's
    bandwidth. Speed of opaque ops: the largest matmul's. About 16 kinds x
-   sides x `seconds`, plus ~1 s. The fields are not CPU-specific: a GPU
+   sides x sweeps x `seconds`, plus ~1 s (2.5 s in all by default). The fields are not CPU-specific: a GPU
    calibration fills the same ones (curves, overhead, latency,
    bandwidth). */
 typedef struct dp_calibrate_opts {
     int    devices;   /* 0 -> 2                                       */
     int    size;      /* largest tensor side; 0 -> 512 (8..2048)       */
-    double seconds;   /* per measurement; 0 -> 0.02                    */
+    double seconds;   /* per measurement; 0 -> 0.005 (CUDA: 0.05)       */
+    int    sweeps;    /* CPU: passes, each point their median; 0 -> 5
+                         (1..100). CUDA: ignored                       */
 } dp_calibrate_opts;
 int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *err);
 
@@ -7335,10 +7340,10 @@ int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *e
     enum { NS = 10 };
     dp_calibrate_opts o;
     dp_cluster c;
-    int rc, k, d, i, ns = 0, side[NS], S;
+    int rc, k, d, i, r, ns = 0, side[NS], S;
     float *a = NULL, *bufs = NULL;
     size_t per_dev = 0;
-    double ovh = 0, speed_top = 0;
+    double ovh = 0, speed_top = 0, *secs = NULL;   /* [sweeps][kinds][NS] */
     dp_speed_point (*pts)[NS] = NULL;
     dp__calarg *ca = NULL;
     pthread_t *th = NULL;
@@ -7349,10 +7354,12 @@ int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *e
     memset(&c, 0, sizeof c);
     if (o.devices == 0) o.devices = 2;
     if (o.size == 0) o.size = 512;
-    if (o.seconds == 0) o.seconds = 0.02;
+    if (o.seconds == 0) o.seconds = 0.005;
+    if (o.sweeps == 0) o.sweeps = 5;
     if (o.devices < 1 || o.devices > DP_MAX_DEVICES) return dp__fail(err, o.devices < 1 ? DP_ERR_RANGE : DP_ERR_LIMIT, "calibrate: devices %d not in 1..%d (DP_MAX_DEVICES)", o.devices, DP_MAX_DEVICES);
     if (o.size < 8 || o.size > 2048) return dp__fail(err, DP_ERR_RANGE, "calibrate: size %d not in 8..2048", o.size);
     if (!(o.seconds > 0 && o.seconds <= 10)) return dp__fail(err, DP_ERR_RANGE, "calibrate: seconds %g not in (0, 10]", o.seconds);
+    if (o.sweeps < 1 || o.sweeps > 100) return dp__fail(err, DP_ERR_RANGE, "calibrate: sweeps %d not in 1..100", o.sweeps);
     /* sides: 16, 32, ... below size, then size (8 when size < 16) */
     for (S = 16; S < o.size && ns < NS - 1; S *= 2) side[ns++] = S;
     side[ns++] = o.size;
@@ -7371,10 +7378,13 @@ int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *e
     pts = (dp_speed_point (*)[NS])dp__alloc(DP_KIND__COUNT, sizeof *pts, err, "calibration");
     ca = (dp__calarg *)dp__alloc((size_t)o.devices, sizeof *ca, err, "calibration");
     th = (pthread_t *)dp__alloc((size_t)o.devices, sizeof *th, err, "calibration");
-    if (!a || !bufs || !pts || !ca || !th) { rc = DP_ERR_NOMEM; goto done; }
+    secs = (double *)dp__alloc((size_t)o.sweeps * DP_KIND__COUNT * NS, sizeof(double), err, "calibration");
+    if (!a || !bufs || !pts || !ca || !th || !secs) { rc = DP_ERR_NOMEM; goto done; }
     /* every kind's op, as the executor runs it (kernel and output hash), on
        side x side operands (two inputs where it takes two; concat makes
-       side x 2 side, split takes half), at every side: its speed curve */
+       side x 2 side, split takes half), at every side: its speed curve,
+       each point the median of the sweeps */
+    for (r = 0; r < o.sweeps; r++)
     for (i = 0; i < ns; i++) {
         int s = side[i], q, nsets = DP__CAL_SETS(s);
         size_t set = (size_t)4 * s * s;
@@ -7407,14 +7417,21 @@ int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *e
             for (j = 0; j < nin; j++) if ((rc = dp_graph_add_edge(&g, j, nin, 0, err))) goto done_g;
             if ((rc = dp_graph_finalize(&g, err))) goto done_g;
             if ((rc = dp__cal_kernel(&g, nin, o.devices, ca, th, &sec, err))) goto done_g;
+            secs[((size_t)r * DP_KIND__COUNT + k) * NS + i] = sec;
             pts[k][i].work = dp_op_flops(kd, s, cols, s, nin);
-            pts[k][i].speed = pts[k][i].work / (sec > 1e-9 ? sec : 1e-9);
         done_g:
             dp_graph_free(&g);
             if (rc) goto done;
         }
     }
 #undef DP__CAL_SETS
+    for (k = 1; k < DP_KIND__COUNT; k++)
+        for (i = 0; i < ns; i++) {
+            double v[100], sec;
+            for (r = 0; r < o.sweeps; r++) v[r] = secs[((size_t)r * DP_KIND__COUNT + k) * NS + i];
+            sec = dp__median(v, o.sweeps);
+            pts[k][i].speed = pts[k][i].work / (sec > 1e-9 ? sec : 1e-9);
+        }
     for (k = 1; k < DP_KIND__COUNT; k++)
         if ((rc = dp_cluster_set_curve(&c, -1, (dp_kind)k, pts[k], ns, err))) goto done;
     speed_top = pts[DP_OP_MATMUL][ns - 1].speed;
@@ -7465,7 +7482,7 @@ int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *e
     memset(&c, 0, sizeof c);
 done:
     dp_cluster_free(&c);
-    DP_FREE(a); DP_FREE(bufs); DP_FREE(pts); DP_FREE(ca); DP_FREE(th);
+    DP_FREE(a); DP_FREE(bufs); DP_FREE(pts); DP_FREE(ca); DP_FREE(th); DP_FREE(secs);
     return rc;
 }
 

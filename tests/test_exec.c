@@ -432,8 +432,13 @@ static void check_calibration(void)
     CHECK(dp_calibrate_cpu(&c, &co, &e) == DP_ERR_RANGE && strstr(e.msg, "4"), "size 4: '%s'", e.msg);
     co.size = 32; co.seconds = 11;
     CHECK(dp_calibrate_cpu(&c, &co, &e) == DP_ERR_RANGE && strstr(e.msg, "11"), "seconds 11: '%s'", e.msg);
-    /* one device: no hand-off to measure; a single side (size 8) */
-    co.devices = 1; co.size = 8; co.seconds = 0.002;
+    co.seconds = 0.002; co.sweeps = 101;
+    CHECK(dp_calibrate_cpu(&c, &co, &e) == DP_ERR_RANGE && strstr(e.msg, "sweeps 101"), "sweeps 101: '%s'", e.msg);
+    co.sweeps = -3;
+    CHECK(dp_calibrate_cpu(&c, &co, &e) == DP_ERR_RANGE && strstr(e.msg, "sweeps -3"), "sweeps -3: '%s'", e.msg);
+    /* one device: no hand-off to measure; a single side (size 8); two
+       sweeps (each point the mean of two) */
+    co.devices = 1; co.size = 8; co.seconds = 0.002; co.sweeps = 2;
     if (dp_calibrate_cpu(&c, &co, &e) == 0) {
         CHECK(c.n == 1 && c.latency[0] == 0 && c.curve_len[DP_OP_MATMUL] == 1 && c.curve[DP_OP_MATMUL * DP_MAX_CURVE].work == 1024,
               "one device, size 8: n %d, %d matmul points at work %g", c.n, c.curve_len[DP_OP_MATMUL], c.curve[DP_OP_MATMUL * DP_MAX_CURVE].work);
