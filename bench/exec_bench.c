@@ -3,7 +3,7 @@
        build/exec_bench overhead [--ops N] [--backend cpu|cuda]
        build/exec_bench simreal GRAPH... [--devices N] [--reps R] [--backend cpu|cuda]
        build/exec_bench realtrain GRAPH [--devices N] [--il E] [--sim E] [--real E]
-       build/exec_bench workloads [--devices N] [--rounds R] [--reps K] [--backend cpu|cuda]
+       build/exec_bench workloads [--devices N] [--rounds R] [--reps K] [--cal-sweeps N] [--cal-seconds S] [--backend cpu|cuda]
        build/exec_bench gpu [GRAPH...] [--gpus G]
 
    --backend cuda needs a build with nvcc (./build.sh builds this program
@@ -24,7 +24,8 @@
              against the simulator on a cluster from dp_calibrate_cpu, in R
              rounds (each a calibration, then every run; medians over the
              rounds), and the op-time model's error alone (the simulator
-             replaying each op's thread CPU time).
+             replaying each op's thread CPU time); also the share of CPU
+             time the hypervisor stole meanwhile (a virtual machine's).
    realtrain: trains DOPPLER (il and sim on the simulator, real with the
              executor's wall time as the cost), then the wall time of its
              placement and of cp, heft and enumopt's (3 interleaved rounds
@@ -51,6 +52,8 @@ typedef int (*exec_fn)(const dp_graph *, const dp_cluster *, const int *, const 
 typedef int (*calib_fn)(dp_cluster *, const dp_calibrate_opts *, dp_error *);
 static exec_fn g_exec = dp_exec_cpu;
 static calib_fn g_calib = dp_calibrate_cpu;
+static int g_cal_sweeps;        /* workloads --cal-sweeps N (0: the default) */
+static double g_cal_seconds;    /* workloads --cal-seconds S (0: the default) */
 static const char *g_backend = "cpu";
 
 static const char *opt(int argc, char **argv, const char *name, const char *def)
@@ -69,6 +72,28 @@ static const char *loadavg(void)
     if (a < 0) return "?";
     snprintf(buf, sizeof buf, "%.2f %.2f %.2f", a, b, c);
     return buf;
+}
+
+/* The CPU time the hypervisor gave other guests (steal) since `since`,
+   as a share of all CPU time, from /proc/stat; since[0..1] are updated
+   (call once with since zeroed to start). -1 where /proc/stat is absent.
+   A virtual machine's idle vCPU woken for a hand-off can wait for the
+   host: that wait shows up here and in the executor's wall time, not in
+   any calibration. */
+static double steal_share(double since[2])
+{
+    unsigned long long v[8] = {0};
+    double total = 0, share;
+    FILE *f = fopen("/proc/stat", "r");
+    int k;
+    if (!f) return -1;
+    k = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+    fclose(f);
+    if (k != 8) return -1;
+    for (k = 0; k < 8; k++) total += (double)v[k];
+    share = total > since[1] ? ((double)v[7] - since[0]) / (total - since[1]) : 0;
+    since[0] = (double)v[7]; since[1] = total;
+    return share;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -292,7 +317,8 @@ static int workloads(int devices, int rounds, int reps)
     int **as = calloc((size_t)nc, sizeof(int *));
     double *pred = calloc((size_t)nc * rounds, sizeof(double)), *meas = calloc((size_t)nc * rounds, sizeof(double));
     double *rep_ = calloc((size_t)nc * rounds, sizeof(double)), *repc = calloc((size_t)nc * rounds, sizeof(double)), *tmp = calloc((size_t)(nc > rounds ? nc : rounds) * rounds, sizeof(double));
-    double t_start = dp_now();
+    double t_start = dp_now(), steal0[2] = {0, 0};
+    steal_share(steal0);
     printf("%d rounds (a calibration, then every run once), each run the median of %d executions; load average at the start %s\n\n",
            rounds, reps, loadavg());
     printf("| round | matmul FLOP/s (side 128 / 512) | relu FLOP/s (side 512) | per-op overhead (us) | hand-off latency (us) | bandwidth (GB/s) | load average after |\n|---:|---:|---:|---:|---:|---:|---|\n");
@@ -300,7 +326,7 @@ static int workloads(int devices, int rounds, int reps)
         dp_cluster c;
         dp_calibrate_opts co;
         memset(&co, 0, sizeof co);
-        co.devices = devices;
+        co.devices = devices; co.sweeps = g_cal_sweeps; co.seconds = g_cal_seconds;
         if (g_calib(&c, &co, &e)) return die(&e);
         for (i = 0; i < ng; i++)
             for (k = 0; k < 3; k++) {
@@ -365,7 +391,11 @@ static int workloads(int devices, int rounds, int reps)
     printf("each round against its own calibration (%d pairs): median %.1f%%, worst %.1f%%\n", nre, 100 * rmed, 100 * rworst);
     printf("the simulator replaying each op's thread CPU time against the prediction (the op-time model's error alone): median %.1f%%, worst %.1f%%\n", 100 * cmed, 100 * cworst);
     printf("measured wall time against the simulator replaying each op's wall time (waits the model does not see): median %+.1f%%\n", 100 * wmed);
-    printf("%.0f s in all; load average at the end %s\n", dp_now() - t_start, loadavg());
+    {
+        double st = steal_share(steal0);
+        printf("%.0f s in all; load average at the end %s; CPU time stolen by the hypervisor meanwhile: ", dp_now() - t_start, loadavg());
+        if (st < 0) printf("unknown (no /proc/stat)\n"); else printf("%.1f%%\n", 100 * st);
+    }
     for (i = 0; i < nc; i++) free(as[i]);
     for (i = 0; i < ng; i++) dp_graph_free(&gs[i].g);
     free(as); free(pred); free(meas); free(rep_); free(repc); free(tmp); free(errs); free(rerrs); free(cerr); free(werr);
@@ -437,7 +467,7 @@ static int gpu(int argc, char **argv, int gpus)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) { fprintf(stderr, "usage: exec_bench overhead [--ops N] | simreal GRAPH... [--devices N] [--reps R] | realtrain GRAPH | workloads [--devices N] [--rounds R] [--reps K] | gpu [GRAPH...] [--gpus G]; --backend cpu|cuda\n"); return 2; }
+    if (argc < 2) { fprintf(stderr, "usage: exec_bench overhead [--ops N] | simreal GRAPH... [--devices N] [--reps R] | realtrain GRAPH | workloads [--devices N] [--rounds R] [--reps K] [--cal-sweeps N] [--cal-seconds S] | gpu [GRAPH...] [--gpus G]; --backend cpu|cuda\n"); return 2; }
     g_backend = opt(argc, argv, "--backend", "cpu");
     if (!strcmp(g_backend, "cuda")) {
 #ifdef DP_WITH_CUDA
@@ -460,8 +490,11 @@ int main(int argc, char **argv)
 #endif
     }
     if (!strcmp(argv[1], "overhead")) return overhead(atoi(opt(argc, argv, "--ops", "2000")));
-    if (!strcmp(argv[1], "workloads"))
+    if (!strcmp(argv[1], "workloads")) {
+        g_cal_sweeps = atoi(opt(argc, argv, "--cal-sweeps", "0"));
+        g_cal_seconds = atof(opt(argc, argv, "--cal-seconds", "0"));
         return workloads(atoi(opt(argc, argv, "--devices", "2")), atoi(opt(argc, argv, "--rounds", "3")), atoi(opt(argc, argv, "--reps", "3")));
+    }
     if (!strcmp(argv[1], "realtrain"))
         return realtrain(argv[2], atoi(opt(argc, argv, "--devices", "2")), atoi(opt(argc, argv, "--il", "300")),
                          atoi(opt(argc, argv, "--sim", "1000")), atoi(opt(argc, argv, "--real", "200")));
