@@ -957,9 +957,9 @@ int dp_gen_workload(dp_graph *g, const dp_workload_opts *opts, dp_error *err);
    between devices against the same on one device, bandwidth from the same
    with side x side tensors (side at most 512), capped at memcpy's
    bandwidth. Speed of opaque ops: the largest matmul's. About 16 kinds x
-   sides x sweeps x `seconds`, plus ~1 s (2.5 s in all by default). The fields are not CPU-specific: a GPU
-   calibration fills the same ones (curves, overhead, latency,
-   bandwidth). */
+   sides x sweeps x `seconds`, plus ~1 s (about 3.5 s by default). The
+   fields are not CPU-specific: a GPU calibration fills the same ones
+   (curves, overhead, latency, bandwidth). */
 typedef struct dp_calibrate_opts {
     int    devices;   /* 0 -> 2                                       */
     int    size;      /* largest tensor side; 0 -> 512 (8..2048)       */
@@ -7337,7 +7337,7 @@ static int dp__cal_overhead(int n, const dp_cluster *cn, double *per_op, dp_erro
 
 int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *err)
 {
-    enum { NS = 10 };
+    enum { NS = 10, MAX_SWEEPS = 100 };
     dp_calibrate_opts o;
     dp_cluster c;
     int rc, k, d, i, r, ns = 0, side[NS], S;
@@ -7359,7 +7359,7 @@ int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *e
     if (o.devices < 1 || o.devices > DP_MAX_DEVICES) return dp__fail(err, o.devices < 1 ? DP_ERR_RANGE : DP_ERR_LIMIT, "calibrate: devices %d not in 1..%d (DP_MAX_DEVICES)", o.devices, DP_MAX_DEVICES);
     if (o.size < 8 || o.size > 2048) return dp__fail(err, DP_ERR_RANGE, "calibrate: size %d not in 8..2048", o.size);
     if (!(o.seconds > 0 && o.seconds <= 10)) return dp__fail(err, DP_ERR_RANGE, "calibrate: seconds %g not in (0, 10]", o.seconds);
-    if (o.sweeps < 1 || o.sweeps > 100) return dp__fail(err, DP_ERR_RANGE, "calibrate: sweeps %d not in 1..100", o.sweeps);
+    if (o.sweeps < 1 || o.sweeps > MAX_SWEEPS) return dp__fail(err, DP_ERR_RANGE, "calibrate: sweeps %d not in 1..%d", o.sweeps, (int)MAX_SWEEPS);
     /* sides: 16, 32, ... below size, then size (8 when size < 16) */
     for (S = 16; S < o.size && ns < NS - 1; S *= 2) side[ns++] = S;
     side[ns++] = o.size;
@@ -7427,7 +7427,7 @@ int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *e
 #undef DP__CAL_SETS
     for (k = 1; k < DP_KIND__COUNT; k++)
         for (i = 0; i < ns; i++) {
-            double v[100], sec;
+            double v[MAX_SWEEPS], sec;
             for (r = 0; r < o.sweeps; r++) v[r] = secs[((size_t)r * DP_KIND__COUNT + k) * NS + i];
             sec = dp__median(v, o.sweeps);
             pts[k][i].speed = pts[k][i].work / (sec > 1e-9 ? sec : 1e-9);

@@ -52,8 +52,6 @@ typedef int (*exec_fn)(const dp_graph *, const dp_cluster *, const int *, const 
 typedef int (*calib_fn)(dp_cluster *, const dp_calibrate_opts *, dp_error *);
 static exec_fn g_exec = dp_exec_cpu;
 static calib_fn g_calib = dp_calibrate_cpu;
-static int g_cal_sweeps;        /* workloads --cal-sweeps N (0: the default) */
-static double g_cal_seconds;    /* workloads --cal-seconds S (0: the default) */
 static const char *g_backend = "cpu";
 
 static const char *opt(int argc, char **argv, const char *name, const char *def)
@@ -289,7 +287,8 @@ out:
     return ms;
 }
 
-static int workloads(int devices, int rounds, int reps)
+/* cal: the calibration's sweeps and seconds (0: the defaults) */
+static int workloads(int devices, int rounds, int reps, const dp_calibrate_opts *cal)
 {
     static const char *files[4] = { "graphs/chainmm_256_p2.dpg", "graphs/ffnn_256_p2.dpg", "graphs/llama_block_256_p2.dpg", "graphs/llama_layer_256_p2.dpg" };
     static const char *kname[4] = { "chainmm", "ffnn", "llama-block", "llama-layer" };
@@ -324,9 +323,8 @@ static int workloads(int devices, int rounds, int reps)
     printf("| round | matmul FLOP/s (side 128 / 512) | relu FLOP/s (side 512) | per-op overhead (us) | hand-off latency (us) | bandwidth (GB/s) | load average after |\n|---:|---:|---:|---:|---:|---:|---|\n");
     for (r = 0; r < rounds; r++) {
         dp_cluster c;
-        dp_calibrate_opts co;
-        memset(&co, 0, sizeof co);
-        co.devices = devices; co.sweeps = g_cal_sweeps; co.seconds = g_cal_seconds;
+        dp_calibrate_opts co = *cal;
+        co.devices = devices;
         if (g_calib(&c, &co, &e)) return die(&e);
         for (i = 0; i < ng; i++)
             for (k = 0; k < 3; k++) {
@@ -491,9 +489,11 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "overhead")) return overhead(atoi(opt(argc, argv, "--ops", "2000")));
     if (!strcmp(argv[1], "workloads")) {
-        g_cal_sweeps = atoi(opt(argc, argv, "--cal-sweeps", "0"));
-        g_cal_seconds = atof(opt(argc, argv, "--cal-seconds", "0"));
-        return workloads(atoi(opt(argc, argv, "--devices", "2")), atoi(opt(argc, argv, "--rounds", "3")), atoi(opt(argc, argv, "--reps", "3")));
+        dp_calibrate_opts cal;
+        memset(&cal, 0, sizeof cal);
+        cal.sweeps = atoi(opt(argc, argv, "--cal-sweeps", "0"));
+        cal.seconds = atof(opt(argc, argv, "--cal-seconds", "0"));
+        return workloads(atoi(opt(argc, argv, "--devices", "2")), atoi(opt(argc, argv, "--rounds", "3")), atoi(opt(argc, argv, "--reps", "3")), &cal);
     }
     if (!strcmp(argv[1], "realtrain"))
         return realtrain(argv[2], atoi(opt(argc, argv, "--devices", "2")), atoi(opt(argc, argv, "--il", "300")),
