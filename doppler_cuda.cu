@@ -67,8 +67,19 @@
    - Timing: a start event per GPU at the beginning of each run; each op's
      start and end are event times relative to it (microsecond resolution;
      GPUs' clocks are aligned to a few microseconds by recording their start
-     events back to back). wall: the host's time from the start of the run
-     to the last completion seen by the dispatcher.
+     events back to back). An op's start event is recorded just before its
+     kernel is launched, on a stream that is usually idle, so its start to
+     end includes the host's launch (a few microseconds per kernel; ops of
+     tens of microseconds read longer than their kernels). wall: the host's
+     time from the start of the run to the last completion seen by the
+     dispatcher.
+   - Hardware queues: CUDA gives each GPU 8 connections by default
+     (CUDA_DEVICE_MAX_CONNECTIONS); several logical devices on one GPU
+     use more streams than that (a compute stream and copy streams each),
+     so unrelated streams can be serialised. The library does not change
+     the process's environment; a program that shares a GPU among many
+     logical devices can set CUDA_DEVICE_MAX_CONNECTIONS=32 before its
+     first CUDA call.
    - Errors: every CUDA call goes through cudaCheck(), which records the
      file, the line, the call and the runtime's message into the caller's
      dp_error (DP_ERR_DEVICE) and jumps to the function's `done:` label. On
@@ -870,7 +881,12 @@ static int dp__cu_poll(dp__cux *x, dp_error *err)
         if (!s) continue;
         if ((rc = dp__cu_setdev(x, x->gpu[i < x->nd ? i : (i - x->nd) % x->nd], err))) return rc;
         e = cudaStreamQuery(s);
-        if (e != cudaSuccess && e != cudaErrorNotReady) return dp__cuda_fail(e, "cudaStreamQuery(stream)", __FILE__, __LINE__, err);
+        /* "not ready" is an answer, not a fault, but the runtime may keep
+           it as the thread's last error, where the next launch's
+           cudaGetLastError would find it: clear it (every launch checks its
+           own error at once, so nothing else is pending here) */
+        if (e == cudaErrorNotReady) { (void)cudaGetLastError(); continue; }
+        if (e != cudaSuccess) return dp__cuda_fail(e, "cudaStreamQuery(stream)", __FILE__, __LINE__, err);
     }
     return rc;
 }
@@ -1032,6 +1048,7 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
     for (int p = 0; p < G; p++) {
         cudaMemPoolProps props;
         uint64_t keep = UINT64_MAX;
+        int no = 0;
         size_t free_b = 0, total_b = 0;
         void *tmp = NULL;
         memset(&props, 0, sizeof props);
@@ -1042,6 +1059,9 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
         if ((rc = dp__cu_setdev(x, p, err))) goto done;
         cudaCheck(cudaMemPoolCreate(&x->pool[p], &props));
         cudaCheck(cudaMemPoolSetAttribute(x->pool[p], cudaMemPoolAttrReleaseThreshold, &keep));
+        /* no hidden waits: an allocation on one logical device's stream
+           must not be made to wait for a free queued on another's */
+        cudaCheck(cudaMemPoolSetAttribute(x->pool[p], cudaMemPoolReuseAllowInternalDependencies, &no));
         cudaCheck(cudaStreamCreateWithFlags(&x->ctl[p], cudaStreamNonBlocking));
         cudaCheck(cudaEventCreate(&x->ev0[p]));
         cudaCheck(cudaMemGetInfo(&free_b, &total_b));
@@ -1314,7 +1334,8 @@ extern "C" int dp_calibrate_cuda(dp_cluster *out, const dp_calibrate_opts *opts,
         snprintf(c.name[d], sizeof c.name[d], "cuda%d:gpu%d", d, p);
         cudaCheck(cudaStreamCreateWithFlags(&k.s[d], cudaStreamNonBlocking));
         cudaCheck(cudaEventCreate(&k.e0[d]));
-        cudaCheck(cudaEventCreate(&k.e1[d]));
+        /* waited on through every batch: sleep, not spin */
+        cudaCheck(cudaEventCreateWithFlags(&k.e1[d], cudaEventBlockingSync));
         cudaCheck(cudaMalloc((void **)&k.a[d], sizeof(float) * (size_t)S * S));
         cudaCheck(cudaMalloc((void **)&k.b[d], sizeof(float) * (size_t)S * S));
         cudaCheck(cudaMalloc((void **)&k.y[d], sizeof(float) * (size_t)S * S * 2));
@@ -1350,12 +1371,22 @@ extern "C" int dp_calibrate_cuda(dp_cluster *out, const dp_calibrate_opts *opts,
             long reps = 0, batch = 1;
             double t = 0, per = 0;
             for (;;) {
+                /* every stream's start first, then the launches interleaved
+                   across the logical devices, so that all of them run at
+                   once even when the launch queue fills and blocks */
                 for (int d = 0; d < nd && !rc; d++) {
-                    const float *in[2] = {k.a[d], k.b[d]};
                     if ((rc = dp__cucal_setdev(&k, k.gpu[d], err))) break;
-                    if ((rc = dp__cuda_fail(cudaEventRecord(k.e0[d], k.s[d]), "cudaEventRecord(e0, s)", __FILE__, __LINE__, err))) break;
-                    for (long i = 0; i < batch && !rc; i++) rc = dp__cu_run_real(&g, nin, in, k.y[d], 1, k.cap[d], k.s[d], err);
-                    if (!rc) rc = dp__cuda_fail(cudaEventRecord(k.e1[d], k.s[d]), "cudaEventRecord(e1, s)", __FILE__, __LINE__, err);
+                    rc = dp__cuda_fail(cudaEventRecord(k.e0[d], k.s[d]), "cudaEventRecord(e0, s)", __FILE__, __LINE__, err);
+                }
+                for (long i = 0; i < batch && !rc; i++)
+                    for (int d = 0; d < nd && !rc; d++) {
+                        const float *in[2] = {k.a[d], k.b[d]};
+                        if ((rc = dp__cucal_setdev(&k, k.gpu[d], err))) break;
+                        rc = dp__cu_run_real(&g, nin, in, k.y[d], 1, k.cap[d], k.s[d], err);
+                    }
+                for (int d = 0; d < nd && !rc; d++) {
+                    if ((rc = dp__cucal_setdev(&k, k.gpu[d], err))) break;
+                    rc = dp__cuda_fail(cudaEventRecord(k.e1[d], k.s[d]), "cudaEventRecord(e1, s)", __FILE__, __LINE__, err);
                 }
                 t = 1e300;
                 for (int d = 0; d < nd && !rc; d++) {
@@ -1395,6 +1426,8 @@ extern "C" int dp_calibrate_cuda(dp_cluster *out, const dp_calibrate_opts *opts,
         cudaCheck(cudaMemPoolCreate(&k.pool[p], &props));
         cudaCheck(cudaMallocFromPoolAsync(&k.big[2 * p], BIG, k.pool[p], k.s[p]));
         cudaCheck(cudaMallocFromPoolAsync(&k.big[2 * p + 1], BIG, k.pool[p], k.s[p]));
+        /* the copies' source is read: give it defined contents */
+        cudaCheck(cudaMemsetAsync(k.big[2 * p], 0, BIG, k.s[p]));
         cudaCheck(cudaStreamSynchronize(k.s[p]));
     }
     for (int p = 0; p < G; p++)
