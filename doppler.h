@@ -599,7 +599,18 @@ int dp_gen(dp_graph *g, const dp_gen_opts *opts, dp_error *err);
    (baseline - cost) / baseline, baseline the running mean cost of that
    graph, or with dp_train_opts.rollouts = K > 1 the mean cost of the
    other K - 1 episodes of the same update (K rollouts of one graph and
-   one forward pass, leave-one-out baselines); discounted by gamma. Adam,
+   one forward pass, leave-one-out baselines); discounted by gamma (1 by
+   default; the paper: 0.99). Per-step baseline (dp_train_opts.
+   step_baseline, beyond the paper; on by default for the simulator's cost
+   and one rollout per update): the choices at step t cannot change the
+   partial schedule's makespan phi_t that the earlier steps built (the
+   latest end on any device, as the PLC features estimate it), so step t
+   is credited with cost - phi_t only, against the running mean b_t of
+   that quantity at step t: its return is (b_t + phi_t - cost) / b with b
+   the graph's running mean cost. phi_t depends on the earlier choices
+   alone, so this is an unbiased baseline; it removes the earlier choices'
+   noise from the late ones' credit (bench/RESULTS.md part 4 measures it).
+   Adam,
    one optimiser per policy, gradient clipping by global norm, entropy
    bonus, epsilon-greedy exploration decayed linearly, learning rate
    decayed linearly to lr_final x lr. dp_train can also hand back the best
@@ -680,7 +691,7 @@ typedef struct dp_train_opts {
                                            decays linearly to 0             */
     double   lr_final;       /* lr decays linearly to lr * this; 0 -> 0.1   */
     double   entropy;        /* bonus weight; 0 -> 1e-3, < 0 -> none         */
-    double   gamma;          /* discount; 0 -> 0.99                         */
+    double   gamma;          /* discount; 0 -> 1 (the paper: 0.99)          */
     double   clip;           /* global gradient-norm clip; 0 -> 1.0         */
     double   baseline_decay; /* running mean weight; 0 -> 0.9 (EMA)         */
     dp_order order;          /* runtime order; PRIORITY uses SEL's order    */
@@ -710,6 +721,11 @@ typedef struct dp_train_opts {
                                 and adds its REINFORCE gradient with return
                                 w max(0, baseline - best) / baseline (only
                                 while the best beats the baseline); 0 -> none */
+    int      step_baseline;  /* DOPPLER, one rollout per update: the per-step
+                                baseline (see the section's header); 0 ->
+                                on where the cost is the simulator's, off
+                                for dp_train_opts.cost (whose units may not
+                                be the cluster model's); 1: on; -1: off    */
     int      adv_norm;       /* 1: returns divided by the root of a running
                                 mean of their squares (per graph, decay
                                 baseline_decay), so that their scale stays
@@ -4078,6 +4094,7 @@ typedef struct dp__gctx {
     int *expert;
     int *step_op, *step_dev;
     double *step_f, *step_z, *step_gu, *step_gf;
+    double *phi, *bstep;  /* [n] partial makespan before step t; its baseline */
     /* backward scratch */
     double *G, *snap, *gAP, *prio; /* gAP [n][2H]: gA_v then gP_v     */
     int *best_assign, *best_order;
@@ -4184,6 +4201,7 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
         DP__A(x->expert, n > nd ? n : nd, int);
         DP__A(x->step_op, n, int); DP__A(x->step_dev, n, int); DP__A(x->step_f, nt * nd * DP__DF, double);
         DP__A(x->step_z, nt * nd * H, double); DP__A(x->step_gu, nt * nd, double); DP__A(x->step_gf, nt * nd, double);
+        DP__A(x->phi, n, double); DP__A(x->bstep, n, double);
         DP__A(x->G, (size_t)nd * H, double); DP__A(x->snap, ng, double); DP__A(x->gAP, 2 * ng, double);
         DP__A(x->prio, n, double);
         DP__A(x->wt_sel, dp__gnn_size(H, K) + dp__selhead_size(H), double);
@@ -4553,7 +4571,7 @@ static int dp__choose(const double *prob, int k, int sample, double eps, dp_rng 
    gf += p - [expert] p / P(expert)   (imitation, when il)
    all times it when prob = softmax(it x logits) (a temperature 1 / it).
    Returns the imitation loss -log P(expert) (0 when not il). */
-static double dp__step_grad(const double *prob, int k, int a, double w, double beta, double ent,
+static double dp__step_grad(const double *prob, int k, int a, double w, double adv, double beta, double ent,
                             const int *expert, int il, double *gu, double *gf, const int *idx, double it)
 {
     double pe = 0, loss = 0;
@@ -4566,7 +4584,9 @@ static double dp__step_grad(const double *prob, int k, int a, double w, double b
     for (i = 0; i < k; i++) {
         int j = idx ? idx[i] : i;
         double p = prob[i];
-        gu[j] += it * w * (p - (i == a));
+        double q = it * w * (p - (i == a));
+        gu[j] += q;
+        gf[j] += adv * q;
         if (p > 0) gf[j] += it * beta * p * (log(p) + ent);
         if (il) gf[j] += it * (p - (expert[i] ? p / pe : 0));
     }
@@ -4576,10 +4596,14 @@ static double dp__step_grad(const double *prob, int k, int a, double w, double b
 typedef struct dp__roll_opts {
     int sample; double eps; int il; int train; double gamma, beta;
     double temp;                       /* softmax temperature; 0 -> 1       */
+    const double *bstep; double bnorm; /* per-step baseline b_t and the mean
+                                          cost b (NULL: none)               */
     const int *force_op, *force_dev;   /* replay these choices (step t: op, device) */
 } dp__roll_opts;
 
-typedef struct dp__roll_stats { double il_loss, entropy, logp, wlogp; } dp__roll_stats;
+/* logp: sum of the choices' log-probabilities; wlogp: the same discounted;
+   alogp: the same discounted and times each step's baseline correction */
+typedef struct dp__roll_stats { double il_loss, entropy, logp, wlogp, alogp; } dp__roll_stats;
 
 static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro, dp_rng *rng, dp__roll_stats *st)
 {
@@ -4614,8 +4638,15 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
     for (t = 0; t < n; t++) {
         double wdisc = pow(ro->gamma, (double)(n - 1 - t)), ent, bmax = -HUGE_VAL, emin = HUGE_VAL;
         size_t ts = x->train ? (size_t)t : 0;   /* inference keeps one step */
+        double phi = 0, adv = 0;
         double *f = x->step_f + ts * nd * DP__DF, *zs = x->step_z + ts * nd * H;
         int li, a;
+        /* the partial schedule's makespan before this step, and the step's
+           return correction (b_t + phi_t - b) / b (added to the episode's
+           (b - cost) / b, it gives (b_t - (cost - phi_t)) / b) */
+        for (d = 0; d < nd; d++) if (x->avail[d] > phi) phi = x->avail[d];
+        x->phi[t] = phi;
+        if (ro->bstep && ro->bnorm > 0) adv = (ro->bstep[t] + phi - ro->bnorm) / ro->bnorm;
         /* ---- SEL: softmax of the static scores over the legal set ---- */
         for (i = 0; i < x->nlegal; i++) lp[i] = x->ssel[x->legal[i]] * it;
         ent = dp__softmax(lp, lp, x->nlegal);
@@ -4633,7 +4664,8 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
         st->entropy += ent;
         st->logp += log(lp[li] > 1e-300 ? lp[li] : 1e-300);
         st->wlogp += wdisc * log(lp[li] > 1e-300 ? lp[li] : 1e-300);
-        if (ro->train) st->il_loss += dp__step_grad(lp, x->nlegal, li, wdisc, ro->beta, ent, x->expert, ro->il, x->gsel_pg, x->gsel_fix, x->legal, it);
+        st->alogp += adv * wdisc * log(lp[li] > 1e-300 ? lp[li] : 1e-300);
+        if (ro->train) st->il_loss += dp__step_grad(lp, x->nlegal, li, wdisc, adv, ro->beta, ent, x->expert, ro->il, x->gsel_pg, x->gsel_fix, x->legal, it);
         x->legal[li] = x->legal[--x->nlegal];
         x->pos[x->legal[li]] = li;
         /* ---- PLC: device features from the partial schedule ---- */
@@ -4680,7 +4712,8 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
         st->entropy += ent;
         st->logp += log(lp[a] > 1e-300 ? lp[a] : 1e-300);
         st->wlogp += wdisc * log(lp[a] > 1e-300 ? lp[a] : 1e-300);
-        if (ro->train) st->il_loss += dp__step_grad(lp, nd, a, wdisc, ro->beta, ent, x->expert, ro->il,
+        st->alogp += adv * wdisc * log(lp[a] > 1e-300 ? lp[a] : 1e-300);
+        if (ro->train) st->il_loss += dp__step_grad(lp, nd, a, wdisc, adv, ro->beta, ent, x->expert, ro->il,
                                                     x->step_gu + (size_t)t * nd, x->step_gf + (size_t)t * nd, NULL, it);
         /* ---- place v on a ---- */
         x->step_op[t] = v; x->step_dev[t] = a;
@@ -5381,7 +5414,8 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
     if (o.lr_final == 0) o.lr_final = 0.1;
     if (o.entropy == 0) o.entropy = 1e-3;
     if (o.entropy < 0) o.entropy = 0;
-    if (o.gamma == 0) o.gamma = 0.99;
+    if (o.gamma == 0) o.gamma = 1;
+    if (o.step_baseline < -1 || o.step_baseline > 1) return dp__fail(err, DP_ERR_RANGE, "train: step_baseline %d not in -1..1", o.step_baseline);
     if (o.clip == 0) o.clip = 1.0;
     if (o.baseline_decay == 0) o.baseline_decay = 0.9;
     if (o.temperature == 0) o.temperature = 1;
@@ -5459,8 +5493,10 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
             dp__roll_opts ro;
             int gi = n > 1 ? dp_rng_int(&rng, n) : 0, nops, greedy = 0;
             double frac = (double)ep / E, *baseline, *best, lb, lr, gcost = 0;
-            int *seen;
+            int *seen, sb;
             kg = st == DP_STAGE_IL ? 1 : E - ep < K ? E - ep : K;
+            /* the per-step baseline: DOPPLER's REINFORCE with one rollout per update */
+            sb = !pt && st != DP_STAGE_IL && K == 1 && (o.step_baseline > 0 || (o.step_baseline == 0 && !fn));
             memset(&ro, 0, sizeof ro);
             ro.sample = 1; ro.train = 1; ro.il = st == DP_STAGE_IL;
             ro.eps = o.eps_start[st] * (1 - frac);
@@ -5486,6 +5522,7 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
                     greedy = 1;
                     if (dp__finite(gcost) && gcost >= 0) dp__keep_best(gcost, x->assign, x->order, x->n, &tbest[gi], tb_assign[gi], tb_order[gi]);
                 }
+                if (sb && x->seen) { ro.bstep = x->bstep; ro.bnorm = x->baseline; }
                 for (k = 0; k < kg; k++) {
                     dp__rollout(x, p, &ro, &rng, &krs[k]);
                     if ((rc = dp__cost(x, o.order, fn, o.cost_ctx, &kcost[k], err))) goto done;
@@ -5550,6 +5587,13 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
                     }
                 }
             }
+            if (sb) {
+                /* b_t, the running mean of cost - phi_t at step t */
+                dp__gctx *x = &ctx[gi];
+                int t;
+                for (t = 0; t < x->n; t++)
+                    x->bstep[t] = x->seen ? o.baseline_decay * x->bstep[t] + (1 - o.baseline_decay) * (kcost[0] - x->phi[t]) : kcost[0] - x->phi[t];
+            }
             for (k = 0; k < kg; k++) {
                 *baseline = *seen ? o.baseline_decay * *baseline + (1 - o.baseline_decay) * kcost[k] : kcost[k];
                 ++*seen;
@@ -5561,7 +5605,7 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
                     kloss[k] = -krs[k].wlogp / nops;
                     kent[k] = krs[k].entropy / nops;
                 } else {
-                    kloss[k] = ro.il ? krs[k].il_loss / nops : -kR[k] * krs[k].logp / nops;
+                    kloss[k] = ro.il ? krs[k].il_loss / nops : -(kR[k] * krs[k].wlogp + krs[k].alogp) / nops;
                     kent[k] = krs[k].entropy / (2.0 * nops);
                 }
                 if (!dp__finite(kloss[k])) DP__TRAIN_STOP(ep + k, ep + k, "loss %g is not finite", kloss[k]);

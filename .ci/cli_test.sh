@@ -193,6 +193,11 @@ expect 2 "place --improve with cp" "$D" place "$G" --method cp --improve 10
 expect 2 "train --out-assign with two graphs" "$D" train "$G" "$G" --episodes 5,5 --out "$T/x.dpl" --out-assign "$T/x.assign"
 expect 2 "train --rollouts 0" "$D" train "$G" --episodes 5,5 --rollouts 0 --out "$T/x.dpl"
 expect 2 "train placeto --rollouts" "$D" train "$G" --algo placeto --rollouts 2 --out "$T/x.dpl"
+expect 2 "train --step-baseline maybe" "$D" train "$G" --episodes 5,5 --step-baseline maybe --out "$T/x.dpl"
+contains "$T/err" "neither on nor off" "--step-baseline: the message names the accepted values"
+expect 2 "train placeto --step-baseline off" "$D" train "$G" --algo placeto --step-baseline off --out "$T/x.dpl"
+expect 0 "train --step-baseline off" "$D" train "$G" --episodes 10,10 --hidden 8 --layers 1 --step-baseline off --out "$T/sb.dpl" --json
+json_check "$T/out" "j['episodes'] == 20" "train --step-baseline off trains"
 if [ ! -e "$T/x.dpl" ] && [ ! -e "$T/x.assign" ]; then ok; else bad "a refused train wrote a file"; fi
 expect 0 "bench with doppler" "$D" bench "$G" --methods cp,doppler --policy "$T/p.dpl" --json
 json_check "$T/out" "[r['method'] for r in j] == ['cp', 'doppler']" "bench lists doppler"

@@ -12,7 +12,8 @@
                        [--stages il,sim,real] [--episodes E1,E2,..] [--lr L1,L2,..]
                        [--hidden H] [--layers K] [--shared-gnn] [--entropy B]
                        [--temperature T] [--greedy-baseline] [--self-imitation W]
-                       [--adv-norm] [--order fifo|priority] [--seed S] [--curve OUT.csv]
+                       [--adv-norm] [--step-baseline on|off] [--order fifo|priority]
+                       [--seed S] [--curve OUT.csv]
                        [--curve-svg OUT.svg] [--json]
        doppler place   GRAPH --method doppler --policy POLICY.dpl [--samples K] ...
        doppler convert IN OUT [--to FORMAT]
@@ -196,6 +197,10 @@ static const char *help_train =
     "                  found so far, weight W times its gain over the baseline\n"
     "                  (default 0: none)\n"
     "  --adv-norm      REINFORCE stages: divide returns by their running RMS\n"
+    "  --step-baseline on|off  REINFORCE stages, one rollout per update: credit\n"
+    "                  each step with the cost the partial schedule had not yet\n"
+    "                  fixed, against a per-step running mean (default on; every\n"
+    "                  cost here is in the graph's time units)\n"
     "  --out-assign A  (one graph) write the best placement any episode reached\n"
     "                  (il and sim; real alone when it has its own cost)\n"
     "  --order O       runtime order: fifo (default) or priority (SEL's order)\n"
@@ -303,7 +308,7 @@ typedef struct cli {
     const char *policy, *policy2, *stages, *episodes, *lr, *curve, *curve_svg;
     const char *algo, *from;
     int hidden, layers, shared_gnn, samples, samples_set, entropy_set, rollouts, improve;
-    int greedy_baseline, adv_norm;
+    int greedy_baseline, adv_norm, step_baseline;   /* step_baseline: 0 on, -1 off */
     double entropy, temperature, self_imitation;
     const char *out_assign;
     dp_gen_opts gen;
@@ -453,6 +458,10 @@ static int parse_args(cli *o, int argc, char **argv, int first,
         } else if (!strcmp(name, "seed")) {
             rc = parse_seed(cmd, val, &o->seed);
             o->gen.seed = o->seed;
+        } else if (!strcmp(name, "step-baseline")) {
+            if (!strcmp(val, "on")) o->step_baseline = 0;
+            else if (!strcmp(val, "off")) o->step_baseline = -1;
+            else rc = usage(cmd, "--step-baseline: '%s' is neither on nor off", val);
         } else if (!strcmp(name, "order")) {
             if (!strcmp(val, "fifo")) o->order = DP_ORDER_FIFO;
             else if (!strcmp(val, "priority")) o->order = DP_ORDER_PRIORITY;
@@ -1593,8 +1602,8 @@ static int cmd_train(cli *o)
     if (!placeto && o->from) return usage(o->cmd, "--from is for --algo placeto");
     if (placeto && o->shared_gnn) return usage(o->cmd, "--shared-gnn is for --algo doppler");
     if (placeto && o->rollouts) return usage(o->cmd, "--rollouts is for --algo doppler");
-    if (placeto && (o->temperature || o->greedy_baseline || o->self_imitation || o->adv_norm))
-        return usage(o->cmd, "--temperature, --greedy-baseline, --self-imitation and --adv-norm are for --algo doppler");
+    if (placeto && (o->temperature || o->greedy_baseline || o->self_imitation || o->adv_norm || o->step_baseline))
+        return usage(o->cmd, "--temperature, --greedy-baseline, --self-imitation, --adv-norm and --step-baseline off are for --algo doppler");
     if (o->out_assign && o->n_pos != 1) return usage(o->cmd, "--out-assign needs exactly one GRAPH");
 
     /* stages, episodes and learning rates, one per listed stage */
@@ -1712,6 +1721,8 @@ static int cmd_train(cli *o)
     to.greedy_baseline = o->greedy_baseline;
     to.self_imitation = o->self_imitation;
     to.adv_norm = o->adv_norm;
+    /* on also for stage real's cost, which is in the graph's time units */
+    to.step_baseline = o->step_baseline < 0 ? -1 : 1;
     to.best_cost = best;
     to.best_assign = best_a;
     to.best_order = best_o;
@@ -2194,7 +2205,7 @@ static const command commands[] = {
      &help_bench},
     {"train", cmd_train,
      "algo from devices cluster format stages episodes lr hidden layers shared-gnn entropy order seed "
-     "rollouts temperature greedy-baseline self-imitation adv-norm out out-assign curve curve-svg json backend reps",
+     "rollouts temperature greedy-baseline self-imitation adv-norm step-baseline out out-assign curve curve-svg json backend reps",
      &help_train},
     {"convert", cmd_convert, "to format", &help_convert},
     {"gen", cmd_gen, "nodes width density regularity jump ccr seed out parts dim batch layers", &help_gen},

@@ -37,6 +37,8 @@ static int same_params(const dp_policy *a, const dp_policy *b)
 /* the choices a forced loss replays (a sampled rollout's), NULL: greedy */
 static const int *fd_op, *fd_dev;
 static double fd_temp;   /* the softmax temperature (0: 1) */
+static const double *fd_bstep;   /* the per-step baseline b_t (NULL: none) */
+static double fd_bnorm;          /* and the mean cost b it is relative to */
 
 static double loss(dp__gctx *x, dp_policy *p, double R, double beta, int il)
 {
@@ -46,9 +48,10 @@ static double loss(dp__gctx *x, dp_policy *p, double R, double beta, int il)
     dp_rng_seed(&rng, 1);
     ro.sample = fd_op != NULL; ro.train = 1; ro.il = il; ro.gamma = 0.9; ro.beta = beta;
     ro.temp = fd_temp; ro.force_op = fd_op; ro.force_dev = fd_dev;
+    ro.bstep = fd_bstep; ro.bnorm = fd_bnorm;
     dp__forward(x, p);
     dp__rollout(x, p, &ro, &rng, &rs);
-    return (R * -rs.wlogp - beta * rs.entropy + rs.il_loss) / x->n;
+    return (R * -rs.wlogp - rs.alogp - beta * rs.entropy + rs.il_loss) / x->n;
 }
 
 typedef struct { const char *name; double *w, *g; size_t len; int zero_ok; } block_t;
@@ -93,8 +96,9 @@ static int blocks(dp_policy *p, double *gsel, double *gplc, block_t *b)
 }
 
 /* temp: the softmax temperature (0: 1); forced: the loss of a replayed
-   sampled rollout (as self-imitation replays the best placement) */
-static void gradcheck(int shared, int il, double R, double beta, double temp, int forced)
+   sampled rollout (as self-imitation replays the best placement); stepbl:
+   with a per-step baseline, so that each step's return differs */
+static void gradcheck(int shared, int il, double R, double beta, double temp, int forced, int stepbl)
 {
     dp_graph g;
     dp_cluster c;
@@ -103,7 +107,8 @@ static void gradcheck(int shared, int il, double R, double beta, double temp, in
     const int H = 6, K = 2;
     char what[160];
     int fop[64], fdev[64];
-    snprintf(what, sizeof what, "gradcheck %s il=%d R=%g temp=%g forced=%d", shared ? "shared" : "separate", il, R, temp, forced);
+    double bstep[64];
+    snprintf(what, sizeof what, "gradcheck %s il=%d R=%g temp=%g forced=%d stepbl=%d", shared ? "shared" : "separate", il, R, temp, forced, stepbl);
     if (gen_graph(&g, 12, 0.5, 7)) return;
     CHECK(dp_cluster_homogeneous(&c, 3, 1, 1, 0, &err) == 0, "cluster: %s", err.msg);
     dp_policy_opts po = {0};
@@ -112,6 +117,12 @@ static void gradcheck(int shared, int il, double R, double beta, double temp, in
     CHECK(dp__gctx_init(&x, &g, &c, H, K, shared, 1, &err) == 0, "gctx: %s", err.msg);
     double *gsel = calloc((size_t)p.n_sel, sizeof(double)), *gplc = calloc((size_t)p.n_plc, sizeof(double));
     fd_temp = temp; fd_op = fd_dev = NULL;
+    fd_bstep = NULL; fd_bnorm = 0;
+    if (stepbl) {
+        /* b_t falling from the mean cost b, as the cost left after step t does */
+        for (int t = 0; t < 64; t++) bstep[t] = 3.0 - 0.1 * t;
+        fd_bstep = bstep; fd_bnorm = 3.0;
+    }
     if (forced) {
         dp__roll_opts ro = {0};
         dp__roll_stats rs;
@@ -151,7 +162,7 @@ static void gradcheck(int shared, int il, double R, double beta, double temp, in
         else CHECK(gmax > 1e-8, "%s: block %s: gradient is all zero", what, b[k].name);
     }
     CHECK(checked == p.n_sel + p.n_plc, "%s: checked %d of %d parameters", what, checked, p.n_sel + p.n_plc);
-    fd_op = fd_dev = NULL; fd_temp = 0;
+    fd_op = fd_dev = NULL; fd_temp = 0; fd_bstep = NULL; fd_bnorm = 0;
     free(gsel); free(gplc);
     dp__gctx_free(&x);
     dp_policy_free(&p);
@@ -162,17 +173,21 @@ static void gradcheck(int shared, int il, double R, double beta, double temp, in
 static void test_gradients(void)
 {
     for (int shared = 0; shared < 2; shared++) {
-        gradcheck(shared, 1, 0.0, 1e-2, 0, 0);    /* imitation + entropy       */
-        gradcheck(shared, 0, 0.7, 1e-2, 0, 0);    /* REINFORCE + entropy       */
-        gradcheck(shared, 1, -0.3, 1e-2, 0, 0);   /* all three terms at once   */
+        gradcheck(shared, 1, 0.0, 1e-2, 0, 0, 0);    /* imitation + entropy       */
+        gradcheck(shared, 0, 0.7, 1e-2, 0, 0, 0);    /* REINFORCE + entropy       */
+        gradcheck(shared, 1, -0.3, 1e-2, 0, 0, 0);   /* all three terms at once   */
         /* dp_train_opts.temperature: the same terms of softmax(logits / T) */
-        gradcheck(shared, 1, -0.3, 1e-2, 2.5, 0);
-        gradcheck(shared, 0, 0.7, 1e-2, 0.5, 0);
+        gradcheck(shared, 1, -0.3, 1e-2, 2.5, 0, 0);
+        gradcheck(shared, 0, 0.7, 1e-2, 0.5, 0, 0);
         /* dp_train_opts.self_imitation: a replayed (forced) rollout's
            REINFORCE term, no entropy (as dp_train adds it), and with the
            entropy and a temperature */
-        gradcheck(shared, 0, 0.4, 0, 0, 1);
-        gradcheck(shared, 0, -0.6, 1e-2, 2, 1);
+        gradcheck(shared, 0, 0.4, 0, 0, 1, 0);
+        gradcheck(shared, 0, -0.6, 1e-2, 2, 1, 0);
+        /* dp_train_opts.step_baseline: every step's own return, greedy
+           and sampled (forced), with a temperature */
+        gradcheck(shared, 0, 0.7, 1e-2, 0, 0, 1);
+        gradcheck(shared, 0, -0.2, 1e-2, 1.5, 1, 1);
     }
 }
 
@@ -485,6 +500,59 @@ static void test_rollout_replay(void)
     CHECK(gmax > 1e-6, "the gradient is all zero (nothing checked)");
     CHECK(worst <= 1e-12 * gmax, "shared encoder backward differs from the mean of whole ones by %.3g (scale %.3g)", worst, gmax);
     free(ga); free(gb);
+    dp__gctx_free(&x);
+    dp_policy_free(&p);
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+}
+
+/* ========================================================================
+   3b'. The per-step baseline (dp_train_opts.step_baseline)
+   ======================================================================== */
+/* Three independent ops a (1), b (2), c (4) on two devices of speed 1,
+   placed a -> d0, b -> d1, c -> d0 (forced). The partial schedule's
+   makespan before each step, by hand: 0 (nothing placed), 1 (a ends at
+   1 on d0), 2 (b ends at 2 on d1). With b_t = b - phi_t every step's
+   correction (b_t + phi_t - b) / b is 0, so alogp is 0; with b_t = b + 1
+   - phi_t it is 1 / b at every step, so alogp = logp / b (gamma 1). */
+static void test_step_baseline(void)
+{
+    dp_graph g;
+    dp_cluster c;
+    dp_policy p;
+    dp__gctx x;
+    dp_op_desc d;
+    int ids[3], ops[3], devs[3] = {0, 1, 0};
+    const char *names[3] = {"a", "b", "c"};
+    double cost[3] = {1, 2, 4}, want[3] = {0, 1, 2}, B = 5, bstep[3];
+    dp_graph_init(&g);
+    memset(&d, 0, sizeof d);
+    for (int i = 0; i < 3; i++) {
+        d.name = names[i]; d.compute = cost[i];
+        CHECK(dp_graph_add_op(&g, &d, &ids[i], &err) == 0, "op: %s", err.msg);
+        ops[i] = ids[i];
+    }
+    CHECK(dp_graph_finalize(&g, &err) == 0, "finalize: %s", err.msg);
+    CHECK(dp_cluster_homogeneous(&c, 2, 1, 1, 0, &err) == 0, "cluster: %s", err.msg);
+    dp_policy_opts po = {0};
+    po.hidden = 4; po.layers = 1; po.seed = 3;
+    CHECK(dp_policy_init(&p, &po, &err) == 0, "policy: %s", err.msg);
+    CHECK(dp__gctx_init(&x, &g, &c, 4, 1, 0, 1, &err) == 0, "gctx: %s", err.msg);
+    dp_rng rng;
+    dp_rng_seed(&rng, 1);
+    dp__roll_opts ro = {0};
+    dp__roll_stats rs;
+    ro.sample = 1; ro.train = 1; ro.gamma = 1; ro.force_op = ops; ro.force_dev = devs;
+    ro.bstep = bstep; ro.bnorm = B;
+    dp__forward(&x, &p);
+    for (int t = 0; t < 3; t++) bstep[t] = B - want[t];
+    dp__rollout(&x, &p, &ro, &rng, &rs);
+    for (int t = 0; t < 3; t++) CHECK(x.phi[t] == want[t], "partial makespan before step %d: %g, expected %g", t, x.phi[t], want[t]);
+    CHECK(rs.alogp == 0, "b_t = b - phi_t: alogp %g, expected 0", rs.alogp);
+    CHECK(rs.logp < 0, "log-probability %g of the forced choices", rs.logp);
+    for (int t = 0; t < 3; t++) bstep[t] = B + 1 - want[t];
+    dp__rollout(&x, &p, &ro, &rng, &rs);
+    CHECK_NEAR(rs.alogp, rs.logp / B, 1e-12 * fabs(rs.logp), "b_t = b + 1 - phi_t: alogp against logp / b");
     dp__gctx_free(&x);
     dp_policy_free(&p);
     dp_cluster_free(&c);
@@ -1029,6 +1097,13 @@ static void test_train_errors(void)
     CHECK(rc == DP_ERR_RANGE && strstr(err.msg, "rollouts") && strstr(err.msg, "5000"), "rollouts 5000: rc %d '%s'", rc, err.msg);
     to.rollouts = 0;
     CHECK(same_params(&p, &keep), "a refused dp_train changed the policy");
+    for (int sb = -2; sb <= 2; sb += 4) {
+        to.step_baseline = sb;
+        rc = dp_train(&p, gs, 1, &c, &to, &tr, &err);
+        CHECK(rc == DP_ERR_RANGE && strstr(err.msg, "step_baseline") && strstr(err.msg, sb < 0 ? "-2" : "2"), "step_baseline %d: rc %d '%s'", sb, rc, err.msg);
+    }
+    to.step_baseline = 0;
+    CHECK(same_params(&p, &keep), "a refused dp_train changed the policy");
 
     /* per-device times for 3 devices on a 4-device cluster */
     {
@@ -1111,6 +1186,7 @@ int main(int argc, char **argv)
     test_imitation();
     test_reinforce();
     test_rollout_replay();
+    test_step_baseline();
     test_best_found();
     test_checkpoint();
     test_determinism();
