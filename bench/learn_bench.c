@@ -5,6 +5,7 @@
                                        [--seeds N] [--rollouts K] [--order fifo|priority]
                                        [--lr-sim LR] [--eps-sim EPS] [--entropy B] [--temp T]
                                        [--greedy-baseline 1] [--sil W] [--adv-norm 1]
+                                       [--step-bl 1|-1] [--gamma G]
        build/learn_bench general STG_DIR [--procs P] [--il E] [--sim E]
 
    timing:  milliseconds per imitation episode, per REINFORCE episode
@@ -128,8 +129,8 @@ static int timing(const char *path, int devices, int E)
     return 0;
 }
 
-static double lr_sim, eps_sim, temp, sil, ent;   /* 0: the library's defaults */
-static int greedy_bl, adv_norm;
+static double lr_sim, eps_sim, temp, sil, ent, gamma_;   /* 0: the library's defaults */
+static int greedy_bl, adv_norm, step_bl;
 static int rollouts;             /* 0: the library's default (1) */
 static dp_order order;           /* --order: doppler's runtime order and the heuristics' */
 
@@ -170,7 +171,7 @@ static int quality(const char *path, int devices, int il, int sim, int samples, 
         to.episodes[DP_STAGE_IL] = placeto ? 0 : il; to.episodes[DP_STAGE_SIM] = sim; to.seed = seed;
         to.lr[DP_STAGE_SIM] = lr_sim; to.eps_start[DP_STAGE_SIM] = eps_sim; to.rollouts = placeto ? 0 : rollouts;
         to.order = order;
-        to.temperature = temp; to.self_imitation = sil; to.greedy_baseline = greedy_bl; to.adv_norm = adv_norm; to.entropy = ent;
+        to.temperature = temp; to.self_imitation = sil; to.greedy_baseline = greedy_bl; to.adv_norm = adv_norm; to.step_baseline = step_bl; to.gamma = gamma_; to.entropy = ent;
         to.on_episode = record; to.on_episode_ctx = &cv;
         to.best_cost = &bc; to.best_assign = &ba; to.best_order = &bo;
         if (dp_train(&p, gs, 1, &c, &to, &r, &e)) return die(&e);
@@ -274,6 +275,8 @@ int main(int argc, char **argv)
     ent = atof(opt(argc, argv, "--entropy", "0"));
     greedy_bl = atoi(opt(argc, argv, "--greedy-baseline", "0"));
     adv_norm = atoi(opt(argc, argv, "--adv-norm", "0"));
+    step_bl = atoi(opt(argc, argv, "--step-bl", "0"));
+    gamma_ = atof(opt(argc, argv, "--gamma", "0"));
     order = !strcmp(opt(argc, argv, "--order", "fifo"), "priority") ? DP_ORDER_PRIORITY : DP_ORDER_FIFO;
     if (!strcmp(argv[1], "timing")) return timing(argv[2], devices, atoi(opt(argc, argv, "--episodes", "300")));
     if (!strcmp(argv[1], "quality"))

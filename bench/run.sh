@@ -75,11 +75,17 @@ if [ -d "$DATA/doppler" ]; then
     echo
     QHEAD="| graph | lower bound | seeds | simulations | episodes to within 5% of final, training time | doppler greedy | doppler best of greedy + 64 samples | search: best found in training + sampling | cp | heft | enumopt | anneal (same simulations) | policy <= every heuristic | search <= every heuristic |"
     QRULE="|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---|"
-    echo "### Quality after il 500 + sim 2000 episodes (4 devices, FIFO runtime), makespan / lower bound, mean ± sd over seeds 1-5"
+    echo "### Quality after il 500 + sim 2000 episodes (4 devices, FIFO runtime), makespan / lower bound, mean ± sd over seeds 1-10"
     echo
     echo "$QHEAD"
     echo "$QRULE"
-    for f in "$DATA"/doppler/*.txt; do "${PIN[@]}" build/learn_bench quality "$f" --seeds 5 || status=1; done
+    for f in "$DATA"/doppler/*.txt; do "${PIN[@]}" build/learn_bench quality "$f" --seeds 10 || status=1; done
+    echo
+    echo "### The same with the paper's REINFORCE (--step-bl -1 --gamma 0.99: no per-step baseline, discount 0.99)"
+    echo
+    echo "$QHEAD"
+    echo "$QRULE"
+    for f in "$DATA"/doppler/*.txt; do "${PIN[@]}" build/learn_bench quality "$f" --seeds 10 --step-bl -1 --gamma 0.99 || status=1; done
     echo
     echo "### The same with --rollouts 8 --lr-sim 2e-3 (8 episodes per update, leave-one-out baseline)"
     echo
