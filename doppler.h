@@ -601,17 +601,17 @@ int dp_gen(dp_graph *g, const dp_gen_opts *opts, dp_error *err);
    other K - 1 episodes of the same update (K rollouts of one graph and
    one forward pass, leave-one-out baselines); discounted by gamma (1 by
    default; the paper: 0.99). Per-step baseline (dp_train_opts.
-   step_baseline, beyond the paper; on by default for the simulator's cost
-   and one rollout per update): the choices at step t cannot change the
-   partial schedule's makespan phi_t that the earlier steps built (the
-   latest end on any device, as the PLC features estimate it), so step t
-   is credited with cost - phi_t only, against the running mean b_t of
-   that quantity at step t: its return is (b_t + phi_t - cost) / b with b
-   the graph's running mean cost. phi_t depends on the earlier choices
-   alone, so this is an unbiased baseline; it removes the earlier choices'
-   noise from the late ones' credit (bench/RESULTS.md part 4 measures it).
-   Adam,
-   one optimiser per policy, gradient clipping by global norm, entropy
+   step_baseline, beyond the paper; on by default for the simulator's
+   cost): the choices at step t cannot change the partial schedule's
+   makespan phi_t that the earlier steps built (the latest end on any
+   device, as the PLC features estimate it), so step t is credited with
+   cost - phi_t only, against b_t, the running mean of that quantity at
+   step t (with K > 1 rollouts: the other K - 1 rollouts' mean): its
+   return is (b_t + phi_t - cost) / b, b the episode's baseline above.
+   phi_t depends on the earlier choices alone, so this is an unbiased
+   baseline; it removes the earlier choices' noise from the late ones'
+   credit (bench/RESULTS.md part 4 measures it). Adam, one optimiser per
+   policy, gradient clipping by global norm, entropy
    bonus, epsilon-greedy exploration decayed linearly, learning rate
    decayed linearly to lr_final x lr. dp_train can also hand back the best
    placement any episode reached on each graph (best_assign, best_order,
@@ -721,11 +721,13 @@ typedef struct dp_train_opts {
                                 and adds its REINFORCE gradient with return
                                 w max(0, baseline - best) / baseline (only
                                 while the best beats the baseline); 0 -> none */
-    int      step_baseline;  /* DOPPLER, one rollout per update: the per-step
-                                baseline (see the section's header); 0 ->
-                                on where the cost is the simulator's, off
-                                for dp_train_opts.cost (whose units may not
-                                be the cluster model's); 1: on; -1: off    */
+    int      step_baseline;  /* DOPPLER: the per-step baseline (see the
+                                section's header; with rollouts K > 1, b_t
+                                is the other K - 1 rollouts' mean; not with
+                                greedy_baseline); 0 -> on where the cost is
+                                the simulator's, off for dp_train_opts.cost
+                                (whose units may not be the cluster
+                                model's); 1: on; -1: off                    */
     int      adv_norm;       /* 1: returns divided by the root of a running
                                 mean of their squares (per graph, decay
                                 baseline_decay), so that their scale stays
@@ -5389,7 +5391,7 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
     dp__pctx *ptx = NULL;     /* Placeto, one per graph */
     dp__adam as, ap;
     double *gsel = NULL, *gplc = NULL, *g2 = NULL, *gs = NULL, t0 = dp_now();
-    double *kcost = NULL, *kR = NULL, *kb = NULL, *kloss = NULL, *kent = NULL, *tbest = NULL;
+    double *kcost = NULL, *kR = NULL, *kb = NULL, *kloss = NULL, *kent = NULL, *tbest = NULL, *kphi = NULL;
     dp__roll_stats *krs = NULL;
     int *kact = NULL, **tb_assign = NULL, **tb_order = NULL, *sil_dev = NULL;
     dp_train_result r;
@@ -5448,11 +5450,12 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
     kent = (double *)dp__alloc((size_t)K, sizeof(double), err, "training");
     krs = (dp__roll_stats *)dp__alloc((size_t)K, sizeof *krs, err, "training");
     kact = (int *)dp__alloc(K > 1 ? 2 * (size_t)K * nmax : 1, sizeof(int), err, "training");
+    kphi = (double *)dp__alloc(K > 1 ? (size_t)K * nmax : 1, sizeof(double), err, "training");
     tbest = (double *)dp__alloc((size_t)n, sizeof(double), err, "training");
     tb_assign = (int **)dp__alloc((size_t)n, sizeof(int *), err, "training");
     tb_order = (int **)dp__alloc((size_t)n, sizeof(int *), err, "training");
     sil_dev = (int *)dp__alloc((size_t)nmax, sizeof(int), err, "training");
-    if (!gplc || !ap.m || !ap.v || !kcost || !kR || !kb || !kloss || !kent || !krs || !kact || !tbest || !tb_assign || !tb_order || !sil_dev) { rc = DP_ERR_NOMEM; goto done; }
+    if (!gplc || !ap.m || !ap.v || !kcost || !kR || !kb || !kloss || !kent || !krs || !kact || !kphi || !tbest || !tb_assign || !tb_order || !sil_dev) { rc = DP_ERR_NOMEM; goto done; }
     if (pt) {
         g2 = (double *)dp__alloc((size_t)p->n_plc, sizeof(double), err, "gradients");
         gs = (double *)dp__alloc((size_t)p->n_plc, sizeof(double), err, "gradients");
@@ -5495,8 +5498,9 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
             double frac = (double)ep / E, *baseline, *best, lb, lr, gcost = 0;
             int *seen, sb;
             kg = st == DP_STAGE_IL ? 1 : E - ep < K ? E - ep : K;
-            /* the per-step baseline: DOPPLER's REINFORCE with one rollout per update */
-            sb = !pt && st != DP_STAGE_IL && K == 1 && (o.step_baseline > 0 || (o.step_baseline == 0 && !fn));
+            /* the per-step baseline: DOPPLER's REINFORCE against the running
+               mean (one rollout per update) or the others' mean (several) */
+            sb = !pt && st != DP_STAGE_IL && !o.greedy_baseline && (o.step_baseline > 0 || (o.step_baseline == 0 && !fn));
             memset(&ro, 0, sizeof ro);
             ro.sample = 1; ro.train = 1; ro.il = st == DP_STAGE_IL;
             ro.eps = o.eps_start[st] * (1 - frac);
@@ -5522,7 +5526,7 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
                     greedy = 1;
                     if (dp__finite(gcost) && gcost >= 0) dp__keep_best(gcost, x->assign, x->order, x->n, &tbest[gi], tb_assign[gi], tb_order[gi]);
                 }
-                if (sb && x->seen) { ro.bstep = x->bstep; ro.bnorm = x->baseline; }
+                if (sb && kg == 1 && x->seen) { ro.bstep = x->bstep; ro.bnorm = x->baseline; }
                 for (k = 0; k < kg; k++) {
                     dp__rollout(x, p, &ro, &rng, &krs[k]);
                     if ((rc = dp__cost(x, o.order, fn, o.cost_ctx, &kcost[k], err))) goto done;
@@ -5532,6 +5536,7 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
                     if (kg > 1) {
                         memcpy(kact + 2 * (size_t)k * nmax, x->step_op, sizeof(int) * (size_t)x->n);
                         memcpy(kact + (2 * (size_t)k + 1) * nmax, x->step_dev, sizeof(int) * (size_t)x->n);
+                        memcpy(kphi + (size_t)k * nmax, x->phi, sizeof(double) * (size_t)x->n);
                     }
                 }
                 baseline = &x->baseline; best = &x->best; seen = &x->seen; lb = x->lower_bound; nops = x->n;
@@ -5587,7 +5592,7 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
                     }
                 }
             }
-            if (sb) {
+            if (sb && kg == 1) {
                 /* b_t, the running mean of cost - phi_t at step t */
                 dp__gctx *x = &ctx[gi];
                 int t;
@@ -5626,15 +5631,28 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
                     for (k = 0; k < kg; k++) {
                         rp.force_op = kact + 2 * (size_t)k * nmax;
                         rp.force_dev = kact + (2 * (size_t)k + 1) * nmax;
+                        if (sb && kb[k] > 0) {
+                            /* b_t: the other rollouts' mean of cost - phi_t */
+                            int t, q;
+                            for (t = 0; t < x->n; t++) {
+                                double sum = 0;
+                                for (q = 0; q < kg; q++) if (q != k) sum += kcost[q] - kphi[(size_t)q * nmax + t];
+                                x->bstep[t] = sum / (kg - 1);
+                            }
+                            rp.bstep = x->bstep; rp.bnorm = kb[k];
+                        }
                         dp__rollout(x, p, &rp, &rng, &rs);
+                        /* the loss with each step's own return */
+                        kloss[k] -= rs.alogp / x->n;
                         dp__backward_heads(x, p, kR[k], 1.0 / kg, gsel, gplc);
                     }
+                    rp.bstep = NULL;
                 }
                 if (sil_R > 0) {
                     /* self-imitation: the best placement's choices, replayed */
                     int t;
                     for (t = 0; t < x->n; t++) sil_dev[t] = tb_assign[gi][tb_order[gi][t]];
-                    rp.force_op = tb_order[gi]; rp.force_dev = sil_dev; rp.beta = 0;
+                    rp.force_op = tb_order[gi]; rp.force_dev = sil_dev; rp.beta = 0; rp.bstep = NULL;
                     dp__rollout(x, p, &rp, &rng, &rs);
                     if (!dp__finite(rs.logp)) DP__TRAIN_STOP(ep, ep + kg - 1, "self-imitation log-probability %g is not finite", rs.logp);
                     dp__backward_heads(x, p, sil_R, 1.0, gsel, gplc);
@@ -5683,7 +5701,7 @@ done:
     if (ptx) for (i = 0; i < n; i++) dp__pt_free(&ptx[i]);
     DP_FREE(ctx); DP_FREE(ptx); DP_FREE(gsel); DP_FREE(gplc); DP_FREE(g2); DP_FREE(gs);
     DP_FREE(as.m); DP_FREE(as.v); DP_FREE(ap.m); DP_FREE(ap.v);
-    DP_FREE(kcost); DP_FREE(kR); DP_FREE(kb); DP_FREE(kloss); DP_FREE(kent); DP_FREE(krs); DP_FREE(kact); DP_FREE(tbest); DP_FREE(tb_assign); DP_FREE(tb_order); DP_FREE(sil_dev);
+    DP_FREE(kcost); DP_FREE(kR); DP_FREE(kb); DP_FREE(kloss); DP_FREE(kent); DP_FREE(krs); DP_FREE(kact); DP_FREE(kphi); DP_FREE(tbest); DP_FREE(tb_assign); DP_FREE(tb_order); DP_FREE(sil_dev);
     return rc;
 }
 

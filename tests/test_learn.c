@@ -975,9 +975,11 @@ static void test_explore_options(void)
         dp_train_result r0;
         explore_train(&g, &c, &base, &p0, &r0);
         CHECK(r0.simulations == 80, "K %d: default: %ld simulations, expected 80", K, r0.simulations);
-        for (int v = 0; v < 5; v++) {
+        for (int v = 0; v < 6; v++) {
             dp_train_opts o = base;
-            const char *what[5] = { "temperature 2", "greedy baseline", "self-imitation 1", "adv_norm", "all four" };
+            const char *what[6] = { "temperature 2", "greedy baseline", "self-imitation 1", "adv_norm", "all four",
+                                    "per-step baseline off" };
+            if (v == 5) o.step_baseline = -1;   /* on by default, here one and K rollouts */
             if (v == 0 || v == 4) o.temperature = 2;
             if (v == 1 || v == 4) o.greedy_baseline = 1;
             if (v == 2 || v == 4) o.self_imitation = 1;
@@ -995,17 +997,22 @@ static void test_explore_options(void)
         }
         dp_policy_free(&p0);
     }
-    /* a temperature of 1 is the default, bit for bit */
+    /* a temperature of 1 is the default, bit for bit; so are a per-step
+       baseline asked for and gamma 1 (the simulator's cost) */
     {
         dp_train_opts o;
         memset(&o, 0, sizeof o);
-        dp_policy a, b;
-        dp_train_result ra, rb;
+        dp_policy a, b, d;
+        dp_train_result ra, rb, rd;
         explore_train(&g, &c, &o, &a, &ra);
         o.temperature = 1;
         explore_train(&g, &c, &o, &b, &rb);
         CHECK(same_params(&a, &b), "temperature 1 differs from the default");
-        dp_policy_free(&a); dp_policy_free(&b);
+        memset(&o, 0, sizeof o);
+        o.step_baseline = 1; o.gamma = 1;
+        explore_train(&g, &c, &o, &d, &rd);
+        CHECK(same_params(&a, &d), "step_baseline 1 and gamma 1 differ from the default");
+        dp_policy_free(&a); dp_policy_free(&b); dp_policy_free(&d);
     }
     {
         double bad_t[3] = { -1, NAN, HUGE_VAL }, bad_s[3] = { -0.5, NAN, -HUGE_VAL };
@@ -1044,6 +1051,48 @@ static int cost_cb(void *ctx, const dp_graph *g, const dp_cluster *c, const int 
     if (n == k->fail_at) { e->code = DP_ERR_DEVICE; snprintf(e->msg, sizeof e->msg, "runtime exploded"); return DP_ERR_DEVICE; }
     if (n == k->nan_at) { *cost = NAN; return 0; }
     return dp_simulate(g, c, assign, NULL, cost, e);
+}
+
+/* dp_train_opts.step_baseline with stage real: off by default for a cost
+   callback (its units are the caller's), on by default for the simulator
+   (cost NULL). A callback that returns the simulator's makespan, with the
+   baseline asked for, must train bit for bit as the simulator does; by
+   default it must train as with the baseline off, and differently. */
+static void real_train(const dp_graph *g, const dp_cluster *c, int with_cb, int sb, dp_policy *p)
+{
+    cost_ctx k = {0, -1, -1};
+    dp_policy_opts po = {0};
+    po.hidden = 8; po.layers = 2; po.seed = 4;
+    CHECK(dp_policy_init(p, &po, &err) == 0, "policy: %s", err.msg);
+    dp_train_opts to;
+    memset(&to, 0, sizeof to);
+    to.episodes[DP_STAGE_IL] = 20; to.episodes[DP_STAGE_REAL] = 60;
+    to.eps_start[DP_STAGE_REAL] = 0.3;
+    to.seed = 11;
+    to.step_baseline = sb;
+    if (with_cb) { to.cost = cost_cb; to.cost_ctx = &k; }
+    const dp_graph *gs[1] = { g };
+    CHECK(dp_train(p, gs, 1, c, &to, NULL, &err) == 0, "train: %s", err.msg);
+    if (with_cb) CHECK(k.calls == 60, "cost called %d times, expected 60", k.calls);
+}
+
+static void test_step_baseline_cost(void)
+{
+    dp_graph g;
+    dp_cluster c;
+    if (gen_graph(&g, 25, 1.0, 41)) return;
+    CHECK(dp_cluster_homogeneous(&c, 4, 1, 1, 0, &err) == 0, "cluster: %s", err.msg);
+    dp_policy sim, cb_on, cb_def, cb_off;
+    real_train(&g, &c, 0, 0, &sim);
+    real_train(&g, &c, 1, 1, &cb_on);
+    real_train(&g, &c, 1, 0, &cb_def);
+    real_train(&g, &c, 1, -1, &cb_off);
+    CHECK(same_params(&sim, &cb_on), "simulator cost (default) and callback with step_baseline 1 differ");
+    CHECK(same_params(&cb_def, &cb_off), "callback cost: the default is not 'off'");
+    CHECK(!same_params(&cb_on, &cb_off), "callback cost: step_baseline 1 and -1 train alike");
+    dp_policy_free(&sim); dp_policy_free(&cb_on); dp_policy_free(&cb_def); dp_policy_free(&cb_off);
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
 }
 
 typedef struct { int calls, stop_after; } stop_ctx;
@@ -1192,6 +1241,7 @@ int main(int argc, char **argv)
     test_determinism();
     test_explore_options();
     test_train_errors();
+    test_step_baseline_cost();
     printf("test_learn: %.2f s\n", dp_now() - t0);
     return dp_test_done();
 }
