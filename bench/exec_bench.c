@@ -164,7 +164,11 @@ static int simreal(int argc, char **argv, int devices, int reps)
     return 0;
 }
 
-/* Stage III cost: the executor's wall time (seconds) for the placement. */
+/* Stage III cost: the executor's wall time for the placement, in the
+   graph's time units like the simulator's makespans (opaque ops ran
+   seconds_per_unit per unit; a calibrated cluster's unit is the second),
+   so that the per-step baseline can compare it with the partial
+   schedule. */
 typedef struct { double spu; long runs; } real_ctx;
 
 static int real_cost(void *ctx, const dp_graph *g, const dp_cluster *c, const int *assign,
@@ -177,7 +181,9 @@ static int real_cost(void *ctx, const dp_graph *g, const dp_cluster *c, const in
     memset(&o, 0, sizeof o);
     o.seconds_per_unit = rc->spu;
     if (dp_exec_cpu(g, c, assign, &o, &r, err)) return err->code;
-    *cost = r.wall_median;
+    int opaque = 0;
+    for (int v = 0; v < g->n_ops; v++) opaque |= g->kind[v] == DP_OP_OPAQUE;
+    *cost = r.wall_median / (opaque ? r.seconds_per_unit : 1.0);
     rc->runs++;
     dp_exec_result_free(&r);
     return 0;
@@ -220,6 +226,7 @@ static int realtrain(const char *path, int devices, int il, int sim, int real)
     const dp_graph *gs[1] = { &g };
     to.episodes[DP_STAGE_IL] = il; to.episodes[DP_STAGE_SIM] = sim; to.episodes[DP_STAGE_REAL] = real;
     to.cost = real_cost; to.cost_ctx = &rc; to.seed = 1;
+    to.step_baseline = 1;   /* the cost is in the graph's units */
     if (dp_train(&p, gs, 1, &c, &to, &tr, &e)) return die(&e);
     /* The four placements, then their wall times in 3 interleaved rounds
        (each the median of 7 runs): the reported figure is the median of
