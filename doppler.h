@@ -5499,7 +5499,8 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
             int *seen, sb;
             kg = st == DP_STAGE_IL ? 1 : E - ep < K ? E - ep : K;
             /* the per-step baseline: DOPPLER's REINFORCE against the running
-               mean (one rollout per update) or the others' mean (several) */
+               mean (one rollout per update) or the others' mean (several;
+               a stage's last group of one rollout goes without) */
             sb = !pt && st != DP_STAGE_IL && !o.greedy_baseline && (o.step_baseline > 0 || (o.step_baseline == 0 && !fn));
             memset(&ro, 0, sizeof ro);
             ro.sample = 1; ro.train = 1; ro.il = st == DP_STAGE_IL;
@@ -5526,7 +5527,7 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
                     greedy = 1;
                     if (dp__finite(gcost) && gcost >= 0) dp__keep_best(gcost, x->assign, x->order, x->n, &tbest[gi], tb_assign[gi], tb_order[gi]);
                 }
-                if (sb && kg == 1 && x->seen) { ro.bstep = x->bstep; ro.bnorm = x->baseline; }
+                if (sb && K == 1 && x->seen) { ro.bstep = x->bstep; ro.bnorm = x->baseline; }
                 for (k = 0; k < kg; k++) {
                     dp__rollout(x, p, &ro, &rng, &krs[k]);
                     if ((rc = dp__cost(x, o.order, fn, o.cost_ctx, &kcost[k], err))) goto done;
@@ -5592,7 +5593,7 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
                     }
                 }
             }
-            if (sb && kg == 1) {
+            if (sb && K == 1) {
                 /* b_t, the running mean of cost - phi_t at step t */
                 dp__gctx *x = &ctx[gi];
                 int t;
@@ -5631,6 +5632,7 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
                     for (k = 0; k < kg; k++) {
                         rp.force_op = kact + 2 * (size_t)k * nmax;
                         rp.force_dev = kact + (2 * (size_t)k + 1) * nmax;
+                        rp.bstep = NULL;
                         if (sb && kb[k] > 0) {
                             /* b_t: the other rollouts' mean of cost - phi_t */
                             int t, q;
