@@ -33,10 +33,12 @@
      not a partition of its SMs;
    - model a CPU shared with other processes: dp_calibrate_cpu measures
      kernels in CPU time, and the executor's wall time grows with the
-     load the simulator does not see;
+     load the simulator does not see (dp_calibrate_cpu_speed re-measures
+     a drifting machine's speed cheaply, not other processes' load);
    - model transfer contention beyond "one transfer at a time per link";
    - learn a policy that beats every heuristic on every reference graph
-     (anneal given as many simulations): see bench/RESULTS.md, part 4.
+     at every seed (anneal given as many simulations; the per-step
+     baseline got it to 7, 2 and 6 of 10 seeds): bench/RESULTS.md, part 4.
 
    CONTENTS (grep for the anchor, e.g. ">>simulator")
      public API
@@ -384,6 +386,10 @@ void dp_cluster_free(dp_cluster *c);
    speed positive and finite. Clears the kind's single speed there. */
 int  dp_cluster_set_curve(dp_cluster *c, int dev, dp_kind kind, const dp_speed_point *pts,
                           int n, dp_error *err);
+/* Multiplies every compute speed of device dev (dev < 0: every device) by
+   factor (positive, finite): its speed, per-kind speeds and speed curves.
+   Overheads, latencies and bandwidths stay. See dp_calibrate_cpu_speed. */
+int  dp_cluster_scale_speed(dp_cluster *c, int dev, double factor, dp_error *err);
 /* Checks that graph and cluster fit together (per-device time columns). */
 int  dp_check(const dp_graph *g, const dp_cluster *c, dp_error *err);
 
@@ -986,6 +992,19 @@ typedef struct dp_calibrate_opts {
                          (1..100). CUDA: ignored                       */
 } dp_calibrate_opts;
 int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *err);
+
+/* This machine's speed now against a calibration c from dp_calibrate_cpu
+   (for a shared or virtual machine whose speed drifts: on ours the ops'
+   CPU time moved by up to 45% between a calibration and runs seconds
+   later, in spells of seconds). Measures, as dp_calibrate_cpu does, a
+   matmul (compute-bound) and an add (memory-bound) of side opts->size / 2
+   (256 by default) for opts->seconds each (0.005 by default), every
+   device's thread at once (c->n of them; opts->devices is ignored), and
+   sets *factor to the geometric mean of c's predicted time over the
+   measured one for the two (1: as calibrated; 0.8: 20% slower). About
+   2 x seconds. dp_cluster_scale_speed(c, -1, factor) then refreshes c's
+   speeds; latency, bandwidth and overhead are not re-measured. */
+int dp_calibrate_cpu_speed(const dp_cluster *c, const dp_calibrate_opts *opts, double *factor, dp_error *err);
 
 /* ======================================================================
    >>api-cuda
@@ -2758,6 +2777,25 @@ int dp_cluster_set_curve(dp_cluster *c, int dev, dp_kind kind, const dp_speed_po
         if (n) memcpy(c->curve + at * DP_MAX_CURVE, pts, sizeof(dp_speed_point) * (size_t)n);
         c->curve_len[at] = n;
         c->kind_speed[at] = 0;
+    }
+    return 0;
+}
+
+int dp_cluster_scale_speed(dp_cluster *c, int dev, double factor, dp_error *err)
+{
+    int d, k, i, lo = dev, hi = dev;
+    if (!c || c->n < 1 || !c->speed) return dp__fail(err, DP_ERR_ARG, "scale_speed: cluster missing or without devices");
+    if (dev >= c->n) return dp__fail(err, DP_ERR_RANGE, "scale_speed: device %d not in 0..%d", dev, c->n - 1);
+    if (!(factor > 0 && factor < HUGE_VAL)) return dp__fail(err, DP_ERR_RANGE, "scale_speed: factor %g is not positive and finite", factor);
+    if (dev < 0) { lo = 0; hi = c->n - 1; }
+    for (d = lo; d <= hi; d++) {
+        c->speed[d] *= factor;
+        for (k = 0; k < DP_KIND__COUNT && c->kind_speed; k++) {
+            size_t at = (size_t)d * DP_KIND__COUNT + k;
+            c->kind_speed[at] *= factor;
+            if (c->curve && c->curve_len)
+                for (i = 0; i < c->curve_len[at]; i++) c->curve[at * DP_MAX_CURVE + i].speed *= factor;
+        }
     }
     return 0;
 }
@@ -7547,6 +7585,73 @@ int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *e
 done:
     dp_cluster_free(&c);
     DP_FREE(a); DP_FREE(bufs); DP_FREE(pts); DP_FREE(ca); DP_FREE(th); DP_FREE(secs);
+    return rc;
+}
+
+int dp_calibrate_cpu_speed(const dp_cluster *c, const dp_calibrate_opts *opts, double *factor, dp_error *err)
+{
+    static const dp_kind probe[2] = { DP_OP_MATMUL, DP_OP_ADD };
+    dp_calibrate_opts o;
+    dp__calarg *ca = NULL;
+    pthread_t *th = NULL;
+    float *bufs = NULL;
+    double logsum = 0;
+    int rc = 0, s, nd, nsets, d, q, k, j;
+    size_t set;
+    memset(&o, 0, sizeof o);
+    if (opts) o = *opts;
+    if (!factor) return dp__fail(err, DP_ERR_ARG, "calibrate_speed: no factor to write");
+    if (!c || c->n < 1 || !c->speed) return dp__fail(err, DP_ERR_ARG, "calibrate_speed: cluster missing or without devices");
+    if (o.size == 0) o.size = 512;
+    if (o.seconds == 0) o.seconds = 0.005;
+    if (o.size < 8 || o.size > 2048) return dp__fail(err, DP_ERR_RANGE, "calibrate_speed: size %d not in 8..2048", o.size);
+    if (!(o.seconds > 0 && o.seconds <= 10)) return dp__fail(err, DP_ERR_RANGE, "calibrate_speed: seconds %g not in (0, 10]", o.seconds);
+    s = o.size / 2; nd = c->n;
+    /* operand sets as dp_calibrate_cpu makes them: out of the caches */
+    nsets = (int)((4u << 20) / (16.0 * s * s));
+    if (nsets < 1) nsets = 1;
+    if (nsets > 8) nsets = 8;
+    set = (size_t)4 * s * s;
+    ca = (dp__calarg *)dp__alloc((size_t)nd, sizeof *ca, err, "calibration");
+    th = (pthread_t *)dp__alloc((size_t)nd, sizeof *th, err, "calibration");
+    bufs = (float *)dp__alloc(set * nsets * nd, sizeof(float), err, "calibration");
+    if (!ca || !th || !bufs) { rc = DP_ERR_NOMEM; goto done; }
+    for (d = 0; d < nd; d++) {
+        float *base = bufs + set * nsets * d;
+        memset(&ca[d], 0, sizeof ca[d]);
+        ca[d].buf = base; ca[d].set = set; ca[d].nsets = nsets; ca[d].seconds = o.seconds;
+        for (q = 0; q < nsets; q++)
+            for (k = 0; k < s * s; k++) {
+                base[set * q + k] = dp__input_value(1, 0, (size_t)k);
+                base[set * q + (size_t)s * s + k] = dp__input_value(1, 1, (size_t)k) * 0.5f + 0.1f;
+            }
+    }
+    for (j = 0; j < 2 && !rc; j++) {
+        dp_graph g;
+        dp_op_desc dd;
+        double sec = 0, pred = 0;
+        dp_graph_init(&g);
+        memset(&dd, 0, sizeof dd);
+        dd.kind = DP_OP_INPUT; dd.rows = s; dd.cols = s;
+        rc = dp_graph_add_op(&g, &dd, NULL, err);
+        if (!rc) rc = dp_graph_add_op(&g, &dd, NULL, err);
+        dd.kind = probe[j]; dd.compute = dp_op_flops(probe[j], s, s, s, 2);
+        if (!rc) rc = dp_graph_add_op(&g, &dd, NULL, err);
+        if (!rc) rc = dp_graph_add_edge(&g, 0, 2, 0, err);
+        if (!rc) rc = dp_graph_add_edge(&g, 1, 2, 0, err);
+        if (!rc) rc = dp_graph_finalize(&g, err);
+        if (!rc) rc = dp__cal_kernel(&g, 2, nd, ca, th, &sec, err);
+        if (!rc) {
+            /* c's prediction for the kernel alone, the mean over devices */
+            for (d = 0; d < nd; d++) pred += (dp_op_time(&g, c, 2, d) - (c->overhead ? c->overhead[d] : 0)) / nd;
+            if (!(pred > 0 && sec > 0)) rc = dp__fail(err, DP_ERR_RANGE, "calibrate_speed: %s predicted %g s, measured %g s", dp_kind_name(probe[j]), pred, sec);
+            else logsum += log(pred / sec);
+        }
+        dp_graph_free(&g);
+    }
+    if (!rc) *factor = exp(logsum / 2);
+done:
+    DP_FREE(ca); DP_FREE(th); DP_FREE(bufs);
     return rc;
 }
 

@@ -323,6 +323,10 @@ static int workloads(int devices, int rounds, int reps, const dp_calibrate_opts 
     int **as = calloc((size_t)nc, sizeof(int *));
     double *pred = calloc((size_t)nc * rounds, sizeof(double)), *meas = calloc((size_t)nc * rounds, sizeof(double));
     double *rep_ = calloc((size_t)nc * rounds, sizeof(double)), *repc = calloc((size_t)nc * rounds, sizeof(double)), *tmp = calloc((size_t)(nc > rounds ? nc : rounds) * rounds, sizeof(double));
+    /* the prediction with the machine's speed re-measured just before the
+       run (dp_calibrate_cpu_speed; CPU only), and that speed factor */
+    double *pref = calloc((size_t)nc * rounds, sizeof(double)), fmin = 1e300, fmax = 0;
+    int refresh = g_calib == dp_calibrate_cpu;
     double t_start = dp_now(), steal0[2] = {0, 0};
     steal_share(steal0);
     printf("%d rounds (a calibration, then every run once), each run the median of %d executions; load average at the start %s\n\n",
@@ -347,6 +351,16 @@ static int workloads(int devices, int rounds, int reps, const dp_calibrate_opts 
                     if (dp_place(ms[k], g, &c, &po, as[ci], &pr, &e)) return die(&e);
                 }
                 if (dp_simulate(g, &c, as[ci], NULL, &pred[ci * rounds + r], &e)) return die(&e);
+                if (refresh) {
+                    /* c scaled by the factor for this prediction, then back
+                       (to within rounding) */
+                    double f = 1;
+                    if (dp_calibrate_cpu_speed(&c, NULL, &f, &e) || dp_cluster_scale_speed(&c, -1, f, &e) ||
+                        dp_simulate(g, &c, as[ci], NULL, &pref[ci * rounds + r], &e) || dp_cluster_scale_speed(&c, -1, 1 / f, &e))
+                        return die(&e);
+                    if (f < fmin) fmin = f;
+                    if (f > fmax) fmax = f;
+                }
                 memset(&o, 0, sizeof o); o.reps = reps;
                 if (g_exec(g, &c, as[ci], &o, &res, &e)) return die(&e);
                 meas[ci * rounds + r] = res.wall_median;
@@ -367,7 +381,7 @@ static int workloads(int devices, int rounds, int reps, const dp_calibrate_opts 
     }
     printf("\n| workload | ops | placement | predicted (s) | measured (s) | error | rounds' errors | ops' CPU times replayed (s) | error |\n|---|---:|---|---:|---:|---:|---|---:|---:|\n");
     double *errs = calloc((size_t)nc, sizeof(double)), *rerrs = calloc((size_t)nc * rounds, sizeof(double));
-    double *cerr = calloc((size_t)nc, sizeof(double)), *werr = calloc((size_t)nc, sizeof(double));
+    double *cerr = calloc((size_t)nc, sizeof(double)), *werr = calloc((size_t)nc, sizeof(double)), *ferr = calloc((size_t)nc, sizeof(double));
     int nre = 0;
     for (i = 0; i < ng; i++)
         for (k = 0; k < 3; k++) {
@@ -383,6 +397,10 @@ static int workloads(int devices, int rounds, int reps, const dp_calibrate_opts 
             memcpy(tmp, meas + ci * rounds, sizeof(double) * rounds); mm_ = median_of(tmp, rounds);
             memcpy(tmp, rep_ + ci * rounds, sizeof(double) * rounds); rw = median_of(tmp, rounds);
             memcpy(tmp, repc + ci * rounds, sizeof(double) * rounds); rc_ = median_of(tmp, rounds);
+            if (refresh) {
+                memcpy(tmp, pref + ci * rounds, sizeof(double) * rounds);
+                ferr[ci] = fabs(mm_ / median_of(tmp, rounds) - 1);
+            }
             errs[ci] = mm_ / pm - 1; cerr[ci] = rc_ / pm - 1; werr[ci] = mm_ / rw - 1;
             printf("| %s | %d | %s | %.4f | %.4f | %+.1f%% | %+.0f%% .. %+.0f%% | %.4f | %+.1f%% |\n", gs[i].label, gs[i].g.n_ops,
                    dp_method_name(ms[k]), pm, mm_, 100 * errs[ci], 100 * lo, 100 * hi, rc_, 100 * cerr[ci]);
@@ -396,6 +414,11 @@ static int workloads(int devices, int rounds, int reps, const dp_calibrate_opts 
     printf("each round against its own calibration (%d pairs): median %.1f%%, worst %.1f%%\n", nre, 100 * rmed, 100 * rworst);
     printf("the simulator replaying each op's thread CPU time against the prediction (the op-time model's error alone): median %.1f%%, worst %.1f%%\n", 100 * cmed, 100 * cworst);
     printf("measured wall time against the simulator replaying each op's wall time (waits the model does not see): median %+.1f%%\n", 100 * wmed);
+    if (refresh) {
+        double fmed = median_of(memcpy(tmp, ferr, sizeof(double) * nc), nc);
+        printf("with the speed re-measured before each run (dp_calibrate_cpu_speed, factor %.2f..%.2f): median %.1f%%, worst %.1f%%\n",
+               fmin, fmax, 100 * fmed, 100 * tmp[nc - 1]);
+    }
     {
         double st = steal_share(steal0);
         printf("%.0f s in all; load average at the end %s; CPU time stolen by the hypervisor meanwhile: ", dp_now() - t_start, loadavg());
@@ -403,7 +426,7 @@ static int workloads(int devices, int rounds, int reps, const dp_calibrate_opts 
     }
     for (i = 0; i < nc; i++) free(as[i]);
     for (i = 0; i < ng; i++) dp_graph_free(&gs[i].g);
-    free(as); free(pred); free(meas); free(rep_); free(repc); free(tmp); free(errs); free(rerrs); free(cerr); free(werr);
+    free(as); free(pred); free(meas); free(rep_); free(repc); free(tmp); free(errs); free(rerrs); free(cerr); free(werr); free(ferr); free(pref);
     return 0;
 }
 

@@ -359,6 +359,74 @@ static void check_regressions(void)
    they must be), the curves at the work dp_op_flops gives each measured
    shape (by hand), time growing with work along every curve, the options
    checked. No machine-specific number is asserted. */
+/* dp_cluster_scale_speed against hand-computed op times, and
+   dp_calibrate_cpu_speed's factor and errors. */
+static void check_speed_refresh(void)
+{
+    dp_cluster c;
+    dp_error e;
+    memset(&e, 0, sizeof e);
+    /* two devices of speed 4, overhead 0.5 on device 1; a matmul curve
+       (work 10: speed 2, work 1000: speed 8) on every device. A matmul of
+       work 10 (the curve's first point) takes 10 / 2 = 5, + 0.5 on device
+       1; an opaque op of compute 8 takes 8 / 4 = 2 (2.5 on device 1).
+       Scaled by 2 on device 1 only: 10 / 4 + 0.5 = 3 and 8 / 8 + 0.5 =
+       1.5 there (the overhead stays), device 0 unchanged. */
+    if (dp_cluster_homogeneous(&c, 2, 4, 1, 0, &e)) { CHECK(0, "cluster: %s", e.msg); return; }
+    c.overhead[1] = 0.5;
+    dp_speed_point pts[2] = {{10, 2}, {1000, 8}};
+    CHECK(dp_cluster_set_curve(&c, -1, DP_OP_MATMUL, pts, 2, &e) == 0, "set_curve: %s", e.msg);
+    dp_graph g;
+    dp_graph_init(&g);
+    dp_op_desc d;
+    memset(&d, 0, sizeof d);
+    d.kind = DP_OP_INPUT; d.rows = 2; d.cols = 2; d.compute = 1;
+    CHECK(dp_graph_add_op(&g, &d, NULL, &e) == 0, "op: %s", e.msg);
+    memset(&d, 0, sizeof d);
+    d.kind = DP_OP_MATMUL; d.rows = 2; d.cols = 2; d.compute = 10;
+    CHECK(dp_graph_add_op(&g, &d, NULL, &e) == 0, "op: %s", e.msg);
+    memset(&d, 0, sizeof d);
+    d.name = "x"; d.compute = 8;
+    CHECK(dp_graph_add_op(&g, &d, NULL, &e) == 0, "op: %s", e.msg);
+    CHECK(dp_graph_add_edge(&g, 0, 1, 0, &e) == 0 && dp_graph_finalize(&g, &e) == 0, "graph: %s", e.msg);
+    CHECK_NEAR(dp_op_time(&g, &c, 1, 0), 5, 1e-12, "matmul on device 0");
+    CHECK_NEAR(dp_op_time(&g, &c, 1, 1), 5.5, 1e-12, "matmul on device 1");
+    CHECK_NEAR(dp_op_time(&g, &c, 2, 1), 2.5, 1e-12, "opaque op on device 1");
+    CHECK(dp_cluster_scale_speed(&c, 1, 2, &e) == 0, "scale_speed: %s", e.msg);
+    CHECK_NEAR(dp_op_time(&g, &c, 1, 0), 5, 1e-12, "matmul on device 0 after scaling device 1");
+    CHECK_NEAR(dp_op_time(&g, &c, 1, 1), 3, 1e-12, "matmul on device 1 scaled by 2");
+    CHECK_NEAR(dp_op_time(&g, &c, 2, 0), 2, 1e-12, "opaque op on device 0");
+    CHECK_NEAR(dp_op_time(&g, &c, 2, 1), 1.5, 1e-12, "opaque op on device 1 scaled by 2");
+    CHECK(dp_cluster_scale_speed(&c, -1, 0.5, &e) == 0, "scale_speed all: %s", e.msg);
+    CHECK_NEAR(dp_op_time(&g, &c, 1, 0), 10, 1e-12, "matmul on device 0 scaled by 0.5");
+    CHECK(dp_cluster_scale_speed(&c, 2, 2, &e) == DP_ERR_RANGE && strstr(e.msg, "device 2"), "scale device 2: '%s'", e.msg);
+    CHECK(dp_cluster_scale_speed(&c, -1, 0, &e) == DP_ERR_RANGE && strstr(e.msg, "factor 0"), "factor 0: '%s'", e.msg);
+    CHECK(dp_cluster_scale_speed(&c, -1, NAN, &e) == DP_ERR_RANGE && dp_test_stristr(e.msg, "nan"), "factor NaN: '%s'", e.msg);
+    CHECK_NEAR(dp_op_time(&g, &c, 1, 0), 10, 1e-12, "a refused scaling changed nothing");
+    dp_graph_free(&g);
+    dp_cluster_free(&c);
+
+    /* the factor against a fresh calibration: positive and finite (its
+       value is the machine's: not checked beyond a wide band), and the
+       option checks */
+    dp_calibrate_opts co;
+    memset(&co, 0, sizeof co);
+    co.devices = 2; co.size = 32; co.seconds = 0.002; co.sweeps = 1;
+    if (dp_calibrate_cpu(&c, &co, &e) == 0) {
+        double f = -1;
+        CHECK(dp_calibrate_cpu_speed(&c, &co, &f, &e) == 0, "calibrate_speed: %s", e.msg);
+        CHECK(f > 0.05 && f < 20, "speed factor %g right after calibrating", f);
+        co.seconds = 0;
+        co.size = 4;
+        CHECK(dp_calibrate_cpu_speed(&c, &co, &f, &e) == DP_ERR_RANGE && strstr(e.msg, "size 4"), "size 4: '%s'", e.msg);
+        co.size = 32; co.seconds = -1;
+        CHECK(dp_calibrate_cpu_speed(&c, &co, &f, &e) == DP_ERR_RANGE && strstr(e.msg, "seconds -1"), "seconds -1: '%s'", e.msg);
+        CHECK(dp_calibrate_cpu_speed(&c, NULL, NULL, &e) == DP_ERR_ARG, "no factor: '%s'", e.msg);
+        CHECK(dp_calibrate_cpu_speed(NULL, NULL, &f, &e) == DP_ERR_ARG, "no cluster: '%s'", e.msg);
+        dp_cluster_free(&c);
+    } else CHECK(0, "calibrate: %s", e.msg);
+}
+
 static void check_calibration(void)
 {
     dp_cluster c;
@@ -444,6 +512,7 @@ static void check_calibration(void)
               "one device, size 8: n %d, %d matmul points at work %g", c.n, c.curve_len[DP_OP_MATMUL], c.curve[DP_OP_MATMUL * DP_MAX_CURVE].work);
         dp_cluster_free(&c);
     } else CHECK(0, "calibrate one device: %s", e.msg);
+    check_speed_refresh();
 }
 
 int main(void)
