@@ -7365,6 +7365,54 @@ static int dp__cal_kernel(const dp_graph *g, int v, int nd, dp__calarg *ca, pthr
     return 0;
 }
 
+/* Operand sets per device at side s: sets of (input, input, output of up
+   to 2 s^2) of 4 s^2 floats, as many as fill 4 MiB (1 to 8), so that a
+   call's operands are not the last call's, still in the core's caches. */
+static int dp__cal_sets(int s)
+{
+    double n = (4u << 20) / (16.0 * s * s);
+    return n < 1 ? 1 : n > 8 ? 8 : (int)n;
+}
+
+/* One device's share of the measurements at side s: its operand sets,
+   from base, filled with the workloads' input values. */
+static void dp__cal_prepare(dp__calarg *ca, float *base, int s, double seconds)
+{
+    int q, k, nsets = dp__cal_sets(s);
+    size_t set = (size_t)4 * s * s;
+    memset(ca, 0, sizeof *ca);
+    ca->buf = base; ca->set = set; ca->nsets = nsets; ca->seconds = seconds;
+    for (q = 0; q < nsets; q++)
+        for (k = 0; k < s * s; k++) {
+            base[set * q + k] = dp__input_value(1, 0, (size_t)k);
+            base[set * q + (size_t)s * s + k] = dp__input_value(1, 1, (size_t)k) * 0.5f + 0.1f;
+        }
+}
+
+/* The graph of one measurement (g initialised here; free it in any case):
+   an op of kind kd on side x side operands, two inputs where it takes two
+   (concat makes side x 2 side, split takes half), its compute
+   dp_op_flops. *op gets the op's index. */
+static int dp__cal_graph(dp_graph *g, dp_kind kd, int s, int *op, dp_error *err)
+{
+    int nin = kd == DP_OP_INPUT ? 0 : (kd == DP_OP_MATMUL || kd == DP_OP_ADD || kd == DP_OP_REDUCE || kd == DP_OP_MUL || kd == DP_OP_CONCAT) ? 2 : 1;
+    int j, rc = 0, cols = kd == DP_OP_CONCAT ? 2 * s : kd == DP_OP_SPLIT ? s / 2 : s;
+    dp_op_desc dd;
+    dp_graph_init(g);
+    for (j = 0; j < nin && !rc; j++) {
+        memset(&dd, 0, sizeof dd);
+        dd.kind = DP_OP_INPUT; dd.rows = s; dd.cols = s;
+        rc = dp_graph_add_op(g, &dd, NULL, err);
+    }
+    memset(&dd, 0, sizeof dd);
+    dd.kind = kd; dd.rows = s; dd.cols = cols; dd.compute = dp_op_flops(kd, s, cols, s, nin);
+    if (!rc) rc = dp_graph_add_op(g, &dd, NULL, err);
+    for (j = 0; j < nin && !rc; j++) rc = dp_graph_add_edge(g, j, nin, 0, err);
+    if (!rc) rc = dp_graph_finalize(g, err);
+    *op = nin;
+    return rc;
+}
+
 /* A chain of n ops of kind copy on side x side tensors (one input op
    first), on one device (alt 0) or alternating between devices 0 and 1
    (every edge a hand-off), run by the executor: the median over the
@@ -7466,12 +7514,9 @@ int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *e
     for (S = 16; S < o.size && ns < NS - 1; S *= 2) side[ns++] = S;
     side[ns++] = o.size;
     S = o.size;
-    /* per device, sets of (input, input, output of up to 2 side^2) of 4
-       side^2 floats: as many as fill 4 MiB (1 to 8), so that a call's
-       operands are not the last call's, still in the core's caches */
-#define DP__CAL_SETS(s) ((int)((4u << 20) / (16.0 * (s) * (s)) < 1 ? 1 : (4u << 20) / (16.0 * (s) * (s)) > 8 ? 8 : (4u << 20) / (16.0 * (s) * (s))))
+    /* per device, the largest side's operand sets (dp__cal_sets) */
     for (i = 0; i < ns; i++) {
-        size_t need = (size_t)DP__CAL_SETS(side[i]) * 4 * side[i] * side[i];
+        size_t need = (size_t)dp__cal_sets(side[i]) * 4 * side[i] * side[i];
         if (need > per_dev) per_dev = need;
     }
     if ((rc = dp_cluster_homogeneous(&c, o.devices, 1e9, 1e10, 0, err))) return rc;
@@ -7488,45 +7533,20 @@ int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *e
        each point the median of the sweeps */
     for (r = 0; r < o.sweeps; r++)
     for (i = 0; i < ns; i++) {
-        int s = side[i], q, nsets = DP__CAL_SETS(s);
-        size_t set = (size_t)4 * s * s;
-        for (d = 0; d < o.devices; d++) {
-            float *base = bufs + per_dev * d;
-            memset(&ca[d], 0, sizeof ca[d]);
-            ca[d].buf = base; ca[d].set = set; ca[d].nsets = nsets;
-            ca[d].seconds = o.seconds;
-            for (q = 0; q < nsets; q++)
-                for (k = 0; k < s * s; k++) {
-                    base[set * q + k] = dp__input_value(1, 0, (size_t)k);
-                    base[set * q + (size_t)s * s + k] = dp__input_value(1, 1, (size_t)k) * 0.5f + 0.1f;
-                }
-        }
+        for (d = 0; d < o.devices; d++) dp__cal_prepare(&ca[d], bufs + per_dev * d, side[i], o.seconds);
         for (k = 1; k < DP_KIND__COUNT; k++) {
-            dp_kind kd = (dp_kind)k;
-            int nin = kd == DP_OP_INPUT ? 0 : (kd == DP_OP_MATMUL || kd == DP_OP_ADD || kd == DP_OP_REDUCE || kd == DP_OP_MUL || kd == DP_OP_CONCAT) ? 2 : 1;
-            int j, cols = kd == DP_OP_CONCAT ? 2 * s : kd == DP_OP_SPLIT ? s / 2 : s;
             double sec = 0;
-            dp_op_desc dd;
-            dp_graph_init(&g);
-            for (j = 0; j < nin; j++) {
-                memset(&dd, 0, sizeof dd);
-                dd.kind = DP_OP_INPUT; dd.rows = s; dd.cols = s;
-                if ((rc = dp_graph_add_op(&g, &dd, NULL, err))) goto done_g;
+            int op;
+            rc = dp__cal_graph(&g, (dp_kind)k, side[i], &op, err);
+            if (!rc) rc = dp__cal_kernel(&g, op, o.devices, ca, th, &sec, err);
+            if (!rc) {
+                secs[((size_t)r * DP_KIND__COUNT + k) * NS + i] = sec;
+                pts[k][i].work = g.compute[op];
             }
-            memset(&dd, 0, sizeof dd);
-            dd.kind = kd; dd.rows = s; dd.cols = cols;
-            if ((rc = dp_graph_add_op(&g, &dd, NULL, err))) goto done_g;
-            for (j = 0; j < nin; j++) if ((rc = dp_graph_add_edge(&g, j, nin, 0, err))) goto done_g;
-            if ((rc = dp_graph_finalize(&g, err))) goto done_g;
-            if ((rc = dp__cal_kernel(&g, nin, o.devices, ca, th, &sec, err))) goto done_g;
-            secs[((size_t)r * DP_KIND__COUNT + k) * NS + i] = sec;
-            pts[k][i].work = dp_op_flops(kd, s, cols, s, nin);
-        done_g:
             dp_graph_free(&g);
             if (rc) goto done;
         }
     }
-#undef DP__CAL_SETS
     for (k = 1; k < DP_KIND__COUNT; k++)
         for (i = 0; i < ns; i++) {
             double v[MAX_SWEEPS], sec;
@@ -7596,8 +7616,8 @@ int dp_calibrate_cpu_speed(const dp_cluster *c, const dp_calibrate_opts *opts, d
     pthread_t *th = NULL;
     float *bufs = NULL;
     double logsum = 0;
-    int rc = 0, s, nd, nsets, d, q, k, j;
-    size_t set;
+    int rc = 0, s, nd, d, j;
+    size_t per_dev;
     memset(&o, 0, sizeof o);
     if (opts) o = *opts;
     if (!factor) return dp__fail(err, DP_ERR_ARG, "calibrate_speed: no factor to write");
@@ -7607,43 +7627,21 @@ int dp_calibrate_cpu_speed(const dp_cluster *c, const dp_calibrate_opts *opts, d
     if (o.size < 8 || o.size > 2048) return dp__fail(err, DP_ERR_RANGE, "calibrate_speed: size %d not in 8..2048", o.size);
     if (!(o.seconds > 0 && o.seconds <= 10)) return dp__fail(err, DP_ERR_RANGE, "calibrate_speed: seconds %g not in (0, 10]", o.seconds);
     s = o.size / 2; nd = c->n;
-    /* operand sets as dp_calibrate_cpu makes them: out of the caches */
-    nsets = (int)((4u << 20) / (16.0 * s * s));
-    if (nsets < 1) nsets = 1;
-    if (nsets > 8) nsets = 8;
-    set = (size_t)4 * s * s;
+    per_dev = (size_t)dp__cal_sets(s) * 4 * s * s;
     ca = (dp__calarg *)dp__alloc((size_t)nd, sizeof *ca, err, "calibration");
     th = (pthread_t *)dp__alloc((size_t)nd, sizeof *th, err, "calibration");
-    bufs = (float *)dp__alloc(set * nsets * nd, sizeof(float), err, "calibration");
+    bufs = (float *)dp__alloc(per_dev * nd, sizeof(float), err, "calibration");
     if (!ca || !th || !bufs) { rc = DP_ERR_NOMEM; goto done; }
-    for (d = 0; d < nd; d++) {
-        float *base = bufs + set * nsets * d;
-        memset(&ca[d], 0, sizeof ca[d]);
-        ca[d].buf = base; ca[d].set = set; ca[d].nsets = nsets; ca[d].seconds = o.seconds;
-        for (q = 0; q < nsets; q++)
-            for (k = 0; k < s * s; k++) {
-                base[set * q + k] = dp__input_value(1, 0, (size_t)k);
-                base[set * q + (size_t)s * s + k] = dp__input_value(1, 1, (size_t)k) * 0.5f + 0.1f;
-            }
-    }
+    for (d = 0; d < nd; d++) dp__cal_prepare(&ca[d], bufs + per_dev * d, s, o.seconds);
     for (j = 0; j < 2 && !rc; j++) {
         dp_graph g;
-        dp_op_desc dd;
         double sec = 0, pred = 0;
-        dp_graph_init(&g);
-        memset(&dd, 0, sizeof dd);
-        dd.kind = DP_OP_INPUT; dd.rows = s; dd.cols = s;
-        rc = dp_graph_add_op(&g, &dd, NULL, err);
-        if (!rc) rc = dp_graph_add_op(&g, &dd, NULL, err);
-        dd.kind = probe[j]; dd.compute = dp_op_flops(probe[j], s, s, s, 2);
-        if (!rc) rc = dp_graph_add_op(&g, &dd, NULL, err);
-        if (!rc) rc = dp_graph_add_edge(&g, 0, 2, 0, err);
-        if (!rc) rc = dp_graph_add_edge(&g, 1, 2, 0, err);
-        if (!rc) rc = dp_graph_finalize(&g, err);
-        if (!rc) rc = dp__cal_kernel(&g, 2, nd, ca, th, &sec, err);
+        int op;
+        rc = dp__cal_graph(&g, probe[j], s, &op, err);
+        if (!rc) rc = dp__cal_kernel(&g, op, nd, ca, th, &sec, err);
         if (!rc) {
             /* c's prediction for the kernel alone, the mean over devices */
-            for (d = 0; d < nd; d++) pred += (dp_op_time(&g, c, 2, d) - (c->overhead ? c->overhead[d] : 0)) / nd;
+            for (d = 0; d < nd; d++) pred += (dp_op_time(&g, c, op, d) - (c->overhead ? c->overhead[d] : 0)) / nd;
             if (!(pred > 0 && sec > 0)) rc = dp__fail(err, DP_ERR_RANGE, "calibrate_speed: %s predicted %g s, measured %g s", dp_kind_name(probe[j]), pred, sec);
             else logsum += log(pred / sec);
         }

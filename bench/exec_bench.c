@@ -168,8 +168,9 @@ static int simreal(int argc, char **argv, int devices, int reps)
    graph's time units like the simulator's makespans (opaque ops ran
    seconds_per_unit per unit; a calibrated cluster's unit is the second),
    so that the per-step baseline can compare it with the partial
-   schedule. */
-typedef struct { double spu; long runs; } real_ctx;
+   schedule. unit: the seconds a graph unit took (spu for an opaque
+   graph, 1 for a workload). */
+typedef struct { double spu, unit; long runs; } real_ctx;
 
 static int real_cost(void *ctx, const dp_graph *g, const dp_cluster *c, const int *assign,
                      const int *order, double *cost, dp_error *err)
@@ -181,9 +182,7 @@ static int real_cost(void *ctx, const dp_graph *g, const dp_cluster *c, const in
     memset(&o, 0, sizeof o);
     o.seconds_per_unit = rc->spu;
     if (dp_exec_cpu(g, c, assign, &o, &r, err)) return err->code;
-    int opaque = 0;
-    for (int v = 0; v < g->n_ops; v++) opaque |= g->kind[v] == DP_OP_OPAQUE;
-    *cost = r.wall_median / (opaque ? r.seconds_per_unit : 1.0);
+    *cost = r.wall_median / rc->unit;
     rc->runs++;
     dp_exec_result_free(&r);
     return 0;
@@ -223,6 +222,7 @@ static int realtrain(const char *path, int devices, int il, int sim, int real)
     double work = 0;
     for (int v = 0; v < g.n_ops; v++) work += dp_op_time(&g, &c, v, dp_fastest_device(&g, &c, v));
     rc.spu = 0.02 / work; rc.runs = 0;   /* one device: 20 ms a run */
+    rc.unit = real_ops ? 1 : rc.spu;
     const dp_graph *gs[1] = { &g };
     to.episodes[DP_STAGE_IL] = il; to.episodes[DP_STAGE_SIM] = sim; to.episodes[DP_STAGE_REAL] = real;
     to.cost = real_cost; to.cost_ctx = &rc; to.seed = 1;
@@ -242,7 +242,7 @@ static int realtrain(const char *path, int devices, int il, int sim, int real)
         if (dp_place(m[k - 1], &g, &c, NULL, a[k], &pr, &e)) return die(&e);
         ps[k] = pr.makespan;
     }
-    if (!real_ops) for (int k = 0; k < 4; k++) ps[k] *= rc.spu;   /* model units -> the executor's seconds */
+    for (int k = 0; k < 4; k++) ps[k] *= rc.unit;   /* model units -> the executor's seconds */
     for (int r = 0; r < 3; r++)
         for (int k = 0; k < 4; k++) w[k][r] = wall(&g, &c, a[k], rc.spu);
     for (int k = 0; k < 4; k++) med[k] = median_of(w[k], 3);

@@ -948,14 +948,16 @@ static void test_determinism(void)
    seed gives the same parameters, the greedy baseline costs one more
    simulation per update (and no other option any), and bad values are
    refused. */
-static void explore_train(const dp_graph *g, const dp_cluster *c, const dp_train_opts *extra, dp_policy *p, dp_train_result *tr)
+/* A small policy trained il 20 + 60 episodes of `stage` (sim or real),
+   epsilon 0.3, seed 11, on top of the options in extra. */
+static void stage_train(const dp_graph *g, const dp_cluster *c, const dp_train_opts *extra, dp_stage stage, dp_policy *p, dp_train_result *tr)
 {
     dp_policy_opts po = {0};
     po.hidden = 8; po.layers = 2; po.seed = 4;
     CHECK(dp_policy_init(p, &po, &err) == 0, "policy: %s", err.msg);
     dp_train_opts to = *extra;
-    to.episodes[DP_STAGE_IL] = 20; to.episodes[DP_STAGE_SIM] = 60;
-    to.eps_start[DP_STAGE_SIM] = 0.3;
+    to.episodes[DP_STAGE_IL] = 20; to.episodes[stage] = 60;
+    to.eps_start[stage] = 0.3;
     to.seed = 11;
     const dp_graph *gs[1] = { g };
     CHECK(dp_train(p, gs, 1, c, &to, tr, &err) == 0, "train: %s", err.msg);
@@ -973,7 +975,7 @@ static void test_explore_options(void)
         base.rollouts = K;
         dp_policy p0;
         dp_train_result r0;
-        explore_train(&g, &c, &base, &p0, &r0);
+        stage_train(&g, &c, &base, DP_STAGE_SIM, &p0, &r0);
         CHECK(r0.simulations == 80, "K %d: default: %ld simulations, expected 80", K, r0.simulations);
         for (int v = 0; v < 6; v++) {
             dp_train_opts o = base;
@@ -986,8 +988,8 @@ static void test_explore_options(void)
             if (v == 3 || v == 4) o.adv_norm = 1;
             dp_policy a, b;
             dp_train_result ra, rb;
-            explore_train(&g, &c, &o, &a, &ra);
-            explore_train(&g, &c, &o, &b, &rb);
+            stage_train(&g, &c, &o, DP_STAGE_SIM, &a, &ra);
+            stage_train(&g, &c, &o, DP_STAGE_SIM, &b, &rb);
             CHECK(same_params(&a, &b), "K %d, %s: same seed, other parameters", K, what[v]);
             CHECK(!same_params(&a, &p0), "K %d, %s: training is unchanged", K, what[v]);
             long extra = o.greedy_baseline ? (60 + K - 1) / K : 0;
@@ -1004,13 +1006,13 @@ static void test_explore_options(void)
         memset(&o, 0, sizeof o);
         dp_policy a, b, d;
         dp_train_result ra, rb, rd;
-        explore_train(&g, &c, &o, &a, &ra);
+        stage_train(&g, &c, &o, DP_STAGE_SIM, &a, &ra);
         o.temperature = 1;
-        explore_train(&g, &c, &o, &b, &rb);
+        stage_train(&g, &c, &o, DP_STAGE_SIM, &b, &rb);
         CHECK(same_params(&a, &b), "temperature 1 differs from the default");
         memset(&o, 0, sizeof o);
         o.step_baseline = 1; o.gamma = 1;
-        explore_train(&g, &c, &o, &d, &rd);
+        stage_train(&g, &c, &o, DP_STAGE_SIM, &d, &rd);
         CHECK(same_params(&a, &d), "step_baseline 1 and gamma 1 differ from the default");
         dp_policy_free(&a); dp_policy_free(&b); dp_policy_free(&d);
     }
@@ -1061,18 +1063,11 @@ static int cost_cb(void *ctx, const dp_graph *g, const dp_cluster *c, const int 
 static void real_train(const dp_graph *g, const dp_cluster *c, int with_cb, int sb, dp_policy *p)
 {
     cost_ctx k = {0, -1, -1};
-    dp_policy_opts po = {0};
-    po.hidden = 8; po.layers = 2; po.seed = 4;
-    CHECK(dp_policy_init(p, &po, &err) == 0, "policy: %s", err.msg);
     dp_train_opts to;
     memset(&to, 0, sizeof to);
-    to.episodes[DP_STAGE_IL] = 20; to.episodes[DP_STAGE_REAL] = 60;
-    to.eps_start[DP_STAGE_REAL] = 0.3;
-    to.seed = 11;
     to.step_baseline = sb;
     if (with_cb) { to.cost = cost_cb; to.cost_ctx = &k; }
-    const dp_graph *gs[1] = { g };
-    CHECK(dp_train(p, gs, 1, c, &to, NULL, &err) == 0, "train: %s", err.msg);
+    stage_train(g, c, &to, DP_STAGE_REAL, p, NULL);
     if (with_cb) CHECK(k.calls == 60, "cost called %d times, expected 60", k.calls);
 }
 
