@@ -5,7 +5,7 @@
                                        [--seeds N] [--rollouts K] [--order fifo|priority]
                                        [--lr-sim LR] [--eps-sim EPS] [--entropy B] [--temp T]
                                        [--greedy-baseline 1] [--sil W] [--adv-norm 1]
-                                       [--step-bl 1|-1] [--gamma G]
+                                       [--step-bl 1|-1] [--gamma G] [--hidden H] [--layers K]
        build/learn_bench general STG_DIR [--procs P] [--il E] [--sim E]
 
    timing:  milliseconds per imitation episode, per REINFORCE episode
@@ -31,7 +31,7 @@
    of its final cost: the first episode where the mean cost of the last 50
    episodes is within 5% of the mean of the last 10% of all episodes.
    Output: markdown rows. Default policy: hidden 32, 3 rounds (doppler),
-   1 pass pair (placeto). */
+   1 pass pair (placeto); --hidden and --layers change it (every command). */
 #define DOPPLER_IMPLEMENTATION
 #include "doppler.h"
 
@@ -74,9 +74,12 @@ static int within5(const curve *c)
     return c->n;
 }
 
+static int hidden, layers;       /* --hidden, --layers: 0 -> the library's defaults */
+
 static void policy_opts(dp_policy_opts *po, const dp_cluster *c)
 {
     memset(po, 0, sizeof *po);
+    po->hidden = hidden; po->layers = layers;
     if (placeto) { po->algo = DP_ALGO_PLACETO; po->devices = c->n; }
 }
 
@@ -277,6 +280,8 @@ int main(int argc, char **argv)
     adv_norm = atoi(opt(argc, argv, "--adv-norm", "0"));
     step_bl = atoi(opt(argc, argv, "--step-bl", "0"));
     gamma_ = atof(opt(argc, argv, "--gamma", "0"));
+    hidden = atoi(opt(argc, argv, "--hidden", "0"));
+    layers = atoi(opt(argc, argv, "--layers", "0"));
     order = !strcmp(opt(argc, argv, "--order", "fifo"), "priority") ? DP_ORDER_PRIORITY : DP_ORDER_FIFO;
     if (!strcmp(argv[1], "timing")) return timing(argv[2], devices, atoi(opt(argc, argv, "--episodes", "300")));
     if (!strcmp(argv[1], "quality"))
