@@ -7374,6 +7374,12 @@ static int dp__cal_sets(int s)
     return n < 1 ? 1 : n > 8 ? 8 : (int)n;
 }
 
+/* The floats one device's operand sets at side s take. */
+static size_t dp__cal_floats(int s)
+{
+    return (size_t)dp__cal_sets(s) * 4 * s * s;
+}
+
 /* One device's share of the measurements at side s: its operand sets,
    from base, filled with the workloads' input values. */
 static void dp__cal_prepare(dp__calarg *ca, float *base, int s, double seconds)
@@ -7516,7 +7522,7 @@ int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *e
     S = o.size;
     /* per device, the largest side's operand sets (dp__cal_sets) */
     for (i = 0; i < ns; i++) {
-        size_t need = (size_t)dp__cal_sets(side[i]) * 4 * side[i] * side[i];
+        size_t need = dp__cal_floats(side[i]);
         if (need > per_dev) per_dev = need;
     }
     if ((rc = dp_cluster_homogeneous(&c, o.devices, 1e9, 1e10, 0, err))) return rc;
@@ -7627,7 +7633,7 @@ int dp_calibrate_cpu_speed(const dp_cluster *c, const dp_calibrate_opts *opts, d
     if (o.size < 8 || o.size > 2048) return dp__fail(err, DP_ERR_RANGE, "calibrate_speed: size %d not in 8..2048", o.size);
     if (!(o.seconds > 0 && o.seconds <= 10)) return dp__fail(err, DP_ERR_RANGE, "calibrate_speed: seconds %g not in (0, 10]", o.seconds);
     s = o.size / 2; nd = c->n;
-    per_dev = (size_t)dp__cal_sets(s) * 4 * s * s;
+    per_dev = dp__cal_floats(s);
     ca = (dp__calarg *)dp__alloc((size_t)nd, sizeof *ca, err, "calibration");
     th = (pthread_t *)dp__alloc((size_t)nd, sizeof *th, err, "calibration");
     bufs = (float *)dp__alloc(per_dev * nd, sizeof(float), err, "calibration");

@@ -355,10 +355,6 @@ static void check_regressions(void)
     dp_graph_free(&g);
 }
 
-/* dp_calibrate_cpu on small sizes: sane values (positive, finite, zero where
-   they must be), the curves at the work dp_op_flops gives each measured
-   shape (by hand), time growing with work along every curve, the options
-   checked. No machine-specific number is asserted. */
 /* dp_cluster_scale_speed against hand-computed op times, and
    dp_calibrate_cpu_speed's factor and errors. */
 static void check_speed_refresh(void)
@@ -427,6 +423,10 @@ static void check_speed_refresh(void)
     } else CHECK(0, "calibrate: %s", e.msg);
 }
 
+/* dp_calibrate_cpu on small sizes: sane values (positive, finite, zero where
+   they must be), the curves at the work dp_op_flops gives each measured
+   shape (by hand), time growing with work along every curve, the options
+   checked. No machine-specific number is asserted. */
 static void check_calibration(void)
 {
     dp_cluster c;

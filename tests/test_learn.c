@@ -942,12 +942,6 @@ static void test_determinism(void)
     dp_graph_free(&g);
 }
 
-/* The exploration options of the REINFORCE stages (temperature, greedy
-   baseline, self-imitation, return normalisation): each one, alone and all
-   together (with 1 and 3 rollouts per update), changes training, the same
-   seed gives the same parameters, the greedy baseline costs one more
-   simulation per update (and no other option any), and bad values are
-   refused. */
 /* A small policy trained il 20 + 60 episodes of `stage` (sim or real),
    epsilon 0.3, seed 11, on top of the options in extra. */
 static void stage_train(const dp_graph *g, const dp_cluster *c, const dp_train_opts *extra, dp_stage stage, dp_policy *p, dp_train_result *tr)
@@ -963,6 +957,12 @@ static void stage_train(const dp_graph *g, const dp_cluster *c, const dp_train_o
     CHECK(dp_train(p, gs, 1, c, &to, tr, &err) == 0, "train: %s", err.msg);
 }
 
+/* The exploration options of the REINFORCE stages (temperature, greedy
+   baseline, self-imitation, return normalisation): each one, alone and all
+   together (with 1 and 3 rollouts per update), and the per-step baseline
+   turned off, each changes training; the same seed gives the same
+   parameters, the greedy baseline costs one more simulation per update
+   (and no other option any), and bad values are refused. */
 static void test_explore_options(void)
 {
     dp_graph g;
