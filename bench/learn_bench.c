@@ -6,6 +6,7 @@
                                        [--lr-sim LR] [--eps-sim EPS] [--entropy B] [--temp T]
                                        [--greedy-baseline 1] [--sil W] [--adv-norm 1]
                                        [--step-bl 1|-1] [--gamma G] [--hidden H] [--layers K]
+                                       [--per-seed]
        build/learn_bench general STG_DIR [--procs P] [--il E] [--sim E]
 
    timing:  milliseconds per imitation episode, per REINFORCE episode
@@ -21,6 +22,10 @@
             over the seeds, and the seeds where doppler is at or below every
             heuristic. --order priority: doppler runs in SEL's order, the
             heuristics in b-level order (both trained and scored so).
+            --per-seed: then one row per seed (greedy, best of samples,
+            search, the best heuristic and which, anneal, and how far the
+            policy's best and the search are above (+) or below (-) the
+            best heuristic, in percent; the counts above allow no margin).
    general: trains once on STG_DIR/50/rand0000..0059 (P processors, no
             communication), places rand0060..0089 without retraining; mean
             and worst ratio to the proven optimum (STG_DIR/opt_50_P.csv)
@@ -89,6 +94,12 @@ static const char *opt(int argc, char **argv, const char *name, const char *def)
     return def;
 }
 
+static int flag(int argc, char **argv, const char *name)
+{
+    for (int i = 2; i < argc; i++) if (!strcmp(argv[i], name)) return 1;
+    return 0;
+}
+
 static double peak_mib(void)
 {
     struct rusage ru;
@@ -136,6 +147,7 @@ static double lr_sim, eps_sim, temp, sil, ent, gamma_;   /* 0: the library's def
 static int greedy_bl, adv_norm, step_bl;
 static int rollouts;             /* 0: the library's default (1) */
 static dp_order order;           /* --order: doppler's runtime order and the heuristics' */
+static int per_seed;             /* --per-seed: a row per seed after the summary */
 
 typedef struct tally { double sum, sq; int n; } tally;
 static void add(tally *s, double v) { s->sum += v; s->sq += v * v; s->n++; }
@@ -159,7 +171,12 @@ static int quality(const char *path, int devices, int il, int sim, int samples, 
     int ok_policy = 0, ok_search = 0;
     if (dp_graph_read(&g, path, DP_FORMAT_AUTO, &e) || dp_cluster_for_graph(&c, &g, devices, &e)) return die(&e);
     int *a = malloc(sizeof(int) * g.n_ops), *ba = malloc(sizeof(int) * g.n_ops), *bo = malloc(sizeof(int) * g.n_ops);
+    /* per seed: greedy, best of samples, search, best heuristic, anneal
+       (ratios) and the best heuristic's index in ms below */
+    double (*row)[6] = calloc((size_t)seeds, sizeof *row);
+    if (!a || !ba || !bo || !row) { fprintf(stderr, "learn_bench: out of memory\n"); return 1; }
     double lb = dp_lower_bound(&g, &c);
+    dp_method ms[4] = { DP_METHOD_CP, DP_METHOD_HEFT, DP_METHOD_ENUMOPT, DP_METHOD_ANNEAL };
     for (int si = 0; si < seeds; si++) {
         uint64_t seed = seed0 + (uint64_t)si;
         dp_policy p; dp_train_result r; dp_train_opts to; dp_infer_opts io; dp_policy_opts po;
@@ -187,14 +204,16 @@ static int quality(const char *path, int devices, int il, int sim, int samples, 
         double search = bc < best ? bc : best;
         add(&sg, greedy / lb); add(&sb, best / lb); add(&ss, search / lb); add(&sec, r.seconds); add(&w5, within5(&cv));
         free(cv.cost);
-        dp_method ms[4] = { DP_METHOD_CP, DP_METHOD_HEFT, DP_METHOD_ENUMOPT, DP_METHOD_ANNEAL };
         double hbest = 1e300;
+        int hk = 0;
         for (int k = 0; k < 4; k++) {
             plo.budget = (int)sims; plo.seed = seed; plo.order = order;
             if (dp_place(ms[k], &g, &c, &plo, a, &pr, &e)) return die(&e);
             if (k < 3) add(&sh[k], pr.makespan / lb); else add(&sa, pr.makespan / lb);
-            if (pr.makespan < hbest) hbest = pr.makespan;
+            if (pr.makespan < hbest) { hbest = pr.makespan; hk = k; }
         }
+        row[si][0] = greedy / lb; row[si][1] = best / lb; row[si][2] = search / lb;
+        row[si][3] = hbest / lb; row[si][4] = pr.makespan / lb; row[si][5] = hk;
         ok_policy += best <= hbest * (1 + 1e-9);
         ok_search += search <= hbest * (1 + 1e-9);
         dp_policy_free(&p);
@@ -204,7 +223,17 @@ static int quality(const char *path, int devices, int il, int sim, int samples, 
     for (int k = 0; k < 3; k++) cell(&sh[k]);
     cell(&sa);
     printf(" %d of %d | %d of %d |\n", ok_policy, seeds, ok_search, seeds);
-    free(a); free(ba); free(bo); dp_cluster_free(&c); dp_graph_free(&g);
+    if (per_seed) {
+        printf("\n| %s, seed | greedy | best of greedy + %d samples | search | best heuristic | anneal | policy vs best heuristic | search vs best heuristic |\n"
+               "|---|---:|---:|---:|---|---:|---:|---:|\n", base(path), samples);
+        for (int si = 0; si < seeds; si++) {
+            const double *w = row[si];
+            printf("| %llu | %.4f | %.4f | %.4f | %.4f (%s) | %.4f | %+.3f%% | %+.3f%% |\n", (unsigned long long)(seed0 + (uint64_t)si),
+                   w[0], w[1], w[2], w[3], dp_method_name(ms[(int)w[5]]), w[4], 100 * (w[1] / w[3] - 1), 100 * (w[2] / w[3] - 1));
+        }
+        printf("\n");
+    }
+    free(a); free(ba); free(bo); free(row); dp_cluster_free(&c); dp_graph_free(&g);
     return 0;
 }
 
@@ -282,6 +311,7 @@ int main(int argc, char **argv)
     gamma_ = atof(opt(argc, argv, "--gamma", "0"));
     hidden = atoi(opt(argc, argv, "--hidden", "0"));
     layers = atoi(opt(argc, argv, "--layers", "0"));
+    per_seed = flag(argc, argv, "--per-seed");
     order = !strcmp(opt(argc, argv, "--order", "fifo"), "priority") ? DP_ORDER_PRIORITY : DP_ORDER_FIFO;
     if (!strcmp(argv[1], "timing")) return timing(argv[2], devices, atoi(opt(argc, argv, "--episodes", "300")));
     if (!strcmp(argv[1], "quality"))

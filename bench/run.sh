@@ -9,8 +9,9 @@
 #      core, >= 1 s per graph (target: >= 100,000/s on ffnn_192nodes).
 #   4. DOPPLER learning: ms per imitation / REINFORCE episode and per greedy
 #      inference on the reference graphs (one core, hidden 32, 3 rounds);
-#      quality after il 500 + sim 2000 episodes against the heuristics (five
-#      seeds; FIFO, with 8 rollouts per update, and in PRIORITY order);
+#      quality after il 500 + sim 2000 episodes against the heuristics (ten
+#      seeds, with a table per seed, and ten with the paper's REINFORCE; five
+#      with 8 rollouts per update, and five in PRIORITY order);
 #      generalisation on STG 50 (train rand0000-0059, place rand0060-0089).
 #   5. the CPU executor: dispatch overhead per op, and its wall time against
 #      the simulator's prediction on every shipped and reference graph
@@ -79,8 +80,17 @@ if [ -d "$DATA/doppler" ]; then
     echo
     echo "$QHEAD"
     echo "$QRULE"
-    for f in "$DATA"/doppler/*.txt; do "${PIN[@]}" build/learn_bench quality "$f" --seeds 10 || status=1; done
+    # --per-seed: the row, then a table per seed; rows here, per-seed tables after
+    PERSEED=$(mktemp)
+    for f in "$DATA"/doppler/*.txt; do
+        "${PIN[@]}" build/learn_bench quality "$f" --seeds 10 --per-seed > "$PERSEED.out" || status=1
+        head -n 1 "$PERSEED.out"
+        tail -n +2 "$PERSEED.out" >> "$PERSEED"
+    done
     echo
+    echo "#### Per seed (the runs above; percent: best of samples or search against the best heuristic, - is better)"
+    cat "$PERSEED"
+    rm -f "$PERSEED" "$PERSEED.out"
     echo "### The same with the paper's REINFORCE (--step-bl -1 --gamma 0.99: no per-step baseline, discount 0.99)"
     echo
     echo "$QHEAD"
