@@ -385,16 +385,29 @@ cmd_demo() {
     t0=$(date +%s.%N)
     echo "== DOPPLER: train a policy on $train_graph, 4 devices, three stages"
     echo "   (il: imitate the critical-path expert; sim: REINFORCE on the simulator;"
-    echo "    real: REINFORCE on a runtime's cost - no executor yet, so the simulator)"
+    echo "    real: REINFORCE on a runtime's cost; the simulator stands in here, so that"
+    echo "    the demo is short and gives the same result on every machine; train with"
+    echo "    --backend cpu to learn from the CPU executor's measured wall time)"
     echo
     build/doppler train "$train_graph" --stages il,sim,real --episodes 500,500,500 --seed 1 \
-        --out "$pol" --curve build/demo_curve.csv --curve-svg build/demo_curve.svg || exit 1
+        --out "$pol" --curve build/demo_curve.csv --curve-svg build/demo_curve.svg \
+        --out-assign build/demo_search.assign || exit 1
     echo
+    # doppler's simulations: 1500 training episodes, the greedy placement
+    # and 32 samples; anneal gets as many (as in bench/RESULTS.md part 4)
+    local sims=$((500 + 500 + 500 + 1 + 32))
     echo "== The learned placer (best of greedy and 32 samples) against every heuristic"
+    echo "   (anneal given doppler's $sims simulations)"
     echo
-    build/doppler bench "$train_graph" --methods all --policy "$pol" --samples 32 || exit 1
+    build/doppler bench "$train_graph" --methods all --policy "$pol" --samples 32 --budget "$sims" || exit 1
     build/doppler place "$train_graph" --method doppler --policy "$pol" --samples 32 \
         --gantt build/demo_doppler.svg --out build/demo_doppler.assign >/dev/null || exit 1
+    echo
+    echo "doppler's answer as DOPPLER deploys it, the best placement any of its training"
+    echo "episodes reached (build/demo_search.assign):"
+    build/doppler sim "$train_graph" --assign build/demo_search.assign | grep '^makespan' || exit 1
+    echo "anneal at its default budget (20 x ops x devices simulations):"
+    build/doppler place "$train_graph" --method anneal | grep '^makespan' || exit 1
     echo
     echo "Gantt chart of doppler on $(basename "$train_graph" .dpg): build/demo_doppler.svg"
     echo "Training curve: build/demo_curve.svg (every episode: build/demo_curve.csv)"
