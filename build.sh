@@ -382,6 +382,10 @@ cmd_demo() {
     do_build || exit 1
     local graphs g best name t0
     local train_graph=graphs/layered_100.dpg pol=build/demo_policy.dpl
+    local episodes=500 samples=32   # per training stage; samples at placement
+    # doppler's simulations: every training episode, the greedy placement
+    # and the samples; anneal gets as many (as in bench/RESULTS.md part 4)
+    local sims=$((3 * episodes + 1 + samples))
     t0=$(date +%s.%N)
     echo "== DOPPLER: train a policy on $train_graph, 4 devices, three stages"
     echo "   (il: imitate the critical-path expert; sim: REINFORCE on the simulator;"
@@ -389,18 +393,15 @@ cmd_demo() {
     echo "    the demo is short and gives the same result on every machine; train with"
     echo "    --backend cpu to learn from the CPU executor's measured wall time)"
     echo
-    build/doppler train "$train_graph" --stages il,sim,real --episodes 500,500,500 --seed 1 \
+    build/doppler train "$train_graph" --stages il,sim,real --episodes "$episodes,$episodes,$episodes" --seed 1 \
         --out "$pol" --curve build/demo_curve.csv --curve-svg build/demo_curve.svg \
         --out-assign build/demo_search.assign || exit 1
     echo
-    # doppler's simulations: 1500 training episodes, the greedy placement
-    # and 32 samples; anneal gets as many (as in bench/RESULTS.md part 4)
-    local sims=$((500 + 500 + 500 + 1 + 32))
-    echo "== The learned placer (best of greedy and 32 samples) against every heuristic"
+    echo "== The learned placer (best of greedy and $samples samples) against every heuristic"
     echo "   (anneal given doppler's $sims simulations)"
     echo
-    build/doppler bench "$train_graph" --methods all --policy "$pol" --samples 32 --budget "$sims" || exit 1
-    build/doppler place "$train_graph" --method doppler --policy "$pol" --samples 32 \
+    build/doppler bench "$train_graph" --methods all --policy "$pol" --samples "$samples" --budget "$sims" || exit 1
+    build/doppler place "$train_graph" --method doppler --policy "$pol" --samples "$samples" \
         --gantt build/demo_doppler.svg --out build/demo_doppler.assign >/dev/null || exit 1
     echo
     echo "doppler's answer as DOPPLER deploys it, the best placement any of its training"
@@ -423,7 +424,7 @@ cmd_demo() {
     echo "   (heft_example: its own 3 processors)."
     echo "   ratio = makespan / lower bound (max of critical path and work / devices)."
     echo
-    build/doppler bench "${graphs[@]}" --methods all --policy "$pol" --samples 32 || exit 1
+    build/doppler bench "${graphs[@]}" --methods all --policy "$pol" --samples "$samples" || exit 1
     # Gantt charts of the best placement of one small and one larger graph
     for g in graphs/heft_example.dpg "$DATA/doppler/chain_mm_112nodes.txt"; do
         [ -e "$g" ] || g=graphs/layered_50.dpg

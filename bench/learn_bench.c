@@ -171,9 +171,9 @@ static int quality(const char *path, int devices, int il, int sim, int samples, 
     int ok_policy = 0, ok_search = 0;
     if (dp_graph_read(&g, path, DP_FORMAT_AUTO, &e) || dp_cluster_for_graph(&c, &g, devices, &e)) return die(&e);
     int *a = malloc(sizeof(int) * g.n_ops), *ba = malloc(sizeof(int) * g.n_ops), *bo = malloc(sizeof(int) * g.n_ops);
-    /* per seed: greedy, best of samples, search, best heuristic, anneal
-       (ratios) and the best heuristic's index in ms below */
-    double (*row)[6] = calloc((size_t)seeds, sizeof *row);
+    /* per seed, for --per-seed: ratios to the lower bound, and which of
+       ms below was the best heuristic */
+    struct { double greedy, best, search, hbest, anneal; int hk; } *row = calloc((size_t)seeds, sizeof *row);
     if (!a || !ba || !bo || !row) { fprintf(stderr, "learn_bench: out of memory\n"); return 1; }
     double lb = dp_lower_bound(&g, &c);
     dp_method ms[4] = { DP_METHOD_CP, DP_METHOD_HEFT, DP_METHOD_ENUMOPT, DP_METHOD_ANNEAL };
@@ -210,10 +210,11 @@ static int quality(const char *path, int devices, int il, int sim, int samples, 
             plo.budget = (int)sims; plo.seed = seed; plo.order = order;
             if (dp_place(ms[k], &g, &c, &plo, a, &pr, &e)) return die(&e);
             if (k < 3) add(&sh[k], pr.makespan / lb); else add(&sa, pr.makespan / lb);
+            if (k == 3) row[si].anneal = pr.makespan / lb;
             if (pr.makespan < hbest) { hbest = pr.makespan; hk = k; }
         }
-        row[si][0] = greedy / lb; row[si][1] = best / lb; row[si][2] = search / lb;
-        row[si][3] = hbest / lb; row[si][4] = pr.makespan / lb; row[si][5] = hk;
+        row[si].greedy = greedy / lb; row[si].best = best / lb; row[si].search = search / lb;
+        row[si].hbest = hbest / lb; row[si].hk = hk;
         ok_policy += best <= hbest * (1 + 1e-9);
         ok_search += search <= hbest * (1 + 1e-9);
         dp_policy_free(&p);
@@ -227,9 +228,9 @@ static int quality(const char *path, int devices, int il, int sim, int samples, 
         printf("\n| %s, seed | greedy | best of greedy + %d samples | search | best heuristic | anneal | policy vs best heuristic | search vs best heuristic |\n"
                "|---|---:|---:|---:|---|---:|---:|---:|\n", base(path), samples);
         for (int si = 0; si < seeds; si++) {
-            const double *w = row[si];
             printf("| %llu | %.4f | %.4f | %.4f | %.4f (%s) | %.4f | %+.3f%% | %+.3f%% |\n", (unsigned long long)(seed0 + (uint64_t)si),
-                   w[0], w[1], w[2], w[3], dp_method_name(ms[(int)w[5]]), w[4], 100 * (w[1] / w[3] - 1), 100 * (w[2] / w[3] - 1));
+                   row[si].greedy, row[si].best, row[si].search, row[si].hbest, dp_method_name(ms[row[si].hk]), row[si].anneal,
+                   100 * (row[si].best / row[si].hbest - 1), 100 * (row[si].search / row[si].hbest - 1));
         }
         printf("\n");
     }

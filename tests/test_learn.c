@@ -522,15 +522,14 @@ static void test_step_baseline(void)
     dp_policy p;
     dp__gctx x;
     dp_op_desc d;
-    int ids[3], ops[3], devs[3] = {0, 1, 0};
+    int ops[3], devs[3] = {0, 1, 0};
     const char *names[3] = {"a", "b", "c"};
     double cost[3] = {1, 2, 4}, want[3] = {0, 1, 2}, B = 5, bstep[3];
     dp_graph_init(&g);
     memset(&d, 0, sizeof d);
     for (int i = 0; i < 3; i++) {
         d.name = names[i]; d.compute = cost[i];
-        CHECK(dp_graph_add_op(&g, &d, &ids[i], &err) == 0, "op: %s", err.msg);
-        ops[i] = ids[i];
+        CHECK(dp_graph_add_op(&g, &d, &ops[i], &err) == 0, "op: %s", err.msg);
     }
     CHECK(dp_graph_finalize(&g, &err) == 0, "finalize: %s", err.msg);
     CHECK(dp_cluster_homogeneous(&c, 2, 1, 1, 0, &err) == 0, "cluster: %s", err.msg);
