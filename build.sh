@@ -161,6 +161,10 @@ build_tests() {  # DIR [EXTRA FLAGS...]
         cxx_prog "$dir/${stem}_cpp" "$f" "$@"
         TEST_PROGS+=("$dir/${stem}_cpp")
     done
+    # Python tests (the ONNX importer): run as they are, against $DOPPLER_CLI
+    for f in tests/test_*.py; do
+        [ -e "$f" ] && TEST_PROGS+=("$f")
+    done
 }
 
 # build/doppler_cuda.o, compiled once in the foreground: the CUDA programs
@@ -236,6 +240,7 @@ do_build() {
 run_tests() {  # PROGRAM... ; then the CLI check with $CLI
     local tp=0 tf=0 ts=0 t name rc line p f s log
     mkdir -p build/log
+    export DOPPLER_CLI=$CLI   # the CLI the Python tests run
     for t in "$@" cli; do
         name=$(basename "$t")
         log=build/log/run-$name.log

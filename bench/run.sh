@@ -21,6 +21,8 @@
 #   6. the CUDA executor, when build/doppler_cuda_probe finds a GPU (a build
 #      with nvcc): dispatch overhead per op; workloads on 1, 2 and 4 logical
 #      devices against the GPU-calibrated simulator.
+#   8. ONNX import: demos/onnx2dpg.py on a 10,000-node model (bench/onnx_bench.sh;
+#      skipped without the onnx package).
 # Parts 1 and 2 need the reference data in ../shared/data (DP_DATA overrides);
 # they are skipped with a message when it is absent.
 set -uo pipefail
@@ -178,4 +180,8 @@ if [ -x build/doppler_cuda_probe ] && build/doppler_cuda_probe | grep -q '^[0-9]
 else
     echo "skipped: no GPU (or a build without nvcc): $(build/doppler_cuda_probe 2>&1 | head -n 1)"
 fi
+echo
+echo "## 8. ONNX import (demos/onnx2dpg.py)"
+echo
+bench/onnx_bench.sh || status=1
 exit $status
