@@ -688,6 +688,22 @@ typedef struct dp_episode_info {
     double   baseline;       /* running mean before this episode            */
     double   epsilon, lr, loss, entropy;
     double   seconds;        /* since the stage began                        */
+    /* diagnostics (DOPPLER; bench/RESULTS.md part 4 reads them) */
+    double   sel_entropy, plc_entropy; /* mean per-step entropy of the
+                                episode's SEL and PLC softmaxes            */
+    double   grad_norm;      /* global norm of its update's gradient,
+                                before clipping                            */
+    double   ret_scale;      /* REINFORCE: mean |return| over its steps
+                                (each step's own with the per-step
+                                baseline): the scale of the advantage      */
+    double   parent_share;   /* share of its PLC choices, among ops with
+                                inputs, that put the op on a device that
+                                holds one of its inputs                    */
+    double   expert_xent;    /* mean over its choices (SEL and PLC) of
+                                -log P(the cp expert's choice): how far
+                                the policy is from its teacher             */
+    double   anchor_weight;  /* the anchor's weight w in its update
+                                (dp_train_opts.anchor)                     */
 } dp_episode_info;
 
 typedef struct dp_train_opts {
@@ -697,6 +713,18 @@ typedef struct dp_train_opts {
                                            decays linearly to 0             */
     double   lr_final;       /* lr decays linearly to lr * this; 0 -> 0.1   */
     double   entropy;        /* bonus weight; 0 -> 1e-3, < 0 -> none         */
+    double   anchor;         /* DOPPLER, REINFORCE stages: a bound X on the
+                                policy's distance from the cp expert, the
+                                mean over its choices of -log P(expert's
+                                choice). Stage il's loss is added with a
+                                weight w, the constraint's multiplier: after
+                                each update w <- max(0, w + anchor_rate
+                                (x - X)), x the update's mean, so w is 0
+                                while the policy keeps within X and grows
+                                when it drifts past (saturated logits, a
+                                collapse onto one device). 0 -> 4 nats;
+                                < 0: none (the paper's REINFORCE)          */
+    double   anchor_rate;    /* 0 -> 1e-3                                  */
     double   gamma;          /* discount; 0 -> 1 (the paper: 0.99)          */
     double   clip;           /* global gradient-norm clip; 0 -> 1.0         */
     double   baseline_decay; /* running mean weight; 0 -> 0.9 (EMA)         */
@@ -4605,17 +4633,28 @@ static int dp__choose(const double *prob, int k, int sample, double eps, dp_rng 
     return best;
 }
 
+/* -log of the probability of the expert's choices among k. */
+static double dp__xent(const double *prob, int k, const int *expert)
+{
+    double pe = 0;
+    int i;
+    for (i = 0; i < k; i++) if (expert[i]) pe += prob[i];
+    return -log(pe > 1e-300 ? pe : 1e-300);
+}
+
 /* Adds the gradient of the step loss w.r.t. the k logits:
    gu += w (p - onehot(a))            (REINFORCE, times the return later)
    gf += beta p (log p + H)           (minus the entropy bonus)
-   gf += p - [expert] p / P(expert)   (imitation, when il)
+   gf += ilw (p - [expert] p / P(expert))   (imitation, weight ilw: 1 in
+                                       stage il, the anchor's weight in
+                                       the REINFORCE stages, else 0)
    all times it when prob = softmax(it x logits) (a temperature 1 / it).
-   Returns the imitation loss -log P(expert) (0 when not il). */
+   Returns the imitation loss -ilw log P(expert). */
 static double dp__step_grad(const double *prob, int k, int a, double w, double adv, double beta, double ent,
-                            const int *expert, int il, double *gu, double *gf, const int *idx, double it)
+                            const int *expert, double ilw, double *gu, double *gf, const int *idx, double it)
 {
     double pe = 0, loss = 0;
-    int i;
+    int i, il = ilw > 0;
     if (il) {
         for (i = 0; i < k; i++) if (expert[i]) pe += prob[i];
         if (pe < 1e-300) pe = 1e-300;
@@ -4628,13 +4667,15 @@ static double dp__step_grad(const double *prob, int k, int a, double w, double a
         gu[j] += q;
         gf[j] += adv * q;
         if (p > 0) gf[j] += it * beta * p * (log(p) + ent);
-        if (il) gf[j] += it * (p - (expert[i] ? p / pe : 0));
+        if (il) gf[j] += it * ilw * (p - (expert[i] ? p / pe : 0));
     }
-    return loss;
+    return ilw * loss;
 }
 
 typedef struct dp__roll_opts {
     int sample; double eps; int il; int train; double gamma, beta;
+    double anchor;                     /* weight of the cp expert's imitation
+                                          term when not il (0: none)       */
     double temp;                       /* softmax temperature; 0 -> 1       */
     const double *bstep; double bnorm; /* per-step baseline b_t and the mean
                                           cost b (NULL: none)               */
@@ -4642,8 +4683,13 @@ typedef struct dp__roll_opts {
 } dp__roll_opts;
 
 /* logp: sum of the choices' log-probabilities; wlogp: the same discounted;
-   alogp: the same discounted and times each step's baseline correction */
-typedef struct dp__roll_stats { double il_loss, entropy, logp, wlogp, alogp; } dp__roll_stats;
+   alogp: the same discounted and times each step's baseline correction;
+   sel_ent, plc_ent: the two policies' entropies summed over the steps;
+   xent: -log P(cp expert's choices) summed over both choices of every
+   step (training rollouts only);
+   par of npar: PLC choices that joined an input's device, of the steps
+   whose op has inputs */
+typedef struct dp__roll_stats { double il_loss, entropy, logp, wlogp, alogp, sel_ent, plc_ent, xent; int par, npar; } dp__roll_stats;
 
 static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro, dp_rng *rng, dp__roll_stats *st)
 {
@@ -4653,6 +4699,7 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
     int n = x->n, nd = x->nd, H = x->H, t, i, k, d, v;
     double *lp = x->prob;   /* probabilities over the legal set, then over devices */
     double it = ro->temp > 0 ? 1 / ro->temp : 1;   /* logits times it; gradients too */
+    double ilw = ro->il ? 1 : ro->anchor;          /* imitation's weight */
     const double *wt_d;     /* Wd^T, made by dp__forward */
     dp__heads_map(&w, p->sel, p->plc, H, x->K, x->shared);
     {
@@ -4702,10 +4749,12 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
         }
         v = x->legal[li];
         st->entropy += ent;
+        st->sel_ent += ent;
+        if (ro->train) st->xent += dp__xent(lp, x->nlegal, x->expert);
         st->logp += log(lp[li] > 1e-300 ? lp[li] : 1e-300);
         st->wlogp += wdisc * log(lp[li] > 1e-300 ? lp[li] : 1e-300);
         st->alogp += adv * wdisc * log(lp[li] > 1e-300 ? lp[li] : 1e-300);
-        if (ro->train) st->il_loss += dp__step_grad(lp, x->nlegal, li, wdisc, adv, ro->beta, ent, x->expert, ro->il, x->gsel_pg, x->gsel_fix, x->legal, it);
+        if (ro->train) st->il_loss += dp__step_grad(lp, x->nlegal, li, wdisc, adv, ro->beta, ent, x->expert, ilw, x->gsel_pg, x->gsel_fix, x->legal, it);
         x->legal[li] = x->legal[--x->nlegal];
         x->pos[x->legal[li]] = li;
         /* ---- PLC: device features from the partial schedule ---- */
@@ -4750,10 +4799,17 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
         ent = dp__softmax(x->logit, lp, nd);
         a = ro->force_dev ? ro->force_dev[t] : dp__choose(lp, nd, ro->sample, ro->eps, rng);
         st->entropy += ent;
+        st->plc_ent += ent;
+        if (ro->train) st->xent += dp__xent(lp, nd, x->expert);
+        if (g->in_off[v + 1] > g->in_off[v]) {
+            st->npar++;
+            for (k = g->in_off[v]; k < g->in_off[v + 1]; k++)
+                if (x->assign[g->src[g->in_edge[k]]] == a) { st->par++; break; }
+        }
         st->logp += log(lp[a] > 1e-300 ? lp[a] : 1e-300);
         st->wlogp += wdisc * log(lp[a] > 1e-300 ? lp[a] : 1e-300);
         st->alogp += adv * wdisc * log(lp[a] > 1e-300 ? lp[a] : 1e-300);
-        if (ro->train) st->il_loss += dp__step_grad(lp, nd, a, wdisc, adv, ro->beta, ent, x->expert, ro->il,
+        if (ro->train) st->il_loss += dp__step_grad(lp, nd, a, wdisc, adv, ro->beta, ent, x->expert, ilw,
                                                     x->step_gu + (size_t)t * nd, x->step_gf + (size_t)t * nd, NULL, it);
         /* ---- place v on a ---- */
         x->step_op[t] = v; x->step_dev[t] = a;
@@ -5436,7 +5492,7 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
     dp_rng rng;
     dp_method start = DP_METHOD_CP;
     int rc = 0, i, st, stop = 0, pt, K, nmax = 1;
-    double sil_R = 0;
+    double sil_R = 0, anchor_w = 0;
     memset(&o, 0, sizeof o);
     if (opts) o = *opts;
     memset(&r, 0, sizeof r);
@@ -5454,6 +5510,10 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
     if (o.lr_final == 0) o.lr_final = 0.1;
     if (o.entropy == 0) o.entropy = 1e-3;
     if (o.entropy < 0) o.entropy = 0;
+    if (!dp__finite(o.anchor) || !dp__finite(o.anchor_rate) || o.anchor_rate < 0)
+        return dp__fail(err, DP_ERR_RANGE, "train: anchor %g and anchor_rate %g must be finite (the rate not negative)", o.anchor, o.anchor_rate);
+    if (o.anchor == 0) o.anchor = 4;
+    if (o.anchor_rate == 0) o.anchor_rate = 1e-3;
     if (o.gamma == 0) o.gamma = 1;
     if (o.step_baseline < -1 || o.step_baseline > 1) return dp__fail(err, DP_ERR_RANGE, "train: step_baseline %d not in -1..1", o.step_baseline);
     if (o.clip == 0) o.clip = 1.0;
@@ -5533,7 +5593,7 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
         for (ep = 0; ep < E && !stop; ep += kg) {
             dp__roll_opts ro;
             int gi = n > 1 ? dp_rng_int(&rng, n) : 0, nops, greedy = 0;
-            double frac = (double)ep / E, *baseline, *best, lb, lr, gcost = 0;
+            double frac = (double)ep / E, *baseline, *best, lb, lr, gcost = 0, gnorm = 0, rscale = 0;
             int *seen, sb;
             kg = st == DP_STAGE_IL ? 1 : E - ep < K ? E - ep : K;
             /* the per-step baseline: DOPPLER's REINFORCE against the running
@@ -5544,6 +5604,7 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
             ro.sample = 1; ro.train = 1; ro.il = st == DP_STAGE_IL;
             ro.eps = o.eps_start[st] * (1 - frac);
             ro.gamma = o.gamma; ro.beta = o.entropy;
+            if (!pt && !ro.il) ro.anchor = anchor_w;
             ro.temp = ro.il ? 1 : o.temperature;
             if (pt) {
                 dp__pctx *x = &ptx[gi];
@@ -5613,6 +5674,20 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
                 }
                 kR[k] = ro.il || !(kb[k] > 0) ? 0 : (kb[k] - kcost[k]) / kb[k];
             }
+            /* the returns' scale before any normalisation (a diagnostic):
+               mean |return| over the steps, each step's own with the
+               per-step baseline */
+            for (k = 0; k < kg && !ro.il; k++) {
+                dp__gctx *x = pt ? NULL : &ctx[gi];
+                int t, q;
+                if (!x || !sb || !(kb[k] > 0) || (kg == 1 && !ro.bstep)) { rscale += fabs(kR[k]) / kg; continue; }
+                for (t = 0; t < x->n; t++) {
+                    double bt = 0, ph = kg > 1 ? kphi[(size_t)k * nmax + t] : x->phi[t];
+                    if (kg == 1) bt = ro.bstep[t];
+                    else for (q = 0; q < kg; q++) if (q != k) bt += (kcost[q] - kphi[(size_t)q * nmax + t]) / (kg - 1);
+                    rscale += fabs(kR[k] + (bt + ph - kb[k]) / kb[k]) / ((double)x->n * kg);
+                }
+            }
             sil_R = 0;
             if (!pt && !ro.il) {
                 dp__gctx *x = &ctx[gi];
@@ -5649,7 +5724,7 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
                     kloss[k] = -krs[k].wlogp / nops;
                     kent[k] = krs[k].entropy / nops;
                 } else {
-                    kloss[k] = ro.il ? krs[k].il_loss / nops : -(kR[k] * krs[k].wlogp + krs[k].alogp) / nops;
+                    kloss[k] = ro.il ? krs[k].il_loss / nops : (krs[k].il_loss - kR[k] * krs[k].wlogp - krs[k].alogp) / nops;
                     kent[k] = krs[k].entropy / (2.0 * nops);
                 }
                 if (!dp__finite(kloss[k])) DP__TRAIN_STOP(ep + k, ep + k, "loss %g is not finite", kloss[k]);
@@ -5692,7 +5767,7 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
                     /* self-imitation: the best placement's choices, replayed */
                     int t;
                     for (t = 0; t < x->n; t++) sil_dev[t] = tb_assign[gi][tb_order[gi][t]];
-                    rp.force_op = tb_order[gi]; rp.force_dev = sil_dev; rp.beta = 0; rp.bstep = NULL;
+                    rp.force_op = tb_order[gi]; rp.force_dev = sil_dev; rp.beta = rp.anchor = 0; rp.bstep = NULL;
                     dp__rollout(x, p, &rp, &rng, &rs);
                     if (!dp__finite(rs.logp)) DP__TRAIN_STOP(ep, ep + kg - 1, "self-imitation log-probability %g is not finite", rs.logp);
                     dp__backward_heads(x, p, sil_R, 1.0, gsel, gplc);
@@ -5707,10 +5782,18 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
                 for (q = 0; q < p->n_plc; q++) { gn += gplc[q] * gplc[q]; if (bad < 0 && !dp__finite(gplc[q])) bad = p->n_sel + q; }
                 if (bad >= 0) DP__TRAIN_STOP(ep, ep + kg - 1, "gradient of parameter %d is %g", bad, bad < p->n_sel ? gsel[bad] : gplc[bad - p->n_sel]);
                 if (!dp__finite(gn)) DP__TRAIN_STOP(ep, ep + kg - 1, "gradient norm overflows (%g)", gn);
+                gnorm = sqrt(gn);
             }
 #undef DP__TRAIN_STOP
             if (p->n_sel) dp__adam_step(&as, p->sel, gsel, lr, o.clip);
             dp__adam_step(&ap, p->plc, gplc, lr, o.clip);
+            if (!pt && !ro.il && o.anchor > 0) {
+                /* the anchor's multiplier: dual ascent on "distance <= X" */
+                double xe = 0;
+                for (k = 0; k < kg; k++) xe += krs[k].xent / (2.0 * nops * kg);
+                anchor_w += o.anchor_rate * (xe - o.anchor);
+                if (anchor_w < 0) anchor_w = 0;
+            }
             for (k = 0; k < kg && !stop; k++) {
                 dp_episode_info info;
                 memset(&info, 0, sizeof info);
@@ -5723,6 +5806,12 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
                 info.epsilon = ro.eps; info.lr = lr;
                 info.loss = kloss[k]; info.entropy = kent[k];
                 info.seconds = dp_now() - ts;
+                info.grad_norm = gnorm; info.ret_scale = rscale; info.anchor_weight = ro.anchor;
+                if (!pt) {
+                    info.sel_entropy = krs[k].sel_ent / nops; info.plc_entropy = krs[k].plc_ent / nops;
+                    info.parent_share = krs[k].npar ? (double)krs[k].par / krs[k].npar : 0;
+                    info.expert_xent = krs[k].xent / (2.0 * nops);
+                }
                 if (o.on_episode && o.on_episode(o.on_episode_ctx, &info)) stop = 1;
             }
         }

@@ -143,7 +143,7 @@ static int timing(const char *path, int devices, int E)
     return 0;
 }
 
-static double lr_sim, eps_sim, temp, sil, ent, gamma_;   /* 0: the library's defaults */
+static double lr_sim, eps_sim, temp, sil, ent, gamma_, anchor, anchor_rate;   /* 0: the library's defaults */
 static int greedy_bl, adv_norm, step_bl;
 static int rollouts;             /* 0: the library's default (1) */
 static dp_order order;           /* --order: doppler's runtime order and the heuristics' */
@@ -191,7 +191,7 @@ static int quality(const char *path, int devices, int il, int sim, int samples, 
         to.episodes[DP_STAGE_IL] = placeto ? 0 : il; to.episodes[DP_STAGE_SIM] = sim; to.seed = seed;
         to.lr[DP_STAGE_SIM] = lr_sim; to.eps_start[DP_STAGE_SIM] = eps_sim; to.rollouts = placeto ? 0 : rollouts;
         to.order = order;
-        to.temperature = temp; to.self_imitation = sil; to.greedy_baseline = greedy_bl; to.adv_norm = adv_norm; to.step_baseline = step_bl; to.gamma = gamma_; to.entropy = ent;
+        to.temperature = temp; to.self_imitation = sil; to.greedy_baseline = greedy_bl; to.adv_norm = adv_norm; to.step_baseline = step_bl; to.gamma = gamma_; to.entropy = ent; to.anchor = anchor; to.anchor_rate = anchor_rate;
         to.on_episode = record; to.on_episode_ctx = &cv;
         to.best_cost = &bc; to.best_assign = &ba; to.best_order = &bo;
         if (dp_train(&p, gs, 1, &c, &to, &r, &e)) return die(&e);
@@ -235,6 +235,112 @@ static int quality(const char *path, int devices, int il, int sim, int samples, 
         printf("\n");
     }
     free(a); free(ba); free(bo); free(row); dp_cluster_free(&c); dp_graph_free(&g);
+    return 0;
+}
+
+/* diag: one training run (il then sim, seed S) and, per window of W
+   episodes, the means of what dp_episode_info reports: sampled cost and
+   the best cost of the stage so far over the lower bound, the loss, SEL's and
+   PLC's per-step entropy, the gradient norm before clipping, the returns'
+   scale and the share of PLC choices that joined an input's device; then
+   the trained policy's greedy placement and best of 64 samples. */
+typedef struct diag_acc { double v[9]; int n, window; dp_stage stage; } diag_acc;
+
+static void diag_flush(diag_acc *a, int upto)
+{
+    if (!a->n) return;
+    printf("| %s | %d | %.3f | %.3f | %.4f | %.3f | %.3f | %.3f | %.3g | %.3g | %.3f |\n", dp_stage_name(a->stage), upto,
+           a->v[0] / a->n, a->v[1] / a->n, a->v[2] / a->n, a->v[3] / a->n, a->v[4] / a->n, a->v[8] / a->n, a->v[5] / a->n, a->v[6] / a->n, a->v[7] / a->n);
+    memset(a->v, 0, sizeof a->v); a->n = 0;
+}
+
+static int diag_cb(void *ctx, const dp_episode_info *i)
+{
+    diag_acc *a = (diag_acc *)ctx;
+    if (a->n && i->stage != a->stage) diag_flush(a, i->episode);
+    a->stage = i->stage;
+    a->v[0] += i->cost / i->lower_bound;
+    a->v[1] += i->best / i->lower_bound;
+    a->v[2] += i->loss; a->v[3] += i->sel_entropy; a->v[4] += i->plc_entropy;
+    a->v[5] += i->grad_norm; a->v[6] += i->ret_scale; a->v[7] += i->parent_share; a->v[8] += i->expert_xent;
+    if (++a->n == a->window || i->episode + 1 == i->episodes) diag_flush(a, i->episode + 1);
+    return 0;
+}
+
+static int diag(const char *path, int devices, int il, int sim, uint64_t seed, int window)
+{
+    dp_graph g; dp_cluster c; dp_error e = {0}; dp_policy p; dp_train_result r; dp_train_opts to; dp_infer_opts io; dp_policy_opts po;
+    diag_acc acc;
+    double greedy, best;
+    memset(&acc, 0, sizeof acc); acc.window = window > 0 ? window : 250;
+    if (dp_graph_read(&g, path, DP_FORMAT_AUTO, &e) || dp_cluster_for_graph(&c, &g, devices, &e)) return die(&e);
+    policy_opts(&po, &c); po.seed = seed;
+    if (dp_policy_init(&p, &po, &e)) return die(&e);
+    memset(&to, 0, sizeof to); memset(&io, 0, sizeof io);
+    to.episodes[DP_STAGE_IL] = il; to.episodes[DP_STAGE_SIM] = sim; to.seed = seed; to.order = order;
+    to.lr[DP_STAGE_SIM] = lr_sim; to.eps_start[DP_STAGE_SIM] = eps_sim; to.rollouts = rollouts;
+    to.temperature = temp; to.self_imitation = sil; to.greedy_baseline = greedy_bl; to.adv_norm = adv_norm; to.step_baseline = step_bl; to.gamma = gamma_; to.entropy = ent; to.anchor = anchor; to.anchor_rate = anchor_rate;
+    to.on_episode = diag_cb; to.on_episode_ctx = &acc;
+    printf("| stage | episodes | cost / LB | best so far / LB | loss | SEL entropy | PLC entropy | -log P(cp expert) | grad norm | return scale | joins an input's device |\n"
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    const dp_graph *gs[1] = { &g };
+    if (dp_train(&p, gs, 1, &c, &to, &r, &e)) return die(&e);
+    int *a = malloc(sizeof(int) * (size_t)g.n_ops);
+    io.order = order;
+    if (!a || dp_policy_place(&p, &g, &c, &io, a, NULL, &greedy, &e)) return die(&e);
+    io.samples = 64; io.seed = seed;
+    if (dp_policy_place(&p, &g, &c, &io, a, NULL, &best, &e)) return die(&e);
+    double lb = dp_lower_bound(&g, &c);
+    printf("\n%s, seed %llu: greedy %.3f, best of greedy + 64 samples %.3f (x lower bound), %ld simulations, %.1f s\n",
+           base(path), (unsigned long long)seed, greedy / lb, best / lb, r.simulations, r.seconds);
+    free(a); dp_policy_free(&p); dp_cluster_free(&c); dp_graph_free(&g);
+    return 0;
+}
+
+/* stability: N seeds of il E_il then sim E on GRAPH; per seed the greedy
+   placement after stage il and after stage sim. One row: how many runs
+   end worse than after il (greedy makespan higher by more than 1e-9), how
+   many collapse onto one device (the final greedy placement uses a
+   single device), and the mean greedy ratios to the lower bound. */
+static int stability(const char *path, int devices, int il, int sim, uint64_t seed0, int seeds)
+{
+    dp_graph g; dp_cluster c; dp_error e = {0};
+    int worse = 0, collapsed = 0;
+    tally s_il = {0}, s_fin = {0}, sec = {0};
+    if (dp_graph_read(&g, path, DP_FORMAT_AUTO, &e) || dp_cluster_for_graph(&c, &g, devices, &e)) return die(&e);
+    int *a = malloc(sizeof(int) * (size_t)g.n_ops);
+    if (!a) { fprintf(stderr, "learn_bench: out of memory\n"); return 1; }
+    double lb = dp_lower_bound(&g, &c);
+    for (int si = 0; si < seeds; si++) {
+        uint64_t seed = seed0 + (uint64_t)si;
+        dp_policy p; dp_train_result r; dp_train_opts to; dp_infer_opts io; dp_policy_opts po;
+        double ms_il, ms_fin;
+        const dp_graph *gs[1] = { &g };
+        policy_opts(&po, &c); po.seed = seed;
+        if (dp_policy_init(&p, &po, &e)) return die(&e);
+        memset(&to, 0, sizeof to); memset(&io, 0, sizeof io);
+        to.seed = seed; to.order = order; io.order = order;
+        to.lr[DP_STAGE_SIM] = lr_sim; to.eps_start[DP_STAGE_SIM] = eps_sim; to.rollouts = rollouts;
+        to.temperature = temp; to.self_imitation = sil; to.greedy_baseline = greedy_bl; to.adv_norm = adv_norm; to.step_baseline = step_bl; to.gamma = gamma_; to.entropy = ent; to.anchor = anchor; to.anchor_rate = anchor_rate;
+        to.episodes[DP_STAGE_IL] = il;
+        if (dp_train(&p, gs, 1, &c, &to, &r, &e)) return die(&e);
+        if (dp_policy_place(&p, &g, &c, &io, a, NULL, &ms_il, &e)) return die(&e);
+        to.episodes[DP_STAGE_IL] = 0; to.episodes[DP_STAGE_SIM] = sim;
+        if (dp_train(&p, gs, 1, &c, &to, &r, &e)) return die(&e);
+        if (dp_policy_place(&p, &g, &c, &io, a, NULL, &ms_fin, &e)) return die(&e);
+        int one = 1;
+        for (int v = 1; v < g.n_ops; v++) if (a[v] != a[0]) { one = 0; break; }
+        worse += ms_fin > ms_il * (1 + 1e-9);
+        collapsed += one;
+        add(&s_il, ms_il / lb); add(&s_fin, ms_fin / lb); add(&sec, r.seconds);
+        if (per_seed) fprintf(stderr, "%s seed %llu: after il %.4f, after sim %.4f%s\n", base(path), (unsigned long long)seed,
+                              ms_il / lb, ms_fin / lb, one ? " (one device)" : "");
+        dp_policy_free(&p);
+    }
+    printf("| %s | %d | %d + %d | %d of %d | %d of %d |", base(path), devices, il, sim, worse, seeds, collapsed, seeds);
+    cell(&s_il); cell(&s_fin);
+    printf(" %.1f s |\n", mean(&sec));
+    free(a); dp_cluster_free(&c); dp_graph_free(&g);
     return 0;
 }
 
@@ -310,6 +416,8 @@ int main(int argc, char **argv)
     adv_norm = atoi(opt(argc, argv, "--adv-norm", "0"));
     step_bl = atoi(opt(argc, argv, "--step-bl", "0"));
     gamma_ = atof(opt(argc, argv, "--gamma", "0"));
+    anchor_rate = atof(opt(argc, argv, "--anchor-rate", "0"));
+    anchor = atof(opt(argc, argv, "--anchor", "0"));
     hidden = atoi(opt(argc, argv, "--hidden", "0"));
     layers = atoi(opt(argc, argv, "--layers", "0"));
     per_seed = flag(argc, argv, "--per-seed");
@@ -319,6 +427,12 @@ int main(int argc, char **argv)
         return quality(argv[2], devices, atoi(opt(argc, argv, "--il", "500")), atoi(opt(argc, argv, "--sim", "2000")),
                        atoi(opt(argc, argv, "--samples", "64")), (uint64_t)atoll(opt(argc, argv, "--seed", "1")),
                        atoi(opt(argc, argv, "--seeds", "1")));
+    if (!strcmp(argv[1], "stability"))
+        return stability(argv[2], devices, atoi(opt(argc, argv, "--il", "1000")), atoi(opt(argc, argv, "--sim", "20000")),
+                         (uint64_t)atoll(opt(argc, argv, "--seed", "1")), atoi(opt(argc, argv, "--seeds", "10")));
+    if (!strcmp(argv[1], "diag"))
+        return diag(argv[2], devices, atoi(opt(argc, argv, "--il", "500")), atoi(opt(argc, argv, "--sim", "2000")),
+                    (uint64_t)atoll(opt(argc, argv, "--seed", "1")), atoi(opt(argc, argv, "--window", "250")));
     if (!strcmp(argv[1], "general"))
         return general(argv[2], atoi(opt(argc, argv, "--procs", "4")), atoi(opt(argc, argv, "--il", "1000")),
                        atoi(opt(argc, argv, "--sim", "2000")));

@@ -12,7 +12,8 @@
                        [--stages il,sim,real] [--episodes E1,E2,..] [--lr L1,L2,..]
                        [--hidden H] [--layers K] [--shared-gnn] [--entropy B]
                        [--temperature T] [--greedy-baseline] [--self-imitation W]
-                       [--adv-norm] [--step-baseline on|off] [--order fifo|priority]
+                       [--adv-norm] [--step-baseline on|off] [--anchor X|off]
+                       [--anchor-rate R] [--order fifo|priority]
                        [--seed S] [--curve OUT.csv]
                        [--curve-svg OUT.svg] [--json]
        doppler place   GRAPH --method doppler --policy POLICY.dpl [--samples K] ...
@@ -202,6 +203,12 @@ static const char *help_train =
     "                  step's running mean (or the other rollouts' mean; default\n"
     "                  on, but not with --greedy-baseline; every cost here is\n"
     "                  in the graph's time units)\n"
+    "  --anchor X|off  REINFORCE stages: keep the policy within X nats of the\n"
+    "                  cp expert (mean -log P(expert's choice)): the imitation\n"
+    "                  loss is added with a weight that grows while the policy\n"
+    "                  is farther, so it cannot saturate onto one device\n"
+    "                  (default 4; off: the paper's REINFORCE)\n"
+    "  --anchor-rate R how fast that weight moves (default 1e-3)\n"
     "  --out-assign A  (one graph) write the best placement any episode reached\n"
     "                  (il and sim; real alone when it has its own cost)\n"
     "  --order O       runtime order: fifo (default) or priority (SEL's order)\n"
@@ -311,6 +318,7 @@ typedef struct cli {
     int hidden, layers, shared_gnn, samples, samples_set, entropy_set, rollouts, improve;
     int greedy_baseline, adv_norm, step_baseline;   /* step_baseline: 0 on, -1 off */
     double entropy, temperature, self_imitation;
+    double anchor, anchor_rate;                      /* anchor: 0 default, < 0 off */
     const char *out_assign;
     dp_gen_opts gen;
     dp_workload_opts wl;
@@ -512,6 +520,12 @@ static int parse_args(cli *o, int argc, char **argv, int first,
         } else if (!strcmp(name, "temperature")) {
             rc = parse_double(cmd, "--temperature", val, 1e-3, 1e3, &d);
             o->temperature = d;
+        } else if (!strcmp(name, "anchor")) {
+            if (!strcmp(val, "off")) o->anchor = -1;
+            else { rc = parse_double(cmd, "--anchor", val, 1e-6, 1e6, &d); o->anchor = d; }
+        } else if (!strcmp(name, "anchor-rate")) {
+            rc = parse_double(cmd, "--anchor-rate", val, 1e-9, 1e3, &d);
+            o->anchor_rate = d;
         } else if (!strcmp(name, "self-imitation")) {
             rc = parse_double(cmd, "--self-imitation", val, 0, 1e6, &d);
             o->self_imitation = d;
@@ -1603,8 +1617,8 @@ static int cmd_train(cli *o)
     if (!placeto && o->from) return usage(o->cmd, "--from is for --algo placeto");
     if (placeto && o->shared_gnn) return usage(o->cmd, "--shared-gnn is for --algo doppler");
     if (placeto && o->rollouts) return usage(o->cmd, "--rollouts is for --algo doppler");
-    if (placeto && (o->temperature || o->greedy_baseline || o->self_imitation || o->adv_norm || o->step_baseline))
-        return usage(o->cmd, "--temperature, --greedy-baseline, --self-imitation, --adv-norm and --step-baseline off are for --algo doppler");
+    if (placeto && (o->temperature || o->greedy_baseline || o->self_imitation || o->adv_norm || o->step_baseline || o->anchor || o->anchor_rate))
+        return usage(o->cmd, "--temperature, --greedy-baseline, --self-imitation, --adv-norm, --step-baseline off and --anchor are for --algo doppler");
     if (o->out_assign && o->n_pos != 1) return usage(o->cmd, "--out-assign needs exactly one GRAPH");
 
     /* stages, episodes and learning rates, one per listed stage */
@@ -1722,6 +1736,8 @@ static int cmd_train(cli *o)
     to.greedy_baseline = o->greedy_baseline;
     to.self_imitation = o->self_imitation;
     to.adv_norm = o->adv_norm;
+    to.anchor = o->anchor;
+    to.anchor_rate = o->anchor_rate;
     /* on also for stage real's cost, which is in the graph's time units */
     to.step_baseline = o->step_baseline < 0 ? -1 : 1;
     to.best_cost = best;
@@ -2206,7 +2222,7 @@ static const command commands[] = {
      &help_bench},
     {"train", cmd_train,
      "algo from devices cluster format stages episodes lr hidden layers shared-gnn entropy order seed "
-     "rollouts temperature greedy-baseline self-imitation adv-norm step-baseline out out-assign curve curve-svg json backend reps",
+     "rollouts temperature greedy-baseline self-imitation adv-norm step-baseline anchor anchor-rate out out-assign curve curve-svg json backend reps",
      &help_train},
     {"convert", cmd_convert, "to format", &help_convert},
     {"gen", cmd_gen, "nodes width density regularity jump ccr seed out parts dim batch layers", &help_gen},

@@ -39,6 +39,7 @@ static const int *fd_op, *fd_dev;
 static double fd_temp;   /* the softmax temperature (0: 1) */
 static const double *fd_bstep;   /* the per-step baseline b_t (NULL: none) */
 static double fd_bnorm;          /* and the mean cost b it is relative to */
+static double fd_anchor;         /* the anchor's weight (REINFORCE stages)  */
 
 static double loss(dp__gctx *x, dp_policy *p, double R, double beta, int il)
 {
@@ -48,7 +49,7 @@ static double loss(dp__gctx *x, dp_policy *p, double R, double beta, int il)
     dp_rng_seed(&rng, 1);
     ro.sample = fd_op != NULL; ro.train = 1; ro.il = il; ro.gamma = 0.9; ro.beta = beta;
     ro.temp = fd_temp; ro.force_op = fd_op; ro.force_dev = fd_dev;
-    ro.bstep = fd_bstep; ro.bnorm = fd_bnorm;
+    ro.bstep = fd_bstep; ro.bnorm = fd_bnorm; ro.anchor = fd_anchor;
     dp__forward(x, p);
     dp__rollout(x, p, &ro, &rng, &rs);
     return (R * -rs.wlogp - rs.alogp - beta * rs.entropy + rs.il_loss) / x->n;
@@ -188,6 +189,12 @@ static void test_gradients(void)
            and sampled (forced), with a temperature */
         gradcheck(shared, 0, 0.7, 1e-2, 0, 0, 1);
         gradcheck(shared, 0, -0.2, 1e-2, 1.5, 1, 1);
+        /* dp_train_opts.anchor: REINFORCE plus the cp expert's imitation
+           loss at weight 0.3, greedy and sampled (forced), per-step baseline */
+        fd_anchor = 0.3;
+        gradcheck(shared, 0, 0.7, 1e-2, 0, 0, 0);
+        gradcheck(shared, 0, -0.4, 1e-2, 0, 1, 1);
+        fd_anchor = 0;
     }
 }
 
@@ -554,6 +561,75 @@ static void test_step_baseline(void)
     CHECK_NEAR(rs.alogp, rs.logp / B, 1e-12 * fabs(rs.logp), "b_t = b + 1 - phi_t: alogp against logp / b");
     dp__gctx_free(&x);
     dp_policy_free(&p);
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+}
+
+/* ========================================================================
+   3b'. Diagnostics and the anchor's multiplier
+   ======================================================================== */
+/* A chain a -> b -> c -> d -> e of unit ops and unit transfers on three
+   unit devices, a policy whose every weight is 0 (every softmax uniform):
+   SEL has one legal op at a time (entropy 0, the expert's choice for
+   sure); PLC is uniform over 3 devices (entropy ln 3); the cp expert puts
+   a on any device (all start at 0) and each later op on its input's
+   device only (it starts 1 earlier there), so -log P(expert) is 0 for a
+   and ln 3 for b..e: the mean over the 10 choices is 0.4 ln 3. */
+typedef struct { dp_episode_info rec[8]; int n; } info_rec;
+static int info_cb(void *ctx, const dp_episode_info *i)
+{
+    info_rec *r = (info_rec *)ctx;
+    if (r->n < 8) r->rec[r->n++] = *i;
+    return 0;
+}
+
+static void test_diagnostics(void)
+{
+    dp_graph g;
+    dp_cluster c;
+    dp_op_desc d;
+    int ops[5];
+    const char *names[5] = {"a", "b", "c", "d", "e"};
+    dp_graph_init(&g);
+    memset(&d, 0, sizeof d);
+    for (int i = 0; i < 5; i++) {
+        d.name = names[i]; d.compute = 1; d.out_bytes = 1;
+        CHECK(dp_graph_add_op(&g, &d, &ops[i], &err) == 0, "op: %s", err.msg);
+        if (i) CHECK(dp_graph_add_edge(&g, ops[i - 1], ops[i], 1, &err) == 0, "edge: %s", err.msg);
+    }
+    CHECK(dp_graph_finalize(&g, &err) == 0, "finalize: %s", err.msg);
+    CHECK(dp_cluster_homogeneous(&c, 3, 1, 1, 0, &err) == 0, "cluster: %s", err.msg);
+    const double X = 0.1, rate = 0.5, want = 0.4 * log(3.0);
+    for (int on = 0; on < 2; on++) {
+        dp_policy p;
+        dp_policy_opts po = {0};
+        po.hidden = 4; po.layers = 1; po.seed = 2;
+        CHECK(dp_policy_init(&p, &po, &err) == 0, "policy: %s", err.msg);
+        memset(p.sel, 0, sizeof(double) * (size_t)p.n_sel);
+        memset(p.plc, 0, sizeof(double) * (size_t)p.n_plc);
+        dp_train_opts to = {0};
+        info_rec r = {0};
+        to.episodes[DP_STAGE_SIM] = 4; to.seed = 9; to.eps_start[DP_STAGE_SIM] = -1;
+        to.anchor = on ? X : -1; to.anchor_rate = rate;
+        to.on_episode = info_cb; to.on_episode_ctx = &r;
+        const dp_graph *gs[1] = { &g };
+        CHECK(dp_train(&p, gs, 1, &c, &to, NULL, &err) == 0, "train: %s", err.msg);
+        CHECK(r.n == 4, "episodes reported: %d", r.n);
+        const dp_episode_info *e0 = &r.rec[0];
+        CHECK_NEAR(e0->sel_entropy, 0, 1e-12, "zero policy: SEL entropy");
+        CHECK_NEAR(e0->plc_entropy, log(3.0), 1e-12, "zero policy: PLC entropy");
+        CHECK_NEAR(e0->expert_xent, want, 1e-12, "zero policy on the chain: mean -log P(cp expert)");
+        CHECK(e0->parent_share >= 0 && e0->parent_share <= 1, "parent share %g", e0->parent_share);
+        CHECK(e0->grad_norm > 0 && isfinite(e0->grad_norm), "gradient norm %g", e0->grad_norm);
+        CHECK(e0->anchor_weight == 0, "the anchor's weight starts at 0: %g", e0->anchor_weight);
+        /* dual ascent: w <- max(0, w + rate (x - X)) after each update */
+        for (int k = 1; k < r.n; k++) {
+            double w = on ? fmax(0, r.rec[k - 1].anchor_weight + rate * (r.rec[k - 1].expert_xent - X)) : 0;
+            CHECK_NEAR(r.rec[k].anchor_weight, w, 1e-12, on ? "anchor on: the anchor's weight after an update" : "anchor off: the anchor's weight");
+        }
+        if (on) CHECK_NEAR(r.rec[1].anchor_weight, rate * (want - X), 1e-12, "the anchor's first weight, by hand");
+        dp_policy_free(&p);
+    }
     dp_cluster_free(&c);
     dp_graph_free(&g);
 }
@@ -1230,6 +1306,7 @@ int main(int argc, char **argv)
     test_reinforce();
     test_rollout_replay();
     test_step_baseline();
+    test_diagnostics();
     test_best_found();
     test_checkpoint();
     test_determinism();
