@@ -37,8 +37,8 @@
      a drifting machine's speed cheaply, not other processes' load);
    - model transfer contention beyond "one transfer at a time per link";
    - learn a policy that beats every heuristic on every reference graph
-     at every seed (anneal given as many simulations; the per-step
-     baseline got it to 7, 2 and 6 of 10 seeds): bench/RESULTS.md, part 4.
+     at every seed (anneal given as many simulations): bench/RESULTS.md,
+     part 4, has the counts; no pretrained policy ships yet.
 
    CONTENTS (grep for the anchor, e.g. ">>simulator")
      public API
@@ -616,8 +616,16 @@ int dp_gen(dp_graph *g, const dp_gen_opts *opts, dp_error *err);
    return is (b_t + phi_t - cost) / b, b the episode's baseline above.
    phi_t depends on the earlier choices alone, so this is an unbiased
    baseline; it removes the earlier choices' noise from the late ones'
-   credit (bench/RESULTS.md part 4 measures it). Adam, one optimiser per
-   policy, gradient clipping by global norm, entropy
+   credit (bench/RESULTS.md part 4 measures it). Two guards, beyond the
+   paper, on by default in the REINFORCE stages (bench/RESULTS.md part 4:
+   without them long runs collapse onto one device, their logits running
+   away until no gradient is left): the anchor (dp_train_opts.anchor)
+   adds stage il's imitation loss with a weight that dual ascent raises
+   only while the policy's mean -log P(cp expert's choice) exceeds a bound;
+   selection (dp_train_opts.select) scores the greedy placement every
+   1/20 of the stage and keeps the best parameters, so a stage never
+   leaves the policy's own answer worse than it found it. Adam, one
+   optimiser per policy, gradient clipping by global norm, entropy
    bonus, epsilon-greedy exploration decayed linearly, learning rate
    decayed linearly to lr_final x lr. dp_train can also hand back the best
    placement any episode reached on each graph (best_assign, best_order,
@@ -725,6 +733,16 @@ typedef struct dp_train_opts {
                                 collapse onto one device). 0 -> 4 nats;
                                 < 0: none (the paper's REINFORCE)          */
     double   anchor_rate;    /* 0 -> 1e-3                                  */
+    int      select;         /* DOPPLER, REINFORCE stages: every `select`
+                                episodes (and at the stage's start and end)
+                                the greedy placement of every training graph
+                                is simulated, and the stage ends with the
+                                parameters whose mean greedy cost / lower
+                                bound was lowest (model selection: the
+                                stage cannot leave the policy's own answer
+                                worse than it found it). 0 -> every E / 20
+                                episodes of stage sim, none in stage real
+                                (each evaluation is a run there); < 0: none */
     double   gamma;          /* discount; 0 -> 1 (the paper: 0.99)          */
     double   clip;           /* global gradient-norm clip; 0 -> 1.0         */
     double   baseline_decay; /* running mean weight; 0 -> 0.9 (EMA)         */
@@ -783,6 +801,10 @@ typedef struct dp_train_result {
     long   simulations;      /* cost evaluations                             */
     double seconds;
     double final_cost[DP_STAGE__COUNT]; /* mean cost of the stage's last 10% */
+    int    kept[DP_STAGE__COUNT];  /* with selection: the episodes after which
+                                      the kept parameters were reached (0:
+                                      the stage's start; E: its end); -1:
+                                      no selection in that stage           */
 } dp_train_result;
 
 /* Trains p on n graphs (one drawn per episode) placed on cluster c. */
@@ -5476,6 +5498,32 @@ static void dp__keep_best(double cost, const int *assign, const int *order, int 
     memcpy(best_order, order, sizeof(int) * (size_t)n);
 }
 
+/* The policy's own answer on the training set, for dp_train_opts.select:
+   the mean over the graphs of the greedy placement's cost over the lower
+   bound. Each placement also counts as found in training (tbest...). */
+static int dp__greedy_score(dp__gctx *ctx, int n, const dp_policy *p, dp_order order, dp_cost_fn fn, void *cctx,
+                            double *tbest, int **tb_assign, int **tb_order, double *score, long *sims, dp_error *err)
+{
+    dp__roll_opts ro;
+    dp__roll_stats rs;
+    int i, rc;
+    double sum = 0, c;
+    memset(&ro, 0, sizeof ro);
+    ro.gamma = 1;
+    for (i = 0; i < n; i++) {
+        dp__gctx *x = &ctx[i];
+        dp__forward(x, p);
+        dp__rollout(x, p, &ro, NULL, &rs);
+        if ((rc = dp__cost(x, order, fn, cctx, &c, err))) return rc;
+        (*sims)++;
+        if (!dp__finite(c) || c < 0) return dp__fail(err, DP_ERR_RANGE, "train: the greedy placement of graph %d costs %g, not a finite non-negative number", i, c);
+        dp__keep_best(c, x->assign, x->order, x->n, &tbest[i], tb_assign[i], tb_order[i]);
+        sum += c / (x->lower_bound > 0 ? x->lower_bound : 1);
+    }
+    *score = sum / n;
+    return 0;
+}
+
 int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluster *c,
              const dp_train_opts *opts, dp_train_result *res, dp_error *err)
 {
@@ -5492,10 +5540,11 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
     dp_rng rng;
     dp_method start = DP_METHOD_CP;
     int rc = 0, i, st, stop = 0, pt, K, nmax = 1;
-    double sil_R = 0, anchor_w = 0;
+    double sil_R = 0, anchor_w = 0, *keep_sel = NULL, *keep_plc = NULL;
     memset(&o, 0, sizeof o);
     if (opts) o = *opts;
     memset(&r, 0, sizeof r);
+    for (st = 0; st < DP_STAGE__COUNT; st++) r.kept[st] = -1;
     memset(&as, 0, sizeof as); memset(&ap, 0, sizeof ap);
     dp__ok(err);
     if (!p || !p->plc || (p->algo != DP_ALGO_DOPPLER && p->algo != DP_ALGO_PLACETO)) return dp__fail(err, DP_ERR_ARG, "train: not an initialised policy");
@@ -5563,6 +5612,11 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
         as.m = (double *)dp__alloc((size_t)p->n_sel, sizeof(double), err, "adam");
         as.v = (double *)dp__alloc((size_t)p->n_sel, sizeof(double), err, "adam");
         if (!ctx || !gsel || !as.m || !as.v) { rc = DP_ERR_NOMEM; goto done; }
+        if (o.select >= 0) {   /* the parameters model selection keeps */
+            keep_sel = (double *)dp__alloc((size_t)p->n_sel, sizeof(double), err, "model selection");
+            keep_plc = (double *)dp__alloc((size_t)p->n_plc, sizeof(double), err, "model selection");
+            if (!keep_sel || !keep_plc) { rc = DP_ERR_NOMEM; goto done; }
+        }
     }
     for (i = 0; i < n; i++) {
         rc = pt ? dp__pt_init(&ptx[i], graphs[i], c, p, start, o.order, 1, err)
@@ -5579,8 +5633,8 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
     }
     dp_rng_seed(&rng, o.seed);
     for (st = 0; st < DP_STAGE__COUNT && !stop; st++) {
-        int E = o.episodes[st], ep, kg, k;
-        double ts = dp_now(), tail = 0;
+        int E = o.episodes[st], ep, kg, k, sel;
+        double ts = dp_now(), tail = 0, sel_best = HUGE_VAL, score;
         long ntail = 0;
         dp_cost_fn fn = st == DP_STAGE_REAL ? o.cost : NULL;
         if (E == 0) continue;
@@ -5588,6 +5642,15 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
         for (i = 0; i < n; i++) {
             if (pt) { ptx[i].seen = 0; ptx[i].best = HUGE_VAL; ptx[i].baseline = 0; }
             else { ctx[i].seen = 0; ctx[i].best = HUGE_VAL; ctx[i].baseline = 0; ctx[i].adv_sq = 0; }
+        }
+        /* model selection: the parameters entering the stage are the first
+           candidate */
+        sel = pt || st == DP_STAGE_IL || o.select < 0 ? 0 : o.select > 0 ? o.select : fn ? 0 : (E / 20 > 0 ? E / 20 : 1);
+        if (sel) {
+            if ((rc = dp__greedy_score(ctx, n, p, o.order, fn, o.cost_ctx, tbest, tb_assign, tb_order, &sel_best, &r.simulations, err))) goto done;
+            memcpy(keep_sel, p->sel, sizeof(double) * (size_t)p->n_sel);
+            memcpy(keep_plc, p->plc, sizeof(double) * (size_t)p->n_plc);
+            r.kept[st] = 0;
         }
         /* a group of kg episodes (rollouts of one graph) per update */
         for (ep = 0; ep < E && !stop; ep += kg) {
@@ -5814,6 +5877,25 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
                 }
                 if (o.on_episode && o.on_episode(o.on_episode_ctx, &info)) stop = 1;
             }
+            if (sel && !stop && ep + kg < E && (ep + kg) / sel > ep / sel) {
+                if ((rc = dp__greedy_score(ctx, n, p, o.order, fn, o.cost_ctx, tbest, tb_assign, tb_order, &score, &r.simulations, err))) goto done;
+                if (score < sel_best) {
+                    sel_best = score;
+                    memcpy(keep_sel, p->sel, sizeof(double) * (size_t)p->n_sel);
+                    memcpy(keep_plc, p->plc, sizeof(double) * (size_t)p->n_plc);
+                    r.kept[st] = ep + kg;
+                }
+            }
+        }
+        if (sel && !rc) {
+            /* the last candidate, then the best one's parameters */
+            if ((rc = dp__greedy_score(ctx, n, p, o.order, fn, o.cost_ctx, tbest, tb_assign, tb_order, &score, &r.simulations, err))) goto done;
+            if (score < sel_best) {
+                r.kept[st] = ep < E ? ep : E;
+            } else {
+                memcpy(p->sel, keep_sel, sizeof(double) * (size_t)p->n_sel);
+                memcpy(p->plc, keep_plc, sizeof(double) * (size_t)p->n_plc);
+            }
         }
         r.final_cost[st] = ntail ? tail / ntail : 0;
     }
@@ -5830,6 +5912,7 @@ done:
     if (ptx) for (i = 0; i < n; i++) dp__pt_free(&ptx[i]);
     DP_FREE(ctx); DP_FREE(ptx); DP_FREE(gsel); DP_FREE(gplc); DP_FREE(g2); DP_FREE(gs);
     DP_FREE(as.m); DP_FREE(as.v); DP_FREE(ap.m); DP_FREE(ap.v);
+    DP_FREE(keep_sel); DP_FREE(keep_plc);
     DP_FREE(kcost); DP_FREE(kR); DP_FREE(kb); DP_FREE(kloss); DP_FREE(kent); DP_FREE(krs); DP_FREE(kact); DP_FREE(kphi); DP_FREE(tbest); DP_FREE(tb_assign); DP_FREE(tb_order); DP_FREE(sil_dev);
     return rc;
 }

@@ -6,7 +6,9 @@
                                        [--lr-sim LR] [--eps-sim EPS] [--entropy B] [--temp T]
                                        [--greedy-baseline 1] [--sil W] [--adv-norm 1]
                                        [--step-bl 1|-1] [--gamma G] [--hidden H] [--layers K]
-                                       [--per-seed]
+                                       [--anchor X] [--anchor-rate R] [--select N] [--per-seed]
+       build/learn_bench stability GRAPH [--il E] [--sim E] [--seeds N] [--per-seed] [options of quality]
+       build/learn_bench diag GRAPH [--il E] [--sim E] [--seed S] [--window W] [options of quality]
        build/learn_bench general STG_DIR [--procs P] [--il E] [--sim E]
 
    timing:  milliseconds per imitation episode, per REINFORCE episode
@@ -26,6 +28,15 @@
             search, the best heuristic and which, anneal, and how far the
             policy's best and the search are above (+) or below (-) the
             best heuristic, in percent; the counts above allow no margin).
+   stability: per seed (default 10), il E then sim E (default 1000 and
+            20000) on GRAPH; how many runs end with a greedy placement worse
+            than after il, how many end on one device, and the mean greedy
+            ratios after il and after sim (--per-seed: each run on stderr).
+   diag:    one run; per window of W episodes the means of the training
+            diagnostics (dp_episode_info: entropies, -log P(cp expert),
+            gradient norm, return scale, share joining an input's device).
+   --anchor X: dp_train_opts.anchor (-1: off, the paper's REINFORCE);
+   --select N: dp_train_opts.select (-1: none).
    general: trains once on STG_DIR/50/rand0000..0059 (P processors, no
             communication), places rand0060..0089 without retraining; mean
             and worst ratio to the proven optimum (STG_DIR/opt_50_P.csv)
@@ -143,7 +154,8 @@ static int timing(const char *path, int devices, int E)
     return 0;
 }
 
-static double lr_sim, eps_sim, temp, sil, ent, gamma_, anchor, anchor_rate;   /* 0: the library's defaults */
+static double lr_sim, eps_sim, temp, sil, ent, gamma_, anchor, anchor_rate;
+static int select_;              /* --select N: 0 the library's default, -1 none */   /* 0: the library's defaults */
 static int greedy_bl, adv_norm, step_bl;
 static int rollouts;             /* 0: the library's default (1) */
 static dp_order order;           /* --order: doppler's runtime order and the heuristics' */
@@ -191,7 +203,7 @@ static int quality(const char *path, int devices, int il, int sim, int samples, 
         to.episodes[DP_STAGE_IL] = placeto ? 0 : il; to.episodes[DP_STAGE_SIM] = sim; to.seed = seed;
         to.lr[DP_STAGE_SIM] = lr_sim; to.eps_start[DP_STAGE_SIM] = eps_sim; to.rollouts = placeto ? 0 : rollouts;
         to.order = order;
-        to.temperature = temp; to.self_imitation = sil; to.greedy_baseline = greedy_bl; to.adv_norm = adv_norm; to.step_baseline = step_bl; to.gamma = gamma_; to.entropy = ent; to.anchor = anchor; to.anchor_rate = anchor_rate;
+        to.temperature = temp; to.self_imitation = sil; to.greedy_baseline = greedy_bl; to.adv_norm = adv_norm; to.step_baseline = step_bl; to.gamma = gamma_; to.entropy = ent; to.anchor = anchor; to.anchor_rate = anchor_rate; to.select = select_;
         to.on_episode = record; to.on_episode_ctx = &cv;
         to.best_cost = &bc; to.best_assign = &ba; to.best_order = &bo;
         if (dp_train(&p, gs, 1, &c, &to, &r, &e)) return die(&e);
@@ -279,7 +291,7 @@ static int diag(const char *path, int devices, int il, int sim, uint64_t seed, i
     memset(&to, 0, sizeof to); memset(&io, 0, sizeof io);
     to.episodes[DP_STAGE_IL] = il; to.episodes[DP_STAGE_SIM] = sim; to.seed = seed; to.order = order;
     to.lr[DP_STAGE_SIM] = lr_sim; to.eps_start[DP_STAGE_SIM] = eps_sim; to.rollouts = rollouts;
-    to.temperature = temp; to.self_imitation = sil; to.greedy_baseline = greedy_bl; to.adv_norm = adv_norm; to.step_baseline = step_bl; to.gamma = gamma_; to.entropy = ent; to.anchor = anchor; to.anchor_rate = anchor_rate;
+    to.temperature = temp; to.self_imitation = sil; to.greedy_baseline = greedy_bl; to.adv_norm = adv_norm; to.step_baseline = step_bl; to.gamma = gamma_; to.entropy = ent; to.anchor = anchor; to.anchor_rate = anchor_rate; to.select = select_;
     to.on_episode = diag_cb; to.on_episode_ctx = &acc;
     printf("| stage | episodes | cost / LB | best so far / LB | loss | SEL entropy | PLC entropy | -log P(cp expert) | grad norm | return scale | joins an input's device |\n"
            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
@@ -321,7 +333,7 @@ static int stability(const char *path, int devices, int il, int sim, uint64_t se
         memset(&to, 0, sizeof to); memset(&io, 0, sizeof io);
         to.seed = seed; to.order = order; io.order = order;
         to.lr[DP_STAGE_SIM] = lr_sim; to.eps_start[DP_STAGE_SIM] = eps_sim; to.rollouts = rollouts;
-        to.temperature = temp; to.self_imitation = sil; to.greedy_baseline = greedy_bl; to.adv_norm = adv_norm; to.step_baseline = step_bl; to.gamma = gamma_; to.entropy = ent; to.anchor = anchor; to.anchor_rate = anchor_rate;
+        to.temperature = temp; to.self_imitation = sil; to.greedy_baseline = greedy_bl; to.adv_norm = adv_norm; to.step_baseline = step_bl; to.gamma = gamma_; to.entropy = ent; to.anchor = anchor; to.anchor_rate = anchor_rate; to.select = select_;
         to.episodes[DP_STAGE_IL] = il;
         if (dp_train(&p, gs, 1, &c, &to, &r, &e)) return die(&e);
         if (dp_policy_place(&p, &g, &c, &io, a, NULL, &ms_il, &e)) return die(&e);
@@ -417,6 +429,7 @@ int main(int argc, char **argv)
     step_bl = atoi(opt(argc, argv, "--step-bl", "0"));
     gamma_ = atof(opt(argc, argv, "--gamma", "0"));
     anchor_rate = atof(opt(argc, argv, "--anchor-rate", "0"));
+    select_ = atoi(opt(argc, argv, "--select", "0"));
     anchor = atof(opt(argc, argv, "--anchor", "0"));
     hidden = atoi(opt(argc, argv, "--hidden", "0"));
     layers = atoi(opt(argc, argv, "--layers", "0"));

@@ -93,6 +93,37 @@ if [ -d "$DATA/doppler" ]; then
     echo "#### Per seed (the runs above; percent: best of samples or search against the best heuristic, - is better)"
     cat "$PERSEED"
     rm -f "$PERSEED" "$PERSEED.out"
+    echo "### The same without the anchor (--anchor -1: the defaults before 2026-11-24)"
+    echo
+    echo "$QHEAD"
+    echo "$QRULE"
+    for f in "$DATA"/doppler/*.txt; do "${PIN[@]}" build/learn_bench quality "$f" --seeds 10 --anchor -1 || status=1; done
+    echo
+    echo "### Stability: il 1000 + sim 20000 episodes, seeds 1-10 (runs whose final greedy placement is worse than after il; runs that end on one device)"
+    echo
+    SHEAD="| graph | devices | episodes | worse than after il | on one device | greedy after il | greedy after sim | training time |"
+    SRULE="|---|---:|---|---|---|---:|---:|---:|"
+    echo "$SHEAD"
+    echo "$SRULE"
+    for f in "$DATA"/doppler/*.txt graphs/llama_layer_256_p2.dpg; do "${PIN[@]}" build/learn_bench stability "$f" --seeds 10 || status=1; done
+    echo
+    echo "Without the anchor (--anchor -1), seeds 1-5:"
+    echo
+    echo "$SHEAD"
+    echo "$SRULE"
+    for f in "$DATA"/doppler/*.txt graphs/llama_layer_256_p2.dpg; do "${PIN[@]}" build/learn_bench stability "$f" --seeds 5 --anchor -1 || status=1; done
+    echo
+    echo "### Diagnostics of two runs that collapse without the anchor (il 1000 + sim 20000; means per 2500 episodes)"
+    for a in -1 0; do
+        for run in "graphs/llama_layer_256_p2.dpg --seed 1" "$DATA/doppler/ffnn_192nodes.txt --seed 7"; do
+            echo
+            echo "--anchor $a (0: the default), $(basename ${run%% *}) ${run#* }:"
+            echo
+            # shellcheck disable=SC2086
+            "${PIN[@]}" build/learn_bench diag $run --il 1000 --sim 20000 --window 2500 --anchor "$a" || status=1
+        done
+    done
+    echo
     echo "### The same with the paper's REINFORCE (--step-bl -1 --gamma 0.99: no per-step baseline, discount 0.99)"
     echo
     echo "$QHEAD"

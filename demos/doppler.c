@@ -13,7 +13,7 @@
                        [--hidden H] [--layers K] [--shared-gnn] [--entropy B]
                        [--temperature T] [--greedy-baseline] [--self-imitation W]
                        [--adv-norm] [--step-baseline on|off] [--anchor X|off]
-                       [--anchor-rate R] [--order fifo|priority]
+                       [--anchor-rate R] [--select N|off] [--order fifo|priority]
                        [--seed S] [--curve OUT.csv]
                        [--curve-svg OUT.svg] [--json]
        doppler place   GRAPH --method doppler --policy POLICY.dpl [--samples K] ...
@@ -209,6 +209,10 @@ static const char *help_train =
     "                  is farther, so it cannot saturate onto one device\n"
     "                  (default 4; off: the paper's REINFORCE)\n"
     "  --anchor-rate R how fast that weight moves (default 1e-3)\n"
+    "  --select N|off  REINFORCE stages: score the greedy placement every N\n"
+    "                  episodes (and at the stage's start and end) and keep the\n"
+    "                  best parameters (default: every 1/20 of stage sim; stage\n"
+    "                  real only when N is given, each score being a run)\n"
     "  --out-assign A  (one graph) write the best placement any episode reached\n"
     "                  (il and sim; real alone when it has its own cost)\n"
     "  --order O       runtime order: fifo (default) or priority (SEL's order)\n"
@@ -319,6 +323,7 @@ typedef struct cli {
     int greedy_baseline, adv_norm, step_baseline;   /* step_baseline: 0 on, -1 off */
     double entropy, temperature, self_imitation;
     double anchor, anchor_rate;                      /* anchor: 0 default, < 0 off */
+    int select;                                      /* 0 default, < 0 off */
     const char *out_assign;
     dp_gen_opts gen;
     dp_workload_opts wl;
@@ -523,6 +528,9 @@ static int parse_args(cli *o, int argc, char **argv, int first,
         } else if (!strcmp(name, "anchor")) {
             if (!strcmp(val, "off")) o->anchor = -1;
             else { rc = parse_double(cmd, "--anchor", val, 1e-6, 1e6, &d); o->anchor = d; }
+        } else if (!strcmp(name, "select")) {
+            if (!strcmp(val, "off")) o->select = -1;
+            else { rc = parse_long(cmd, "--select", val, 1, 100000000, &l); o->select = (int)l; }
         } else if (!strcmp(name, "anchor-rate")) {
             rc = parse_double(cmd, "--anchor-rate", val, 1e-9, 1e3, &d);
             o->anchor_rate = d;
@@ -1617,8 +1625,8 @@ static int cmd_train(cli *o)
     if (!placeto && o->from) return usage(o->cmd, "--from is for --algo placeto");
     if (placeto && o->shared_gnn) return usage(o->cmd, "--shared-gnn is for --algo doppler");
     if (placeto && o->rollouts) return usage(o->cmd, "--rollouts is for --algo doppler");
-    if (placeto && (o->temperature || o->greedy_baseline || o->self_imitation || o->adv_norm || o->step_baseline || o->anchor || o->anchor_rate))
-        return usage(o->cmd, "--temperature, --greedy-baseline, --self-imitation, --adv-norm, --step-baseline off and --anchor are for --algo doppler");
+    if (placeto && (o->temperature || o->greedy_baseline || o->self_imitation || o->adv_norm || o->step_baseline || o->anchor || o->anchor_rate || o->select))
+        return usage(o->cmd, "--temperature, --greedy-baseline, --self-imitation, --adv-norm, --step-baseline off, --anchor and --select are for --algo doppler");
     if (o->out_assign && o->n_pos != 1) return usage(o->cmd, "--out-assign needs exactly one GRAPH");
 
     /* stages, episodes and learning rates, one per listed stage */
@@ -1738,6 +1746,7 @@ static int cmd_train(cli *o)
     to.adv_norm = o->adv_norm;
     to.anchor = o->anchor;
     to.anchor_rate = o->anchor_rate;
+    to.select = o->select;
     /* on also for stage real's cost, which is in the graph's time units */
     to.step_baseline = o->step_baseline < 0 ? -1 : 1;
     to.best_cost = best;
@@ -1891,6 +1900,7 @@ static int cmd_train(cli *o)
             json_key_num(stdout, "best", s->best);
             json_key_num(stdout, "best_ratio", s->best_ratio);
             json_key_num(stdout, "final_cost", res.final_cost[stages[k]]);
+            json_key_num(stdout, "kept", res.kept[stages[k]]);
             fputc('}', stdout);
         }
         fputs("],\n \"greedy\": [", stdout);
@@ -1918,6 +1928,10 @@ static int cmd_train(cli *o)
     } else {
         char rb[32], gb[256];
         printf("trained %ld episodes in %.2f s (%.1f episodes/s)\n", res.episodes, res.seconds, eps_s);
+        for (int k = 0; k < n_st; k++)
+            if (res.kept[stages[k]] >= 0)
+                printf("stage %s kept the parameters after its episode %d of %d (the best greedy placement; --select)\n",
+                       dp_stage_name((dp_stage)stages[k]), res.kept[stages[k]], to.episodes[stages[k]]);
         for (int i = 0; i < n; i++) {
             double lb = dp_lower_bound(&g[i], &c);
             printf("greedy placement of %s: makespan %.6g (%s x lower bound %.6g)\n",
@@ -2222,7 +2236,7 @@ static const command commands[] = {
      &help_bench},
     {"train", cmd_train,
      "algo from devices cluster format stages episodes lr hidden layers shared-gnn entropy order seed "
-     "rollouts temperature greedy-baseline self-imitation adv-norm step-baseline anchor anchor-rate out out-assign curve curve-svg json backend reps",
+     "rollouts temperature greedy-baseline self-imitation adv-norm step-baseline anchor anchor-rate select out out-assign curve curve-svg json backend reps",
      &help_train},
     {"convert", cmd_convert, "to format", &help_convert},
     {"gen", cmd_gen, "nodes width density regularity jump ccr seed out parts dim batch layers", &help_gen},

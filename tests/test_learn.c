@@ -431,6 +431,7 @@ static void test_reinforce(void)
     to.lr[DP_STAGE_SIM] = 1e-2;
     to.eps_start[DP_STAGE_SIM] = 0.3;
     to.rollouts = 4;
+    to.select = -1;   /* simulations: the episodes' alone */
     CHECK(dp_train(&p, gs, 1, &c, &to, &tr, &err) == 0, "train sim: %s", err.msg);
     CHECK(tr.episodes == RL_EPISODES && tr.simulations == RL_EPISODES, "rollouts 4: %ld episodes, %ld simulations", tr.episodes, tr.simulations);
     CHECK(dp_policy_place(&p, &g, &c, NULL, asg, NULL, &after, &err) == 0, "place: %s", err.msg);
@@ -634,6 +635,52 @@ static void test_diagnostics(void)
     dp_graph_free(&g);
 }
 
+/* dp_train_opts.select: the greedy placement is scored at the stage's
+   start, every `select` episodes and at its end (one simulation each on
+   each graph), and the stage keeps the best parameters: the greedy
+   placement after the stage is never worse than before it, and when the
+   last parameters are kept they are those of a run without selection. */
+static void test_select(void)
+{
+    dp_graph g;
+    dp_cluster c;
+    if (gen_graph(&g, 30, 1.0, 57)) return;
+    CHECK(dp_cluster_homogeneous(&c, 3, 1, 1, 0, &err) == 0, "cluster: %s", err.msg);
+    const dp_graph *gs[1] = { &g };
+    int a[30];
+    for (int seed = 1; seed <= 4; seed++) {
+        dp_policy p, q;
+        dp_policy_opts po = {0};
+        dp_train_opts to;
+        dp_train_result tr, tq;
+        double before, after;
+        po.hidden = 8; po.layers = 1; po.seed = (uint64_t)seed;
+        CHECK(dp_policy_init(&p, &po, &err) == 0 && dp_policy_init(&q, &po, &err) == 0, "policy: %s", err.msg);
+        memset(&to, 0, sizeof to);
+        to.seed = (uint64_t)seed; to.episodes[DP_STAGE_IL] = 30;
+        CHECK(dp_train(&p, gs, 1, &c, &to, NULL, &err) == 0 && dp_train(&q, gs, 1, &c, &to, NULL, &err) == 0, "il: %s", err.msg);
+        CHECK(dp_policy_place(&p, &g, &c, NULL, a, NULL, &before, &err) == 0, "place: %s", err.msg);
+        to.episodes[DP_STAGE_IL] = 0; to.episodes[DP_STAGE_SIM] = 100; to.lr[DP_STAGE_SIM] = 3e-3; to.eps_start[DP_STAGE_SIM] = 0.3;
+        to.select = 7;
+        CHECK(dp_train(&p, gs, 1, &c, &to, &tr, &err) == 0, "sim: %s", err.msg);
+        CHECK(dp_policy_place(&p, &g, &c, NULL, a, NULL, &after, &err) == 0, "place: %s", err.msg);
+        CHECK(after <= before, "seed %d: greedy makespan %g after the stage, %g before it", seed, after, before);
+        /* evaluations: the start, episodes 7, 14, .., 98, the end */
+        CHECK(tr.simulations == 100 + 2 + 14, "seed %d: %ld simulations, expected 100 episodes + 16 evaluations", seed, tr.simulations);
+        CHECK(tr.kept[DP_STAGE_SIM] >= 0 && tr.kept[DP_STAGE_SIM] <= 100 &&
+              (tr.kept[DP_STAGE_SIM] % 7 == 0 || tr.kept[DP_STAGE_SIM] == 100), "seed %d: kept episode %d", seed, tr.kept[DP_STAGE_SIM]);
+        to.select = -1;
+        CHECK(dp_train(&q, gs, 1, &c, &to, &tq, &err) == 0, "sim: %s", err.msg);
+        CHECK(tq.simulations == 100, "seed %d: without selection %ld simulations", seed, tq.simulations);
+        if (tr.kept[DP_STAGE_SIM] == 100) CHECK(same_params(&p, &q), "seed %d: the last parameters kept, but not those of the run without selection", seed);
+        else CHECK(!same_params(&p, &q), "seed %d: earlier parameters kept (episode %d), yet the same as the last", seed, tr.kept[DP_STAGE_SIM]);
+        printf("  select, seed %d: greedy %g before sim, %g after (kept after episode %d of 100)\n", seed, before, after, tr.kept[DP_STAGE_SIM]);
+        dp_policy_free(&p); dp_policy_free(&q);
+    }
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+}
+
 /* ========================================================================
    3c. The best placement seen in training
    ======================================================================== */
@@ -675,6 +722,7 @@ static void test_best_found(void)
         to.order = variant == 2 ? DP_ORDER_PRIORITY : DP_ORDER_FIFO;
         to.best_cost = &bc; to.best_assign = &ba; to.best_order = &bo;
         to.on_episode = min_cb; to.on_episode_ctx = &m;
+        to.select = -1;   /* its greedy placements would count as found too */
         const dp_graph *gs[1] = { &g };
         CHECK(dp_train(&p, gs, 1, &c, &to, &tr, &err) == 0, "train: %s", err.msg);
         CHECK(m.n == 50 && tr.episodes == 50 && tr.simulations == 50, "variant %d: %ld episodes seen, %ld run, %ld simulations", variant, m.n, tr.episodes, tr.simulations);
@@ -1048,6 +1096,7 @@ static void test_explore_options(void)
         dp_train_opts base;
         memset(&base, 0, sizeof base);
         base.rollouts = K;
+        base.select = -1;   /* selection could keep the stage's first parameters */
         dp_policy p0;
         dp_train_result r0;
         stage_train(&g, &c, &base, DP_STAGE_SIM, &p0, &r0);
@@ -1141,6 +1190,7 @@ static void real_train(const dp_graph *g, const dp_cluster *c, int with_cb, int 
     dp_train_opts to;
     memset(&to, 0, sizeof to);
     to.step_baseline = sb;
+    to.select = -1;   /* on by default for the simulator's cost only */
     if (with_cb) { to.cost = cost_cb; to.cost_ctx = &k; }
     stage_train(g, c, &to, DP_STAGE_REAL, p, NULL);
     if (with_cb) CHECK(k.calls == 60, "cost called %d times, expected 60", k.calls);
@@ -1222,6 +1272,14 @@ static void test_train_errors(void)
         CHECK(rc == DP_ERR_RANGE && strstr(err.msg, "step_baseline") && strstr(err.msg, sb < 0 ? "-2" : "2"), "step_baseline %d: rc %d '%s'", sb, rc, err.msg);
     }
     to.step_baseline = 0;
+    CHECK(same_params(&p, &keep), "a refused dp_train changed the policy");
+    to.anchor = NAN;
+    rc = dp_train(&p, gs, 1, &c, &to, &tr, &err);
+    CHECK(rc == DP_ERR_RANGE && strstr(err.msg, "anchor") && strstr(err.msg, "nan"), "anchor NaN: rc %d '%s'", rc, err.msg);
+    to.anchor = 0; to.anchor_rate = -1;
+    rc = dp_train(&p, gs, 1, &c, &to, &tr, &err);
+    CHECK(rc == DP_ERR_RANGE && strstr(err.msg, "anchor_rate") && strstr(err.msg, "-1"), "anchor_rate -1: rc %d '%s'", rc, err.msg);
+    to.anchor_rate = 0;
     CHECK(same_params(&p, &keep), "a refused dp_train changed the policy");
 
     /* per-device times for 3 devices on a 4-device cluster */
@@ -1307,6 +1365,7 @@ int main(int argc, char **argv)
     test_rollout_replay();
     test_step_baseline();
     test_diagnostics();
+    test_select();
     test_best_found();
     test_checkpoint();
     test_determinism();
