@@ -106,7 +106,9 @@
      There is no global mutable state; separate objects may be used from
      separate threads.
    - Files are written to "PATH.tmp" and renamed on success, so a failure
-     never leaves a partial output file behind.
+     never leaves a partial output file behind; a symbolic link is written
+     through (the rule applied to its target), a device or a FIFO
+     (/dev/null, /dev/stdout) in place, never replaced (dp_write_file).
 
    LIMITS (past one: DP_ERR_LIMIT, checked before anything is sized by it)
      DP_MAX_OPS      2^22 ops in a graph (STG: tasks plus the entry and exit
@@ -318,6 +320,23 @@ int dp_assign_read(const char *path, int n_ops, int n_devices, int *assign, dp_e
 int dp_assign_read_mem(const char *buf, size_t len, const char *name,
                        int n_ops, int n_devices, int *assign, dp_error *err);
 int dp_assign_write(const char *path, const int *assign, int n_ops, dp_error *err);
+
+/* Output files. Every file the library writes (graphs, assignments,
+   clusters, policies, SVGs) and dp_write_file follow one rule:
+     PATH a regular file, or nothing yet: written to PATH.tmp, renamed over
+       PATH on success; a failure leaves PATH as it was and no PATH.tmp;
+     PATH a symbolic link: the rule applied to the file it points to (a
+       chain of up to 40 links; a link to nothing creates its target); the
+       link stays a link;
+     anything else (a character device such as /dev/null, a FIFO), and a
+       link in /proc (/dev/stdout, /dev/fd/N lead there): written in place
+       (a FIFO's open waits for a reader); a write error (ENOSPC from
+       /dev/full) fails with DP_ERR_IO.
+   dp_write_file opens PATH by that rule, calls fn(ctx, f, err) to write the
+   content and closes it; a nonzero return from fn fails the call (and
+   leaves a regular PATH as it was). */
+typedef int (*dp_write_fn)(void *ctx, FILE *f, dp_error *err);
+int dp_write_file(const char *path, dp_write_fn fn, void *ctx, dp_error *err);
 
 /* ======================================================================
    >>api-cluster
@@ -1110,8 +1129,10 @@ double   dp_now(void);                         /* monotonic seconds     */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 /* The allocator: every allocation of the implementation (stb_ds's arrays
    and the executor's threads included) goes through these. Define
@@ -1289,33 +1310,172 @@ static int dp__slurp(const char *path, char **out, size_t *len, dp_error *err)
     return 0;
 }
 
-/* Writing to PATH.tmp and renaming on success: no partial output ever. */
-typedef struct dp__out { FILE *f; char tmp[4096]; const char *path; } dp__out;
+/* ---- output files: the one rule of every file the library writes ------
+   PATH a regular file, or nothing yet: written to PATH.tmp, renamed over
+   PATH on success (a failure leaves PATH as it was and no PATH.tmp).
+   PATH a symbolic link: the rule applied to the name it points to, through
+   a chain of at most DP__MAX_LINKS links (a link to nothing creates its
+   target; the links stay links). Anything else (a character device such as
+   /dev/null, a FIFO) and a link in /proc (where /dev/stdout and /dev/fd/N
+   lead: a process's open file): opened and written in place, write errors
+   reported. A link to one of this process's own descriptors (/dev/stdout,
+   /dev/fd/1, /proc/self/fd/1) writes to a duplicate of that descriptor, so
+   that it shares the descriptor's offset: `-o /dev/stdout > FILE` does not
+   write over what the program prints. The temp file is opened with
+   O_NOFOLLOW: a link planted at PATH.tmp is refused, not written through. */
+#ifndef PATH_MAX
+#define PATH_MAX 4096
+#endif
+#define DP__MAX_LINKS 40
+
+typedef struct dp__out {
+    FILE *f;
+    int direct;              /* written in place, no temp file              */
+    int fd;                  /* direct: this process's descriptor to write
+                                to (a duplicate of it), or -1               */
+    const char *name;        /* the name given, for messages                */
+    char path[PATH_MAX];     /* the name written: the given one, or the end
+                                of its chain of links                       */
+    char tmp[PATH_MAX + 8];  /* path ".tmp"                                 */
+} dp__out;
+
+static int dp__out_proc(const char *dir)
+{
+    return strcmp(dir, "/proc") == 0 || strncmp(dir, "/proc/", 6) == 0;
+}
+
+/* The descriptor that the link `base` in the resolved directory `dir`
+   names when that is this process's /proc/PID/fd, else -1. */
+static int dp__out_own_fd(const char *dir, const char *base)
+{
+    char own[64];
+    long v;
+    char *e;
+    snprintf(own, sizeof own, "/proc/%ld/fd", (long)getpid());
+    if (strcmp(dir, own) != 0 || !*base || base[strspn(base, "0123456789")]) return -1;
+    errno = 0;
+    v = strtol(base, &e, 10);
+    return errno || v > INT_MAX ? -1 : (int)v;
+}
+
+/* Follows o->path's links: sets o->path to the name to write and
+   o->direct when that is not a regular file (or nothing yet). */
+static int dp__out_target(dp__out *o, dp_error *err)
+{
+    char dir[PATH_MAX], buf[PATH_MAX];
+    struct stat st;
+    int hops = 0;
+    for (;;) {
+        const char *slash;
+        ssize_t n;
+        size_t dl;
+        if (lstat(o->path, &st) != 0) {
+            if (errno == ENOENT) return 0;      /* created by the rename */
+            return dp__fail(err, DP_ERR_IO, "%s: cannot look up '%s': %s", o->name, o->path, strerror(errno));
+        }
+        if (!S_ISLNK(st.st_mode)) { o->direct = !S_ISREG(st.st_mode); return 0; }
+        if (++hops > DP__MAX_LINKS)
+            return dp__fail(err, DP_ERR_IO, "%s: more than %d symbolic links in a chain (a loop?)", o->name, DP__MAX_LINKS);
+        /* the link's directory with its own links resolved: the base of a
+           relative target, and how a link in /proc is told */
+        slash = strrchr(o->path, '/');
+        if (!slash) strcpy(buf, ".");
+        else if (slash == o->path) strcpy(buf, "/");
+        else { memcpy(buf, o->path, (size_t)(slash - o->path)); buf[slash - o->path] = 0; }
+        if (!realpath(buf, dir))
+            return dp__fail(err, DP_ERR_IO, "%s: cannot resolve the directory of the link '%s': %s", o->name, o->path, strerror(errno));
+        if (dp__out_proc(dir)) {
+            o->direct = 1;
+            o->fd = dp__out_own_fd(dir, slash ? slash + 1 : o->path);
+            return 0;
+        }
+        n = readlink(o->path, buf, sizeof buf);
+        if (n < 0) return dp__fail(err, DP_ERR_IO, "%s: cannot read the link '%s': %s", o->name, o->path, strerror(errno));
+        if ((size_t)n >= sizeof buf) return dp__fail(err, DP_ERR_ARG, "%s: the link '%s' points to a name too long", o->name, o->path);
+        buf[n] = 0;
+        dl = buf[0] == '/' ? 0 : strlen(dir);
+        if (dl + 1 + (size_t)n + 1 > sizeof o->path)
+            return dp__fail(err, DP_ERR_ARG, "%s: the link '%s' leads to a name too long", o->name, o->path);
+        if (dl) {
+            memcpy(o->path, dir, dl);
+            if (o->path[dl - 1] != '/') o->path[dl++] = '/';
+        }
+        memcpy(o->path + dl, buf, (size_t)n + 1);
+    }
+}
 
 static int dp__out_open(dp__out *o, const char *path, dp_error *err)
 {
-    o->f = NULL; o->path = path;
+    size_t n;
+    int fd, rc;
+    o->f = NULL; o->direct = 0; o->fd = -1; o->name = path; o->path[0] = o->tmp[0] = 0;
     if (!path || !*path) return dp__fail(err, DP_ERR_ARG, "no output file name given");
-    if (strlen(path) + 5 > sizeof o->tmp) return dp__fail(err, DP_ERR_ARG, "%s: output path too long", path);
-    snprintf(o->tmp, sizeof o->tmp, "%s.tmp", path);
-    o->f = fopen(o->tmp, "wb");
-    if (!o->f) return dp__fail(err, DP_ERR_IO, "%s: cannot create: %s", o->tmp, strerror(errno));
+    n = strlen(path);
+    if (n >= sizeof o->path) return dp__fail(err, DP_ERR_ARG, "%.200s...: output path too long", path);
+    memcpy(o->path, path, n + 1);
+    if ((rc = dp__out_target(o, err))) return rc;
+    if (o->direct && o->fd >= 0) {
+        fd = dup(o->fd);
+        if (fd < 0 || !(o->f = fdopen(fd, "wb"))) {
+            int e = errno;
+            if (fd >= 0) close(fd);
+            return dp__fail(err, DP_ERR_IO, "%s: cannot write to descriptor %d: %s", path, o->fd, strerror(e));
+        }
+        return 0;
+    }
+    if (o->direct) {
+        o->f = fopen(o->path, "wb");
+        if (!o->f) return dp__fail(err, DP_ERR_IO, "%s: cannot open for writing: %s", path, strerror(errno));
+        return 0;
+    }
+    n = strlen(o->path);
+    memcpy(o->tmp, o->path, n);
+    memcpy(o->tmp + n, ".tmp", 5);
+    fd = open(o->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0666);
+    if (fd < 0) return dp__fail(err, DP_ERR_IO, "%s: cannot create '%s': %s", path, o->tmp, strerror(errno));
+    o->f = fdopen(fd, "wb");
+    if (!o->f) {
+        int e = errno;
+        close(fd);
+        remove(o->tmp);
+        return dp__fail(err, DP_ERR_IO, "%s: cannot create '%s': %s", path, o->tmp, strerror(e));
+    }
     return 0;
 }
 
-/* Closes; on rc == 0 renames into place, otherwise removes the temp file. */
+/* Closes; on rc == 0 renames the temp file into place (written in place:
+   nothing to do), otherwise removes it. A write error fails. */
 static int dp__out_close(dp__out *o, int rc, dp_error *err)
 {
-    int bad;
+    int e = 0;
     if (!o->f) return rc;
-    bad = ferror(o->f);
-    if (fclose(o->f) != 0) bad = 1;
+    errno = 0;
+    if (fflush(o->f) != 0) e = errno ? errno : -1;
+    else if (ferror(o->f)) e = -1;
+    if (fclose(o->f) != 0 && !e) e = errno ? errno : -1;
     o->f = NULL;
-    if (rc == 0 && bad) rc = dp__fail(err, DP_ERR_IO, "%s: write error", o->tmp);
+    /* a writer that saw the stream fail (rc DP_ERR_IO) gets this message,
+       which names the file and the reason */
+    if (e && (rc == 0 || rc == DP_ERR_IO))
+        rc = dp__fail(err, DP_ERR_IO, "%s: write error: %s", o->name, e > 0 ? strerror(e) : "the stream failed");
+    if (o->direct) return rc;
     if (rc == 0 && rename(o->tmp, o->path) != 0)
-        rc = dp__fail(err, DP_ERR_IO, "%s: cannot rename into place: %s", o->path, strerror(errno));
+        rc = dp__fail(err, DP_ERR_IO, "%s: cannot rename '%s' into place: %s", o->name, o->tmp, strerror(errno));
     if (rc != 0) remove(o->tmp);
     return rc;
+}
+
+int dp_write_file(const char *path, dp_write_fn fn, void *ctx, dp_error *err)
+{
+    dp__out o;
+    int rc;
+    if (!fn) return dp__fail(err, DP_ERR_ARG, "write_file: no writer given");
+    if ((rc = dp__out_open(&o, path, err))) return rc;
+    dp__ok(err);
+    rc = fn(ctx, o.f, err);
+    if (rc && err && err->code == DP_OK)
+        rc = dp__fail(err, rc > 0 && rc < DP_CODE__COUNT ? (dp_code)rc : DP_ERR_IO, "%s: the writer failed (code %d)", path, rc);
+    return dp__out_close(&o, rc, err);
 }
 
 /* ---- text scanning, shared by every reader -------------------------- */

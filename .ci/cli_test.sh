@@ -142,6 +142,52 @@ contains "$T/out" "best per graph" "bench prints the best method per graph"
 expect 1 "bench with a bad graph" "$D" bench "$T/l.dpg" "$T/none.dpg" --methods cp
 contains "$T/out" "cp" "bench keeps the good graph's rows"
 
+# ---- output files: one rule for every file written --------------------------
+# a regular file or a new name: PATH.tmp, renamed; a symbolic link: written
+# through (the link stays); a device or a FIFO: written in place
+expect 0 "--gantt /dev/null" "$D" place graphs/heft_example.dpg --method heft --gantt /dev/null --out /dev/null
+if [ -c /dev/null ] && [ ! -e /dev/null.tmp ]; then ok; else bad "/dev/null is no longer a character device"; fi
+expect 1 "--out /dev/full" "$D" place graphs/heft_example.dpg --method heft --out /dev/full
+contains "$T/err" "/dev/full: write error: No space left on device" "/dev/full: the message names the file and ENOSPC"
+expect 1 "gen -o /dev/full" "$D" gen layered --nodes 12 -o /dev/full
+expect 1 "--gantt /dev/full" "$D" place graphs/heft_example.dpg --method heft --gantt /dev/full
+contains "$T/err" "/dev/full: write error" "--gantt /dev/full: the message names the file"
+if [ -c /dev/full ] && [ ! -e /dev/full.tmp ]; then ok; else bad "/dev/full is no longer a character device"; fi
+expect 0 "place --out FILE" "$D" place graphs/heft_example.dpg --method heft --out "$T/plain.assign"
+echo old >"$T/target.assign"
+ln -s target.assign "$T/link.assign"
+expect 0 "place --out LINK" "$D" place graphs/heft_example.dpg --method heft --out "$T/link.assign"
+if [ -L "$T/link.assign" ] && [ "$(readlink "$T/link.assign")" = target.assign ]; then ok; else bad "--out LINK replaced the link"; fi
+if cmp -s "$T/plain.assign" "$T/target.assign"; then ok; else bad "--out LINK: the link's target does not hold the assignment"; fi
+ln -s made.dpg "$T/dangling.dpg"
+expect 0 "gen -o DANGLING-LINK" "$D" gen layered --nodes 12 -o "$T/dangling.dpg"
+if [ -L "$T/dangling.dpg" ] && [ -f "$T/made.dpg" ] && head -n 1 "$T/made.dpg" | grep -q "doppler-graph 1"; then ok; else bad "a dangling link's target was not created"; fi
+ln -s loop2 "$T/loop1"; ln -s loop1 "$T/loop2"
+expect 1 "--out a loop of links" "$D" place graphs/heft_example.dpg --method heft --out "$T/loop1"
+contains "$T/err" "symbolic links" "a loop of links: says why"
+if [ -L "$T/loop1" ] && [ -L "$T/loop2" ]; then ok; else bad "a loop of links was replaced"; fi
+if mkfifo "$T/fifo"; then
+    timeout 20 cat "$T/fifo" >"$T/fifo.got" &
+    reader=$!
+    expect 0 "place --out FIFO" "$D" place graphs/heft_example.dpg --method heft --out "$T/fifo"
+    : <>"$T/fifo"   # releases the reader whatever happened (opening read-write never waits)
+    wait "$reader"
+    if cmp -s "$T/plain.assign" "$T/fifo.got"; then ok; else bad "the FIFO's reader did not get the assignment"; fi
+    if [ -p "$T/fifo" ] && [ ! -e "$T/fifo.tmp" ]; then ok; else bad "the FIFO is no longer a FIFO"; fi
+else
+    skipped "mkfifo failed"
+fi
+ln -s curve-target.csv "$T/curve-link.csv"
+expect 0 "train: policy and SVG to /dev/null, --curve LINK" "$D" train graphs/heft_example.dpg --episodes 3,3 --hidden 4 --layers 1 \
+    --out /dev/null --curve-svg /dev/null --curve "$T/curve-link.csv"
+if [ -L "$T/curve-link.csv" ] && [ "$(wc -l <"$T/curve-target.csv")" = 7 ]; then ok; else bad "--curve LINK: the target holds the header and 6 rows, the link stays"; fi
+"$D" gen layered --nodes 12 --seed 7 -o /dev/stdout 2>"$T/err" </dev/null | cat >"$T/stdout.dpg"
+"$D" gen layered --nodes 12 --seed 7 -o "$T/file.dpg" >/dev/null 2>&1 </dev/null
+# the graph, then gen's own line "wrote /dev/stdout ..."
+if diff <(grep -v '^wrote /dev/stdout' "$T/stdout.dpg") "$T/file.dpg" >/dev/null && [ "$(tail -n 1 "$T/stdout.dpg" | cut -c1-17)" = "wrote /dev/stdout" ]; then ok; else bad "gen -o /dev/stdout into a pipe: not the graph of gen -o FILE, then its line"; fi
+"$D" gen layered --nodes 12 --seed 7 -o /dev/stdout >"$T/stdout2.dpg" 2>"$T/err" </dev/null
+if [ "$(head -n 1 "$T/stdout2.dpg")" = "doppler-graph 1" ] && grep -q "^wrote /dev/stdout" "$T/stdout2.dpg"; then ok; else bad "gen -o /dev/stdout > FILE: the graph and then the CLI's line"; fi
+
 # ---- train, place --method doppler, bench with the policy -------------------
 G=graphs/layered_50.dpg
 TR=(train "$G" --stages il,sim --episodes 30,30 --hidden 8 --layers 1 --seed 3)

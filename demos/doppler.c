@@ -1564,32 +1564,29 @@ static int split_numbers(const char *list, double *out, int max, int integer)
     return n;
 }
 
-static int write_curve_csv(const char *path, const dp_episode_info *rec, int n)
+typedef struct curve_rows { const dp_episode_info *rec; int n; } curve_rows;
+
+static int put_curve_csv(void *ctx, FILE *f, dp_error *e)
 {
-    char tmp[4096];
-    dp_error e = {0};
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        e.code = DP_ERR_IO;
-        snprintf(e.msg, sizeof e.msg, "%s: %s", path, strerror(errno));
-        return fail(&e);
-    }
+    const curve_rows *c = (const curve_rows *)ctx;
+    (void)e;
     fprintf(f, "stage,episode,graph,cost,lower_bound,ratio,best,epsilon,lr,loss,entropy,seconds\n");
-    for (int i = 0; i < n; i++) {
-        const dp_episode_info *r = &rec[i];
+    for (int i = 0; i < c->n; i++) {
+        const dp_episode_info *r = &c->rec[i];
         fprintf(f, "%s,%d,%d,%.9g,%.9g,%.6f,%.9g,%.6f,%.6g,%.6g,%.6g,%.4f\n",
                 dp_stage_name(r->stage), r->episode, r->graph, r->cost, r->lower_bound,
                 ratio_of(r->cost, r->lower_bound), r->best, r->epsilon, r->lr, r->loss,
                 r->entropy, r->seconds);
     }
-    if (fclose(f) != 0 || rename(tmp, path) != 0) {
-        e.code = DP_ERR_IO;
-        snprintf(e.msg, sizeof e.msg, "%s: %s", path, strerror(errno));
-        remove(tmp);
-        return fail(&e);
-    }
     return 0;
+}
+
+/* the library's output rule (dp_write_file), as for every other file */
+static int write_curve_csv(const char *path, const dp_episode_info *rec, int n)
+{
+    dp_error e = {0};
+    curve_rows c = { rec, n };
+    return dp_write_file(path, put_curve_csv, &c, &e) ? fail(&e) : 0;
 }
 
 static int check_backend(const cli *o);
@@ -1787,7 +1784,8 @@ static int cmd_train(cli *o)
         /* training stopped (a cost, loss or gradient that is not finite, a
            failed runtime): the policy is as after its last good update;
            keep that, never a half-updated one (dp_policy_save refuses
-           parameters that are not finite and writes PATH.tmp, then renames) */
+           parameters that are not finite, and a regular file is written
+           to PATH.tmp, then renamed) */
         fail(&e);
         if (res.episodes == 0) {
             fprintf(stderr, "doppler: no episode completed: nothing written to %s\n", o->out);
