@@ -303,6 +303,8 @@ int  dp_graph_copy(dp_graph *dst, const dp_graph *src, dp_error *err);
    STG: costs as given, no communication; task 0 and n+1 (the dummy entry
    and exit) are kept as zero-cost ops so node i is task i.
    Assignment file: line i holds the device of node i; '#' comments.
+   Every text input (graphs, assignments, clusters) may end its lines in
+   CRLF and start with a UTF-8 byte-order mark, which is skipped.
    ====================================================================== */
 int dp_graph_read(dp_graph *g, const char *path, dp_format fmt, dp_error *err);
 int dp_graph_read_mem(dp_graph *g, const char *buf, size_t len,
@@ -1479,6 +1481,14 @@ int dp_write_file(const char *path, dp_write_fn fn, void *ctx, dp_error *err)
 }
 
 /* ---- text scanning, shared by every reader -------------------------- */
+/* A UTF-8 byte-order mark (EF BB BF, which some editors put at the start
+   of a file) is skipped by every text reader and dp_format_detect. */
+static void dp__skip_bom(const char **buf, size_t *len)
+{
+    const unsigned char *b = (const unsigned char *)*buf;
+    if (*len >= 3 && b[0] == 0xEF && b[1] == 0xBB && b[2] == 0xBF) { *buf += 3; *len -= 3; }
+}
+
 typedef struct dp__text {
     const char *name;      /* file name for messages                      */
     const char *p, *end;   /* unread part                                  */
@@ -2066,8 +2076,10 @@ dp_format dp_format_detect(const char *buf, size_t len)
 {
     /* native: first token "doppler-graph". DOPPLER and STG both open with a
        lone integer; DOPPLER's next lines are comma-separated lists. */
-    const char *p = buf, *end = buf + len;
+    const char *p, *end;
     int line = 0, first_is_int = 0, commas = 0, seen = 0;
+    dp__skip_bom(&buf, &len);
+    p = buf; end = buf + len;
     while (p < end && line < 6) {
         const char *e = (const char *)memchr(p, '\n', (size_t)(end - p)), *q = p;
         if (!e) e = end;
@@ -2503,6 +2515,7 @@ int dp_graph_read_mem(dp_graph *g, const char *buf, size_t len, const char *name
     dp__ok(err);
     if (!name) name = "<memory>";
     if (len > DP_MAX_FILE_BYTES) return dp__fail(err, DP_ERR_LIMIT, "%s: %zu bytes exceed the limit of %zu (DP_MAX_FILE_BYTES)", name, len, (size_t)DP_MAX_FILE_BYTES);
+    dp__skip_bom(&buf, &len);
     if ((rc = dp__text_init(&t, buf, len, name, err))) return rc;
     if (fmt == DP_FORMAT_AUTO) {
         fmt = dp_format_detect(buf, len);
@@ -2581,6 +2594,7 @@ int dp_assign_read_mem(const char *buf, size_t len, const char *name, int n_ops,
     if (!name) name = "<memory>";
     if (len > DP_MAX_FILE_BYTES) return dp__fail(err, DP_ERR_LIMIT, "%s: %zu bytes exceed the limit of %zu (DP_MAX_FILE_BYTES)", name, len, (size_t)DP_MAX_FILE_BYTES);
     if (n_ops < 1 || n_ops > DP_MAX_OPS || n_devices < 1) return dp__fail(err, DP_ERR_ARG, "%s: %d ops on %d devices: not a graph and cluster", name, n_ops, n_devices);
+    dp__skip_bom(&buf, &len);
     if ((rc = dp__text_init(&t, buf, len, name, err))) return rc;
     tmp = (int *)dp__alloc((size_t)n_ops, sizeof(int), err, "assignment");
     if (!tmp) return DP_ERR_NOMEM;
@@ -2702,6 +2716,7 @@ int dp_cluster_read_mem(dp_cluster *c, const char *buf, size_t len, const char *
     memset(c, 0, sizeof *c);
     if (!name) name = "<memory>";
     if (len > DP_MAX_FILE_BYTES) return dp__fail(err, DP_ERR_LIMIT, "%s: %zu bytes exceed the limit of %zu (DP_MAX_FILE_BYTES)", name, len, (size_t)DP_MAX_FILE_BYTES);
+    dp__skip_bom(&buf, &len);
     if ((rc = dp__text_init(&t, buf, len, name, err))) return rc;
     while ((r = dp__text_line(&t, 1)) > 0) {
         int n = dp__split(t.buf, tok, DP__CL_TOKENS);

@@ -105,6 +105,9 @@ expect 0 "info --json" "$D" info "$T/l.dpg" --json
 json_check "$T/out" "j['nodes'] == 40 and all(k in j for k in ('graph','nodes','edges','cp_length','lower_bound','devices')) and j['devices'] == 4 and j['lower_bound'] >= j['cp_length']" "info --json keys"
 expect 0 "info human" "$D" info "$T/l.dpg" --devices 8
 contains "$T/out" "lower bound" "info prints the lower bound"
+printf '\357\273\277doppler-graph 1\r\nop a compute=2\r\nop b compute=3\r\nedge a b\r\n' >"$T/bom.dpg"
+expect 0 "info on a graph with a byte-order mark and CRLF" "$D" info "$T/bom.dpg" --devices 1 --json
+json_check "$T/out" "j['nodes'] == 2 and j['format'] == 'native' and j['cp_length'] == 5" "the marked graph: 2 ops, critical path 2 + 3"
 expect 0 "convert native -> native" "$D" convert "$T/l.dpg" "$T/l3.dpg"
 expect 0 "convert back" "$D" convert "$T/l3.dpg" "$T/l4.dpg"
 if cmp -s "$T/l3.dpg" "$T/l4.dpg"; then ok; else bad "native round trip differs"; fi
