@@ -87,7 +87,8 @@
      The library never calls exit() or abort(), and never prints.
      Codes: PARSE unreadable text (syntax, not a number, unknown record,
      field or kind, truncated file); RANGE a readable value out of range
-     (negative, NaN or inf, integer overflow, device index); GRAPH a
+     (negative, NaN or inf, integer overflow, device index) or a sum of
+     costs that is not finite (total compute, times: dp_check); GRAPH a
      structural fault (unknown op, self loop, duplicate op name or edge);
      CYCLE; LIMIT past a DP_MAX_* limit (checked before allocating); IO;
      NOMEM; FORMAT a graph the target format cannot hold; INFEASIBLE no
@@ -132,6 +133,11 @@
      dp_train stops on a cost, loss or gradient that is NaN or infinite
      with DP_ERR_RANGE naming the stage, episode and graph, before that
      episode's update: the policy is as after the last good episode.
+     Costs near the largest double: a graph (dp_graph_finalize, so every
+     reader) or a graph and cluster (dp_check) whose total compute or
+     times add up to inf is refused with DP_ERR_RANGE naming the file (for
+     a reader) and the op where the sum first overflows; no result is ever
+     inf or NaN.
 
    THE RUNTIME MODEL (what dp_sim computes; see >>simulator)
    - Op v on device d takes dev_time[v][d] when the graph gives one,
@@ -280,7 +286,11 @@ void dp_graph_init(dp_graph *g);           /* empty graph, units 1 and 1 */
 int  dp_graph_add_op(dp_graph *g, const dp_op_desc *op, int *id, dp_error *err);
 int  dp_graph_add_edge(dp_graph *g, int src, int dst, double bytes, dp_error *err);
 int  dp_graph_find(const dp_graph *g, const char *name);   /* id or -1 */
-/* Validates (cycles, naming an op on one), builds adjacency and topo. */
+/* Validates (cycles, naming an op on one), builds adjacency and topo.
+   Refuses with DP_ERR_RANGE, naming the op or edge where a sum first is
+   not finite, a graph whose total compute, output and workspace bytes or
+   edge bytes overflow, or whose times in its own units (see dp_check) do:
+   each cost finite, their sum inf (two ops of 1e308) is refused too. */
 int  dp_graph_finalize(dp_graph *g, dp_error *err);
 void dp_graph_free(dp_graph *g);
 /* Deep copy of a finalised graph. */
@@ -411,7 +421,12 @@ int  dp_cluster_set_curve(dp_cluster *c, int dev, dp_kind kind, const dp_speed_p
    factor (positive, finite): its speed, per-kind speeds and speed curves.
    Overheads, latencies and bandwidths stay. See dp_calibrate_cpu_speed. */
 int  dp_cluster_scale_speed(dp_cluster *c, int dev, double factor, dp_error *err);
-/* Checks that graph and cluster fit together (per-device time columns). */
+/* Checks that graph and cluster fit together: per-device time columns,
+   and times that stay finite (DP_ERR_RANGE naming the op or edge where a
+   sum first is not): every op on its slowest device one after another,
+   then every edge on the slowest link, bounds every finish time of every
+   placement; that sum, every op time and every link's time per byte must
+   be finite. The simulator, placers, policies and executors call it. */
 int  dp_check(const dp_graph *g, const dp_cluster *c, dp_error *err);
 
 double dp_op_time(const dp_graph *g, const dp_cluster *c, int op, int dev);
@@ -479,6 +494,7 @@ typedef struct dp_stats {
     double lower_bound;     /* max(cp_length, work_bound)                 */
     double total_bytes;     /* sum of edge bytes                          */
 } dp_stats;
+/* DP_ERR_RANGE when a value would not be finite: a cluster dp_check refuses. */
 int dp_graph_stats(const dp_graph *g, const dp_cluster *c, dp_stats *out);
 
 /* Memory each device needs to hold everything placed on it: outputs and
@@ -1961,6 +1977,95 @@ static int dp__find_cycle_op(const dp_graph *g, const int *indeg)
     return v; /* after n steps the walk is on the cycle */
 }
 
+/* ---- sums that must stay finite ---------------------------------------
+   Every cost is finite on its own, but sums of costs near the largest
+   double overflow: a graph whose total compute is 1e308 + 1e308 would
+   place "successfully" with a makespan of inf. These checks refuse such a
+   graph (or graph and cluster) with DP_ERR_RANGE, naming the op (or edge)
+   at which a sum first stops being finite. */
+
+/* Unit-free totals, ops and edges in index order: compute, output and
+   workspace bytes, edge bytes (what dp_graph_stats and the memory
+   accounting add up). */
+static int dp__check_totals(const dp_graph *g, dp_error *err)
+{
+    double comp = 0, mem = 0, bytes = 0, t;
+    int v, e;
+    for (v = 0; v < g->n_ops; v++) {
+        t = comp + g->compute[v];
+        if (!(t < HUGE_VAL))
+            return dp__fail(err, DP_ERR_RANGE, "op '%s' (node %d): the total compute of the ops up to it, %g + %g, is not finite",
+                            g->name[v], v, comp, g->compute[v]);
+        comp = t;
+        t = mem + g->out_bytes[v] + g->mem_bytes[v];
+        if (!(t < HUGE_VAL))
+            return dp__fail(err, DP_ERR_RANGE, "op '%s' (node %d): the total output and workspace bytes of the ops up to it, %g + %g + %g, is not finite",
+                            g->name[v], v, mem, g->out_bytes[v], g->mem_bytes[v]);
+        mem = t;
+    }
+    for (e = 0; e < g->n_edges; e++) {
+        t = bytes + g->bytes[e];
+        if (!(t < HUGE_VAL))
+            return dp__fail(err, DP_ERR_RANGE, "edge %s -> %s (edge %d): the total bytes of the edges up to it, %g + %g, is not finite",
+                            g->name[g->src[e]], g->name[g->dst[e]], e, bytes, g->bytes[e]);
+        bytes = t;
+    }
+    return 0;
+}
+
+/* Times: every op on its slowest device one after another, then every
+   edge as a transfer on the slowest link, must add up to a finite number.
+   That sum bounds every finish time of every placement (a work-conserving
+   run always has an op or a transfer under way until it ends), and so the
+   critical path, the lower bound, b- and t-levels. On cluster c, or with
+   c NULL in the graph's own units (the cluster dp_cluster_for_graph makes:
+   speed unit_speed, bandwidth unit_bandwidth, no latency). */
+static int dp__check_times(const dp_graph *g, const dp_cluster *c, dp_error *err)
+{
+    double total = 0, lat = 0, bw = c ? HUGE_VAL : g->unit_bandwidth, t;
+    int v, e, d, nd, worst = 0;
+    if (c && c->n > 1)
+        for (d = 0; d < c->n * c->n; d++) {
+            if (d / c->n == d % c->n) continue;
+            if (c->latency[d] > lat) lat = c->latency[d];
+            if (c->bandwidth[d] < bw) bw = c->bandwidth[d];
+        }
+    if (!c && !(1.0 / bw < HUGE_VAL))   /* dp_check asks the same of every link */
+        return dp__fail(err, DP_ERR_RANGE, "units bandwidth %g is too small (its inverse, the time per byte, is not finite)", bw);
+    nd = c ? c->n : g->n_dev_time > 0 ? g->n_dev_time : 1;
+    for (v = 0; v < g->n_ops; v++) {
+        double tmax = 0;
+        for (d = 0; d < nd; d++) {
+            double x = c ? dp_op_time(g, c, v, d) : -1;
+            if (!c && g->n_dev_time > 0) x = g->dev_time[(size_t)v * g->n_dev_time + d];
+            if (!c && x < 0) x = g->compute[v] / g->unit_speed;
+            if (!(x <= tmax)) { tmax = x; worst = d; }
+        }
+        if (!(tmax < HUGE_VAL))
+            return c ? dp__fail(err, DP_ERR_RANGE, "op '%s' (node %d): its time on device %d (compute %g at speed %g) is not finite",
+                                g->name[v], v, worst, g->compute[v], c->speed[worst])
+                     : dp__fail(err, DP_ERR_RANGE, "op '%s' (node %d): its time in the graph's units (compute %g at speed %g) is not finite",
+                                g->name[v], v, g->compute[v], g->unit_speed);
+        t = total + tmax;
+        if (!(t < HUGE_VAL))
+            return dp__fail(err, DP_ERR_RANGE, "op '%s' (node %d): the times of the ops up to it, each on its slowest device, add up past the largest number (%g + %g): finish times could be infinite",
+                            g->name[v], v, total, tmax);
+        total = t;
+    }
+    if (nd < 2 && c) return 0;   /* one device: no transfers */
+    for (e = 0; e < g->n_edges; e++) {
+        double x = g->bytes[e] > 0 ? lat + g->bytes[e] / bw : lat;
+        t = total + x;
+        if (!(t < HUGE_VAL))
+            return dp__fail(err, DP_ERR_RANGE, "edge %s -> %s (edge %d): %s",
+                            g->name[g->src[e]], g->name[g->dst[e]], e,
+                            x < HUGE_VAL ? "the times of every op and of the transfers up to it add up past the largest number: finish times could be infinite"
+                                         : "a transfer of its bytes on the slowest link takes a time that is not finite");
+        total = t;
+    }
+    return 0;
+}
+
 int dp_graph_finalize(dp_graph *g, dp_error *err)
 {
     int n = g->n_ops, m = g->n_edges, i, k, cnt = 0, rc;
@@ -1968,6 +2073,7 @@ int dp_graph_finalize(dp_graph *g, dp_error *err)
     dp__opheap q;
     if (g->finalized) return 0;
     if (n == 0) return dp__fail(err, DP_ERR_GRAPH, "graph has no ops");
+    if ((rc = dp__check_totals(g, err)) || (rc = dp__check_times(g, NULL, err))) return rc;
     g->out_off = (int *)dp__alloc((size_t)n + 1, sizeof(int), err, "adjacency");
     g->in_off = (int *)dp__alloc((size_t)n + 1, sizeof(int), err, "adjacency");
     g->out_edge = (int *)dp__alloc((size_t)m, sizeof(int), err, "adjacency");
@@ -2977,11 +3083,17 @@ int dp_cluster_scale_speed(dp_cluster *c, int dev, double factor, dp_error *err)
 
 int dp_check(const dp_graph *g, const dp_cluster *c, dp_error *err)
 {
+    int a, b;
     if (!g || !g->finalized) return dp__fail(err, DP_ERR_ARG, "graph missing or not finalised");
     if (!c || c->n < 1) return dp__fail(err, DP_ERR_ARG, "cluster missing or without devices");
     if (g->n_dev_time && c->n > g->n_dev_time)
         return dp__fail(err, DP_ERR_RANGE, "graph gives per-device times for %d devices but the cluster has %d", g->n_dev_time, c->n);
-    return 0;
+    for (a = 0; a < c->n; a++)
+        for (b = 0; b < c->n; b++)
+            if (a != b && !(1.0 / c->bandwidth[a * c->n + b] < HUGE_VAL))
+                return dp__fail(err, DP_ERR_RANGE, "link %d -> %d: bandwidth %g is too small (its inverse, the time per byte, is not finite)",
+                                a, b, c->bandwidth[a * c->n + b]);
+    return dp__check_times(g, c, err);
 }
 
 /* Speed of curve p (n >= 1 points) at work w: linear in ln w between the
@@ -3282,6 +3394,15 @@ int dp_sim_run(dp_sim *s, const int *assign, const dp_sim_opts *opts, dp_error *
         }
     }
     if (done != n) return dp__fail(err, DP_ERR_GRAPH, "simulation ended with %d of %d ops run (graph not finalised?)", done, n);
+    if (!(makespan < HUGE_VAL)) {
+        /* dp_check (at dp_sim_init) bounds every finish time; a cluster
+           changed since then can still overflow: name the first op in
+           topological order that ends at a time that is not finite */
+        for (k = 0; k < n && s->end[g->topo[k]] < HUGE_VAL; k++) {}
+        v = g->topo[k < n ? k : n - 1];
+        return dp__fail(err, DP_ERR_RANGE, "op '%s' (node %d) on device %d finishes at %g, not a finite time (the cluster changed since dp_sim_init?)",
+                        g->name[v], v, assign[v], s->end[v]);
+    }
     s->makespan = makespan;
     s->runs++;
     return 0;
@@ -3424,6 +3545,8 @@ int dp_graph_stats(const dp_graph *g, const dp_cluster *c, dp_stats *out)
     for (i = 0; i < g->n_edges; i++) out->total_bytes += g->bytes[i];
     if ((rc = dp__bounds(g, c, &out->cp_length, &out->work_bound, &out->depth))) return rc;
     out->lower_bound = out->cp_length > out->work_bound ? out->cp_length : out->work_bound;
+    /* finite after dp_check (dp_graph_finalize bounds the totals) */
+    if (!(out->total_compute < HUGE_VAL && out->total_bytes < HUGE_VAL && out->lower_bound < HUGE_VAL)) return DP_ERR_RANGE;
     return 0;
 }
 

@@ -145,6 +145,26 @@ contains "$T/out" "best per graph" "bench prints the best method per graph"
 expect 1 "bench with a bad graph" "$D" bench "$T/l.dpg" "$T/none.dpg" --methods cp
 contains "$T/out" "cp" "bench keeps the good graph's rows"
 
+# ---- costs whose sums overflow: refused, never a result of inf or nan --------
+printf 'doppler-graph 1\nop a compute=1e308\nop b compute=1e308\nedge a b\n' >"$T/sum.dpg"
+for c in info place sim; do
+    case $c in
+        place) args=(--method heft) ;;
+        sim) printf '0\n0\n' >"$T/sum.assign"; args=(--assign "$T/sum.assign") ;;
+        *) args=() ;;
+    esac
+    expect 1 "$c on a graph of 1e308 + 1e308" "$D" "$c" "$T/sum.dpg" "${args[@]}"
+    contains "$T/err" "sum.dpg: op 'b' (node 1): the total compute of the ops up to it, 1e+308 + 1e+308, is not finite" "$c: the message names the file, the op and the sum"
+    if grep -Eqi '(^|[^a-z])(inf|nan)([^a-z]|$)' "$T/out"; then bad "$c printed inf or nan"; else ok; fi
+done
+printf 'doppler-graph 1\nop a compute=1e308\nop b compute=1\nedge a b\n' >"$T/big.dpg"
+expect 0 "place a(1e308) -> b(1): finite" "$D" place "$T/big.dpg" --method heft --devices 2
+if grep -Eqi '(^|[^a-z])(inf|nan)([^a-z]|$)' "$T/out"; then bad "place a(1e308) -> b(1) printed inf or nan"; sed 's/^/    /' "$T/out"; else ok; fi
+contains "$T/out" "100.0%" "a(1e308) -> b(1): device 0 busy all along"
+printf 'doppler-cluster 1\ndevices 2\nspeed 0.5\n' >"$T/half.dpc"
+expect 1 "place a(1e308) on speed 0.5" "$D" place "$T/big.dpg" --method heft --cluster "$T/half.dpc"
+contains "$T/err" "big.dpg on the cluster $T/half.dpc: op 'a' (node 0): its time on device 0 (compute 1e+308 at speed 0.5) is not finite" "speed 0.5: names the graph, the cluster and the op"
+
 # ---- output files: one rule for every file written --------------------------
 # a regular file or a new name: PATH.tmp, renamed; a symbolic link: written
 # through (the link stays); a device or a FIFO: written in place
@@ -265,15 +285,14 @@ contains "$T/err" "wrote the last good policy (after 1 episode) to $T/nan.dpl" "
 if [ -s "$T/nan.dpl" ] && [ ! -e "$T/nan.dpl.tmp" ]; then ok; else bad "divergence: the last good policy is written, no .tmp left"; fi
 if [ "$(wc -l <"$T/nan.csv" 2>/dev/null)" = 2 ]; then ok; else bad "divergence: the curve holds the one good episode"; fi
 expect 0 "the last good policy loads and places" "$D" place "$G" --method doppler --policy "$T/nan.dpl"
-# a graph whose makespan overflows fails at episode 0: there is no good
-# policy to keep, and an existing --out stays as it was
+# a graph whose makespan would overflow is refused when read: no training,
+# and an existing --out stays as it was
 printf 'doppler-graph 1\nop a compute=1e308\nop b compute=1e308\nedge a b\n' >"$T/inf.dpg"
 cp "$T/p.dpl" "$T/keep.dpl"
-expect 1 "train where every makespan is inf" "$D" train "$T/inf.dpg" --devices 1 --stages il --episodes 5 --hidden 8 \
+expect 1 "train on a graph whose total compute is inf" "$D" train "$T/inf.dpg" --devices 1 --stages il --episodes 5 --hidden 8 \
     --layers 1 --out "$T/keep.dpl"
-contains "$T/err" "episode 0, graph 0: cost inf is not a finite" "inf makespan: the message names the episode and the cost"
-contains "$T/err" "nothing written to $T/keep.dpl" "inf makespan: says nothing was written"
-if cmp -s "$T/p.dpl" "$T/keep.dpl" && [ ! -e "$T/keep.dpl.tmp" ]; then ok; else bad "a failed training replaced an existing policy"; fi
+contains "$T/err" "inf.dpg: op 'b' (node 1): the total compute" "inf total: the message names the file and the op"
+if cmp -s "$T/p.dpl" "$T/keep.dpl" && [ ! -e "$T/keep.dpl.tmp" ]; then ok; else bad "a refused training replaced an existing policy"; fi
 
 # ---- placeto: train, place, bench beside doppler -----------------------------
 PT=(train "$G" --algo placeto --episodes 20 --hidden 8 --seed 3)
