@@ -2023,7 +2023,7 @@ static int dp__check_totals(const dp_graph *g, dp_error *err)
 static int dp__check_times(const dp_graph *g, const dp_cluster *c, dp_error *err)
 {
     double total = 0, lat = 0, bw = c ? HUGE_VAL : g->unit_bandwidth, t;
-    int v, e, d, nd, worst = 0;
+    int v, e, d, nd, worst;
     if (c && c->n > 1)
         for (d = 0; d < c->n * c->n; d++) {
             if (d / c->n == d % c->n) continue;
@@ -2035,6 +2035,7 @@ static int dp__check_times(const dp_graph *g, const dp_cluster *c, dp_error *err
     nd = c ? c->n : g->n_dev_time > 0 ? g->n_dev_time : 1;
     for (v = 0; v < g->n_ops; v++) {
         double tmax = 0;
+        worst = 0;
         for (d = 0; d < nd; d++) {
             double x = c ? dp_op_time(g, c, v, d) : -1;
             if (!c && g->n_dev_time > 0) x = g->dev_time[(size_t)v * g->n_dev_time + d];
