@@ -15,6 +15,7 @@
 
 #include <pthread.h>
 #include <fcntl.h>
+#include <dirent.h>
 
 static dp_error err;
 static char dir[256];
@@ -184,6 +185,7 @@ static void test_devices(void)
     CHECK(write_text("/dev/null", "discarded\n") == 0, "/dev/null: %s", err.msg);
     CHECK(kind_of("/dev/null") == 'c', "/dev/null is still a character device");
     CHECK(!dp_test_exists("/dev/null.tmp"), "no /dev/null.tmp");
+    if (kind_of("/dev/full") != 'c') { SKIP("no /dev/full here"); return; }
     int rc = write_text("/dev/full", "no room\n");
     char enospc[128];
     snprintf(enospc, sizeof enospc, "%s", strerror(ENOSPC));
@@ -278,6 +280,7 @@ static void test_writers(void)
     dp_episode_info rec[2];
     char plain[512], link[512], target[512];
     const char *names[6] = {"assignment", "graph", "cluster", "policy", "gantt", "curve"};
+    int have_full = kind_of("/dev/full") == 'c';
     memset(&po, 0, sizeof po);
     memset(rec, 0, sizeof rec);
     po.hidden = 4; po.layers = 1; po.seed = 1;
@@ -302,7 +305,7 @@ static void test_writers(void)
         dp_test_write_file(target, "old\n", 4);
         if (symlink(name, link) != 0) { CHECK(0, "symlink %s", link); continue; }
         dest[0] = plain; dest[1] = link; dest[2] = "/dev/null"; dest[3] = "/dev/full";
-        for (k = 0; k < 4; k++) {
+        for (k = 0; k < (have_full ? 4 : 3); k++) {
             memset(&err, 0, sizeof err);
             switch (w) {
             case 0: rc[k] = dp_assign_write(dest[k], assign, 3, &err); break;
@@ -320,7 +323,7 @@ static void test_writers(void)
         char *a = dp_test_read_file(plain, &n1), *b = dp_test_read_file(target, &n2);
         CHECK(a && b && n1 > 4 && n1 == n2 && memcmp(a, b, n1) == 0, "%s through a link: the target differs from a plain write", names[w]);
         CHECK(kind_of(link) == 'l' && link_says(link, name) && no_tmp(target) && no_tmp(link), "%s: the link stays a link, no .tmp", names[w]);
-        CHECK(kind_of("/dev/null") == 'c' && kind_of("/dev/full") == 'c', "%s: /dev/null and /dev/full stay character devices", names[w]);
+        CHECK(kind_of("/dev/null") == 'c' && (!have_full || kind_of("/dev/full") == 'c'), "%s: /dev/null and /dev/full stay character devices", names[w]);
         free(a);
         free(b);
     }
@@ -331,11 +334,24 @@ static void test_writers(void)
 }
 
 /* ---- cleaning up the temporary directory -------------------------------- */
+/* Removes what the tests made: links themselves (lstat), never what they
+   point to; directories after their contents. */
 static void remove_tree(const char *path)
 {
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
-    if (system(cmd) != 0) printf("note: could not remove %s\n", path);
+    struct stat st;
+    if (lstat(path, &st) != 0) return;
+    if (S_ISDIR(st.st_mode)) {
+        DIR *d = opendir(path);
+        struct dirent *e;
+        char sub[1024];
+        while (d && (e = readdir(d)) != NULL) {
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+            snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+            remove_tree(sub);
+        }
+        if (d) closedir(d);
+    }
+    if (remove(path) != 0) printf("note: could not remove %s\n", path);
 }
 
 int main(void)
