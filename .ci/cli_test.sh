@@ -155,11 +155,12 @@ for c in info place sim; do
     esac
     expect 1 "$c on a graph of 1e308 + 1e308" "$D" "$c" "$T/sum.dpg" "${args[@]}"
     contains "$T/err" "sum.dpg: op 'b' (node 1): the total compute of the ops up to it, 1e+308 + 1e+308, is not finite" "$c: the message names the file, the op and the sum"
-    if grep -Eqi '(^|[^a-z])(inf|nan)([^a-z]|$)' "$T/out"; then bad "$c printed inf or nan"; else ok; fi
+    if sed "s|$T||g" "$T/out" | grep -Eqi '(^|[^a-z])(inf|nan)([^a-z]|$)'; then bad "$c printed inf or nan"; else ok; fi
 done
 printf 'doppler-graph 1\nop a compute=1e308\nop b compute=1\nedge a b\n' >"$T/big.dpg"
 expect 0 "place a(1e308) -> b(1): finite" "$D" place "$T/big.dpg" --method heft --devices 2
-if grep -Eqi '(^|[^a-z])(inf|nan)([^a-z]|$)' "$T/out"; then bad "place a(1e308) -> b(1) printed inf or nan"; sed 's/^/    /' "$T/out"; else ok; fi
+# (the temporary directory's random name left out of the search)
+if sed "s|$T||g" "$T/out" | grep -Eqi '(^|[^a-z])(inf|nan)([^a-z]|$)'; then bad "place a(1e308) -> b(1) printed inf or nan"; sed 's/^/    /' "$T/out"; else ok; fi
 contains "$T/out" "100.0%" "a(1e308) -> b(1): device 0 busy all along"
 printf 'doppler-cluster 1\ndevices 2\nspeed 0.5\n' >"$T/half.dpc"
 expect 1 "place a(1e308) on speed 0.5" "$D" place "$T/big.dpg" --method heft --cluster "$T/half.dpc"
