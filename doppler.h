@@ -87,7 +87,8 @@
      The library never calls exit() or abort(), and never prints.
      Codes: PARSE unreadable text (syntax, not a number, unknown record,
      field or kind, truncated file); RANGE a readable value out of range
-     (negative, NaN or inf, integer overflow, device index); GRAPH a
+     (negative, NaN or inf, integer overflow, device index) or a sum of
+     costs that is not finite (total compute, times: dp_check); GRAPH a
      structural fault (unknown op, self loop, duplicate op name or edge);
      CYCLE; LIMIT past a DP_MAX_* limit (checked before allocating); IO;
      NOMEM; FORMAT a graph the target format cannot hold; INFEASIBLE no
@@ -106,7 +107,9 @@
      There is no global mutable state; separate objects may be used from
      separate threads.
    - Files are written to "PATH.tmp" and renamed on success, so a failure
-     never leaves a partial output file behind.
+     never leaves a partial output file behind; a symbolic link is written
+     through (the rule applied to its target), a device or a FIFO
+     (/dev/null, /dev/stdout) in place, never replaced (dp_write_file).
 
    LIMITS (past one: DP_ERR_LIMIT, checked before anything is sized by it)
      DP_MAX_OPS      2^22 ops in a graph (STG: tasks plus the entry and exit
@@ -130,6 +133,11 @@
      dp_train stops on a cost, loss or gradient that is NaN or infinite
      with DP_ERR_RANGE naming the stage, episode and graph, before that
      episode's update: the policy is as after the last good episode.
+     Costs near the largest double: a graph (dp_graph_finalize, so every
+     reader) or a graph and cluster (dp_check) whose total compute or
+     times add up to inf is refused with DP_ERR_RANGE naming the file (for
+     a reader) and the op where the sum first overflows; no result is ever
+     inf or NaN.
 
    THE RUNTIME MODEL (what dp_sim computes; see >>simulator)
    - Op v on device d takes dev_time[v][d] when the graph gives one,
@@ -278,7 +286,11 @@ void dp_graph_init(dp_graph *g);           /* empty graph, units 1 and 1 */
 int  dp_graph_add_op(dp_graph *g, const dp_op_desc *op, int *id, dp_error *err);
 int  dp_graph_add_edge(dp_graph *g, int src, int dst, double bytes, dp_error *err);
 int  dp_graph_find(const dp_graph *g, const char *name);   /* id or -1 */
-/* Validates (cycles, naming an op on one), builds adjacency and topo. */
+/* Validates (cycles, naming an op on one), builds adjacency and topo.
+   Refuses with DP_ERR_RANGE, naming the op or edge where a sum first is
+   not finite, a graph whose total compute, output and workspace bytes or
+   edge bytes overflow, or whose times in its own units (see dp_check) do:
+   each cost finite, their sum inf (two ops of 1e308) is refused too. */
 int  dp_graph_finalize(dp_graph *g, dp_error *err);
 void dp_graph_free(dp_graph *g);
 /* Deep copy of a finalised graph. */
@@ -301,6 +313,8 @@ int  dp_graph_copy(dp_graph *dst, const dp_graph *src, dp_error *err);
    STG: costs as given, no communication; task 0 and n+1 (the dummy entry
    and exit) are kept as zero-cost ops so node i is task i.
    Assignment file: line i holds the device of node i; '#' comments.
+   Every text input (graphs, assignments, clusters) may end its lines in
+   CRLF and start with a UTF-8 byte-order mark, which is skipped.
    ====================================================================== */
 int dp_graph_read(dp_graph *g, const char *path, dp_format fmt, dp_error *err);
 int dp_graph_read_mem(dp_graph *g, const char *buf, size_t len,
@@ -318,6 +332,23 @@ int dp_assign_read(const char *path, int n_ops, int n_devices, int *assign, dp_e
 int dp_assign_read_mem(const char *buf, size_t len, const char *name,
                        int n_ops, int n_devices, int *assign, dp_error *err);
 int dp_assign_write(const char *path, const int *assign, int n_ops, dp_error *err);
+
+/* Output files. Every file the library writes (graphs, assignments,
+   clusters, policies, SVGs) and dp_write_file follow one rule:
+     PATH a regular file, or nothing yet: written to PATH.tmp, renamed over
+       PATH on success; a failure leaves PATH as it was and no PATH.tmp;
+     PATH a symbolic link: the rule applied to the file it points to (a
+       chain of up to 40 links; a link to nothing creates its target); the
+       link stays a link;
+     anything else (a character device such as /dev/null, a FIFO), and a
+       link in /proc (/dev/stdout, /dev/fd/N lead there): written in place
+       (a FIFO's open waits for a reader); a write error (ENOSPC from
+       /dev/full) fails with DP_ERR_IO.
+   dp_write_file opens PATH by that rule, calls fn(ctx, f, err) to write the
+   content and closes it; a nonzero return from fn fails the call (and
+   leaves a regular PATH as it was). */
+typedef int (*dp_write_fn)(void *ctx, FILE *f, dp_error *err);
+int dp_write_file(const char *path, dp_write_fn fn, void *ctx, dp_error *err);
 
 /* ======================================================================
    >>api-cluster
@@ -390,7 +421,12 @@ int  dp_cluster_set_curve(dp_cluster *c, int dev, dp_kind kind, const dp_speed_p
    factor (positive, finite): its speed, per-kind speeds and speed curves.
    Overheads, latencies and bandwidths stay. See dp_calibrate_cpu_speed. */
 int  dp_cluster_scale_speed(dp_cluster *c, int dev, double factor, dp_error *err);
-/* Checks that graph and cluster fit together (per-device time columns). */
+/* Checks that graph and cluster fit together: per-device time columns,
+   and times that stay finite (DP_ERR_RANGE naming the op or edge where a
+   sum first is not): every op on its slowest device one after another,
+   then every edge on the slowest link, bounds every finish time of every
+   placement; that sum, every op time and every link's time per byte must
+   be finite. The simulator, placers, policies and executors call it. */
 int  dp_check(const dp_graph *g, const dp_cluster *c, dp_error *err);
 
 double dp_op_time(const dp_graph *g, const dp_cluster *c, int op, int dev);
@@ -458,6 +494,7 @@ typedef struct dp_stats {
     double lower_bound;     /* max(cp_length, work_bound)                 */
     double total_bytes;     /* sum of edge bytes                          */
 } dp_stats;
+/* DP_ERR_RANGE when a value would not be finite: a cluster dp_check refuses. */
 int dp_graph_stats(const dp_graph *g, const dp_cluster *c, dp_stats *out);
 
 /* Memory each device needs to hold everything placed on it: outputs and
@@ -1160,8 +1197,10 @@ double   dp_now(void);                         /* monotonic seconds     */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 /* The allocator: every allocation of the implementation (stb_ds's arrays
    and the executor's threads included) goes through these. Define
@@ -1339,36 +1378,183 @@ static int dp__slurp(const char *path, char **out, size_t *len, dp_error *err)
     return 0;
 }
 
-/* Writing to PATH.tmp and renaming on success: no partial output ever. */
-typedef struct dp__out { FILE *f; char tmp[4096]; const char *path; } dp__out;
+/* ---- output files: the one rule of every file the library writes ------
+   PATH a regular file, or nothing yet: written to PATH.tmp, renamed over
+   PATH on success (a failure leaves PATH as it was and no PATH.tmp).
+   PATH a symbolic link: the rule applied to the name it points to, through
+   a chain of at most DP__MAX_LINKS links (a link to nothing creates its
+   target; the links stay links). Anything else (a character device such as
+   /dev/null, a FIFO) and a link in /proc (where /dev/stdout and /dev/fd/N
+   lead: a process's open file): opened and written in place, write errors
+   reported. A link to one of this process's own descriptors (/dev/stdout,
+   /dev/fd/1, /proc/self/fd/1) writes to a duplicate of that descriptor, so
+   that it shares the descriptor's offset: `-o /dev/stdout > FILE` does not
+   write over what the program prints. The temp file is opened with
+   O_NOFOLLOW: a link planted at PATH.tmp is refused, not written through. */
+#ifndef PATH_MAX
+#define PATH_MAX 4096
+#endif
+#define DP__MAX_LINKS 40
+
+typedef struct dp__out {
+    FILE *f;
+    int direct;              /* written in place, no temp file              */
+    int fd;                  /* direct: this process's descriptor to write
+                                to (a duplicate of it), or -1               */
+    const char *name;        /* the name given, for messages                */
+    char path[PATH_MAX];     /* the name written: the given one, or the end
+                                of its chain of links                       */
+    char tmp[PATH_MAX + 8];  /* path ".tmp"                                 */
+} dp__out;
+
+static int dp__out_proc(const char *dir)
+{
+    return strcmp(dir, "/proc") == 0 || strncmp(dir, "/proc/", 6) == 0;
+}
+
+/* The descriptor that the link `base` in the resolved directory `dir`
+   names when that is this process's /proc/PID/fd, else -1. */
+static int dp__out_own_fd(const char *dir, const char *base)
+{
+    char own[64];
+    long v;
+    char *e;
+    snprintf(own, sizeof own, "/proc/%ld/fd", (long)getpid());
+    if (strcmp(dir, own) != 0 || !*base || base[strspn(base, "0123456789")]) return -1;
+    errno = 0;
+    v = strtol(base, &e, 10);
+    return errno || v > INT_MAX ? -1 : (int)v;
+}
+
+/* Follows o->path's links: sets o->path to the name to write and
+   o->direct when that is not a regular file (or nothing yet). */
+static int dp__out_target(dp__out *o, dp_error *err)
+{
+    char dir[PATH_MAX], buf[PATH_MAX];
+    struct stat st;
+    int hops = 0;
+    for (;;) {
+        const char *slash;
+        ssize_t n;
+        size_t dl;
+        if (lstat(o->path, &st) != 0) {
+            if (errno == ENOENT) return 0;      /* created by the rename */
+            return dp__fail(err, DP_ERR_IO, "%s: cannot look up '%s': %s", o->name, o->path, strerror(errno));
+        }
+        if (!S_ISLNK(st.st_mode)) { o->direct = !S_ISREG(st.st_mode); return 0; }
+        if (++hops > DP__MAX_LINKS)
+            return dp__fail(err, DP_ERR_IO, "%s: more than %d symbolic links in a chain (a loop?)", o->name, DP__MAX_LINKS);
+        /* the link's directory with its own links resolved: the base of a
+           relative target, and how a link in /proc is told */
+        slash = strrchr(o->path, '/');
+        if (!slash) strcpy(buf, ".");
+        else if (slash == o->path) strcpy(buf, "/");
+        else { memcpy(buf, o->path, (size_t)(slash - o->path)); buf[slash - o->path] = 0; }
+        if (!realpath(buf, dir))
+            return dp__fail(err, DP_ERR_IO, "%s: cannot resolve the directory of the link '%s': %s", o->name, o->path, strerror(errno));
+        if (dp__out_proc(dir)) {
+            o->direct = 1;
+            o->fd = dp__out_own_fd(dir, slash ? slash + 1 : o->path);
+            return 0;
+        }
+        n = readlink(o->path, buf, sizeof buf);
+        if (n < 0) return dp__fail(err, DP_ERR_IO, "%s: cannot read the link '%s': %s", o->name, o->path, strerror(errno));
+        if ((size_t)n >= sizeof buf) return dp__fail(err, DP_ERR_ARG, "%s: the link '%s' points to a name too long", o->name, o->path);
+        buf[n] = 0;
+        dl = buf[0] == '/' ? 0 : strlen(dir);
+        if (dl + 1 + (size_t)n + 1 > sizeof o->path)
+            return dp__fail(err, DP_ERR_ARG, "%s: the link '%s' leads to a name too long", o->name, o->path);
+        if (dl) {
+            memcpy(o->path, dir, dl);
+            if (o->path[dl - 1] != '/') o->path[dl++] = '/';
+        }
+        memcpy(o->path + dl, buf, (size_t)n + 1);
+    }
+}
 
 static int dp__out_open(dp__out *o, const char *path, dp_error *err)
 {
-    o->f = NULL; o->path = path;
+    size_t n;
+    int fd, rc;
+    o->f = NULL; o->direct = 0; o->fd = -1; o->name = path; o->path[0] = o->tmp[0] = 0;
     if (!path || !*path) return dp__fail(err, DP_ERR_ARG, "no output file name given");
-    if (strlen(path) + 5 > sizeof o->tmp) return dp__fail(err, DP_ERR_ARG, "%s: output path too long", path);
-    snprintf(o->tmp, sizeof o->tmp, "%s.tmp", path);
-    o->f = fopen(o->tmp, "wb");
-    if (!o->f) return dp__fail(err, DP_ERR_IO, "%s: cannot create: %s", o->tmp, strerror(errno));
+    n = strlen(path);
+    if (n >= sizeof o->path) return dp__fail(err, DP_ERR_ARG, "%.200s...: output path too long", path);
+    memcpy(o->path, path, n + 1);
+    if ((rc = dp__out_target(o, err))) return rc;
+    if (o->direct && o->fd >= 0) {
+        fd = dup(o->fd);
+        if (fd < 0 || !(o->f = fdopen(fd, "wb"))) {
+            int e = errno;
+            if (fd >= 0) close(fd);
+            return dp__fail(err, DP_ERR_IO, "%s: cannot write to descriptor %d: %s", path, o->fd, strerror(e));
+        }
+        return 0;
+    }
+    if (o->direct) {
+        o->f = fopen(o->path, "wb");
+        if (!o->f) return dp__fail(err, DP_ERR_IO, "%s: cannot open for writing: %s", path, strerror(errno));
+        return 0;
+    }
+    n = strlen(o->path);
+    memcpy(o->tmp, o->path, n);
+    memcpy(o->tmp + n, ".tmp", 5);
+    fd = open(o->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0666);
+    if (fd < 0) return dp__fail(err, DP_ERR_IO, "%s: cannot create '%s': %s", path, o->tmp, strerror(errno));
+    o->f = fdopen(fd, "wb");
+    if (!o->f) {
+        int e = errno;
+        close(fd);
+        remove(o->tmp);
+        return dp__fail(err, DP_ERR_IO, "%s: cannot create '%s': %s", path, o->tmp, strerror(e));
+    }
     return 0;
 }
 
-/* Closes; on rc == 0 renames into place, otherwise removes the temp file. */
+/* Closes; on rc == 0 renames the temp file into place (written in place:
+   nothing to do), otherwise removes it. A write error fails. */
 static int dp__out_close(dp__out *o, int rc, dp_error *err)
 {
-    int bad;
+    int e = 0;
     if (!o->f) return rc;
-    bad = ferror(o->f);
-    if (fclose(o->f) != 0) bad = 1;
+    errno = 0;
+    if (fflush(o->f) != 0) e = errno ? errno : -1;
+    else if (ferror(o->f)) e = -1;
+    if (fclose(o->f) != 0 && !e) e = errno ? errno : -1;
     o->f = NULL;
-    if (rc == 0 && bad) rc = dp__fail(err, DP_ERR_IO, "%s: write error", o->tmp);
+    /* a writer that saw the stream fail (rc DP_ERR_IO) gets this message,
+       which names the file and the reason */
+    if (e && (rc == 0 || rc == DP_ERR_IO))
+        rc = dp__fail(err, DP_ERR_IO, "%s: write error: %s", o->name, e > 0 ? strerror(e) : "the stream failed");
+    if (o->direct) return rc;
     if (rc == 0 && rename(o->tmp, o->path) != 0)
-        rc = dp__fail(err, DP_ERR_IO, "%s: cannot rename into place: %s", o->path, strerror(errno));
+        rc = dp__fail(err, DP_ERR_IO, "%s: cannot rename '%s' into place: %s", o->name, o->tmp, strerror(errno));
     if (rc != 0) remove(o->tmp);
     return rc;
 }
 
+int dp_write_file(const char *path, dp_write_fn fn, void *ctx, dp_error *err)
+{
+    dp__out o;
+    int rc;
+    if (!fn) return dp__fail(err, DP_ERR_ARG, "write_file: no writer given");
+    if ((rc = dp__out_open(&o, path, err))) return rc;
+    dp__ok(err);
+    rc = fn(ctx, o.f, err);
+    if (rc && err && err->code == DP_OK)
+        rc = dp__fail(err, rc > 0 && rc < DP_CODE__COUNT ? (dp_code)rc : DP_ERR_IO, "%s: the writer failed (code %d)", path, rc);
+    return dp__out_close(&o, rc, err);
+}
+
 /* ---- text scanning, shared by every reader -------------------------- */
+/* A UTF-8 byte-order mark (EF BB BF, which some editors put at the start
+   of a file) is skipped by every text reader and dp_format_detect. */
+static void dp__skip_bom(const char **buf, size_t *len)
+{
+    const unsigned char *b = (const unsigned char *)*buf;
+    if (*len >= 3 && b[0] == 0xEF && b[1] == 0xBB && b[2] == 0xBF) { *buf += 3; *len -= 3; }
+}
+
 typedef struct dp__text {
     const char *name;      /* file name for messages                      */
     const char *p, *end;   /* unread part                                  */
@@ -1841,6 +2027,96 @@ static int dp__find_cycle_op(const dp_graph *g, const int *indeg)
     return v; /* after n steps the walk is on the cycle */
 }
 
+/* ---- sums that must stay finite ---------------------------------------
+   Every cost is finite on its own, but sums of costs near the largest
+   double overflow: a graph whose total compute is 1e308 + 1e308 would
+   place "successfully" with a makespan of inf. These checks refuse such a
+   graph (or graph and cluster) with DP_ERR_RANGE, naming the op (or edge)
+   at which a sum first stops being finite. */
+
+/* Unit-free totals, ops and edges in index order: compute, output and
+   workspace bytes, edge bytes (what dp_graph_stats and the memory
+   accounting add up). */
+static int dp__check_totals(const dp_graph *g, dp_error *err)
+{
+    double comp = 0, mem = 0, bytes = 0, t;
+    int v, e;
+    for (v = 0; v < g->n_ops; v++) {
+        t = comp + g->compute[v];
+        if (!(t < HUGE_VAL))
+            return dp__fail(err, DP_ERR_RANGE, "op '%s' (node %d): the total compute of the ops up to it, %g + %g, is not finite",
+                            g->name[v], v, comp, g->compute[v]);
+        comp = t;
+        t = mem + g->out_bytes[v] + g->mem_bytes[v];
+        if (!(t < HUGE_VAL))
+            return dp__fail(err, DP_ERR_RANGE, "op '%s' (node %d): the total output and workspace bytes of the ops up to it, %g + %g + %g, is not finite",
+                            g->name[v], v, mem, g->out_bytes[v], g->mem_bytes[v]);
+        mem = t;
+    }
+    for (e = 0; e < g->n_edges; e++) {
+        t = bytes + g->bytes[e];
+        if (!(t < HUGE_VAL))
+            return dp__fail(err, DP_ERR_RANGE, "edge %s -> %s (edge %d): the total bytes of the edges up to it, %g + %g, is not finite",
+                            g->name[g->src[e]], g->name[g->dst[e]], e, bytes, g->bytes[e]);
+        bytes = t;
+    }
+    return 0;
+}
+
+/* Times: every op on its slowest device one after another, then every
+   edge as a transfer on the slowest link, must add up to a finite number.
+   That sum bounds every finish time of every placement (a work-conserving
+   run always has an op or a transfer under way until it ends), and so the
+   critical path, the lower bound, b- and t-levels. On cluster c, or with
+   c NULL in the graph's own units (the cluster dp_cluster_for_graph makes:
+   speed unit_speed, bandwidth unit_bandwidth, no latency). */
+static int dp__check_times(const dp_graph *g, const dp_cluster *c, dp_error *err)
+{
+    double total = 0, lat = 0, bw = c ? HUGE_VAL : g->unit_bandwidth, t;
+    int v, e, d, nd, worst;
+    if (c && c->n > 1)
+        for (d = 0; d < c->n * c->n; d++) {
+            if (d / c->n == d % c->n) continue;
+            if (c->latency[d] > lat) lat = c->latency[d];
+            if (c->bandwidth[d] < bw) bw = c->bandwidth[d];
+        }
+    if (!c && !(1.0 / bw < HUGE_VAL))   /* dp_check asks the same of every link */
+        return dp__fail(err, DP_ERR_RANGE, "units bandwidth %g is too small (its inverse, the time per byte, is not finite)", bw);
+    nd = c ? c->n : g->n_dev_time > 0 ? g->n_dev_time : 1;
+    for (v = 0; v < g->n_ops; v++) {
+        double tmax = 0;
+        worst = 0;
+        for (d = 0; d < nd; d++) {
+            double x = c ? dp_op_time(g, c, v, d) : -1;
+            if (!c && g->n_dev_time > 0) x = g->dev_time[(size_t)v * g->n_dev_time + d];
+            if (!c && x < 0) x = g->compute[v] / g->unit_speed;
+            if (!(x <= tmax)) { tmax = x; worst = d; }
+        }
+        if (!(tmax < HUGE_VAL))
+            return c ? dp__fail(err, DP_ERR_RANGE, "op '%s' (node %d): its time on device %d (compute %g at speed %g) is not finite",
+                                g->name[v], v, worst, g->compute[v], c->speed[worst])
+                     : dp__fail(err, DP_ERR_RANGE, "op '%s' (node %d): its time in the graph's units (compute %g at speed %g) is not finite",
+                                g->name[v], v, g->compute[v], g->unit_speed);
+        t = total + tmax;
+        if (!(t < HUGE_VAL))
+            return dp__fail(err, DP_ERR_RANGE, "op '%s' (node %d): the times of the ops up to it, each on its slowest device, add up past the largest number (%g + %g): finish times could be infinite",
+                            g->name[v], v, total, tmax);
+        total = t;
+    }
+    if (nd < 2 && c) return 0;   /* one device: no transfers */
+    for (e = 0; e < g->n_edges; e++) {
+        double x = g->bytes[e] > 0 ? lat + g->bytes[e] / bw : lat;
+        t = total + x;
+        if (!(t < HUGE_VAL))
+            return dp__fail(err, DP_ERR_RANGE, "edge %s -> %s (edge %d): %s",
+                            g->name[g->src[e]], g->name[g->dst[e]], e,
+                            x < HUGE_VAL ? "the times of every op and of the transfers up to it add up past the largest number: finish times could be infinite"
+                                         : "a transfer of its bytes on the slowest link takes a time that is not finite");
+        total = t;
+    }
+    return 0;
+}
+
 int dp_graph_finalize(dp_graph *g, dp_error *err)
 {
     int n = g->n_ops, m = g->n_edges, i, k, cnt = 0, rc;
@@ -1848,6 +2124,7 @@ int dp_graph_finalize(dp_graph *g, dp_error *err)
     dp__opheap q;
     if (g->finalized) return 0;
     if (n == 0) return dp__fail(err, DP_ERR_GRAPH, "graph has no ops");
+    if ((rc = dp__check_totals(g, err)) || (rc = dp__check_times(g, NULL, err))) return rc;
     g->out_off = (int *)dp__alloc((size_t)n + 1, sizeof(int), err, "adjacency");
     g->in_off = (int *)dp__alloc((size_t)n + 1, sizeof(int), err, "adjacency");
     g->out_edge = (int *)dp__alloc((size_t)m, sizeof(int), err, "adjacency");
@@ -1956,8 +2233,10 @@ dp_format dp_format_detect(const char *buf, size_t len)
 {
     /* native: first token "doppler-graph". DOPPLER and STG both open with a
        lone integer; DOPPLER's next lines are comma-separated lists. */
-    const char *p = buf, *end = buf + len;
+    const char *p, *end;
     int line = 0, first_is_int = 0, commas = 0, seen = 0;
+    dp__skip_bom(&buf, &len);
+    p = buf; end = buf + len;
     while (p < end && line < 6) {
         const char *e = (const char *)memchr(p, '\n', (size_t)(end - p)), *q = p;
         if (!e) e = end;
@@ -2393,6 +2672,7 @@ int dp_graph_read_mem(dp_graph *g, const char *buf, size_t len, const char *name
     dp__ok(err);
     if (!name) name = "<memory>";
     if (len > DP_MAX_FILE_BYTES) return dp__fail(err, DP_ERR_LIMIT, "%s: %zu bytes exceed the limit of %zu (DP_MAX_FILE_BYTES)", name, len, (size_t)DP_MAX_FILE_BYTES);
+    dp__skip_bom(&buf, &len);
     if ((rc = dp__text_init(&t, buf, len, name, err))) return rc;
     if (fmt == DP_FORMAT_AUTO) {
         fmt = dp_format_detect(buf, len);
@@ -2471,6 +2751,7 @@ int dp_assign_read_mem(const char *buf, size_t len, const char *name, int n_ops,
     if (!name) name = "<memory>";
     if (len > DP_MAX_FILE_BYTES) return dp__fail(err, DP_ERR_LIMIT, "%s: %zu bytes exceed the limit of %zu (DP_MAX_FILE_BYTES)", name, len, (size_t)DP_MAX_FILE_BYTES);
     if (n_ops < 1 || n_ops > DP_MAX_OPS || n_devices < 1) return dp__fail(err, DP_ERR_ARG, "%s: %d ops on %d devices: not a graph and cluster", name, n_ops, n_devices);
+    dp__skip_bom(&buf, &len);
     if ((rc = dp__text_init(&t, buf, len, name, err))) return rc;
     tmp = (int *)dp__alloc((size_t)n_ops, sizeof(int), err, "assignment");
     if (!tmp) return DP_ERR_NOMEM;
@@ -2592,6 +2873,7 @@ int dp_cluster_read_mem(dp_cluster *c, const char *buf, size_t len, const char *
     memset(c, 0, sizeof *c);
     if (!name) name = "<memory>";
     if (len > DP_MAX_FILE_BYTES) return dp__fail(err, DP_ERR_LIMIT, "%s: %zu bytes exceed the limit of %zu (DP_MAX_FILE_BYTES)", name, len, (size_t)DP_MAX_FILE_BYTES);
+    dp__skip_bom(&buf, &len);
     if ((rc = dp__text_init(&t, buf, len, name, err))) return rc;
     while ((r = dp__text_line(&t, 1)) > 0) {
         int n = dp__split(t.buf, tok, DP__CL_TOKENS);
@@ -2852,11 +3134,17 @@ int dp_cluster_scale_speed(dp_cluster *c, int dev, double factor, dp_error *err)
 
 int dp_check(const dp_graph *g, const dp_cluster *c, dp_error *err)
 {
+    int a, b;
     if (!g || !g->finalized) return dp__fail(err, DP_ERR_ARG, "graph missing or not finalised");
     if (!c || c->n < 1) return dp__fail(err, DP_ERR_ARG, "cluster missing or without devices");
     if (g->n_dev_time && c->n > g->n_dev_time)
         return dp__fail(err, DP_ERR_RANGE, "graph gives per-device times for %d devices but the cluster has %d", g->n_dev_time, c->n);
-    return 0;
+    for (a = 0; a < c->n; a++)
+        for (b = 0; b < c->n; b++)
+            if (a != b && !(1.0 / c->bandwidth[a * c->n + b] < HUGE_VAL))
+                return dp__fail(err, DP_ERR_RANGE, "link %d -> %d: bandwidth %g is too small (its inverse, the time per byte, is not finite)",
+                                a, b, c->bandwidth[a * c->n + b]);
+    return dp__check_times(g, c, err);
 }
 
 /* Speed of curve p (n >= 1 points) at work w: linear in ln w between the
@@ -3157,6 +3445,15 @@ int dp_sim_run(dp_sim *s, const int *assign, const dp_sim_opts *opts, dp_error *
         }
     }
     if (done != n) return dp__fail(err, DP_ERR_GRAPH, "simulation ended with %d of %d ops run (graph not finalised?)", done, n);
+    if (!(makespan < HUGE_VAL)) {
+        /* dp_check (at dp_sim_init) bounds every finish time; a cluster
+           changed since then can still overflow: name the first op in
+           topological order that ends at a time that is not finite */
+        for (k = 0; k < n && s->end[g->topo[k]] < HUGE_VAL; k++) {}
+        v = g->topo[k < n ? k : n - 1];
+        return dp__fail(err, DP_ERR_RANGE, "op '%s' (node %d) on device %d finishes at %g, not a finite time (the cluster changed since dp_sim_init?)",
+                        g->name[v], v, assign[v], s->end[v]);
+    }
     s->makespan = makespan;
     s->runs++;
     return 0;
@@ -3299,6 +3596,8 @@ int dp_graph_stats(const dp_graph *g, const dp_cluster *c, dp_stats *out)
     for (i = 0; i < g->n_edges; i++) out->total_bytes += g->bytes[i];
     if ((rc = dp__bounds(g, c, &out->cp_length, &out->work_bound, &out->depth))) return rc;
     out->lower_bound = out->cp_length > out->work_bound ? out->cp_length : out->work_bound;
+    /* finite after dp_check (dp_graph_finalize bounds the totals) */
+    if (!(out->total_compute < HUGE_VAL && out->total_bytes < HUGE_VAL && out->lower_bound < HUGE_VAL)) return DP_ERR_RANGE;
     return 0;
 }
 

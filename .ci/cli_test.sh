@@ -105,6 +105,9 @@ expect 0 "info --json" "$D" info "$T/l.dpg" --json
 json_check "$T/out" "j['nodes'] == 40 and all(k in j for k in ('graph','nodes','edges','cp_length','lower_bound','devices')) and j['devices'] == 4 and j['lower_bound'] >= j['cp_length']" "info --json keys"
 expect 0 "info human" "$D" info "$T/l.dpg" --devices 8
 contains "$T/out" "lower bound" "info prints the lower bound"
+printf '\357\273\277doppler-graph 1\r\nop a compute=2\r\nop b compute=3\r\nedge a b\r\n' >"$T/bom.dpg"
+expect 0 "info on a graph with a byte-order mark and CRLF" "$D" info "$T/bom.dpg" --devices 1 --json
+json_check "$T/out" "j['nodes'] == 2 and j['format'] == 'native' and j['cp_length'] == 5" "the marked graph: 2 ops, critical path 2 + 3"
 expect 0 "convert native -> native" "$D" convert "$T/l.dpg" "$T/l3.dpg"
 expect 0 "convert back" "$D" convert "$T/l3.dpg" "$T/l4.dpg"
 if cmp -s "$T/l3.dpg" "$T/l4.dpg"; then ok; else bad "native round trip differs"; fi
@@ -141,6 +144,77 @@ expect 0 "bench table" "$D" bench "$T/l.dpg" graphs/heft_example.dpg --methods s
 contains "$T/out" "best per graph" "bench prints the best method per graph"
 expect 1 "bench with a bad graph" "$D" bench "$T/l.dpg" "$T/none.dpg" --methods cp
 contains "$T/out" "cp" "bench keeps the good graph's rows"
+
+# ---- costs whose sums overflow: refused, never a result of inf or nan --------
+printf 'doppler-graph 1\nop a compute=1e308\nop b compute=1e308\nedge a b\n' >"$T/sum.dpg"
+for c in info place sim; do
+    case $c in
+        place) args=(--method heft) ;;
+        sim) printf '0\n0\n' >"$T/sum.assign"; args=(--assign "$T/sum.assign") ;;
+        *) args=() ;;
+    esac
+    expect 1 "$c on a graph of 1e308 + 1e308" "$D" "$c" "$T/sum.dpg" "${args[@]}"
+    contains "$T/err" "sum.dpg: op 'b' (node 1): the total compute of the ops up to it, 1e+308 + 1e+308, is not finite" "$c: the message names the file, the op and the sum"
+    if sed "s|$T||g" "$T/out" | grep -Eqi '(^|[^a-z])(inf|nan)([^a-z]|$)'; then bad "$c printed inf or nan"; else ok; fi
+done
+printf 'doppler-graph 1\nop a compute=1e308\nop b compute=1\nedge a b\n' >"$T/big.dpg"
+expect 0 "place a(1e308) -> b(1): finite" "$D" place "$T/big.dpg" --method heft --devices 2
+# (the temporary directory's random name left out of the search)
+if sed "s|$T||g" "$T/out" | grep -Eqi '(^|[^a-z])(inf|nan)([^a-z]|$)'; then bad "place a(1e308) -> b(1) printed inf or nan"; sed 's/^/    /' "$T/out"; else ok; fi
+contains "$T/out" "100.0%" "a(1e308) -> b(1): device 0 busy all along"
+printf 'doppler-cluster 1\ndevices 2\nspeed 0.5\n' >"$T/half.dpc"
+expect 1 "place a(1e308) on speed 0.5" "$D" place "$T/big.dpg" --method heft --cluster "$T/half.dpc"
+contains "$T/err" "big.dpg on the cluster $T/half.dpc: op 'a' (node 0): its time on device 0 (compute 1e+308 at speed 0.5) is not finite" "speed 0.5: names the graph, the cluster and the op"
+
+# ---- output files: one rule for every file written --------------------------
+# a regular file or a new name: PATH.tmp, renamed; a symbolic link: written
+# through (the link stays); a device or a FIFO: written in place
+expect 0 "--gantt /dev/null" "$D" place graphs/heft_example.dpg --method heft --gantt /dev/null --out /dev/null
+if [ -c /dev/null ] && [ ! -e /dev/null.tmp ]; then ok; else bad "/dev/null is no longer a character device"; fi
+if [ -c /dev/full ]; then
+    expect 1 "--out /dev/full" "$D" place graphs/heft_example.dpg --method heft --out /dev/full
+    contains "$T/err" "/dev/full: write error: No space left on device" "/dev/full: the message names the file and ENOSPC"
+    expect 1 "gen -o /dev/full" "$D" gen layered --nodes 12 -o /dev/full
+    expect 1 "--gantt /dev/full" "$D" place graphs/heft_example.dpg --method heft --gantt /dev/full
+    contains "$T/err" "/dev/full: write error" "--gantt /dev/full: the message names the file"
+    if [ -c /dev/full ] && [ ! -e /dev/full.tmp ]; then ok; else bad "/dev/full is no longer a character device"; fi
+else
+    skipped "no /dev/full here"
+fi
+expect 0 "place --out FILE" "$D" place graphs/heft_example.dpg --method heft --out "$T/plain.assign"
+echo old >"$T/target.assign"
+ln -s target.assign "$T/link.assign"
+expect 0 "place --out LINK" "$D" place graphs/heft_example.dpg --method heft --out "$T/link.assign"
+if [ -L "$T/link.assign" ] && [ "$(readlink "$T/link.assign")" = target.assign ]; then ok; else bad "--out LINK replaced the link"; fi
+if cmp -s "$T/plain.assign" "$T/target.assign"; then ok; else bad "--out LINK: the link's target does not hold the assignment"; fi
+ln -s made.dpg "$T/dangling.dpg"
+expect 0 "gen -o DANGLING-LINK" "$D" gen layered --nodes 12 -o "$T/dangling.dpg"
+if [ -L "$T/dangling.dpg" ] && [ -f "$T/made.dpg" ] && head -n 1 "$T/made.dpg" | grep -q "doppler-graph 1"; then ok; else bad "a dangling link's target was not created"; fi
+ln -s loop2 "$T/loop1"; ln -s loop1 "$T/loop2"
+expect 1 "--out a loop of links" "$D" place graphs/heft_example.dpg --method heft --out "$T/loop1"
+contains "$T/err" "symbolic links" "a loop of links: says why"
+if [ -L "$T/loop1" ] && [ -L "$T/loop2" ]; then ok; else bad "a loop of links was replaced"; fi
+if mkfifo "$T/fifo"; then
+    timeout 20 cat "$T/fifo" >"$T/fifo.got" &
+    reader=$!
+    expect 0 "place --out FIFO" "$D" place graphs/heft_example.dpg --method heft --out "$T/fifo"
+    : <>"$T/fifo"   # releases the reader whatever happened (opening read-write never waits)
+    wait "$reader"
+    if cmp -s "$T/plain.assign" "$T/fifo.got"; then ok; else bad "the FIFO's reader did not get the assignment"; fi
+    if [ -p "$T/fifo" ] && [ ! -e "$T/fifo.tmp" ]; then ok; else bad "the FIFO is no longer a FIFO"; fi
+else
+    skipped "mkfifo failed"
+fi
+ln -s curve-target.csv "$T/curve-link.csv"
+expect 0 "train: policy and SVG to /dev/null, --curve LINK" "$D" train graphs/heft_example.dpg --episodes 3,3 --hidden 4 --layers 1 \
+    --out /dev/null --curve-svg /dev/null --curve "$T/curve-link.csv"
+if [ -L "$T/curve-link.csv" ] && [ "$(wc -l <"$T/curve-target.csv")" = 7 ]; then ok; else bad "--curve LINK: the target holds the header and 6 rows, the link stays"; fi
+"$D" gen layered --nodes 12 --seed 7 -o /dev/stdout 2>"$T/err" </dev/null | cat >"$T/stdout.dpg"
+"$D" gen layered --nodes 12 --seed 7 -o "$T/file.dpg" >/dev/null 2>&1 </dev/null
+# the graph, then gen's own line "wrote /dev/stdout ..."
+if diff <(grep -v '^wrote /dev/stdout' "$T/stdout.dpg") "$T/file.dpg" >/dev/null && [ "$(tail -n 1 "$T/stdout.dpg" | cut -c1-17)" = "wrote /dev/stdout" ]; then ok; else bad "gen -o /dev/stdout into a pipe: not the graph of gen -o FILE, then its line"; fi
+"$D" gen layered --nodes 12 --seed 7 -o /dev/stdout >"$T/stdout2.dpg" 2>"$T/err" </dev/null
+if [ "$(head -n 1 "$T/stdout2.dpg")" = "doppler-graph 1" ] && grep -q "^wrote /dev/stdout" "$T/stdout2.dpg"; then ok; else bad "gen -o /dev/stdout > FILE: the graph and then the CLI's line"; fi
 
 # ---- train, place --method doppler, bench with the policy -------------------
 G=graphs/layered_50.dpg
@@ -216,15 +290,14 @@ contains "$T/err" "wrote the last good policy (after 1 episode) to $T/nan.dpl" "
 if [ -s "$T/nan.dpl" ] && [ ! -e "$T/nan.dpl.tmp" ]; then ok; else bad "divergence: the last good policy is written, no .tmp left"; fi
 if [ "$(wc -l <"$T/nan.csv" 2>/dev/null)" = 2 ]; then ok; else bad "divergence: the curve holds the one good episode"; fi
 expect 0 "the last good policy loads and places" "$D" place "$G" --method doppler --policy "$T/nan.dpl"
-# a graph whose makespan overflows fails at episode 0: there is no good
-# policy to keep, and an existing --out stays as it was
+# a graph whose makespan would overflow is refused when read: no training,
+# and an existing --out stays as it was
 printf 'doppler-graph 1\nop a compute=1e308\nop b compute=1e308\nedge a b\n' >"$T/inf.dpg"
 cp "$T/p.dpl" "$T/keep.dpl"
-expect 1 "train where every makespan is inf" "$D" train "$T/inf.dpg" --devices 1 --stages il --episodes 5 --hidden 8 \
+expect 1 "train on a graph whose total compute is inf" "$D" train "$T/inf.dpg" --devices 1 --stages il --episodes 5 --hidden 8 \
     --layers 1 --out "$T/keep.dpl"
-contains "$T/err" "episode 0, graph 0: cost inf is not a finite" "inf makespan: the message names the episode and the cost"
-contains "$T/err" "nothing written to $T/keep.dpl" "inf makespan: says nothing was written"
-if cmp -s "$T/p.dpl" "$T/keep.dpl" && [ ! -e "$T/keep.dpl.tmp" ]; then ok; else bad "a failed training replaced an existing policy"; fi
+contains "$T/err" "inf.dpg: op 'b' (node 1): the total compute" "inf total: the message names the file and the op"
+if cmp -s "$T/p.dpl" "$T/keep.dpl" && [ ! -e "$T/keep.dpl.tmp" ]; then ok; else bad "a refused training replaced an existing policy"; fi
 
 # ---- placeto: train, place, bench beside doppler -----------------------------
 PT=(train "$G" --algo placeto --episodes 20 --hidden 8 --seed 3)

@@ -609,7 +609,9 @@ static int is_preset_name(const char *s)
     return access(s, F_OK) != 0 && !strchr(s, '/') && !strchr(s, '.');
 }
 
-static int make_cluster(const cli *o, const dp_graph *g, dp_cluster *c)
+/* The cluster for graph g (read from path): a refusal by dp_check names
+   the graph's file. */
+static int make_cluster(const cli *o, const char *path, const dp_graph *g, dp_cluster *c)
 {
     dp_error e = {0};
     int rc;
@@ -622,7 +624,12 @@ static int make_cluster(const cli *o, const dp_graph *g, dp_cluster *c)
               : g->n_dev_time > 0 ? g->n_dev_time : DEFAULT_DEVICES;
         rc = dp_cluster_for_graph(c, g, n, &e);
     }
-    if (!rc) rc = dp_check(g, c, &e);
+    if (!rc && (rc = dp_check(g, c, &e)) != 0) {
+        char msg[sizeof e.msg];
+        snprintf(msg, sizeof msg, "%s", e.msg);
+        snprintf(e.msg, sizeof e.msg, "%.200s%s%.100s%s: %.200s", path, o->cluster ? " on the cluster " : "",
+                 o->cluster ? o->cluster : "", o->cluster ? "" : " on its default cluster", msg);
+    }
     if (rc) {
         dp_cluster_free(c);
         memset(c, 0, sizeof *c);
@@ -876,7 +883,9 @@ static void print_devices(const dp_sim *s, const int *assign)
     for (int d = 0; d < c->n; d++) {
         int n = 0;
         for (int v = 0; v < g->n_ops; v++) n += assign[v] == d;
-        double util = s->makespan > 0 ? 100.0 * s->busy[d] / s->makespan : 0;
+        /* busy / makespan first: 100 * busy overflows when busy is near
+           the largest double */
+        double util = s->makespan > 0 ? 100.0 * (s->busy[d] / s->makespan) : 0;
         printf("%-6d  %-12.12s  %6d  %14.6g  %5.1f%%  %14.6g\n", d,
                c->name ? c->name[d] : "", n, s->busy[d], util,
                s->peak_bytes ? s->peak_bytes[d] : 0.0);
@@ -901,7 +910,7 @@ static int cmd_info(cli *o)
     dp_cluster c;
     dp_stats st;
     if (load_graph(path, o->fmt, &g)) return EXIT_FAIL;
-    if (make_cluster(o, &g, &c)) { dp_graph_free(&g); return EXIT_FAIL; }
+    if (make_cluster(o, path, &g, &c)) { dp_graph_free(&g); return EXIT_FAIL; }
     memset(&st, 0, sizeof st);
     if (dp_graph_stats(&g, &c, &st)) {
         dp_error e = {DP_ERR_ARG, "dp_graph_stats failed"};
@@ -977,7 +986,7 @@ static int cmd_place(cli *o)
     memset(&s, 0, sizeof s);
     memset(&ps, 0, sizeof ps);
     if (load_graph(path, o->fmt, &g)) return EXIT_FAIL;
-    if (make_cluster(o, &g, &c)) { dp_graph_free(&g); return EXIT_FAIL; }
+    if (make_cluster(o, path, &g, &c)) { dp_graph_free(&g); return EXIT_FAIL; }
     if (LEARNED(m) && (policies_load(o, &ps) || !(pol = policy_for(&ps, m, &pol_path)))) goto done;
 
     assign = calloc((size_t)g.n_ops + 1, sizeof *assign);
@@ -1111,7 +1120,7 @@ static int cmd_sim(cli *o)
     int rc = EXIT_FAIL, *assign = NULL;
     memset(&s, 0, sizeof s);
     if (load_graph(path, o->fmt, &g)) return EXIT_FAIL;
-    if (make_cluster(o, &g, &c)) { dp_graph_free(&g); return EXIT_FAIL; }
+    if (make_cluster(o, path, &g, &c)) { dp_graph_free(&g); return EXIT_FAIL; }
     assign = calloc((size_t)g.n_ops + 1, sizeof *assign);
     if (!assign) {
         e.code = DP_ERR_NOMEM;
@@ -1298,7 +1307,7 @@ static int cmd_bench(cli *o)
         dp_cluster c;
         best_ms[i] = INFINITY;
         if (load_graph(path, o->fmt, &g)) { rc = EXIT_FAIL; continue; }
-        if (make_cluster(o, &g, &c)) { dp_graph_free(&g); rc = EXIT_FAIL; continue; }
+        if (make_cluster(o, path, &g, &c)) { dp_graph_free(&g); rc = EXIT_FAIL; continue; }
         int *assign = calloc((size_t)g.n_ops + 1, sizeof *assign);
         int *order = calloc((size_t)g.n_ops + 1, sizeof *order);
         if (!order) { free(assign); assign = NULL; }
@@ -1586,32 +1595,29 @@ static int split_numbers(const char *list, double *out, int max, int integer)
     return n;
 }
 
-static int write_curve_csv(const char *path, const dp_episode_info *rec, int n)
+typedef struct curve_rows { const dp_episode_info *rec; int n; } curve_rows;
+
+static int put_curve_csv(void *ctx, FILE *f, dp_error *e)
 {
-    char tmp[4096];
-    dp_error e = {0};
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        e.code = DP_ERR_IO;
-        snprintf(e.msg, sizeof e.msg, "%s: %s", path, strerror(errno));
-        return fail(&e);
-    }
+    const curve_rows *c = (const curve_rows *)ctx;
+    (void)e;
     fprintf(f, "stage,episode,graph,cost,lower_bound,ratio,best,epsilon,lr,loss,entropy,seconds\n");
-    for (int i = 0; i < n; i++) {
-        const dp_episode_info *r = &rec[i];
+    for (int i = 0; i < c->n; i++) {
+        const dp_episode_info *r = &c->rec[i];
         fprintf(f, "%s,%d,%d,%.9g,%.9g,%.6f,%.9g,%.6f,%.6g,%.6g,%.6g,%.4f\n",
                 dp_stage_name(r->stage), r->episode, r->graph, r->cost, r->lower_bound,
                 ratio_of(r->cost, r->lower_bound), r->best, r->epsilon, r->lr, r->loss,
                 r->entropy, r->seconds);
     }
-    if (fclose(f) != 0 || rename(tmp, path) != 0) {
-        e.code = DP_ERR_IO;
-        snprintf(e.msg, sizeof e.msg, "%s: %s", path, strerror(errno));
-        remove(tmp);
-        return fail(&e);
-    }
     return 0;
+}
+
+/* the library's output rule (dp_write_file), as for every other file */
+static int write_curve_csv(const char *path, const dp_episode_info *rec, int n)
+{
+    dp_error e = {0};
+    curve_rows c = { rec, n };
+    return dp_write_file(path, put_curve_csv, &c, &e) ? fail(&e) : 0;
 }
 
 static int check_backend(const cli *o);
@@ -1711,7 +1717,7 @@ static int cmd_train(cli *o)
         }
     }
     /* the cluster comes from the first graph; every graph must fit it */
-    if (make_cluster(o, &g[0], &c)) goto done;
+    if (make_cluster(o, o->pos[0], &g[0], &c)) goto done;
     for (int i = 1; i < n; i++)
         if (dp_check(&g[i], &c, &e)) {
             fprintf(stderr, "doppler: %s does not fit the cluster of %s: %s\n", o->pos[i],
@@ -1812,7 +1818,8 @@ static int cmd_train(cli *o)
         /* training stopped (a cost, loss or gradient that is not finite, a
            failed runtime): the policy is as after its last good update;
            keep that, never a half-updated one (dp_policy_save refuses
-           parameters that are not finite and writes PATH.tmp, then renames) */
+           parameters that are not finite, and a regular file is written
+           to PATH.tmp, then renamed) */
         fail(&e);
         if (res.episodes == 0) {
             fprintf(stderr, "doppler: no episode completed: nothing written to %s\n", o->out);
@@ -2068,7 +2075,7 @@ static int cmd_exec(cli *o)
     exec_fn run = backend_fn(o);
     memset(&r, 0, sizeof r); memset(&r1, 0, sizeof r1); memset(&rc1, 0, sizeof rc1); memset(&s, 0, sizeof s);
     if (load_graph(path, o->fmt, &g)) return EXIT_FAIL;
-    if (make_cluster(o, &g, &c)) { dp_graph_free(&g); return EXIT_FAIL; }
+    if (make_cluster(o, path, &g, &c)) { dp_graph_free(&g); return EXIT_FAIL; }
     rc = EXIT_FAIL;
     assign = malloc(sizeof(int) * (size_t)g.n_ops);
     one = calloc((size_t)g.n_ops, sizeof(int));

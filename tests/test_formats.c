@@ -638,6 +638,59 @@ static void test_cluster_cost_model(void)
     dp_cluster_free(&c);
 }
 
+/* A UTF-8 byte-order mark at the start of any text input is skipped (as
+   some editors save files), with CRLF line ends too; elsewhere it is text.
+   Values: the native graph a(2) -> b(3) carrying 5 bytes; DOPPLER 3
+   nodes, input 0, ops 7,1 and 9,2 with edge 0 -> 1; STG tasks 0..3 with
+   costs 0 4 6 0. */
+static void test_bom(void)
+{
+    static const char nat[] = "\xEF\xBB\xBF" "doppler-graph 1\r\nop a compute=2\r\nop b compute=3\r\nedge a b bytes=5\r\n";
+    static const char dop[] = "\xEF\xBB\xBF" "3\n0,\n0,\n1,\n7,1\n9,2\n";
+    static const char stg[] = "\xEF\xBB\xBF" "2\n0 0 0\n1 4 1 0\n2 6 1 1\n3 0 1 2\n";
+    static const char clu[] = "\xEF\xBB\xBF" "doppler-cluster 1\r\ndevices 2\r\nspeed 4\r\n";
+    static const char asg[] = "\xEF\xBB\xBF" "1\r\n0\r\n";
+    dp_graph g;
+    dp_cluster c;
+    int a[2] = {-1, -1};
+    CHECK(dp_format_detect(nat, sizeof nat - 1) == DP_FORMAT_NATIVE, "detect: native after a BOM");
+    CHECK(dp_format_detect(dop, sizeof dop - 1) == DP_FORMAT_DOPPLER, "detect: DOPPLER after a BOM");
+    CHECK(dp_format_detect(stg, sizeof stg - 1) == DP_FORMAT_STG, "detect: STG after a BOM");
+    for (int forced = 0; forced < 2; forced++) {
+        int rc = dp_graph_read_mem(&g, nat, sizeof nat - 1, "bom.dpg", forced ? DP_FORMAT_NATIVE : DP_FORMAT_AUTO, &err);
+        CHECK(rc == 0 && g.n_ops == 2 && g.n_edges == 1 && !strcmp(g.name[0], "a") && g.compute[0] == 2 &&
+              g.compute[1] == 3 && g.bytes[0] == 5, "native with a BOM and CRLF (format %s): rc %d '%s'",
+              forced ? "native" : "auto", rc, err.msg);
+        dp_graph_free(&g);
+        rc = dp_graph_read_mem(&g, dop, sizeof dop - 1, "bom.txt", forced ? DP_FORMAT_DOPPLER : DP_FORMAT_AUTO, &err);
+        CHECK(rc == 0 && g.n_ops == 2 && g.n_edges == 1 && g.n_ext_inputs == 1 && g.compute[0] == 7 && g.compute[1] == 9 &&
+              g.bytes[0] == 1, "DOPPLER with a BOM: rc %d '%s'", rc, err.msg);
+        dp_graph_free(&g);
+        rc = dp_graph_read_mem(&g, stg, sizeof stg - 1, "bom.stg", forced ? DP_FORMAT_STG : DP_FORMAT_AUTO, &err);
+        CHECK(rc == 0 && g.n_ops == 4 && g.n_edges == 3 && g.compute[1] == 4 && g.compute[2] == 6,
+              "STG with a BOM: rc %d '%s'", rc, err.msg);
+        dp_graph_free(&g);
+    }
+    int rc = dp_cluster_read_mem(&c, clu, sizeof clu - 1, "bom.dpc", &err);
+    CHECK(rc == 0 && c.n == 2 && c.speed[0] == 4 && c.speed[1] == 4, "cluster with a BOM: rc %d '%s'", rc, err.msg);
+    dp_cluster_free(&c);
+    rc = dp_assign_read_mem(asg, sizeof asg - 1, "bom.assign", 2, 2, a, &err);
+    CHECK(rc == 0 && a[0] == 1 && a[1] == 0, "assignment with a BOM: rc %d '%s'", rc, err.msg);
+    /* from a file, as the CLI reads it */
+    char path[256];
+    dp_test_tmp(path, sizeof path, "fmt_bom.dpg");
+    dp_test_write_file(path, nat, sizeof nat - 1);
+    rc = dp_graph_read(&g, path, DP_FORMAT_AUTO, &err);
+    CHECK(rc == 0 && g.n_ops == 2, "native file with a BOM: rc %d '%s'", rc, err.msg);
+    dp_graph_free(&g);
+    remove(path);
+    /* only at the start: a second mark is an unknown record, on line 2 */
+    static const char two[] = "\xEF\xBB\xBF" "doppler-graph 1\n\xEF\xBB\xBF" "op a\n";
+    rc = dp_graph_read_mem(&g, two, sizeof two - 1, "two.dpg", DP_FORMAT_AUTO, &err);
+    CHECK(rc == DP_ERR_PARSE && strstr(err.msg, "two.dpg:2:"), "a mark inside the file: rc %d '%s'", rc, err.msg);
+    dp_graph_free(&g);
+}
+
 int main(void)
 {
     memset(&err, 0, sizeof err);
@@ -651,5 +704,6 @@ int main(void)
     test_assign();
     test_cluster_files();
     test_cluster_cost_model();
+    test_bom();
     return dp_test_done();
 }

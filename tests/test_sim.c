@@ -783,6 +783,124 @@ static void test_bad_args(void)
     dp_graph_free(&g);
 }
 
+/* Costs near the largest double (1.797e308): every cost finite, their
+   sums not. dp_graph_finalize refuses a total compute of 1e308 + 1e308;
+   dp_check (so dp_sim_init and the placers) refuses a graph and cluster
+   whose op times, or their sum with the transfers', are not finite,
+   naming the op or edge; the simulator names an op that finishes at inf
+   when the cluster changed after dp_sim_init. */
+static int has(const dp_error *e, const char *what) { return strstr(e->msg, what) != NULL; }
+
+static void test_overflow(void)
+{
+    dp_error err;
+    dp_graph g;
+    dp_cluster c;
+    dp_sim s;
+    dp_stats st;
+    int assign[2] = {0, 0}, rc;
+    memset(&err, 0, sizeof err);
+
+    /* built by the API: 1e308 + 1e308 is refused at finalize */
+    {
+        dp_op_desc d;
+        memset(&d, 0, sizeof d);
+        dp_graph_init(&g);
+        d.compute = 1e308;
+        d.name = "a"; dp_graph_add_op(&g, &d, NULL, &err);
+        d.name = "b"; dp_graph_add_op(&g, &d, NULL, &err);
+        rc = dp_graph_finalize(&g, &err);
+        CHECK(rc == DP_ERR_RANGE && has(&err, "op 'b' (node 1): the total compute of the ops up to it, 1e+308 + 1e+308, is not finite"),
+              "API graph of 2 x 1e308: rc %d '%s'", rc, err.msg);
+        CHECK(!g.finalized, "the refused graph is not finalised");
+        dp_graph_free(&g);
+    }
+
+    /* a(1e308) -> b(1): 1e308 + 1 = 1e308 is finite, and runs on speed 1:
+       a 0-1e308, b 1e308-1e308 (1 is below 1e308's precision) */
+    const op_t big[2] = {{"a", 1e308, 0, 0}, {"b", 1, 0, 0}};
+    const ed_t e1[1] = {{0, 1, 0}};
+    if (dp_test_build(&g, 2, big, 1, e1)) return;
+    c = cluster(1, 1, 1, 0);
+    CHECK(dp_graph_stats(&g, &c, &st) == 0 && st.total_compute == 1e308 && st.cp_length == 1e308,
+          "stats of a(1e308) -> b(1) on speed 1: total %g, cp %g", st.total_compute, st.cp_length);
+    if (run(&s, &g, &c, assign, DP_ORDER_FIFO, NULL, 0) == 0) {
+        CHECK(s.makespan == 1e308 && s.busy[0] == 1e308, "makespan %g, busy %g: both 1e308", s.makespan, s.busy[0]);
+        dp_sim_free(&s);
+    }
+    dp_cluster_free(&c);
+    /* speed 0.5: a takes 2e308, not finite */
+    c = cluster(2, 0.5, 1, 0);
+    rc = dp_check(&g, &c, &err);
+    CHECK(rc == DP_ERR_RANGE && has(&err, "op 'a' (node 0): its time on device 0 (compute 1e+308 at speed 0.5) is not finite"),
+          "speed 0.5: rc %d '%s'", rc, err.msg);
+    memset(&s, 0, sizeof s);
+    CHECK(dp_sim_init(&s, &g, &c, &err) == DP_ERR_RANGE && has(&err, "op 'a'"), "dp_sim_init refuses it: '%s'", err.msg);
+    dp_sim_free(&s);
+    {
+        int a2[2];
+        dp_place_result pr;
+        CHECK(dp_place(DP_METHOD_HEFT, &g, &c, NULL, a2, &pr, &err) == DP_ERR_RANGE && has(&err, "op 'a'"),
+              "heft refuses it: '%s'", err.msg);
+    }
+    CHECK(dp_graph_stats(&g, &c, &st) == DP_ERR_RANGE, "dp_graph_stats: a lower bound of inf is refused");
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+
+    /* two independent ops of 6e307 on 2 devices of speed 0.6: each takes
+       1e308, one after the other 2e308: refused at b */
+    const op_t two[2] = {{"a", 6e307, 0, 0}, {"b", 6e307, 0, 0}};
+    if (dp_test_build(&g, 2, two, 0, NULL)) return;
+    c = cluster(2, 0.6, 1, 0);
+    rc = dp_check(&g, &c, &err);
+    CHECK(rc == DP_ERR_RANGE && has(&err, "op 'b' (node 1): the times of the ops up to it, each on its slowest device, add up past the largest number"),
+          "2 x 1e308 in time: rc %d '%s'", rc, err.msg);
+    dp_cluster_free(&c);
+    c = cluster(2, 1, 1, 0);   /* speed 1: 6e307 + 6e307 = 1.2e308, finite */
+    CHECK(dp_check(&g, &c, &err) == 0, "2 x 6e307 at speed 1: %s", err.msg);
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+
+    /* a -> b carrying 1e308 bytes on a link of bandwidth 0.5: 2e308 */
+    const op_t ab[2] = {{"a", 1, 1e308, 0}, {"b", 1, 0, 0}};
+    const ed_t e2[1] = {{0, 1, 1e308}};
+    if (dp_test_build(&g, 2, ab, 1, e2)) return;
+    c = cluster(2, 1, 0.5, 0);
+    rc = dp_check(&g, &c, &err);
+    CHECK(rc == DP_ERR_RANGE && has(&err, "edge a -> b (edge 0): a transfer of its bytes on the slowest link takes a time that is not finite"),
+          "1e308 bytes at bandwidth 0.5: rc %d '%s'", rc, err.msg);
+    dp_cluster_free(&c);
+    c = cluster(1, 1, 0.5, 0);   /* one device: no transfer, 1 + 1 */
+    CHECK(dp_check(&g, &c, &err) == 0, "the same graph on one device: %s", err.msg);
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+
+    /* a link whose time per byte is not finite: 1 / 1e-320 = inf */
+    const op_t ab1[2] = {{"a", 1, 1, 0}, {"b", 1, 0, 0}};
+    const ed_t e3[1] = {{0, 1, 1}};
+    if (dp_test_build(&g, 2, ab1, 1, e3)) return;
+    c = cluster(2, 1, 1, 0);
+    c.bandwidth[0 * 2 + 1] = 1e-320;
+    rc = dp_check(&g, &c, &err);
+    CHECK(rc == DP_ERR_RANGE && has(&err, "link 0 -> 1: bandwidth") && has(&err, "not finite"),
+          "bandwidth 1e-320: rc %d '%s'", rc, err.msg);
+    /* changed after dp_sim_init: b, on d1, receives a's byte at inf */
+    c.bandwidth[0 * 2 + 1] = 1;
+    memset(&s, 0, sizeof s);
+    if (dp_sim_init(&s, &g, &c, &err) == 0) {
+        int a01[2] = {0, 1};
+        c.bandwidth[0 * 2 + 1] = 1e-320;
+        rc = dp_sim_run(&s, a01, NULL, &err);
+        CHECK(rc == DP_ERR_RANGE && has(&err, "op 'b' (node 1) on device 1 finishes at inf"),
+              "a transfer of inf after dp_sim_init: rc %d '%s'", rc, err.msg);
+        c.bandwidth[0 * 2 + 1] = 1;
+        CHECK(dp_sim_run(&s, a01, NULL, &err) == 0 && s.makespan == 3, "bandwidth back to 1: a 0-1, byte 1-2, b 2-3: %g", s.makespan);
+    } else CHECK(0, "dp_sim_init: %s", err.msg);
+    dp_sim_free(&s);
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+}
+
 int main(void)
 {
     test_chain();
@@ -799,5 +917,6 @@ int main(void)
     test_memory_copies();
     test_repeat();
     test_bad_args();
+    test_overflow();
     return dp_test_done();
 }
