@@ -779,7 +779,11 @@ typedef struct dp_train_opts {
                                 stage cannot leave the policy's own answer
                                 worse than it found it). 0 -> every E / 20
                                 episodes of stage sim, none in stage real
-                                (each evaluation is a run there); < 0: none */
+                                (each evaluation is a run there); < 0: none.
+                                A stage that on_episode stops still ends
+                                with the selection; one that fails does
+                                not (the policy is as after the last good
+                                update)                                    */
     double   gamma;          /* discount; 0 -> 1 (the paper: 0.99)          */
     double   clip;           /* global gradient-norm clip; 0 -> 1.0         */
     double   baseline_decay; /* running mean weight; 0 -> 0.9 (EMA)         */

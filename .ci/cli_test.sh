@@ -251,13 +251,19 @@ expect 2 "train: --episodes count mismatch" "$D" train "$G" --stages il,sim --ep
 expect 2 "train without --out" "$D" train "$G" --episodes 5,5
 if [ ! -e "$T/x.dpl" ]; then ok; else bad "a bad train usage wrote a policy"; fi
 # the best placement found in training, rollouts, deployment-stage search
-expect 0 "train --rollouts --out-assign --json" "$D" train "$G" --stages il,sim --episodes 20,24 --rollouts 4 --hidden 8 --layers 1 --out "$T/pr.dpl" --out-assign "$T/best.assign" --json
+expect 0 "train --rollouts --out-assign --json" "$D" train "$G" --stages il,sim --episodes 20,24 --rollouts 4 --hidden 8 --layers 1 --select off --out "$T/pr.dpl" --out-assign "$T/best.assign" --json
 cp "$T/out" "$T/tr.json"
 json_check "$T/tr.json" "j['episodes'] == 44 and j['simulations'] == 44 and j['out_assign'] == '$T/best.assign' and j['best_found'][0]['cost'] <= j['greedy'][0]['makespan'] * (1 + 1e-12) and j['best_found'][0]['ratio'] >= 1 - 1e-12" "train --json reports the best placement found"
+# selection (on by default): 44 episodes, and the greedy placement scored at
+# the stage's start, after sim episodes 4, 8, 12, 16 and 20 (rollouts of 4)
+# and at its end
+expect 0 "train with selection --json" "$D" train "$G" --stages il,sim --episodes 20,24 --rollouts 4 --hidden 8 --layers 1 --out "$T/ps.dpl" --json
+json_check "$T/out" "j['episodes'] == 44 and j['simulations'] == 51 and j['stages'][0]['kept'] == -1 and j['stages'][1]['kept'] in (0, 4, 8, 12, 16, 20, 24)" "train --json: selection's simulations and kept episode"
 expect 0 "sim the best assignment found in training" "$D" sim "$G" --assign "$T/best.assign" --json
 json_check "$T/out" "j['makespan'] == json.load(open('$T/tr.json'))['best_found'][0]['cost']" "the best assignment simulates to the reported cost"
 expect 0 "train --out-assign (text)" "$D" train "$G" --episodes 10,10 --hidden 8 --layers 1 --out "$T/pr2.dpl" --out-assign "$T/best2.assign"
 contains "$T/out" "best placement found in training" "train prints the best placement found"
+contains "$T/out" "stage sim kept the parameters after its episode" "train prints which parameters selection kept"
 expect 0 "place doppler --improve" "$D" place "$G" --method doppler --policy "$T/p.dpl" --samples 4 --improve 30 --json --out "$T/imp.assign"
 cp "$T/out" "$T/imp.json"
 json_check "$T/imp.json" "j['improve'] == 30 and j['simulations'] == 35 and j['makespan'] >= j['lower_bound'] * (1 - 1e-12)" "place --improve: simulations counted"

@@ -87,6 +87,7 @@ static int fail_and_compare(dp_algo algo, dp_train_opts to, int n_graphs, const 
     if (new_policy(&a, algo)) return -1;
     if (new_policy(&b, algo)) { dp_policy_free(&a); return -1; }
     to.on_episode = count_cb; to.on_episode_ctx = &ka;
+    to.select = -1;   /* a run stopped by on_episode would end with the selection */
     memset(&err, 0, sizeof err);
     rc = dp_train(&a, gs, n_graphs, &C, &to, &ra, &err);
     *episodes = ra.episodes;
