@@ -161,6 +161,15 @@ static int rollouts;             /* 0: the library's default (1) */
 static dp_order order;           /* --order: doppler's runtime order and the heuristics' */
 static int per_seed;             /* --per-seed: a row per seed after the summary */
 
+/* The command line's training options (0: the library's defaults). */
+static void sim_opts(dp_train_opts *to)
+{
+    to->lr[DP_STAGE_SIM] = lr_sim; to->eps_start[DP_STAGE_SIM] = eps_sim; to->rollouts = placeto ? 0 : rollouts;
+    to->temperature = temp; to->self_imitation = sil; to->greedy_baseline = greedy_bl; to->adv_norm = adv_norm;
+    to->step_baseline = step_bl; to->gamma = gamma_; to->entropy = ent;
+    to->anchor = anchor; to->anchor_rate = anchor_rate; to->select = select_;
+}
+
 typedef struct tally { double sum, sq; int n; } tally;
 static void add(tally *s, double v) { s->sum += v; s->sq += v * v; s->n++; }
 static double mean(const tally *s) { return s->n ? s->sum / s->n : 0; }
@@ -201,9 +210,8 @@ static int quality(const char *path, int devices, int il, int sim, int samples, 
         if (dp_policy_init(&p, &po, &e)) return die(&e);
         const dp_graph *gs[1] = { &g };
         to.episodes[DP_STAGE_IL] = placeto ? 0 : il; to.episodes[DP_STAGE_SIM] = sim; to.seed = seed;
-        to.lr[DP_STAGE_SIM] = lr_sim; to.eps_start[DP_STAGE_SIM] = eps_sim; to.rollouts = placeto ? 0 : rollouts;
+        sim_opts(&to);
         to.order = order;
-        to.temperature = temp; to.self_imitation = sil; to.greedy_baseline = greedy_bl; to.adv_norm = adv_norm; to.step_baseline = step_bl; to.gamma = gamma_; to.entropy = ent; to.anchor = anchor; to.anchor_rate = anchor_rate; to.select = select_;
         to.on_episode = record; to.on_episode_ctx = &cv;
         to.best_cost = &bc; to.best_assign = &ba; to.best_order = &bo;
         if (dp_train(&p, gs, 1, &c, &to, &r, &e)) return die(&e);
@@ -290,8 +298,7 @@ static int diag(const char *path, int devices, int il, int sim, uint64_t seed, i
     if (dp_policy_init(&p, &po, &e)) return die(&e);
     memset(&to, 0, sizeof to); memset(&io, 0, sizeof io);
     to.episodes[DP_STAGE_IL] = il; to.episodes[DP_STAGE_SIM] = sim; to.seed = seed; to.order = order;
-    to.lr[DP_STAGE_SIM] = lr_sim; to.eps_start[DP_STAGE_SIM] = eps_sim; to.rollouts = rollouts;
-    to.temperature = temp; to.self_imitation = sil; to.greedy_baseline = greedy_bl; to.adv_norm = adv_norm; to.step_baseline = step_bl; to.gamma = gamma_; to.entropy = ent; to.anchor = anchor; to.anchor_rate = anchor_rate; to.select = select_;
+    sim_opts(&to);
     to.on_episode = diag_cb; to.on_episode_ctx = &acc;
     printf("| stage | episodes | cost / LB | best so far / LB | loss | SEL entropy | PLC entropy | -log P(cp expert) | grad norm | return scale | joins an input's device |\n"
            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
@@ -332,8 +339,7 @@ static int stability(const char *path, int devices, int il, int sim, uint64_t se
         if (dp_policy_init(&p, &po, &e)) return die(&e);
         memset(&to, 0, sizeof to); memset(&io, 0, sizeof io);
         to.seed = seed; to.order = order; io.order = order;
-        to.lr[DP_STAGE_SIM] = lr_sim; to.eps_start[DP_STAGE_SIM] = eps_sim; to.rollouts = rollouts;
-        to.temperature = temp; to.self_imitation = sil; to.greedy_baseline = greedy_bl; to.adv_norm = adv_norm; to.step_baseline = step_bl; to.gamma = gamma_; to.entropy = ent; to.anchor = anchor; to.anchor_rate = anchor_rate; to.select = select_;
+        sim_opts(&to);
         to.episodes[DP_STAGE_IL] = il;
         if (dp_train(&p, gs, 1, &c, &to, &r, &e)) return die(&e);
         if (dp_policy_place(&p, &g, &c, &io, a, NULL, &ms_il, &e)) return die(&e);
