@@ -4958,13 +4958,14 @@ static int dp__choose(const double *prob, int k, int sample, double eps, dp_rng 
     return best;
 }
 
-/* -log of the probability of the expert's choices among k. */
-static double dp__xent(const double *prob, int k, const int *expert)
+/* The probability of the expert's choices among k (at least 1e-300, so
+   that its log is finite). */
+static double dp__expert_mass(const double *prob, int k, const int *expert)
 {
     double pe = 0;
     int i;
     for (i = 0; i < k; i++) if (expert[i]) pe += prob[i];
-    return -log(pe > 1e-300 ? pe : 1e-300);
+    return pe < 1e-300 ? 1e-300 : pe;
 }
 
 /* Adds the gradient of the step loss w.r.t. the k logits:
@@ -4973,18 +4974,15 @@ static double dp__xent(const double *prob, int k, const int *expert)
    gf += ilw (p - [expert] p / P(expert))   (imitation, weight ilw: 1 in
                                        stage il, the anchor's weight in
                                        the REINFORCE stages, else 0)
-   all times it when prob = softmax(it x logits) (a temperature 1 / it).
-   Returns the imitation loss -ilw log P(expert). */
+   all times it when prob = softmax(it x logits) (a temperature 1 / it);
+   pe = P(expert), dp__expert_mass's. Returns the imitation loss
+   -ilw log P(expert). */
 static double dp__step_grad(const double *prob, int k, int a, double w, double adv, double beta, double ent,
-                            const int *expert, double ilw, double *gu, double *gf, const int *idx, double it)
+                            const int *expert, double pe, double ilw, double *gu, double *gf, const int *idx, double it)
 {
-    double pe = 0, loss = 0;
+    double loss = 0;
     int i, il = ilw > 0;
-    if (il) {
-        for (i = 0; i < k; i++) if (expert[i]) pe += prob[i];
-        if (pe < 1e-300) pe = 1e-300;
-        loss = -log(pe);
-    }
+    if (il) loss = -log(pe);
     for (i = 0; i < k; i++) {
         int j = idx ? idx[i] : i;
         double p = prob[i];
@@ -5049,6 +5047,7 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
     }
     for (t = 0; t < n; t++) {
         double wdisc = pow(ro->gamma, (double)(n - 1 - t)), ent, bmax = -HUGE_VAL, emin = HUGE_VAL;
+        double pe = 1;          /* P(the cp expert's choice), training only */
         size_t ts = x->train ? (size_t)t : 0;   /* inference keeps one step */
         double phi = 0, adv = 0;
         double *f = x->step_f + ts * nd * DP__DF, *zs = x->step_z + ts * nd * H;
@@ -5075,11 +5074,11 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
         v = x->legal[li];
         st->entropy += ent;
         st->sel_ent += ent;
-        if (ro->train) st->xent += dp__xent(lp, x->nlegal, x->expert);
+        if (ro->train) { pe = dp__expert_mass(lp, x->nlegal, x->expert); st->xent -= log(pe); }
         st->logp += log(lp[li] > 1e-300 ? lp[li] : 1e-300);
         st->wlogp += wdisc * log(lp[li] > 1e-300 ? lp[li] : 1e-300);
         st->alogp += adv * wdisc * log(lp[li] > 1e-300 ? lp[li] : 1e-300);
-        if (ro->train) st->il_loss += dp__step_grad(lp, x->nlegal, li, wdisc, adv, ro->beta, ent, x->expert, ilw, x->gsel_pg, x->gsel_fix, x->legal, it);
+        if (ro->train) st->il_loss += dp__step_grad(lp, x->nlegal, li, wdisc, adv, ro->beta, ent, x->expert, pe, ilw, x->gsel_pg, x->gsel_fix, x->legal, it);
         x->legal[li] = x->legal[--x->nlegal];
         x->pos[x->legal[li]] = li;
         /* ---- PLC: device features from the partial schedule ---- */
@@ -5125,7 +5124,7 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
         a = ro->force_dev ? ro->force_dev[t] : dp__choose(lp, nd, ro->sample, ro->eps, rng);
         st->entropy += ent;
         st->plc_ent += ent;
-        if (ro->train) st->xent += dp__xent(lp, nd, x->expert);
+        if (ro->train) { pe = dp__expert_mass(lp, nd, x->expert); st->xent -= log(pe); }
         if (g->in_off[v + 1] > g->in_off[v]) {
             st->npar++;
             for (k = g->in_off[v]; k < g->in_off[v + 1]; k++)
@@ -5134,7 +5133,7 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
         st->logp += log(lp[a] > 1e-300 ? lp[a] : 1e-300);
         st->wlogp += wdisc * log(lp[a] > 1e-300 ? lp[a] : 1e-300);
         st->alogp += adv * wdisc * log(lp[a] > 1e-300 ? lp[a] : 1e-300);
-        if (ro->train) st->il_loss += dp__step_grad(lp, nd, a, wdisc, adv, ro->beta, ent, x->expert, ilw,
+        if (ro->train) st->il_loss += dp__step_grad(lp, nd, a, wdisc, adv, ro->beta, ent, x->expert, pe, ilw,
                                                     x->step_gu + (size_t)t * nd, x->step_gf + (size_t)t * nd, NULL, it);
         /* ---- place v on a ---- */
         x->step_op[t] = v; x->step_dev[t] = a;
@@ -5827,6 +5826,20 @@ static int dp__greedy_score(dp__gctx *ctx, int n, const dp_policy *p, dp_order o
     return 0;
 }
 
+/* Model selection in a stage: the best greedy score offered so far, the
+   parameters that made it (buffers of n_sel and n_plc) and the episodes
+   after which they were reached. */
+typedef struct dp__select { double best; double *sel, *plc; int kept; } dp__select;
+
+static void dp__select_offer(dp__select *s, const dp_policy *p, double score, int episode)
+{
+    if (!(score < s->best)) return;
+    s->best = score;
+    s->kept = episode;
+    memcpy(s->sel, p->sel, sizeof(double) * (size_t)p->n_sel);
+    memcpy(s->plc, p->plc, sizeof(double) * (size_t)p->n_plc);
+}
+
 int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluster *c,
              const dp_train_opts *opts, dp_train_result *res, dp_error *err)
 {
@@ -5843,7 +5856,8 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
     dp_rng rng;
     dp_method start = DP_METHOD_CP;
     int rc = 0, i, st, stop = 0, pt, K, nmax = 1;
-    double sil_R = 0, anchor_w = 0, *keep_sel = NULL, *keep_plc = NULL;
+    double sil_R = 0, anchor_w = 0;
+    dp__select selected = { 0, NULL, NULL, 0 };   /* the parameters selection keeps */
     memset(&o, 0, sizeof o);
     if (opts) o = *opts;
     memset(&r, 0, sizeof r);
@@ -5915,10 +5929,10 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
         as.m = (double *)dp__alloc((size_t)p->n_sel, sizeof(double), err, "adam");
         as.v = (double *)dp__alloc((size_t)p->n_sel, sizeof(double), err, "adam");
         if (!ctx || !gsel || !as.m || !as.v) { rc = DP_ERR_NOMEM; goto done; }
-        if (o.select >= 0) {   /* the parameters model selection keeps */
-            keep_sel = (double *)dp__alloc((size_t)p->n_sel, sizeof(double), err, "model selection");
-            keep_plc = (double *)dp__alloc((size_t)p->n_plc, sizeof(double), err, "model selection");
-            if (!keep_sel || !keep_plc) { rc = DP_ERR_NOMEM; goto done; }
+        if (o.select >= 0) {
+            selected.sel = (double *)dp__alloc((size_t)p->n_sel, sizeof(double), err, "model selection");
+            selected.plc = (double *)dp__alloc((size_t)p->n_plc, sizeof(double), err, "model selection");
+            if (!selected.sel || !selected.plc) { rc = DP_ERR_NOMEM; goto done; }
         }
     }
     for (i = 0; i < n; i++) {
@@ -5937,7 +5951,7 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
     dp_rng_seed(&rng, o.seed);
     for (st = 0; st < DP_STAGE__COUNT && !stop; st++) {
         int E = o.episodes[st], ep, kg, k, sel;
-        double ts = dp_now(), tail = 0, sel_best = HUGE_VAL, score;
+        double ts = dp_now(), tail = 0, score;
         long ntail = 0;
         dp_cost_fn fn = st == DP_STAGE_REAL ? o.cost : NULL;
         if (E == 0) continue;
@@ -5950,10 +5964,9 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
            candidate */
         sel = pt || st == DP_STAGE_IL || o.select < 0 ? 0 : o.select > 0 ? o.select : fn ? 0 : (E / 20 > 0 ? E / 20 : 1);
         if (sel) {
-            if ((rc = dp__greedy_score(ctx, n, p, o.order, fn, o.cost_ctx, tbest, tb_assign, tb_order, &sel_best, &r.simulations, err))) goto done;
-            memcpy(keep_sel, p->sel, sizeof(double) * (size_t)p->n_sel);
-            memcpy(keep_plc, p->plc, sizeof(double) * (size_t)p->n_plc);
-            r.kept[st] = 0;
+            selected.best = HUGE_VAL;
+            if ((rc = dp__greedy_score(ctx, n, p, o.order, fn, o.cost_ctx, tbest, tb_assign, tb_order, &score, &r.simulations, err))) goto done;
+            dp__select_offer(&selected, p, score, 0);
         }
         /* a group of kg episodes (rollouts of one graph) per update */
         for (ep = 0; ep < E && !stop; ep += kg) {
@@ -6182,23 +6195,16 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
             }
             if (sel && !stop && ep + kg < E && (ep + kg) / sel > ep / sel) {
                 if ((rc = dp__greedy_score(ctx, n, p, o.order, fn, o.cost_ctx, tbest, tb_assign, tb_order, &score, &r.simulations, err))) goto done;
-                if (score < sel_best) {
-                    sel_best = score;
-                    memcpy(keep_sel, p->sel, sizeof(double) * (size_t)p->n_sel);
-                    memcpy(keep_plc, p->plc, sizeof(double) * (size_t)p->n_plc);
-                    r.kept[st] = ep + kg;
-                }
+                dp__select_offer(&selected, p, score, ep + kg);
             }
         }
-        if (sel && !rc) {
+        if (sel) {
             /* the last candidate, then the best one's parameters */
             if ((rc = dp__greedy_score(ctx, n, p, o.order, fn, o.cost_ctx, tbest, tb_assign, tb_order, &score, &r.simulations, err))) goto done;
-            if (score < sel_best) {
-                r.kept[st] = ep < E ? ep : E;
-            } else {
-                memcpy(p->sel, keep_sel, sizeof(double) * (size_t)p->n_sel);
-                memcpy(p->plc, keep_plc, sizeof(double) * (size_t)p->n_plc);
-            }
+            dp__select_offer(&selected, p, score, ep < E ? ep : E);
+            memcpy(p->sel, selected.sel, sizeof(double) * (size_t)p->n_sel);
+            memcpy(p->plc, selected.plc, sizeof(double) * (size_t)p->n_plc);
+            r.kept[st] = selected.kept;
         }
         r.final_cost[st] = ntail ? tail / ntail : 0;
     }
@@ -6215,7 +6221,7 @@ done:
     if (ptx) for (i = 0; i < n; i++) dp__pt_free(&ptx[i]);
     DP_FREE(ctx); DP_FREE(ptx); DP_FREE(gsel); DP_FREE(gplc); DP_FREE(g2); DP_FREE(gs);
     DP_FREE(as.m); DP_FREE(as.v); DP_FREE(ap.m); DP_FREE(ap.v);
-    DP_FREE(keep_sel); DP_FREE(keep_plc);
+    DP_FREE(selected.sel); DP_FREE(selected.plc);
     DP_FREE(kcost); DP_FREE(kR); DP_FREE(kb); DP_FREE(kloss); DP_FREE(kent); DP_FREE(krs); DP_FREE(kact); DP_FREE(kphi); DP_FREE(tbest); DP_FREE(tb_assign); DP_FREE(tb_order); DP_FREE(sil_dev);
     return rc;
 }

@@ -638,8 +638,15 @@ static void test_diagnostics(void)
 /* dp_train_opts.select: the greedy placement is scored at the stage's
    start, every `select` episodes and at its end (one simulation each on
    each graph), and the stage keeps the best parameters: the greedy
-   placement after the stage is never worse than before it, and when the
-   last parameters are kept they are those of a run without selection. */
+   placement after the stage is never worse than before it, and the
+   parameters kept are those of a run without selection stopped after the
+   kept episode (the last: the whole run). */
+static int stop_after_cb(void *ctx, const dp_episode_info *info)
+{
+    (void)info;
+    return --*(int *)ctx <= 0;
+}
+
 static void test_select(void)
 {
     dp_graph g;
@@ -649,16 +656,17 @@ static void test_select(void)
     const dp_graph *gs[1] = { &g };
     int a[30];
     for (int seed = 1; seed <= 4; seed++) {
-        dp_policy p, q;
+        dp_policy p, q, z;
         dp_policy_opts po = {0};
         dp_train_opts to;
         dp_train_result tr, tq;
         double before, after;
         po.hidden = 8; po.layers = 1; po.seed = (uint64_t)seed;
-        CHECK(dp_policy_init(&p, &po, &err) == 0 && dp_policy_init(&q, &po, &err) == 0, "policy: %s", err.msg);
+        CHECK(dp_policy_init(&p, &po, &err) == 0 && dp_policy_init(&q, &po, &err) == 0 && dp_policy_init(&z, &po, &err) == 0, "policy: %s", err.msg);
         memset(&to, 0, sizeof to);
         to.seed = (uint64_t)seed; to.episodes[DP_STAGE_IL] = 30;
-        CHECK(dp_train(&p, gs, 1, &c, &to, NULL, &err) == 0 && dp_train(&q, gs, 1, &c, &to, NULL, &err) == 0, "il: %s", err.msg);
+        CHECK(dp_train(&p, gs, 1, &c, &to, NULL, &err) == 0 && dp_train(&q, gs, 1, &c, &to, NULL, &err) == 0 &&
+              dp_train(&z, gs, 1, &c, &to, NULL, &err) == 0, "il: %s", err.msg);
         CHECK(dp_policy_place(&p, &g, &c, NULL, a, NULL, &before, &err) == 0, "place: %s", err.msg);
         to.episodes[DP_STAGE_IL] = 0; to.episodes[DP_STAGE_SIM] = 100; to.lr[DP_STAGE_SIM] = 3e-3; to.eps_start[DP_STAGE_SIM] = 0.3;
         to.select = 7;
@@ -674,8 +682,15 @@ static void test_select(void)
         CHECK(tq.simulations == 100, "seed %d: without selection %ld simulations", seed, tq.simulations);
         if (tr.kept[DP_STAGE_SIM] == 100) CHECK(same_params(&p, &q), "seed %d: the last parameters kept, but not those of the run without selection", seed);
         else CHECK(!same_params(&p, &q), "seed %d: earlier parameters kept (episode %d), yet the same as the last", seed, tr.kept[DP_STAGE_SIM]);
+        if (tr.kept[DP_STAGE_SIM] > 0) {
+            int left = tr.kept[DP_STAGE_SIM];
+            to.on_episode = stop_after_cb; to.on_episode_ctx = &left;
+            CHECK(dp_train(&z, gs, 1, &c, &to, NULL, &err) == 0, "sim: %s", err.msg);
+            to.on_episode = NULL;
+        }
+        CHECK(same_params(&p, &z), "seed %d: the parameters kept are not those after episode %d of a run without selection", seed, tr.kept[DP_STAGE_SIM]);
         printf("  select, seed %d: greedy %g before sim, %g after (kept after episode %d of 100)\n", seed, before, after, tr.kept[DP_STAGE_SIM]);
-        dp_policy_free(&p); dp_policy_free(&q);
+        dp_policy_free(&p); dp_policy_free(&q); dp_policy_free(&z);
     }
     dp_cluster_free(&c);
     dp_graph_free(&g);
