@@ -388,9 +388,7 @@ cmd_demo() {
     local graphs g best name t0
     local train_graph=graphs/layered_100.dpg pol=build/demo_policy.dpl
     local episodes=500 samples=32   # per training stage; samples at placement
-    # doppler's simulations: every training episode, the greedy placement
-    # and the samples; anneal gets as many (as in bench/RESULTS.md part 4)
-    local sims=$((3 * episodes + 1 + samples))
+    local sims
     t0=$(date +%s.%N)
     echo "== DOPPLER: train a policy on $train_graph, 4 devices, three stages"
     echo "   (il: imitate the critical-path expert; sim: REINFORCE on the simulator;"
@@ -400,7 +398,14 @@ cmd_demo() {
     echo
     build/doppler train "$train_graph" --stages il,sim,real --episodes "$episodes,$episodes,$episodes" --seed 1 \
         --out "$pol" --curve build/demo_curve.csv --curve-svg build/demo_curve.svg \
-        --out-assign build/demo_search.assign || exit 1
+        --out-assign build/demo_search.assign | tee build/demo_train.out
+    [ "${PIPESTATUS[0]}" = 0 ] || exit 1
+    # doppler's simulations: training's (every episode and selection's
+    # greedy scores, as train reports them), the greedy placement and the
+    # samples; anneal gets as many (as in bench/RESULTS.md part 4)
+    sims=$(sed -n 's/^trained [0-9]* episodes, \([0-9]*\) simulations.*/\1/p' build/demo_train.out)
+    [ -n "$sims" ] || { echo "build.sh: no simulation count in train's output" >&2; exit 1; }
+    sims=$((sims + 1 + samples))
     echo
     echo "== The learned placer (best of greedy and $samples samples) against every heuristic"
     echo "   (anneal given doppler's $sims simulations)"

@@ -1934,7 +1934,7 @@ static int cmd_train(cli *o)
         fputs("}\n", stdout);
     } else {
         char rb[32], gb[256];
-        printf("trained %ld episodes in %.2f s (%.1f episodes/s)\n", res.episodes, res.seconds, eps_s);
+        printf("trained %ld episodes, %ld simulations, in %.2f s (%.1f episodes/s)\n", res.episodes, res.simulations, res.seconds, eps_s);
         for (int k = 0; k < n_st; k++)
             if (res.kept[stages[k]] >= 0)
                 printf("stage %s kept the parameters after its episode %d of %d (the best greedy placement; --select)\n",
