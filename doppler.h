@@ -788,6 +788,10 @@ typedef struct dp_train_opts {
     double   clip;           /* global gradient-norm clip; 0 -> 1.0         */
     double   baseline_decay; /* running mean weight; 0 -> 0.9 (EMA)         */
     dp_order order;          /* runtime order; PRIORITY uses SEL's order    */
+    const dp_cluster *const *clusters; /* per training graph i, the cluster
+                                it is placed on (a family over several
+                                device counts or units); NULL, or a NULL
+                                entry: dp_train's c                        */
     dp_cost_fn cost;         /* stage "real" only; NULL -> the simulator    */
     void    *cost_ctx;
     uint64_t seed;
@@ -848,7 +852,10 @@ typedef struct dp_train_result {
                                       no selection in that stage           */
 } dp_train_result;
 
-/* Trains p on n graphs (one drawn per episode) placed on cluster c. */
+/* Trains p on n graphs (one drawn per episode) placed on cluster c, or
+   each on its own cluster (dp_train_opts.clusters; c may then be NULL). A
+   DOPPLER policy does not depend on the device count; a Placeto policy
+   needs every cluster to have its device count. */
 int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluster *c,
              const dp_train_opts *opts, dp_train_result *res, dp_error *err);
 
@@ -4931,14 +4938,16 @@ static void dp__forward(dp__gctx *x, const dp_policy *p)
     dp__gemm(x->P, (size_t)H, hp, (size_t)H, t.p_we, n, H, H);
 }
 
-/* Softmax of logit[0..k) into prob (max-shifted); returns the entropy. */
-static double dp__softmax(const double *logit, double *prob, int k)
+/* Softmax of logit[0..k) into prob (max-shifted); returns the entropy,
+   or 0 without computing it when ent is 0 (inference). */
+static double dp__softmax(const double *logit, double *prob, int k, int ent)
 {
     double mx = logit[0], s = 0, h = 0;
     int i;
     for (i = 1; i < k; i++) if (logit[i] > mx) mx = logit[i];
     for (i = 0; i < k; i++) { prob[i] = exp(logit[i] - mx); s += prob[i]; }
-    for (i = 0; i < k; i++) { prob[i] /= s; if (prob[i] > 0) h -= prob[i] * log(prob[i]); }
+    for (i = 0; i < k; i++) prob[i] /= s;
+    if (ent) for (i = 0; i < k; i++) if (prob[i] > 0) h -= prob[i] * log(prob[i]);
     return h;
 }
 
@@ -5011,7 +5020,8 @@ typedef struct dp__roll_opts {
    xent: -log P(cp expert's choices) summed over both choices of every
    step (training rollouts only);
    par of npar: PLC choices that joined an input's device, of the steps
-   whose op has inputs */
+   whose op has inputs. An inference rollout (ro->train 0) makes the same
+   choices but leaves every statistic 0 (no logs, no entropies). */
 typedef struct dp__roll_stats { double il_loss, entropy, logp, wlogp, alogp, sel_ent, plc_ent, xent; int par, npar; } dp__roll_stats;
 
 static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro, dp_rng *rng, dp__roll_stats *st)
@@ -5023,6 +5033,7 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
     double *lp = x->prob;   /* probabilities over the legal set, then over devices */
     double it = ro->temp > 0 ? 1 / ro->temp : 1;   /* logits times it; gradients too */
     double ilw = ro->il ? 1 : ro->anchor;          /* imitation's weight */
+    int tr = ro->train;     /* 0: inference, no statistics (st stays 0) */
     const double *wt_d;     /* Wd^T, made by dp__forward */
     dp__heads_map(&w, p->sel, p->plc, H, x->K, x->shared);
     {
@@ -5046,7 +5057,7 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
         memset(x->step_gf, 0, sizeof(double) * (size_t)n * nd);
     }
     for (t = 0; t < n; t++) {
-        double wdisc = pow(ro->gamma, (double)(n - 1 - t)), ent, bmax = -HUGE_VAL, emin = HUGE_VAL;
+        double wdisc = tr ? pow(ro->gamma, (double)(n - 1 - t)) : 1, ent, bmax = -HUGE_VAL, emin = HUGE_VAL;
         double pe = 1;          /* P(the cp expert's choice), training only */
         size_t ts = x->train ? (size_t)t : 0;   /* inference keeps one step */
         double phi = 0, adv = 0;
@@ -5060,7 +5071,7 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
         if (ro->bstep && ro->bnorm > 0) adv = (ro->bstep[t] + phi - ro->bnorm) / ro->bnorm;
         /* ---- SEL: softmax of the static scores over the legal set ---- */
         for (i = 0; i < x->nlegal; i++) lp[i] = x->ssel[x->legal[i]] * it;
-        ent = dp__softmax(lp, lp, x->nlegal);
+        ent = dp__softmax(lp, lp, x->nlegal, tr);
         if (ro->il || ro->train) {
             for (i = 0; i < x->nlegal; i++) if (x->bl[x->legal[i]] > bmax) bmax = x->bl[x->legal[i]];
             for (i = 0; i < x->nlegal; i++) x->expert[i] = x->bl[x->legal[i]] >= bmax - 1e-9 * fabs(bmax);
@@ -5072,12 +5083,15 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
                 if (lp[i] == lp[li] && x->legal[i] < x->legal[li]) li = i;
         }
         v = x->legal[li];
-        st->entropy += ent;
-        st->sel_ent += ent;
-        if (ro->train) { pe = dp__expert_mass(lp, x->nlegal, x->expert); st->xent -= log(pe); }
-        st->logp += log(lp[li] > 1e-300 ? lp[li] : 1e-300);
-        st->wlogp += wdisc * log(lp[li] > 1e-300 ? lp[li] : 1e-300);
-        st->alogp += adv * wdisc * log(lp[li] > 1e-300 ? lp[li] : 1e-300);
+        if (tr) {
+            double l = log(lp[li] > 1e-300 ? lp[li] : 1e-300);
+            st->entropy += ent;
+            st->sel_ent += ent;
+            pe = dp__expert_mass(lp, x->nlegal, x->expert); st->xent -= log(pe);
+            st->logp += l;
+            st->wlogp += wdisc * l;
+            st->alogp += adv * wdisc * l;
+        }
         if (ro->train) st->il_loss += dp__step_grad(lp, x->nlegal, li, wdisc, adv, ro->beta, ent, x->expert, pe, ilw, x->gsel_pg, x->gsel_fix, x->legal, it);
         x->legal[li] = x->legal[--x->nlegal];
         x->pos[x->legal[li]] = li;
@@ -5120,19 +5134,22 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
             x->logit[d] = s * it;
             x->expert[d] = x->est[d] <= emin + 1e-9 * fabs(emin);
         }
-        ent = dp__softmax(x->logit, lp, nd);
+        ent = dp__softmax(x->logit, lp, nd, tr);
         a = ro->force_dev ? ro->force_dev[t] : dp__choose(lp, nd, ro->sample, ro->eps, rng);
-        st->entropy += ent;
-        st->plc_ent += ent;
-        if (ro->train) { pe = dp__expert_mass(lp, nd, x->expert); st->xent -= log(pe); }
-        if (g->in_off[v + 1] > g->in_off[v]) {
-            st->npar++;
-            for (k = g->in_off[v]; k < g->in_off[v + 1]; k++)
-                if (x->assign[g->src[g->in_edge[k]]] == a) { st->par++; break; }
+        if (tr) {
+            double l = log(lp[a] > 1e-300 ? lp[a] : 1e-300);
+            st->entropy += ent;
+            st->plc_ent += ent;
+            pe = dp__expert_mass(lp, nd, x->expert); st->xent -= log(pe);
+            if (g->in_off[v + 1] > g->in_off[v]) {
+                st->npar++;
+                for (k = g->in_off[v]; k < g->in_off[v + 1]; k++)
+                    if (x->assign[g->src[g->in_edge[k]]] == a) { st->par++; break; }
+            }
+            st->logp += l;
+            st->wlogp += wdisc * l;
+            st->alogp += adv * wdisc * l;
         }
-        st->logp += log(lp[a] > 1e-300 ? lp[a] : 1e-300);
-        st->wlogp += wdisc * log(lp[a] > 1e-300 ? lp[a] : 1e-300);
-        st->alogp += adv * wdisc * log(lp[a] > 1e-300 ? lp[a] : 1e-300);
         if (ro->train) st->il_loss += dp__step_grad(lp, nd, a, wdisc, adv, ro->beta, ent, x->expert, pe, ilw,
                                                     x->step_gu + (size_t)t * nd, x->step_gf + (size_t)t * nd, NULL, it);
         /* ---- place v on a ---- */
@@ -5497,7 +5514,7 @@ static double dp__pt_head(dp__pctx *x, const double *W, int v)
         for (i = 0; i < H; i++) s += w.w2[(size_t)k * H + i] * dp__relu(x->z[i]);
         x->logit[k] = s;
     }
-    return dp__softmax(x->logit, x->prob, D);
+    return dp__softmax(x->logit, x->prob, D, 1);
 }
 
 /* gW += d(logits . x->dl)/dW for the state dp__pt_head last saw (op v). */
@@ -5936,8 +5953,10 @@ int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluste
         }
     }
     for (i = 0; i < n; i++) {
-        rc = pt ? dp__pt_init(&ptx[i], graphs[i], c, p, start, o.order, 1, err)
-                : dp__gctx_init(&ctx[i], graphs[i], c, p->opts.hidden, p->opts.layers, p->opts.shared_gnn, 1, err);
+        const dp_cluster *ci = o.clusters && o.clusters[i] ? o.clusters[i] : c;
+        rc = !ci ? dp__fail(err, DP_ERR_ARG, "no cluster (c and opts.clusters[%d] are NULL)", i)
+           : pt ? dp__pt_init(&ptx[i], graphs[i], ci, p, start, o.order, 1, err)
+                : dp__gctx_init(&ctx[i], graphs[i], ci, p->opts.hidden, p->opts.layers, p->opts.shared_gnn, 1, err);
         if (rc) {
             char pre[64];
             snprintf(pre, sizeof pre, "training graph %d: ", i);

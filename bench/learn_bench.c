@@ -10,6 +10,7 @@
        build/learn_bench stability GRAPH [--il E] [--sim E] [--seeds N] [--per-seed] [options of quality]
        build/learn_bench diag GRAPH [--il E] [--sim E] [--seed S] [--window W] [options of quality]
        build/learn_bench general STG_DIR [--procs P] [--il E] [--sim E]
+       build/learn_bench zeroshot POLICY [--devices 2,4,8] [--samples K] GRAPH...
 
    timing:  milliseconds per imitation episode, per REINFORCE episode
             (rollout + simulation + backward + Adam) and per greedy
@@ -41,6 +42,13 @@
             communication), places rand0060..0089 without retraining; mean
             and worst ratio to the proven optimum (STG_DIR/opt_50_P.csv)
             beside heft and cp.
+   zeroshot: places every GRAPH on each device count with the trained
+            POLICY (greedy + K samples, default 64; no training) and with
+            cp, heft and anneal at its default budget (20 x ops x devices
+            simulations, seed 1), one row each: ratios to the lower bound
+            and seconds; then how many placements are at or below
+            min(cp, heft), the mean of doppler / anneal - 1 and the ratio
+            of the summed times (the pretrained policy's targets).
    --algo placeto: the same for Placeto (stage sim only, sweeps from cp;
             timing has no imitation column).
    quality also gives the episodes the training needed to get within 5%
@@ -416,6 +424,62 @@ static int general(const char *dir, int procs, int il, int sim)
     return 0;
 }
 
+static int zeroshot(int argc, char **argv)
+{
+    const char *pol_path = argv[2], *devs = opt(argc, argv, "--devices", "2,4,8");
+    int samples = atoi(opt(argc, argv, "--samples", "64")), nd = 0, dl[8];
+    dp_policy p;
+    dp_error e = {0};
+    char buf[64], *tok;
+    snprintf(buf, sizeof buf, "%s", devs);
+    for (tok = strtok(buf, ","); tok && nd < 8; tok = strtok(NULL, ",")) dl[nd++] = atoi(tok);
+    if (dp_policy_load(&p, pol_path, &e)) return die(&e);
+    int rows = 0, below = 0;
+    double rel = 0, t_pol = 0, t_ann = 0, worst_t = 0, worst_rel = -1;
+    printf("| graph | devices | doppler | cp | heft | anneal | doppler s | anneal s |\n|---|---|---|---|---|---|---|---|\n");
+    for (int i = 3; i < argc; i++) {
+        if (argv[i][0] == '-' && argv[i][1] == '-') { i++; continue; }
+        dp_graph g;
+        if (dp_graph_read(&g, argv[i], DP_FORMAT_AUTO, &e)) return die(&e);
+        int *a = malloc(sizeof(int) * ((size_t)g.n_ops + 1));
+        if (!a) return 1;
+        for (int k = 0; k < nd; k++) {
+            dp_cluster c;
+            dp_infer_opts io;
+            dp_place_opts po;
+            dp_place_result pc, ph, pa;
+            double ms, t0, tp, lb;
+            memset(&io, 0, sizeof io); memset(&po, 0, sizeof po);
+            io.samples = samples; io.seed = 1; po.seed = 1;
+            if (dp_cluster_for_graph(&c, &g, dl[k], &e)) return die(&e);
+            lb = dp_lower_bound(&g, &c);
+            t0 = dp_now();
+            if (dp_policy_place(&p, &g, &c, &io, a, NULL, &ms, &e)) return die(&e);
+            tp = dp_now() - t0;
+            if (dp_place(DP_METHOD_CP, &g, &c, &po, a, &pc, &e) || dp_place(DP_METHOD_HEFT, &g, &c, &po, a, &ph, &e) ||
+                dp_place(DP_METHOD_ANNEAL, &g, &c, &po, a, &pa, &e)) return die(&e);
+            double h = pc.makespan < ph.makespan ? pc.makespan : ph.makespan, r = ms / pa.makespan - 1;
+            below += ms <= h * (1 + 1e-9);
+            rel += r;
+            if (r > worst_rel) worst_rel = r;
+            t_pol += tp; t_ann += pa.seconds;
+            if (tp / pa.seconds > worst_t) worst_t = tp / pa.seconds;
+            rows++;
+            printf("| %s | %d | %.3f | %.3f | %.3f | %.3f | %.4f | %.3f |\n", base(argv[i]), dl[k], ms / lb, pc.makespan / lb,
+                   ph.makespan / lb, pa.makespan / lb, tp, pa.seconds);
+            dp_cluster_free(&c);
+        }
+        free(a);
+        dp_graph_free(&g);
+    }
+    printf("\nzero-shot, %d placements: at or below min(cp, heft) %d (%.0f%%); doppler / anneal - 1: mean %+.1f%%, worst %+.1f%%; "
+           "time: doppler %.2f s, anneal %.2f s (1/%.0f; worst placement 1/%.0f)\n",
+           rows, below, 100.0 * below / (rows ? rows : 1), 100 * rel / (rows ? rows : 1), 100 * worst_rel, t_pol, t_ann,
+           t_pol > 0 ? t_ann / t_pol : 0, worst_t > 0 ? 1 / worst_t : 0);
+    dp_policy_free(&p);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -452,6 +516,7 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "diag"))
         return diag(argv[2], devices, atoi(opt(argc, argv, "--il", "500")), atoi(opt(argc, argv, "--sim", "2000")),
                     (uint64_t)atoll(opt(argc, argv, "--seed", "1")), atoi(opt(argc, argv, "--window", "250")));
+    if (!strcmp(argv[1], "zeroshot")) return zeroshot(argc, argv);
     if (!strcmp(argv[1], "general"))
         return general(argv[2], atoi(opt(argc, argv, "--procs", "4")), atoi(opt(argc, argv, "--il", "1000")),
                        atoi(opt(argc, argv, "--sim", "2000")));

@@ -175,7 +175,8 @@ static const char *help_train =
     "  --algo A        doppler (default) or placeto\n"
     "  --from M        placeto: the starting placement's method (default cp; any\n"
     "                  of single, round-robin, random, cp, heft, enumopt, anneal)\n"
-    "  --devices N     N devices in the graphs' units (default 4)\n"
+    "  --devices N     N devices in the graphs' units (default 4); a list such\n"
+    "                  as 2,4,8 trains on every graph at each count (doppler)\n"
     "  --cluster C     cluster file or preset (reference, homogeneous:N)\n"
     "  --stages L      any of il,sim,real in that order (default il,sim;\n"
     "                  placeto: sim)\n"
@@ -309,6 +310,7 @@ typedef struct cli {
     const char **pos;       /* positional arguments, at most argc of them */
     int n_pos;
     int devices, devices_set;
+    int dev_list[8], n_dev_list;   /* train: --devices 2,4,8 (a family) */
     const char *cluster;
     dp_format fmt;
     int json, md, no_transfers;
@@ -396,6 +398,8 @@ static int has_word(const char *list, const char *word)
 
 /* Parses argv[first..argc) for command o->cmd, which accepts the options
    named in `allowed`. Returns 0, EXIT_USAGE, or -1 after printing help. */
+static int split_numbers(const char *list, double *out, int max, int integer);
+
 static int parse_args(cli *o, int argc, char **argv, int first,
                       const char *allowed, const char *help)
 {
@@ -446,7 +450,19 @@ static int parse_args(cli *o, int argc, char **argv, int first,
         long l = 0;
         double d = 0;
         int rc = 0;
-        if (!strcmp(name, "devices")) {
+        if (!strcmp(name, "devices") && strchr(val, ',')) {
+            /* doppler train: a list, every graph on each count */
+            double v[8];
+            int k, nv = split_numbers(val, v, 8, 1);
+            if (strcmp(cmd, "train")) rc = usage(cmd, "--devices: one count (a list is for 'doppler train')");
+            else if (nv < 0) rc = usage(cmd, "--devices: '%s' is not a list of at most 8 counts", val);
+            for (k = 0; !rc && k < nv; k++)
+                if (v[k] < 1 || v[k] > DP_MAX_DEVICES) rc = usage(cmd, "--devices: %g not in 1..%d", v[k], DP_MAX_DEVICES);
+            for (k = 0; !rc && k < nv; k++) o->dev_list[k] = (int)v[k];
+            o->n_dev_list = nv;
+            o->devices = o->dev_list[0];
+            o->devices_set = 1;
+        } else if (!strcmp(name, "devices")) {
             rc = parse_long(cmd, "--devices", val, 1, DP_MAX_DEVICES, &l);
             o->devices = (int)l;
             o->devices_set = 1;
@@ -1633,7 +1649,8 @@ static int cmd_train(cli *o)
     if (placeto && o->rollouts) return usage(o->cmd, "--rollouts is for --algo doppler");
     if (placeto && (o->temperature || o->greedy_baseline || o->self_imitation || o->adv_norm || o->step_baseline || o->anchor || o->anchor_rate || o->select))
         return usage(o->cmd, "--temperature, --greedy-baseline, --self-imitation, --adv-norm, --step-baseline off, --anchor and --select are for --algo doppler");
-    if (o->out_assign && o->n_pos != 1) return usage(o->cmd, "--out-assign needs exactly one GRAPH");
+    if (o->out_assign && (o->n_pos != 1 || o->n_dev_list > 1)) return usage(o->cmd, "--out-assign needs exactly one GRAPH and one device count");
+    if (placeto && o->n_dev_list > 1) return usage(o->cmd, "--devices: a list is for --algo doppler (a placeto policy is tied to its device count)");
 
     /* stages, episodes and learning rates, one per listed stage */
     int stages[DP_STAGE__COUNT], n_st = 0;
@@ -1675,19 +1692,23 @@ static int cmd_train(cli *o)
             if (!(lrs[k] > 0)) return usage(o->cmd, "--lr: rates must be positive");
     }
 
-    int n = o->n_pos, rc = EXIT_FAIL, have_real = 0;
+    /* the training set: every GRAPH on each listed device count, each
+       on its own cluster (dp_train_opts.clusters) */
+    int nd = o->n_dev_list > 1 ? o->n_dev_list : 1;
+    int n = o->n_pos * nd, rc = EXIT_FAIL, have_real = 0;
     dp_graph *g = calloc((size_t)n, sizeof *g);
+    dp_cluster *cs = calloc((size_t)n, sizeof *cs);
+    const dp_cluster **csp = calloc((size_t)n, sizeof *csp);
+    const char **path = calloc((size_t)n, sizeof *path);
     const dp_graph **gp = calloc((size_t)n, sizeof *gp);
     dp_sim *sims = calloc((size_t)n, sizeof *sims);
     double **prios = calloc((size_t)n, sizeof *prios);
     double *best = calloc((size_t)n, sizeof *best);
     int **best_a = calloc((size_t)n, sizeof *best_a), **best_o = calloc((size_t)n, sizeof *best_o);
-    dp_cluster c;
     dp_policy pol;
     dp_error e = {0};
     train_ctx t;
     int loaded = 0;
-    memset(&c, 0, sizeof c);
     memset(&pol, 0, sizeof pol);
     memset(&t, 0, sizeof t);
     t.stage = -1;
@@ -1697,14 +1718,15 @@ static int cmd_train(cli *o)
         struct winsize ws;
         if (ioctl(fileno(t.out), TIOCGWINSZ, &ws) == 0) t.cols = ws.ws_col;
     }
-    if (!g || !gp || !sims || !prios || !best || !best_a || !best_o) {
+    if (!g || !cs || !csp || !path || !gp || !sims || !prios || !best || !best_a || !best_o) {
         e.code = DP_ERR_NOMEM;
         snprintf(e.msg, sizeof e.msg, "out of memory");
         fail(&e);
         goto done;
     }
     for (loaded = 0; loaded < n; loaded++) {
-        if (load_graph(o->pos[loaded], o->fmt, &g[loaded])) goto done;
+        path[loaded] = o->pos[loaded / nd];
+        if (load_graph(path[loaded], o->fmt, &g[loaded])) goto done;
         gp[loaded] = &g[loaded];
         best_a[loaded] = calloc((size_t)g[loaded].n_ops + 1, sizeof(int));
         best_o[loaded] = calloc((size_t)g[loaded].n_ops + 1, sizeof(int));
@@ -1716,14 +1738,14 @@ static int cmd_train(cli *o)
             goto done;
         }
     }
-    /* the cluster comes from the first graph; every graph must fit it */
-    if (make_cluster(o, o->pos[0], &g[0], &c)) goto done;
-    for (int i = 1; i < n; i++)
-        if (dp_check(&g[i], &c, &e)) {
-            fprintf(stderr, "doppler: %s does not fit the cluster of %s: %s\n", o->pos[i],
-                    o->pos[0], e.msg[0] ? e.msg : dp_code_text(e.code));
-            goto done;
-        }
+    /* each graph's cluster in its own units (or --cluster), which it
+       must fit */
+    for (int i = 0; i < n; i++) {
+        cli oi = *o;
+        if (nd > 1) oi.devices = o->dev_list[i % nd];
+        if (make_cluster(&oi, path[i], &g[i], &cs[i])) goto done;
+        csp[i] = &cs[i];
+    }
 
     dp_policy_opts po = {0};
     po.hidden = o->hidden;
@@ -1731,7 +1753,7 @@ static int cmd_train(cli *o)
     po.shared_gnn = o->shared_gnn;
     po.seed = o->seed;
     po.algo = placeto ? DP_ALGO_PLACETO : DP_ALGO_DOPPLER;
-    po.devices = placeto ? c.n : 0;
+    po.devices = placeto ? cs[0].n : 0;
     if (dp_policy_init(&pol, &po, &e)) { fail(&e); goto done; }
 
     dp_train_opts to = {0};
@@ -1786,7 +1808,7 @@ static int cmd_train(cli *o)
 
     {
         char dev[96];
-        cluster_label(o, &c, dev, sizeof dev);
+        cluster_label(o, &cs[0], dev, sizeof dev);
         if (placeto)
             fprintf(t.out, "training placeto on %d graph%s, %s devices, %s order, sweeps from %s; "
                     "policy: hidden %d, %d forward/backward pass pair%s, %d parameters\n", n, n == 1 ? "" : "s",
@@ -1806,7 +1828,8 @@ static int cmd_train(cli *o)
     }
     dp_train_result res;
     memset(&res, 0, sizeof res);
-    int trc = dp_train(&pol, (const dp_graph *const *)gp, n, &c, &to, &res, &e);
+    to.clusters = csp;
+    int trc = dp_train(&pol, (const dp_graph *const *)gp, n, NULL, &to, &res, &e);
     stage_done(&t);
     if (t.nomem) {
         e.code = DP_ERR_NOMEM;
@@ -1842,9 +1865,11 @@ static int cmd_train(cli *o)
     if (o->curve_svg) {
         char title[512], gb[256];
         if (n == 1)
-            snprintf(title, sizeof title, "%s on %d devices", base_name(o->pos[0], gb, sizeof gb), c.n);
+            snprintf(title, sizeof title, "%s on %d devices", base_name(o->pos[0], gb, sizeof gb), cs[0].n);
+        else if (nd > 1)
+            snprintf(title, sizeof title, "%d graphs on %d device counts", o->n_pos, nd);
         else
-            snprintf(title, sizeof title, "%d graphs on %d devices", n, c.n);
+            snprintf(title, sizeof title, "%d graphs on %d devices", n, cs[0].n);
         if (dp_curve_svg(o->curve_svg, t.rec, t.n_rec, title, &e)) { fail(&e); goto done; }
     }
 
@@ -1861,7 +1886,7 @@ static int cmd_train(cli *o)
         dp_infer_opts io = {0};
         io.order = o->order;
         io.start = to.start;
-        if (!a || dp_policy_place(&pol, &g[i], &c, &io, a, NULL, &greedy[i], &e)) {
+        if (!a || dp_policy_place(&pol, &g[i], &cs[i], &io, a, NULL, &greedy[i], &e)) {
             free(a);
             free(greedy);
             greedy = NULL;
@@ -1875,11 +1900,17 @@ static int cmd_train(cli *o)
     double eps_s = res.seconds > 0 ? res.episodes / res.seconds : 0;
     if (o->json) {
         printf("{\"graphs\": [");
-        for (int i = 0; i < n; i++) {
+        for (int i = 0; i < o->n_pos; i++) {
             if (i) fputs(", ", stdout);
             json_str(stdout, o->pos[i]);
         }
-        printf("], \"devices\": %d", c.n);
+        if (nd > 1) {
+            fputs("], \"devices\": [", stdout);
+            for (int k = 0; k < nd; k++) printf("%s%d", k ? ", " : "", o->dev_list[k]);
+            fputc(']', stdout);
+        } else {
+            printf("], \"devices\": %d", cs[0].n);
+        }
         json_key_str(stdout, "algo", placeto ? "placeto" : "doppler");
         if (placeto) json_key_str(stdout, "from", o->from ? o->from : "cp");
         json_key_str(stdout, "order", order_name(o->order));
@@ -1912,9 +1943,10 @@ static int cmd_train(cli *o)
         }
         fputs("],\n \"greedy\": [", stdout);
         for (int i = 0; i < n; i++) {
-            double lb = dp_lower_bound(&g[i], &c);
+            double lb = dp_lower_bound(&g[i], &cs[i]);
             printf("%s\n  {\"graph\": ", i ? "," : "");
-            json_str(stdout, o->pos[i]);
+            json_str(stdout, path[i]);
+            if (nd > 1) printf(", \"devices\": %d", cs[i].n);
             json_key_num(stdout, "makespan", greedy[i]);
             json_key_num(stdout, "lower_bound", lb);
             json_key_num(stdout, "ratio", ratio_of(greedy[i], lb));
@@ -1922,9 +1954,10 @@ static int cmd_train(cli *o)
         }
         fputs("],\n \"best_found\": [", stdout);
         for (int i = 0; i < n; i++) {
-            double lb = dp_lower_bound(&g[i], &c);
+            double lb = dp_lower_bound(&g[i], &cs[i]);
             printf("%s\n  {\"graph\": ", i ? "," : "");
-            json_str(stdout, o->pos[i]);
+            json_str(stdout, path[i]);
+            if (nd > 1) printf(", \"devices\": %d", cs[i].n);
             json_key_num(stdout, "cost", best[i]);
             json_key_num(stdout, "ratio", ratio_of(best[i], lb));
             fputc('}', stdout);
@@ -1940,9 +1973,11 @@ static int cmd_train(cli *o)
                 printf("stage %s kept the parameters after its episode %d of %d (the best greedy placement; --select)\n",
                        dp_stage_name((dp_stage)stages[k]), res.kept[stages[k]], to.episodes[stages[k]]);
         for (int i = 0; i < n; i++) {
-            double lb = dp_lower_bound(&g[i], &c);
-            printf("greedy placement of %s: makespan %.6g (%s x lower bound %.6g)\n",
-                   base_name(o->pos[i], gb, sizeof gb), greedy[i],
+            double lb = dp_lower_bound(&g[i], &cs[i]);
+            char on[32] = "";
+            if (nd > 1) snprintf(on, sizeof on, " on %d devices", cs[i].n);
+            printf("greedy placement of %s%s: makespan %.6g (%s x lower bound %.6g)\n",
+                   base_name(path[i], gb, sizeof gb), on, greedy[i],
                    fmt_ratio(rb, sizeof rb, ratio_of(greedy[i], lb)), lb);
             printf("best placement found in training: %s %.6g (%s x lower bound)\n",
                    have_real ? "cost" : "makespan", best[i], fmt_ratio(rb, sizeof rb, ratio_of(best[i], lb)));
@@ -1963,13 +1998,16 @@ done:
     free(best_o);
     free(best);
     for (int i = 0; g && i < loaded; i++) dp_graph_free(&g[i]);
+    for (int i = 0; cs && i < n; i++) dp_cluster_free(&cs[i]);
     free(sims);
     free(prios);
     free(gp);
     free(g);
+    free(cs);
+    free(csp);
+    free(path);
     free(t.rec);
     dp_policy_free(&pol);
-    dp_cluster_free(&c);
     return rc;
 }
 

@@ -1370,6 +1370,79 @@ static void test_train_errors(void)
     dp_graph_free(&g);
 }
 
+/* ========================================================================
+   A family on several clusters (dp_train_opts.clusters), and inference
+   rollouts making the same choices as training ones
+   ======================================================================== */
+typedef struct lb_check { const dp_graph *const *g; const dp_cluster *const *c; int bad, seen[2]; } lb_check;
+
+static int lb_check_cb(void *ctx, const dp_episode_info *info)
+{
+    lb_check *k = (lb_check *)ctx;
+    if (info->lower_bound != dp_lower_bound(k->g[info->graph], k->c[info->graph])) k->bad++;
+    k->seen[info->graph]++;
+    return 0;
+}
+
+static void test_clusters(void)
+{
+    dp_graph g[2];
+    dp_cluster c2, c4;
+    if (gen_graph(&g[0], 20, 1.0, 71) || gen_graph(&g[1], 25, 0.5, 72)) return;
+    CHECK(dp_cluster_homogeneous(&c2, 2, 1, 1, 0, &err) == 0 && dp_cluster_homogeneous(&c4, 4, 1, 1, 0, &err) == 0, "cluster: %s", err.msg);
+    const dp_graph *gs[2] = { &g[0], &g[1] };
+    const dp_cluster *same[2] = { &c4, &c4 }, *mixed[2] = { &c2, &c4 }, *holed[2] = { &c2, NULL };
+    dp_policy p, q;
+    dp_policy_opts po = {0};
+    dp_train_opts to;
+    po.hidden = 8; po.layers = 1; po.seed = 3;
+    CHECK(dp_policy_init(&p, &po, &err) == 0 && dp_policy_init(&q, &po, &err) == 0, "policy: %s", err.msg);
+    memset(&to, 0, sizeof to);
+    to.seed = 3; to.episodes[DP_STAGE_IL] = 20; to.episodes[DP_STAGE_SIM] = 20; to.select = -1;
+    /* every graph on c4 through the list, c NULL: the same as c = c4 */
+    CHECK(dp_train(&p, gs, 2, &c4, &to, NULL, &err) == 0, "train on c: %s", err.msg);
+    to.clusters = same;
+    CHECK(dp_train(&q, gs, 2, NULL, &to, NULL, &err) == 0, "train on the list: %s", err.msg);
+    CHECK(same_params(&p, &q), "a list naming c4 twice trains other parameters than c = c4");
+    /* each graph on its own cluster: every episode's lower bound is its
+       graph's on that cluster (2 and 4 devices) */
+    lb_check k = { gs, mixed, 0, {0, 0} };
+    to.clusters = mixed; to.on_episode = lb_check_cb; to.on_episode_ctx = &k;
+    CHECK(dp_train(&q, gs, 2, NULL, &to, NULL, &err) == 0, "train on two clusters: %s", err.msg);
+    CHECK(k.bad == 0 && k.seen[0] > 0 && k.seen[1] > 0, "%d episodes with another lower bound; graphs seen %d and %d times", k.bad, k.seen[0], k.seen[1]);
+    CHECK(dp_lower_bound(&g[0], &c2) != dp_lower_bound(&g[0], &c4), "the test needs the two clusters to give other bounds");
+    to.on_episode = NULL;
+    /* no cluster for a graph */
+    to.clusters = NULL;
+    err.code = DP_OK;
+    CHECK(dp_train(&q, gs, 2, NULL, &to, NULL, &err) == DP_ERR_ARG, "no cluster at all: code %d", err.code);
+    to.clusters = holed;
+    CHECK(dp_train(&q, gs, 2, NULL, &to, NULL, &err) == DP_ERR_ARG && strstr(err.msg, "clusters[1]"), "a NULL entry: code %d '%s'", err.code, err.msg);
+
+    /* inference rollouts (ro.train 0: no statistics) choose as training
+       ones do, greedy and sampled with the same seed */
+    for (int sample = 0; sample <= 1; sample++) {
+        dp__gctx a, b;
+        dp__roll_opts ro;
+        dp__roll_stats ra, rb;
+        dp_rng r1, r2;
+        CHECK(dp__gctx_init(&a, &g[1], &c4, 8, 1, 0, 1, &err) == 0 && dp__gctx_init(&b, &g[1], &c4, 8, 1, 0, 0, &err) == 0, "ctx: %s", err.msg);
+        dp_rng_seed(&r1, 9); dp_rng_seed(&r2, 9);
+        memset(&ro, 0, sizeof ro);
+        ro.gamma = 1; ro.sample = sample; ro.train = 1;
+        dp__forward(&a, &p); dp__rollout(&a, &p, &ro, &r1, &ra);
+        ro.train = 0;
+        dp__forward(&b, &p); dp__rollout(&b, &p, &ro, &r2, &rb);
+        CHECK(memcmp(a.assign, b.assign, sizeof(int) * (size_t)a.n) == 0 && memcmp(a.order, b.order, sizeof(int) * (size_t)a.n) == 0,
+              "%s: an inference rollout chose otherwise than a training one", sample ? "sampled" : "greedy");
+        CHECK(rb.logp == 0 && rb.entropy == 0 && rb.npar == 0 && ra.logp < 0, "inference statistics %g %g %d, training logp %g", rb.logp, rb.entropy, rb.npar, ra.logp);
+        dp__gctx_free(&a); dp__gctx_free(&b);
+    }
+    dp_policy_free(&p); dp_policy_free(&q);
+    dp_graph_free(&g[0]); dp_graph_free(&g[1]);
+    dp_cluster_free(&c2); dp_cluster_free(&c4);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc; (void)argv;
@@ -1381,6 +1454,7 @@ int main(int argc, char **argv)
     test_step_baseline();
     test_diagnostics();
     test_select();
+    test_clusters();
     test_best_found();
     test_checkpoint();
     test_determinism();

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# policies/make_family.sh - remakes policies/doppler_family.dpl, the
+# pretrained DOPPLER policy that 'doppler place --method doppler' uses when
+# no --policy is given. Byte for byte: the same binary gives the same file.
+#
+#     policies/make_family.sh [DOPPLER] [OUT]
+#
+# DOPPLER: the CLI (default build/doppler); OUT: the policy (default
+# policies/doppler_family.dpl). The training family is generated into a
+# temporary folder with 'doppler gen': block-partitioned chainmm, ffnn,
+# llama-block and llama-layer at several block counts and widths, and
+# layered and random DAGs at several sizes and communication ratios, each
+# on 2, 4 and 8 devices. None of the graphs the benchmarks place zero-shot
+# (bench/run.sh, "pretrained") is among them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DOPPLER=${1:-build/doppler}
+OUT=${2:-policies/doppler_family.dpl}
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+gen() { "$DOPPLER" gen "$@" >/dev/null; }
+for p in 2 3 4; do
+    d=$((p == 3 ? 384 : 256))   # a multiple of the block count
+    gen chainmm --parts $p --dim $d -o "$dir/chainmm_p$p.dpg"
+    gen ffnn --parts $p --dim $d --batch $((p == 3 ? 96 : 64)) -o "$dir/ffnn_p$p.dpg"
+    gen llama-block --parts $p --dim $d -o "$dir/llama_block_p$p.dpg"
+done
+gen chainmm --parts 2 --dim 512 --layers 5 -o "$dir/chainmm_p2_l5.dpg"
+gen ffnn --parts 4 --layers 5 --batch 128 -o "$dir/ffnn_p4_l5.dpg"
+gen llama-block --parts 2 --dim 512 -o "$dir/llama_block_p2_d512.dpg"
+gen llama-layer --parts 2 --layers 2 --dim 256 -o "$dir/llama_layer_p2.dpg"
+for n in 60 150; do
+    for ccr in 0.5 1 2; do
+        gen layered --nodes $n --ccr $ccr --seed 101 -o "$dir/layered_${n}_$ccr.dpg"
+        gen random --nodes $n --ccr $ccr --seed 202 -o "$dir/random_${n}_$ccr.dpg"
+    done
+done
+"$DOPPLER" train "$dir"/*.dpg --devices 2,4,8 --stages il,sim --episodes ${FAMILY_EPISODES:-4000,8000} \
+    --seed 1 --out "$OUT"
