@@ -38,7 +38,9 @@
    - model transfer contention beyond "one transfer at a time per link";
    - learn a policy that beats every heuristic on every reference graph
      at every seed (anneal given as many simulations): bench/RESULTS.md,
-     part 4, has the counts; no pretrained policy ships yet.
+     part 4, has the counts; the pretrained policy the CLI carries
+     (policies/doppler_family.dpl, loadable with dp_policy_load) places
+     unseen graphs at or below cp and heft 4 times in 5, not always.
 
    CONTENTS (grep for the anchor, e.g. ">>simulator")
      public API
@@ -4490,7 +4492,7 @@ typedef struct dp__gctx {
     double *A, *P;
     /* rollout state and records */
     int *legal, nlegal, *pend, *assign, *order, *pos;
-    double *end, *avail, *work, *psum, *cnt, *prob, *logit, *est;
+    double *end, *avail, *work, *psum, *pmean, *cnt, *prob, *logit, *est;
     int *expert;
     int *step_op, *step_dev;
     double *step_f, *step_z, *step_gu, *step_gf;
@@ -4597,6 +4599,7 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
         DP__A(x->A, nH, double); DP__A(x->P, nH, double);
         DP__A(x->legal, n, int); DP__A(x->pend, n, int); DP__A(x->assign, n, int); DP__A(x->order, n, int); DP__A(x->pos, n, int);
         DP__A(x->end, n, double); DP__A(x->avail, nd, double); DP__A(x->work, nd, double); DP__A(x->psum, (size_t)nd * H, double);
+        DP__A(x->pmean, (size_t)nd * H, double);
         DP__A(x->cnt, nd, double); DP__A(x->prob, n > nd ? n : nd, double); DP__A(x->logit, nd, double); DP__A(x->est, nd, double);
         DP__A(x->expert, n > nd ? n : nd, int);
         DP__A(x->step_op, n, int); DP__A(x->step_dev, n, int); DP__A(x->step_f, nt * nd * DP__DF, double);
@@ -5116,12 +5119,11 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
         }
         for (d = 0; d < nd; d++) {
             double *fd = f + (size_t)d * DP__DF, *z = zs + (size_t)d * H;
-            const double *A = x->A + (size_t)v * H, *ps = x->psum + (size_t)d * H;
+            const double *A = x->A + (size_t)v * H, *pm = x->pmean + (size_t)d * H;
             fd[5] = (x->est[d] - emin) / x->unit;
             fd[6] = x->est[d] <= emin + 1e-9 * fabs(emin);
             if (x->cnt[d] > 0) {
-                double cd = x->cnt[d];
-                for (i = 0; i < H; i++) z[i] = A[i] + ps[i] / cd;
+                for (i = 0; i < H; i++) z[i] = A[i] + pm[i];
             } else {
                 memcpy(z, A, sizeof(double) * (size_t)H);
             }
@@ -5161,6 +5163,8 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
         x->work[a] += x->optime[(size_t)v * nd + a];
         for (i = 0; i < H; i++) x->psum[(size_t)a * H + i] += x->P[(size_t)v * H + i];
         x->cnt[a] += 1;
+        /* the mean of a's ops' projections, which only this step changes */
+        for (i = 0; i < H; i++) x->pmean[(size_t)a * H + i] = x->psum[(size_t)a * H + i] / x->cnt[a];
         for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
             int y = g->dst[g->out_edge[k]];
             if (--x->pend[y] == 0) { x->pos[y] = x->nlegal; x->legal[x->nlegal++] = y; }
