@@ -194,8 +194,19 @@ nvcc_prog() {  # OUT SRC [FLAGS...]: one program linking doppler_cuda.cu
 }
 
 # the CLI and the executor benchmark: with the CUDA executor when nvcc is there
-cli_prog() {  # OUT SRC
-    if [ -n "$NVCC" ] && [ -e "$CUDA_OBJ" ]; then nvcc_prog "$1" "$2" -DDP_WITH_CUDA; else cc_prog "$1" "$2"; fi
+cli_prog() {  # OUT SRC [FLAGS...]
+    if [ -n "$NVCC" ] && [ -e "$CUDA_OBJ" ]; then nvcc_prog "$1" "$2" -DDP_WITH_CUDA "${@:3}"; else cc_prog "$@"; fi
+}
+
+# The pretrained policy compiled into every build of the CLI: its bytes as a
+# C array (policies/embed.sh), which demos/doppler.c includes under
+# DP_PRETRAINED_POLICY. A new policy file rebuilds the CLIs.
+PRETRAINED=(-Ibuild '-DDP_PRETRAINED_POLICY="pretrained_policy.h"')
+embed_policy() {
+    mkdir -p build
+    [ build/pretrained_policy.h -nt policies/doppler_family.dpl ] && [ build/pretrained_policy.h -nt policies/embed.sh ] && return 0
+    policies/embed.sh policies/doppler_family.dpl build/pretrained_policy.h
+    rm -f build/doppler build/sanitize/doppler build/valgrind/doppler
 }
 
 build_cuda() {
@@ -213,7 +224,8 @@ do_build() {
     need_stb
     set_stamp build "$CC $CFLAGS $CXX $CXXFLAGS $NVCC $NVFLAGS"
     [ -n "$NVCC" ] && build_cuda_obj
-    cli_prog build/doppler demos/doppler.c
+    embed_policy
+    cli_prog build/doppler demos/doppler.c "${PRETRAINED[@]}"
     cc_prog build/example demos/example.c
     cc_prog build/stg_bench bench/stg_bench.c
     cc_prog build/sim_bench bench/sim_bench.c
@@ -298,7 +310,8 @@ cmd_sanitize() {
     CFLAGS="-std=gnu11 -Wall -Wextra -I. $SANFLAGS"
     CXXFLAGS="-std=c++17 -Wall -Wextra -I. $SANFLAGS"
     set_stamp build/sanitize "$CC $CFLAGS $CXX $CXXFLAGS"
-    cc_prog build/sanitize/doppler demos/doppler.c
+    embed_policy
+    cc_prog build/sanitize/doppler demos/doppler.c "${PRETRAINED[@]}"
     build_tests build/sanitize
     finish_jobs
     export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1}
@@ -331,7 +344,8 @@ cmd_valgrind() {
     need_valgrind
     CFLAGS="-std=gnu11 $WARN -I. -O1 -g"
     set_stamp build/valgrind "$CC $CFLAGS"
-    cc_prog build/valgrind/doppler demos/doppler.c
+    embed_policy
+    cc_prog build/valgrind/doppler demos/doppler.c "${PRETRAINED[@]}"
     finish_jobs
     [ ${#FAILED[@]} -eq 0 ] || exit 1
     local V=build/valgrind d=build/valgrind/run pass=0 fail=0 t0
@@ -430,16 +444,20 @@ cmd_demo() {
     else
         echo "$DATA not found: the comparison runs on graphs/ only"
     fi
-    echo "== Every graph, every heuristic and the same policy (unseen graphs but one), 4 devices"
-    echo "   (heft_example: its own 3 processors)."
+    echo "== Every graph, every heuristic and the pretrained policy (policies/doppler_family.dpl,"
+    echo "   trained once on a family of generated graphs on 2, 4 and 8 devices; placed here"
+    echo "   with greedy + 64 samples, no training). In its family: graphs/chainmm_256_p2,"
+    echo "   ffnn_256_p2, llama_block_256_p2 and llama_layer_256_p2; unseen: the others and"
+    echo "   the reference graphs. 4 devices (heft_example: its own 3 processors)."
     echo "   ratio = makespan / lower bound (max of critical path and work / devices)."
     echo
-    build/doppler bench "${graphs[@]}" --methods all --policy "$pol" --samples "$samples" || exit 1
+    local methods=single,round-robin,random,cp,heft,enumopt,anneal,doppler
+    build/doppler bench "${graphs[@]}" --methods "$methods" || exit 1
     # Gantt charts of the best placement of one small and one larger graph
     for g in graphs/heft_example.dpg "$DATA/doppler/chain_mm_112nodes.txt"; do
         [ -e "$g" ] || g=graphs/layered_50.dpg
         [ -e "$g" ] || continue
-        best=$(build/doppler bench "$g" --methods all --json |
+        best=$(build/doppler bench "$g" --methods "$methods" --json |
             awk -F'"makespan": ' '/"method"/ {
                     split($0, a, "\"method\": \""); split(a[2], b, "\"");
                     split($2, c, ","); if (!n++ || c[1] + 0 < m) { m = c[1] + 0; meth = b[1] } }

@@ -244,7 +244,15 @@ head -c 100 "$T/p.dpl" >"$T/trunc.dpl"
 expect 1 "truncated policy file" "$D" place "$G" --method doppler --policy "$T/trunc.dpl"
 contains "$T/err" "trunc.dpl" "truncated policy: the message names the file"
 expect 1 "missing policy file" "$D" place "$G" --method doppler --policy "$T/none.dpl"
-expect 2 "place doppler without --policy" "$D" place "$G" --method doppler
+# without --policy: the pretrained policy compiled in (policies/doppler_family.dpl), 64 samples
+expect 0 "place doppler without --policy: the pretrained policy" "$D" place "$G" --method doppler
+contains "$T/out" "doppler_family.dpl, pretrained" "the pretrained policy named"
+contains "$T/out" "^samples  *64 " "the pretrained policy's 64 samples"
+contains "$T/out" "^simulations  *65$" "greedy + 64 samples: 65 simulations"
+expect 0 "place doppler, the pretrained policy, --samples 0" "$D" place "$G" --method doppler --samples 0 --json
+json_check "$T/out" "j['samples'] == 0 and j['simulations'] == 1 and 'pretrained' in j['policy']" "pretrained, greedy only"
+expect 2 "place placeto without --policy" "$D" place "$G" --method placeto
+contains "$T/err" "placeto needs --policy" "placeto without --policy"
 expect 2 "train: unknown stage" "$D" train "$G" --stages il,foo --out "$T/x.dpl"
 expect 2 "train: stages out of order" "$D" train "$G" --stages sim,il --episodes 5,5 --out "$T/x.dpl"
 expect 2 "train: --episodes count mismatch" "$D" train "$G" --stages il,sim --episodes 30 --out "$T/x.dpl"
@@ -281,7 +289,8 @@ json_check "$T/out" "j['episodes'] == 20" "train --step-baseline off trains"
 if [ ! -e "$T/x.dpl" ] && [ ! -e "$T/x.assign" ]; then ok; else bad "a refused train wrote a file"; fi
 expect 0 "bench with doppler" "$D" bench "$G" --methods cp,doppler --policy "$T/p.dpl" --json
 json_check "$T/out" "[r['method'] for r in j] == ['cp', 'doppler']" "bench lists doppler"
-expect 2 "bench doppler without --policy" "$D" bench "$G" --methods cp,doppler
+expect 0 "bench doppler without --policy: the pretrained policy" "$D" bench "$G" --methods cp,doppler --json
+json_check "$T/out" "len(j) == 2 and j[1]['method'] == 'doppler' and j[1]['ratio'] >= 1" "bench with the pretrained policy"
 expect 1 "bench with a truncated policy" "$D" bench "$G" --methods doppler --policy "$T/trunc.dpl"
 
 # ---- training that stops on a value that is not finite ---------------------

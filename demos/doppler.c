@@ -16,7 +16,7 @@
                        [--anchor-rate R] [--select N|off] [--order fifo|priority]
                        [--seed S] [--curve OUT.csv]
                        [--curve-svg OUT.svg] [--json]
-       doppler place   GRAPH --method doppler --policy POLICY.dpl [--samples K] ...
+       doppler place   GRAPH --method doppler [--policy POLICY.dpl] [--samples K] ...
        doppler convert IN OUT [--to FORMAT]
        doppler gen     layered|random [--nodes N] [--width W] [--density D]
                        [--regularity R] [--jump J] [--ccr C] [--seed S] -o GRAPH
@@ -94,11 +94,12 @@ static const char *help_place =
     "makespan with its ratio to the lower bound and the load of each device.\n"
     "\n"
     "  --method M     single, round-robin, random, cp, heft, enumopt, anneal,\n"
-    "                 doppler or placeto (needs --policy)\n"
+    "                 doppler or placeto\n"
     "  --policy P     doppler, placeto: the policy file written by 'doppler train'\n"
-    "                 (its algorithm must match the method)\n"
+    "                 (its algorithm must match the method); doppler without it:\n"
+    "                 the pretrained policy (policies/doppler_family.dpl)\n"
     "  --samples K    doppler, placeto: best of the greedy placement and K samples\n"
-    "                 (default 0)\n"
+    "                 (default 0; 64 with the pretrained policy)\n"
     "  --improve E    doppler: first E more REINFORCE episodes on this graph\n"
     "                 (DOPPLER's deployment stage, on the simulator; the policy\n"
     "                 file is not changed); the answer is the best placement any\n"
@@ -144,8 +145,10 @@ static const char *help_bench =
     "  --methods L    comma-separated methods, or all (default: all; all includes\n"
     "                 doppler and placeto when their policies are given)\n"
     "  --policy P     the policy of method doppler or placeto (give it twice for\n"
-    "                 both: one file of each algorithm)\n"
-    "  --samples K    doppler, placeto: best of greedy and K samples (default 0)\n"
+    "                 both: one file of each algorithm); doppler without it: the\n"
+    "                 pretrained policy (policies/doppler_family.dpl)\n"
+    "  --samples K    doppler, placeto: best of greedy and K samples (default 0;\n"
+    "                 64 with the pretrained policy)\n"
     "  --from M       placeto: the placement its sweep starts from (default cp)\n"
     "  --devices N    N devices in each graph's units (default 4)\n"
     "  --cluster C    cluster file or preset (reference, homogeneous:N)\n"
@@ -775,7 +778,30 @@ static int parse_method(const char *name, int *m)
 }
 
 /* The policies given with --policy (at most two), loaded. */
-typedef struct policies { dp_policy p[2]; const char *path[2]; int n; } policies;
+typedef struct policies { dp_policy p[2]; const char *path[2]; int n, pretrained; } policies;
+
+/* The pretrained DOPPLER policy (policies/doppler_family.dpl, remade by
+   policies/make_family.sh), compiled into the CLI by build.sh as the
+   bytes of the file; method doppler uses it when no --policy is given. */
+#define PRETRAINED_NAME "policies/doppler_family.dpl, pretrained"
+#define PRETRAINED_SAMPLES 64   /* its default --samples */
+#ifdef DP_PRETRAINED_POLICY
+#include DP_PRETRAINED_POLICY   /* static const unsigned char dp_pretrained_policy[] */
+#endif
+
+static int load_pretrained(dp_policy *p)
+{
+#ifdef DP_PRETRAINED_POLICY
+    dp_error e = {0};
+    if (dp_policy_load_mem(p, dp_pretrained_policy, sizeof dp_pretrained_policy, PRETRAINED_NAME, &e)) return fail(&e);
+    return 0;
+#else
+    (void)p;
+    fprintf(stderr, "doppler: this build has no pretrained policy (./build.sh compiles "
+            "policies/doppler_family.dpl in): give --policy POLICY.dpl\n");
+    return EXIT_FAIL;
+#endif
+}
 
 static void policies_free(policies *ps)
 {
@@ -783,7 +809,8 @@ static void policies_free(policies *ps)
     ps->n = 0;
 }
 
-static int policies_load(const cli *o, policies *ps)
+/* need_doppler: with no --policy at all, the pretrained policy */
+static int policies_load(const cli *o, policies *ps, int need_doppler)
 {
     const char *paths[2] = {o->policy, o->policy2};
     memset(ps, 0, sizeof *ps);
@@ -797,6 +824,11 @@ static int policies_load(const cli *o, policies *ps)
                 ps->path[1], ps->p[0].algo == DP_ALGO_PLACETO ? "placeto" : "doppler");
         policies_free(ps);
         return EXIT_FAIL;
+    }
+    if (need_doppler && ps->n == 0) {
+        if (load_pretrained(&ps->p[ps->n])) { policies_free(ps); return EXIT_FAIL; }
+        ps->path[ps->n++] = PRETRAINED_NAME;
+        ps->pretrained = 1;
     }
     return 0;
 }
@@ -979,8 +1011,8 @@ static int cmd_place(cli *o)
     int m;
     if (parse_method(o->method, &m))
         return usage(o->cmd, "--method: unknown method '%s'", o->method);
-    if (LEARNED(m) && !o->policy)
-        return usage(o->cmd, "--method %s needs --policy POLICY.dpl", method_name(m));
+    if (m == METHOD_PLACETO && !o->policy)
+        return usage(o->cmd, "--method placeto needs --policy POLICY.dpl");
     if (!LEARNED(m) && (o->policy || o->samples_set))
         return usage(o->cmd, "--policy and --samples are for --method doppler or placeto");
     if (LEARNED(m) && (o->start || o->budget))
@@ -1003,7 +1035,8 @@ static int cmd_place(cli *o)
     memset(&ps, 0, sizeof ps);
     if (load_graph(path, o->fmt, &g)) return EXIT_FAIL;
     if (make_cluster(o, path, &g, &c)) { dp_graph_free(&g); return EXIT_FAIL; }
-    if (LEARNED(m) && (policies_load(o, &ps) || !(pol = policy_for(&ps, m, &pol_path)))) goto done;
+    if (LEARNED(m) && (policies_load(o, &ps, m == METHOD_DOPPLER) || !(pol = policy_for(&ps, m, &pol_path)))) goto done;
+    if (ps.pretrained && !o->samples_set) o->samples = PRETRAINED_SAMPLES;
 
     assign = calloc((size_t)g.n_ops + 1, sizeof *assign);
     start = o->start ? calloc((size_t)g.n_ops + 1, sizeof *start) : NULL;
@@ -1237,8 +1270,8 @@ static int parse_methods(const cli *o, int *ms, int *n)
     for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
         int mi;
         if (parse_method(tok, &mi)) return usage(o->cmd, "--methods: unknown method '%s'", tok);
-        if (LEARNED(mi) && !o->policy)
-            return usage(o->cmd, "--methods: %s needs --policy POLICY.dpl", tok);
+        if (mi == METHOD_PLACETO && !o->policy)
+            return usage(o->cmd, "--methods: placeto needs --policy POLICY.dpl");
         if (*n == 64) return usage(o->cmd, "--methods: too many methods");
         ms[(*n)++] = mi;
     }
@@ -1253,7 +1286,10 @@ static int cmd_bench(cli *o)
     int n_ms, rc = EXIT_OK, rows = 0, with_learned = 0;
     if (parse_methods(o, ms, &n_ms)) return EXIT_USAGE;
     policies ps;
-    if (policies_load(o, &ps)) return EXIT_FAIL;
+    int want = 0;
+    for (int k = 0; k < n_ms; k++) want |= ms[k] == METHOD_DOPPLER;
+    if (policies_load(o, &ps, want)) return EXIT_FAIL;
+    if (ps.pretrained && !o->samples_set) o->samples = PRETRAINED_SAMPLES;
     if (!o->methods || !strcmp(o->methods, "all"))   /* all: with the given policies' placers */
         for (int i = ps.n - 1; i >= 0; i--)
             ms[n_ms++] = ps.p[i].algo == DP_ALGO_PLACETO ? METHOD_PLACETO : METHOD_DOPPLER;
@@ -1809,6 +1845,11 @@ static int cmd_train(cli *o)
     {
         char dev[96];
         cluster_label(o, &cs[0], dev, sizeof dev);
+        if (nd > 1) {   /* the list: "2,4,8" */
+            int len = 0;
+            for (int k = 0; k < nd && len < (int)sizeof dev - 8; k++)
+                len += snprintf(dev + len, sizeof dev - (size_t)len, "%s%d", k ? "," : "", o->dev_list[k]);
+        }
         if (placeto)
             fprintf(t.out, "training placeto on %d graph%s, %s devices, %s order, sweeps from %s; "
                     "policy: hidden %d, %d forward/backward pass pair%s, %d parameters\n", n, n == 1 ? "" : "s",
@@ -1816,7 +1857,7 @@ static int cmd_train(cli *o)
                     pol.opts.layers, pol.opts.layers == 1 ? "" : "s", pol.n_plc);
         else
             fprintf(t.out, "training on %d graph%s, %s devices, %s order; policy: hidden %d, %d layers%s, "
-                    "%d + %d parameters\n", n, n == 1 ? "" : "s", dev, order_name(o->order),
+                    "%d + %d parameters\n", o->n_pos, o->n_pos == 1 ? "" : "s", dev, order_name(o->order),
                     pol.opts.hidden, pol.opts.layers, pol.opts.shared_gnn ? ", shared GNN" : "",
                     pol.n_sel, pol.n_plc);
         if (have_real && o->backend)
