@@ -7,6 +7,7 @@
                                        [--greedy-baseline 1] [--sil W] [--adv-norm 1]
                                        [--step-bl 1|-1] [--gamma G] [--hidden H] [--layers K]
                                        [--anchor X] [--anchor-rate R] [--select N] [--per-seed]
+                                       [--init POLICY]
        build/learn_bench stability GRAPH [--il E] [--sim E] [--seeds N] [--per-seed] [options of quality]
        build/learn_bench diag GRAPH [--il E] [--sim E] [--seed S] [--window W] [options of quality]
        build/learn_bench general STG_DIR [--procs P] [--il E] [--sim E]
@@ -36,6 +37,9 @@
    diag:    one run; per window of W episodes the means of the training
             diagnostics (dp_episode_info: entropies, -log P(cp expert),
             gradient norm, return scale, share joining an input's device).
+   --init P: quality starts every seed from the policy in P (e.g. the
+            pretrained policies/doppler_family.dpl; give --il 0) instead of
+            a new one: DOPPLER's stage II on the target graph only.
    --anchor X: dp_train_opts.anchor (-1: off, the paper's REINFORCE);
    --select N: dp_train_opts.select (-1: none).
    general: trains once on STG_DIR/50/rand0000..0059 (P processors, no
@@ -99,6 +103,7 @@ static int within5(const curve *c)
 }
 
 static int hidden, layers;       /* --hidden, --layers: 0 -> the library's defaults */
+static const char *init_path;    /* --init P: quality trains from this policy */
 
 static void policy_opts(dp_policy_opts *po, const dp_cluster *c)
 {
@@ -197,7 +202,7 @@ static int quality(const char *path, int devices, int il, int sim, int samples, 
     dp_graph g; dp_cluster c; dp_error e = {0};
     tally sg = {0}, sb = {0}, ss = {0}, sa = {0}, sh[3] = {{0}}, sec = {0}, w5 = {0};
     long sims = 0;
-    int ok_policy = 0, ok_search = 0;
+    int ok_policy = 0, ok_search = 0, ok_anneal = 0, ok_default = 0;
     if (dp_graph_read(&g, path, DP_FORMAT_AUTO, &e) || dp_cluster_for_graph(&c, &g, devices, &e)) return die(&e);
     int *a = malloc(sizeof(int) * g.n_ops), *ba = malloc(sizeof(int) * g.n_ops), *bo = malloc(sizeof(int) * g.n_ops);
     /* per seed, for --per-seed: ratios to the lower bound, and which of
@@ -215,7 +220,7 @@ static int quality(const char *path, int devices, int il, int sim, int samples, 
         memset(&to, 0, sizeof to); memset(&io, 0, sizeof io); memset(&plo, 0, sizeof plo);
         policy_opts(&po, &c);
         po.seed = seed;
-        if (dp_policy_init(&p, &po, &e)) return die(&e);
+        if (init_path ? dp_policy_load(&p, init_path, &e) : dp_policy_init(&p, &po, &e)) return die(&e);
         const dp_graph *gs[1] = { &g };
         to.episodes[DP_STAGE_IL] = placeto ? 0 : il; to.episodes[DP_STAGE_SIM] = sim; to.seed = seed;
         sim_opts(&to);
@@ -245,13 +250,19 @@ static int quality(const char *path, int devices, int il, int sim, int samples, 
         row[si].hbest = hbest / lb; row[si].hk = hk;
         ok_policy += best <= hbest * (1 + 1e-9);
         ok_search += search <= hbest * (1 + 1e-9);
+        /* issue 17's per-graph targets: the policy against anneal given the
+           same simulations, the search against anneal's default budget */
+        ok_anneal += best <= row[si].anneal * lb * (1 + 1e-9);
+        plo.budget = 0; plo.seed = seed; plo.order = order;
+        if (dp_place(DP_METHOD_ANNEAL, &g, &c, &plo, a, &pr, &e)) return die(&e);
+        ok_default += search <= pr.makespan * (1 + 1e-9);
         dp_policy_free(&p);
     }
     printf("| %s | %.4g | %d | %ld | %.0f of %d, %.1f s |", base(path), lb, seeds, sims, mean(&w5), placeto ? sim : il + sim, mean(&sec));
     cell(&sg); cell(&sb); cell(&ss);
     for (int k = 0; k < 3; k++) cell(&sh[k]);
     cell(&sa);
-    printf(" %d of %d | %d of %d |\n", ok_policy, seeds, ok_search, seeds);
+    printf(" %d of %d | %d of %d | %d of %d | %d of %d |\n", ok_policy, seeds, ok_search, seeds, ok_anneal, seeds, ok_default, seeds);
     if (per_seed) {
         printf("\n| %s, seed | greedy | best of greedy + %d samples | search | best heuristic | anneal | policy vs best heuristic | search vs best heuristic |\n"
                "|---|---:|---:|---:|---|---:|---:|---:|\n", base(path), samples);
@@ -436,7 +447,7 @@ static int zeroshot(int argc, char **argv)
     if (dp_policy_load(&p, pol_path, &e)) return die(&e);
     int rows = 0, below = 0;
     double rel = 0, t_pol = 0, t_ann = 0, worst_t = 0, worst_rel = -1;
-    printf("| graph | devices | doppler | cp | heft | anneal | doppler s | anneal s |\n|---|---|---|---|---|---|---|---|\n");
+    printf("| graph | devices | doppler | cp | heft | anneal | doppler s | anneal s | <= cp, heft |\n|---|---|---|---|---|---|---|---|---|\n");
     for (int i = 3; i < argc; i++) {
         if (argv[i][0] == '-' && argv[i][1] == '-') { i++; continue; }
         dp_graph g;
@@ -465,8 +476,8 @@ static int zeroshot(int argc, char **argv)
             t_pol += tp; t_ann += pa.seconds;
             if (tp / pa.seconds > worst_t) worst_t = tp / pa.seconds;
             rows++;
-            printf("| %s | %d | %.3f | %.3f | %.3f | %.3f | %.4f | %.3f |\n", base(argv[i]), dl[k], ms / lb, pc.makespan / lb,
-                   ph.makespan / lb, pa.makespan / lb, tp, pa.seconds);
+            printf("| %s | %d | %.3f | %.3f | %.3f | %.3f | %.4f | %.3f | %s |\n", base(argv[i]), dl[k], ms / lb, pc.makespan / lb,
+                   ph.makespan / lb, pa.makespan / lb, tp, pa.seconds, ms <= h * (1 + 1e-9) ? "yes" : "no");
             dp_cluster_free(&c);
         }
         free(a);
@@ -502,6 +513,7 @@ int main(int argc, char **argv)
     select_ = atoi(opt(argc, argv, "--select", "0"));
     anchor = atof(opt(argc, argv, "--anchor", "0"));
     hidden = atoi(opt(argc, argv, "--hidden", "0"));
+    init_path = opt(argc, argv, "--init", NULL);
     layers = atoi(opt(argc, argv, "--layers", "0"));
     per_seed = flag(argc, argv, "--per-seed");
     order = !strcmp(opt(argc, argv, "--order", "fifo"), "priority") ? DP_ORDER_PRIORITY : DP_ORDER_FIFO;

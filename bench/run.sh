@@ -12,7 +12,10 @@
 #      quality after il 500 + sim 2000 episodes against the heuristics (ten
 #      seeds, with a table per seed, and ten with the paper's REINFORCE; five
 #      with 8 rollouts per update, and five in PRIORITY order);
-#      generalisation on STG 50 (train rand0000-0059, place rand0060-0089).
+#      generalisation on STG 50 (train rand0000-0059, place rand0060-0089);
+#      the pretrained policy remade byte for byte and placed zero-shot on
+#      unseen generated and reference graphs (bench/pretrained.sh), and
+#      per-graph training started from it.
 #   5. the CPU executor: dispatch overhead per op, and its wall time against
 #      the simulator's prediction on every shipped and reference graph
 #      (2 devices; cp, heft and random placements); real-op workloads against
@@ -76,8 +79,8 @@ if [ -d "$DATA/doppler" ]; then
     echo "|---|---:|---:|---:|---:|---:|---:|"
     for f in "$DATA"/doppler/*.txt; do "${PIN[@]}" build/learn_bench timing "$f" || status=1; done
     echo
-    QHEAD="| graph | lower bound | seeds | simulations | episodes to within 5% of final, training time | doppler greedy | doppler best of greedy + 64 samples | search: best found in training + sampling | cp | heft | enumopt | anneal (same simulations) | policy <= every heuristic | search <= every heuristic |"
-    QRULE="|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---|"
+    QHEAD="| graph | lower bound | seeds | simulations | episodes to within 5% of final, training time | doppler greedy | doppler best of greedy + 64 samples | search: best found in training + sampling | cp | heft | enumopt | anneal (same simulations) | policy <= every heuristic | search <= every heuristic | policy <= anneal (same simulations) | search <= anneal (default budget) |"
+    QRULE="|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|---|"
     echo "### Quality after il 500 + sim 2000 episodes (4 devices, FIFO runtime), makespan / lower bound, mean ± sd over seeds 1-10"
     echo
     echo "$QHEAD"
@@ -166,6 +169,18 @@ if [ -d "$DATA/stg" ]; then
     "${PIN[@]}" build/learn_bench general "$DATA/stg" --procs 4 --sim 2000 --algo placeto || status=1
 else
     echo "skipped: $DATA/stg not found"
+fi
+echo
+echo "### The pretrained policy (policies/doppler_family.dpl)"
+echo
+bench/pretrained.sh || status=1
+if [ -d "$DATA/doppler" ]; then
+    echo
+    echo "### Per-graph training from the pretrained policy: sim 2000 episodes, no il, ten seeds (4 devices, FIFO), makespan / lower bound"
+    echo
+    echo "$QHEAD"
+    echo "$QRULE"
+    for f in "$DATA"/doppler/*.txt; do "${PIN[@]}" build/learn_bench quality "$f" --seeds 10 --il 0 --sim 2000 --init policies/doppler_family.dpl || status=1; done
 fi
 echo
 echo "## 5. CPU executor (2 devices = 2 compute threads + 2 copy threads)"

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# bench/pretrained.sh - the pretrained policy (policies/doppler_family.dpl):
+# remade by policies/make_family.sh and compared byte for byte with the
+# shipped file, then placed zero-shot (greedy + 64 samples, no training) on
+# graphs that are not in its training family: other sizes, block counts,
+# widths, seeds and communication ratios of the same generators, and the
+# three DOPPLER reference graphs, on 2, 4 and 8 devices, against cp, heft
+# and anneal at its default budget (build/learn_bench zeroshot).
+# Run from the repository root after ./build.sh bench; DP_DATA as run.sh.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+DATA=${DP_DATA:-../shared/data}
+status=0
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+PIN=()
+command -v taskset >/dev/null 2>&1 && PIN=(taskset -c 0)
+
+echo "### Remaking it"
+echo
+t0=$(date +%s.%N)
+if policies/make_family.sh build/doppler "$dir/family.dpl" >"$dir/train.log" 2>&1; then
+    t1=$(date +%s.%N)
+    printf 'policies/make_family.sh: %s, %s s wall; ' "$(grep -m1 '^trained' "$dir/train.log")" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", b - a }')"
+    if cmp -s "$dir/family.dpl" policies/doppler_family.dpl; then
+        echo "byte for byte the shipped policies/doppler_family.dpl ($(wc -c <policies/doppler_family.dpl) bytes)."
+    else
+        echo "NOT the shipped file (another compiler or machine: the floating-point sums differ)."
+    fi
+else
+    echo "policies/make_family.sh failed:"; tail -3 "$dir/train.log"; status=1
+fi
+
+# the unseen graphs (none of them in make_family.sh)
+gen() { build/doppler gen "$@" >/dev/null || status=1; }
+gen chainmm --parts 4 --dim 512 --layers 2 -o "$dir/chainmm_p4_l2.dpg"
+gen ffnn --parts 3 --layers 4 --dim 384 --batch 96 -o "$dir/ffnn_p3_l4.dpg"
+gen llama-block --parts 3 --dim 768 -o "$dir/llama_block_p3_d768.dpg"
+gen llama-layer --parts 2 --layers 2 --dim 384 -o "$dir/llama_layer_p2_d384.dpg"
+gen layered --nodes 80 --ccr 2 --seed 31 -o "$dir/layered_80.dpg"
+gen random --nodes 180 --ccr 1 --seed 32 -o "$dir/random_180.dpg"
+gen random --nodes 100 --ccr 0.5 --seed 33 -o "$dir/random_100.dpg"
+graphs=("$dir"/*.dpg)
+[ -d "$DATA/doppler" ] && graphs+=("$DATA"/doppler/*.txt)
+echo
+echo "### Zero-shot on unseen graphs, makespan / lower bound (one core; seconds per placement)"
+echo
+"${PIN[@]}" build/learn_bench zeroshot policies/doppler_family.dpl --devices 2,4,8 --samples 64 "${graphs[@]}" || status=1
+exit $status
