@@ -5,9 +5,12 @@
        #include "doppler.h"
 
    and include it without the define everywhere else. The implementation
-   needs stb_ds (Debian package libstb-dev, header <stb/stb_ds.h>) and
-   POSIX threads (link with -lm -pthread); the header part needs nothing
-   but the C standard library.
+   needs the C standard library and POSIX threads (link with -lm -pthread):
+
+       cc -std=gnu11 -O2 -o prog prog.c -lm -pthread
+
+   the header part needs nothing but the C standard library. See LINKAGE
+   for linking doppler into a program that has its own stb_ds.
 
    WHAT IT DOES
    Given a dataflow graph (a DAG of ops, each with a compute cost, each edge
@@ -98,8 +101,8 @@
      safe; an assignment is written only when a placer succeeds.
    - Allocation: define DP_MALLOC, DP_REALLOC and DP_FREE (and optionally
      DP_CALLOC) before the implementation to use your own allocator; every
-     allocation goes through them, stb_ds's and the executor threads'
-     included (so they must be thread-safe). A failed allocation anywhere
+     allocation goes through them, the executor threads' included (so
+     they must be thread-safe). A failed allocation anywhere
      returns DP_ERR_NOMEM with a message and leaks nothing; no output file
      is left behind (tests/test_alloc.c fails every allocation in turn).
    - Descriptor structs are zero-means-default: {0} gives sensible values.
@@ -110,6 +113,19 @@
      never leaves a partial output file behind; a symbolic link is written
      through (the rule applied to its target), a device or a FIFO
      (/dev/null, /dev/stdout) in place, never replaced (dp_write_file).
+
+   LINKAGE
+   - doppler.h neither includes nor compiles stb_ds (nor any other
+     library): its growable arrays and its index of names are its own, so
+     that every growth can fail with DP_ERR_NOMEM (stb_ds's arrput cannot).
+     A program that uses stb_ds compiles its implementation itself, as
+     stb_ds says (STB_DS_IMPLEMENTATION in one file), with or without
+     doppler's in that file, and its STBDS_REALLOC/STBDS_FREE are its own:
+     doppler's allocations never go through them, stb_ds's never through
+     DP_MALLOC (tests/test_stb_ds.c).
+   - Under C++ every declaration has C linkage (extern "C"); the
+     implementation compiles as C (-std=gnu11; not -std=c11: it uses POSIX
+     calls) and as C++.
 
    LIMITS (past one: DP_ERR_LIMIT, checked before anything is sized by it)
      DP_MAX_OPS      2^22 ops in a graph (STG: tasks plus the entry and exit
@@ -1213,8 +1229,8 @@ double   dp_now(void);                         /* monotonic seconds     */
 #include <time.h>
 #include <unistd.h>
 
-/* The allocator: every allocation of the implementation (stb_ds's arrays
-   and the executor's threads included) goes through these. Define
+/* The allocator: every allocation of the implementation (the growable
+   arrays and the executor's threads included) goes through these. Define
    DP_MALLOC, DP_REALLOC and DP_FREE together, DP_CALLOC optionally (when
    missing, DP_MALLOC and memset stand in for it). */
 #if defined(DP_MALLOC) != defined(DP_FREE) || defined(DP_MALLOC) != defined(DP_REALLOC)
@@ -1228,15 +1244,6 @@ double   dp_now(void);                         /* monotonic seconds     */
 #define DP_CALLOC(n, sz)    calloc(n, sz)
 #endif
 #endif
-
-#ifndef STBDS_REALLOC
-#define STBDS_REALLOC(ctx, p, sz) DP_REALLOC(p, sz)
-#define STBDS_FREE(ctx, p)        DP_FREE(p)
-#endif
-#ifndef STB_DS_IMPLEMENTATION
-#define STB_DS_IMPLEMENTATION
-#endif
-#include <stb/stb_ds.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -1695,8 +1702,8 @@ static dp_code dp__count(const char *s, long long lo, long long hi, long long *o
 
 /* ======================================================================
    >>graph
-   While building, the per-op and per-edge arrays are stb_ds dynamic
-   arrays (grown only through DP__GROW, which fails cleanly), op names and
+   While building, the per-op and per-edge arrays are growable arrays
+   (dp__arr, grown only through DP__GROW, which fails cleanly), op names and
    edges are indexed by a small hash table of ids (dp__index); after the
    last op or edge is added nothing else is allocated until
    dp_graph_finalize adds the CSR adjacency and the topo order.
@@ -1718,38 +1725,41 @@ int dp_kind_parse(const char *name, dp_kind *out)
     return -1;
 }
 
-/* ---- growing stb_ds arrays without crashing -----------------------------
-   stb_ds's arrput grows through STBDS_REALLOC and has no failure path (it
-   writes through the NULL it got back). Every array the library grows is
-   reserved first with DP__GROW, which reallocates the very header stb_ds
-   uses (stbds_array_header, capacity doubling as stbds_arrgrowf does)
-   through DP_REALLOC and reports failure; arrput then never allocates,
-   and DP__ARRFREE gives the block back through DP_FREE. */
+/* ---- growable arrays that fail cleanly -----------------------------------
+   The per-op and per-edge arrays of a graph being built and the readers'
+   lists. An array is a pointer to its first element (NULL: empty) in a
+   block of DP_REALLOC that starts with its length and capacity, so a
+   finished graph's fields are plain arrays. Only DP__GROW allocates
+   (capacity doubling) and it reports failure (-1, the array unchanged):
+   DP__PUSH checks it; DP__PUT appends into capacity reserved before. */
+typedef struct dp__arr { size_t len, cap; } dp__arr;   /* 16 bytes: the elements stay aligned */
+#define DP__HDR(a)  ((dp__arr *)(void *)(a) - 1)
+#define DP__LEN(a)  ((a) ? DP__HDR(a)->len : 0)
 static int dp__grow(void *arrp, size_t elem, size_t need)
 {
     void *a, *b;
-    stbds_array_header *h;
+    dp__arr *h;
     size_t cap;
     memcpy(&a, arrp, sizeof a);   /* arrp is the address of some T* */
-    cap = a ? stbds_header(a)->capacity : 0;
+    cap = a ? DP__HDR(a)->cap : 0;
     if (need <= cap) return 0;
     if (need < 2 * cap) need = 2 * cap;
     if (need < 4) need = 4;
     if (need > ((size_t)-1 - sizeof *h) / elem) return -1;
-    b = DP_REALLOC(a ? (void *)stbds_header(a) : NULL, sizeof *h + elem * need);
+    b = DP_REALLOC(a ? (void *)DP__HDR(a) : NULL, sizeof *h + elem * need);
     if (!b) return -1;
-    h = (stbds_array_header *)b;
-    if (!a) { h->length = 0; h->hash_table = NULL; h->temp = 0; }
-    h->capacity = need;
+    h = (dp__arr *)b;
+    if (!a) h->len = 0;
+    h->cap = need;
     b = h + 1;
     memcpy(arrp, &b, sizeof b);
     return 0;
 }
 #define DP__GROW(a, need) dp__grow((void *)&(a), sizeof *(a), (size_t)(need))
-/* arrfree through DP_FREE (whatever STBDS_FREE a program set up) */
-#define DP__ARRFREE(a) do { if (a) DP_FREE(stbds_header(a)); (a) = NULL; } while (0)
-/* arrput that fails (-1, the array unchanged) instead of crashing */
-#define DP__PUSH(a, v) (DP__GROW(a, arrlenu(a) + 1) ? -1 : (arrput(a, v), 0))
+#define DP__PUT(a, v)     ((a)[DP__HDR(a)->len++] = (v))   /* room reserved */
+#define DP__PUSH(a, v)    (DP__GROW(a, DP__LEN(a) + 1) ? -1 : (DP__PUT(a, v), 0))
+#define DP__CLEAR(a)      do { if (a) DP__HDR(a)->len = 0; } while (0)
+#define DP__ARRFREE(a)    do { if (a) DP_FREE(DP__HDR(a)); (a) = NULL; } while (0)
 
 /* ---- an index of ids by key ---------------------------------------------
    Open addressing with linear probing, at most half full. A slot holds
@@ -1847,7 +1857,7 @@ void dp_graph_free(dp_graph *g)
 {
     int i;
     if (!g) return;
-    for (i = 0; i < (int)arrlen(g->name); i++) DP_FREE(g->name[i]);
+    for (i = 0; i < (int)DP__LEN(g->name); i++) DP_FREE(g->name[i]);
     DP__ARRFREE(g->name); DP__ARRFREE(g->kind); DP__ARRFREE(g->compute); DP__ARRFREE(g->out_bytes);
     DP__ARRFREE(g->mem_bytes); DP__ARRFREE(g->dev_time); DP__ARRFREE(g->src); DP__ARRFREE(g->dst);
     DP__ARRFREE(g->rows); DP__ARRFREE(g->cols); DP__ARRFREE(g->arg);
@@ -1934,15 +1944,15 @@ int dp_graph_add_op(dp_graph *g, const dp_op_desc *op, int *id, dp_error *err)
             return dp__fail(err, DP_ERR_NOMEM, "out of memory adding op '%s' (op %d)", name, n);
     }
     if (n == 0 && op->n_dev_time > 0) g->n_dev_time = op->n_dev_time;
-    arrput(g->name, copy);
-    arrput(g->kind, op->kind);
-    arrput(g->compute, op->compute);
-    arrput(g->out_bytes, op->out_bytes);
-    arrput(g->mem_bytes, op->mem_bytes);
-    arrput(g->rows, op->rows);
-    arrput(g->cols, op->cols);
-    arrput(g->arg, op->arg);
-    for (k = 0; k < g->n_dev_time; k++) arrput(g->dev_time, op->dev_time[k]);
+    DP__PUT(g->name, copy);
+    DP__PUT(g->kind, op->kind);
+    DP__PUT(g->compute, op->compute);
+    DP__PUT(g->out_bytes, op->out_bytes);
+    DP__PUT(g->mem_bytes, op->mem_bytes);
+    DP__PUT(g->rows, op->rows);
+    DP__PUT(g->cols, op->cols);
+    DP__PUT(g->arg, op->arg);
+    for (k = 0; k < g->n_dev_time; k++) DP__PUT(g->dev_time, op->dev_time[k]);
     dp__index_put((dp__index *)g->dp__names, h, n);
     g->n_ops = n + 1;
     if (id) *id = n;
@@ -1967,9 +1977,9 @@ int dp_graph_add_edge(dp_graph *g, int src, int dst, double bytes, dp_error *err
             dp__index_reserve(&g->dp__edges, cnt))
             return dp__fail(err, DP_ERR_NOMEM, "out of memory adding edge %s -> %s (edge %d)", g->name[src], g->name[dst], g->n_edges);
     }
-    arrput(g->src, src);
-    arrput(g->dst, dst);
-    arrput(g->bytes, bytes);
+    DP__PUT(g->src, src);
+    DP__PUT(g->dst, dst);
+    DP__PUT(g->bytes, bytes);
     dp__index_put((dp__index *)g->dp__edges, h, g->n_edges);
     g->n_edges++;
     return 0;
@@ -2481,7 +2491,7 @@ static int dp__int_list(const dp__text *t, const char *s, long long **out, dp_er
         memcpy(num, s, l); num[l] = 0;
         if (num[strspn(num, "0123456789")] != 0) return dp__fail(err, DP_ERR_PARSE, "%s:%d: '%s' is not a non-negative integer", t->name, t->line, num);
         if (dp__int(num, 0, (1LL << 53), &v)) return dp__fail(err, DP_ERR_RANGE, "%s:%d: integer overflow: '%s'", t->name, t->line, num);
-        if (arrlen(*out) >= DP_MAX_EDGES) return dp__fail(err, DP_ERR_LIMIT, "%s:%d: more than %d entries", t->name, t->line, DP_MAX_EDGES);
+        if (DP__LEN(*out) >= DP_MAX_EDGES) return dp__fail(err, DP_ERR_LIMIT, "%s:%d: more than %d entries", t->name, t->line, DP_MAX_EDGES);
         if (DP__PUSH(*out, v)) return dp__fail(err, DP_ERR_NOMEM, "%s:%d: out of memory reading integers", t->name, t->line);
         s += l;
     }
@@ -2503,22 +2513,22 @@ static int dp__read_doppler(dp_graph *g, dp__text *t, dp_error *err)
     g->unit_speed = g->unit_bandwidth = 1e10;
     if ((r = dp__next_content_line(t)) <= 0) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: empty file (expected the node count)", t->name, t->line > 0 ? t->line : 1); goto done; }
     if ((rc = dp__int_list(t, t->buf, &vals, err))) goto done;
-    if (arrlen(vals) != 1) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: line 1 must hold one node count, found %d numbers", t->name, t->line, (int)arrlen(vals)); goto done; }
+    if (DP__LEN(vals) != 1) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: line 1 must hold one node count, found %d numbers", t->name, t->line, (int)DP__LEN(vals)); goto done; }
     n_total = vals[0];
     if (n_total > (long long)DP_MAX_OPS * 2) { rc = dp__fail(err, DP_ERR_LIMIT, "%s:%d: node count '%lld' exceeds the limit %lld (DP_MAX_OPS ops and as many inputs)", t->name, t->line, n_total, (long long)DP_MAX_OPS * 2); goto done; }
     if ((r = dp__text_line(t, 0)) <= 0) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: truncated: missing the input-id line", t->name, t->line + 1); goto done; }
     if ((rc = dp__int_list(t, t->buf, &ids, err))) goto done;
-    m = n_total - arrlen(ids);
-    if (m <= 0) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: %d input ids leave no ops out of %lld nodes", t->name, t->line, (int)arrlen(ids), n_total); goto done; }
+    m = n_total - (long long)DP__LEN(ids);
+    if (m <= 0) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: %d input ids leave no ops out of %lld nodes", t->name, t->line, (int)DP__LEN(ids), n_total); goto done; }
     if (m > DP_MAX_OPS) { rc = dp__fail(err, DP_ERR_LIMIT, "%s:%d: %lld ops exceed the limit %d (DP_MAX_OPS)", t->name, t->line, m, DP_MAX_OPS); goto done; }
-    g->n_ext_inputs = (int)arrlen(ids);
+    g->n_ext_inputs = (int)DP__LEN(ids);
     if ((r = dp__text_line(t, 0)) <= 0) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: truncated: missing the edge-source line", t->name, t->line + 1); goto done; }
     line_src = t->line;
     if ((rc = dp__int_list(t, t->buf, &src, err))) goto done;
     if ((r = dp__text_line(t, 0)) <= 0) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: truncated: missing the edge-target line", t->name, t->line + 1); goto done; }
     line_dst = t->line;
     if ((rc = dp__int_list(t, t->buf, &dst, err))) goto done;
-    if (arrlen(src) != arrlen(dst)) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: %d edge sources on line %d but %d edge targets on line %d", t->name, line_dst, (int)arrlen(src), line_src, (int)arrlen(dst), line_dst); goto done; }
+    if (DP__LEN(src) != DP__LEN(dst)) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: %d edge sources on line %d but %d edge targets on line %d", t->name, line_dst, (int)DP__LEN(src), line_src, (int)DP__LEN(dst), line_dst); goto done; }
     for (i = 0; i < (int)m; i++) {
         dp_op_desc d;
         char *f[4], *p;
@@ -2534,16 +2544,16 @@ static int dp__read_doppler(dp_graph *g, dp__text *t, dp_error *err)
         }
         for (r = 0; r < nf; r++) { char *e = f[r] + strlen(f[r]); while (e > f[r] && (e[-1] == ' ' || e[-1] == '\t')) *--e = 0; }
         if (nf < 2 || nf > 3 || (nf == 3 && !*f[2])) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: op %d: expected 'comp,comm[,type]', found '%s'", t->name, t->line, i, t->buf); goto done; }
-        arrsetlen(vals, 0);
+        DP__CLEAR(vals);
         if ((rc = dp__int_list(t, f[0], &vals, err)) || (rc = dp__int_list(t, f[1], &vals, err))) goto done;
-        if (arrlen(vals) != 2) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: op %d: expected two integers 'comp,comm'", t->name, t->line, i); goto done; }
+        if (DP__LEN(vals) != 2) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: op %d: expected two integers 'comp,comm'", t->name, t->line, i); goto done; }
         d.compute = (double)vals[0];
         d.out_bytes = (double)vals[1];
         if (nf == 3) dp_kind_parse(f[2], &d.kind);   /* unknown words: opaque */
         if ((rc = dp_graph_add_op(g, &d, NULL, err))) { dp__at(err, rc, t->name, t->line); goto done; }
     }
     if ((r = dp__next_content_line(t)) > 0) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unexpected line after the %lld op lines: '%.40s'", t->name, t->line, m, t->buf); goto done; }
-    for (i = 0; i < (int)arrlen(src); i++) {
+    for (i = 0; i < (int)DP__LEN(src); i++) {
         if (src[i] >= m) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: edge %d: source %lld is not an op (0..%lld)", t->name, line_src, i, src[i], m - 1); goto done; }
         if (dst[i] >= m) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: edge %d: target %lld is not an op (0..%lld)", t->name, line_dst, i, dst[i], m - 1); goto done; }
         if ((rc = dp_graph_add_edge(g, (int)src[i], (int)dst[i], g->out_bytes[src[i]], err))) { dp__at(err, rc, t->name, line_dst); goto done; }
@@ -2634,7 +2644,7 @@ static int dp__read_stg(dp_graph *g, dp__text *t, dp_error *err)
         if ((rc = dp_graph_add_op(g, &d, NULL, err))) { dp__at(err, rc, t->name, line); goto done; }
     }
     if ((s = dp__token(&k, &line))) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unexpected '%s' after the %lld task rows", t->name, line, s, n + 2); goto done; }
-    for (i = 0; i < (int)arrlen(esrc); i++)
+    for (i = 0; i < (int)DP__LEN(esrc); i++)
         if ((rc = dp_graph_add_edge(g, esrc[i], edst[i], 0.0, err))) { dp__at(err, rc, t->name, eline[i]); goto done; }
 done:
     DP__ARRFREE(esrc); DP__ARRFREE(edst); DP__ARRFREE(eline);

@@ -3,8 +3,8 @@
    C ABI declared in doppler.h (>>api-cuda): device discovery, a self-test,
    dp_exec_cuda (run a placed graph on the GPUs), dp_calibrate_cuda (measure
    them into a cluster file) and a host emulation of the GPU kernels for
-   tests. This file includes doppler.h WITHOUT DOPPLER_IMPLEMENTATION (no
-   stb_ds in nvcc's C++); it calls public functions of the library (dp_check,
+   tests. This file includes doppler.h WITHOUT DOPPLER_IMPLEMENTATION (the
+   program's C file compiles it); it calls public functions of the library (dp_check,
    dp_dispatch, dp_op_time, dp_exec_op_bytes, ...), so link it with one C
    file that defines DOPPLER_IMPLEMENTATION:
 
