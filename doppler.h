@@ -10,7 +10,8 @@
        cc -std=gnu11 -O2 -o prog prog.c -lm -pthread
 
    the header part needs nothing but the C standard library. See LINKAGE
-   for linking doppler into a program that has its own stb_ds.
+   for linking doppler into a program that has its own stb_ds, and for
+   DOPPLER_STATIC.
 
    WHAT IT DOES
    Given a dataflow graph (a DAG of ops, each with a compute cost, each edge
@@ -115,6 +116,14 @@
      (/dev/null, /dev/stdout) in place, never replaced (dp_write_file).
 
    LINKAGE
+   - DPDEF marks every public function: extern by default. Define
+     DOPPLER_STATIC with DOPPLER_IMPLEMENTATION, before the first include
+     of doppler.h in that file, to make them all static: the library is
+     then private to that translation unit, and several translation units
+     of one program may each compile their own copy (tests/test_static.c).
+     Or define DPDEF yourself (a visibility attribute, say). The CUDA
+     companion (>>api-cuda) is always extern and needs the extern library:
+     DOPPLER_STATIC does not apply to it.
    - doppler.h neither includes nor compiles stb_ds (nor any other
      library): its growable arrays and its index of names are its own, so
      that every growth can fail with DP_ERR_NOMEM (stb_ds's arrput cannot).
@@ -190,6 +199,19 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* DPDEF: the linkage of every public function (see LINKAGE above). */
+#ifndef DPDEF
+#ifdef DOPPLER_STATIC
+#if defined(__GNUC__) || defined(__clang__)
+#define DPDEF static __attribute__((unused))   /* a program need not call them all */
+#else
+#define DPDEF static
+#endif
+#else
+#define DPDEF extern
+#endif
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -230,7 +252,7 @@ typedef struct dp_error {
     char    msg[512];   /* "file:line: what, naming the value at fault"  */
 } dp_error;
 
-const char *dp_code_text(dp_code code);   /* "parse error", ...          */
+DPDEF const char *dp_code_text(dp_code code);   /* "parse error", ...          */
 
 /* ======================================================================
    >>api-graph
@@ -251,8 +273,8 @@ const char *dp_code_text(dp_code code);   /* "parse error", ...          */
 typedef enum dp_kind { DP_KINDS(DP__KIND_ENUM) DP_KIND__COUNT } dp_kind;
 #undef DP__KIND_ENUM
 
-const char *dp_kind_name(dp_kind kind);                 /* "matmul"      */
-int         dp_kind_parse(const char *name, dp_kind *out); /* 0 if known */
+DPDEF const char *dp_kind_name(dp_kind kind);                 /* "matmul"      */
+DPDEF int         dp_kind_parse(const char *name, dp_kind *out); /* 0 if known */
 
 typedef enum dp_format {
     DP_FORMAT_AUTO = 0,  /* detect from the content (reading) or the name */
@@ -298,19 +320,19 @@ typedef struct dp_op_desc {
     int          n_dev_time;
 } dp_op_desc;
 
-void dp_graph_init(dp_graph *g);           /* empty graph, units 1 and 1 */
-int  dp_graph_add_op(dp_graph *g, const dp_op_desc *op, int *id, dp_error *err);
-int  dp_graph_add_edge(dp_graph *g, int src, int dst, double bytes, dp_error *err);
-int  dp_graph_find(const dp_graph *g, const char *name);   /* id or -1 */
+DPDEF void dp_graph_init(dp_graph *g);           /* empty graph, units 1 and 1 */
+DPDEF int  dp_graph_add_op(dp_graph *g, const dp_op_desc *op, int *id, dp_error *err);
+DPDEF int  dp_graph_add_edge(dp_graph *g, int src, int dst, double bytes, dp_error *err);
+DPDEF int  dp_graph_find(const dp_graph *g, const char *name);   /* id or -1 */
 /* Validates (cycles, naming an op on one), builds adjacency and topo.
    Refuses with DP_ERR_RANGE, naming the op or edge where a sum first is
    not finite, a graph whose total compute, output and workspace bytes or
    edge bytes overflow, or whose times in its own units (see dp_check) do:
    each cost finite, their sum inf (two ops of 1e308) is refused too. */
-int  dp_graph_finalize(dp_graph *g, dp_error *err);
-void dp_graph_free(dp_graph *g);
+DPDEF int  dp_graph_finalize(dp_graph *g, dp_error *err);
+DPDEF void dp_graph_free(dp_graph *g);
 /* Deep copy of a finalised graph. */
-int  dp_graph_copy(dp_graph *dst, const dp_graph *src, dp_error *err);
+DPDEF int  dp_graph_copy(dp_graph *dst, const dp_graph *src, dp_error *err);
 
 /* ======================================================================
    >>api-formats
@@ -332,22 +354,22 @@ int  dp_graph_copy(dp_graph *dst, const dp_graph *src, dp_error *err);
    Every text input (graphs, assignments, clusters) may end its lines in
    CRLF and start with a UTF-8 byte-order mark, which is skipped.
    ====================================================================== */
-int dp_graph_read(dp_graph *g, const char *path, dp_format fmt, dp_error *err);
-int dp_graph_read_mem(dp_graph *g, const char *buf, size_t len,
-                      const char *name, dp_format fmt, dp_error *err);
-int dp_graph_write(const dp_graph *g, const char *path, dp_format fmt, dp_error *err);
-int dp_graph_write_file(const dp_graph *g, FILE *f, dp_format fmt, dp_error *err);
+DPDEF int dp_graph_read(dp_graph *g, const char *path, dp_format fmt, dp_error *err);
+DPDEF int dp_graph_read_mem(dp_graph *g, const char *buf, size_t len,
+                            const char *name, dp_format fmt, dp_error *err);
+DPDEF int dp_graph_write(const dp_graph *g, const char *path, dp_format fmt, dp_error *err);
+DPDEF int dp_graph_write_file(const dp_graph *g, FILE *f, dp_format fmt, dp_error *err);
 /* DP_FORMAT_AUTO when the content is none of the three. */
-dp_format   dp_format_detect(const char *buf, size_t len);
+DPDEF dp_format   dp_format_detect(const char *buf, size_t len);
 /* .stg -> STG; .txt, .doppler -> DOPPLER; anything else -> native. */
-dp_format   dp_format_from_path(const char *path);
-int         dp_format_parse(const char *name, dp_format *out);  /* "stg" */
-const char *dp_format_name(dp_format fmt);
+DPDEF dp_format   dp_format_from_path(const char *path);
+DPDEF int         dp_format_parse(const char *name, dp_format *out);  /* "stg" */
+DPDEF const char *dp_format_name(dp_format fmt);
 
-int dp_assign_read(const char *path, int n_ops, int n_devices, int *assign, dp_error *err);
-int dp_assign_read_mem(const char *buf, size_t len, const char *name,
-                       int n_ops, int n_devices, int *assign, dp_error *err);
-int dp_assign_write(const char *path, const int *assign, int n_ops, dp_error *err);
+DPDEF int dp_assign_read(const char *path, int n_ops, int n_devices, int *assign, dp_error *err);
+DPDEF int dp_assign_read_mem(const char *buf, size_t len, const char *name,
+                             int n_ops, int n_devices, int *assign, dp_error *err);
+DPDEF int dp_assign_write(const char *path, const int *assign, int n_ops, dp_error *err);
 
 /* Output files. Every file the library writes (graphs, assignments,
    clusters, policies, SVGs) and dp_write_file follow one rule:
@@ -364,7 +386,7 @@ int dp_assign_write(const char *path, const int *assign, int n_ops, dp_error *er
    content and closes it; a nonzero return from fn fails the call (and
    leaves a regular PATH as it was). */
 typedef int (*dp_write_fn)(void *ctx, FILE *f, dp_error *err);
-int dp_write_file(const char *path, dp_write_fn fn, void *ctx, dp_error *err);
+DPDEF int dp_write_file(const char *path, dp_write_fn fn, void *ctx, dp_error *err);
 
 /* ======================================================================
    >>api-cluster
@@ -417,37 +439,37 @@ typedef struct dp_cluster {
     int    *curve_len;      /* [n * DP_KIND__COUNT] points; 0 = no curve   */
 } dp_cluster;
 
-int  dp_cluster_homogeneous(dp_cluster *c, int n, double speed, double bandwidth,
-                            double latency, dp_error *err);
+DPDEF int  dp_cluster_homogeneous(dp_cluster *c, int n, double speed, double bandwidth,
+                                  double latency, dp_error *err);
 /* n devices in the graph's own units (DOPPLER files: 1e10 and 1e10);
    n <= 0: as many as the graph has per-device times for, else 4. */
-int  dp_cluster_for_graph(dp_cluster *c, const dp_graph *g, int n, dp_error *err);
-int  dp_cluster_preset(dp_cluster *c, const char *name, dp_error *err);
-int  dp_cluster_read(dp_cluster *c, const char *path, dp_error *err);
-int  dp_cluster_read_mem(dp_cluster *c, const char *buf, size_t len,
-                         const char *name, dp_error *err);
-int  dp_cluster_write(const dp_cluster *c, const char *path, dp_error *err);
-void dp_cluster_free(dp_cluster *c);
+DPDEF int  dp_cluster_for_graph(dp_cluster *c, const dp_graph *g, int n, dp_error *err);
+DPDEF int  dp_cluster_preset(dp_cluster *c, const char *name, dp_error *err);
+DPDEF int  dp_cluster_read(dp_cluster *c, const char *path, dp_error *err);
+DPDEF int  dp_cluster_read_mem(dp_cluster *c, const char *buf, size_t len,
+                               const char *name, dp_error *err);
+DPDEF int  dp_cluster_write(const dp_cluster *c, const char *path, dp_error *err);
+DPDEF void dp_cluster_free(dp_cluster *c);
 /* Sets the speed curve of `kind` on device dev (dev < 0: every device)
    from n points (n = 0 clears it); work strictly increasing, work and
    speed positive and finite. Clears the kind's single speed there. */
-int  dp_cluster_set_curve(dp_cluster *c, int dev, dp_kind kind, const dp_speed_point *pts,
-                          int n, dp_error *err);
+DPDEF int  dp_cluster_set_curve(dp_cluster *c, int dev, dp_kind kind, const dp_speed_point *pts,
+                                int n, dp_error *err);
 /* Multiplies every compute speed of device dev (dev < 0: every device) by
    factor (positive, finite): its speed, per-kind speeds and speed curves.
    Overheads, latencies and bandwidths stay. See dp_calibrate_cpu_speed. */
-int  dp_cluster_scale_speed(dp_cluster *c, int dev, double factor, dp_error *err);
+DPDEF int  dp_cluster_scale_speed(dp_cluster *c, int dev, double factor, dp_error *err);
 /* Checks that graph and cluster fit together: per-device time columns,
    and times that stay finite (DP_ERR_RANGE naming the op or edge where a
    sum first is not): every op on its slowest device one after another,
    then every edge on the slowest link, bounds every finish time of every
    placement; that sum, every op time and every link's time per byte must
    be finite. The simulator, placers, policies and executors call it. */
-int  dp_check(const dp_graph *g, const dp_cluster *c, dp_error *err);
+DPDEF int  dp_check(const dp_graph *g, const dp_cluster *c, dp_error *err);
 
-double dp_op_time(const dp_graph *g, const dp_cluster *c, int op, int dev);
-double dp_xfer_time(const dp_cluster *c, double bytes, int from, int to);
-int    dp_fastest_device(const dp_graph *g, const dp_cluster *c, int op);
+DPDEF double dp_op_time(const dp_graph *g, const dp_cluster *c, int op, int dev);
+DPDEF double dp_xfer_time(const dp_cluster *c, double bytes, int from, int to);
+DPDEF int    dp_fastest_device(const dp_graph *g, const dp_cluster *c, int op);
 
 /* ======================================================================
    >>api-simulator
@@ -482,12 +504,12 @@ typedef struct dp_sim {
     void   *dp__ws;          /* private workspace                          */
 } dp_sim;
 
-int  dp_sim_init(dp_sim *s, const dp_graph *g, const dp_cluster *c, dp_error *err);
-int  dp_sim_run(dp_sim *s, const int *assign, const dp_sim_opts *opts, dp_error *err);
-void dp_sim_free(dp_sim *s);
+DPDEF int  dp_sim_init(dp_sim *s, const dp_graph *g, const dp_cluster *c, dp_error *err);
+DPDEF int  dp_sim_run(dp_sim *s, const int *assign, const dp_sim_opts *opts, dp_error *err);
+DPDEF void dp_sim_free(dp_sim *s);
 /* One-shot convenience: init, run, free. */
-int  dp_simulate(const dp_graph *g, const dp_cluster *c, const int *assign,
-                 const dp_sim_opts *opts, double *makespan, dp_error *err);
+DPDEF int  dp_simulate(const dp_graph *g, const dp_cluster *c, const int *assign,
+                       const dp_sim_opts *opts, double *makespan, dp_error *err);
 
 /* ======================================================================
    >>api-analysis
@@ -495,12 +517,12 @@ int  dp_simulate(const dp_graph *g, const dp_cluster *c, const int *assign,
 /* b-level (HEFT's upward rank): mean op time over devices plus, along the
    longest path to a sink, mean transfer time over distinct device pairs.
    t-level: the same, longest path from a source, excluding the op. */
-int    dp_blevel(const dp_graph *g, const dp_cluster *c, double *out);
-int    dp_tlevel(const dp_graph *g, const dp_cluster *c, double *out);
+DPDEF int    dp_blevel(const dp_graph *g, const dp_cluster *c, double *out);
+DPDEF int    dp_tlevel(const dp_graph *g, const dp_cluster *c, double *out);
 /* max(critical path with every op on its fastest device and no
    communication, total fastest-device work / devices); 0 when out of
    memory (dp_graph_stats reports that). */
-double dp_lower_bound(const dp_graph *g, const dp_cluster *c);
+DPDEF double dp_lower_bound(const dp_graph *g, const dp_cluster *c);
 
 typedef struct dp_stats {
     int    nodes, edges, sources, sinks, depth; /* depth: ops on longest chain */
@@ -511,13 +533,13 @@ typedef struct dp_stats {
     double total_bytes;     /* sum of edge bytes                          */
 } dp_stats;
 /* DP_ERR_RANGE when a value would not be finite: a cluster dp_check refuses. */
-int dp_graph_stats(const dp_graph *g, const dp_cluster *c, dp_stats *out);
+DPDEF int dp_graph_stats(const dp_graph *g, const dp_cluster *c, dp_stats *out);
 
 /* Memory each device needs to hold everything placed on it: outputs and
    workspaces of its ops plus the copy made by every edge that reaches it
    from another device (the simulator's per-edge transfers). The
    placers keep this within dp_cluster.memory when that is set. */
-int dp_static_memory(const dp_graph *g, const dp_cluster *c, const int *assign, double *bytes);
+DPDEF int dp_static_memory(const dp_graph *g, const dp_cluster *c, const int *assign, double *bytes);
 
 /* ======================================================================
    >>api-placers
@@ -554,8 +576,8 @@ int dp_static_memory(const dp_graph *g, const dp_cluster *c, const int *assign, 
 typedef enum dp_method { DP_METHODS(DP__METHOD_ENUM) DP_METHOD__COUNT } dp_method;
 #undef DP__METHOD_ENUM
 
-const char *dp_method_name(dp_method m);
-int         dp_method_parse(const char *name, dp_method *out);
+DPDEF const char *dp_method_name(dp_method m);
+DPDEF int         dp_method_parse(const char *name, dp_method *out);
 
 typedef struct dp_place_opts {
     uint64_t seed;          /* random, anneal                              */
@@ -573,17 +595,17 @@ typedef struct dp_place_result {
     double seconds;
 } dp_place_result;
 
-int dp_place(dp_method m, const dp_graph *g, const dp_cluster *c,
-             const dp_place_opts *opts, int *assign, dp_place_result *res,
-             dp_error *err);
+DPDEF int dp_place(dp_method m, const dp_graph *g, const dp_cluster *c,
+                   const dp_place_opts *opts, int *assign, dp_place_result *res,
+                   dp_error *err);
 
 /* The list schedulers, exposed for the learning code: cp also writes the
    order in which it placed ops (order[k] = k-th op placed) when asked. */
-int dp_place_cp(const dp_graph *g, const dp_cluster *c, int *assign, int *order,
-                double *schedule_length, dp_error *err);
-int dp_place_heft(const dp_graph *g, const dp_cluster *c, int *assign,
-                  double *start, double *finish, double *schedule_length,
-                  dp_error *err);
+DPDEF int dp_place_cp(const dp_graph *g, const dp_cluster *c, int *assign, int *order,
+                      double *schedule_length, dp_error *err);
+DPDEF int dp_place_heft(const dp_graph *g, const dp_cluster *c, int *assign,
+                        double *start, double *finish, double *schedule_length,
+                        dp_error *err);
 
 /* ======================================================================
    >>api-gantt
@@ -597,10 +619,10 @@ typedef struct dp_gantt_opts {
     int max_transfers;      /* draw no arrows when there are more; 0 -> 600 */
     double lower_bound;     /* 0 -> dp_lower_bound (in the cluster's units) */
 } dp_gantt_opts;
-int dp_gantt_svg(const char *path, const dp_sim *s, const int *assign,
-                 const dp_gantt_opts *opts, dp_error *err);
-int dp_gantt_svg_file(FILE *f, const dp_sim *s, const int *assign,
-                      const dp_gantt_opts *opts, dp_error *err);
+DPDEF int dp_gantt_svg(const char *path, const dp_sim *s, const int *assign,
+                       const dp_gantt_opts *opts, dp_error *err);
+DPDEF int dp_gantt_svg_file(FILE *f, const dp_sim *s, const int *assign,
+                            const dp_gantt_opts *opts, dp_error *err);
 
 /* ======================================================================
    >>api-gen
@@ -622,7 +644,7 @@ typedef struct dp_gen_opts {
                                 value for almost none                      */
     uint64_t seed;
 } dp_gen_opts;
-int dp_gen(dp_graph *g, const dp_gen_opts *opts, dp_error *err);
+DPDEF int dp_gen(dp_graph *g, const dp_gen_opts *opts, dp_error *err);
 
 /* ======================================================================
    >>api-learn
@@ -723,12 +745,12 @@ typedef struct dp_policy {
     double *sel, *plc;       /* flat parameter buffers (Placeto: sel NULL)  */
 } dp_policy;
 
-int  dp_policy_init(dp_policy *p, const dp_policy_opts *opts, dp_error *err);
-void dp_policy_free(dp_policy *p);
-int  dp_policy_save(const dp_policy *p, const char *path, dp_error *err);
+DPDEF int  dp_policy_init(dp_policy *p, const dp_policy_opts *opts, dp_error *err);
+DPDEF void dp_policy_free(dp_policy *p);
+DPDEF int  dp_policy_save(const dp_policy *p, const char *path, dp_error *err);
 /* Checks magic, version, algorithm, sizes and checksum. */
-int  dp_policy_load(dp_policy *p, const char *path, dp_error *err);
-int  dp_policy_load_mem(dp_policy *p, const void *buf, size_t len, const char *name, dp_error *err);
+DPDEF int  dp_policy_load(dp_policy *p, const char *path, dp_error *err);
+DPDEF int  dp_policy_load_mem(dp_policy *p, const void *buf, size_t len, const char *name, dp_error *err);
 
 /* Cost of a placement on some runtime (lower is better): the simulator by
    default, or a real executor. order[k] is the k-th op SEL chose. */
@@ -736,7 +758,7 @@ typedef int (*dp_cost_fn)(void *ctx, const dp_graph *g, const dp_cluster *c,
                           const int *assign, const int *order, double *cost, dp_error *err);
 
 typedef enum dp_stage { DP_STAGE_IL = 0, DP_STAGE_SIM, DP_STAGE_REAL, DP_STAGE__COUNT } dp_stage;
-const char *dp_stage_name(dp_stage s);     /* "il", "sim", "real" */
+DPDEF const char *dp_stage_name(dp_stage s);     /* "il", "sim", "real" */
 
 typedef struct dp_episode_info {
     dp_stage stage;
@@ -872,8 +894,8 @@ typedef struct dp_train_result {
    each on its own cluster (dp_train_opts.clusters; c may then be NULL). A
    DOPPLER policy does not depend on the device count; a Placeto policy
    needs every cluster to have its device count. */
-int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluster *c,
-             const dp_train_opts *opts, dp_train_result *res, dp_error *err);
+DPDEF int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluster *c,
+                   const dp_train_opts *opts, dp_train_result *res, dp_error *err);
 
 typedef struct dp_infer_opts {
     int      samples;        /* 0: greedy; K > 0: best of greedy and K samples */
@@ -885,12 +907,12 @@ typedef struct dp_infer_opts {
 /* Places g with the policy (either algorithm); order (may be NULL) gets
    SEL's op order, or for Placeto the order it visited the ops in. Placeto
    returns the best placement of its sweep (every step is simulated). */
-int dp_policy_place(const dp_policy *p, const dp_graph *g, const dp_cluster *c,
-                    const dp_infer_opts *opts, int *assign, int *order,
-                    double *makespan, dp_error *err);
+DPDEF int dp_policy_place(const dp_policy *p, const dp_graph *g, const dp_cluster *c,
+                          const dp_infer_opts *opts, int *assign, int *order,
+                          double *makespan, dp_error *err);
 
 /* Plot of cost / lower bound per episode, stage boundaries marked. */
-int dp_curve_svg(const char *path, const dp_episode_info *rec, int n, const char *title, dp_error *err);
+DPDEF int dp_curve_svg(const char *path, const dp_episode_info *rec, int n, const char *title, dp_error *err);
 
 /* ======================================================================
    >>api-exec
@@ -959,9 +981,9 @@ typedef struct dp_exec_result {
     int     gpus;              /* CUDA: GPUs the logical devices ran on; 0 CPU */
 } dp_exec_result;
 
-int  dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign,
-                 const dp_exec_opts *opts, dp_exec_result *res, dp_error *err);
-void dp_exec_result_free(dp_exec_result *res);
+DPDEF int  dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign,
+                       const dp_exec_opts *opts, dp_exec_result *res, dp_error *err);
+DPDEF void dp_exec_result_free(dp_exec_result *res);
 
 /* The FLOPs a real op of kind `kind` with a rows x cols output counts, as
    the workloads set compute and dp_calibrate_cpu measures speeds (a graph
@@ -971,14 +993,14 @@ void dp_exec_result_free(dp_exec_result *res);
    4 rows cols; softmax and layernorm 5 rows cols; gelu 8 rows cols; every
    other kind (input, mul, scale, relu, concat, split, transpose, copy)
    rows cols; opaque 0. */
-double dp_op_flops(dp_kind kind, int rows, int cols, int inner, int inputs);
+DPDEF double dp_op_flops(dp_kind kind, int rows, int cols, int inner, int inputs);
 /* Outputs of two runs of g (keep_outputs in both; got against the
    reference ref): max_err gets the largest |got - ref| over every element
    of every real sink, divided by that tensor's largest |ref| (1 when it is
    0); worst_op (may be NULL) the op where it is. NaN against a number
    counts as infinite. DP_ERR_ARG when an output is missing in either. */
-int  dp_exec_compare(const dp_graph *g, const dp_exec_result *got, const dp_exec_result *ref,
-                     double *max_err, int *worst_op, dp_error *err);
+DPDEF int  dp_exec_compare(const dp_graph *g, const dp_exec_result *got, const dp_exec_result *ref,
+                           double *max_err, int *worst_op, dp_error *err);
 /* The tolerance of dp_exec_compare between the CUDA and the CPU executor:
    both compute in float32, but the GPU sums matmul products with fused
    multiply-adds, softmax and norm rows in another order (32 lane partial
@@ -998,16 +1020,16 @@ int  dp_exec_compare(const dp_graph *g, const dp_exec_result *got, const dp_exec
    becomes the scale at which the graph's single-device time (each op on its
    fastest device) is 0.1 s; a zero *bytes_scale the one at which the
    largest buffer is at most 64 KiB (1 when it already is). */
-void   dp_exec_scales(const dp_graph *g, const dp_cluster *c, double *seconds_per_unit, double *bytes_scale);
+DPDEF void   dp_exec_scales(const dp_graph *g, const dp_cluster *c, double *seconds_per_unit, double *bytes_scale);
 /* Bytes of op's output buffer (real ops: rows x cols floats; opaque ops:
    out_bytes x bytes_scale rounded, at least 8), and of edge's copy (real
    source: its output; opaque: bytes x bytes_scale rounded, at least 8). */
-size_t dp_exec_op_bytes(const dp_graph *g, int op, double bytes_scale);
-size_t dp_exec_edge_bytes(const dp_graph *g, int edge, double bytes_scale);
+DPDEF size_t dp_exec_op_bytes(const dp_graph *g, int op, double bytes_scale);
+DPDEF size_t dp_exec_edge_bytes(const dp_graph *g, int edge, double bytes_scale);
 /* The contents of input op `op` at flat index i for a seed: uniform in
    [-1, 1), integer hashing then one float conversion (the CUDA executor's
    fill reproduces it bit for bit). */
-float  dp_input_value(uint64_t seed, int op, size_t i);
+DPDEF float  dp_input_value(uint64_t seed, int op, size_t i);
 
 /* The dispatcher of the runtime model, for executors that bring their own
    devices (doppler_cuda.cu is one; tests drive it with a simulated device).
@@ -1049,13 +1071,13 @@ typedef struct dp_dispatch_hooks {
     int    (*wait)(void *ctx, double deadline, int *done, int max, int *count, dp_error *err);
 } dp_dispatch_hooks;
 
-int dp_dispatch(const dp_graph *g, const dp_cluster *c, const int *assign, const dp_exec_opts *opts,
-                const dp_dispatch_hooks *hooks, double *peak_bytes, dp_error *err);
+DPDEF int dp_dispatch(const dp_graph *g, const dp_cluster *c, const int *assign, const dp_exec_opts *opts,
+                      const dp_dispatch_hooks *hooks, double *peak_bytes, dp_error *err);
 
 /* Checks the shapes of every real (non-opaque) op against its inputs;
    opaque ops are skipped. The executor runs real ops with the kernels of
    the kernels section and opaque ones as busy kernels. */
-int dp_graph_check_tensors(const dp_graph *g, dp_error *err);
+DPDEF int dp_graph_check_tensors(const dp_graph *g, dp_error *err);
 
 /* Block-partitioned ML workloads of real ops (inputs, matmul on blocks,
    reduction of partial sums, activations), in the manner of the DOPPLER
@@ -1076,8 +1098,8 @@ typedef struct dp_workload_opts {
     int batch;    /* 0 -> 64     */
     int layers;   /* 0 -> 3      */
 } dp_workload_opts;
-int dp_workload_parse(const char *name, dp_workload *out);  /* "chainmm" */
-int dp_gen_workload(dp_graph *g, const dp_workload_opts *opts, dp_error *err);
+DPDEF int dp_workload_parse(const char *name, dp_workload *out);  /* "chainmm" */
+DPDEF int dp_gen_workload(dp_graph *g, const dp_workload_opts *opts, dp_error *err);
 
 /* Measures this machine into a cluster of `devices` identical CPU devices
    (FLOP/s, bytes/s, seconds) so that the simulator predicts dp_exec_cpu's
@@ -1105,7 +1127,7 @@ typedef struct dp_calibrate_opts {
     int    sweeps;    /* CPU: passes, each point their median; 0 -> 5
                          (1..100). CUDA: ignored                       */
 } dp_calibrate_opts;
-int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *err);
+DPDEF int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *err);
 
 /* This machine's speed now against a calibration c from dp_calibrate_cpu
    (for a shared or virtual machine whose speed drifts: on ours the ops'
@@ -1118,7 +1140,7 @@ int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *e
    measured one for the two (1: as calibrated; 0.8: 20% slower). About
    2 x seconds. dp_cluster_scale_speed(c, -1, factor) then refreshes c's
    speeds; latency, bandwidth and overhead are not re-measured. */
-int dp_calibrate_cpu_speed(const dp_cluster *c, const dp_calibrate_opts *opts, double *factor, dp_error *err);
+DPDEF int dp_calibrate_cpu_speed(const dp_cluster *c, const dp_calibrate_opts *opts, double *factor, dp_error *err);
 
 /* ======================================================================
    >>api-cuda
@@ -1128,7 +1150,9 @@ int dp_calibrate_cpu_speed(const dp_cluster *c, const dp_calibrate_opts *opts, d
    one C file that defines DOPPLER_IMPLEMENTATION (it calls dp_check,
    dp_dispatch, dp_op_time and other public functions). One command:
        nvcc -O2 -I. -o prog prog.c doppler_cuda.cu -lpthread
-   (nvcc compiles prog.c as C with the host compiler).
+   (nvcc compiles prog.c as C with the host compiler). These functions
+   are always extern (no DPDEF): doppler_cuda.cu defines them, and needs
+   the library extern (not DOPPLER_STATIC).
    A failed CUDA call is reported as DP_ERR_DEVICE with
    "doppler_cuda.cu:LINE: CALL: MESSAGE (cudaErrorName)". A machine with no
    GPU or driver makes every call that needs one fail with DP_ERR_DEVICE and
@@ -1198,11 +1222,11 @@ void dp__cuda_host_kernel(const dp_graph *g, int v, const float *const *in, floa
    >>api-util
    ====================================================================== */
 typedef struct dp_rng { uint64_t s[4]; } dp_rng;
-void     dp_rng_seed(dp_rng *r, uint64_t seed);
-uint64_t dp_rng_next(dp_rng *r);
-double   dp_rng_uniform(dp_rng *r);            /* [0, 1)                */
-int      dp_rng_int(dp_rng *r, int n);         /* [0, n)                */
-double   dp_now(void);                         /* monotonic seconds     */
+DPDEF void     dp_rng_seed(dp_rng *r, uint64_t seed);
+DPDEF uint64_t dp_rng_next(dp_rng *r);
+DPDEF double   dp_rng_uniform(dp_rng *r);            /* [0, 1)                */
+DPDEF int      dp_rng_int(dp_rng *r, int n);         /* [0, n)                */
+DPDEF double   dp_now(void);                         /* monotonic seconds     */
 
 #ifdef __cplusplus
 }
@@ -1256,7 +1280,7 @@ extern "C" {
 static const char *dp__code_texts[] = { DP_CODES(DP__CODE_TEXT) };
 #undef DP__CODE_TEXT
 
-const char *dp_code_text(dp_code code)
+DPDEF const char *dp_code_text(dp_code code)
 {
     return (code >= 0 && code < DP_CODE__COUNT) ? dp__code_texts[code] : "unknown error";
 }
@@ -1307,7 +1331,7 @@ static char *dp__strdup(const char *s)
 }
 
 /* xoshiro256** seeded by splitmix64. */
-void dp_rng_seed(dp_rng *r, uint64_t seed)
+DPDEF void dp_rng_seed(dp_rng *r, uint64_t seed)
 {
     int i;
     for (i = 0; i < 4; i++) {
@@ -1320,7 +1344,7 @@ void dp_rng_seed(dp_rng *r, uint64_t seed)
 
 static uint64_t dp__rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
-uint64_t dp_rng_next(dp_rng *r)
+DPDEF uint64_t dp_rng_next(dp_rng *r)
 {
     uint64_t *s = r->s, res = dp__rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
     s[2] ^= s[0]; s[3] ^= s[1]; s[1] ^= s[2]; s[0] ^= s[3];
@@ -1328,14 +1352,14 @@ uint64_t dp_rng_next(dp_rng *r)
     return res;
 }
 
-double dp_rng_uniform(dp_rng *r) { return (double)(dp_rng_next(r) >> 11) * (1.0 / 9007199254740992.0); }
+DPDEF double dp_rng_uniform(dp_rng *r) { return (double)(dp_rng_next(r) >> 11) * (1.0 / 9007199254740992.0); }
 
-int dp_rng_int(dp_rng *r, int n)
+DPDEF int dp_rng_int(dp_rng *r, int n)
 {
     return n <= 1 ? 0 : (int)(((dp_rng_next(r) >> 32) * (uint64_t)n) >> 32);
 }
 
-double dp_now(void)
+DPDEF double dp_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -1551,7 +1575,7 @@ static int dp__out_close(dp__out *o, int rc, dp_error *err)
     return rc;
 }
 
-int dp_write_file(const char *path, dp_write_fn fn, void *ctx, dp_error *err)
+DPDEF int dp_write_file(const char *path, dp_write_fn fn, void *ctx, dp_error *err)
 {
     dp__out o;
     int rc;
@@ -1712,12 +1736,12 @@ static dp_code dp__count(const char *s, long long lo, long long hi, long long *o
 static const char *dp__kind_names[] = { DP_KINDS(DP__KIND_TEXT) };
 #undef DP__KIND_TEXT
 
-const char *dp_kind_name(dp_kind kind)
+DPDEF const char *dp_kind_name(dp_kind kind)
 {
     return ((int)kind >= 0 && kind < DP_KIND__COUNT) ? dp__kind_names[kind] : "?";
 }
 
-int dp_kind_parse(const char *name, dp_kind *out)
+DPDEF int dp_kind_parse(const char *name, dp_kind *out)
 {
     int k;
     for (k = 0; k < DP_KIND__COUNT; k++)
@@ -1839,7 +1863,7 @@ static int dp__index_find_edge(const dp_graph *g, int src, int dst, uint64_t h)
     return -1;
 }
 
-void dp_graph_init(dp_graph *g)
+DPDEF void dp_graph_init(dp_graph *g)
 {
     memset(g, 0, sizeof *g);
     g->unit_speed = 1.0;
@@ -1853,7 +1877,7 @@ static void dp__free_edge_set(dp_graph *g)
     g->dp__edges = NULL;
 }
 
-void dp_graph_free(dp_graph *g)
+DPDEF void dp_graph_free(dp_graph *g)
 {
     int i;
     if (!g) return;
@@ -1869,7 +1893,7 @@ void dp_graph_free(dp_graph *g)
     dp_graph_init(g);
 }
 
-int dp_graph_find(const dp_graph *g, const char *name)
+DPDEF int dp_graph_find(const dp_graph *g, const char *name)
 {
     return name ? dp__index_find_name(g, name, dp__hash_str(name)) : -1;
 }
@@ -1893,7 +1917,7 @@ static int dp__valid_name(const char *s)
     return 1;
 }
 
-int dp_graph_add_op(dp_graph *g, const dp_op_desc *op, int *id, dp_error *err)
+DPDEF int dp_graph_add_op(dp_graph *g, const dp_op_desc *op, int *id, dp_error *err)
 {
     char auto_name[32];
     const char *name;
@@ -1959,7 +1983,7 @@ int dp_graph_add_op(dp_graph *g, const dp_op_desc *op, int *id, dp_error *err)
     return 0;
 }
 
-int dp_graph_add_edge(dp_graph *g, int src, int dst, double bytes, dp_error *err)
+DPDEF int dp_graph_add_edge(dp_graph *g, int src, int dst, double bytes, dp_error *err)
 {
     uint64_t h;
     if (g->finalized) return dp__fail(err, DP_ERR_ARG, "graph already finalised; cannot add edge");
@@ -2138,7 +2162,7 @@ static int dp__check_times(const dp_graph *g, const dp_cluster *c, dp_error *err
     return 0;
 }
 
-int dp_graph_finalize(dp_graph *g, dp_error *err)
+DPDEF int dp_graph_finalize(dp_graph *g, dp_error *err)
 {
     int n = g->n_ops, m = g->n_edges, i, k, cnt = 0, rc;
     int *indeg = NULL, *heap = NULL;
@@ -2198,7 +2222,7 @@ fail:
     return rc;
 }
 
-int dp_graph_copy(dp_graph *dst, const dp_graph *src, dp_error *err)
+DPDEF int dp_graph_copy(dp_graph *dst, const dp_graph *src, dp_error *err)
 {
     int i, rc;
     dp_graph_init(dst);
@@ -2228,12 +2252,12 @@ fail:
    ====================================================================== */
 static const char *dp__format_names[] = { "auto", "native", "doppler", "stg" };
 
-const char *dp_format_name(dp_format fmt)
+DPDEF const char *dp_format_name(dp_format fmt)
 {
     return ((int)fmt >= 0 && fmt <= DP_FORMAT_STG) ? dp__format_names[fmt] : "?";
 }
 
-int dp_format_parse(const char *name, dp_format *out)
+DPDEF int dp_format_parse(const char *name, dp_format *out)
 {
     int i;
     for (i = 0; i <= (int)DP_FORMAT_STG; i++)
@@ -2241,7 +2265,7 @@ int dp_format_parse(const char *name, dp_format *out)
     return -1;
 }
 
-dp_format dp_format_from_path(const char *path)
+DPDEF dp_format dp_format_from_path(const char *path)
 {
     const char *dot = path ? strrchr(path, '.') : NULL;
     if (!dot) return DP_FORMAT_NATIVE;
@@ -2250,7 +2274,7 @@ dp_format dp_format_from_path(const char *path)
     return DP_FORMAT_NATIVE;
 }
 
-dp_format dp_format_detect(const char *buf, size_t len)
+DPDEF dp_format dp_format_detect(const char *buf, size_t len)
 {
     /* native: first token "doppler-graph". DOPPLER and STG both open with a
        lone integer; DOPPLER's next lines are comma-separated lists. */
@@ -2685,7 +2709,7 @@ static int dp__write_stg(const dp_graph *g, FILE *f, dp_error *err)
 }
 
 /* ---- entry points ------------------------------------------------------- */
-int dp_graph_read_mem(dp_graph *g, const char *buf, size_t len, const char *name, dp_format fmt, dp_error *err)
+DPDEF int dp_graph_read_mem(dp_graph *g, const char *buf, size_t len, const char *name, dp_format fmt, dp_error *err)
 {
     dp__text t;
     int rc;
@@ -2724,7 +2748,7 @@ int dp_graph_read_mem(dp_graph *g, const char *buf, size_t len, const char *name
     return rc;
 }
 
-int dp_graph_read(dp_graph *g, const char *path, dp_format fmt, dp_error *err)
+DPDEF int dp_graph_read(dp_graph *g, const char *path, dp_format fmt, dp_error *err)
 {
     char *buf;
     size_t len;
@@ -2736,7 +2760,7 @@ int dp_graph_read(dp_graph *g, const char *path, dp_format fmt, dp_error *err)
     return rc;
 }
 
-int dp_graph_write_file(const dp_graph *g, FILE *f, dp_format fmt, dp_error *err)
+DPDEF int dp_graph_write_file(const dp_graph *g, FILE *f, dp_format fmt, dp_error *err)
 {
     if (!g->finalized) return dp__fail(err, DP_ERR_ARG, "graph not finalised");
     switch (fmt) {
@@ -2748,7 +2772,7 @@ int dp_graph_write_file(const dp_graph *g, FILE *f, dp_format fmt, dp_error *err
     return dp__fail(err, DP_ERR_ARG, "unknown format %d", (int)fmt);
 }
 
-int dp_graph_write(const dp_graph *g, const char *path, dp_format fmt, dp_error *err)
+DPDEF int dp_graph_write(const dp_graph *g, const char *path, dp_format fmt, dp_error *err)
 {
     dp__out o;
     int rc;
@@ -2764,7 +2788,7 @@ int dp_graph_write(const dp_graph *g, const char *path, dp_format fmt, dp_error 
 }
 
 /* ---- assignments -------------------------------------------------------- */
-int dp_assign_read_mem(const char *buf, size_t len, const char *name, int n_ops, int n_devices, int *assign, dp_error *err)
+DPDEF int dp_assign_read_mem(const char *buf, size_t len, const char *name, int n_ops, int n_devices, int *assign, dp_error *err)
 {
     dp__text t;
     int rc, r, count = 0;
@@ -2800,7 +2824,7 @@ done:
     return rc;
 }
 
-int dp_assign_read(const char *path, int n_ops, int n_devices, int *assign, dp_error *err)
+DPDEF int dp_assign_read(const char *path, int n_ops, int n_devices, int *assign, dp_error *err)
 {
     char *buf;
     size_t len;
@@ -2811,7 +2835,7 @@ int dp_assign_read(const char *path, int n_ops, int n_devices, int *assign, dp_e
     return rc;
 }
 
-int dp_assign_write(const char *path, const int *assign, int n_ops, dp_error *err)
+DPDEF int dp_assign_write(const char *path, const int *assign, int n_ops, dp_error *err)
 {
     dp__out o;
     int rc, i;
@@ -2824,7 +2848,7 @@ int dp_assign_write(const char *path, const int *assign, int n_ops, dp_error *er
 /* ======================================================================
    >>cluster
    ====================================================================== */
-void dp_cluster_free(dp_cluster *c)
+DPDEF void dp_cluster_free(dp_cluster *c)
 {
     if (!c) return;
     DP_FREE(c->speed); DP_FREE(c->memory); DP_FREE(c->bandwidth); DP_FREE(c->latency); DP_FREE(c->name);
@@ -2832,7 +2856,7 @@ void dp_cluster_free(dp_cluster *c)
     memset(c, 0, sizeof *c);
 }
 
-int dp_cluster_homogeneous(dp_cluster *c, int n, double speed, double bandwidth, double latency, dp_error *err)
+DPDEF int dp_cluster_homogeneous(dp_cluster *c, int n, double speed, double bandwidth, double latency, dp_error *err)
 {
     int a, b;
     memset(c, 0, sizeof *c);
@@ -2865,13 +2889,13 @@ int dp_cluster_homogeneous(dp_cluster *c, int n, double speed, double bandwidth,
     return 0;
 }
 
-int dp_cluster_for_graph(dp_cluster *c, const dp_graph *g, int n, dp_error *err)
+DPDEF int dp_cluster_for_graph(dp_cluster *c, const dp_graph *g, int n, dp_error *err)
 {
     if (n <= 0) n = g->n_dev_time > 0 ? g->n_dev_time : 4;
     return dp_cluster_homogeneous(c, n, g->unit_speed, g->unit_bandwidth, 0.0, err);
 }
 
-int dp_cluster_preset(dp_cluster *c, const char *name, dp_error *err)
+DPDEF int dp_cluster_preset(dp_cluster *c, const char *name, dp_error *err)
 {
     long long n;
     memset(c, 0, sizeof *c);
@@ -2884,7 +2908,7 @@ int dp_cluster_preset(dp_cluster *c, const char *name, dp_error *err)
     return dp__fail(err, DP_ERR_ARG, "unknown cluster preset '%s' (known: reference, homogeneous:N)", name);
 }
 
-int dp_cluster_read_mem(dp_cluster *c, const char *buf, size_t len, const char *name, dp_error *err)
+DPDEF int dp_cluster_read_mem(dp_cluster *c, const char *buf, size_t len, const char *name, dp_error *err)
 {
     dp__text t;
     char *tok[DP__CL_TOKENS];
@@ -3047,7 +3071,7 @@ done:
     return rc;
 }
 
-int dp_cluster_read(dp_cluster *c, const char *path, dp_error *err)
+DPDEF int dp_cluster_read(dp_cluster *c, const char *path, dp_error *err)
 {
     char *buf;
     size_t len;
@@ -3087,7 +3111,7 @@ static void dp__cl_write_kind(FILE *f, const dp_cluster *c, int a, int k, const 
     }
 }
 
-int dp_cluster_write(const dp_cluster *c, const char *path, dp_error *err)
+DPDEF int dp_cluster_write(const dp_cluster *c, const char *path, dp_error *err)
 {
     dp__out o;
     int rc, a, b, k;
@@ -3110,7 +3134,7 @@ int dp_cluster_write(const dp_cluster *c, const char *path, dp_error *err)
     return dp__out_close(&o, 0, err);
 }
 
-int dp_cluster_set_curve(dp_cluster *c, int dev, dp_kind kind, const dp_speed_point *pts, int n, dp_error *err)
+DPDEF int dp_cluster_set_curve(dp_cluster *c, int dev, dp_kind kind, const dp_speed_point *pts, int n, dp_error *err)
 {
     int i, lo = dev, hi = dev;
     if (!c || c->n < 1 || !c->kind_speed || !c->curve || !c->curve_len) return dp__fail(err, DP_ERR_ARG, "set_curve: cluster missing or not made by dp_cluster_homogeneous/read");
@@ -3134,7 +3158,7 @@ int dp_cluster_set_curve(dp_cluster *c, int dev, dp_kind kind, const dp_speed_po
     return 0;
 }
 
-int dp_cluster_scale_speed(dp_cluster *c, int dev, double factor, dp_error *err)
+DPDEF int dp_cluster_scale_speed(dp_cluster *c, int dev, double factor, dp_error *err)
 {
     int d, k, i, lo = dev, hi = dev;
     if (!c || c->n < 1 || !c->speed) return dp__fail(err, DP_ERR_ARG, "scale_speed: cluster missing or without devices");
@@ -3153,7 +3177,7 @@ int dp_cluster_scale_speed(dp_cluster *c, int dev, double factor, dp_error *err)
     return 0;
 }
 
-int dp_check(const dp_graph *g, const dp_cluster *c, dp_error *err)
+DPDEF int dp_check(const dp_graph *g, const dp_cluster *c, dp_error *err)
 {
     int a, b;
     if (!g || !g->finalized) return dp__fail(err, DP_ERR_ARG, "graph missing or not finalised");
@@ -3181,7 +3205,7 @@ static double dp__curve_speed(const dp_speed_point *p, int n, double w)
     return p[lo].speed + f * (p[hi].speed - p[lo].speed);
 }
 
-double dp_op_time(const dp_graph *g, const dp_cluster *c, int op, int dev)
+DPDEF double dp_op_time(const dp_graph *g, const dp_cluster *c, int op, int dev)
 {
     double s = c->speed[dev], w = g->compute[op];
     if (g->n_dev_time) {
@@ -3196,13 +3220,13 @@ double dp_op_time(const dp_graph *g, const dp_cluster *c, int op, int dev)
     return (c->overhead ? c->overhead[dev] : 0.0) + w / s;
 }
 
-double dp_xfer_time(const dp_cluster *c, double bytes, int from, int to)
+DPDEF double dp_xfer_time(const dp_cluster *c, double bytes, int from, int to)
 {
     if (from == to) return 0.0;
     return c->latency[from * c->n + to] + bytes / c->bandwidth[from * c->n + to];
 }
 
-int dp_fastest_device(const dp_graph *g, const dp_cluster *c, int op)
+DPDEF int dp_fastest_device(const dp_graph *g, const dp_cluster *c, int op)
 {
     int d, best = 0;
     for (d = 1; d < c->n; d++)
@@ -3234,7 +3258,7 @@ typedef struct dp__sim_ws {
     const int *assign; const double *prio; dp_order order;
 } dp__sim_ws;
 
-void dp_sim_free(dp_sim *s)
+DPDEF void dp_sim_free(dp_sim *s)
 {
     dp__sim_ws *w;
     if (!s) return;
@@ -3249,7 +3273,7 @@ void dp_sim_free(dp_sim *s)
     memset(s, 0, sizeof *s);
 }
 
-int dp_sim_init(dp_sim *s, const dp_graph *g, const dp_cluster *c, dp_error *err)
+DPDEF int dp_sim_init(dp_sim *s, const dp_graph *g, const dp_cluster *c, dp_error *err)
 {
     dp__sim_ws *w;
     int rc, n, m, nd, v, d;
@@ -3369,7 +3393,7 @@ static void dp__arrive(dp__sim_ws *w, int v, double t)
     if (--w->pending[v] == 0) dp__q_push(w, w->assign[v], v);
 }
 
-int dp_sim_run(dp_sim *s, const int *assign, const dp_sim_opts *opts, dp_error *err)
+DPDEF int dp_sim_run(dp_sim *s, const int *assign, const dp_sim_opts *opts, dp_error *err)
 {
     static const dp_sim_opts defaults = { DP_ORDER_FIFO, NULL, 0 };
     dp__sim_ws *w = (dp__sim_ws *)s->dp__ws;
@@ -3480,7 +3504,7 @@ int dp_sim_run(dp_sim *s, const int *assign, const dp_sim_opts *opts, dp_error *
     return 0;
 }
 
-int dp_simulate(const dp_graph *g, const dp_cluster *c, const int *assign, const dp_sim_opts *opts, double *makespan, dp_error *err)
+DPDEF int dp_simulate(const dp_graph *g, const dp_cluster *c, const int *assign, const dp_sim_opts *opts, double *makespan, dp_error *err)
 {
     dp_sim s;
     int rc = dp_sim_init(&s, g, c, err);
@@ -3517,7 +3541,7 @@ static void dp__mean_link(const dp_cluster *c, double *lat, double *inv_bw)
     *inv_bw = sb / ((double)n * (n - 1));
 }
 
-int dp_blevel(const dp_graph *g, const dp_cluster *c, double *out)
+DPDEF int dp_blevel(const dp_graph *g, const dp_cluster *c, double *out)
 {
     double lat, ibw;
     int i, k;
@@ -3536,7 +3560,7 @@ int dp_blevel(const dp_graph *g, const dp_cluster *c, double *out)
     return 0;
 }
 
-int dp_tlevel(const dp_graph *g, const dp_cluster *c, double *out)
+DPDEF int dp_tlevel(const dp_graph *g, const dp_cluster *c, double *out)
 {
     double lat, ibw;
     int i, k;
@@ -3595,7 +3619,7 @@ static int dp__lower_bound(const dp_graph *g, const dp_cluster *c, double *lb, d
     return 0;
 }
 
-double dp_lower_bound(const dp_graph *g, const dp_cluster *c)
+DPDEF double dp_lower_bound(const dp_graph *g, const dp_cluster *c)
 {
     double cp, work;
     int depth;
@@ -3603,7 +3627,7 @@ double dp_lower_bound(const dp_graph *g, const dp_cluster *c)
     return cp > work ? cp : work;
 }
 
-int dp_graph_stats(const dp_graph *g, const dp_cluster *c, dp_stats *out)
+DPDEF int dp_graph_stats(const dp_graph *g, const dp_cluster *c, dp_stats *out)
 {
     int i, rc;
     memset(out, 0, sizeof *out);
@@ -3622,7 +3646,7 @@ int dp_graph_stats(const dp_graph *g, const dp_cluster *c, dp_stats *out)
     return 0;
 }
 
-int dp_static_memory(const dp_graph *g, const dp_cluster *c, const int *assign, double *bytes)
+DPDEF int dp_static_memory(const dp_graph *g, const dp_cluster *c, const int *assign, double *bytes)
 {
     int v, e;
     for (v = 0; v < c->n; v++) bytes[v] = 0;
@@ -3639,12 +3663,12 @@ int dp_static_memory(const dp_graph *g, const dp_cluster *c, const int *assign, 
 static const char *dp__method_names[] = { DP_METHODS(DP__METHOD_TEXT) };
 #undef DP__METHOD_TEXT
 
-const char *dp_method_name(dp_method m)
+DPDEF const char *dp_method_name(dp_method m)
 {
     return ((int)m >= 0 && m < DP_METHOD__COUNT) ? dp__method_names[m] : "?";
 }
 
-int dp_method_parse(const char *name, dp_method *out)
+DPDEF int dp_method_parse(const char *name, dp_method *out)
 {
     int i;
     for (i = 0; i < DP_METHOD__COUNT; i++)
@@ -3848,14 +3872,14 @@ done:
     return rc;
 }
 
-int dp_place_cp(const dp_graph *g, const dp_cluster *c, int *assign, int *order, double *schedule_length, dp_error *err)
+DPDEF int dp_place_cp(const dp_graph *g, const dp_cluster *c, int *assign, int *order, double *schedule_length, dp_error *err)
 {
     int rc = dp_check(g, c, err);
     return rc ? rc : dp__list_schedule(g, c, 0, assign, order, NULL, NULL, schedule_length, err);
 }
 
-int dp_place_heft(const dp_graph *g, const dp_cluster *c, int *assign, double *start, double *finish,
-                  double *schedule_length, dp_error *err)
+DPDEF int dp_place_heft(const dp_graph *g, const dp_cluster *c, int *assign, double *start, double *finish,
+                        double *schedule_length, dp_error *err)
 {
     int rc = dp_check(g, c, err);
     return rc ? rc : dp__list_schedule(g, c, 1, assign, NULL, start, finish, schedule_length, err);
@@ -3948,8 +3972,8 @@ done:
     return rc;
 }
 
-int dp_place(dp_method m, const dp_graph *g, const dp_cluster *c, const dp_place_opts *opts,
-             int *assign, dp_place_result *res, dp_error *err)
+DPDEF int dp_place(dp_method m, const dp_graph *g, const dp_cluster *c, const dp_place_opts *opts,
+                   int *assign, dp_place_result *res, dp_error *err)
 {
     dp_place_opts o;
     dp_sim sim;
@@ -4039,7 +4063,7 @@ static double dp__tick(double span, int n)
     return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
 }
 
-int dp_gantt_svg_file(FILE *f, const dp_sim *s, const int *assign, const dp_gantt_opts *opts, dp_error *err)
+DPDEF int dp_gantt_svg_file(FILE *f, const dp_sim *s, const int *assign, const dp_gantt_opts *opts, dp_error *err)
 {
     static const char *pal[] = { "#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#edc948",
                                  "#76b7b2", "#ff9da7", "#9c755f", "#e15759", "#bab0ac" };
@@ -4122,7 +4146,7 @@ int dp_gantt_svg_file(FILE *f, const dp_sim *s, const int *assign, const dp_gant
     return ferror(f) ? dp__fail(err, DP_ERR_IO, "gantt: write error") : 0;
 }
 
-int dp_gantt_svg(const char *path, const dp_sim *s, const int *assign, const dp_gantt_opts *opts, dp_error *err)
+DPDEF int dp_gantt_svg(const char *path, const dp_sim *s, const int *assign, const dp_gantt_opts *opts, dp_error *err)
 {
     dp__out o;
     int rc;
@@ -4134,7 +4158,7 @@ int dp_gantt_svg(const char *path, const dp_sim *s, const int *assign, const dp_
 /* ======================================================================
    >>gen
    ====================================================================== */
-int dp_gen(dp_graph *g, const dp_gen_opts *opts, dp_error *err)
+DPDEF int dp_gen(dp_graph *g, const dp_gen_opts *opts, dp_error *err)
 {
     dp_gen_opts o;
     dp_rng rng;
@@ -5645,7 +5669,7 @@ static int dp__pt_episode(dp__pctx *x, const dp_policy *p, const dp__roll_opts *
    >>train
    ====================================================================== */
 static const char *dp__stage_names[] = { "il", "sim", "real" };
-const char *dp_stage_name(dp_stage s) { return ((int)s >= 0 && s < DP_STAGE__COUNT) ? dp__stage_names[s] : "?"; }
+DPDEF const char *dp_stage_name(dp_stage s) { return ((int)s >= 0 && s < DP_STAGE__COUNT) ? dp__stage_names[s] : "?"; }
 
 static void dp__policy_sizes(const dp_policy_opts *o, int *n_sel, int *n_plc)
 {
@@ -5681,7 +5705,7 @@ static int dp__policy_alloc(dp_policy *p, const dp_policy_opts *opts, dp_error *
     return 0;
 }
 
-void dp_policy_free(dp_policy *p)
+DPDEF void dp_policy_free(dp_policy *p)
 {
     if (!p) return;
     DP_FREE(p->sel); DP_FREE(p->plc);
@@ -5710,7 +5734,7 @@ static void dp__init_gnn(double *W, int H, int K, dp_rng *r)
     }
 }
 
-int dp_policy_init(dp_policy *p, const dp_policy_opts *opts, dp_error *err)
+DPDEF int dp_policy_init(dp_policy *p, const dp_policy_opts *opts, dp_error *err)
 {
     dp__heads w;
     dp_rng r;
@@ -5867,8 +5891,8 @@ static void dp__select_offer(dp__select *s, const dp_policy *p, double score, in
     memcpy(s->plc, p->plc, sizeof(double) * (size_t)p->n_plc);
 }
 
-int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluster *c,
-             const dp_train_opts *opts, dp_train_result *res, dp_error *err)
+DPDEF int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluster *c,
+                   const dp_train_opts *opts, dp_train_result *res, dp_error *err)
 {
     static const double lr_def[DP_STAGE__COUNT] = { 1e-3, 5e-4, 5e-4 }, eps_def[DP_STAGE__COUNT] = { 1.0, 0.05, 0.05 };
     dp_train_opts o;
@@ -6288,8 +6312,8 @@ done:
     return rc;
 }
 
-int dp_policy_place(const dp_policy *p, const dp_graph *g, const dp_cluster *c, const dp_infer_opts *opts,
-                    int *assign, int *order, double *makespan, dp_error *err)
+DPDEF int dp_policy_place(const dp_policy *p, const dp_graph *g, const dp_cluster *c, const dp_infer_opts *opts,
+                          int *assign, int *order, double *makespan, dp_error *err)
 {
     dp__gctx x;
     dp_infer_opts o;
@@ -6353,7 +6377,7 @@ static uint64_t dp__fnv(const unsigned char *b, size_t n)
 static void dp__put(unsigned char **p, uint64_t v, int bytes) { int i; for (i = 0; i < bytes; i++) *(*p)++ = (unsigned char)(v >> (8 * i)); }
 static uint64_t dp__get(const unsigned char **p, int bytes) { uint64_t v = 0; int i; for (i = 0; i < bytes; i++) v |= (uint64_t)*(*p)++ << (8 * i); return v; }
 
-int dp_policy_save(const dp_policy *p, const char *path, dp_error *err)
+DPDEF int dp_policy_save(const dp_policy *p, const char *path, dp_error *err)
 {
     size_t n;
     unsigned char *buf, *q;
@@ -6388,7 +6412,7 @@ int dp_policy_save(const dp_policy *p, const char *path, dp_error *err)
     return dp__out_close(&o, rc, err);
 }
 
-int dp_policy_load_mem(dp_policy *p, const void *data, size_t len, const char *name, dp_error *err)
+DPDEF int dp_policy_load_mem(dp_policy *p, const void *data, size_t len, const char *name, dp_error *err)
 {
     const unsigned char *b = (const unsigned char *)data, *q = b;
     dp_policy_opts po;
@@ -6442,7 +6466,7 @@ int dp_policy_load_mem(dp_policy *p, const void *data, size_t len, const char *n
     return 0;
 }
 
-int dp_policy_load(dp_policy *p, const char *path, dp_error *err)
+DPDEF int dp_policy_load(dp_policy *p, const char *path, dp_error *err)
 {
     char *buf;
     size_t len;
@@ -6457,7 +6481,7 @@ int dp_policy_load(dp_policy *p, const char *path, dp_error *err)
 /* ======================================================================
    >>curves
    ====================================================================== */
-int dp_curve_svg(const char *path, const dp_episode_info *rec, int n, const char *title, dp_error *err)
+DPDEF int dp_curve_svg(const char *path, const dp_episode_info *rec, int n, const char *title, dp_error *err)
 {
     static const char *col[DP_STAGE__COUNT] = { "#4e79a7", "#f28e2b", "#59a14f" };
     dp__out o;
@@ -6514,7 +6538,7 @@ int dp_curve_svg(const char *path, const dp_episode_info *rec, int n, const char
    ====================================================================== */
 static int dp__is_real(const dp_graph *g, int v) { return g->kind[v] != DP_OP_OPAQUE; }
 
-int dp_graph_check_tensors(const dp_graph *g, dp_error *err)
+DPDEF int dp_graph_check_tensors(const dp_graph *g, dp_error *err)
 {
     int v, k;
     for (v = 0; v < g->n_ops; v++) {
@@ -6562,7 +6586,7 @@ int dp_graph_check_tensors(const dp_graph *g, dp_error *err)
     return 0;
 }
 
-double dp_op_flops(dp_kind kind, int rows, int cols, int inner, int inputs)
+DPDEF double dp_op_flops(dp_kind kind, int rows, int cols, int inner, int inputs)
 {
     double rc = (double)rows * cols;
     switch (kind) {
@@ -6586,7 +6610,7 @@ static float dp__input_value(uint64_t seed, int op, size_t i)
     return (float)((double)(z >> 11) * (2.0 / 9007199254740992.0) - 1.0);
 }
 
-float dp_input_value(uint64_t seed, int op, size_t i) { return dp__input_value(seed, op, i); }
+DPDEF float dp_input_value(uint64_t seed, int op, size_t i) { return dp__input_value(seed, op, i); }
 
 /* expf(z) with z clamped to [-87, ln FLT_MAX] and 0 below -87 (where
    expf would be subnormal or 0), computed without a branch on z; *big is
@@ -6858,14 +6882,14 @@ static void dp__wl_llama(dp__wb *b, int layer, int P, int B, int blk, int *x, in
 
 static const char *dp__wl_names[] = { "chainmm", "ffnn", "llama-block", "llama-layer" };
 
-int dp_workload_parse(const char *name, dp_workload *out)
+DPDEF int dp_workload_parse(const char *name, dp_workload *out)
 {
     int i;
     for (i = 0; i < 4; i++) if (!strcmp(name, dp__wl_names[i])) { *out = (dp_workload)i; return 0; }
     return -1;
 }
 
-int dp_gen_workload(dp_graph *g, const dp_workload_opts *opts, dp_error *err)
+DPDEF int dp_gen_workload(dp_graph *g, const dp_workload_opts *opts, dp_error *err)
 {
     dp_workload_opts o;
     dp__wb b;
@@ -7029,18 +7053,18 @@ static size_t dp__buf_bytes(double bytes, double scale)
 
 static size_t dp__ex_size(const dp__ex *x, double bytes) { return dp__buf_bytes(bytes, x->bscale); }
 
-size_t dp_exec_op_bytes(const dp_graph *g, int op, double bytes_scale)
+DPDEF size_t dp_exec_op_bytes(const dp_graph *g, int op, double bytes_scale)
 {
     return dp__is_real(g, op) ? sizeof(float) * (size_t)g->rows[op] * (size_t)g->cols[op] : dp__buf_bytes(g->out_bytes[op], bytes_scale);
 }
 
-size_t dp_exec_edge_bytes(const dp_graph *g, int edge, double bytes_scale)
+DPDEF size_t dp_exec_edge_bytes(const dp_graph *g, int edge, double bytes_scale)
 {
     int u = g->src[edge];
     return dp__is_real(g, u) ? dp_exec_op_bytes(g, u, bytes_scale) : dp__buf_bytes(g->bytes[edge], bytes_scale);
 }
 
-void dp_exec_scales(const dp_graph *g, const dp_cluster *c, double *seconds_per_unit, double *bytes_scale)
+DPDEF void dp_exec_scales(const dp_graph *g, const dp_cluster *c, double *seconds_per_unit, double *bytes_scale)
 {
     int v, k;
     if (seconds_per_unit && *seconds_per_unit == 0) {
@@ -7381,7 +7405,7 @@ static void *dp__ex_worker(void *arg)
     return NULL;
 }
 
-void dp_exec_result_free(dp_exec_result *r)
+DPDEF void dp_exec_result_free(dp_exec_result *r)
 {
     int v;
     if (!r) return;
@@ -7391,8 +7415,8 @@ void dp_exec_result_free(dp_exec_result *r)
     memset(r, 0, sizeof *r);
 }
 
-int dp_exec_compare(const dp_graph *g, const dp_exec_result *got, const dp_exec_result *ref,
-                    double *max_err, int *worst_op, dp_error *err)
+DPDEF int dp_exec_compare(const dp_graph *g, const dp_exec_result *got, const dp_exec_result *ref,
+                          double *max_err, int *worst_op, dp_error *err)
 {
     int v, worst = -1;
     double mx = 0;
@@ -7426,8 +7450,8 @@ int dp_exec_compare(const dp_graph *g, const dp_exec_result *got, const dp_exec_
     return 0;
 }
 
-int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const dp_exec_opts *opts,
-                dp_exec_result *res, dp_error *err)
+DPDEF int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const dp_exec_opts *opts,
+                      dp_exec_result *res, dp_error *err)
 {
     dp_exec_opts o;
     dp__ex x;
@@ -7727,8 +7751,8 @@ static int dp__dq_op_done(dp__dq *w, int v, double t)
     return 0;
 }
 
-int dp_dispatch(const dp_graph *g, const dp_cluster *c, const int *assign, const dp_exec_opts *opts,
-                const dp_dispatch_hooks *hooks, double *peak_bytes, dp_error *err)
+DPDEF int dp_dispatch(const dp_graph *g, const dp_cluster *c, const int *assign, const dp_exec_opts *opts,
+                      const dp_dispatch_hooks *hooks, double *peak_bytes, dp_error *err)
 {
     dp__dq w;
     double *bl = NULL, t;
@@ -8001,7 +8025,7 @@ static int dp__cal_overhead(int n, const dp_cluster *cn, double *per_op, dp_erro
     return rc;
 }
 
-int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *err)
+DPDEF int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *err)
 {
     enum { NS = 10, MAX_SWEEPS = 100 };
     dp_calibrate_opts o;
@@ -8124,7 +8148,7 @@ done:
     return rc;
 }
 
-int dp_calibrate_cpu_speed(const dp_cluster *c, const dp_calibrate_opts *opts, double *factor, dp_error *err)
+DPDEF int dp_calibrate_cpu_speed(const dp_cluster *c, const dp_calibrate_opts *opts, double *factor, dp_error *err)
 {
     static const dp_kind probe[2] = { DP_OP_MATMUL, DP_OP_ADD };
     dp_calibrate_opts o;
