@@ -47,17 +47,25 @@
    CONTENTS (grep for the anchor, e.g. ">>simulator")
      public API
        >>api-errors      dp_error, dp_code: every failure returns one
-       >>api-graph       dp_graph, op kinds, building a graph
-       >>api-formats     reading and writing graphs, assignments
-       >>api-cluster     dp_cluster, the cost model
+       >>api-graph       dp_graph, op kinds and a real op's FLOPs
+                         (dp_op_flops), building a graph
+       >>api-formats     reading and writing graphs and assignments,
+                         dp_write_file
+       >>api-cluster     dp_cluster, the cost model, measuring this machine
+                         into a cluster (dp_calibrate_cpu, _cpu_speed)
        >>api-simulator   dp_sim: the work-conserving discrete-event simulator
-       >>api-analysis    b-level, t-level, lower bound, statistics
+       >>api-analysis    b-level, t-level, lower bound, statistics, memory
        >>api-placers     heuristic placers: single .. anneal
        >>api-gantt       SVG Gantt chart
-       >>api-gen         random DAG families (DAGGEN style)
-       >>api-learn       DOPPLER: policies, training stages, checkpoints
-       >>api-exec        executors: options, results, the CPU executor, the dispatcher
+       >>api-gen         generated graphs: random DAG families (DAGGEN
+                         style), ML workloads of real ops (dp_gen_workload)
+       >>api-learn       DOPPLER and Placeto: policies, training, placing
+                         with a policy, policy files, training curves
+       >>api-exec        executors: options, results, the CPU executor,
+                         comparing outputs, buffer sizes and input values,
+                         the dispatcher, checking real ops' shapes
        >>api-cuda        the CUDA companion's C ABI (doppler_cuda.cu): the CUDA executor
+       >>api-util        dp_rng (xoshiro256**), dp_now
      implementation (under DOPPLER_IMPLEMENTATION), in data-flow order
        >>util            errors, rng, clock, file slurping, text scanning
        >>graph           building, validating, CSR adjacency, topo order
@@ -76,8 +84,9 @@
        >>train           Adam, the three stages, rollouts, greedy/sampled placement
        >>checkpoint      policy files
        >>curves          training-curve SVG
-       >>kernels         reference CPU semantics of every op kind
-       >>workloads       block-partitioned chainmm and ffnn graphs
+       >>kernels         reference CPU semantics of every op kind, their
+                         FLOPs (dp_op_flops), input values
+       >>workloads       block-partitioned chainmm, ffnn and llama graphs
        >>exec            the threaded CPU executor
        >>dispatch        the runtime model's dispatcher over an executor's hooks
        >>calibrate       measuring the CPU into a cluster file
@@ -276,6 +285,16 @@ typedef enum dp_kind { DP_KINDS(DP__KIND_ENUM) DP_KIND__COUNT } dp_kind;
 DPDEF const char *dp_kind_name(dp_kind kind);                 /* "matmul"      */
 DPDEF int         dp_kind_parse(const char *name, dp_kind *out); /* 0 if known */
 
+/* The FLOPs a real op of kind `kind` with a rows x cols output counts, as
+   the workloads set compute and dp_calibrate_cpu measures speeds (a graph
+   of real ops built by hand should use it too, so that a calibrated
+   cluster predicts it): matmul 2 rows inner cols (inner: the shared
+   dimension); add and reduce (inputs - 1) rows cols; silu and rmsnorm
+   4 rows cols; softmax and layernorm 5 rows cols; gelu 8 rows cols; every
+   other kind (input, mul, scale, relu, concat, split, transpose, copy)
+   rows cols; opaque 0. */
+DPDEF double dp_op_flops(dp_kind kind, int rows, int cols, int inner, int inputs);
+
 typedef enum dp_format {
     DP_FORMAT_AUTO = 0,  /* detect from the content (reading) or the name */
     DP_FORMAT_NATIVE,    /* doppler-graph text, see >>formats             */
@@ -471,6 +490,47 @@ DPDEF double dp_op_time(const dp_graph *g, const dp_cluster *c, int op, int dev)
 DPDEF double dp_xfer_time(const dp_cluster *c, double bytes, int from, int to);
 DPDEF int    dp_fastest_device(const dp_graph *g, const dp_cluster *c, int op);
 
+/* Measures this machine into a cluster of `devices` identical CPU devices
+   (FLOP/s, bytes/s, seconds) so that the simulator predicts dp_exec_cpu's
+   wall time for real-op graphs whose compute follows dp_op_flops: per op
+   kind, the speed curve of its executor path (kernel and output hash) on
+   side x side operands for sides 16, 32, ... up to `size`, with every
+   device's thread computing at once, each measurement the mean thread
+   CPU time per call (another process taking the CPU does not count: the
+   cluster describes the machine, not its load);
+   each point the median over `sweeps` passes over every kind and side
+   (this machine's speed moves by up to 45% for 100s of milliseconds at a
+   time: a pass that meets such a spell is outvoted);
+   the executor's per-op overhead (tiny ops, every device at once); and
+   the hand-off between two devices: latency from 1 x 1 chains alternating
+   between devices against the same on one device, bandwidth from the same
+   with side x side tensors (side at most 512), capped at memcpy's
+   bandwidth. Speed of opaque ops: the largest matmul's. About 16 kinds x
+   sides x sweeps x `seconds`, plus ~1 s (about 3.5 s by default). The
+   fields are not CPU-specific: a GPU calibration fills the same ones
+   (curves, overhead, latency, bandwidth). */
+typedef struct dp_calibrate_opts {
+    int    devices;   /* 0 -> 2                                       */
+    int    size;      /* largest tensor side; 0 -> 512 (8..2048)       */
+    double seconds;   /* per measurement; 0 -> 0.005 (CUDA: 0.05)       */
+    int    sweeps;    /* CPU: passes, each point their median; 0 -> 5
+                         (1..100). CUDA: ignored                       */
+} dp_calibrate_opts;
+DPDEF int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *err);
+
+/* This machine's speed now against a calibration c from dp_calibrate_cpu
+   (for a shared or virtual machine whose speed drifts: on ours the ops'
+   CPU time moved by up to 45% between a calibration and runs seconds
+   later, in spells of seconds). Measures, as dp_calibrate_cpu does, a
+   matmul (compute-bound) and an add (memory-bound) of side opts->size / 2
+   (256 by default) for opts->seconds each (0.005 by default), every
+   device's thread at once (c->n of them; opts->devices is ignored), and
+   sets *factor to the geometric mean of c's predicted time over the
+   measured one for the two (1: as calibrated; 0.8: 20% slower). About
+   2 x seconds. dp_cluster_scale_speed(c, -1, factor) then refreshes c's
+   speeds; latency, bandwidth and overhead are not re-measured. */
+DPDEF int dp_calibrate_cpu_speed(const dp_cluster *c, const dp_calibrate_opts *opts, double *factor, dp_error *err);
+
 /* ======================================================================
    >>api-simulator
    dp_sim_init allocates a workspace for one (graph, cluster) pair; every
@@ -645,6 +705,28 @@ typedef struct dp_gen_opts {
     uint64_t seed;
 } dp_gen_opts;
 DPDEF int dp_gen(dp_graph *g, const dp_gen_opts *opts, dp_error *err);
+
+/* Block-partitioned ML workloads of real ops (inputs, matmul on blocks,
+   reduction of partial sums, activations), in the manner of the DOPPLER
+   paper's families: chainmm (a chain of `layers` dim x dim matrix
+   products) and ffnn (`layers` layers relu(X W) on a batch x dim input),
+   every matrix cut into parts x parts blocks. Costs in FLOPs (units: 1e9
+   FLOP/s, 1e10 bytes/s). llama-block: one Llama-style block on a batch x
+   dim input in P column blocks (rmsnorm, Q/K/V block matmuls, P attention
+   heads of transpose, scores, scale, softmax, weighted sum; output
+   projection and residual; rmsnorm, gated SiLU MLP, residual);
+   llama-layer: `layers` such blocks stacked. Each block's attention is
+   over the batch rows (a sequence of `batch` tokens). */
+typedef enum dp_workload { DP_WL_CHAINMM = 0, DP_WL_FFNN, DP_WL_LLAMA_BLOCK, DP_WL_LLAMA_LAYER } dp_workload;
+typedef struct dp_workload_opts {
+    dp_workload kind;
+    int parts;    /* P; 0 -> 2   */
+    int dim;      /* 0 -> 256    */
+    int batch;    /* 0 -> 64     */
+    int layers;   /* 0 -> 3      */
+} dp_workload_opts;
+DPDEF int dp_workload_parse(const char *name, dp_workload *out);  /* "chainmm" */
+DPDEF int dp_gen_workload(dp_graph *g, const dp_workload_opts *opts, dp_error *err);
 
 /* ======================================================================
    >>api-learn
@@ -985,15 +1067,6 @@ DPDEF int  dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign
                        const dp_exec_opts *opts, dp_exec_result *res, dp_error *err);
 DPDEF void dp_exec_result_free(dp_exec_result *res);
 
-/* The FLOPs a real op of kind `kind` with a rows x cols output counts, as
-   the workloads set compute and dp_calibrate_cpu measures speeds (a graph
-   of real ops built by hand should use it too, so that a calibrated
-   cluster predicts it): matmul 2 rows inner cols (inner: the shared
-   dimension); add and reduce (inputs - 1) rows cols; silu and rmsnorm
-   4 rows cols; softmax and layernorm 5 rows cols; gelu 8 rows cols; every
-   other kind (input, mul, scale, relu, concat, split, transpose, copy)
-   rows cols; opaque 0. */
-DPDEF double dp_op_flops(dp_kind kind, int rows, int cols, int inner, int inputs);
 /* Outputs of two runs of g (keep_outputs in both; got against the
    reference ref): max_err gets the largest |got - ref| over every element
    of every real sink, divided by that tensor's largest |ref| (1 when it is
@@ -1078,69 +1151,6 @@ DPDEF int dp_dispatch(const dp_graph *g, const dp_cluster *c, const int *assign,
    opaque ops are skipped. The executor runs real ops with the kernels of
    the kernels section and opaque ones as busy kernels. */
 DPDEF int dp_graph_check_tensors(const dp_graph *g, dp_error *err);
-
-/* Block-partitioned ML workloads of real ops (inputs, matmul on blocks,
-   reduction of partial sums, activations), in the manner of the DOPPLER
-   paper's families: chainmm (a chain of `layers` dim x dim matrix
-   products) and ffnn (`layers` layers relu(X W) on a batch x dim input),
-   every matrix cut into parts x parts blocks. Costs in FLOPs (units: 1e9
-   FLOP/s, 1e10 bytes/s). llama-block: one Llama-style block on a batch x
-   dim input in P column blocks (rmsnorm, Q/K/V block matmuls, P attention
-   heads of transpose, scores, scale, softmax, weighted sum; output
-   projection and residual; rmsnorm, gated SiLU MLP, residual);
-   llama-layer: `layers` such blocks stacked. Each block's attention is
-   over the batch rows (a sequence of `batch` tokens). */
-typedef enum dp_workload { DP_WL_CHAINMM = 0, DP_WL_FFNN, DP_WL_LLAMA_BLOCK, DP_WL_LLAMA_LAYER } dp_workload;
-typedef struct dp_workload_opts {
-    dp_workload kind;
-    int parts;    /* P; 0 -> 2   */
-    int dim;      /* 0 -> 256    */
-    int batch;    /* 0 -> 64     */
-    int layers;   /* 0 -> 3      */
-} dp_workload_opts;
-DPDEF int dp_workload_parse(const char *name, dp_workload *out);  /* "chainmm" */
-DPDEF int dp_gen_workload(dp_graph *g, const dp_workload_opts *opts, dp_error *err);
-
-/* Measures this machine into a cluster of `devices` identical CPU devices
-   (FLOP/s, bytes/s, seconds) so that the simulator predicts dp_exec_cpu's
-   wall time for real-op graphs whose compute follows dp_op_flops: per op
-   kind, the speed curve of its executor path (kernel and output hash) on
-   side x side operands for sides 16, 32, ... up to `size`, with every
-   device's thread computing at once, each measurement the mean thread
-   CPU time per call (another process taking the CPU does not count: the
-   cluster describes the machine, not its load);
-   each point the median over `sweeps` passes over every kind and side
-   (this machine's speed moves by up to 45% for 100s of milliseconds at a
-   time: a pass that meets such a spell is outvoted);
-   the executor's per-op overhead (tiny ops, every device at once); and
-   the hand-off between two devices: latency from 1 x 1 chains alternating
-   between devices against the same on one device, bandwidth from the same
-   with side x side tensors (side at most 512), capped at memcpy's
-   bandwidth. Speed of opaque ops: the largest matmul's. About 16 kinds x
-   sides x sweeps x `seconds`, plus ~1 s (about 3.5 s by default). The
-   fields are not CPU-specific: a GPU calibration fills the same ones
-   (curves, overhead, latency, bandwidth). */
-typedef struct dp_calibrate_opts {
-    int    devices;   /* 0 -> 2                                       */
-    int    size;      /* largest tensor side; 0 -> 512 (8..2048)       */
-    double seconds;   /* per measurement; 0 -> 0.005 (CUDA: 0.05)       */
-    int    sweeps;    /* CPU: passes, each point their median; 0 -> 5
-                         (1..100). CUDA: ignored                       */
-} dp_calibrate_opts;
-DPDEF int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *err);
-
-/* This machine's speed now against a calibration c from dp_calibrate_cpu
-   (for a shared or virtual machine whose speed drifts: on ours the ops'
-   CPU time moved by up to 45% between a calibration and runs seconds
-   later, in spells of seconds). Measures, as dp_calibrate_cpu does, a
-   matmul (compute-bound) and an add (memory-bound) of side opts->size / 2
-   (256 by default) for opts->seconds each (0.005 by default), every
-   device's thread at once (c->n of them; opts->devices is ignored), and
-   sets *factor to the geometric mean of c's predicted time over the
-   measured one for the two (1: as calibrated; 0.8: 20% slower). About
-   2 x seconds. dp_cluster_scale_speed(c, -1, factor) then refreshes c's
-   speeds; latency, bandwidth and overhead are not re-measured. */
-DPDEF int dp_calibrate_cpu_speed(const dp_cluster *c, const dp_calibrate_opts *opts, double *factor, dp_error *err);
 
 /* ======================================================================
    >>api-cuda
