@@ -1340,16 +1340,20 @@ static char *dp__strdup(const char *s)
     return p;
 }
 
+/* splitmix64's mixing step: the rng's seeding, the hashes of names and
+   edges (>>graph) and the executors' input values (>>kernels) all use it */
+static uint64_t dp__mix(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
 /* xoshiro256** seeded by splitmix64. */
 DPDEF void dp_rng_seed(dp_rng *r, uint64_t seed)
 {
     int i;
-    for (i = 0; i < 4; i++) {
-        uint64_t z = (seed += 0x9e3779b97f4a7c15ULL);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-        r->s[i] = z ^ (z >> 31);
-    }
+    for (i = 0; i < 4; i++) r->s[i] = dp__mix(seed += 0x9e3779b97f4a7c15ULL);
 }
 
 static uint64_t dp__rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
@@ -1802,13 +1806,6 @@ static int dp__grow(void *arrp, size_t elem, size_t need)
    name, the edge's endpoints), so the table holds no strings. Growing is
    its only allocation and is done before anything else changes. */
 typedef struct dp__index { size_t cap; uint64_t *slot; } dp__index;
-
-static uint64_t dp__mix(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
 
 static uint64_t dp__hash_str(const char *s)
 {
@@ -6613,10 +6610,7 @@ DPDEF double dp_op_flops(dp_kind kind, int rows, int cols, int inner, int inputs
 /* Input tensors: uniform in [-1, 1) from (seed, op, index). */
 static float dp__input_value(uint64_t seed, int op, size_t i)
 {
-    uint64_t z = seed ^ ((uint64_t)op << 32) ^ (uint64_t)i;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    z ^= z >> 31;
+    uint64_t z = dp__mix(seed ^ ((uint64_t)op << 32) ^ (uint64_t)i);
     return (float)((double)(z >> 11) * (2.0 / 9007199254740992.0) - 1.0);
 }
 
