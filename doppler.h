@@ -66,6 +66,8 @@
                          the dispatcher, checking real ops' shapes
        >>api-cuda        the CUDA companion's C ABI (doppler_cuda.cu): the CUDA executor
        >>api-util        dp_rng (xoshiro256**), dp_now
+       >>internal        not API: dp__ functions shared with doppler_cuda.cu
+                         and the tests
      implementation (under DOPPLER_IMPLEMENTATION), in data-flow order
        >>util            errors, rng, clock, file slurping, text scanning
        >>graph           building, validating, CSR adjacency, topo order
@@ -1222,12 +1224,6 @@ int dp_exec_cuda(const dp_graph *g, const dp_cluster *c, const int *assign,
    alternating between two logical devices against one on a single one). */
 int dp_calibrate_cuda(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *err);
 
-/* Testing hook: op v's GPU algorithm run on the host with the same
-   element, index and row functions as the kernels (lane partial sums and
-   the butterfly emulated), so that it equals the GPU's output bit for bit
-   except for expf/tanhf (libm's here). Needs no GPU. */
-void dp__cuda_host_kernel(const dp_graph *g, int v, const float *const *in, float *out, uint64_t seed);
-
 /* ======================================================================
    >>api-util
    ====================================================================== */
@@ -1237,6 +1233,23 @@ DPDEF uint64_t dp_rng_next(dp_rng *r);
 DPDEF double   dp_rng_uniform(dp_rng *r);            /* [0, 1)                */
 DPDEF int      dp_rng_int(dp_rng *r, int n);         /* [0, n)                */
 DPDEF double   dp_now(void);                         /* monotonic seconds     */
+
+/* ======================================================================
+   >>internal
+   Not API: private (dp__) functions that doppler_cuda.cu and the tests
+   share with the implementation. Declared here so that one header
+   serves; they may change at any time.
+   ====================================================================== */
+/* Fills err (may be NULL) with code and the printf-style message and
+   returns code: the one formatter of every failure message, the library's
+   and doppler_cuda.cu's. */
+DPDEF int dp__fail(dp_error *err, dp_code code, const char *fmt, ...);
+/* Defined in doppler_cuda.cu (so extern always, no DPDEF), for
+   tests/test_cuda.c: op v's GPU algorithm run on the host with the same
+   element, index and row functions as the kernels (lane partial sums and
+   the butterfly emulated), so that it equals the GPU's output bit for bit
+   except for expf/tanhf (libm's here). Needs no GPU. */
+void dp__cuda_host_kernel(const dp_graph *g, int v, const float *const *in, float *out, uint64_t seed);
 
 #ifdef __cplusplus
 }
@@ -1295,17 +1308,26 @@ DPDEF const char *dp_code_text(dp_code code)
     return (code >= 0 && code < DP_CODE__COUNT) ? dp__code_texts[code] : "unknown error";
 }
 
-/* Fill err (may be NULL) and return code. Every failure goes through here. */
-static int dp__fail(dp_error *err, dp_code code, const char *fmt, ...)
+/* Fill err (may be NULL) and return code. Every failure goes through
+   here: dp__fail (>>internal), the executor's dp__ex_fail and, through
+   dp__fail, doppler_cuda.cu. */
+static int dp__vfail(dp_error *err, dp_code code, const char *fmt, va_list ap)
 {
     if (err) {
-        va_list ap;
-        va_start(ap, fmt);
         err->code = code;
         vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-        va_end(ap);
     }
     return (int)code;
+}
+
+DPDEF int dp__fail(dp_error *err, dp_code code, const char *fmt, ...)
+{
+    va_list ap;
+    int rc;
+    va_start(ap, fmt);
+    rc = dp__vfail(err, code, fmt, ap);
+    va_end(ap);
+    return rc;
 }
 
 static void dp__ok(dp_error *err)
@@ -7040,8 +7062,7 @@ static void dp__ex_fail(dp__ex *x, dp_code code, const char *fmt, ...)   /* unde
     if (!x->failed && x->err) {
         va_list ap;
         va_start(ap, fmt);
-        x->err->code = code;
-        vsnprintf(x->err->msg, sizeof x->err->msg, fmt, ap);
+        dp__vfail(x->err, code, fmt, ap);
         va_end(ap);
     }
     x->failed = 1; x->stop = 1;
