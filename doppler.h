@@ -5,9 +5,13 @@
        #include "doppler.h"
 
    and include it without the define everywhere else. The implementation
-   needs stb_ds (Debian package libstb-dev, header <stb/stb_ds.h>) and
-   POSIX threads (link with -lm -pthread); the header part needs nothing
-   but the C standard library.
+   needs the C standard library and POSIX threads (link with -lm -pthread):
+
+       cc -std=gnu11 -O2 -o prog prog.c -lm -pthread
+
+   the header part needs nothing but the C standard library. See LINKAGE
+   for linking doppler into a program that has its own stb_ds, and for
+   DOPPLER_STATIC.
 
    WHAT IT DOES
    Given a dataflow graph (a DAG of ops, each with a compute cost, each edge
@@ -45,17 +49,27 @@
    CONTENTS (grep for the anchor, e.g. ">>simulator")
      public API
        >>api-errors      dp_error, dp_code: every failure returns one
-       >>api-graph       dp_graph, op kinds, building a graph
-       >>api-formats     reading and writing graphs, assignments
-       >>api-cluster     dp_cluster, the cost model
+       >>api-graph       dp_graph, op kinds and a real op's FLOPs
+                         (dp_op_flops), building a graph
+       >>api-formats     reading and writing graphs and assignments,
+                         dp_write_file
+       >>api-cluster     dp_cluster, the cost model, measuring this machine
+                         into a cluster (dp_calibrate_cpu, _cpu_speed)
        >>api-simulator   dp_sim: the work-conserving discrete-event simulator
-       >>api-analysis    b-level, t-level, lower bound, statistics
+       >>api-analysis    b-level, t-level, lower bound, statistics, memory
        >>api-placers     heuristic placers: single .. anneal
        >>api-gantt       SVG Gantt chart
-       >>api-gen         random DAG families (DAGGEN style)
-       >>api-learn       DOPPLER: policies, training stages, checkpoints
-       >>api-exec        executors: options, results, the CPU executor, the dispatcher
+       >>api-gen         generated graphs: random DAG families (DAGGEN
+                         style), ML workloads of real ops (dp_gen_workload)
+       >>api-learn       DOPPLER and Placeto: policies, training, placing
+                         with a policy, policy files, training curves
+       >>api-exec        executors: options, results, the CPU executor,
+                         comparing outputs, buffer sizes and input values,
+                         the dispatcher, checking real ops' shapes
        >>api-cuda        the CUDA companion's C ABI (doppler_cuda.cu): the CUDA executor
+       >>api-util        dp_rng (xoshiro256**), dp_now
+       >>internal        not API: dp__ functions shared with doppler_cuda.cu
+                         and the tests
      implementation (under DOPPLER_IMPLEMENTATION), in data-flow order
        >>util            errors, rng, clock, file slurping, text scanning
        >>graph           building, validating, CSR adjacency, topo order
@@ -74,8 +88,9 @@
        >>train           Adam, the three stages, rollouts, greedy/sampled placement
        >>checkpoint      policy files
        >>curves          training-curve SVG
-       >>kernels         reference CPU semantics of every op kind
-       >>workloads       block-partitioned chainmm and ffnn graphs
+       >>kernels         reference CPU semantics of every op kind, their
+                         FLOPs (dp_op_flops), input values
+       >>workloads       block-partitioned chainmm, ffnn and llama graphs
        >>exec            the threaded CPU executor
        >>dispatch        the runtime model's dispatcher over an executor's hooks
        >>calibrate       measuring the CPU into a cluster file
@@ -100,8 +115,8 @@
      safe; an assignment is written only when a placer succeeds.
    - Allocation: define DP_MALLOC, DP_REALLOC and DP_FREE (and optionally
      DP_CALLOC) before the implementation to use your own allocator; every
-     allocation goes through them, stb_ds's and the executor threads'
-     included (so they must be thread-safe). A failed allocation anywhere
+     allocation goes through them, the executor threads' included (so
+     they must be thread-safe). A failed allocation anywhere
      returns DP_ERR_NOMEM with a message and leaks nothing; no output file
      is left behind (tests/test_alloc.c fails every allocation in turn).
    - Descriptor structs are zero-means-default: {0} gives sensible values.
@@ -112,6 +127,27 @@
      never leaves a partial output file behind; a symbolic link is written
      through (the rule applied to its target), a device or a FIFO
      (/dev/null, /dev/stdout) in place, never replaced (dp_write_file).
+
+   LINKAGE
+   - DPDEF marks every public function: extern by default. Define
+     DOPPLER_STATIC with DOPPLER_IMPLEMENTATION, before the first include
+     of doppler.h in that file, to make them all static: the library is
+     then private to that translation unit, and several translation units
+     of one program may each compile their own copy (tests/test_static.c).
+     Or define DPDEF yourself (a visibility attribute, say). The CUDA
+     companion (>>api-cuda) is always extern and needs the extern library:
+     DOPPLER_STATIC does not apply to it.
+   - doppler.h neither includes nor compiles stb_ds (nor any other
+     library): its growable arrays and its index of names are its own, so
+     that every growth can fail with DP_ERR_NOMEM (stb_ds's arrput cannot).
+     A program that uses stb_ds compiles its implementation itself, as
+     stb_ds says (STB_DS_IMPLEMENTATION in one file), with or without
+     doppler's in that file, and its STBDS_REALLOC/STBDS_FREE are its own:
+     doppler's allocations never go through them, stb_ds's never through
+     DP_MALLOC (tests/test_stb_ds.c).
+   - Under C++ every declaration has C linkage (extern "C"); the
+     implementation compiles as C (-std=gnu11; not -std=c11: it uses POSIX
+     calls) and as C++.
 
    LIMITS (past one: DP_ERR_LIMIT, checked before anything is sized by it)
      DP_MAX_OPS      2^22 ops in a graph (STG: tasks plus the entry and exit
@@ -176,6 +212,19 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* DPDEF: the linkage of every public function (see LINKAGE above). */
+#ifndef DPDEF
+#ifdef DOPPLER_STATIC
+#if defined(__GNUC__) || defined(__clang__)
+#define DPDEF static __attribute__((unused))   /* a program need not call them all */
+#else
+#define DPDEF static
+#endif
+#else
+#define DPDEF extern
+#endif
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -216,7 +265,7 @@ typedef struct dp_error {
     char    msg[512];   /* "file:line: what, naming the value at fault"  */
 } dp_error;
 
-const char *dp_code_text(dp_code code);   /* "parse error", ...          */
+DPDEF const char *dp_code_text(dp_code code);   /* "parse error", ...          */
 
 /* ======================================================================
    >>api-graph
@@ -237,8 +286,18 @@ const char *dp_code_text(dp_code code);   /* "parse error", ...          */
 typedef enum dp_kind { DP_KINDS(DP__KIND_ENUM) DP_KIND__COUNT } dp_kind;
 #undef DP__KIND_ENUM
 
-const char *dp_kind_name(dp_kind kind);                 /* "matmul"      */
-int         dp_kind_parse(const char *name, dp_kind *out); /* 0 if known */
+DPDEF const char *dp_kind_name(dp_kind kind);                 /* "matmul"      */
+DPDEF int         dp_kind_parse(const char *name, dp_kind *out); /* 0 if known */
+
+/* The FLOPs a real op of kind `kind` with a rows x cols output counts, as
+   the workloads set compute and dp_calibrate_cpu measures speeds (a graph
+   of real ops built by hand should use it too, so that a calibrated
+   cluster predicts it): matmul 2 rows inner cols (inner: the shared
+   dimension); add and reduce (inputs - 1) rows cols; silu and rmsnorm
+   4 rows cols; softmax and layernorm 5 rows cols; gelu 8 rows cols; every
+   other kind (input, mul, scale, relu, concat, split, transpose, copy)
+   rows cols; opaque 0. */
+DPDEF double dp_op_flops(dp_kind kind, int rows, int cols, int inner, int inputs);
 
 typedef enum dp_format {
     DP_FORMAT_AUTO = 0,  /* detect from the content (reading) or the name */
@@ -284,19 +343,19 @@ typedef struct dp_op_desc {
     int          n_dev_time;
 } dp_op_desc;
 
-void dp_graph_init(dp_graph *g);           /* empty graph, units 1 and 1 */
-int  dp_graph_add_op(dp_graph *g, const dp_op_desc *op, int *id, dp_error *err);
-int  dp_graph_add_edge(dp_graph *g, int src, int dst, double bytes, dp_error *err);
-int  dp_graph_find(const dp_graph *g, const char *name);   /* id or -1 */
+DPDEF void dp_graph_init(dp_graph *g);           /* empty graph, units 1 and 1 */
+DPDEF int  dp_graph_add_op(dp_graph *g, const dp_op_desc *op, int *id, dp_error *err);
+DPDEF int  dp_graph_add_edge(dp_graph *g, int src, int dst, double bytes, dp_error *err);
+DPDEF int  dp_graph_find(const dp_graph *g, const char *name);   /* id or -1 */
 /* Validates (cycles, naming an op on one), builds adjacency and topo.
    Refuses with DP_ERR_RANGE, naming the op or edge where a sum first is
    not finite, a graph whose total compute, output and workspace bytes or
    edge bytes overflow, or whose times in its own units (see dp_check) do:
    each cost finite, their sum inf (two ops of 1e308) is refused too. */
-int  dp_graph_finalize(dp_graph *g, dp_error *err);
-void dp_graph_free(dp_graph *g);
+DPDEF int  dp_graph_finalize(dp_graph *g, dp_error *err);
+DPDEF void dp_graph_free(dp_graph *g);
 /* Deep copy of a finalised graph. */
-int  dp_graph_copy(dp_graph *dst, const dp_graph *src, dp_error *err);
+DPDEF int  dp_graph_copy(dp_graph *dst, const dp_graph *src, dp_error *err);
 
 /* ======================================================================
    >>api-formats
@@ -318,22 +377,22 @@ int  dp_graph_copy(dp_graph *dst, const dp_graph *src, dp_error *err);
    Every text input (graphs, assignments, clusters) may end its lines in
    CRLF and start with a UTF-8 byte-order mark, which is skipped.
    ====================================================================== */
-int dp_graph_read(dp_graph *g, const char *path, dp_format fmt, dp_error *err);
-int dp_graph_read_mem(dp_graph *g, const char *buf, size_t len,
-                      const char *name, dp_format fmt, dp_error *err);
-int dp_graph_write(const dp_graph *g, const char *path, dp_format fmt, dp_error *err);
-int dp_graph_write_file(const dp_graph *g, FILE *f, dp_format fmt, dp_error *err);
+DPDEF int dp_graph_read(dp_graph *g, const char *path, dp_format fmt, dp_error *err);
+DPDEF int dp_graph_read_mem(dp_graph *g, const char *buf, size_t len,
+                            const char *name, dp_format fmt, dp_error *err);
+DPDEF int dp_graph_write(const dp_graph *g, const char *path, dp_format fmt, dp_error *err);
+DPDEF int dp_graph_write_file(const dp_graph *g, FILE *f, dp_format fmt, dp_error *err);
 /* DP_FORMAT_AUTO when the content is none of the three. */
-dp_format   dp_format_detect(const char *buf, size_t len);
+DPDEF dp_format   dp_format_detect(const char *buf, size_t len);
 /* .stg -> STG; .txt, .doppler -> DOPPLER; anything else -> native. */
-dp_format   dp_format_from_path(const char *path);
-int         dp_format_parse(const char *name, dp_format *out);  /* "stg" */
-const char *dp_format_name(dp_format fmt);
+DPDEF dp_format   dp_format_from_path(const char *path);
+DPDEF int         dp_format_parse(const char *name, dp_format *out);  /* "stg" */
+DPDEF const char *dp_format_name(dp_format fmt);
 
-int dp_assign_read(const char *path, int n_ops, int n_devices, int *assign, dp_error *err);
-int dp_assign_read_mem(const char *buf, size_t len, const char *name,
-                       int n_ops, int n_devices, int *assign, dp_error *err);
-int dp_assign_write(const char *path, const int *assign, int n_ops, dp_error *err);
+DPDEF int dp_assign_read(const char *path, int n_ops, int n_devices, int *assign, dp_error *err);
+DPDEF int dp_assign_read_mem(const char *buf, size_t len, const char *name,
+                             int n_ops, int n_devices, int *assign, dp_error *err);
+DPDEF int dp_assign_write(const char *path, const int *assign, int n_ops, dp_error *err);
 
 /* Output files. Every file the library writes (graphs, assignments,
    clusters, policies, SVGs) and dp_write_file follow one rule:
@@ -350,7 +409,7 @@ int dp_assign_write(const char *path, const int *assign, int n_ops, dp_error *er
    content and closes it; a nonzero return from fn fails the call (and
    leaves a regular PATH as it was). */
 typedef int (*dp_write_fn)(void *ctx, FILE *f, dp_error *err);
-int dp_write_file(const char *path, dp_write_fn fn, void *ctx, dp_error *err);
+DPDEF int dp_write_file(const char *path, dp_write_fn fn, void *ctx, dp_error *err);
 
 /* ======================================================================
    >>api-cluster
@@ -403,37 +462,78 @@ typedef struct dp_cluster {
     int    *curve_len;      /* [n * DP_KIND__COUNT] points; 0 = no curve   */
 } dp_cluster;
 
-int  dp_cluster_homogeneous(dp_cluster *c, int n, double speed, double bandwidth,
-                            double latency, dp_error *err);
+DPDEF int  dp_cluster_homogeneous(dp_cluster *c, int n, double speed, double bandwidth,
+                                  double latency, dp_error *err);
 /* n devices in the graph's own units (DOPPLER files: 1e10 and 1e10);
    n <= 0: as many as the graph has per-device times for, else 4. */
-int  dp_cluster_for_graph(dp_cluster *c, const dp_graph *g, int n, dp_error *err);
-int  dp_cluster_preset(dp_cluster *c, const char *name, dp_error *err);
-int  dp_cluster_read(dp_cluster *c, const char *path, dp_error *err);
-int  dp_cluster_read_mem(dp_cluster *c, const char *buf, size_t len,
-                         const char *name, dp_error *err);
-int  dp_cluster_write(const dp_cluster *c, const char *path, dp_error *err);
-void dp_cluster_free(dp_cluster *c);
+DPDEF int  dp_cluster_for_graph(dp_cluster *c, const dp_graph *g, int n, dp_error *err);
+DPDEF int  dp_cluster_preset(dp_cluster *c, const char *name, dp_error *err);
+DPDEF int  dp_cluster_read(dp_cluster *c, const char *path, dp_error *err);
+DPDEF int  dp_cluster_read_mem(dp_cluster *c, const char *buf, size_t len,
+                               const char *name, dp_error *err);
+DPDEF int  dp_cluster_write(const dp_cluster *c, const char *path, dp_error *err);
+DPDEF void dp_cluster_free(dp_cluster *c);
 /* Sets the speed curve of `kind` on device dev (dev < 0: every device)
    from n points (n = 0 clears it); work strictly increasing, work and
    speed positive and finite. Clears the kind's single speed there. */
-int  dp_cluster_set_curve(dp_cluster *c, int dev, dp_kind kind, const dp_speed_point *pts,
-                          int n, dp_error *err);
+DPDEF int  dp_cluster_set_curve(dp_cluster *c, int dev, dp_kind kind, const dp_speed_point *pts,
+                                int n, dp_error *err);
 /* Multiplies every compute speed of device dev (dev < 0: every device) by
    factor (positive, finite): its speed, per-kind speeds and speed curves.
    Overheads, latencies and bandwidths stay. See dp_calibrate_cpu_speed. */
-int  dp_cluster_scale_speed(dp_cluster *c, int dev, double factor, dp_error *err);
+DPDEF int  dp_cluster_scale_speed(dp_cluster *c, int dev, double factor, dp_error *err);
 /* Checks that graph and cluster fit together: per-device time columns,
    and times that stay finite (DP_ERR_RANGE naming the op or edge where a
    sum first is not): every op on its slowest device one after another,
    then every edge on the slowest link, bounds every finish time of every
    placement; that sum, every op time and every link's time per byte must
    be finite. The simulator, placers, policies and executors call it. */
-int  dp_check(const dp_graph *g, const dp_cluster *c, dp_error *err);
+DPDEF int  dp_check(const dp_graph *g, const dp_cluster *c, dp_error *err);
 
-double dp_op_time(const dp_graph *g, const dp_cluster *c, int op, int dev);
-double dp_xfer_time(const dp_cluster *c, double bytes, int from, int to);
-int    dp_fastest_device(const dp_graph *g, const dp_cluster *c, int op);
+DPDEF double dp_op_time(const dp_graph *g, const dp_cluster *c, int op, int dev);
+DPDEF double dp_xfer_time(const dp_cluster *c, double bytes, int from, int to);
+DPDEF int    dp_fastest_device(const dp_graph *g, const dp_cluster *c, int op);
+
+/* Measures this machine into a cluster of `devices` identical CPU devices
+   (FLOP/s, bytes/s, seconds) so that the simulator predicts dp_exec_cpu's
+   wall time for real-op graphs whose compute follows dp_op_flops: per op
+   kind, the speed curve of its executor path (kernel and output hash) on
+   side x side operands for sides 16, 32, ... up to `size`, with every
+   device's thread computing at once, each measurement the mean thread
+   CPU time per call (another process taking the CPU does not count: the
+   cluster describes the machine, not its load);
+   each point the median over `sweeps` passes over every kind and side
+   (this machine's speed moves by up to 45% for 100s of milliseconds at a
+   time: a pass that meets such a spell is outvoted);
+   the executor's per-op overhead (tiny ops, every device at once); and
+   the hand-off between two devices: latency from 1 x 1 chains alternating
+   between devices against the same on one device, bandwidth from the same
+   with side x side tensors (side at most 512), capped at memcpy's
+   bandwidth. Speed of opaque ops: the largest matmul's. About 16 kinds x
+   sides x sweeps x `seconds`, plus ~1 s (about 3.5 s by default). The
+   fields are not CPU-specific: a GPU calibration fills the same ones
+   (curves, overhead, latency, bandwidth). */
+typedef struct dp_calibrate_opts {
+    int    devices;   /* 0 -> 2                                       */
+    int    size;      /* largest tensor side; 0 -> 512 (8..2048)       */
+    double seconds;   /* per measurement; 0 -> 0.005 (CUDA: 0.05)       */
+    int    sweeps;    /* CPU: passes, each point their median; 0 -> 5
+                         (1..100). CUDA: ignored                       */
+} dp_calibrate_opts;
+DPDEF int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *err);
+
+/* This machine's speed now against a calibration c from dp_calibrate_cpu
+   (for a shared or virtual machine whose speed drifts: on ours the ops'
+   CPU time moved by up to 45% between a calibration and runs seconds
+   later, in spells of seconds). Measures, as dp_calibrate_cpu does, a
+   matmul (compute-bound) and an add (memory-bound) of side opts->size / 2
+   (256 by default) for opts->seconds each (0.005 by default), every
+   device's thread at once (c->n of them; opts->devices is ignored), and
+   sets *factor to the geometric mean of c's predicted time over the
+   measured one for the two (1: as calibrated; 0.8: 20% slower). About
+   2 x seconds. dp_cluster_scale_speed(c, -1, factor) then refreshes c's
+   speeds; latency, bandwidth and overhead are not re-measured. */
+DPDEF int dp_calibrate_cpu_speed(const dp_cluster *c, const dp_calibrate_opts *opts, double *factor, dp_error *err);
 
 /* ======================================================================
    >>api-simulator
@@ -468,12 +568,12 @@ typedef struct dp_sim {
     void   *dp__ws;          /* private workspace                          */
 } dp_sim;
 
-int  dp_sim_init(dp_sim *s, const dp_graph *g, const dp_cluster *c, dp_error *err);
-int  dp_sim_run(dp_sim *s, const int *assign, const dp_sim_opts *opts, dp_error *err);
-void dp_sim_free(dp_sim *s);
+DPDEF int  dp_sim_init(dp_sim *s, const dp_graph *g, const dp_cluster *c, dp_error *err);
+DPDEF int  dp_sim_run(dp_sim *s, const int *assign, const dp_sim_opts *opts, dp_error *err);
+DPDEF void dp_sim_free(dp_sim *s);
 /* One-shot convenience: init, run, free. */
-int  dp_simulate(const dp_graph *g, const dp_cluster *c, const int *assign,
-                 const dp_sim_opts *opts, double *makespan, dp_error *err);
+DPDEF int  dp_simulate(const dp_graph *g, const dp_cluster *c, const int *assign,
+                       const dp_sim_opts *opts, double *makespan, dp_error *err);
 
 /* ======================================================================
    >>api-analysis
@@ -481,12 +581,12 @@ int  dp_simulate(const dp_graph *g, const dp_cluster *c, const int *assign,
 /* b-level (HEFT's upward rank): mean op time over devices plus, along the
    longest path to a sink, mean transfer time over distinct device pairs.
    t-level: the same, longest path from a source, excluding the op. */
-int    dp_blevel(const dp_graph *g, const dp_cluster *c, double *out);
-int    dp_tlevel(const dp_graph *g, const dp_cluster *c, double *out);
+DPDEF int    dp_blevel(const dp_graph *g, const dp_cluster *c, double *out);
+DPDEF int    dp_tlevel(const dp_graph *g, const dp_cluster *c, double *out);
 /* max(critical path with every op on its fastest device and no
    communication, total fastest-device work / devices); 0 when out of
    memory (dp_graph_stats reports that). */
-double dp_lower_bound(const dp_graph *g, const dp_cluster *c);
+DPDEF double dp_lower_bound(const dp_graph *g, const dp_cluster *c);
 
 typedef struct dp_stats {
     int    nodes, edges, sources, sinks, depth; /* depth: ops on longest chain */
@@ -497,13 +597,13 @@ typedef struct dp_stats {
     double total_bytes;     /* sum of edge bytes                          */
 } dp_stats;
 /* DP_ERR_RANGE when a value would not be finite: a cluster dp_check refuses. */
-int dp_graph_stats(const dp_graph *g, const dp_cluster *c, dp_stats *out);
+DPDEF int dp_graph_stats(const dp_graph *g, const dp_cluster *c, dp_stats *out);
 
 /* Memory each device needs to hold everything placed on it: outputs and
    workspaces of its ops plus the copy made by every edge that reaches it
    from another device (the simulator's per-edge transfers). The
    placers keep this within dp_cluster.memory when that is set. */
-int dp_static_memory(const dp_graph *g, const dp_cluster *c, const int *assign, double *bytes);
+DPDEF int dp_static_memory(const dp_graph *g, const dp_cluster *c, const int *assign, double *bytes);
 
 /* ======================================================================
    >>api-placers
@@ -540,8 +640,8 @@ int dp_static_memory(const dp_graph *g, const dp_cluster *c, const int *assign, 
 typedef enum dp_method { DP_METHODS(DP__METHOD_ENUM) DP_METHOD__COUNT } dp_method;
 #undef DP__METHOD_ENUM
 
-const char *dp_method_name(dp_method m);
-int         dp_method_parse(const char *name, dp_method *out);
+DPDEF const char *dp_method_name(dp_method m);
+DPDEF int         dp_method_parse(const char *name, dp_method *out);
 
 typedef struct dp_place_opts {
     uint64_t seed;          /* random, anneal                              */
@@ -559,17 +659,17 @@ typedef struct dp_place_result {
     double seconds;
 } dp_place_result;
 
-int dp_place(dp_method m, const dp_graph *g, const dp_cluster *c,
-             const dp_place_opts *opts, int *assign, dp_place_result *res,
-             dp_error *err);
+DPDEF int dp_place(dp_method m, const dp_graph *g, const dp_cluster *c,
+                   const dp_place_opts *opts, int *assign, dp_place_result *res,
+                   dp_error *err);
 
 /* The list schedulers, exposed for the learning code: cp also writes the
    order in which it placed ops (order[k] = k-th op placed) when asked. */
-int dp_place_cp(const dp_graph *g, const dp_cluster *c, int *assign, int *order,
-                double *schedule_length, dp_error *err);
-int dp_place_heft(const dp_graph *g, const dp_cluster *c, int *assign,
-                  double *start, double *finish, double *schedule_length,
-                  dp_error *err);
+DPDEF int dp_place_cp(const dp_graph *g, const dp_cluster *c, int *assign, int *order,
+                      double *schedule_length, dp_error *err);
+DPDEF int dp_place_heft(const dp_graph *g, const dp_cluster *c, int *assign,
+                        double *start, double *finish, double *schedule_length,
+                        dp_error *err);
 
 /* ======================================================================
    >>api-gantt
@@ -583,10 +683,10 @@ typedef struct dp_gantt_opts {
     int max_transfers;      /* draw no arrows when there are more; 0 -> 600 */
     double lower_bound;     /* 0 -> dp_lower_bound (in the cluster's units) */
 } dp_gantt_opts;
-int dp_gantt_svg(const char *path, const dp_sim *s, const int *assign,
-                 const dp_gantt_opts *opts, dp_error *err);
-int dp_gantt_svg_file(FILE *f, const dp_sim *s, const int *assign,
-                      const dp_gantt_opts *opts, dp_error *err);
+DPDEF int dp_gantt_svg(const char *path, const dp_sim *s, const int *assign,
+                       const dp_gantt_opts *opts, dp_error *err);
+DPDEF int dp_gantt_svg_file(FILE *f, const dp_sim *s, const int *assign,
+                            const dp_gantt_opts *opts, dp_error *err);
 
 /* ======================================================================
    >>api-gen
@@ -608,7 +708,29 @@ typedef struct dp_gen_opts {
                                 value for almost none                      */
     uint64_t seed;
 } dp_gen_opts;
-int dp_gen(dp_graph *g, const dp_gen_opts *opts, dp_error *err);
+DPDEF int dp_gen(dp_graph *g, const dp_gen_opts *opts, dp_error *err);
+
+/* Block-partitioned ML workloads of real ops (inputs, matmul on blocks,
+   reduction of partial sums, activations), in the manner of the DOPPLER
+   paper's families: chainmm (a chain of `layers` dim x dim matrix
+   products) and ffnn (`layers` layers relu(X W) on a batch x dim input),
+   every matrix cut into parts x parts blocks. Costs in FLOPs (units: 1e9
+   FLOP/s, 1e10 bytes/s). llama-block: one Llama-style block on a batch x
+   dim input in P column blocks (rmsnorm, Q/K/V block matmuls, P attention
+   heads of transpose, scores, scale, softmax, weighted sum; output
+   projection and residual; rmsnorm, gated SiLU MLP, residual);
+   llama-layer: `layers` such blocks stacked. Each block's attention is
+   over the batch rows (a sequence of `batch` tokens). */
+typedef enum dp_workload { DP_WL_CHAINMM = 0, DP_WL_FFNN, DP_WL_LLAMA_BLOCK, DP_WL_LLAMA_LAYER } dp_workload;
+typedef struct dp_workload_opts {
+    dp_workload kind;
+    int parts;    /* P; 0 -> 2   */
+    int dim;      /* 0 -> 256    */
+    int batch;    /* 0 -> 64     */
+    int layers;   /* 0 -> 3      */
+} dp_workload_opts;
+DPDEF int dp_workload_parse(const char *name, dp_workload *out);  /* "chainmm" */
+DPDEF int dp_gen_workload(dp_graph *g, const dp_workload_opts *opts, dp_error *err);
 
 /* ======================================================================
    >>api-learn
@@ -709,12 +831,12 @@ typedef struct dp_policy {
     double *sel, *plc;       /* flat parameter buffers (Placeto: sel NULL)  */
 } dp_policy;
 
-int  dp_policy_init(dp_policy *p, const dp_policy_opts *opts, dp_error *err);
-void dp_policy_free(dp_policy *p);
-int  dp_policy_save(const dp_policy *p, const char *path, dp_error *err);
+DPDEF int  dp_policy_init(dp_policy *p, const dp_policy_opts *opts, dp_error *err);
+DPDEF void dp_policy_free(dp_policy *p);
+DPDEF int  dp_policy_save(const dp_policy *p, const char *path, dp_error *err);
 /* Checks magic, version, algorithm, sizes and checksum. */
-int  dp_policy_load(dp_policy *p, const char *path, dp_error *err);
-int  dp_policy_load_mem(dp_policy *p, const void *buf, size_t len, const char *name, dp_error *err);
+DPDEF int  dp_policy_load(dp_policy *p, const char *path, dp_error *err);
+DPDEF int  dp_policy_load_mem(dp_policy *p, const void *buf, size_t len, const char *name, dp_error *err);
 
 /* Cost of a placement on some runtime (lower is better): the simulator by
    default, or a real executor. order[k] is the k-th op SEL chose. */
@@ -722,7 +844,7 @@ typedef int (*dp_cost_fn)(void *ctx, const dp_graph *g, const dp_cluster *c,
                           const int *assign, const int *order, double *cost, dp_error *err);
 
 typedef enum dp_stage { DP_STAGE_IL = 0, DP_STAGE_SIM, DP_STAGE_REAL, DP_STAGE__COUNT } dp_stage;
-const char *dp_stage_name(dp_stage s);     /* "il", "sim", "real" */
+DPDEF const char *dp_stage_name(dp_stage s);     /* "il", "sim", "real" */
 
 typedef struct dp_episode_info {
     dp_stage stage;
@@ -858,8 +980,8 @@ typedef struct dp_train_result {
    each on its own cluster (dp_train_opts.clusters; c may then be NULL). A
    DOPPLER policy does not depend on the device count; a Placeto policy
    needs every cluster to have its device count. */
-int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluster *c,
-             const dp_train_opts *opts, dp_train_result *res, dp_error *err);
+DPDEF int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluster *c,
+                   const dp_train_opts *opts, dp_train_result *res, dp_error *err);
 
 typedef struct dp_infer_opts {
     int      samples;        /* 0: greedy; K > 0: best of greedy and K samples */
@@ -871,12 +993,12 @@ typedef struct dp_infer_opts {
 /* Places g with the policy (either algorithm); order (may be NULL) gets
    SEL's op order, or for Placeto the order it visited the ops in. Placeto
    returns the best placement of its sweep (every step is simulated). */
-int dp_policy_place(const dp_policy *p, const dp_graph *g, const dp_cluster *c,
-                    const dp_infer_opts *opts, int *assign, int *order,
-                    double *makespan, dp_error *err);
+DPDEF int dp_policy_place(const dp_policy *p, const dp_graph *g, const dp_cluster *c,
+                          const dp_infer_opts *opts, int *assign, int *order,
+                          double *makespan, dp_error *err);
 
 /* Plot of cost / lower bound per episode, stage boundaries marked. */
-int dp_curve_svg(const char *path, const dp_episode_info *rec, int n, const char *title, dp_error *err);
+DPDEF int dp_curve_svg(const char *path, const dp_episode_info *rec, int n, const char *title, dp_error *err);
 
 /* ======================================================================
    >>api-exec
@@ -945,26 +1067,17 @@ typedef struct dp_exec_result {
     int     gpus;              /* CUDA: GPUs the logical devices ran on; 0 CPU */
 } dp_exec_result;
 
-int  dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign,
-                 const dp_exec_opts *opts, dp_exec_result *res, dp_error *err);
-void dp_exec_result_free(dp_exec_result *res);
+DPDEF int  dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign,
+                       const dp_exec_opts *opts, dp_exec_result *res, dp_error *err);
+DPDEF void dp_exec_result_free(dp_exec_result *res);
 
-/* The FLOPs a real op of kind `kind` with a rows x cols output counts, as
-   the workloads set compute and dp_calibrate_cpu measures speeds (a graph
-   of real ops built by hand should use it too, so that a calibrated
-   cluster predicts it): matmul 2 rows inner cols (inner: the shared
-   dimension); add and reduce (inputs - 1) rows cols; silu and rmsnorm
-   4 rows cols; softmax and layernorm 5 rows cols; gelu 8 rows cols; every
-   other kind (input, mul, scale, relu, concat, split, transpose, copy)
-   rows cols; opaque 0. */
-double dp_op_flops(dp_kind kind, int rows, int cols, int inner, int inputs);
 /* Outputs of two runs of g (keep_outputs in both; got against the
    reference ref): max_err gets the largest |got - ref| over every element
    of every real sink, divided by that tensor's largest |ref| (1 when it is
    0); worst_op (may be NULL) the op where it is. NaN against a number
    counts as infinite. DP_ERR_ARG when an output is missing in either. */
-int  dp_exec_compare(const dp_graph *g, const dp_exec_result *got, const dp_exec_result *ref,
-                     double *max_err, int *worst_op, dp_error *err);
+DPDEF int  dp_exec_compare(const dp_graph *g, const dp_exec_result *got, const dp_exec_result *ref,
+                           double *max_err, int *worst_op, dp_error *err);
 /* The tolerance of dp_exec_compare between the CUDA and the CPU executor:
    both compute in float32, but the GPU sums matmul products with fused
    multiply-adds, softmax and norm rows in another order (32 lane partial
@@ -984,16 +1097,16 @@ int  dp_exec_compare(const dp_graph *g, const dp_exec_result *got, const dp_exec
    becomes the scale at which the graph's single-device time (each op on its
    fastest device) is 0.1 s; a zero *bytes_scale the one at which the
    largest buffer is at most 64 KiB (1 when it already is). */
-void   dp_exec_scales(const dp_graph *g, const dp_cluster *c, double *seconds_per_unit, double *bytes_scale);
+DPDEF void   dp_exec_scales(const dp_graph *g, const dp_cluster *c, double *seconds_per_unit, double *bytes_scale);
 /* Bytes of op's output buffer (real ops: rows x cols floats; opaque ops:
    out_bytes x bytes_scale rounded, at least 8), and of edge's copy (real
    source: its output; opaque: bytes x bytes_scale rounded, at least 8). */
-size_t dp_exec_op_bytes(const dp_graph *g, int op, double bytes_scale);
-size_t dp_exec_edge_bytes(const dp_graph *g, int edge, double bytes_scale);
+DPDEF size_t dp_exec_op_bytes(const dp_graph *g, int op, double bytes_scale);
+DPDEF size_t dp_exec_edge_bytes(const dp_graph *g, int edge, double bytes_scale);
 /* The contents of input op `op` at flat index i for a seed: uniform in
    [-1, 1), integer hashing then one float conversion (the CUDA executor's
    fill reproduces it bit for bit). */
-float  dp_input_value(uint64_t seed, int op, size_t i);
+DPDEF float  dp_input_value(uint64_t seed, int op, size_t i);
 
 /* The dispatcher of the runtime model, for executors that bring their own
    devices (doppler_cuda.cu is one; tests drive it with a simulated device).
@@ -1035,76 +1148,13 @@ typedef struct dp_dispatch_hooks {
     int    (*wait)(void *ctx, double deadline, int *done, int max, int *count, dp_error *err);
 } dp_dispatch_hooks;
 
-int dp_dispatch(const dp_graph *g, const dp_cluster *c, const int *assign, const dp_exec_opts *opts,
-                const dp_dispatch_hooks *hooks, double *peak_bytes, dp_error *err);
+DPDEF int dp_dispatch(const dp_graph *g, const dp_cluster *c, const int *assign, const dp_exec_opts *opts,
+                      const dp_dispatch_hooks *hooks, double *peak_bytes, dp_error *err);
 
 /* Checks the shapes of every real (non-opaque) op against its inputs;
    opaque ops are skipped. The executor runs real ops with the kernels of
    the kernels section and opaque ones as busy kernels. */
-int dp_graph_check_tensors(const dp_graph *g, dp_error *err);
-
-/* Block-partitioned ML workloads of real ops (inputs, matmul on blocks,
-   reduction of partial sums, activations), in the manner of the DOPPLER
-   paper's families: chainmm (a chain of `layers` dim x dim matrix
-   products) and ffnn (`layers` layers relu(X W) on a batch x dim input),
-   every matrix cut into parts x parts blocks. Costs in FLOPs (units: 1e9
-   FLOP/s, 1e10 bytes/s). llama-block: one Llama-style block on a batch x
-   dim input in P column blocks (rmsnorm, Q/K/V block matmuls, P attention
-   heads of transpose, scores, scale, softmax, weighted sum; output
-   projection and residual; rmsnorm, gated SiLU MLP, residual);
-   llama-layer: `layers` such blocks stacked. Each block's attention is
-   over the batch rows (a sequence of `batch` tokens). */
-typedef enum dp_workload { DP_WL_CHAINMM = 0, DP_WL_FFNN, DP_WL_LLAMA_BLOCK, DP_WL_LLAMA_LAYER } dp_workload;
-typedef struct dp_workload_opts {
-    dp_workload kind;
-    int parts;    /* P; 0 -> 2   */
-    int dim;      /* 0 -> 256    */
-    int batch;    /* 0 -> 64     */
-    int layers;   /* 0 -> 3      */
-} dp_workload_opts;
-int dp_workload_parse(const char *name, dp_workload *out);  /* "chainmm" */
-int dp_gen_workload(dp_graph *g, const dp_workload_opts *opts, dp_error *err);
-
-/* Measures this machine into a cluster of `devices` identical CPU devices
-   (FLOP/s, bytes/s, seconds) so that the simulator predicts dp_exec_cpu's
-   wall time for real-op graphs whose compute follows dp_op_flops: per op
-   kind, the speed curve of its executor path (kernel and output hash) on
-   side x side operands for sides 16, 32, ... up to `size`, with every
-   device's thread computing at once, each measurement the mean thread
-   CPU time per call (another process taking the CPU does not count: the
-   cluster describes the machine, not its load);
-   each point the median over `sweeps` passes over every kind and side
-   (this machine's speed moves by up to 45% for 100s of milliseconds at a
-   time: a pass that meets such a spell is outvoted);
-   the executor's per-op overhead (tiny ops, every device at once); and
-   the hand-off between two devices: latency from 1 x 1 chains alternating
-   between devices against the same on one device, bandwidth from the same
-   with side x side tensors (side at most 512), capped at memcpy's
-   bandwidth. Speed of opaque ops: the largest matmul's. About 16 kinds x
-   sides x sweeps x `seconds`, plus ~1 s (about 3.5 s by default). The
-   fields are not CPU-specific: a GPU calibration fills the same ones
-   (curves, overhead, latency, bandwidth). */
-typedef struct dp_calibrate_opts {
-    int    devices;   /* 0 -> 2                                       */
-    int    size;      /* largest tensor side; 0 -> 512 (8..2048)       */
-    double seconds;   /* per measurement; 0 -> 0.005 (CUDA: 0.05)       */
-    int    sweeps;    /* CPU: passes, each point their median; 0 -> 5
-                         (1..100). CUDA: ignored                       */
-} dp_calibrate_opts;
-int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *err);
-
-/* This machine's speed now against a calibration c from dp_calibrate_cpu
-   (for a shared or virtual machine whose speed drifts: on ours the ops'
-   CPU time moved by up to 45% between a calibration and runs seconds
-   later, in spells of seconds). Measures, as dp_calibrate_cpu does, a
-   matmul (compute-bound) and an add (memory-bound) of side opts->size / 2
-   (256 by default) for opts->seconds each (0.005 by default), every
-   device's thread at once (c->n of them; opts->devices is ignored), and
-   sets *factor to the geometric mean of c's predicted time over the
-   measured one for the two (1: as calibrated; 0.8: 20% slower). About
-   2 x seconds. dp_cluster_scale_speed(c, -1, factor) then refreshes c's
-   speeds; latency, bandwidth and overhead are not re-measured. */
-int dp_calibrate_cpu_speed(const dp_cluster *c, const dp_calibrate_opts *opts, double *factor, dp_error *err);
+DPDEF int dp_graph_check_tensors(const dp_graph *g, dp_error *err);
 
 /* ======================================================================
    >>api-cuda
@@ -1114,7 +1164,9 @@ int dp_calibrate_cpu_speed(const dp_cluster *c, const dp_calibrate_opts *opts, d
    one C file that defines DOPPLER_IMPLEMENTATION (it calls dp_check,
    dp_dispatch, dp_op_time and other public functions). One command:
        nvcc -O2 -I. -o prog prog.c doppler_cuda.cu -lpthread
-   (nvcc compiles prog.c as C with the host compiler).
+   (nvcc compiles prog.c as C with the host compiler). These functions
+   are always extern (no DPDEF): doppler_cuda.cu defines them, and needs
+   the library extern (not DOPPLER_STATIC).
    A failed CUDA call is reported as DP_ERR_DEVICE with
    "doppler_cuda.cu:LINE: CALL: MESSAGE (cudaErrorName)". A machine with no
    GPU or driver makes every call that needs one fail with DP_ERR_DEVICE and
@@ -1174,21 +1226,32 @@ int dp_exec_cuda(const dp_graph *g, const dp_cluster *c, const int *assign,
    alternating between two logical devices against one on a single one). */
 int dp_calibrate_cuda(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *err);
 
-/* Testing hook: op v's GPU algorithm run on the host with the same
-   element, index and row functions as the kernels (lane partial sums and
-   the butterfly emulated), so that it equals the GPU's output bit for bit
-   except for expf/tanhf (libm's here). Needs no GPU. */
-void dp__cuda_host_kernel(const dp_graph *g, int v, const float *const *in, float *out, uint64_t seed);
-
 /* ======================================================================
    >>api-util
    ====================================================================== */
 typedef struct dp_rng { uint64_t s[4]; } dp_rng;
-void     dp_rng_seed(dp_rng *r, uint64_t seed);
-uint64_t dp_rng_next(dp_rng *r);
-double   dp_rng_uniform(dp_rng *r);            /* [0, 1)                */
-int      dp_rng_int(dp_rng *r, int n);         /* [0, n)                */
-double   dp_now(void);                         /* monotonic seconds     */
+DPDEF void     dp_rng_seed(dp_rng *r, uint64_t seed);
+DPDEF uint64_t dp_rng_next(dp_rng *r);
+DPDEF double   dp_rng_uniform(dp_rng *r);            /* [0, 1)                */
+DPDEF int      dp_rng_int(dp_rng *r, int n);         /* [0, n)                */
+DPDEF double   dp_now(void);                         /* monotonic seconds     */
+
+/* ======================================================================
+   >>internal
+   Not API: private (dp__) functions that doppler_cuda.cu and the tests
+   share with the implementation. Declared here so that one header
+   serves; they may change at any time.
+   ====================================================================== */
+/* Fills err (may be NULL) with code and the printf-style message and
+   returns code: the one formatter of every failure message, the library's
+   and doppler_cuda.cu's. */
+DPDEF int dp__fail(dp_error *err, dp_code code, const char *fmt, ...);
+/* Defined in doppler_cuda.cu (so extern always, no DPDEF), for
+   tests/test_cuda.c: op v's GPU algorithm run on the host with the same
+   element, index and row functions as the kernels (lane partial sums and
+   the butterfly emulated), so that it equals the GPU's output bit for bit
+   except for expf/tanhf (libm's here). Needs no GPU. */
+void dp__cuda_host_kernel(const dp_graph *g, int v, const float *const *in, float *out, uint64_t seed);
 
 #ifdef __cplusplus
 }
@@ -1215,8 +1278,8 @@ double   dp_now(void);                         /* monotonic seconds     */
 #include <time.h>
 #include <unistd.h>
 
-/* The allocator: every allocation of the implementation (stb_ds's arrays
-   and the executor's threads included) goes through these. Define
+/* The allocator: every allocation of the implementation (the growable
+   arrays and the executor's threads included) goes through these. Define
    DP_MALLOC, DP_REALLOC and DP_FREE together, DP_CALLOC optionally (when
    missing, DP_MALLOC and memset stand in for it). */
 #if defined(DP_MALLOC) != defined(DP_FREE) || defined(DP_MALLOC) != defined(DP_REALLOC)
@@ -1231,15 +1294,6 @@ double   dp_now(void);                         /* monotonic seconds     */
 #endif
 #endif
 
-#ifndef STBDS_REALLOC
-#define STBDS_REALLOC(ctx, p, sz) DP_REALLOC(p, sz)
-#define STBDS_FREE(ctx, p)        DP_FREE(p)
-#endif
-#ifndef STB_DS_IMPLEMENTATION
-#define STB_DS_IMPLEMENTATION
-#endif
-#include <stb/stb_ds.h>
-
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -1251,22 +1305,31 @@ extern "C" {
 static const char *dp__code_texts[] = { DP_CODES(DP__CODE_TEXT) };
 #undef DP__CODE_TEXT
 
-const char *dp_code_text(dp_code code)
+DPDEF const char *dp_code_text(dp_code code)
 {
     return (code >= 0 && code < DP_CODE__COUNT) ? dp__code_texts[code] : "unknown error";
 }
 
-/* Fill err (may be NULL) and return code. Every failure goes through here. */
-static int dp__fail(dp_error *err, dp_code code, const char *fmt, ...)
+/* Fill err (may be NULL) and return code. Every failure goes through
+   here: dp__fail (>>internal), the executor's dp__ex_fail and, through
+   dp__fail, doppler_cuda.cu. */
+static int dp__vfail(dp_error *err, dp_code code, const char *fmt, va_list ap)
 {
     if (err) {
-        va_list ap;
-        va_start(ap, fmt);
         err->code = code;
         vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-        va_end(ap);
     }
     return (int)code;
+}
+
+DPDEF int dp__fail(dp_error *err, dp_code code, const char *fmt, ...)
+{
+    va_list ap;
+    int rc;
+    va_start(ap, fmt);
+    rc = dp__vfail(err, code, fmt, ap);
+    va_end(ap);
+    return rc;
 }
 
 static void dp__ok(dp_error *err)
@@ -1301,21 +1364,25 @@ static char *dp__strdup(const char *s)
     return p;
 }
 
+/* splitmix64's mixing step: the rng's seeding, the hashes of names and
+   edges (>>graph) and the executors' input values (>>kernels) all use it */
+static uint64_t dp__mix(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
 /* xoshiro256** seeded by splitmix64. */
-void dp_rng_seed(dp_rng *r, uint64_t seed)
+DPDEF void dp_rng_seed(dp_rng *r, uint64_t seed)
 {
     int i;
-    for (i = 0; i < 4; i++) {
-        uint64_t z = (seed += 0x9e3779b97f4a7c15ULL);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-        r->s[i] = z ^ (z >> 31);
-    }
+    for (i = 0; i < 4; i++) r->s[i] = dp__mix(seed += 0x9e3779b97f4a7c15ULL);
 }
 
 static uint64_t dp__rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
-uint64_t dp_rng_next(dp_rng *r)
+DPDEF uint64_t dp_rng_next(dp_rng *r)
 {
     uint64_t *s = r->s, res = dp__rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
     s[2] ^= s[0]; s[3] ^= s[1]; s[1] ^= s[2]; s[0] ^= s[3];
@@ -1323,14 +1390,14 @@ uint64_t dp_rng_next(dp_rng *r)
     return res;
 }
 
-double dp_rng_uniform(dp_rng *r) { return (double)(dp_rng_next(r) >> 11) * (1.0 / 9007199254740992.0); }
+DPDEF double dp_rng_uniform(dp_rng *r) { return (double)(dp_rng_next(r) >> 11) * (1.0 / 9007199254740992.0); }
 
-int dp_rng_int(dp_rng *r, int n)
+DPDEF int dp_rng_int(dp_rng *r, int n)
 {
     return n <= 1 ? 0 : (int)(((dp_rng_next(r) >> 32) * (uint64_t)n) >> 32);
 }
 
-double dp_now(void)
+DPDEF double dp_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -1546,7 +1613,7 @@ static int dp__out_close(dp__out *o, int rc, dp_error *err)
     return rc;
 }
 
-int dp_write_file(const char *path, dp_write_fn fn, void *ctx, dp_error *err)
+DPDEF int dp_write_file(const char *path, dp_write_fn fn, void *ctx, dp_error *err)
 {
     dp__out o;
     int rc;
@@ -1697,8 +1764,8 @@ static dp_code dp__count(const char *s, long long lo, long long hi, long long *o
 
 /* ======================================================================
    >>graph
-   While building, the per-op and per-edge arrays are stb_ds dynamic
-   arrays (grown only through DP__GROW, which fails cleanly), op names and
+   While building, the per-op and per-edge arrays are growable arrays
+   (dp__arr, grown only through DP__GROW, which fails cleanly), op names and
    edges are indexed by a small hash table of ids (dp__index); after the
    last op or edge is added nothing else is allocated until
    dp_graph_finalize adds the CSR adjacency and the topo order.
@@ -1707,12 +1774,12 @@ static dp_code dp__count(const char *s, long long lo, long long hi, long long *o
 static const char *dp__kind_names[] = { DP_KINDS(DP__KIND_TEXT) };
 #undef DP__KIND_TEXT
 
-const char *dp_kind_name(dp_kind kind)
+DPDEF const char *dp_kind_name(dp_kind kind)
 {
     return ((int)kind >= 0 && kind < DP_KIND__COUNT) ? dp__kind_names[kind] : "?";
 }
 
-int dp_kind_parse(const char *name, dp_kind *out)
+DPDEF int dp_kind_parse(const char *name, dp_kind *out)
 {
     int k;
     for (k = 0; k < DP_KIND__COUNT; k++)
@@ -1720,38 +1787,41 @@ int dp_kind_parse(const char *name, dp_kind *out)
     return -1;
 }
 
-/* ---- growing stb_ds arrays without crashing -----------------------------
-   stb_ds's arrput grows through STBDS_REALLOC and has no failure path (it
-   writes through the NULL it got back). Every array the library grows is
-   reserved first with DP__GROW, which reallocates the very header stb_ds
-   uses (stbds_array_header, capacity doubling as stbds_arrgrowf does)
-   through DP_REALLOC and reports failure; arrput then never allocates,
-   and DP__ARRFREE gives the block back through DP_FREE. */
+/* ---- growable arrays that fail cleanly -----------------------------------
+   The per-op and per-edge arrays of a graph being built and the readers'
+   lists. An array is a pointer to its first element (NULL: empty) in a
+   block of DP_REALLOC that starts with its length and capacity, so a
+   finished graph's fields are plain arrays. Only DP__GROW allocates
+   (capacity doubling) and it reports failure (-1, the array unchanged):
+   DP__PUSH checks it; DP__PUT appends into capacity reserved before. */
+typedef struct dp__arr { size_t len, cap; } dp__arr;   /* 16 bytes: the elements stay aligned */
+#define DP__HDR(a)  ((dp__arr *)(void *)(a) - 1)
+#define DP__LEN(a)  ((a) ? DP__HDR(a)->len : 0)
 static int dp__grow(void *arrp, size_t elem, size_t need)
 {
     void *a, *b;
-    stbds_array_header *h;
+    dp__arr *h;
     size_t cap;
     memcpy(&a, arrp, sizeof a);   /* arrp is the address of some T* */
-    cap = a ? stbds_header(a)->capacity : 0;
+    cap = a ? DP__HDR(a)->cap : 0;
     if (need <= cap) return 0;
     if (need < 2 * cap) need = 2 * cap;
     if (need < 4) need = 4;
     if (need > ((size_t)-1 - sizeof *h) / elem) return -1;
-    b = DP_REALLOC(a ? (void *)stbds_header(a) : NULL, sizeof *h + elem * need);
+    b = DP_REALLOC(a ? (void *)DP__HDR(a) : NULL, sizeof *h + elem * need);
     if (!b) return -1;
-    h = (stbds_array_header *)b;
-    if (!a) { h->length = 0; h->hash_table = NULL; h->temp = 0; }
-    h->capacity = need;
+    h = (dp__arr *)b;
+    if (!a) h->len = 0;
+    h->cap = need;
     b = h + 1;
     memcpy(arrp, &b, sizeof b);
     return 0;
 }
 #define DP__GROW(a, need) dp__grow((void *)&(a), sizeof *(a), (size_t)(need))
-/* arrfree through DP_FREE (whatever STBDS_FREE a program set up) */
-#define DP__ARRFREE(a) do { if (a) DP_FREE(stbds_header(a)); (a) = NULL; } while (0)
-/* arrput that fails (-1, the array unchanged) instead of crashing */
-#define DP__PUSH(a, v) (DP__GROW(a, arrlenu(a) + 1) ? -1 : (arrput(a, v), 0))
+#define DP__PUT(a, v)     ((a)[DP__HDR(a)->len++] = (v))   /* room reserved */
+#define DP__PUSH(a, v)    (DP__GROW(a, DP__LEN(a) + 1) ? -1 : (DP__PUT(a, v), 0))
+#define DP__CLEAR(a)      do { if (a) DP__HDR(a)->len = 0; } while (0)
+#define DP__ARRFREE(a)    do { if (a) DP_FREE(DP__HDR(a)); (a) = NULL; } while (0)
 
 /* ---- an index of ids by key ---------------------------------------------
    Open addressing with linear probing, at most half full. A slot holds
@@ -1760,13 +1830,6 @@ static int dp__grow(void *arrp, size_t elem, size_t need)
    name, the edge's endpoints), so the table holds no strings. Growing is
    its only allocation and is done before anything else changes. */
 typedef struct dp__index { size_t cap; uint64_t *slot; } dp__index;
-
-static uint64_t dp__mix(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
 
 static uint64_t dp__hash_str(const char *s)
 {
@@ -1831,7 +1894,7 @@ static int dp__index_find_edge(const dp_graph *g, int src, int dst, uint64_t h)
     return -1;
 }
 
-void dp_graph_init(dp_graph *g)
+DPDEF void dp_graph_init(dp_graph *g)
 {
     memset(g, 0, sizeof *g);
     g->unit_speed = 1.0;
@@ -1845,11 +1908,11 @@ static void dp__free_edge_set(dp_graph *g)
     g->dp__edges = NULL;
 }
 
-void dp_graph_free(dp_graph *g)
+DPDEF void dp_graph_free(dp_graph *g)
 {
     int i;
     if (!g) return;
-    for (i = 0; i < (int)arrlen(g->name); i++) DP_FREE(g->name[i]);
+    for (i = 0; i < (int)DP__LEN(g->name); i++) DP_FREE(g->name[i]);
     DP__ARRFREE(g->name); DP__ARRFREE(g->kind); DP__ARRFREE(g->compute); DP__ARRFREE(g->out_bytes);
     DP__ARRFREE(g->mem_bytes); DP__ARRFREE(g->dev_time); DP__ARRFREE(g->src); DP__ARRFREE(g->dst);
     DP__ARRFREE(g->rows); DP__ARRFREE(g->cols); DP__ARRFREE(g->arg);
@@ -1861,7 +1924,7 @@ void dp_graph_free(dp_graph *g)
     dp_graph_init(g);
 }
 
-int dp_graph_find(const dp_graph *g, const char *name)
+DPDEF int dp_graph_find(const dp_graph *g, const char *name)
 {
     return name ? dp__index_find_name(g, name, dp__hash_str(name)) : -1;
 }
@@ -1885,7 +1948,7 @@ static int dp__valid_name(const char *s)
     return 1;
 }
 
-int dp_graph_add_op(dp_graph *g, const dp_op_desc *op, int *id, dp_error *err)
+DPDEF int dp_graph_add_op(dp_graph *g, const dp_op_desc *op, int *id, dp_error *err)
 {
     char auto_name[32];
     const char *name;
@@ -1936,22 +1999,22 @@ int dp_graph_add_op(dp_graph *g, const dp_op_desc *op, int *id, dp_error *err)
             return dp__fail(err, DP_ERR_NOMEM, "out of memory adding op '%s' (op %d)", name, n);
     }
     if (n == 0 && op->n_dev_time > 0) g->n_dev_time = op->n_dev_time;
-    arrput(g->name, copy);
-    arrput(g->kind, op->kind);
-    arrput(g->compute, op->compute);
-    arrput(g->out_bytes, op->out_bytes);
-    arrput(g->mem_bytes, op->mem_bytes);
-    arrput(g->rows, op->rows);
-    arrput(g->cols, op->cols);
-    arrput(g->arg, op->arg);
-    for (k = 0; k < g->n_dev_time; k++) arrput(g->dev_time, op->dev_time[k]);
+    DP__PUT(g->name, copy);
+    DP__PUT(g->kind, op->kind);
+    DP__PUT(g->compute, op->compute);
+    DP__PUT(g->out_bytes, op->out_bytes);
+    DP__PUT(g->mem_bytes, op->mem_bytes);
+    DP__PUT(g->rows, op->rows);
+    DP__PUT(g->cols, op->cols);
+    DP__PUT(g->arg, op->arg);
+    for (k = 0; k < g->n_dev_time; k++) DP__PUT(g->dev_time, op->dev_time[k]);
     dp__index_put((dp__index *)g->dp__names, h, n);
     g->n_ops = n + 1;
     if (id) *id = n;
     return 0;
 }
 
-int dp_graph_add_edge(dp_graph *g, int src, int dst, double bytes, dp_error *err)
+DPDEF int dp_graph_add_edge(dp_graph *g, int src, int dst, double bytes, dp_error *err)
 {
     uint64_t h;
     if (g->finalized) return dp__fail(err, DP_ERR_ARG, "graph already finalised; cannot add edge");
@@ -1969,9 +2032,9 @@ int dp_graph_add_edge(dp_graph *g, int src, int dst, double bytes, dp_error *err
             dp__index_reserve(&g->dp__edges, cnt))
             return dp__fail(err, DP_ERR_NOMEM, "out of memory adding edge %s -> %s (edge %d)", g->name[src], g->name[dst], g->n_edges);
     }
-    arrput(g->src, src);
-    arrput(g->dst, dst);
-    arrput(g->bytes, bytes);
+    DP__PUT(g->src, src);
+    DP__PUT(g->dst, dst);
+    DP__PUT(g->bytes, bytes);
     dp__index_put((dp__index *)g->dp__edges, h, g->n_edges);
     g->n_edges++;
     return 0;
@@ -2130,7 +2193,7 @@ static int dp__check_times(const dp_graph *g, const dp_cluster *c, dp_error *err
     return 0;
 }
 
-int dp_graph_finalize(dp_graph *g, dp_error *err)
+DPDEF int dp_graph_finalize(dp_graph *g, dp_error *err)
 {
     int n = g->n_ops, m = g->n_edges, i, k, cnt = 0, rc;
     int *indeg = NULL, *heap = NULL;
@@ -2190,7 +2253,7 @@ fail:
     return rc;
 }
 
-int dp_graph_copy(dp_graph *dst, const dp_graph *src, dp_error *err)
+DPDEF int dp_graph_copy(dp_graph *dst, const dp_graph *src, dp_error *err)
 {
     int i, rc;
     dp_graph_init(dst);
@@ -2220,12 +2283,12 @@ fail:
    ====================================================================== */
 static const char *dp__format_names[] = { "auto", "native", "doppler", "stg" };
 
-const char *dp_format_name(dp_format fmt)
+DPDEF const char *dp_format_name(dp_format fmt)
 {
     return ((int)fmt >= 0 && fmt <= DP_FORMAT_STG) ? dp__format_names[fmt] : "?";
 }
 
-int dp_format_parse(const char *name, dp_format *out)
+DPDEF int dp_format_parse(const char *name, dp_format *out)
 {
     int i;
     for (i = 0; i <= (int)DP_FORMAT_STG; i++)
@@ -2233,7 +2296,7 @@ int dp_format_parse(const char *name, dp_format *out)
     return -1;
 }
 
-dp_format dp_format_from_path(const char *path)
+DPDEF dp_format dp_format_from_path(const char *path)
 {
     const char *dot = path ? strrchr(path, '.') : NULL;
     if (!dot) return DP_FORMAT_NATIVE;
@@ -2242,7 +2305,7 @@ dp_format dp_format_from_path(const char *path)
     return DP_FORMAT_NATIVE;
 }
 
-dp_format dp_format_detect(const char *buf, size_t len)
+DPDEF dp_format dp_format_detect(const char *buf, size_t len)
 {
     /* native: first token "doppler-graph". DOPPLER and STG both open with a
        lone integer; DOPPLER's next lines are comma-separated lists. */
@@ -2483,7 +2546,7 @@ static int dp__int_list(const dp__text *t, const char *s, long long **out, dp_er
         memcpy(num, s, l); num[l] = 0;
         if (num[strspn(num, "0123456789")] != 0) return dp__fail(err, DP_ERR_PARSE, "%s:%d: '%s' is not a non-negative integer", t->name, t->line, num);
         if (dp__int(num, 0, (1LL << 53), &v)) return dp__fail(err, DP_ERR_RANGE, "%s:%d: integer overflow: '%s'", t->name, t->line, num);
-        if (arrlen(*out) >= DP_MAX_EDGES) return dp__fail(err, DP_ERR_LIMIT, "%s:%d: more than %d entries", t->name, t->line, DP_MAX_EDGES);
+        if (DP__LEN(*out) >= DP_MAX_EDGES) return dp__fail(err, DP_ERR_LIMIT, "%s:%d: more than %d entries", t->name, t->line, DP_MAX_EDGES);
         if (DP__PUSH(*out, v)) return dp__fail(err, DP_ERR_NOMEM, "%s:%d: out of memory reading integers", t->name, t->line);
         s += l;
     }
@@ -2505,22 +2568,22 @@ static int dp__read_doppler(dp_graph *g, dp__text *t, dp_error *err)
     g->unit_speed = g->unit_bandwidth = 1e10;
     if ((r = dp__next_content_line(t)) <= 0) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: empty file (expected the node count)", t->name, t->line > 0 ? t->line : 1); goto done; }
     if ((rc = dp__int_list(t, t->buf, &vals, err))) goto done;
-    if (arrlen(vals) != 1) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: line 1 must hold one node count, found %d numbers", t->name, t->line, (int)arrlen(vals)); goto done; }
+    if (DP__LEN(vals) != 1) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: line 1 must hold one node count, found %d numbers", t->name, t->line, (int)DP__LEN(vals)); goto done; }
     n_total = vals[0];
     if (n_total > (long long)DP_MAX_OPS * 2) { rc = dp__fail(err, DP_ERR_LIMIT, "%s:%d: node count '%lld' exceeds the limit %lld (DP_MAX_OPS ops and as many inputs)", t->name, t->line, n_total, (long long)DP_MAX_OPS * 2); goto done; }
     if ((r = dp__text_line(t, 0)) <= 0) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: truncated: missing the input-id line", t->name, t->line + 1); goto done; }
     if ((rc = dp__int_list(t, t->buf, &ids, err))) goto done;
-    m = n_total - arrlen(ids);
-    if (m <= 0) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: %d input ids leave no ops out of %lld nodes", t->name, t->line, (int)arrlen(ids), n_total); goto done; }
+    m = n_total - (long long)DP__LEN(ids);
+    if (m <= 0) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: %d input ids leave no ops out of %lld nodes", t->name, t->line, (int)DP__LEN(ids), n_total); goto done; }
     if (m > DP_MAX_OPS) { rc = dp__fail(err, DP_ERR_LIMIT, "%s:%d: %lld ops exceed the limit %d (DP_MAX_OPS)", t->name, t->line, m, DP_MAX_OPS); goto done; }
-    g->n_ext_inputs = (int)arrlen(ids);
+    g->n_ext_inputs = (int)DP__LEN(ids);
     if ((r = dp__text_line(t, 0)) <= 0) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: truncated: missing the edge-source line", t->name, t->line + 1); goto done; }
     line_src = t->line;
     if ((rc = dp__int_list(t, t->buf, &src, err))) goto done;
     if ((r = dp__text_line(t, 0)) <= 0) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: truncated: missing the edge-target line", t->name, t->line + 1); goto done; }
     line_dst = t->line;
     if ((rc = dp__int_list(t, t->buf, &dst, err))) goto done;
-    if (arrlen(src) != arrlen(dst)) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: %d edge sources on line %d but %d edge targets on line %d", t->name, line_dst, (int)arrlen(src), line_src, (int)arrlen(dst), line_dst); goto done; }
+    if (DP__LEN(src) != DP__LEN(dst)) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: %d edge sources on line %d but %d edge targets on line %d", t->name, line_dst, (int)DP__LEN(src), line_src, (int)DP__LEN(dst), line_dst); goto done; }
     for (i = 0; i < (int)m; i++) {
         dp_op_desc d;
         char *f[4], *p;
@@ -2536,16 +2599,16 @@ static int dp__read_doppler(dp_graph *g, dp__text *t, dp_error *err)
         }
         for (r = 0; r < nf; r++) { char *e = f[r] + strlen(f[r]); while (e > f[r] && (e[-1] == ' ' || e[-1] == '\t')) *--e = 0; }
         if (nf < 2 || nf > 3 || (nf == 3 && !*f[2])) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: op %d: expected 'comp,comm[,type]', found '%s'", t->name, t->line, i, t->buf); goto done; }
-        arrsetlen(vals, 0);
+        DP__CLEAR(vals);
         if ((rc = dp__int_list(t, f[0], &vals, err)) || (rc = dp__int_list(t, f[1], &vals, err))) goto done;
-        if (arrlen(vals) != 2) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: op %d: expected two integers 'comp,comm'", t->name, t->line, i); goto done; }
+        if (DP__LEN(vals) != 2) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: op %d: expected two integers 'comp,comm'", t->name, t->line, i); goto done; }
         d.compute = (double)vals[0];
         d.out_bytes = (double)vals[1];
         if (nf == 3) dp_kind_parse(f[2], &d.kind);   /* unknown words: opaque */
         if ((rc = dp_graph_add_op(g, &d, NULL, err))) { dp__at(err, rc, t->name, t->line); goto done; }
     }
     if ((r = dp__next_content_line(t)) > 0) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unexpected line after the %lld op lines: '%.40s'", t->name, t->line, m, t->buf); goto done; }
-    for (i = 0; i < (int)arrlen(src); i++) {
+    for (i = 0; i < (int)DP__LEN(src); i++) {
         if (src[i] >= m) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: edge %d: source %lld is not an op (0..%lld)", t->name, line_src, i, src[i], m - 1); goto done; }
         if (dst[i] >= m) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: edge %d: target %lld is not an op (0..%lld)", t->name, line_dst, i, dst[i], m - 1); goto done; }
         if ((rc = dp_graph_add_edge(g, (int)src[i], (int)dst[i], g->out_bytes[src[i]], err))) { dp__at(err, rc, t->name, line_dst); goto done; }
@@ -2636,7 +2699,7 @@ static int dp__read_stg(dp_graph *g, dp__text *t, dp_error *err)
         if ((rc = dp_graph_add_op(g, &d, NULL, err))) { dp__at(err, rc, t->name, line); goto done; }
     }
     if ((s = dp__token(&k, &line))) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unexpected '%s' after the %lld task rows", t->name, line, s, n + 2); goto done; }
-    for (i = 0; i < (int)arrlen(esrc); i++)
+    for (i = 0; i < (int)DP__LEN(esrc); i++)
         if ((rc = dp_graph_add_edge(g, esrc[i], edst[i], 0.0, err))) { dp__at(err, rc, t->name, eline[i]); goto done; }
 done:
     DP__ARRFREE(esrc); DP__ARRFREE(edst); DP__ARRFREE(eline);
@@ -2677,7 +2740,7 @@ static int dp__write_stg(const dp_graph *g, FILE *f, dp_error *err)
 }
 
 /* ---- entry points ------------------------------------------------------- */
-int dp_graph_read_mem(dp_graph *g, const char *buf, size_t len, const char *name, dp_format fmt, dp_error *err)
+DPDEF int dp_graph_read_mem(dp_graph *g, const char *buf, size_t len, const char *name, dp_format fmt, dp_error *err)
 {
     dp__text t;
     int rc;
@@ -2716,7 +2779,7 @@ int dp_graph_read_mem(dp_graph *g, const char *buf, size_t len, const char *name
     return rc;
 }
 
-int dp_graph_read(dp_graph *g, const char *path, dp_format fmt, dp_error *err)
+DPDEF int dp_graph_read(dp_graph *g, const char *path, dp_format fmt, dp_error *err)
 {
     char *buf;
     size_t len;
@@ -2728,7 +2791,7 @@ int dp_graph_read(dp_graph *g, const char *path, dp_format fmt, dp_error *err)
     return rc;
 }
 
-int dp_graph_write_file(const dp_graph *g, FILE *f, dp_format fmt, dp_error *err)
+DPDEF int dp_graph_write_file(const dp_graph *g, FILE *f, dp_format fmt, dp_error *err)
 {
     if (!g->finalized) return dp__fail(err, DP_ERR_ARG, "graph not finalised");
     switch (fmt) {
@@ -2740,7 +2803,7 @@ int dp_graph_write_file(const dp_graph *g, FILE *f, dp_format fmt, dp_error *err
     return dp__fail(err, DP_ERR_ARG, "unknown format %d", (int)fmt);
 }
 
-int dp_graph_write(const dp_graph *g, const char *path, dp_format fmt, dp_error *err)
+DPDEF int dp_graph_write(const dp_graph *g, const char *path, dp_format fmt, dp_error *err)
 {
     dp__out o;
     int rc;
@@ -2756,7 +2819,7 @@ int dp_graph_write(const dp_graph *g, const char *path, dp_format fmt, dp_error 
 }
 
 /* ---- assignments -------------------------------------------------------- */
-int dp_assign_read_mem(const char *buf, size_t len, const char *name, int n_ops, int n_devices, int *assign, dp_error *err)
+DPDEF int dp_assign_read_mem(const char *buf, size_t len, const char *name, int n_ops, int n_devices, int *assign, dp_error *err)
 {
     dp__text t;
     int rc, r, count = 0;
@@ -2792,7 +2855,7 @@ done:
     return rc;
 }
 
-int dp_assign_read(const char *path, int n_ops, int n_devices, int *assign, dp_error *err)
+DPDEF int dp_assign_read(const char *path, int n_ops, int n_devices, int *assign, dp_error *err)
 {
     char *buf;
     size_t len;
@@ -2803,7 +2866,7 @@ int dp_assign_read(const char *path, int n_ops, int n_devices, int *assign, dp_e
     return rc;
 }
 
-int dp_assign_write(const char *path, const int *assign, int n_ops, dp_error *err)
+DPDEF int dp_assign_write(const char *path, const int *assign, int n_ops, dp_error *err)
 {
     dp__out o;
     int rc, i;
@@ -2816,7 +2879,7 @@ int dp_assign_write(const char *path, const int *assign, int n_ops, dp_error *er
 /* ======================================================================
    >>cluster
    ====================================================================== */
-void dp_cluster_free(dp_cluster *c)
+DPDEF void dp_cluster_free(dp_cluster *c)
 {
     if (!c) return;
     DP_FREE(c->speed); DP_FREE(c->memory); DP_FREE(c->bandwidth); DP_FREE(c->latency); DP_FREE(c->name);
@@ -2824,7 +2887,7 @@ void dp_cluster_free(dp_cluster *c)
     memset(c, 0, sizeof *c);
 }
 
-int dp_cluster_homogeneous(dp_cluster *c, int n, double speed, double bandwidth, double latency, dp_error *err)
+DPDEF int dp_cluster_homogeneous(dp_cluster *c, int n, double speed, double bandwidth, double latency, dp_error *err)
 {
     int a, b;
     memset(c, 0, sizeof *c);
@@ -2857,13 +2920,13 @@ int dp_cluster_homogeneous(dp_cluster *c, int n, double speed, double bandwidth,
     return 0;
 }
 
-int dp_cluster_for_graph(dp_cluster *c, const dp_graph *g, int n, dp_error *err)
+DPDEF int dp_cluster_for_graph(dp_cluster *c, const dp_graph *g, int n, dp_error *err)
 {
     if (n <= 0) n = g->n_dev_time > 0 ? g->n_dev_time : 4;
     return dp_cluster_homogeneous(c, n, g->unit_speed, g->unit_bandwidth, 0.0, err);
 }
 
-int dp_cluster_preset(dp_cluster *c, const char *name, dp_error *err)
+DPDEF int dp_cluster_preset(dp_cluster *c, const char *name, dp_error *err)
 {
     long long n;
     memset(c, 0, sizeof *c);
@@ -2876,7 +2939,7 @@ int dp_cluster_preset(dp_cluster *c, const char *name, dp_error *err)
     return dp__fail(err, DP_ERR_ARG, "unknown cluster preset '%s' (known: reference, homogeneous:N)", name);
 }
 
-int dp_cluster_read_mem(dp_cluster *c, const char *buf, size_t len, const char *name, dp_error *err)
+DPDEF int dp_cluster_read_mem(dp_cluster *c, const char *buf, size_t len, const char *name, dp_error *err)
 {
     dp__text t;
     char *tok[DP__CL_TOKENS];
@@ -3039,7 +3102,7 @@ done:
     return rc;
 }
 
-int dp_cluster_read(dp_cluster *c, const char *path, dp_error *err)
+DPDEF int dp_cluster_read(dp_cluster *c, const char *path, dp_error *err)
 {
     char *buf;
     size_t len;
@@ -3079,7 +3142,7 @@ static void dp__cl_write_kind(FILE *f, const dp_cluster *c, int a, int k, const 
     }
 }
 
-int dp_cluster_write(const dp_cluster *c, const char *path, dp_error *err)
+DPDEF int dp_cluster_write(const dp_cluster *c, const char *path, dp_error *err)
 {
     dp__out o;
     int rc, a, b, k;
@@ -3102,7 +3165,7 @@ int dp_cluster_write(const dp_cluster *c, const char *path, dp_error *err)
     return dp__out_close(&o, 0, err);
 }
 
-int dp_cluster_set_curve(dp_cluster *c, int dev, dp_kind kind, const dp_speed_point *pts, int n, dp_error *err)
+DPDEF int dp_cluster_set_curve(dp_cluster *c, int dev, dp_kind kind, const dp_speed_point *pts, int n, dp_error *err)
 {
     int i, lo = dev, hi = dev;
     if (!c || c->n < 1 || !c->kind_speed || !c->curve || !c->curve_len) return dp__fail(err, DP_ERR_ARG, "set_curve: cluster missing or not made by dp_cluster_homogeneous/read");
@@ -3126,7 +3189,7 @@ int dp_cluster_set_curve(dp_cluster *c, int dev, dp_kind kind, const dp_speed_po
     return 0;
 }
 
-int dp_cluster_scale_speed(dp_cluster *c, int dev, double factor, dp_error *err)
+DPDEF int dp_cluster_scale_speed(dp_cluster *c, int dev, double factor, dp_error *err)
 {
     int d, k, i, lo = dev, hi = dev;
     if (!c || c->n < 1 || !c->speed) return dp__fail(err, DP_ERR_ARG, "scale_speed: cluster missing or without devices");
@@ -3145,7 +3208,7 @@ int dp_cluster_scale_speed(dp_cluster *c, int dev, double factor, dp_error *err)
     return 0;
 }
 
-int dp_check(const dp_graph *g, const dp_cluster *c, dp_error *err)
+DPDEF int dp_check(const dp_graph *g, const dp_cluster *c, dp_error *err)
 {
     int a, b;
     if (!g || !g->finalized) return dp__fail(err, DP_ERR_ARG, "graph missing or not finalised");
@@ -3173,7 +3236,7 @@ static double dp__curve_speed(const dp_speed_point *p, int n, double w)
     return p[lo].speed + f * (p[hi].speed - p[lo].speed);
 }
 
-double dp_op_time(const dp_graph *g, const dp_cluster *c, int op, int dev)
+DPDEF double dp_op_time(const dp_graph *g, const dp_cluster *c, int op, int dev)
 {
     double s = c->speed[dev], w = g->compute[op];
     if (g->n_dev_time) {
@@ -3188,13 +3251,13 @@ double dp_op_time(const dp_graph *g, const dp_cluster *c, int op, int dev)
     return (c->overhead ? c->overhead[dev] : 0.0) + w / s;
 }
 
-double dp_xfer_time(const dp_cluster *c, double bytes, int from, int to)
+DPDEF double dp_xfer_time(const dp_cluster *c, double bytes, int from, int to)
 {
     if (from == to) return 0.0;
     return c->latency[from * c->n + to] + bytes / c->bandwidth[from * c->n + to];
 }
 
-int dp_fastest_device(const dp_graph *g, const dp_cluster *c, int op)
+DPDEF int dp_fastest_device(const dp_graph *g, const dp_cluster *c, int op)
 {
     int d, best = 0;
     for (d = 1; d < c->n; d++)
@@ -3226,7 +3289,7 @@ typedef struct dp__sim_ws {
     const int *assign; const double *prio; dp_order order;
 } dp__sim_ws;
 
-void dp_sim_free(dp_sim *s)
+DPDEF void dp_sim_free(dp_sim *s)
 {
     dp__sim_ws *w;
     if (!s) return;
@@ -3241,7 +3304,7 @@ void dp_sim_free(dp_sim *s)
     memset(s, 0, sizeof *s);
 }
 
-int dp_sim_init(dp_sim *s, const dp_graph *g, const dp_cluster *c, dp_error *err)
+DPDEF int dp_sim_init(dp_sim *s, const dp_graph *g, const dp_cluster *c, dp_error *err)
 {
     dp__sim_ws *w;
     int rc, n, m, nd, v, d;
@@ -3361,7 +3424,7 @@ static void dp__arrive(dp__sim_ws *w, int v, double t)
     if (--w->pending[v] == 0) dp__q_push(w, w->assign[v], v);
 }
 
-int dp_sim_run(dp_sim *s, const int *assign, const dp_sim_opts *opts, dp_error *err)
+DPDEF int dp_sim_run(dp_sim *s, const int *assign, const dp_sim_opts *opts, dp_error *err)
 {
     static const dp_sim_opts defaults = { DP_ORDER_FIFO, NULL, 0 };
     dp__sim_ws *w = (dp__sim_ws *)s->dp__ws;
@@ -3472,7 +3535,7 @@ int dp_sim_run(dp_sim *s, const int *assign, const dp_sim_opts *opts, dp_error *
     return 0;
 }
 
-int dp_simulate(const dp_graph *g, const dp_cluster *c, const int *assign, const dp_sim_opts *opts, double *makespan, dp_error *err)
+DPDEF int dp_simulate(const dp_graph *g, const dp_cluster *c, const int *assign, const dp_sim_opts *opts, double *makespan, dp_error *err)
 {
     dp_sim s;
     int rc = dp_sim_init(&s, g, c, err);
@@ -3509,7 +3572,7 @@ static void dp__mean_link(const dp_cluster *c, double *lat, double *inv_bw)
     *inv_bw = sb / ((double)n * (n - 1));
 }
 
-int dp_blevel(const dp_graph *g, const dp_cluster *c, double *out)
+DPDEF int dp_blevel(const dp_graph *g, const dp_cluster *c, double *out)
 {
     double lat, ibw;
     int i, k;
@@ -3528,7 +3591,7 @@ int dp_blevel(const dp_graph *g, const dp_cluster *c, double *out)
     return 0;
 }
 
-int dp_tlevel(const dp_graph *g, const dp_cluster *c, double *out)
+DPDEF int dp_tlevel(const dp_graph *g, const dp_cluster *c, double *out)
 {
     double lat, ibw;
     int i, k;
@@ -3587,7 +3650,7 @@ static int dp__lower_bound(const dp_graph *g, const dp_cluster *c, double *lb, d
     return 0;
 }
 
-double dp_lower_bound(const dp_graph *g, const dp_cluster *c)
+DPDEF double dp_lower_bound(const dp_graph *g, const dp_cluster *c)
 {
     double cp, work;
     int depth;
@@ -3595,7 +3658,7 @@ double dp_lower_bound(const dp_graph *g, const dp_cluster *c)
     return cp > work ? cp : work;
 }
 
-int dp_graph_stats(const dp_graph *g, const dp_cluster *c, dp_stats *out)
+DPDEF int dp_graph_stats(const dp_graph *g, const dp_cluster *c, dp_stats *out)
 {
     int i, rc;
     memset(out, 0, sizeof *out);
@@ -3614,7 +3677,7 @@ int dp_graph_stats(const dp_graph *g, const dp_cluster *c, dp_stats *out)
     return 0;
 }
 
-int dp_static_memory(const dp_graph *g, const dp_cluster *c, const int *assign, double *bytes)
+DPDEF int dp_static_memory(const dp_graph *g, const dp_cluster *c, const int *assign, double *bytes)
 {
     int v, e;
     for (v = 0; v < c->n; v++) bytes[v] = 0;
@@ -3631,12 +3694,12 @@ int dp_static_memory(const dp_graph *g, const dp_cluster *c, const int *assign, 
 static const char *dp__method_names[] = { DP_METHODS(DP__METHOD_TEXT) };
 #undef DP__METHOD_TEXT
 
-const char *dp_method_name(dp_method m)
+DPDEF const char *dp_method_name(dp_method m)
 {
     return ((int)m >= 0 && m < DP_METHOD__COUNT) ? dp__method_names[m] : "?";
 }
 
-int dp_method_parse(const char *name, dp_method *out)
+DPDEF int dp_method_parse(const char *name, dp_method *out)
 {
     int i;
     for (i = 0; i < DP_METHOD__COUNT; i++)
@@ -3840,14 +3903,14 @@ done:
     return rc;
 }
 
-int dp_place_cp(const dp_graph *g, const dp_cluster *c, int *assign, int *order, double *schedule_length, dp_error *err)
+DPDEF int dp_place_cp(const dp_graph *g, const dp_cluster *c, int *assign, int *order, double *schedule_length, dp_error *err)
 {
     int rc = dp_check(g, c, err);
     return rc ? rc : dp__list_schedule(g, c, 0, assign, order, NULL, NULL, schedule_length, err);
 }
 
-int dp_place_heft(const dp_graph *g, const dp_cluster *c, int *assign, double *start, double *finish,
-                  double *schedule_length, dp_error *err)
+DPDEF int dp_place_heft(const dp_graph *g, const dp_cluster *c, int *assign, double *start, double *finish,
+                        double *schedule_length, dp_error *err)
 {
     int rc = dp_check(g, c, err);
     return rc ? rc : dp__list_schedule(g, c, 1, assign, NULL, start, finish, schedule_length, err);
@@ -3940,8 +4003,8 @@ done:
     return rc;
 }
 
-int dp_place(dp_method m, const dp_graph *g, const dp_cluster *c, const dp_place_opts *opts,
-             int *assign, dp_place_result *res, dp_error *err)
+DPDEF int dp_place(dp_method m, const dp_graph *g, const dp_cluster *c, const dp_place_opts *opts,
+                   int *assign, dp_place_result *res, dp_error *err)
 {
     dp_place_opts o;
     dp_sim sim;
@@ -4031,7 +4094,7 @@ static double dp__tick(double span, int n)
     return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
 }
 
-int dp_gantt_svg_file(FILE *f, const dp_sim *s, const int *assign, const dp_gantt_opts *opts, dp_error *err)
+DPDEF int dp_gantt_svg_file(FILE *f, const dp_sim *s, const int *assign, const dp_gantt_opts *opts, dp_error *err)
 {
     static const char *pal[] = { "#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#edc948",
                                  "#76b7b2", "#ff9da7", "#9c755f", "#e15759", "#bab0ac" };
@@ -4114,7 +4177,7 @@ int dp_gantt_svg_file(FILE *f, const dp_sim *s, const int *assign, const dp_gant
     return ferror(f) ? dp__fail(err, DP_ERR_IO, "gantt: write error") : 0;
 }
 
-int dp_gantt_svg(const char *path, const dp_sim *s, const int *assign, const dp_gantt_opts *opts, dp_error *err)
+DPDEF int dp_gantt_svg(const char *path, const dp_sim *s, const int *assign, const dp_gantt_opts *opts, dp_error *err)
 {
     dp__out o;
     int rc;
@@ -4126,7 +4189,7 @@ int dp_gantt_svg(const char *path, const dp_sim *s, const int *assign, const dp_
 /* ======================================================================
    >>gen
    ====================================================================== */
-int dp_gen(dp_graph *g, const dp_gen_opts *opts, dp_error *err)
+DPDEF int dp_gen(dp_graph *g, const dp_gen_opts *opts, dp_error *err)
 {
     dp_gen_opts o;
     dp_rng rng;
@@ -5639,7 +5702,7 @@ static int dp__pt_episode(dp__pctx *x, const dp_policy *p, const dp__roll_opts *
    >>train
    ====================================================================== */
 static const char *dp__stage_names[] = { "il", "sim", "real" };
-const char *dp_stage_name(dp_stage s) { return ((int)s >= 0 && s < DP_STAGE__COUNT) ? dp__stage_names[s] : "?"; }
+DPDEF const char *dp_stage_name(dp_stage s) { return ((int)s >= 0 && s < DP_STAGE__COUNT) ? dp__stage_names[s] : "?"; }
 
 static void dp__policy_sizes(const dp_policy_opts *o, int *n_sel, int *n_plc)
 {
@@ -5675,7 +5738,7 @@ static int dp__policy_alloc(dp_policy *p, const dp_policy_opts *opts, dp_error *
     return 0;
 }
 
-void dp_policy_free(dp_policy *p)
+DPDEF void dp_policy_free(dp_policy *p)
 {
     if (!p) return;
     DP_FREE(p->sel); DP_FREE(p->plc);
@@ -5704,7 +5767,7 @@ static void dp__init_gnn(double *W, int H, int K, dp_rng *r)
     }
 }
 
-int dp_policy_init(dp_policy *p, const dp_policy_opts *opts, dp_error *err)
+DPDEF int dp_policy_init(dp_policy *p, const dp_policy_opts *opts, dp_error *err)
 {
     dp__heads w;
     dp_rng r;
@@ -5861,8 +5924,8 @@ static void dp__select_offer(dp__select *s, const dp_policy *p, double score, in
     memcpy(s->plc, p->plc, sizeof(double) * (size_t)p->n_plc);
 }
 
-int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluster *c,
-             const dp_train_opts *opts, dp_train_result *res, dp_error *err)
+DPDEF int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluster *c,
+                   const dp_train_opts *opts, dp_train_result *res, dp_error *err)
 {
     static const double lr_def[DP_STAGE__COUNT] = { 1e-3, 5e-4, 5e-4 }, eps_def[DP_STAGE__COUNT] = { 1.0, 0.05, 0.05 };
     dp_train_opts o;
@@ -6282,8 +6345,8 @@ done:
     return rc;
 }
 
-int dp_policy_place(const dp_policy *p, const dp_graph *g, const dp_cluster *c, const dp_infer_opts *opts,
-                    int *assign, int *order, double *makespan, dp_error *err)
+DPDEF int dp_policy_place(const dp_policy *p, const dp_graph *g, const dp_cluster *c, const dp_infer_opts *opts,
+                          int *assign, int *order, double *makespan, dp_error *err)
 {
     dp__gctx x;
     dp_infer_opts o;
@@ -6347,7 +6410,7 @@ static uint64_t dp__fnv(const unsigned char *b, size_t n)
 static void dp__put(unsigned char **p, uint64_t v, int bytes) { int i; for (i = 0; i < bytes; i++) *(*p)++ = (unsigned char)(v >> (8 * i)); }
 static uint64_t dp__get(const unsigned char **p, int bytes) { uint64_t v = 0; int i; for (i = 0; i < bytes; i++) v |= (uint64_t)*(*p)++ << (8 * i); return v; }
 
-int dp_policy_save(const dp_policy *p, const char *path, dp_error *err)
+DPDEF int dp_policy_save(const dp_policy *p, const char *path, dp_error *err)
 {
     size_t n;
     unsigned char *buf, *q;
@@ -6382,7 +6445,7 @@ int dp_policy_save(const dp_policy *p, const char *path, dp_error *err)
     return dp__out_close(&o, rc, err);
 }
 
-int dp_policy_load_mem(dp_policy *p, const void *data, size_t len, const char *name, dp_error *err)
+DPDEF int dp_policy_load_mem(dp_policy *p, const void *data, size_t len, const char *name, dp_error *err)
 {
     const unsigned char *b = (const unsigned char *)data, *q = b;
     dp_policy_opts po;
@@ -6436,7 +6499,7 @@ int dp_policy_load_mem(dp_policy *p, const void *data, size_t len, const char *n
     return 0;
 }
 
-int dp_policy_load(dp_policy *p, const char *path, dp_error *err)
+DPDEF int dp_policy_load(dp_policy *p, const char *path, dp_error *err)
 {
     char *buf;
     size_t len;
@@ -6451,7 +6514,7 @@ int dp_policy_load(dp_policy *p, const char *path, dp_error *err)
 /* ======================================================================
    >>curves
    ====================================================================== */
-int dp_curve_svg(const char *path, const dp_episode_info *rec, int n, const char *title, dp_error *err)
+DPDEF int dp_curve_svg(const char *path, const dp_episode_info *rec, int n, const char *title, dp_error *err)
 {
     static const char *col[DP_STAGE__COUNT] = { "#4e79a7", "#f28e2b", "#59a14f" };
     dp__out o;
@@ -6508,7 +6571,7 @@ int dp_curve_svg(const char *path, const dp_episode_info *rec, int n, const char
    ====================================================================== */
 static int dp__is_real(const dp_graph *g, int v) { return g->kind[v] != DP_OP_OPAQUE; }
 
-int dp_graph_check_tensors(const dp_graph *g, dp_error *err)
+DPDEF int dp_graph_check_tensors(const dp_graph *g, dp_error *err)
 {
     int v, k;
     for (v = 0; v < g->n_ops; v++) {
@@ -6556,7 +6619,7 @@ int dp_graph_check_tensors(const dp_graph *g, dp_error *err)
     return 0;
 }
 
-double dp_op_flops(dp_kind kind, int rows, int cols, int inner, int inputs)
+DPDEF double dp_op_flops(dp_kind kind, int rows, int cols, int inner, int inputs)
 {
     double rc = (double)rows * cols;
     switch (kind) {
@@ -6573,14 +6636,11 @@ double dp_op_flops(dp_kind kind, int rows, int cols, int inner, int inputs)
 /* Input tensors: uniform in [-1, 1) from (seed, op, index). */
 static float dp__input_value(uint64_t seed, int op, size_t i)
 {
-    uint64_t z = seed ^ ((uint64_t)op << 32) ^ (uint64_t)i;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    z ^= z >> 31;
+    uint64_t z = dp__mix(seed ^ ((uint64_t)op << 32) ^ (uint64_t)i);
     return (float)((double)(z >> 11) * (2.0 / 9007199254740992.0) - 1.0);
 }
 
-float dp_input_value(uint64_t seed, int op, size_t i) { return dp__input_value(seed, op, i); }
+DPDEF float dp_input_value(uint64_t seed, int op, size_t i) { return dp__input_value(seed, op, i); }
 
 /* expf(z) with z clamped to [-87, ln FLT_MAX] and 0 below -87 (where
    expf would be subnormal or 0), computed without a branch on z; *big is
@@ -6852,14 +6912,14 @@ static void dp__wl_llama(dp__wb *b, int layer, int P, int B, int blk, int *x, in
 
 static const char *dp__wl_names[] = { "chainmm", "ffnn", "llama-block", "llama-layer" };
 
-int dp_workload_parse(const char *name, dp_workload *out)
+DPDEF int dp_workload_parse(const char *name, dp_workload *out)
 {
     int i;
     for (i = 0; i < 4; i++) if (!strcmp(name, dp__wl_names[i])) { *out = (dp_workload)i; return 0; }
     return -1;
 }
 
-int dp_gen_workload(dp_graph *g, const dp_workload_opts *opts, dp_error *err)
+DPDEF int dp_gen_workload(dp_graph *g, const dp_workload_opts *opts, dp_error *err)
 {
     dp_workload_opts o;
     dp__wb b;
@@ -7006,8 +7066,7 @@ static void dp__ex_fail(dp__ex *x, dp_code code, const char *fmt, ...)   /* unde
     if (!x->failed && x->err) {
         va_list ap;
         va_start(ap, fmt);
-        x->err->code = code;
-        vsnprintf(x->err->msg, sizeof x->err->msg, fmt, ap);
+        dp__vfail(x->err, code, fmt, ap);
         va_end(ap);
     }
     x->failed = 1; x->stop = 1;
@@ -7023,18 +7082,18 @@ static size_t dp__buf_bytes(double bytes, double scale)
 
 static size_t dp__ex_size(const dp__ex *x, double bytes) { return dp__buf_bytes(bytes, x->bscale); }
 
-size_t dp_exec_op_bytes(const dp_graph *g, int op, double bytes_scale)
+DPDEF size_t dp_exec_op_bytes(const dp_graph *g, int op, double bytes_scale)
 {
     return dp__is_real(g, op) ? sizeof(float) * (size_t)g->rows[op] * (size_t)g->cols[op] : dp__buf_bytes(g->out_bytes[op], bytes_scale);
 }
 
-size_t dp_exec_edge_bytes(const dp_graph *g, int edge, double bytes_scale)
+DPDEF size_t dp_exec_edge_bytes(const dp_graph *g, int edge, double bytes_scale)
 {
     int u = g->src[edge];
     return dp__is_real(g, u) ? dp_exec_op_bytes(g, u, bytes_scale) : dp__buf_bytes(g->bytes[edge], bytes_scale);
 }
 
-void dp_exec_scales(const dp_graph *g, const dp_cluster *c, double *seconds_per_unit, double *bytes_scale)
+DPDEF void dp_exec_scales(const dp_graph *g, const dp_cluster *c, double *seconds_per_unit, double *bytes_scale)
 {
     int v, k;
     if (seconds_per_unit && *seconds_per_unit == 0) {
@@ -7375,7 +7434,7 @@ static void *dp__ex_worker(void *arg)
     return NULL;
 }
 
-void dp_exec_result_free(dp_exec_result *r)
+DPDEF void dp_exec_result_free(dp_exec_result *r)
 {
     int v;
     if (!r) return;
@@ -7385,8 +7444,8 @@ void dp_exec_result_free(dp_exec_result *r)
     memset(r, 0, sizeof *r);
 }
 
-int dp_exec_compare(const dp_graph *g, const dp_exec_result *got, const dp_exec_result *ref,
-                    double *max_err, int *worst_op, dp_error *err)
+DPDEF int dp_exec_compare(const dp_graph *g, const dp_exec_result *got, const dp_exec_result *ref,
+                          double *max_err, int *worst_op, dp_error *err)
 {
     int v, worst = -1;
     double mx = 0;
@@ -7420,8 +7479,8 @@ int dp_exec_compare(const dp_graph *g, const dp_exec_result *got, const dp_exec_
     return 0;
 }
 
-int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const dp_exec_opts *opts,
-                dp_exec_result *res, dp_error *err)
+DPDEF int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const dp_exec_opts *opts,
+                      dp_exec_result *res, dp_error *err)
 {
     dp_exec_opts o;
     dp__ex x;
@@ -7721,8 +7780,8 @@ static int dp__dq_op_done(dp__dq *w, int v, double t)
     return 0;
 }
 
-int dp_dispatch(const dp_graph *g, const dp_cluster *c, const int *assign, const dp_exec_opts *opts,
-                const dp_dispatch_hooks *hooks, double *peak_bytes, dp_error *err)
+DPDEF int dp_dispatch(const dp_graph *g, const dp_cluster *c, const int *assign, const dp_exec_opts *opts,
+                      const dp_dispatch_hooks *hooks, double *peak_bytes, dp_error *err)
 {
     dp__dq w;
     double *bl = NULL, t;
@@ -7995,7 +8054,7 @@ static int dp__cal_overhead(int n, const dp_cluster *cn, double *per_op, dp_erro
     return rc;
 }
 
-int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *err)
+DPDEF int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *err)
 {
     enum { NS = 10, MAX_SWEEPS = 100 };
     dp_calibrate_opts o;
@@ -8118,7 +8177,7 @@ done:
     return rc;
 }
 
-int dp_calibrate_cpu_speed(const dp_cluster *c, const dp_calibrate_opts *opts, double *factor, dp_error *err)
+DPDEF int dp_calibrate_cpu_speed(const dp_cluster *c, const dp_calibrate_opts *opts, double *factor, dp_error *err)
 {
     static const dp_kind probe[2] = { DP_OP_MATMUL, DP_OP_ADD };
     dp_calibrate_opts o;

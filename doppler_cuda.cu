@@ -2,11 +2,12 @@
 
    C ABI declared in doppler.h (>>api-cuda): device discovery, a self-test,
    dp_exec_cuda (run a placed graph on the GPUs), dp_calibrate_cuda (measure
-   them into a cluster file) and a host emulation of the GPU kernels for
-   tests. This file includes doppler.h WITHOUT DOPPLER_IMPLEMENTATION (no
-   stb_ds in nvcc's C++); it calls public functions of the library (dp_check,
-   dp_dispatch, dp_op_time, dp_exec_op_bytes, ...), so link it with one C
-   file that defines DOPPLER_IMPLEMENTATION:
+   them into a cluster file); and a host emulation of the GPU kernels for
+   tests (dp__cuda_host_kernel, declared in doppler.h's >>internal). This
+   file includes doppler.h WITHOUT DOPPLER_IMPLEMENTATION (the program's C
+   file compiles it); it calls functions of the library (dp_check,
+   dp_dispatch, dp_op_time, dp_exec_op_bytes, dp__fail, ...), so link it
+   with one C file that defines DOPPLER_IMPLEMENTATION:
 
        nvcc -O2 -I. -o prog prog.c doppler_cuda.cu -lpthread
 
@@ -93,7 +94,6 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,19 +104,8 @@
 
 /* ----------------------------------------------------------------------
    >>cuda-errors
+   Messages are formatted by the library's dp__fail (doppler.h, >>internal).
    ---------------------------------------------------------------------- */
-static int dp__cuda_error(dp_error *err, dp_code code, const char *fmt, ...)
-{
-    if (err) {
-        va_list ap;
-        err->code = code;
-        va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
-
 static void dp__cuda_ok(dp_error *err)
 {
     if (err) {
@@ -132,8 +121,8 @@ static int dp__cuda_fail(cudaError_t e, const char *call, const char *file, int 
 {
     if (e == cudaSuccess) return DP_OK;
     (void)cudaGetLastError(); /* clear the non-sticky error state */
-    return dp__cuda_error(err, DP_ERR_DEVICE, "%s:%d: %s: %s (%s)", file, line, call,
-                          cudaGetErrorString(e), cudaGetErrorName(e));
+    return dp__fail(err, DP_ERR_DEVICE, "%s:%d: %s: %s (%s)", file, line, call,
+                    cudaGetErrorString(e), cudaGetErrorName(e));
 }
 
 #define cudaCheck(call)                                                        \
@@ -148,7 +137,7 @@ static int dp__cuda_fail(cudaError_t e, const char *call, const char *file, int 
 extern "C" int dp_cuda_device_count(int *count, dp_error *err)
 {
     int rc = DP_OK, n = 0;
-    if (!count) return dp__cuda_error(err, DP_ERR_ARG, "dp_cuda_device_count: count is NULL");
+    if (!count) return dp__fail(err, DP_ERR_ARG, "dp_cuda_device_count: count is NULL");
     *count = 0;
     dp__cuda_ok(err);
     cudaCheck(cudaGetDeviceCount(&n));
@@ -162,8 +151,8 @@ static int dp__cuda_check_dev(int dev, dp_error *err)
     int rc = DP_OK, n = 0;
     cudaCheck(cudaGetDeviceCount(&n));
     if (dev < 0 || dev >= n)
-        return dp__cuda_error(err, DP_ERR_RANGE, "CUDA device %d does not exist (%d device%s)",
-                              dev, n, n == 1 ? "" : "s");
+        return dp__fail(err, DP_ERR_RANGE, "CUDA device %d does not exist (%d device%s)",
+                        dev, n, n == 1 ? "" : "s");
 done:
     return rc;
 }
@@ -173,7 +162,7 @@ extern "C" int dp_cuda_device_name(int dev, char *buf, int len, dp_error *err)
     int rc = DP_OK;
     cudaDeviceProp prop;
     if (!buf || len <= 0)
-        return dp__cuda_error(err, DP_ERR_ARG, "dp_cuda_device_name: no buffer (len %d)", len);
+        return dp__fail(err, DP_ERR_ARG, "dp_cuda_device_name: no buffer (len %d)", len);
     buf[0] = 0;
     dp__cuda_ok(err);
     if ((rc = dp__cuda_check_dev(dev, err))) return rc;
@@ -188,7 +177,7 @@ extern "C" int dp_cuda_device_info(int dev, dp_cuda_info *info, dp_error *err)
     int rc = DP_OK, prev = -1;
     size_t free_b = 0, total_b = 0;
     cudaDeviceProp prop;
-    if (!info) return dp__cuda_error(err, DP_ERR_ARG, "dp_cuda_device_info: info is NULL");
+    if (!info) return dp__fail(err, DP_ERR_ARG, "dp_cuda_device_info: info is NULL");
     memset(info, 0, sizeof *info);
     dp__cuda_ok(err);
     if ((rc = dp__cuda_check_dev(dev, err))) return rc;
@@ -224,13 +213,13 @@ extern "C" int dp_cuda_selftest(int dev, int n, double *seconds, dp_error *err)
     float ms = 0;
     const double a = 2.0;
     if (seconds) *seconds = 0;
-    if (n <= 0) return dp__cuda_error(err, DP_ERR_ARG, "dp_cuda_selftest: n = %d", n);
+    if (n <= 0) return dp__fail(err, DP_ERR_ARG, "dp_cuda_selftest: n = %d", n);
     dp__cuda_ok(err);
     if ((rc = dp__cuda_check_dev(dev, err))) return rc;
     hx = (double *)malloc(sizeof *hx * (size_t)n);
     hy = (double *)malloc(sizeof *hy * (size_t)n);
     if (!hx || !hy) {
-        rc = dp__cuda_error(err, DP_ERR_NOMEM, "dp_cuda_selftest: %d doubles", n);
+        rc = dp__fail(err, DP_ERR_NOMEM, "dp_cuda_selftest: %d doubles", n);
         goto done;
     }
     for (int i = 0; i < n; i++) {
@@ -255,9 +244,9 @@ extern "C" int dp_cuda_selftest(int dev, int n, double *seconds, dp_error *err)
     for (int i = 0; i < n; i++) {
         double want = a * (double)i + 1.0;
         if (fabs(hy[i] - want) > 1e-12 * (1.0 + fabs(want))) {
-            rc = dp__cuda_error(err, DP_ERR_RANGE,
-                                "dp_cuda_selftest: device %d: y[%d] = %.17g, expected %.17g",
-                                dev, i, hy[i], want);
+            rc = dp__fail(err, DP_ERR_RANGE,
+                          "dp_cuda_selftest: device %d: y[%d] = %.17g, expected %.17g",
+                          dev, i, hy[i], want);
             goto done;
         }
     }
@@ -1011,9 +1000,9 @@ static int dp__cu_gpus(int *n, dp_error *err)
     if (e != cudaSuccess) {
         (void)cudaGetLastError();
         *n = 0;
-        return dp__cuda_error(err, DP_ERR_DEVICE, "no CUDA device: %s (%s)", cudaGetErrorString(e), cudaGetErrorName(e));
+        return dp__fail(err, DP_ERR_DEVICE, "no CUDA device: %s (%s)", cudaGetErrorString(e), cudaGetErrorName(e));
     }
-    if (*n < 1) return dp__cuda_error(err, DP_ERR_DEVICE, "no CUDA device: the CUDA runtime reports 0 devices");
+    if (*n < 1) return dp__fail(err, DP_ERR_DEVICE, "no CUDA device: the CUDA runtime reports 0 devices");
     return DP_OK;
 }
 
@@ -1026,7 +1015,7 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
     pthread_condattr_t ca;
     x->ngpu = G;
     x->cur_dev = -1;
-#define DP__CA(ptr, count) if (!((ptr) = (decltype(ptr))calloc((size_t)(count) + 1, sizeof *(ptr)))) { rc = dp__cuda_error(err, DP_ERR_NOMEM, "exec (cuda): out of memory"); goto done; }
+#define DP__CA(ptr, count) if (!((ptr) = (decltype(ptr))calloc((size_t)(count) + 1, sizeof *(ptr)))) { rc = dp__fail(err, DP_ERR_NOMEM, "exec (cuda): out of memory"); goto done; }
     DP__CA(x->gpu, nd); DP__CA(x->cap, nd); DP__CA(x->cs, nd); DP__CA(x->xs, (size_t)nd * nd); DP__CA(x->ctl, G);
     DP__CA(x->pool, G); DP__CA(x->ev0, G); DP__CA(x->evs, n); DP__CA(x->eve, n); DP__CA(x->evx, m); DP__CA(x->st, nd);
     DP__CA(x->buf, n); DP__CA(x->xbuf, m); DP__CA(x->inp, m); DP__CA(x->cq, n + m); DP__CA(x->cb, n + m);
@@ -1035,12 +1024,12 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
     x->cq_cap = n + m + 1;
     for (int v = 0; v < n; v++) { x->cb[v].x = x; x->cb[v].id = v; }
     for (int e = 0; e < m; e++) { x->cb[n + e].x = x; x->cb[n + e].id = -1 - e; }
-    if (pthread_mutex_init(&x->mu, NULL) != 0) { rc = dp__cuda_error(err, DP_ERR_NOMEM, "exec (cuda): cannot create a mutex"); goto done; }
+    if (pthread_mutex_init(&x->mu, NULL) != 0) { rc = dp__fail(err, DP_ERR_NOMEM, "exec (cuda): cannot create a mutex"); goto done; }
     x->mu_ok = 1;
-    if (pthread_condattr_init(&ca) != 0) { rc = dp__cuda_error(err, DP_ERR_NOMEM, "exec (cuda): cannot create a condition variable"); goto done; }
+    if (pthread_condattr_init(&ca) != 0) { rc = dp__fail(err, DP_ERR_NOMEM, "exec (cuda): cannot create a condition variable"); goto done; }
     if (pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0 && pthread_cond_init(&x->cv, &ca) == 0) x->cv_ok = 1;
     pthread_condattr_destroy(&ca);
-    if (!x->cv_ok) { rc = dp__cuda_error(err, DP_ERR_NOMEM, "exec (cuda): cannot create a condition variable"); goto done; }
+    if (!x->cv_ok) { rc = dp__fail(err, DP_ERR_NOMEM, "exec (cuda): cannot create a condition variable"); goto done; }
     /* the bytes each GPU could hold at once, to grow its pool before the first run */
     for (int v = 0; v < n; v++) reserve[x->assign[v] % G] += (double)dp_exec_op_bytes(g, v, x->bscale);
     for (int e = 0; e < m; e++)
@@ -1153,28 +1142,28 @@ extern "C" int dp_exec_cuda(const dp_graph *g, const dp_cluster *c, const int *a
     if (res) memset(res, 0, sizeof *res);
     dp__cuda_ok(err);
     /* arguments first: none of this needs a GPU */
-    if (!res) return dp__cuda_error(err, DP_ERR_ARG, "exec (cuda): no result given");
+    if (!res) return dp__fail(err, DP_ERR_ARG, "exec (cuda): no result given");
     if ((rc = dp_check(g, c, err))) return rc;
-    if (!assign) return dp__cuda_error(err, DP_ERR_ARG, "exec (cuda): no assignment given");
+    if (!assign) return dp__fail(err, DP_ERR_ARG, "exec (cuda): no assignment given");
     n = g->n_ops; m = g->n_edges; nd = c->n;
     for (int v = 0; v < n; v++)
         if (assign[v] < 0 || assign[v] >= nd)
-            return dp__cuda_error(err, DP_ERR_RANGE, "exec (cuda): op %d ('%s') on device %d, but the cluster has devices 0..%d", v, g->name[v], assign[v], nd - 1);
+            return dp__fail(err, DP_ERR_RANGE, "exec (cuda): op %d ('%s') on device %d, but the cluster has devices 0..%d", v, g->name[v], assign[v], nd - 1);
     if (o.reps == 0) o.reps = 1;
-    if (o.reps < 0 || o.reps > 10000) return dp__cuda_error(err, DP_ERR_RANGE, "exec (cuda): reps %d not in 1..10000", o.reps);
+    if (o.reps < 0 || o.reps > 10000) return dp__fail(err, DP_ERR_RANGE, "exec (cuda): reps %d not in 1..10000", o.reps);
     if (o.seconds_per_unit < 0 || o.bytes_scale < 0 || o.device_bytes < 0)
-        return dp__cuda_error(err, DP_ERR_RANGE, "exec (cuda): negative scale or arena size");
-    if (o.gpus < 0) return dp__cuda_error(err, DP_ERR_RANGE, "exec (cuda): gpus %d is negative", o.gpus);
+        return dp__fail(err, DP_ERR_RANGE, "exec (cuda): negative scale or arena size");
+    if (o.gpus < 0) return dp__fail(err, DP_ERR_RANGE, "exec (cuda): gpus %d is negative", o.gpus);
     if ((rc = dp_graph_check_tensors(g, err))) return rc;
     dp_exec_scales(g, c, &o.seconds_per_unit, &o.bytes_scale);
     if ((rc = dp__cu_gpus(&ngpu, err))) return rc;
-    if (o.gpus > ngpu) return dp__cuda_error(err, DP_ERR_RANGE, "exec (cuda): %d GPUs asked for, %d present", o.gpus, ngpu);
+    if (o.gpus > ngpu) return dp__fail(err, DP_ERR_RANGE, "exec (cuda): %d GPUs asked for, %d present", o.gpus, ngpu);
     if (o.gpus) ngpu = o.gpus;
     cudaCheck(cudaGetDevice(&prev));
 
     x.g = g; x.c = c; x.assign = assign; x.n = n; x.m = m; x.nd = nd;
     x.spu = o.seconds_per_unit; x.bscale = o.bytes_scale; x.seed = o.seed;
-#define DP__CA(ptr, count) if (!((ptr) = (decltype(ptr))calloc((size_t)(count) + 1, sizeof *(ptr)))) { rc = dp__cuda_error(err, DP_ERR_NOMEM, "exec (cuda): out of memory"); goto done; }
+#define DP__CA(ptr, count) if (!((ptr) = (decltype(ptr))calloc((size_t)(count) + 1, sizeof *(ptr)))) { rc = dp__fail(err, DP_ERR_NOMEM, "exec (cuda): out of memory"); goto done; }
     DP__CA(runs_start, (size_t)o.reps * n); DP__CA(runs_end, (size_t)o.reps * n);
     DP__CA(runs_busy, (size_t)o.reps * nd); DP__CA(runs_peak, (size_t)o.reps * nd);
     DP__CA(res->wall_runs, o.reps); DP__CA(res->busy, nd); DP__CA(res->start, n); DP__CA(res->end, n); DP__CA(res->peak_bytes, nd);
@@ -1215,7 +1204,7 @@ extern "C" int dp_exec_cuda(const dp_graph *g, const dp_cluster *c, const int *a
             if (g->out_off[v + 1] > g->out_off[v]) continue;
             if (len > x.host_len) {
                 unsigned char *nb = (unsigned char *)realloc(x.host, len);
-                if (!nb) { rc = dp__cuda_error(err, DP_ERR_NOMEM, "exec (cuda): out of memory reading back %zu bytes", len); goto done; }
+                if (!nb) { rc = dp__fail(err, DP_ERR_NOMEM, "exec (cuda): out of memory reading back %zu bytes", len); goto done; }
                 x.host = nb;
                 x.host_len = len;
             }
@@ -1224,12 +1213,12 @@ extern "C" int dp_exec_cuda(const dp_graph *g, const dp_cluster *c, const int *a
             cudaCheck(cudaStreamSynchronize(x.ctl[p]));
             dg = (dg ^ dp__cu_hash(x.host, len, 0xcbf29ce484222325ULL ^ (uint64_t)v)) * 0x100000001b3ULL;
             if (o.keep_outputs && r == o.reps - 1 && g->kind[v] != DP_OP_OPAQUE) {
-                if (!(res->outputs[v] = (float *)malloc(len))) { rc = dp__cuda_error(err, DP_ERR_NOMEM, "exec (cuda): out of memory keeping outputs"); goto done; }
+                if (!(res->outputs[v] = (float *)malloc(len))) { rc = dp__fail(err, DP_ERR_NOMEM, "exec (cuda): out of memory keeping outputs"); goto done; }
                 memcpy(res->outputs[v], x.host, len);
             }
         }
         if (r == 0) digest = dg;
-        else if (dg != digest) { rc = dp__cuda_error(err, DP_ERR_DEVICE, "exec (cuda): run %d computed different outputs than run 0", r); goto done; }
+        else if (dg != digest) { rc = dp__fail(err, DP_ERR_DEVICE, "exec (cuda): run %d computed different outputs than run 0", r); goto done; }
         if ((rc = dp__cu_drain(&x, err))) goto done;   /* frees the sinks' outputs */
     }
     {
@@ -1300,13 +1289,13 @@ extern "C" int dp_calibrate_cuda(dp_cluster *out, const dp_calibrate_opts *opts,
     memset(&k, 0, sizeof k);
     if (opts) o = *opts;
     dp__cuda_ok(err);
-    if (!out) return dp__cuda_error(err, DP_ERR_ARG, "calibrate (cuda): no cluster given");
+    if (!out) return dp__fail(err, DP_ERR_ARG, "calibrate (cuda): no cluster given");
     memset(out, 0, sizeof *out);
     if (o.size == 0) o.size = 512;   /* as dp_calibrate_cpu's largest side */
     if (o.seconds == 0) o.seconds = 0.05;
-    if (o.devices < 0 || o.devices > DP_MAX_DEVICES) return dp__cuda_error(err, DP_ERR_RANGE, "calibrate (cuda): devices %d not in 0..%d", o.devices, DP_MAX_DEVICES);
-    if (o.size < 8 || o.size > 2048) return dp__cuda_error(err, DP_ERR_RANGE, "calibrate (cuda): size %d not in 8..2048", o.size);
-    if (!(o.seconds > 0 && o.seconds <= 10)) return dp__cuda_error(err, DP_ERR_RANGE, "calibrate (cuda): seconds %g not in (0, 10]", o.seconds);
+    if (o.devices < 0 || o.devices > DP_MAX_DEVICES) return dp__fail(err, DP_ERR_RANGE, "calibrate (cuda): devices %d not in 0..%d", o.devices, DP_MAX_DEVICES);
+    if (o.size < 8 || o.size > 2048) return dp__fail(err, DP_ERR_RANGE, "calibrate (cuda): size %d not in 8..2048", o.size);
+    if (!(o.seconds > 0 && o.seconds <= 10)) return dp__fail(err, DP_ERR_RANGE, "calibrate (cuda): seconds %g not in (0, 10]", o.seconds);
     if ((rc = dp__cu_gpus(&ngpu, err))) return rc;
     cudaCheck(cudaGetDevice(&prev));
     nd = o.devices ? o.devices : ngpu;
@@ -1314,7 +1303,7 @@ extern "C" int dp_calibrate_cuda(dp_cluster *out, const dp_calibrate_opts *opts,
     S = o.size;
     k.nd = nd; k.G = G; k.cur_dev = -1;
     if ((rc = dp_cluster_homogeneous(&c, nd, 1e9, 1e10, 0, err))) goto done;
-#define DP__CA(ptr, count) if (!((ptr) = (decltype(ptr))calloc((size_t)(count) + 1, sizeof *(ptr)))) { rc = dp__cuda_error(err, DP_ERR_NOMEM, "calibrate (cuda): out of memory"); goto done; }
+#define DP__CA(ptr, count) if (!((ptr) = (decltype(ptr))calloc((size_t)(count) + 1, sizeof *(ptr)))) { rc = dp__fail(err, DP_ERR_NOMEM, "calibrate (cuda): out of memory"); goto done; }
     DP__CA(k.gpu, nd); DP__CA(k.cap, nd); DP__CA(k.s, nd); DP__CA(k.e0, nd); DP__CA(k.e1, nd);
     DP__CA(k.a, nd); DP__CA(k.b, nd); DP__CA(k.y, nd); DP__CA(k.big, 2 * G); DP__CA(bw, (size_t)G * G);
     DP__CA(k.pool, G); DP__CA(k.t, nd);
@@ -1474,7 +1463,7 @@ extern "C" int dp_calibrate_cuda(dp_cluster *out, const dp_calibrate_opts *opts,
             dp_exec_result r1, r2;
             const int N = 400;
             int *as = (int *)calloc((size_t)N, sizeof(int)), have_c2 = 0;
-            if (!as) { rc = dp__cuda_error(err, DP_ERR_NOMEM, "calibrate (cuda): out of memory"); goto done; }
+            if (!as) { rc = dp__fail(err, DP_ERR_NOMEM, "calibrate (cuda): out of memory"); goto done; }
             dp_graph_init(&ch);
             for (int i = 0; i < N && !rc; i++) {
                 dp_op_desc dd;
