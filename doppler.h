@@ -1356,6 +1356,65 @@ static void *dp__alloc(size_t n, size_t size, dp_error *err, const char *what)
     return p;
 }
 
+/* One allocation per object: dp__carve runs twice over the object's
+   buffers, first with no base to add up the size, then, after
+   dp__arena_alloc made one zeroed block, to hand out the pointers (each
+   64-byte aligned, so that the dense kernels' vectors never straddle a
+   cache line). DP__A(ptr, count, type) is one such carve from the arena
+   `ar` in scope; freeing the object is freeing the block. */
+typedef struct dp__arena { char *base; size_t off; int over; } dp__arena;
+
+static void *dp__carve(dp__arena *a, size_t count, size_t size)
+{
+    size_t o = a->off, bytes;
+    if (count == 0) count = 1;
+    if (count > ((size_t)-1 / 2 - a->off) / size) { a->over = 1; return NULL; }
+    bytes = (count * size + 63) & ~(size_t)63;
+    a->off += bytes;
+    return a->base ? a->base + o : NULL;
+}
+
+#define DP__A(ptr, count, type) ((ptr) = (type *)dp__carve(&ar, (size_t)(count), sizeof(type)))
+
+/* After the sizing pass: one zeroed allocation into *raw (to free), the
+   base aligned, ready for the carving pass. */
+static int dp__arena_alloc(dp__arena *a, void **raw, dp_error *err, const char *what)
+{
+    if (a->over) return dp__fail(err, DP_ERR_NOMEM, "%s: size overflows", what);
+    if (!(*raw = dp__alloc(a->off + 64, 1, err, what))) return DP_ERR_NOMEM;
+    a->base = (char *)*raw + ((64 - (uintptr_t)*raw % 64) % 64);
+    a->off = 0;
+    return 0;
+}
+
+/* One binary heap for every queue of the library (ops by key, events by
+   time, ready ops by the dispatch rule, copies by arrival): h[0..n) of
+   type T, BEFORE(ctx, a, b) nonzero when element a leaves before b (a
+   strict order, so ties keep the order of the sifts). Macros, so that the
+   comparison is inlined in the simulator's inner loop. */
+#define DP__HEAP_PUSH(T, h, n, x, BEFORE, ctx) do {                                   \
+        T dp__hx = (x);                                                               \
+        int dp__hi = (n)++;                                                           \
+        while (dp__hi > 0 && BEFORE((ctx), dp__hx, (h)[(dp__hi - 1) / 2])) {          \
+            (h)[dp__hi] = (h)[(dp__hi - 1) / 2]; dp__hi = (dp__hi - 1) / 2;           \
+        }                                                                             \
+        (h)[dp__hi] = dp__hx;                                                         \
+    } while (0)
+
+#define DP__HEAP_POP(T, h, n, out, BEFORE, ctx) do {                                  \
+        int dp__hn = --(n), dp__hi = 0;                                               \
+        T dp__hl = (h)[dp__hn];                                                       \
+        (out) = (h)[0];                                                               \
+        for (;;) {                                                                    \
+            int dp__hc = 2 * dp__hi + 1;                                              \
+            if (dp__hc >= dp__hn) break;                                              \
+            if (dp__hc + 1 < dp__hn && BEFORE((ctx), (h)[dp__hc + 1], (h)[dp__hc])) dp__hc++; \
+            if (!BEFORE((ctx), (h)[dp__hc], dp__hl)) break;                           \
+            (h)[dp__hi] = (h)[dp__hc]; dp__hi = dp__hc;                               \
+        }                                                                             \
+        if (dp__hn > 0) (h)[dp__hi] = dp__hl;                                         \
+    } while (0)
+
 static char *dp__strdup(const char *s)
 {
     size_t n = strlen(s) + 1;
@@ -2062,26 +2121,8 @@ static int dp__oh_before(const dp__opheap *q, int a, int b)
     return a < b;
 }
 
-static void dp__oh_push(dp__opheap *q, int v)
-{
-    int i = q->n++;
-    while (i > 0 && dp__oh_before(q, v, q->h[(i - 1) / 2])) { q->h[i] = q->h[(i - 1) / 2]; i = (i - 1) / 2; }
-    q->h[i] = v;
-}
-
-static int dp__oh_pop(dp__opheap *q)
-{
-    int top = q->h[0], last = q->h[--q->n], i = 0;
-    for (;;) {
-        int c = 2 * i + 1;
-        if (c >= q->n) break;
-        if (c + 1 < q->n && dp__oh_before(q, q->h[c + 1], q->h[c])) c++;
-        if (!dp__oh_before(q, q->h[c], last)) break;
-        q->h[i] = q->h[c]; i = c;
-    }
-    if (q->n > 0) q->h[i] = last;
-    return top;
-}
+static void dp__oh_push(dp__opheap *q, int v) { DP__HEAP_PUSH(int, q->h, q->n, v, dp__oh_before, q); }
+static int dp__oh_pop(dp__opheap *q) { int v; DP__HEAP_POP(int, q->h, q->n, v, dp__oh_before, q); return v; }
 
 /* Names one op on a cycle among ops left with indeg > 0. */
 static int dp__find_cycle_op(const dp_graph *g, const int *indeg)
@@ -3277,6 +3318,7 @@ typedef struct dp__sim_ws {
     int n, m, nd;
     double   *op_time;    /* [n*nd] cached dp_op_time                      */
     double   *blevel;     /* [n] default priority, computed on first use   */
+    int      have_blevel;
     int      *pending;    /* [n] inputs still to arrive                     */
     double   *ready;      /* [n] time the last input arrived                */
     int      *refcnt;     /* [n] consumers still holding the output        */
@@ -3287,6 +3329,7 @@ typedef struct dp__sim_ws {
     double   *cur_bytes;  /* [nd]                                            */
     int      *dirty; char *is_dirty; int ndirty;
     const int *assign; const double *prio; dp_order order;
+    void     *arena;      /* the workspace and the results: one block      */
 } dp__sim_ws;
 
 DPDEF void dp_sim_free(dp_sim *s)
@@ -3294,21 +3337,17 @@ DPDEF void dp_sim_free(dp_sim *s)
     dp__sim_ws *w;
     if (!s) return;
     w = (dp__sim_ws *)s->dp__ws;
-    if (w) {
-        DP_FREE(w->op_time); DP_FREE(w->blevel); DP_FREE(w->pending); DP_FREE(w->ready);
-        DP_FREE(w->refcnt); DP_FREE(w->ev); DP_FREE(w->q); DP_FREE(w->qoff); DP_FREE(w->qlen);
-        DP_FREE(w->running); DP_FREE(w->link_free); DP_FREE(w->cur_bytes); DP_FREE(w->dirty);
-        DP_FREE(w->is_dirty); DP_FREE(w);
-    }
-    DP_FREE(s->start); DP_FREE(s->end); DP_FREE(s->busy); DP_FREE(s->peak_bytes); DP_FREE(s->xfers);
+    if (w) { DP_FREE(w->arena); DP_FREE(w); }
     memset(s, 0, sizeof *s);
 }
 
 DPDEF int dp_sim_init(dp_sim *s, const dp_graph *g, const dp_cluster *c, dp_error *err)
 {
     dp__sim_ws *w;
-    int rc, n, m, nd, v, d;
+    dp__arena ar;
+    int rc, n, m, nd, v, d, pass;
     memset(s, 0, sizeof *s);
+    memset(&ar, 0, sizeof ar);
     if ((rc = dp_check(g, c, err))) return rc;
     n = g->n_ops; m = g->n_edges; nd = c->n;
     s->g = g; s->c = c;
@@ -3316,62 +3355,45 @@ DPDEF int dp_sim_init(dp_sim *s, const dp_graph *g, const dp_cluster *c, dp_erro
     if (!w) return DP_ERR_NOMEM;
     s->dp__ws = w;
     w->n = n; w->m = m; w->nd = nd;
-#define DP__A(ptr, count, type) if (!((ptr) = (type *)dp__alloc((size_t)(count), sizeof(type), err, "simulator workspace"))) goto nomem
-    DP__A(w->op_time, (size_t)n * nd, double);
-    DP__A(w->pending, n, int);
-    DP__A(w->ready, n, double);
-    DP__A(w->refcnt, n, int);
-    DP__A(w->ev, (size_t)n + m + 1, dp__event);
-    DP__A(w->q, n, int);
-    DP__A(w->qoff, nd + 1, int);
-    DP__A(w->qlen, nd, int);
-    DP__A(w->running, nd, int);
-    DP__A(w->link_free, (size_t)nd * nd, double);
-    DP__A(w->cur_bytes, nd, double);
-    DP__A(w->dirty, nd, int);
-    DP__A(w->is_dirty, nd, char);
-    DP__A(s->start, n, double);
-    DP__A(s->end, n, double);
-    DP__A(s->busy, nd, double);
-    DP__A(s->peak_bytes, nd, double);
-    DP__A(s->xfers, m, dp_xfer);
-#undef DP__A
+    for (pass = 0; pass < 2; pass++) {
+        if (pass && (rc = dp__arena_alloc(&ar, &w->arena, err, "simulator workspace"))) { dp_sim_free(s); return rc; }
+        DP__A(w->op_time, (size_t)n * nd, double);
+        DP__A(w->blevel, n, double);
+        DP__A(w->pending, n, int);
+        DP__A(w->ready, n, double);
+        DP__A(w->refcnt, n, int);
+        DP__A(w->ev, (size_t)n + m + 1, dp__event);
+        DP__A(w->q, n, int);
+        DP__A(w->qoff, nd + 1, int);
+        DP__A(w->qlen, nd, int);
+        DP__A(w->running, nd, int);
+        DP__A(w->link_free, (size_t)nd * nd, double);
+        DP__A(w->cur_bytes, nd, double);
+        DP__A(w->dirty, nd, int);
+        DP__A(w->is_dirty, nd, char);
+        DP__A(s->start, n, double);
+        DP__A(s->end, n, double);
+        DP__A(s->busy, nd, double);
+        DP__A(s->peak_bytes, nd, double);
+        DP__A(s->xfers, m, dp_xfer);
+    }
     for (v = 0; v < n; v++)
         for (d = 0; d < nd; d++) w->op_time[(size_t)v * nd + d] = dp_op_time(g, c, v, d);
     return 0;
-nomem:
-    dp_sim_free(s);
-    return DP_ERR_NOMEM;
 }
 
-/* -- event heap -- */
-static int dp__ev_less(const dp__event *a, const dp__event *b)
+/* -- event heap: by time, ties in the order pushed -- */
+static int dp__ev_before(const void *ctx, dp__event a, dp__event b)
 {
-    return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+    (void)ctx;
+    return a.t < b.t || (a.t == b.t && a.seq < b.seq);
 }
 
 static void dp__ev_push(dp__sim_ws *w, double t, int id)
 {
     dp__event e;
-    int i = w->nev++;
     e.t = t; e.seq = w->seq++; e.id = id;
-    while (i > 0 && dp__ev_less(&e, &w->ev[(i - 1) / 2])) { w->ev[i] = w->ev[(i - 1) / 2]; i = (i - 1) / 2; }
-    w->ev[i] = e;
-}
-
-static dp__event dp__ev_pop(dp__sim_ws *w)
-{
-    dp__event top = w->ev[0], last = w->ev[--w->nev];
-    int i = 0, n = w->nev;
-    for (;;) {
-        int c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && dp__ev_less(&w->ev[c + 1], &w->ev[c])) c++;
-        if (!dp__ev_less(&w->ev[c], &last)) break;
-        w->ev[i] = w->ev[c]; i = c;
-    }
-    if (n > 0) w->ev[i] = last;
-    return top;
+    DP__HEAP_PUSH(dp__event, w->ev, w->nev, e, dp__ev_before, NULL);
 }
 
 /* -- device ready queues: "a before b" -- the runtime model's dispatch
@@ -3391,24 +3413,8 @@ static int dp__q_before(const dp__sim_ws *w, int a, int b)
 
 static void dp__q_push(dp__sim_ws *w, int d, int v)
 {
-    int *h = w->q + w->qoff[d], i = w->qlen[d]++;
-    while (i > 0 && dp__q_before(w, v, h[(i - 1) / 2])) { h[i] = h[(i - 1) / 2]; i = (i - 1) / 2; }
-    h[i] = v;
+    DP__HEAP_PUSH(int, w->q + w->qoff[d], w->qlen[d], v, dp__q_before, w);
     if (!w->is_dirty[d]) { w->is_dirty[d] = 1; w->dirty[w->ndirty++] = d; }
-}
-
-static int dp__q_pop(dp__sim_ws *w, int d)
-{
-    int *h = w->q + w->qoff[d], top = h[0], n = --w->qlen[d], last = h[n], i = 0;
-    for (;;) {
-        int c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && dp__q_before(w, h[c + 1], h[c])) c++;
-        if (!dp__q_before(w, h[c], last)) break;
-        h[i] = h[c]; i = c;
-    }
-    if (n > 0) h[i] = last;
-    return top;
 }
 
 static void dp__mem(dp_sim *s, dp__sim_ws *w, int d, double delta)
@@ -3439,10 +3445,9 @@ DPDEF int dp_sim_run(dp_sim *s, const int *assign, const dp_sim_opts *opts, dp_e
     for (v = 0; v < n; v++)
         if (assign[v] < 0 || assign[v] >= nd)
             return dp__fail(err, DP_ERR_RANGE, "assignment: op %d ('%s') on device %d, but the cluster has devices 0..%d", v, g->name[v], assign[v], nd - 1);
-    if (opts->order == DP_ORDER_PRIORITY && !opts->priority && !w->blevel) {
-        w->blevel = (double *)dp__alloc((size_t)n, sizeof(double), err, "b-levels");
-        if (!w->blevel) return DP_ERR_NOMEM;
+    if (opts->order == DP_ORDER_PRIORITY && !opts->priority && !w->have_blevel) {
         dp_blevel(g, c, w->blevel);
+        w->have_blevel = 1;
     }
     w->assign = assign;
     w->order = opts->order;
@@ -3469,7 +3474,7 @@ DPDEF int dp_sim_run(dp_sim *s, const int *assign, const dp_sim_opts *opts, dp_e
             d = w->dirty[--w->ndirty];
             w->is_dirty[d] = 0;
             if (w->running[d] >= 0 || w->qlen[d] == 0) continue;
-            v = dp__q_pop(w, d);
+            DP__HEAP_POP(int, w->q + w->qoff[d], w->qlen[d], v, dp__q_before, w);
             w->running[d] = v;
             s->start[v] = t;
             s->end[v] = t + w->op_time[(size_t)v * nd + d];
@@ -3481,7 +3486,8 @@ DPDEF int dp_sim_run(dp_sim *s, const int *assign, const dp_sim_opts *opts, dp_e
         t = w->ev[0].t;
         /* apply every event at time t before anyone picks again */
         while (w->nev > 0 && w->ev[0].t == t) {
-            dp__event e = dp__ev_pop(w);
+            dp__event e;
+            DP__HEAP_POP(dp__event, w->ev, w->nev, e, dp__ev_before, NULL);
             if (e.id >= 0) {                       /* op e.id ends */
                 v = e.id; d = assign[v];
                 w->running[d] = -1;
@@ -3821,28 +3827,25 @@ static double dp__inputs_ready(const dp_graph *g, const dp_cluster *c, const int
 static int dp__list_schedule(const dp_graph *g, const dp_cluster *c, int insertion, int *assign, int *order,
                              double *start, double *finish, double *length, dp_error *err)
 {
-    int n = g->n_ops, nd = c->n, k, v, d, rc = 0, placed = 0;
-    double *bl = (double *)dp__alloc((size_t)n, sizeof(double), err, "list scheduler");
-    double *st = (double *)dp__alloc((size_t)n, sizeof(double), err, "list scheduler");
-    double *fin = (double *)dp__alloc((size_t)n, sizeof(double), err, "list scheduler");
-    double *avail = (double *)dp__alloc((size_t)nd, sizeof(double), err, "list scheduler");
-    double *used = (double *)dp__alloc((size_t)nd, sizeof(double), err, "list scheduler");
-    int *pend = (int *)dp__alloc((size_t)n, sizeof(int), err, "list scheduler");
-    int *slots = (int *)dp__alloc((size_t)n, sizeof(int), err, "list scheduler");   /* ops per device, by start */
-    int *nslot = (int *)dp__alloc((size_t)nd, sizeof(int), err, "list scheduler");
+    int n = g->n_ops, nd = c->n, k, v, d, rc = 0, placed = 0, pass;
+    double *bl, *st, *fin, *avail, *used;
+    int *pend, *slots, *nslot;
     int *out = assign;   /* written only on success */
+    void *block = NULL;
     dp__opheap q;
+    dp__arena ar;
     double len = 0;
-    q.h = (int *)dp__alloc((size_t)n, sizeof(int), err, "list scheduler");
-    q.n = 0; q.key = bl;
-    assign = (int *)dp__alloc((size_t)n, sizeof(int), err, "list scheduler");
-    if (!bl || !st || !fin || !avail || !used || !pend || !slots || !nslot || !q.h || !assign) { rc = DP_ERR_NOMEM; goto done; }
-    /* heft keeps, per device, its ops sorted by start (n slots each) */
-    if (insertion) {
-        DP_FREE(slots);
-        slots = (int *)dp__alloc((size_t)n * nd, sizeof(int), err, "heft slots");
-        if (!slots) { rc = DP_ERR_NOMEM; goto done; }
+    memset(&ar, 0, sizeof ar);
+    for (pass = 0; pass < 2; pass++) {
+        if (pass && (rc = dp__arena_alloc(&ar, &block, err, "list scheduler"))) return rc;
+        DP__A(bl, n, double); DP__A(st, n, double); DP__A(fin, n, double);
+        DP__A(avail, nd, double); DP__A(used, nd, double); DP__A(pend, n, int);
+        /* ops per device, by start: heft keeps, per device, its ops sorted
+           by start (n slots each) */
+        DP__A(slots, insertion ? (size_t)n * nd : (size_t)n, int);
+        DP__A(nslot, nd, int); DP__A(q.h, n, int); DP__A(assign, n, int);
     }
+    q.n = 0; q.key = bl;
     dp_blevel(g, c, bl);
     for (v = 0; v < n; v++) {
         assign[v] = -1;
@@ -3898,8 +3901,7 @@ static int dp__list_schedule(const dp_graph *g, const dp_cluster *c, int inserti
     if (finish) memcpy(finish, fin, sizeof(double) * (size_t)n);
     if (length) *length = len;
 done:
-    DP_FREE(bl); DP_FREE(st); DP_FREE(fin); DP_FREE(avail); DP_FREE(used); DP_FREE(pend);
-    DP_FREE(slots); DP_FREE(nslot); DP_FREE(q.h); DP_FREE(assign);
+    DP_FREE(block);
     return rc;
 }
 
@@ -4570,33 +4572,6 @@ typedef struct dp__gctx {
     int seen;
 } dp__gctx;
 
-/* Every buffer of an episode comes from one allocation (the arena),
-   each 64-byte aligned so that the dense kernels' vectors never straddle
-   a cache line. dp__carve is run twice: first with no base to add up the
-   size, then to hand out the pointers. */
-typedef struct dp__arena { char *base; size_t off; int over; } dp__arena;
-
-static void *dp__carve(dp__arena *a, size_t count, size_t size)
-{
-    size_t o = a->off, bytes;
-    if (count == 0) count = 1;
-    if (count > ((size_t)-1 / 2 - a->off) / size) { a->over = 1; return NULL; }
-    bytes = (count * size + 63) & ~(size_t)63;
-    a->off += bytes;
-    return a->base ? a->base + o : NULL;
-}
-
-/* After the sizing pass: one zeroed allocation into *raw (to free), the
-   base aligned, ready for the carving pass. */
-static int dp__arena_alloc(dp__arena *a, void **raw, dp_error *err, const char *what)
-{
-    if (a->over) return dp__fail(err, DP_ERR_NOMEM, "%s: size overflows", what);
-    if (!(*raw = dp__alloc(a->off + 64, 1, err, what))) return DP_ERR_NOMEM;
-    a->base = (char *)*raw + ((64 - (uintptr_t)*raw % 64) % 64);
-    a->off = 0;
-    return 0;
-}
-
 /* Buffers of a stack of R rounds over n ops. */
 static void dp__gnn_buf_carve(dp__arena *a, dp__gnn_buf *b, int n, int H, int R, int train)
 {
@@ -4650,7 +4625,6 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
     memset(x, 0, sizeof *x);
     if ((rc = dp_check(g, c, err))) return rc;
     x->g = g; x->c = c; x->n = n; x->m = m; x->nd = nd; x->H = H; x->K = K; x->shared = shared; x->train = train;
-#define DP__A(ptr, count, type) ((ptr) = (type *)dp__carve(&ar, (size_t)(count), sizeof(type)))
     for (pass = 0; pass < 2; pass++) {
         if (pass && (rc = dp__arena_alloc(&ar, &x->arena, err, "learning workspace"))) { dp__gctx_free(x); return rc; }
         DP__A(x->x, (size_t)n * DP__F, double); DP__A(x->ce, m, double);
@@ -4673,7 +4647,6 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
         DP__A(x->wt_sel, dp__gnn_size(H, K) + dp__selhead_size(H), double);
         DP__A(x->wt_plc, (shared ? 0 : dp__gnn_size(H, K)) + dp__plchead_size(H), double); DP__A(x->best_assign, n, int); DP__A(x->best_order, n, int);
     }
-#undef DP__A
     if ((rc = dp_sim_init(&x->sim, g, c, err))) { dp__gctx_free(x); return rc; }
     for (v = 0; v < n; v++)
         for (k = 0; k < nd; k++) x->optime[(size_t)v * nd + k] = dp_op_time(g, c, v, k);
@@ -5458,7 +5431,6 @@ static int dp__pt_init(dp__pctx *x, const dp_graph *g, const dp_cluster *c, cons
     if (D != p->opts.devices)
         return dp__fail(err, DP_ERR_ARG, "placeto: the policy places on %d devices, the cluster has %d (train one for %d)", p->opts.devices, D, D);
     x->g = g; x->c = c; x->n = n; x->nd = D; x->H = H; x->K = K; x->F = F; x->train = train;
-#define DP__A(ptr, count, type) ((ptr) = (type *)dp__carve(&ar, (size_t)(count), sizeof(type)))
     for (pass = 0; pass < 2; pass++) {
         if (pass && (rc = dp__arena_alloc(&ar, &x->arena, err, "placeto workspace"))) { dp__pt_free(x); return rc; }
         DP__A(x->x, (size_t)n * F, double); DP__A(x->ce, m + 1, double);
@@ -5471,7 +5443,6 @@ static int dp__pt_init(dp__pctx *x, const dp_graph *g, const dp_cluster *c, cons
         DP__A(x->tb_assign, n, int); DP__A(x->tb_order, n, int);
         dp__gnn_buf_carve(&ar, &x->gnn, n, H, 2 * K, train);
     }
-#undef DP__A
     if ((rc = dp_sim_init(&x->sim, g, c, err))) { dp__pt_free(x); return rc; }
     dp__mean_link(c, &lat, &ibw);
     for (v = 0; v < n; v++) {
@@ -7028,6 +6999,7 @@ typedef struct dp__ex {
     pthread_cond_t go, idle;
     int gen, finished, quit, cpu_times;
     dp_error *err;
+    void *arena;            /* the buffers above but pool: one block */
 } dp__ex;
 
 typedef struct dp__exarg { dp__ex *x; int dev; } dp__exarg;
@@ -7039,25 +7011,10 @@ static int dp__ex_before(const dp__ex *x, int a, int b)
 
 static void dp__ex_push(dp__ex *x, int v)   /* under the lock */
 {
-    int d = x->assign[v], *h = x->q + x->qoff[d], i = x->qlen[d]++;
+    int d = x->assign[v];
     x->ready_at[v] = dp_now();
-    while (i > 0 && dp__ex_before(x, v, h[(i - 1) / 2])) { h[i] = h[(i - 1) / 2]; i = (i - 1) / 2; }
-    h[i] = v;
+    DP__HEAP_PUSH(int, x->q + x->qoff[d], x->qlen[d], v, dp__ex_before, x);
     pthread_cond_signal(&x->cv[d]);
-}
-
-static int dp__ex_pop(dp__ex *x, int d)
-{
-    int *h = x->q + x->qoff[d], top = h[0], n = --x->qlen[d], last = h[n], i = 0;
-    for (;;) {
-        int c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && dp__ex_before(x, h[c + 1], h[c])) c++;
-        if (!dp__ex_before(x, h[c], last)) break;
-        h[i] = h[c]; i = c;
-    }
-    if (n > 0) h[i] = last;
-    return top;
 }
 
 static void dp__ex_fail(dp__ex *x, dp_code code, const char *fmt, ...)   /* under the lock */
@@ -7217,26 +7174,7 @@ static uint64_t dp__ex_real(const dp_graph *g, int v, const float *const *in, fl
 }
 
 /* In-flight copies into a device: a min-heap of edges on arrival time. */
-static void dp__ex_fl_push(dp__ex *x, int d, int e)
-{
-    int *h = x->fl + x->xoff[d], i = x->nfl[d]++;
-    while (i > 0 && x->arrive[h[(i - 1) / 2]] > x->arrive[e]) { h[i] = h[(i - 1) / 2]; i = (i - 1) / 2; }
-    h[i] = e;
-}
-
-static int dp__ex_fl_pop(dp__ex *x, int d)
-{
-    int *h = x->fl + x->xoff[d], top = h[0], n = --x->nfl[d], last = h[n], i = 0;
-    for (;;) {
-        int c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && x->arrive[h[c + 1]] < x->arrive[h[c]]) c++;
-        if (x->arrive[h[c]] >= x->arrive[last]) break;
-        h[i] = h[c]; i = c;
-    }
-    if (n > 0) h[i] = last;
-    return top;
-}
+static int dp__ex_fl_before(const dp__ex *x, int a, int b) { return x->arrive[a] < x->arrive[b]; }
 
 /* Takes the oldest copy queued for device d and does it (under the lock on
    entry and on return; the memcpy itself runs outside it): the buffer is
@@ -7274,7 +7212,7 @@ static int dp__ex_take_copy(dp__ex *x, int d)
     if (!dst) return -1;
     x->xbuf[e] = dst;
     if (--x->refcnt[u] == 0) dp__ex_release(x, a, &x->buf[u], x->len[u]);
-    dp__ex_fl_push(x, d, e);
+    DP__HEAP_PUSH(int, x->fl + x->xoff[d], x->nfl[d], e, dp__ex_fl_before, x);
     return 0;
 }
 
@@ -7284,7 +7222,8 @@ static void dp__ex_deliver(dp__ex *x, int d)
 {
     double now = dp_now();
     while (x->nfl[d] > 0 && now >= x->arrive[x->fl[x->xoff[d]]]) {
-        int e = dp__ex_fl_pop(x, d);
+        int e;
+        DP__HEAP_POP(int, x->fl + x->xoff[d], x->nfl[d], e, dp__ex_fl_before, x);
         if (--x->pending[x->g->dst[e]] == 0) dp__ex_push(x, x->g->dst[e]);
     }
 }
@@ -7318,7 +7257,7 @@ static void dp__ex_compute(dp__ex *x, int d)
             x->cidle[d] = 0;
         }
         if (x->stop) break;
-        v = dp__ex_pop(x, d);
+        DP__HEAP_POP(int, x->q + x->qoff[d], x->qlen[d], v, dp__ex_before, x);
         pthread_mutex_unlock(&x->mu);
         t_start = dp_now();
         c_start = x->cpu_times ? dp__thread_cpu() : 0;
@@ -7488,7 +7427,9 @@ DPDEF int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign,
     pthread_t *th = NULL;
     double *runs_start = NULL, *runs_end = NULL, *runs_busy = NULL, *runs_peak = NULL, *runs_cpu = NULL, *bl = NULL;
     uint64_t digest = 0;
-    int rc = 0, nd, n, m, r, v, d, k, mutex_ok = 0, ncv = 0, nxcv = 0, go_ok = 0, idle_ok = 0, started = 0;
+    int rc = 0, nd, n, m, r, v, d, k, mutex_ok = 0, ncv = 0, nxcv = 0, go_ok = 0, idle_ok = 0, started = 0, pass;
+    dp__arena ar;
+    memset(&ar, 0, sizeof ar);
     memset(&x, 0, sizeof x);
     memset(&o, 0, sizeof o);
     if (opts) o = *opts;
@@ -7510,37 +7451,44 @@ DPDEF int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign,
     x.spu = o.seconds_per_unit; x.bscale = o.bytes_scale; x.limit = o.device_bytes;
     x.order = o.order; x.err = err; x.seed = o.seed; x.cpu_times = o.cpu_times != 0;
     if ((rc = dp_graph_check_tensors(g, err))) return rc;
-#define DP__A(ptr, count, type) if (!((ptr) = (type *)dp__alloc((size_t)(count), sizeof(type), err, "executor"))) { rc = DP_ERR_NOMEM; goto done; }
-    DP__A(x.cv, nd, pthread_cond_t); DP__A(x.xcv, nd, pthread_cond_t);
-    DP__A(x.q, n, int); DP__A(x.qoff, nd + 1, int); DP__A(x.qlen, nd, int);
-    DP__A(x.xq, (size_t)m + nd, int); DP__A(x.xoff, nd + 1, int); DP__A(x.xhead, nd, int); DP__A(x.xtail, nd, int);
-    DP__A(x.fl, (size_t)m + nd, int); DP__A(x.nfl, nd, int); DP__A(x.cidle, nd, int); DP__A(x.inp, (size_t)m + 1, const float *);
-    DP__A(x.issued, (size_t)m + 1, double); DP__A(x.arrive, (size_t)m + 1, double); DP__A(x.link_free, (size_t)nd * nd, double);
-    DP__A(x.ready_at, n, double); DP__A(x.pending, n, int); DP__A(x.refcnt, n, int);
-    DP__A(x.buf, n, unsigned char *); DP__A(x.xbuf, (size_t)m + 1, unsigned char *); DP__A(x.len, n, size_t);
-    DP__A(x.dig, n, uint64_t); DP__A(x.cur, nd, double); DP__A(x.peak, nd, double);
+    for (pass = 0; pass < 2; pass++) {
+        if (pass && (rc = dp__arena_alloc(&ar, &x.arena, err, "executor"))) goto done;
+        DP__A(x.cv, nd, pthread_cond_t); DP__A(x.xcv, nd, pthread_cond_t);
+        DP__A(x.q, n, int); DP__A(x.qoff, nd + 1, int); DP__A(x.qlen, nd, int);
+        DP__A(x.xq, (size_t)m + nd, int); DP__A(x.xoff, nd + 1, int); DP__A(x.xhead, nd, int); DP__A(x.xtail, nd, int);
+        DP__A(x.fl, (size_t)m + nd, int); DP__A(x.nfl, nd, int); DP__A(x.cidle, nd, int); DP__A(x.inp, (size_t)m + 1, const float *);
+        DP__A(x.issued, (size_t)m + 1, double); DP__A(x.arrive, (size_t)m + 1, double); DP__A(x.link_free, (size_t)nd * nd, double);
+        DP__A(x.ready_at, n, double); DP__A(x.pending, n, int); DP__A(x.refcnt, n, int);
+        DP__A(x.buf, n, unsigned char *); DP__A(x.xbuf, (size_t)m + 1, unsigned char *); DP__A(x.len, n, size_t);
+        DP__A(x.dig, n, uint64_t); DP__A(x.cur, nd, double); DP__A(x.peak, nd, double);
+        DP__A(x.sizes, (size_t)n + m, size_t);
+        DP__A(x.start, n, double); DP__A(x.end, n, double); DP__A(x.busy, nd, double);
+        DP__A(args, 2 * (size_t)nd, dp__exarg); DP__A(th, 2 * (size_t)nd, pthread_t);
+        DP__A(runs_start, (size_t)o.reps * n, double); DP__A(runs_end, (size_t)o.reps * n, double); DP__A(runs_cpu, (size_t)o.reps * n, double);
+        DP__A(x.cpu, n, double);
+        DP__A(runs_busy, (size_t)o.reps * nd, double); DP__A(runs_peak, (size_t)o.reps * nd, double);
+        DP__A(bl, n, double);
+    }
     /* every size a buffer of this run can have: outputs, and copies */
-    DP__A(x.sizes, (size_t)n + m, size_t);
     for (v = 0; v < n; v++) x.sizes[v] = dp_exec_op_bytes(g, v, x.bscale);
     for (k = 0; k < m; k++) x.sizes[n + k] = dp_exec_edge_bytes(g, k, x.bscale);
     qsort(x.sizes, (size_t)n + m, sizeof(size_t), dp__ex_size_cmp);
     for (k = 0; k < n + m; k++) if (!x.nsizes || x.sizes[k] != x.sizes[x.nsizes - 1]) x.sizes[x.nsizes++] = x.sizes[k];
-    DP__A(x.pool, (size_t)nd * x.nsizes, unsigned char *);
-    DP__A(x.start, n, double); DP__A(x.end, n, double); DP__A(x.busy, nd, double);
-    DP__A(args, 2 * (size_t)nd, dp__exarg); DP__A(th, 2 * (size_t)nd, pthread_t);
-    DP__A(runs_start, (size_t)o.reps * n, double); DP__A(runs_end, (size_t)o.reps * n, double); DP__A(runs_cpu, (size_t)o.reps * n, double);
-    DP__A(x.cpu, n, double);
-    if (o.cpu_times) DP__A(res->cpu, n, double);
-    DP__A(runs_busy, (size_t)o.reps * nd, double); DP__A(runs_peak, (size_t)o.reps * nd, double);
-    DP__A(res->wall_runs, o.reps, double); DP__A(res->busy, nd, double); DP__A(res->start, n, double);
-    DP__A(res->end, n, double); DP__A(res->peak_bytes, nd, double);
-    if (o.keep_outputs) { DP__A(res->outputs, n, float *); res->n_ops = n; }
-#undef DP__A
-    if (o.order == DP_ORDER_PRIORITY && !o.priority) {
-        bl = (double *)dp__alloc((size_t)n, sizeof(double), err, "executor");
-        if (!bl) { rc = DP_ERR_NOMEM; goto done; }
-        dp_blevel(g, c, bl);
+    x.pool = (unsigned char **)dp__alloc((size_t)nd * x.nsizes, sizeof(unsigned char *), err, "executor buffer pool");
+    if (!x.pool) { rc = DP_ERR_NOMEM; goto done; }
+    /* the result's buffers are the caller's, each freed on its own */
+    if ((o.cpu_times && !(res->cpu = (double *)dp__alloc((size_t)n, sizeof(double), err, "executor result")))
+        || !(res->wall_runs = (double *)dp__alloc((size_t)o.reps, sizeof(double), err, "executor result"))
+        || !(res->busy = (double *)dp__alloc((size_t)nd, sizeof(double), err, "executor result"))
+        || !(res->start = (double *)dp__alloc((size_t)n, sizeof(double), err, "executor result"))
+        || !(res->end = (double *)dp__alloc((size_t)n, sizeof(double), err, "executor result"))
+        || !(res->peak_bytes = (double *)dp__alloc((size_t)nd, sizeof(double), err, "executor result"))
+        || (o.keep_outputs && !(res->outputs = (float **)dp__alloc((size_t)n, sizeof(float *), err, "executor result")))) {
+        rc = DP_ERR_NOMEM;
+        goto done;
     }
+    if (o.keep_outputs) res->n_ops = n;
+    if (o.order == DP_ORDER_PRIORITY && !o.priority) dp_blevel(g, c, bl);
     x.prio = o.priority ? o.priority : bl;
     if (pthread_mutex_init(&x.mu, NULL) != 0) { rc = dp__fail(err, DP_ERR_NOMEM, "exec: cannot create a mutex"); goto done; }
     mutex_ok = 1;
@@ -7643,17 +7591,11 @@ done:
     if (x.pool)
         for (k = 0; k < nd * x.nsizes; k++)
             while (x.pool[k]) { unsigned char *b = x.pool[k]; x.pool[k] = dp__ex_next(b); DP_FREE(b); }
-    DP_FREE(x.sizes);
     DP_FREE(x.pool);
     for (d = 0; d < ncv; d++) pthread_cond_destroy(&x.cv[d]);
     for (d = 0; d < nxcv; d++) pthread_cond_destroy(&x.xcv[d]);
     if (mutex_ok) pthread_mutex_destroy(&x.mu);
-    DP_FREE(x.cv); DP_FREE(x.xcv); DP_FREE(x.q); DP_FREE(x.qoff); DP_FREE(x.qlen); DP_FREE(x.xq); DP_FREE(x.xoff);
-    DP_FREE(x.xhead); DP_FREE(x.xtail); DP_FREE(x.fl); DP_FREE(x.nfl); DP_FREE(x.cidle); DP_FREE(x.issued); DP_FREE(x.arrive);
-    DP_FREE(x.link_free); DP_FREE(x.ready_at); DP_FREE(x.inp); DP_FREE(x.pending); DP_FREE(x.refcnt);
-    DP_FREE(x.buf); DP_FREE(x.xbuf); DP_FREE(x.len); DP_FREE(x.dig); DP_FREE(x.cur); DP_FREE(x.peak);
-    DP_FREE(x.start); DP_FREE(x.end); DP_FREE(x.busy); DP_FREE(args); DP_FREE(th); DP_FREE(bl);
-    DP_FREE(runs_start); DP_FREE(runs_end); DP_FREE(runs_busy); DP_FREE(runs_peak); DP_FREE(runs_cpu); DP_FREE(x.cpu);
+    DP_FREE(x.arena);
     if (rc) dp_exec_result_free(res);
     return rc;
 }
@@ -7674,55 +7616,19 @@ typedef struct dp__dq {
     char *xstate;                 /* per edge: 0 none, 1 copying, 2 copied, 3 delivered */
     double *ready, *arrive, *link_free, *cur, *peak;
     dp_error *err;
+    void *arena;                  /* every buffer of the call: one block */
 } dp__dq;
 
 static int dp__dq_before(const dp__dq *w, int a, int b) { return dp__ready_before(w->order, w->prio, w->ready, a, b); }
 
 static void dp__dq_push(dp__dq *w, int v, double t)
 {
-    int d = w->assign[v], *hp = w->q + w->qoff[d], i = w->qlen[d]++;
     w->ready[v] = t;
-    while (i > 0 && dp__dq_before(w, v, hp[(i - 1) / 2])) { hp[i] = hp[(i - 1) / 2]; i = (i - 1) / 2; }
-    hp[i] = v;
-}
-
-static int dp__dq_pop(dp__dq *w, int d)
-{
-    int *hp = w->q + w->qoff[d], top = hp[0], n = --w->qlen[d], last = hp[n], i = 0;
-    for (;;) {
-        int c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && dp__dq_before(w, hp[c + 1], hp[c])) c++;
-        if (!dp__dq_before(w, hp[c], last)) break;
-        hp[i] = hp[c]; i = c;
-    }
-    if (n > 0) hp[i] = last;
-    return top;
+    DP__HEAP_PUSH(int, w->q + w->qoff[w->assign[v]], w->qlen[w->assign[v]], v, dp__dq_before, w);
 }
 
 /* Copies held until their modelled arrival: a min-heap on (arrival, edge). */
-static int dp__dl_less(const dp__dq *w, int a, int b) { return w->arrive[a] < w->arrive[b] || (w->arrive[a] == w->arrive[b] && a < b); }
-
-static void dp__dl_push(dp__dq *w, int e)
-{
-    int i = w->ndl++;
-    while (i > 0 && dp__dl_less(w, e, w->dl[(i - 1) / 2])) { w->dl[i] = w->dl[(i - 1) / 2]; i = (i - 1) / 2; }
-    w->dl[i] = e;
-}
-
-static int dp__dl_pop(dp__dq *w)
-{
-    int top = w->dl[0], n = --w->ndl, last = w->dl[n], i = 0;
-    for (;;) {
-        int c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && dp__dl_less(w, w->dl[c + 1], w->dl[c])) c++;
-        if (!dp__dl_less(w, w->dl[c], last)) break;
-        w->dl[i] = w->dl[c]; i = c;
-    }
-    if (n > 0) w->dl[i] = last;
-    return top;
-}
+static int dp__dl_before(const dp__dq *w, int a, int b) { return w->arrive[a] < w->arrive[b] || (w->arrive[a] == w->arrive[b] && a < b); }
 
 /* Bytes come and go on device d; an allocation past the arena fails. */
 static int dp__dq_alloc(dp__dq *w, int d, size_t size, const char *what, int id)
@@ -7785,7 +7691,9 @@ DPDEF int dp_dispatch(const dp_graph *g, const dp_cluster *c, const int *assign,
 {
     dp__dq w;
     double *bl = NULL, t;
-    int *done = NULL, rc, v, d, k, ndone = 0;
+    int *done = NULL, rc, v, d, k, ndone = 0, pass;
+    dp__arena ar;
+    memset(&ar, 0, sizeof ar);
     memset(&w, 0, sizeof w);
     dp__ok(err);
     if ((rc = dp_check(g, c, err))) return rc;
@@ -7799,14 +7707,16 @@ DPDEF int dp_dispatch(const dp_graph *g, const dp_cluster *c, const int *assign,
     if (opts) { w.order = opts->order; w.prio = opts->priority; w.spu = opts->seconds_per_unit; w.bscale = opts->bytes_scale; w.limit = opts->device_bytes; }
     if (w.spu < 0 || w.bscale < 0 || w.limit < 0) return dp__fail(err, DP_ERR_RANGE, "dispatch: negative scale or arena size");
     dp_exec_scales(g, c, &w.spu, &w.bscale);
-#define DP__A(ptr, count, type) if (!((ptr) = (type *)dp__alloc((size_t)(count), sizeof(type), err, "dispatcher"))) { rc = DP_ERR_NOMEM; goto out; }
-    DP__A(w.pending, w.n, int); DP__A(w.refcnt, w.n, int); DP__A(w.q, w.n, int); DP__A(w.qoff, w.nd + 1, int);
-    DP__A(w.qlen, w.nd, int); DP__A(w.running, w.nd, int); DP__A(w.dl, w.m, int); DP__A(w.xstate, w.m, char);
-    DP__A(w.ready, w.n, double); DP__A(w.arrive, w.m, double); DP__A(w.cur, w.nd, double); DP__A(w.peak, w.nd, double);
-    DP__A(done, (size_t)w.n + w.m, int);
-    if (c->link == DP_LINK_SERIAL) DP__A(w.link_free, (size_t)w.nd * w.nd, double);
-    if (w.order == DP_ORDER_PRIORITY && !w.prio) { DP__A(bl, w.n, double); dp_blevel(g, c, bl); w.prio = bl; }
-#undef DP__A
+    for (pass = 0; pass < 2; pass++) {
+        if (pass && (rc = dp__arena_alloc(&ar, &w.arena, err, "dispatcher"))) goto out;
+        DP__A(w.pending, w.n, int); DP__A(w.refcnt, w.n, int); DP__A(w.q, w.n, int); DP__A(w.qoff, w.nd + 1, int);
+        DP__A(w.qlen, w.nd, int); DP__A(w.running, w.nd, int); DP__A(w.dl, w.m, int); DP__A(w.xstate, w.m, char);
+        DP__A(w.ready, w.n, double); DP__A(w.arrive, w.m, double); DP__A(w.cur, w.nd, double); DP__A(w.peak, w.nd, double);
+        DP__A(done, (size_t)w.n + w.m, int);
+        DP__A(w.link_free, (size_t)w.nd * w.nd, double);
+        DP__A(bl, w.n, double);
+    }
+    if (w.order == DP_ORDER_PRIORITY && !w.prio) { dp_blevel(g, c, bl); w.prio = bl; }
     for (v = 0; v < w.n; v++) w.qoff[assign[v] + 1]++;
     for (d = 0; d < w.nd; d++) { w.qoff[d + 1] += w.qoff[d]; w.running[d] = -1; }
     for (v = 0; v < w.n; v++) { w.pending[v] = g->in_off[v + 1] - g->in_off[v]; w.refcnt[v] = g->out_off[v + 1] - g->out_off[v]; }
@@ -7817,7 +7727,7 @@ DPDEF int dp_dispatch(const dp_graph *g, const dp_cluster *c, const int *assign,
         /* every idle device with a ready op starts one */
         for (d = 0; d < w.nd; d++) {
             if (w.running[d] >= 0 || w.qlen[d] == 0) continue;
-            v = dp__dq_pop(&w, d);
+            DP__HEAP_POP(int, w.q + w.qoff[d], w.qlen[d], v, dp__dq_before, &w);
             if ((rc = dp__dq_alloc(&w, d, dp_exec_op_bytes(g, v, w.bscale), "op", v))) goto out;
             if ((rc = hooks->launch(hooks->ctx, v, d, err))) goto out;
             w.running[d] = v;
@@ -7840,20 +7750,22 @@ DPDEF int dp_dispatch(const dp_graph *g, const dp_cluster *c, const int *assign,
                 w.xstate[e] = 2;
                 if (--w.refcnt[u] == 0 && (rc = dp__dq_release_op(&w, u))) goto out;
                 if (w.arrive[e] <= t) dp__dq_deliver(&w, e, t);
-                else dp__dl_push(&w, e);
+                else DP__HEAP_PUSH(int, w.dl, w.ndl, e, dp__dl_before, &w);
             } else {
                 rc = dp__fail(err, DP_ERR_ARG, "dispatch: completion %d is of no %s in flight", id, id >= 0 ? "op" : "copy");
                 goto out;
             }
         }
-        while (w.ndl > 0 && w.arrive[w.dl[0]] <= t) dp__dq_deliver(&w, dp__dl_pop(&w), t);
+        while (w.ndl > 0 && w.arrive[w.dl[0]] <= t) {
+            int e;
+            DP__HEAP_POP(int, w.dl, w.ndl, e, dp__dl_before, &w);
+            dp__dq_deliver(&w, e, t);
+        }
     }
     if (peak_bytes) memcpy(peak_bytes, w.peak, sizeof(double) * (size_t)w.nd);
     rc = 0;
 out:
-    DP_FREE(w.pending); DP_FREE(w.refcnt); DP_FREE(w.q); DP_FREE(w.qoff); DP_FREE(w.qlen); DP_FREE(w.running);
-    DP_FREE(w.dl); DP_FREE(w.xstate); DP_FREE(w.ready); DP_FREE(w.arrive); DP_FREE(w.cur); DP_FREE(w.peak);
-    DP_FREE(w.link_free); DP_FREE(done); DP_FREE(bl);
+    DP_FREE(w.arena);
     return rc;
 }
 
