@@ -999,6 +999,49 @@ DPDEF int dp_policy_place(const dp_policy *p, const dp_graph *g, const dp_cluste
 
 /* Plot of cost / lower bound per episode, stage boundaries marked. */
 DPDEF int dp_curve_svg(const char *path, const dp_episode_info *rec, int n, const char *title, dp_error *err);
+/* The same records as CSV, one row per episode after the header
+       stage,episode,graph,cost,lower_bound,ratio,best,epsilon,lr,loss,entropy,seconds
+   (ratio: cost / lower_bound; 1 when both are 0, inf when only the bound
+   is), written by the library's output rule (dp_write_file). */
+DPDEF int dp_curve_csv(const char *path, const dp_episode_info *rec, int n, dp_error *err);
+
+/* SEL's op order as a runtime priority, as dp_train and dp_policy_place
+   score a placement under DP_ORDER_PRIORITY: the k-th of the n ops chosen
+   (order[k]) gets priority n - k, so the first chosen runs first among
+   ready ops. prio has n entries. */
+DPDEF void dp_order_to_priority(const int *order, int n, double *prio);
+
+/* Training stages from text, as 'doppler train' takes them: stages a list
+   of il, sim, real, each once and in that order (NULL -> "il,sim");
+   episodes one count of at least 1 per listed stage (NULL -> 2000 each);
+   lr one positive rate for every listed stage or one per listed stage
+   (NULL -> the library's defaults, 0). Sets opts->episodes (0 for a stage
+   not listed) and opts->lr and nothing else; on a fault returns
+   DP_ERR_PARSE (not a list, an unknown stage, a count or rate that is not
+   a number, too many or too few of them) or DP_ERR_RANGE (0 episodes, a
+   rate not above 0) with a message that starts with the list's name and
+   quotes the value, e.g. "stages: unknown stage 'foo' (il, sim, real)",
+   and leaves opts as it was. */
+DPDEF int dp_train_stages_parse(dp_train_opts *opts, const char *stages, const char *episodes,
+                          const char *lr, dp_error *err);
+
+/* DOPPLER's deployment stage: a copy of p is trained for opts->episodes
+   more REINFORCE episodes (stage sim, dp_train's defaults otherwise) on g
+   alone, then places g (best of its greedy placement and opts->samples
+   samples, as dp_policy_place); assign, order (may be NULL) and makespan
+   get the best placement any of those episodes or placements reached
+   (simulations: episodes, the selection's greedy scores, samples + 1). p
+   is not changed. Either algorithm (Placeto: from opts->start). */
+typedef struct dp_improve_opts {
+    int      episodes;       /* 0 -> 100                                   */
+    int      samples;        /* of the tuned policy, as dp_infer_opts      */
+    uint64_t seed;           /* of training and of the samples             */
+    dp_order order;          /* how placements are scored                  */
+    const char *start;       /* Placeto: the starting placement's method   */
+} dp_improve_opts;
+DPDEF int dp_policy_improve(const dp_policy *p, const dp_graph *g, const dp_cluster *c,
+                      const dp_improve_opts *opts, int *assign, int *order,
+                      double *makespan, dp_error *err);
 
 /* ======================================================================
    >>api-exec
@@ -1071,6 +1114,30 @@ DPDEF int  dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign
                        const dp_exec_opts *opts, dp_exec_result *res, dp_error *err);
 DPDEF void dp_exec_result_free(dp_exec_result *res);
 
+/* A runtime as a training cost (stage real's dp_train_opts.cost): set
+   cost = dp_runtime_cost and cost_ctx = a dp_runtime. With exec NULL the
+   cost is the simulator's makespan, exactly as dp_train scores a placement
+   (a workspace per call); with an executor (dp_exec_cpu, dp_exec_cuda from
+   doppler_cuda.cu, or any function of this signature: the header cannot
+   name the CUDA one for you, as a program without the .cu has no such
+   symbol) it is the median wall time of reps runs, in the graph's time
+   units: divided by seconds_per_unit when the graph has opaque ops (they
+   run seconds_per_unit per unit), as measured otherwise (real ops' units
+   are a calibrated cluster's seconds). Under DP_ORDER_PRIORITY the
+   priority is SEL's order (dp_order_to_priority). A NULL ctx: the
+   simulator, FIFO order. */
+typedef int (*dp_exec_fn)(const dp_graph *g, const dp_cluster *c, const int *assign,
+                          const dp_exec_opts *opts, dp_exec_result *res, dp_error *err);
+typedef struct dp_runtime {
+    dp_exec_fn exec;         /* NULL: the simulator                        */
+    dp_order   order;
+    int        reps;         /* executor runs per cost, median; 0 -> 1     */
+    const dp_exec_opts *exec_opts; /* the executor's other options (NULL:
+                                defaults); order, priority and reps are
+                                this struct's                              */
+} dp_runtime;
+DPDEF int dp_runtime_cost(void *ctx, const dp_graph *g, const dp_cluster *c, const int *assign,
+                    const int *order, double *cost, dp_error *err);
 /* Outputs of two runs of g (keep_outputs in both; got against the
    reference ref): max_err gets the largest |got - ref| over every element
    of every real sink, divided by that tensor's largest |ref| (1 when it is
@@ -5474,19 +5541,11 @@ static int dp__pt_init(dp__pctx *x, const dp_graph *g, const dp_cluster *c, cons
 }
 
 /* Makespan of x->assign, scored like every placer (visit order as priority). */
+static int dp__sim_cost(dp_sim *s, const int *assign, const int *order, dp_order mode, double *prio,
+                        double *cost, dp_error *err);   /* >>train */
 static int dp__pt_makespan(dp__pctx *x, dp_order order, double *ms, dp_error *err)
 {
-    dp_sim_opts so;
-    int rc, k;
-    memset(&so, 0, sizeof so);
-    so.order = order;
-    if (order == DP_ORDER_PRIORITY) {
-        for (k = 0; k < x->n; k++) x->prio[x->g->topo[k]] = (double)(x->n - k);
-        so.priority = x->prio;
-    }
-    if ((rc = dp_sim_run(&x->sim, x->assign, &so, err))) return rc;
-    *ms = x->sim.makespan;
-    return 0;
+    return dp__sim_cost(&x->sim, x->assign, x->g->topo, order, x->prio, ms, err);
 }
 
 /* The embedding of the current features into gnn.h[2K]; x->wt gets the
@@ -5818,21 +5877,35 @@ static void dp__adam_step(dp__adam *a, double *w, double *g, double lr, double c
     }
 }
 
+DPDEF void dp_order_to_priority(const int *order, int n, double *prio)
+{
+    int k;
+    for (k = 0; k < n; k++) prio[order[k]] = (double)(n - k);
+}
+
+/* The simulator's cost of assign (SEL's order in order; prio: n_ops
+   doubles of scratch), as dp_train and dp_runtime_cost score it. */
+static int dp__sim_cost(dp_sim *s, const int *assign, const int *order, dp_order mode, double *prio,
+                        double *cost, dp_error *err)
+{
+    dp_sim_opts so;
+    int rc;
+    memset(&so, 0, sizeof so);
+    so.order = mode;
+    if (mode == DP_ORDER_PRIORITY) {
+        dp_order_to_priority(order, s->g->n_ops, prio);
+        so.priority = prio;
+    }
+    if ((rc = dp_sim_run(s, assign, &so, err))) return rc;
+    *cost = s->makespan;
+    return 0;
+}
+
 /* The cost of the placement in x->assign (SEL's order in x->order). */
 static int dp__cost(dp__gctx *x, dp_order order, dp_cost_fn fn, void *ctx, double *cost, dp_error *err)
 {
-    dp_sim_opts so;
-    int rc, k;
     if (fn) return fn(ctx, x->g, x->c, x->assign, x->order, cost, err);
-    memset(&so, 0, sizeof so);
-    so.order = order;
-    if (order == DP_ORDER_PRIORITY) {
-        for (k = 0; k < x->n; k++) x->prio[x->order[k]] = (double)(x->n - k);
-        so.priority = x->prio;
-    }
-    if ((rc = dp_sim_run(&x->sim, x->assign, &so, err))) return rc;
-    *cost = x->sim.makespan;
-    return 0;
+    return dp__sim_cost(&x->sim, x->assign, x->order, order, x->prio, cost, err);
 }
 
 static int dp__finite(double v) { return v == v && v != HUGE_VAL && v != -HUGE_VAL; }
@@ -6355,6 +6428,142 @@ done:
     return rc;
 }
 
+/* DOPPLER's deployment stage: fine-tune a copy on g, then the best
+   placement the tuning or the tuned policy reached. */
+DPDEF int dp_policy_improve(const dp_policy *p, const dp_graph *g, const dp_cluster *c, const dp_improve_opts *opts,
+                      int *assign, int *order, double *makespan, dp_error *err)
+{
+    dp_improve_opts o;
+    dp_train_opts to;
+    dp_infer_opts io;
+    dp_policy q;
+    const dp_graph *gs[1];
+    int *ba = NULL, *bo = NULL, rc;
+    double best = HUGE_VAL, ms = HUGE_VAL;
+    memset(&o, 0, sizeof o);
+    if (opts) o = *opts;
+    memset(&q, 0, sizeof q);
+    dp__ok(err);
+    if (!p || !p->plc) return dp__fail(err, DP_ERR_ARG, "improve: policy not initialised");
+    if (!g || !c || !assign) return dp__fail(err, DP_ERR_ARG, "improve: graph, cluster or assignment missing");
+    if (o.episodes < 0 || o.samples < 0)
+        return dp__fail(err, DP_ERR_RANGE, "improve: episodes %d and samples %d must not be negative", o.episodes, o.samples);
+    if (o.episodes == 0) o.episodes = 100;
+    ba = (int *)dp__alloc((size_t)g->n_ops + 1, sizeof(int), err, "improve");
+    bo = (int *)dp__alloc((size_t)g->n_ops + 1, sizeof(int), err, "improve");
+    if (!ba || !bo) { rc = DP_ERR_NOMEM; goto done; }
+    if ((rc = dp_policy_init(&q, &p->opts, err))) goto done;
+    if (p->n_sel) memcpy(q.sel, p->sel, sizeof(double) * (size_t)p->n_sel);
+    memcpy(q.plc, p->plc, sizeof(double) * (size_t)p->n_plc);
+    memset(&to, 0, sizeof to);
+    gs[0] = g;
+    to.episodes[DP_STAGE_SIM] = o.episodes;
+    to.order = o.order;
+    to.seed = o.seed;
+    to.start = o.start;
+    to.best_cost = &best;
+    to.best_assign = &ba;
+    to.best_order = &bo;
+    if ((rc = dp_train(&q, gs, 1, c, &to, NULL, err))) goto done;
+    memset(&io, 0, sizeof io);
+    io.samples = o.samples;
+    io.seed = o.seed;
+    io.order = o.order;
+    io.start = o.start;
+    if ((rc = dp_policy_place(&q, g, c, &io, assign, order, &ms, err))) goto done;
+    if (best < ms) {
+        memcpy(assign, ba, sizeof(int) * (size_t)g->n_ops);
+        if (order) memcpy(order, bo, sizeof(int) * (size_t)g->n_ops);
+        ms = best;
+    }
+    if (makespan) *makespan = ms;
+done:
+    dp_policy_free(&q);
+    DP_FREE(ba);
+    DP_FREE(bo);
+    return rc;
+}
+
+/* "a,b,c" into at most max numbers, each finite and not negative
+   (integer: a whole number up to INT_MAX); how many, or -1 when list is
+   not such a list (empty, an empty item, more than max). */
+static int dp__number_list(const char *list, double *out, int max, int integer)
+{
+    char tok[256];
+    const char *p = list;
+    int n = 0;
+    if (!*list || strlen(list) >= sizeof tok) return -1;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char *end;
+        double v;
+        if (len == 0 || n == max) return -1;
+        memcpy(tok, p, len);
+        tok[len] = 0;
+        errno = 0;
+        v = integer ? (double)strtol(tok, &end, 10) : strtod(tok, &end);
+        if (*end || errno || !(v >= 0) || !dp__finite(v) || (integer && v > INT_MAX)) return -1;
+        out[n++] = v;
+        if (!comma) return n;
+        p = comma + 1;
+    }
+}
+
+DPDEF int dp_train_stages_parse(dp_train_opts *opts, const char *stages, const char *episodes,
+                          const char *lr, dp_error *err)
+{
+    const char *list = stages ? stages : "il,sim", *p;
+    int st[DP_STAGE__COUNT], n_st = 0, n_eps, n_lr = 0, k;
+    double eps[DP_STAGE__COUNT], lrs[DP_STAGE__COUNT];
+    size_t len = strlen(list);
+    dp__ok(err);
+    if (!opts) return dp__fail(err, DP_ERR_ARG, "stages: no training options to fill");
+    if (len >= 64 || len == 0 || list[len - 1] == ',')
+        return dp__fail(err, DP_ERR_PARSE, "stages: '%.400s' is not a list of il,sim,real", list);
+    /* items between commas; empty ones (",il", "il,,sim") are skipped */
+    for (p = list; *p; ) {
+        char tok[64];
+        size_t n = strcspn(p, ",");
+        int s = -1;
+        memcpy(tok, p, n);
+        tok[n] = 0;
+        p += n + (p[n] == ',');
+        if (n == 0) continue;
+        for (k = 0; k < DP_STAGE__COUNT; k++)
+            if (!strcmp(tok, dp_stage_name((dp_stage)k))) s = k;
+        if (s < 0) return dp__fail(err, DP_ERR_PARSE, "stages: unknown stage '%s' (il, sim, real)", tok);
+        if (n_st && s <= st[n_st - 1])
+            return dp__fail(err, DP_ERR_PARSE, "stages: '%s': stages go once each, in the order il,sim,real", list);
+        st[n_st++] = s;
+    }
+    n_eps = n_st;
+    for (k = 0; k < n_st; k++) eps[k] = 2000;
+    if (episodes) {
+        n_eps = dp__number_list(episodes, eps, DP_STAGE__COUNT, 1);
+        if (n_eps < 0) return dp__fail(err, DP_ERR_PARSE, "episodes: '%.400s' is not a list of counts", episodes);
+        if (n_eps != n_st)
+            return dp__fail(err, DP_ERR_PARSE, "episodes gives %d count%s for %d stage%s", n_eps,
+                            n_eps == 1 ? "" : "s", n_st, n_st == 1 ? "" : "s");
+        for (k = 0; k < n_st; k++)
+            if (eps[k] < 1) return dp__fail(err, DP_ERR_RANGE, "episodes: every listed stage needs at least 1");
+    }
+    if (lr) {
+        n_lr = dp__number_list(lr, lrs, DP_STAGE__COUNT, 0);
+        if (n_lr < 0) return dp__fail(err, DP_ERR_PARSE, "lr: '%.400s' is not a list of numbers", lr);
+        if (n_lr != 1 && n_lr != n_st)
+            return dp__fail(err, DP_ERR_PARSE, "lr gives %d rates for %d stages (give one, or one per stage)", n_lr, n_st);
+        for (k = 0; k < n_lr; k++)
+            if (!(lrs[k] > 0)) return dp__fail(err, DP_ERR_RANGE, "lr: rates must be positive");
+    }
+    for (k = 0; k < DP_STAGE__COUNT; k++) { opts->episodes[k] = 0; opts->lr[k] = 0; }
+    for (k = 0; k < n_st; k++) {
+        opts->episodes[st[k]] = (int)eps[k];
+        if (n_lr) opts->lr[st[k]] = lrs[n_lr == 1 ? 0 : k];
+    }
+    return 0;
+}
+
 /* ======================================================================
    >>checkpoint
    One format for both learned placers. Little-endian: "DPPOLICY", u32
@@ -6531,6 +6740,23 @@ DPDEF int dp_curve_svg(const char *path, const dp_episode_info *rec, int n, cons
     }
     fprintf(o.f, "<text x=\"%.0f\" y=\"%d\" text-anchor=\"middle\" fill=\"#666\">episode (%d in all)</text>\n", (W + left) / 2, Hh - 15, n);
     fprintf(o.f, "</svg>\n");
+    return dp__out_close(&o, 0, err);
+}
+
+DPDEF int dp_curve_csv(const char *path, const dp_episode_info *rec, int n, dp_error *err)
+{
+    dp__out o;
+    int rc, i;
+    if (n < 0 || (n > 0 && !rec)) return dp__fail(err, DP_ERR_ARG, "%s: curve of %d records", path ? path : "(no path)", n);
+    if ((rc = dp__out_open(&o, path, err))) return rc;
+    fprintf(o.f, "stage,episode,graph,cost,lower_bound,ratio,best,epsilon,lr,loss,entropy,seconds\n");
+    for (i = 0; i < n; i++) {
+        const dp_episode_info *r = &rec[i];
+        double ratio = r->lower_bound > 0 ? r->cost / r->lower_bound : r->cost == 0 ? 1.0 : HUGE_VAL;
+        fprintf(o.f, "%s,%d,%d,%.9g,%.9g,%.6f,%.9g,%.6f,%.6g,%.6g,%.6g,%.4f\n",
+                dp_stage_name(r->stage), r->episode, r->graph, r->cost, r->lower_bound,
+                ratio, r->best, r->epsilon, r->lr, r->loss, r->entropy, r->seconds);
+    }
     return dp__out_close(&o, 0, err);
 }
 
@@ -7383,8 +7609,55 @@ DPDEF void dp_exec_result_free(dp_exec_result *r)
     memset(r, 0, sizeof *r);
 }
 
+DPDEF int dp_runtime_cost(void *ctx, const dp_graph *g, const dp_cluster *c, const int *assign,
+                    const int *order, double *cost, dp_error *err)
+{
+    const dp_runtime *rt = (const dp_runtime *)ctx;
+    dp_runtime none;
+    dp_exec_opts eo;
+    dp_exec_result r;
+    double *prio = NULL;
+    int rc, v, opaque = 0;
+    if (!rt) { memset(&none, 0, sizeof none); rt = &none; }
+    if (!g || !c || !assign || !cost) return dp__fail(err, DP_ERR_ARG, "runtime cost: graph, cluster, assignment or cost missing");
+    if (rt->reps < 0) return dp__fail(err, DP_ERR_RANGE, "runtime cost: reps %d is negative", rt->reps);
+    if (rt->order == DP_ORDER_PRIORITY) {
+        if (!order) return dp__fail(err, DP_ERR_ARG, "runtime cost: priority order without SEL's op order");
+        if (!(prio = (double *)dp__alloc((size_t)g->n_ops + 1, sizeof(double), err, "runtime cost"))) return DP_ERR_NOMEM;
+    }
+    if (!rt->exec) {
+        /* the simulator, as dp_train scores a placement */
+        dp_sim s;
+        memset(&s, 0, sizeof s);
+        if (!(rc = dp_sim_init(&s, g, c, err))) rc = dp__sim_cost(&s, assign, order, rt->order, prio, cost, err);
+        dp_sim_free(&s);
+        DP_FREE(prio);
+        return rc;
+    }
+    memset(&eo, 0, sizeof eo);
+    if (rt->exec_opts) eo = *rt->exec_opts;
+    eo.order = rt->order;
+    eo.reps = rt->reps;
+    eo.priority = NULL;
+    if (prio) {
+        dp_order_to_priority(order, g->n_ops, prio);
+        eo.priority = prio;
+    }
+    memset(&r, 0, sizeof r);
+    rc = rt->exec(g, c, assign, &eo, &r, err);
+    DP_FREE(prio);
+    if (rc) return rc;
+    /* in the graph's time units, like the simulator's makespans: opaque ops
+       ran seconds_per_unit per unit; real ops ran for real (a calibrated
+       cluster's unit is the second) */
+    for (v = 0; v < g->n_ops; v++) opaque |= g->kind[v] == DP_OP_OPAQUE;
+    *cost = r.wall_median / (opaque ? r.seconds_per_unit : 1.0);
+    dp_exec_result_free(&r);
+    return 0;
+}
+
 DPDEF int dp_exec_compare(const dp_graph *g, const dp_exec_result *got, const dp_exec_result *ref,
-                          double *max_err, int *worst_op, dp_error *err)
+                    double *max_err, int *worst_op, dp_error *err)
 {
     int v, worst = -1;
     double mx = 0;
