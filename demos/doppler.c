@@ -399,9 +399,28 @@ static int has_word(const char *list, const char *word)
     return 0;
 }
 
+/* "a,b,c" (train --devices 2,4,8) into at most max numbers; returns how
+   many, -1 on a bad one. */
+static int split_numbers(const char *list, double *out, int max, int integer)
+{
+    char buf[256];
+    int n = 0;
+    if (strlen(list) >= sizeof buf) return -1;
+    strcpy(buf, list);
+    if (!buf[0] || buf[strlen(buf) - 1] == ',' || buf[0] == ',' || strstr(buf, ",,")) return -1;
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        char *end;
+        errno = 0;
+        double v = integer ? (double)strtol(tok, &end, 10) : strtod(tok, &end);
+        if (*end || errno || n == max || !(v >= 0) || !isfinite(v)) return -1;
+        if (integer && v > INT_MAX) return -1;
+        out[n++] = v;
+    }
+    return n;
+}
+
 /* Parses argv[first..argc) for command o->cmd, which accepts the options
    named in `allowed`. Returns 0, EXIT_USAGE, or -1 after printing help. */
-static int split_numbers(const char *list, double *out, int max, int integer);
 
 static int parse_args(cli *o, int argc, char **argv, int first,
                       const char *allowed, const char *help)
@@ -749,13 +768,6 @@ static int simulate(const dp_graph *g, const dp_cluster *c, const int *assign,
     return 0;
 }
 
-/* SEL's order as a runtime priority: the k-th op chosen gets n - k, as in
-   the library's own scoring of a policy's placement. */
-static void order_to_priority(const int *order, int n, double *prio)
-{
-    for (int k = 0; k < n; k++) prio[order[k]] = (double)(n - k);
-}
-
 /* The learned placers ("doppler", "placeto") next to the library's
    dp_method values. */
 #define METHOD_DOPPLER (-1)
@@ -850,64 +862,31 @@ static const dp_policy *policy_for(const policies *ps, int m, const char **path)
 }
 
 /* Places g with a learned policy: greedy, or the best of greedy and
-   o->samples samples. order gets SEL's op order (placeto: its visit order). */
-/* doppler --improve E: E more REINFORCE episodes on g with a copy of p
-   (stage sim), into *q; best the best placement they reached. */
-static int improve_policy(const cli *o, const dp_policy *p, const dp_graph *g, const dp_cluster *c,
-                          dp_policy *q, int *assign, int *order, double *best)
-{
-    dp_error e = {0};
-    dp_train_opts to = {0};
-    const dp_graph *gs[1] = { g };
-    if (dp_policy_init(q, &p->opts, &e)) return fail(&e);
-    memcpy(q->sel, p->sel, sizeof(double) * (size_t)p->n_sel);
-    memcpy(q->plc, p->plc, sizeof(double) * (size_t)p->n_plc);
-    to.episodes[DP_STAGE_SIM] = o->improve;
-    to.order = o->order;
-    to.seed = o->seed;
-    to.best_cost = best;
-    to.best_assign = &assign;
-    to.best_order = &order;
-    if (dp_train(q, gs, 1, c, &to, NULL, &e)) { dp_policy_free(q); return fail(&e); }
-    return 0;
-}
-
+   o->samples samples; with --improve E first E REINFORCE episodes on g
+   with a copy of p (DOPPLER's deployment stage). order gets SEL's op order
+   (placeto: its visit order). */
 static int place_learned(const cli *o, const dp_policy *p, const dp_graph *g,
                          const dp_cluster *c, int *assign, int *order, double *makespan)
 {
     dp_error e = {0};
-    dp_infer_opts io = {0};
-    dp_policy q;
-    int rc = 0, n = g->n_ops, *ba = NULL, *bo = NULL;
-    double best = HUGE_VAL;
-    memset(&q, 0, sizeof q);
-    io.samples = o->samples;
-    io.seed = o->seed;
-    io.order = o->order;
-    io.start = o->from;
+    int rc;
     if (o->improve) {
-        ba = calloc((size_t)n + 1, sizeof *ba);
-        bo = calloc((size_t)n + 1, sizeof *bo);
-        if (!ba || !bo) {
-            e.code = DP_ERR_NOMEM;
-            snprintf(e.msg, sizeof e.msg, "out of memory");
-            rc = fail(&e);
-            goto done;
-        }
-        if ((rc = improve_policy(o, p, g, c, &q, ba, bo, &best))) goto done;
-        p = &q;
+        dp_improve_opts im = {0};
+        im.episodes = o->improve;
+        im.samples = o->samples;
+        im.seed = o->seed;
+        im.order = o->order;
+        im.start = o->from;
+        rc = dp_policy_improve(p, g, c, &im, assign, order, makespan, &e);
+    } else {
+        dp_infer_opts io = {0};
+        io.samples = o->samples;
+        io.seed = o->seed;
+        io.order = o->order;
+        io.start = o->from;
+        rc = dp_policy_place(p, g, c, &io, assign, order, makespan, &e);
     }
-    if (dp_policy_place(p, g, c, &io, assign, order, makespan, &e)) { rc = fail(&e); goto done; }
-    if (best < *makespan) {
-        memcpy(assign, ba, sizeof(int) * (size_t)n);
-        memcpy(order, bo, sizeof(int) * (size_t)n);
-        *makespan = best;
-    }
-done:
-    dp_policy_free(&q);
-    free(ba);
-    free(bo);
-    return rc;
+    return rc ? fail(&e) : 0;
 }
 
 static int write_gantt(const char *path, const dp_sim *s, const int *assign,
@@ -1064,7 +1043,7 @@ static int cmd_place(cli *o)
         if (place_learned(o, pol, &g, &c, assign, order, &res.makespan)) goto done;
         res.schedule_length = res.makespan;
         res.simulations = (long)o->improve + o->samples + 1;
-        order_to_priority(order, g.n_ops, prio);
+        dp_order_to_priority(order, g.n_ops, prio);
     } else if (dp_place((dp_method)m, &g, &c, &po, assign, &res, &e)) {
         fail(&e);
         goto done;
@@ -1550,130 +1529,8 @@ static int on_episode(void *ctx, const dp_episode_info *i)
     return 0;
 }
 
-/* Stage "real": with --backend cpu|cuda the cost is that executor's median
-   wall time (exec_cost); without it, the simulator, exactly as the library
-   scores a placement (SEL's order as the priority under --order priority),
-   one simulator workspace per graph (sim_cost). */
-typedef int (*exec_fn)(const dp_graph *, const dp_cluster *, const int *, const dp_exec_opts *,
-                       dp_exec_result *, dp_error *);
-typedef struct exec_cost_ctx { dp_order order; int reps; exec_fn run; } exec_cost_ctx;
-
-static int exec_cost(void *ctx, const dp_graph *g, const dp_cluster *c, const int *assign,
-                     const int *order, double *cost, dp_error *err)
-{
-    exec_cost_ctx *x = ctx;
-    dp_exec_opts eo;
-    dp_exec_result r;
-    double *prio = NULL;
-    int rc;
-    memset(&eo, 0, sizeof eo);
-    eo.order = x->order; eo.reps = x->reps;
-    if (x->order == DP_ORDER_PRIORITY) {
-        prio = calloc((size_t)g->n_ops + 1, sizeof(double));
-        if (!prio) { err->code = DP_ERR_NOMEM; snprintf(err->msg, sizeof err->msg, "out of memory"); return DP_ERR_NOMEM; }
-        order_to_priority(order, g->n_ops, prio);
-        eo.priority = prio;
-    }
-    rc = x->run(g, c, assign, &eo, &r, err);
-    free(prio);
-    if (rc) return rc;
-    /* in the graph's time units, like the simulator's makespans: opaque ops
-       ran seconds_per_unit per unit; real ops ran for real (a calibrated
-       cluster's unit is the second) */
-    int opaque = 0;
-    for (int v = 0; v < g->n_ops; v++) opaque |= g->kind[v] == DP_OP_OPAQUE;
-    *cost = r.wall_median / (opaque ? r.seconds_per_unit : 1.0);
-    dp_exec_result_free(&r);
-    return 0;
-}
-
-typedef struct sim_cost_ctx {
-    dp_order order;
-    int n;
-    const dp_graph **g;
-    dp_sim *sim;
-    double **prio;
-} sim_cost_ctx;
-
-static int sim_cost(void *ctx, const dp_graph *g, const dp_cluster *c, const int *assign,
-                    const int *order, double *cost, dp_error *err)
-{
-    sim_cost_ctx *x = ctx;
-    int k = 0;
-    while (k < x->n && x->g[k] != g) k++;
-    if (k == x->n) {
-        if (err) {
-            err->code = DP_ERR_ARG;
-            snprintf(err->msg, sizeof err->msg, "cost: a graph the CLI did not load");
-        }
-        return DP_ERR_ARG;
-    }
-    if (!x->sim[k].g) {
-        int rc = dp_sim_init(&x->sim[k], g, c, err);
-        if (rc) return rc;
-        x->prio[k] = calloc((size_t)g->n_ops + 1, sizeof(double));
-        if (!x->prio[k]) {
-            if (err) { err->code = DP_ERR_NOMEM; snprintf(err->msg, sizeof err->msg, "out of memory"); }
-            return DP_ERR_NOMEM;
-        }
-    }
-    dp_sim_opts so = {0};
-    so.order = x->order;
-    if (x->order == DP_ORDER_PRIORITY) {
-        order_to_priority(order, g->n_ops, x->prio[k]);
-        so.priority = x->prio[k];
-    }
-    int rc = dp_sim_run(&x->sim[k], assign, &so, err);
-    if (!rc) *cost = x->sim[k].makespan;
-    return rc;
-}
-
-/* "a,b,c" into at most max numbers; returns how many, -1 on a bad one. */
-static int split_numbers(const char *list, double *out, int max, int integer)
-{
-    char buf[256];
-    int n = 0;
-    if (strlen(list) >= sizeof buf) return -1;
-    strcpy(buf, list);
-    if (!buf[0] || buf[strlen(buf) - 1] == ',' || buf[0] == ',' || strstr(buf, ",,")) return -1;
-    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-        char *end;
-        errno = 0;
-        double v = integer ? (double)strtol(tok, &end, 10) : strtod(tok, &end);
-        if (*end || errno || n == max || !(v >= 0) || !isfinite(v)) return -1;
-        if (integer && v > INT_MAX) return -1;
-        out[n++] = v;
-    }
-    return n;
-}
-
-typedef struct curve_rows { const dp_episode_info *rec; int n; } curve_rows;
-
-static int put_curve_csv(void *ctx, FILE *f, dp_error *e)
-{
-    const curve_rows *c = (const curve_rows *)ctx;
-    (void)e;
-    fprintf(f, "stage,episode,graph,cost,lower_bound,ratio,best,epsilon,lr,loss,entropy,seconds\n");
-    for (int i = 0; i < c->n; i++) {
-        const dp_episode_info *r = &c->rec[i];
-        fprintf(f, "%s,%d,%d,%.9g,%.9g,%.6f,%.9g,%.6f,%.6g,%.6g,%.6g,%.4f\n",
-                dp_stage_name(r->stage), r->episode, r->graph, r->cost, r->lower_bound,
-                ratio_of(r->cost, r->lower_bound), r->best, r->epsilon, r->lr, r->loss,
-                r->entropy, r->seconds);
-    }
-    return 0;
-}
-
-/* the library's output rule (dp_write_file), as for every other file */
-static int write_curve_csv(const char *path, const dp_episode_info *rec, int n)
-{
-    dp_error e = {0};
-    curve_rows c = { rec, n };
-    return dp_write_file(path, put_curve_csv, &c, &e) ? fail(&e) : 0;
-}
-
 static int check_backend(const cli *o);
-static exec_fn backend_fn(const cli *o);
+static dp_exec_fn backend_fn(const cli *o);
 
 static int cmd_train(cli *o)
 {
@@ -1689,56 +1546,23 @@ static int cmd_train(cli *o)
     if (placeto && o->n_dev_list > 1) return usage(o->cmd, "--devices: a list is for --algo doppler (a placeto policy is tied to its device count)");
 
     /* stages, episodes and learning rates, one per listed stage */
-    int stages[DP_STAGE__COUNT], n_st = 0;
+    dp_train_opts to = {0};
     {
-        const char *list = o->stages ? o->stages : placeto ? "sim" : "il,sim";
-        char buf[64];
-        if (strlen(list) >= sizeof buf || !list[0] || list[strlen(list) - 1] == ',')
-            return usage(o->cmd, "--stages: '%s' is not a list of il,sim,real", list);
-        strcpy(buf, list);
-        for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-            int st = -1;
-            for (int k = 0; k < DP_STAGE__COUNT; k++)
-                if (!strcmp(tok, dp_stage_name((dp_stage)k))) st = k;
-            if (st < 0) return usage(o->cmd, "--stages: unknown stage '%s' (il, sim, real)", tok);
-            if (n_st && st <= stages[n_st - 1])
-                return usage(o->cmd, "--stages: '%s': stages go once each, in the order il,sim,real", list);
-            stages[n_st++] = st;
-        }
+        dp_error se = {0};
+        if (dp_train_stages_parse(&to, o->stages ? o->stages : placeto ? "sim" : "il,sim", o->episodes, o->lr, &se))
+            return usage(o->cmd, "--%s", se.msg);
     }
-    double eps[DP_STAGE__COUNT], lrs[DP_STAGE__COUNT];
-    int n_eps = n_st, n_lr = 0;
-    for (int k = 0; k < n_st; k++) eps[k] = 2000;
-    if (o->episodes) {
-        n_eps = split_numbers(o->episodes, eps, DP_STAGE__COUNT, 1);
-        if (n_eps < 0) return usage(o->cmd, "--episodes: '%s' is not a list of counts", o->episodes);
-        if (n_eps != n_st)
-            return usage(o->cmd, "--episodes gives %d count%s for %d stage%s", n_eps,
-                         n_eps == 1 ? "" : "s", n_st, n_st == 1 ? "" : "s");
-        for (int k = 0; k < n_st; k++)
-            if (eps[k] < 1) return usage(o->cmd, "--episodes: every listed stage needs at least 1");
-    }
-    if (o->lr) {
-        n_lr = split_numbers(o->lr, lrs, DP_STAGE__COUNT, 0);
-        if (n_lr < 0) return usage(o->cmd, "--lr: '%s' is not a list of numbers", o->lr);
-        if (n_lr != 1 && n_lr != n_st)
-            return usage(o->cmd, "--lr gives %d rates for %d stages (give one, or one per stage)",
-                         n_lr, n_st);
-        for (int k = 0; k < n_lr; k++)
-            if (!(lrs[k] > 0)) return usage(o->cmd, "--lr: rates must be positive");
-    }
+    int have_real = to.episodes[DP_STAGE_REAL] > 0;
 
     /* the training set: every GRAPH on each listed device count, each
        on its own cluster (dp_train_opts.clusters) */
     int nd = o->n_dev_list > 1 ? o->n_dev_list : 1;
-    int n = o->n_pos * nd, rc = EXIT_FAIL, have_real = 0;
+    int n = o->n_pos * nd, rc = EXIT_FAIL;
     dp_graph *g = calloc((size_t)n, sizeof *g);
     dp_cluster *cs = calloc((size_t)n, sizeof *cs);
     const dp_cluster **csp = calloc((size_t)n, sizeof *csp);
     const char **path = calloc((size_t)n, sizeof *path);
     const dp_graph **gp = calloc((size_t)n, sizeof *gp);
-    dp_sim *sims = calloc((size_t)n, sizeof *sims);
-    double **prios = calloc((size_t)n, sizeof *prios);
     double *best = calloc((size_t)n, sizeof *best);
     int **best_a = calloc((size_t)n, sizeof *best_a), **best_o = calloc((size_t)n, sizeof *best_o);
     dp_policy pol;
@@ -1754,7 +1578,7 @@ static int cmd_train(cli *o)
         struct winsize ws;
         if (ioctl(fileno(t.out), TIOCGWINSZ, &ws) == 0) t.cols = ws.ws_col;
     }
-    if (!g || !cs || !csp || !path || !gp || !sims || !prios || !best || !best_a || !best_o) {
+    if (!g || !cs || !csp || !path || !gp || !best || !best_a || !best_o) {
         e.code = DP_ERR_NOMEM;
         snprintf(e.msg, sizeof e.msg, "out of memory");
         fail(&e);
@@ -1792,12 +1616,6 @@ static int cmd_train(cli *o)
     po.devices = placeto ? cs[0].n : 0;
     if (dp_policy_init(&pol, &po, &e)) { fail(&e); goto done; }
 
-    dp_train_opts to = {0};
-    for (int k = 0; k < n_st; k++) {
-        to.episodes[stages[k]] = (int)eps[k];
-        if (n_lr) to.lr[stages[k]] = lrs[n_lr == 1 ? 0 : k];
-        have_real |= stages[k] == DP_STAGE_REAL;
-    }
     /* 0 means "the default" to the library; a negative weight means none */
     to.entropy = o->entropy > 0 ? o->entropy : (o->entropy_set ? -1 : 0);   /* < 0: no bonus */
     to.order = o->order;
@@ -1818,10 +1636,14 @@ static int cmd_train(cli *o)
     to.best_order = best_o;
     to.on_episode = on_episode;
     to.on_episode_ctx = &t;
-    sim_cost_ctx sc = {o->order, n, gp, sims, prios};
-    exec_cost_ctx ec = {o->order, o->reps ? o->reps : 1, NULL};
+    /* stage real's cost: the executor's wall time with --backend, else
+       the simulator's makespan (as a cost of its own: best placements and
+       selection as for an executor's) */
+    dp_runtime rt = {0};
+    rt.order = o->order;
+    rt.reps = o->reps ? o->reps : 1;
     if (o->backend && (rc = check_backend(o))) goto done;
-    if (o->backend) ec.run = backend_fn(o);
+    if (o->backend) rt.exec = backend_fn(o);
 #ifdef DP_WITH_CUDA
     if (have_real && o->backend && !strcmp(o->backend, "cuda")) {
         /* fail before training, not when stage real begins */
@@ -1834,12 +1656,9 @@ static int cmd_train(cli *o)
     }
 #endif
     rc = EXIT_FAIL;
-    if (have_real && o->backend) {
-        to.cost = exec_cost;   /* the library uses it for stage real only */
-        to.cost_ctx = &ec;
-    } else if (have_real) {
-        to.cost = sim_cost;
-        to.cost_ctx = &sc;
+    if (have_real) {
+        to.cost = dp_runtime_cost;   /* the library uses it for stage real only */
+        to.cost_ctx = &rt;
     }
 
     {
@@ -1862,7 +1681,7 @@ static int cmd_train(cli *o)
                     pol.n_sel, pol.n_plc);
         if (have_real && o->backend)
             fprintf(t.out, "stage real: costs are the %s executor's wall time (median of %d run%s, in the graph's time units)\n",
-                    strcmp(o->backend, "cuda") ? "CPU" : "CUDA", ec.reps, ec.reps == 1 ? "" : "s");
+                    strcmp(o->backend, "cuda") ? "CPU" : "CUDA", rt.reps, rt.reps == 1 ? "" : "s");
         else if (have_real)
             fprintf(t.out, "stage real: no --backend given, costs come from the simulator\n");
         fflush(t.out);
@@ -1894,7 +1713,7 @@ static int cmd_train(cli *o)
             } else {
                 fprintf(stderr, "doppler: wrote the last good policy (after %ld episode%s) to %s\n",
                         res.episodes, res.episodes == 1 ? "" : "s", o->out);
-                if (o->curve && write_curve_csv(o->curve, t.rec, t.n_rec) == 0)
+                if (o->curve && (dp_curve_csv(o->curve, t.rec, t.n_rec, &es) ? fail(&es) : 0) == 0)
                     fprintf(stderr, "doppler: the curve up to there: %s\n", o->curve);
             }
         }
@@ -1902,7 +1721,7 @@ static int cmd_train(cli *o)
     }
     if (dp_policy_save(&pol, o->out, &e)) { fail(&e); goto done; }
     if (o->out_assign && dp_assign_write(o->out_assign, best_a[0], g[0].n_ops, &e)) { fail(&e); goto done; }
-    if (o->curve && write_curve_csv(o->curve, t.rec, t.n_rec)) goto done;
+    if (o->curve && dp_curve_csv(o->curve, t.rec, t.n_rec, &e)) { fail(&e); goto done; }
     if (o->curve_svg) {
         char title[512], gb[256];
         if (n == 1)
@@ -1965,10 +1784,11 @@ static int cmd_train(cli *o)
         json_key_num(stdout, "episodes_per_second", eps_s);
         json_key_str(stdout, "real_costs", !have_real ? NULL : !o->backend ? "simulator" : strcmp(o->backend, "cuda") ? "cpu executor" : "cuda executor");
         fputs(",\n \"stages\": [", stdout);
-        for (int k = 0, first = 1; k < n_st; k++) {
-            const stage_sum *s = &t.sum[stages[k]];
+        for (int k = 0, first = 1; k < DP_STAGE__COUNT; k++) {
+            if (!to.episodes[k]) continue;   /* a stage not listed */
+            const stage_sum *s = &t.sum[k];
             printf("%s\n  {\"stage\": \"%s\", \"episodes\": %d", first ? "" : ",",
-                   dp_stage_name((dp_stage)stages[k]), s->episodes);
+                   dp_stage_name((dp_stage)k), s->episodes);
             first = 0;
             json_key_num(stdout, "seconds", s->seconds);
             json_key_num(stdout, "episodes_per_second", s->seconds > 0 ? s->episodes / s->seconds : 0);
@@ -1978,8 +1798,8 @@ static int cmd_train(cli *o)
             json_key_num(stdout, "mean50_ratio", s->mean_ratio);
             json_key_num(stdout, "best", s->best);
             json_key_num(stdout, "best_ratio", s->best_ratio);
-            json_key_num(stdout, "final_cost", res.final_cost[stages[k]]);
-            json_key_num(stdout, "kept", res.kept[stages[k]]);
+            json_key_num(stdout, "final_cost", res.final_cost[k]);
+            json_key_num(stdout, "kept", res.kept[k]);
             fputc('}', stdout);
         }
         fputs("],\n \"greedy\": [", stdout);
@@ -2009,10 +1829,10 @@ static int cmd_train(cli *o)
     } else {
         char rb[32], gb[256];
         printf("trained %ld episodes, %ld simulations, in %.2f s (%.1f episodes/s)\n", res.episodes, res.simulations, res.seconds, eps_s);
-        for (int k = 0; k < n_st; k++)
-            if (res.kept[stages[k]] >= 0)
+        for (int k = 0; k < DP_STAGE__COUNT; k++)
+            if (to.episodes[k] && res.kept[k] >= 0)
                 printf("stage %s kept the parameters after its episode %d of %d (the best greedy placement; --select)\n",
-                       dp_stage_name((dp_stage)stages[k]), res.kept[stages[k]], to.episodes[stages[k]]);
+                       dp_stage_name((dp_stage)k), res.kept[k], to.episodes[k]);
         for (int i = 0; i < n; i++) {
             double lb = dp_lower_bound(&g[i], &cs[i]);
             char on[32] = "";
@@ -2031,8 +1851,6 @@ static int cmd_train(cli *o)
     free(greedy);
     rc = EXIT_OK;
 done:
-    for (int i = 0; sims && i < n; i++) dp_sim_free(&sims[i]);
-    for (int i = 0; prios && i < n; i++) free(prios[i]);
     for (int i = 0; best_a && i < n; i++) free(best_a[i]);
     for (int i = 0; best_o && i < n; i++) free(best_o[i]);
     free(best_a);
@@ -2040,8 +1858,6 @@ done:
     free(best);
     for (int i = 0; g && i < loaded; i++) dp_graph_free(&g[i]);
     for (int i = 0; cs && i < n; i++) dp_cluster_free(&cs[i]);
-    free(sims);
-    free(prios);
     free(gp);
     free(g);
     free(cs);
@@ -2126,7 +1942,7 @@ static int check_backend(const cli *o)
 }
 
 /* The executor of a checked backend. */
-static exec_fn backend_fn(const cli *o)
+static dp_exec_fn backend_fn(const cli *o)
 {
 #ifdef DP_WITH_CUDA
     if (!strcmp(o->backend, "cuda")) return dp_exec_cuda;
@@ -2151,7 +1967,7 @@ static int cmd_exec(cli *o)
     dp_sim s;
     int *assign = NULL, *one = NULL, match = -1, match_cpu = -1, cuda = !strcmp(o->backend, "cuda"), real = 0;
     double predicted = 0, cpu_err = -1;
-    exec_fn run = backend_fn(o);
+    dp_exec_fn run = backend_fn(o);
     memset(&r, 0, sizeof r); memset(&r1, 0, sizeof r1); memset(&rc1, 0, sizeof rc1); memset(&s, 0, sizeof s);
     if (load_graph(path, o->fmt, &g)) return EXIT_FAIL;
     if (make_cluster(o, path, &g, &c)) { dp_graph_free(&g); return EXIT_FAIL; }

@@ -1,0 +1,306 @@
+/* test_api.c - what the command-line tool used to do on its own, now
+   library calls a program embedding the header can make: SEL's order as a
+   priority, a runtime as a training cost (the simulator, or an executor),
+   stage lists from text, the training curve as CSV, and DOPPLER's
+   deployment stage. Every expected value is worked out by hand below. */
+#define DOPPLER_IMPLEMENTATION
+#include "../doppler.h"
+#include "dp_test.h"
+
+static dp_cluster cluster(int n)
+{
+    dp_cluster c;
+    dp_error err;
+    memset(&c, 0, sizeof c);
+    memset(&err, 0, sizeof err);
+    int rc = dp_cluster_homogeneous(&c, n, 1, 1, 0, &err);
+    CHECK(rc == 0, "dp_cluster_homogeneous: %s", err.msg);
+    return c;
+}
+
+/* ---- 1. order to priority ---------------------------------------------- */
+static void test_order_to_priority(void)
+{
+    /* SEL chose op 2 first, then 0, 3, 1: the first chosen gets n = 4 */
+    const int order[4] = {2, 0, 3, 1};
+    double prio[4] = {0, 0, 0, 0};
+    dp_order_to_priority(order, 4, prio);
+    CHECK(prio[2] == 4 && prio[0] == 3 && prio[3] == 2 && prio[1] == 1,
+          "priorities %g %g %g %g, expected 3 1 4 2", prio[0], prio[1], prio[2], prio[3]);
+}
+
+/* ---- 2. the simulator as a training cost -------------------------------- */
+static void test_runtime_cost_sim(void)
+{
+    dp_error err;
+    memset(&err, 0, sizeof err);
+    /* a(2) -> b(3) -> c(4), 7-byte edges, unit devices, bandwidth 1:
+       all on d0: 2 + 3 + 4 = 9; b alone on d1: a 0-2, copy 2-9, b 9-12,
+       copy 12-19, c 19-23 */
+    op_t ops[] = {{"a", 2, 0, 0}, {"b", 3, 0, 0}, {"c", 4, 0, 0}};
+    ed_t eds[] = {{0, 1, 7}, {1, 2, 7}};
+    dp_graph g;
+    if (dp_test_build(&g, 3, ops, 2, eds)) return;
+    dp_cluster c = cluster(2);
+    const int one[3] = {0, 0, 0}, split[3] = {0, 1, 0}, order[3] = {0, 1, 2};
+    double cost = -1;
+    dp_runtime rt;
+    memset(&rt, 0, sizeof rt);
+    CHECK(dp_runtime_cost(NULL, &g, &c, one, order, &cost, &err) == 0 && cost == 9,
+          "NULL runtime, one device: %g (%s), expected 9", cost, err.msg);
+    CHECK(dp_runtime_cost(&rt, &g, &c, split, NULL, &cost, &err) == 0 && cost == 23,
+          "simulator, split: %g (%s), expected 23", cost, err.msg);
+    rt.order = DP_ORDER_PRIORITY;
+    CHECK(dp_runtime_cost(&rt, &g, &c, one, NULL, &cost, &err) == DP_ERR_ARG,
+          "priority order without SEL's order: not refused");
+    rt.order = DP_ORDER_FIFO;
+    rt.reps = -1;
+    CHECK(dp_runtime_cost(&rt, &g, &c, one, order, &cost, &err) == DP_ERR_RANGE,
+          "negative reps: not refused");
+    CHECK(dp_runtime_cost(&rt, &g, &c, NULL, order, &cost, &err) == DP_ERR_ARG,
+          "no assignment: not refused");
+    dp_graph_free(&g);
+
+    /* SEL's order decides the priority: x(4) and y(1) are sources on d0,
+       y -> z(10) on d1 (an empty edge). FIFO takes x first (the lower
+       index): x 0-4, y 4-5, z 5-15 = 15. SEL's order y, x, z gives y the
+       highest priority: y 0-1, x 1-5, z 1-11 = 11. */
+    op_t ops2[] = {{"x", 4, 0, 0}, {"y", 1, 0, 0}, {"z", 10, 0, 0}};
+    ed_t eds2[] = {{1, 2, 0}};
+    if (dp_test_build(&g, 3, ops2, 1, eds2)) return;
+    const int assign[3] = {0, 0, 1}, sel[3] = {1, 0, 2};
+    rt.reps = 0;
+    CHECK(dp_runtime_cost(&rt, &g, &c, assign, sel, &cost, &err) == 0 && cost == 15,
+          "FIFO: %g (%s), expected 15", cost, err.msg);
+    rt.order = DP_ORDER_PRIORITY;
+    CHECK(dp_runtime_cost(&rt, &g, &c, assign, sel, &cost, &err) == 0 && cost == 11,
+          "priority from SEL's order: %g (%s), expected 11", cost, err.msg);
+    dp_graph_free(&g);
+    dp_cluster_free(&c);
+}
+
+/* ---- 3. an executor as a training cost ---------------------------------- */
+typedef struct { int calls, reps, fail; dp_order order; double spu, prio[3]; int has_prio; } fake_seen;
+static fake_seen seen;
+
+/* an executor that measured 0.5 s, running opaque ops 0.25 s per unit */
+static int fake_exec(const dp_graph *g, const dp_cluster *c, const int *assign,
+                     const dp_exec_opts *opts, dp_exec_result *res, dp_error *err)
+{
+    (void)c; (void)assign;
+    seen.calls++;
+    seen.reps = opts->reps;
+    seen.order = opts->order;
+    seen.spu = opts->seconds_per_unit;
+    seen.has_prio = opts->priority != NULL;
+    if (opts->priority) memcpy(seen.prio, opts->priority, sizeof(double) * (size_t)g->n_ops);
+    if (seen.fail) {
+        snprintf(err->msg, sizeof err->msg, "fake executor: device lost");
+        err->code = DP_ERR_IO;
+        return DP_ERR_IO;
+    }
+    memset(res, 0, sizeof *res);
+    res->wall_median = 0.5;
+    res->seconds_per_unit = 0.25;
+    return 0;
+}
+
+static void test_runtime_cost_exec(void)
+{
+    dp_error err;
+    memset(&err, 0, sizeof err);
+    op_t ops[] = {{"x", 4, 0, 0}, {"y", 1, 0, 0}, {"z", 10, 0, 0}};
+    ed_t eds[] = {{1, 2, 0}};
+    dp_graph g;
+    if (dp_test_build(&g, 3, ops, 1, eds)) return;
+    dp_cluster c = cluster(2);
+    const int assign[3] = {0, 0, 1}, sel[3] = {1, 0, 2};
+    dp_exec_opts eo;
+    memset(&eo, 0, sizeof eo);
+    eo.seconds_per_unit = 0.25;
+    eo.reps = 99;            /* the runtime's own reps win */
+    dp_runtime rt;
+    memset(&rt, 0, sizeof rt);
+    rt.exec = fake_exec;
+    rt.reps = 3;
+    rt.exec_opts = &eo;
+    double cost = -1;
+    /* opaque ops: 0.5 s / 0.25 s per unit = 2 units */
+    CHECK(dp_runtime_cost(&rt, &g, &c, assign, sel, &cost, &err) == 0 && cost == 2,
+          "executor cost %g (%s), expected 2", cost, err.msg);
+    CHECK(seen.calls == 1 && seen.reps == 3 && seen.order == DP_ORDER_FIFO && seen.spu == 0.25 && !seen.has_prio,
+          "executor saw calls %d reps %d order %d spu %g priority %d", seen.calls, seen.reps, (int)seen.order,
+          seen.spu, seen.has_prio);
+    rt.order = DP_ORDER_PRIORITY;
+    CHECK(dp_runtime_cost(&rt, &g, &c, assign, sel, &cost, &err) == 0 && cost == 2,
+          "executor cost, priority: %g (%s)", cost, err.msg);
+    CHECK(seen.has_prio && seen.order == DP_ORDER_PRIORITY && seen.prio[1] == 3 && seen.prio[0] == 2 && seen.prio[2] == 1,
+          "priority passed: %d, %g %g %g (expected 2 3 1)", seen.has_prio, seen.prio[0], seen.prio[1], seen.prio[2]);
+    seen.fail = 1;
+    cost = -1;
+    CHECK(dp_runtime_cost(&rt, &g, &c, assign, sel, &cost, &err) == DP_ERR_IO && strstr(err.msg, "device lost") && cost == -1,
+          "executor failure: not passed on (%s, cost %g)", err.msg, cost);
+    dp_graph_free(&g);
+    dp_cluster_free(&c);
+}
+
+/* ---- 4. stage lists from text ------------------------------------------- */
+static void sentinel(dp_train_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    for (int k = 0; k < DP_STAGE__COUNT; k++) { o->episodes[k] = 7; o->lr[k] = 0.7; }
+    o->seed = 42;
+}
+
+static int untouched(const dp_train_opts *o)
+{
+    for (int k = 0; k < DP_STAGE__COUNT; k++)
+        if (o->episodes[k] != 7 || o->lr[k] != 0.7) return 0;
+    return o->seed == 42;
+}
+
+static void refused(const char *stages, const char *episodes, const char *lr, int code, const char *says)
+{
+    dp_train_opts o;
+    dp_error err;
+    memset(&err, 0, sizeof err);
+    sentinel(&o);
+    int rc = dp_train_stages_parse(&o, stages, episodes, lr, &err);
+    CHECK(rc == code && strstr(err.msg, says) && untouched(&o),
+          "stages '%s' episodes '%s' lr '%s': rc %d (expected %d), '%s' (expected to say '%s'), options %s",
+          stages ? stages : "(null)", episodes ? episodes : "(null)", lr ? lr : "(null)", rc, code, err.msg, says,
+          untouched(&o) ? "untouched" : "changed");
+}
+
+static void test_stages_parse(void)
+{
+    dp_train_opts o;
+    dp_error err;
+    memset(&err, 0, sizeof err);
+    sentinel(&o);
+    CHECK(dp_train_stages_parse(&o, NULL, NULL, NULL, &err) == 0 && o.episodes[DP_STAGE_IL] == 2000 &&
+          o.episodes[DP_STAGE_SIM] == 2000 && o.episodes[DP_STAGE_REAL] == 0 && o.lr[DP_STAGE_IL] == 0 &&
+          o.lr[DP_STAGE_SIM] == 0 && o.lr[DP_STAGE_REAL] == 0 && o.seed == 42,
+          "defaults: %d %d %d, lr %g %g %g (%s)", o.episodes[0], o.episodes[1], o.episodes[2], o.lr[0], o.lr[1],
+          o.lr[2], err.msg);
+    sentinel(&o);
+    CHECK(dp_train_stages_parse(&o, "il,sim,real", "10,20,30", "0.5", &err) == 0 && o.episodes[DP_STAGE_IL] == 10 &&
+          o.episodes[DP_STAGE_SIM] == 20 && o.episodes[DP_STAGE_REAL] == 30 && o.lr[DP_STAGE_IL] == 0.5 &&
+          o.lr[DP_STAGE_SIM] == 0.5 && o.lr[DP_STAGE_REAL] == 0.5,
+          "three stages, one rate: %d %d %d, lr %g %g %g (%s)", o.episodes[0], o.episodes[1], o.episodes[2],
+          o.lr[0], o.lr[1], o.lr[2], err.msg);
+    sentinel(&o);
+    CHECK(dp_train_stages_parse(&o, "sim,real", "5,6", "1e-3,2e-3", &err) == 0 && o.episodes[DP_STAGE_IL] == 0 &&
+          o.episodes[DP_STAGE_SIM] == 5 && o.episodes[DP_STAGE_REAL] == 6 && o.lr[DP_STAGE_IL] == 0 &&
+          o.lr[DP_STAGE_SIM] == 1e-3 && o.lr[DP_STAGE_REAL] == 2e-3,
+          "two stages, a rate each: %d %d %d, lr %g %g %g (%s)", o.episodes[0], o.episodes[1], o.episodes[2],
+          o.lr[0], o.lr[1], o.lr[2], err.msg);
+    refused("il,foo", NULL, NULL, DP_ERR_PARSE, "unknown stage 'foo'");
+    refused("sim,il", NULL, NULL, DP_ERR_PARSE, "in the order il,sim,real");
+    refused("il,il", NULL, NULL, DP_ERR_PARSE, "in the order il,sim,real");
+    refused("il,", NULL, NULL, DP_ERR_PARSE, "not a list");
+    refused("", NULL, NULL, DP_ERR_PARSE, "not a list");
+    refused("il,sim", "0,5", NULL, DP_ERR_RANGE, "at least 1");
+    refused("il,sim", "100", NULL, DP_ERR_PARSE, "1 count for 2 stages");
+    refused("il,sim", "10,x", NULL, DP_ERR_PARSE, "'10,x' is not a list of counts");
+    refused("il,sim", "10,-5", NULL, DP_ERR_PARSE, "not a list of counts");
+    refused("il,sim", "10,20", "0", DP_ERR_RANGE, "positive");
+    refused("il,sim", "10,20", "1,2,3", DP_ERR_PARSE, "3 rates for 2 stages");
+    CHECK(dp_train_stages_parse(NULL, "il", "1", NULL, &err) == DP_ERR_ARG, "no options: not refused");
+}
+
+/* ---- 5. the training curve as CSV --------------------------------------- */
+static void test_curve_csv(void)
+{
+    dp_error err;
+    memset(&err, 0, sizeof err);
+    dp_episode_info r[3];
+    memset(r, 0, sizeof r);
+    r[0].stage = DP_STAGE_SIM; r[0].episode = 3; r[0].graph = 1; r[0].cost = 12; r[0].lower_bound = 8;
+    r[0].best = 10; r[0].epsilon = 0.5; r[0].lr = 0.001; r[0].loss = -0.25; r[0].entropy = 1.5; r[0].seconds = 0.125;
+    r[1].stage = DP_STAGE_IL; r[1].cost = 0; r[1].lower_bound = 0;     /* 0 / 0: ratio 1 */
+    r[2].stage = DP_STAGE_REAL; r[2].cost = 3; r[2].lower_bound = 0;   /* 3 / 0: inf    */
+    const char *want =
+        "stage,episode,graph,cost,lower_bound,ratio,best,epsilon,lr,loss,entropy,seconds\n"
+        "sim,3,1,12,8,1.500000,10,0.500000,0.001,-0.25,1.5,0.1250\n"
+        "il,0,0,0,0,1.000000,0,0.000000,0,0,0,0.0000\n"
+        "real,0,0,3,0,inf,0,0.000000,0,0,0,0.0000\n";
+    char path[512];
+    dp_test_tmp(path, sizeof path, "test_api_curve.csv");
+    remove(path);
+    CHECK(dp_curve_csv(path, r, 3, &err) == 0, "dp_curve_csv: %s", err.msg);
+    size_t len = 0;
+    char *got = dp_test_read_file(path, &len);
+    CHECK(got && len == strlen(want) && memcmp(got, want, len) == 0, "curve CSV:\n%s\nexpected:\n%s", got ? got : "(none)", want);
+    free(got);
+    remove(path);
+    CHECK(dp_curve_csv(path, NULL, 2, &err) == DP_ERR_ARG && !dp_test_exists(path), "records missing: not refused, or a file left");
+    char bad[600];
+    snprintf(bad, sizeof bad, "%s.missing-dir/curve.csv", path);
+    CHECK(dp_curve_csv(bad, r, 3, &err) != 0 && strstr(err.msg, "missing-dir"), "unwritable path: '%s'", err.msg);
+}
+
+/* ---- 6. DOPPLER's deployment stage ---------------------------------------- */
+static void test_improve(void)
+{
+    dp_error err;
+    memset(&err, 0, sizeof err);
+    dp_graph g;
+    dp_gen_opts go;
+    memset(&go, 0, sizeof go);
+    go.nodes = 30;
+    go.ccr = 1;
+    go.seed = 5;
+    if (dp_gen(&g, &go, &err)) { CHECK(0, "dp_gen: %s", err.msg); return; }
+    dp_cluster c = cluster(3);
+    dp_policy p;
+    memset(&p, 0, sizeof p);
+    if (dp_policy_init(&p, NULL, &err)) { CHECK(0, "dp_policy_init: %s", err.msg); dp_graph_free(&g); return; }
+    double *before = (double *)malloc(sizeof(double) * (size_t)p.n_plc);
+    memcpy(before, p.plc, sizeof(double) * (size_t)p.n_plc);
+    int n = g.n_ops, a1[64], o1[64], a2[64], o2[64];
+    double m1 = -1, m2 = -1;
+    dp_improve_opts io;
+    memset(&io, 0, sizeof io);
+    io.episodes = 20;
+    io.samples = 4;
+    io.seed = 7;
+    CHECK(dp_policy_improve(&p, &g, &c, &io, a1, o1, &m1, &err) == 0, "improve: %s", err.msg);
+    CHECK(memcmp(before, p.plc, sizeof(double) * (size_t)p.n_plc) == 0, "improve changed the policy it was given");
+    CHECK(dp_policy_improve(&p, &g, &c, &io, a2, o2, &m2, &err) == 0 && m1 == m2 &&
+          memcmp(a1, a2, sizeof(int) * (size_t)n) == 0 && memcmp(o1, o2, sizeof(int) * (size_t)n) == 0,
+          "improve: not deterministic (%g, %g)", m1, m2);
+    /* the answer is what it says: the simulator gives the same makespan,
+       and SEL's order is a permutation of the ops */
+    dp_sim s;
+    memset(&s, 0, sizeof s);
+    if (dp_sim_init(&s, &g, &c, &err) == 0) {
+        CHECK(dp_sim_run(&s, a1, NULL, &err) == 0 && s.makespan == m1, "improve's makespan %g, simulated %g", m1, s.makespan);
+        dp_sim_free(&s);
+    }
+    int seen_op[64] = {0}, perm = 1;
+    for (int k = 0; k < n; k++) {
+        if (o1[k] < 0 || o1[k] >= n || seen_op[o1[k]]++) perm = 0;
+        if (a1[k] < 0 || a1[k] >= 3) perm = 0;
+    }
+    CHECK(perm, "improve: order not a permutation, or a device out of range");
+    io.episodes = -1;
+    CHECK(dp_policy_improve(&p, &g, &c, &io, a1, o1, &m1, &err) == DP_ERR_RANGE, "negative episodes: not refused");
+    io.episodes = 5;
+    CHECK(dp_policy_improve(NULL, &g, &c, &io, a1, o1, &m1, &err) == DP_ERR_ARG, "no policy: not refused");
+    free(before);
+    dp_policy_free(&p);
+    dp_graph_free(&g);
+    dp_cluster_free(&c);
+}
+
+int main(void)
+{
+    test_order_to_priority();
+    test_runtime_cost_sim();
+    test_runtime_cost_exec();
+    test_stages_parse();
+    test_curve_csv();
+    test_improve();
+    return dp_test_done();
+}
