@@ -33,6 +33,7 @@
 #include "doppler.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -356,6 +357,12 @@ static int fail(const dp_error *e)
     return EXIT_FAIL;
 }
 
+static int oom(void)
+{
+    dp_error e = {DP_ERR_NOMEM, "out of memory"};
+    return fail(&e);
+}
+
 static int parse_long(const char *cmd, const char *opt, const char *s,
                       long lo, long hi, long *out)
 {
@@ -420,9 +427,151 @@ static int split_numbers(const char *list, double *out, int max, int integer)
     return n;
 }
 
+/* The options that only store a flag, a string or a number in range into
+   cli; parse_args handles the others (lists, keywords, side effects). */
+typedef struct opt_spec {
+    const char *name;
+    char type;              /* f flag, s string, i integer, d number */
+    size_t off;             /* of the field in cli                     */
+    double lo, hi;          /* i and d: the accepted range             */
+} opt_spec;
+#define OPT_FLAG(n, f)         {n, 'f', offsetof(cli, f), 0, 0}
+#define OPT_STR(n, f)          {n, 's', offsetof(cli, f), 0, 0}
+#define OPT_INT(n, f, lo, hi)  {n, 'i', offsetof(cli, f), lo, hi}
+#define OPT_NUM(n, f, lo, hi)  {n, 'd', offsetof(cli, f), lo, hi}
+static const opt_spec opt_specs[] = {
+    OPT_FLAG("json", json), OPT_FLAG("md", md), OPT_FLAG("no-transfers", no_transfers),
+    OPT_FLAG("shared-gnn", shared_gnn), OPT_FLAG("no-verify", no_verify),
+    OPT_FLAG("greedy-baseline", greedy_baseline), OPT_FLAG("adv-norm", adv_norm),
+    OPT_STR("cluster", cluster), OPT_STR("method", method), OPT_STR("methods", methods),
+    OPT_STR("assign", assign), OPT_STR("start", start), OPT_STR("out", out), OPT_STR("gantt", gantt),
+    OPT_STR("to", to), OPT_STR("stages", stages), OPT_STR("episodes", episodes), OPT_STR("lr", lr),
+    OPT_STR("curve", curve), OPT_STR("curve-svg", curve_svg), OPT_STR("out-assign", out_assign),
+    OPT_STR("backend", backend), OPT_STR("trace-svg", trace_svg),
+    OPT_INT("hidden", hidden, 1, DP_MAX_HIDDEN), OPT_INT("rollouts", rollouts, 1, 4096),
+    OPT_INT("improve", improve, 1, 100000000), OPT_INT("budget", budget, 1, INT_MAX),
+    OPT_INT("nodes", gen.nodes, 1, DP_MAX_OPS), OPT_INT("width", gen.width, 1, DP_MAX_OPS),
+    OPT_INT("jump", gen.jump, 1, DP_MAX_OPS), OPT_INT("parts", wl.parts, 1, 8),
+    OPT_INT("dim", wl.dim, 1, 8192), OPT_INT("batch", wl.batch, 1, 8192), OPT_INT("reps", reps, 1, 10000),
+    OPT_NUM("temperature", temperature, 1e-3, 1e3), OPT_NUM("anchor-rate", anchor_rate, 1e-9, 1e3),
+    OPT_NUM("self-imitation", self_imitation, 0, 1e6), OPT_NUM("density", gen.density, 0, 1),
+    OPT_NUM("regularity", gen.regularity, 0, 1), OPT_NUM("ccr", gen.ccr, 0, 1e6),
+};
+
+static const opt_spec *find_opt(const char *name)
+{
+    for (size_t k = 0; k < sizeof opt_specs / sizeof opt_specs[0]; k++)
+        if (!strcmp(opt_specs[k].name, name)) return &opt_specs[k];
+    return NULL;
+}
+
+/* --NAME VAL for an option of the table */
+static int set_simple(cli *o, const opt_spec *s, const char *val)
+{
+    char opt[80];
+    char *field = (char *)o + s->off;
+    long l = 0;
+    double d = 0;
+    int rc = 0;
+    snprintf(opt, sizeof opt, "--%s", s->name);
+    switch (s->type) {
+    case 's': memcpy(field, &val, sizeof val); break;
+    case 'i':
+        rc = parse_long(o->cmd, opt, val, (long)s->lo, (long)s->hi, &l);
+        *(int *)(void *)field = (int)l;
+        break;
+    default:
+        rc = parse_double(o->cmd, opt, val, s->lo, s->hi, &d);
+        *(double *)(void *)field = d;
+        break;
+    }
+    return rc;
+}
+
+/* --devices N, or (train) a list such as 2,4,8 */
+static int set_devices(cli *o, const char *val)
+{
+    const char *cmd = o->cmd;
+    long l = 0;
+    int rc = 0;
+    o->devices_set = 1;
+    if (!strchr(val, ',')) {
+        rc = parse_long(cmd, "--devices", val, 1, DP_MAX_DEVICES, &l);
+        o->devices = (int)l;
+        return rc;
+    }
+    double v[8];
+    int k, nv = split_numbers(val, v, 8, 1);
+    if (strcmp(cmd, "train")) rc = usage(cmd, "--devices: one count (a list is for 'doppler train')");
+    else if (nv < 0) rc = usage(cmd, "--devices: '%s' is not a list of at most 8 counts", val);
+    for (k = 0; !rc && k < nv; k++)
+        if (v[k] < 1 || v[k] > DP_MAX_DEVICES) rc = usage(cmd, "--devices: %g not in 1..%d", v[k], DP_MAX_DEVICES);
+    for (k = 0; !rc && k < nv; k++) o->dev_list[k] = (int)v[k];
+    o->n_dev_list = nv;
+    o->devices = o->dev_list[0];
+    return rc;
+}
+
+/* --NAME VAL for the options with keywords, lists or side effects */
+static int set_special(cli *o, const char *name, const char *val)
+{
+    const char *cmd = o->cmd;
+    long l = 0;
+    double d = 0;
+    int rc = 0;
+    if (!strcmp(name, "devices")) {
+        rc = set_devices(o, val);
+    } else if (!strcmp(name, "format")) {
+        if (dp_format_parse(val, &o->fmt))
+            rc = usage(cmd, "--format: unknown format '%s' (native, doppler, stg)", val);
+    } else if (!strcmp(name, "seed")) {
+        rc = parse_seed(cmd, val, &o->seed);
+        o->gen.seed = o->seed;
+    } else if (!strcmp(name, "step-baseline")) {
+        if (!strcmp(val, "on")) o->step_baseline = 0;
+        else if (!strcmp(val, "off")) o->step_baseline = -1;
+        else rc = usage(cmd, "--step-baseline: '%s' is neither on nor off", val);
+    } else if (!strcmp(name, "order")) {
+        if (!strcmp(val, "fifo")) o->order = DP_ORDER_FIFO;
+        else if (!strcmp(val, "priority")) o->order = DP_ORDER_PRIORITY;
+        else rc = usage(cmd, "--order: '%s' is neither fifo nor priority", val);
+    } else if (!strcmp(name, "policy")) {
+        if (o->policy2) rc = usage(cmd, "--policy: at most two (one doppler, one placeto)");
+        else if (o->policy) o->policy2 = val;
+        else o->policy = val;
+    } else if (!strcmp(name, "algo")) {
+        if (strcmp(val, "doppler") && strcmp(val, "placeto"))
+            rc = usage(cmd, "--algo: '%s' is neither doppler nor placeto", val);
+        o->algo = val;
+    } else if (!strcmp(name, "from")) {
+        dp_method fm;
+        if (dp_method_parse(val, &fm)) rc = usage(cmd, "--from: unknown method '%s'", val);
+        o->from = val;
+    } else if (!strcmp(name, "layers")) {
+        rc = parse_long(cmd, "--layers", val, 0, 64, &l);
+        o->layers = (int)l;
+        o->wl.layers = (int)l;
+        if (!rc && l == 0) rc = usage(cmd, "--layers: 0 is not allowed (at least 1 round)");
+    } else if (!strcmp(name, "samples")) {
+        rc = parse_long(cmd, "--samples", val, 0, 1000000, &l);
+        o->samples = (int)l;
+        o->samples_set = 1;
+    } else if (!strcmp(name, "anchor")) {
+        if (!strcmp(val, "off")) o->anchor = -1;
+        else { rc = parse_double(cmd, "--anchor", val, 1e-6, 1e6, &d); o->anchor = d; }
+    } else if (!strcmp(name, "select")) {
+        if (!strcmp(val, "off")) o->select = -1;
+        else { rc = parse_long(cmd, "--select", val, 1, 100000000, &l); o->select = (int)l; }
+    } else if (!strcmp(name, "entropy")) {
+        rc = parse_double(cmd, "--entropy", val, 0, 1e6, &d);
+        o->entropy = d;
+        o->entropy_set = 1;
+    }
+    return rc;
+}
+
 /* Parses argv[first..argc) for command o->cmd, which accepts the options
    named in `allowed`. Returns 0, EXIT_USAGE, or -1 after printing help. */
-
 static int parse_args(cli *o, int argc, char **argv, int first,
                       const char *allowed, const char *help)
 {
@@ -453,171 +602,17 @@ static int parse_args(cli *o, int argc, char **argv, int first,
         }
         if (!has_word(allowed, name))
             return usage(cmd, "unknown option '%s'", a);
-        if (!strcmp(name, "json") || !strcmp(name, "md") || !strcmp(name, "no-transfers") ||
-            !strcmp(name, "shared-gnn") || !strcmp(name, "no-verify") || !strcmp(name, "greedy-baseline") ||
-            !strcmp(name, "adv-norm")) {
+        const opt_spec *s = find_opt(name);
+        if (s && s->type == 'f') {
             if (val) return usage(cmd, "--%s takes no value", name);
-            if (!strcmp(name, "no-verify")) o->no_verify = 1;
-            else if (name[0] == 'g') o->greedy_baseline = 1;
-            else if (name[0] == 'a') o->adv_norm = 1;
-            else if (name[0] == 'j') o->json = 1;
-            else if (name[0] == 'm') o->md = 1;
-            else if (name[0] == 's') o->shared_gnn = 1;
-            else o->no_transfers = 1;
+            *(int *)(void *)((char *)o + s->off) = 1;
             continue;
         }
         if (!val) {
             if (i + 1 >= argc) return usage(cmd, "--%s needs a value", name);
             val = argv[++i];
         }
-        long l = 0;
-        double d = 0;
-        int rc = 0;
-        if (!strcmp(name, "devices") && strchr(val, ',')) {
-            /* doppler train: a list, every graph on each count */
-            double v[8];
-            int k, nv = split_numbers(val, v, 8, 1);
-            if (strcmp(cmd, "train")) rc = usage(cmd, "--devices: one count (a list is for 'doppler train')");
-            else if (nv < 0) rc = usage(cmd, "--devices: '%s' is not a list of at most 8 counts", val);
-            for (k = 0; !rc && k < nv; k++)
-                if (v[k] < 1 || v[k] > DP_MAX_DEVICES) rc = usage(cmd, "--devices: %g not in 1..%d", v[k], DP_MAX_DEVICES);
-            for (k = 0; !rc && k < nv; k++) o->dev_list[k] = (int)v[k];
-            o->n_dev_list = nv;
-            o->devices = o->dev_list[0];
-            o->devices_set = 1;
-        } else if (!strcmp(name, "devices")) {
-            rc = parse_long(cmd, "--devices", val, 1, DP_MAX_DEVICES, &l);
-            o->devices = (int)l;
-            o->devices_set = 1;
-        } else if (!strcmp(name, "cluster")) {
-            o->cluster = val;
-        } else if (!strcmp(name, "format")) {
-            if (dp_format_parse(val, &o->fmt))
-                rc = usage(cmd, "--format: unknown format '%s' (native, doppler, stg)", val);
-        } else if (!strcmp(name, "method")) {
-            o->method = val;
-        } else if (!strcmp(name, "methods")) {
-            o->methods = val;
-        } else if (!strcmp(name, "assign")) {
-            o->assign = val;
-        } else if (!strcmp(name, "start")) {
-            o->start = val;
-        } else if (!strcmp(name, "out")) {
-            o->out = val;
-        } else if (!strcmp(name, "gantt")) {
-            o->gantt = val;
-        } else if (!strcmp(name, "to")) {
-            o->to = val;
-        } else if (!strcmp(name, "seed")) {
-            rc = parse_seed(cmd, val, &o->seed);
-            o->gen.seed = o->seed;
-        } else if (!strcmp(name, "step-baseline")) {
-            if (!strcmp(val, "on")) o->step_baseline = 0;
-            else if (!strcmp(val, "off")) o->step_baseline = -1;
-            else rc = usage(cmd, "--step-baseline: '%s' is neither on nor off", val);
-        } else if (!strcmp(name, "order")) {
-            if (!strcmp(val, "fifo")) o->order = DP_ORDER_FIFO;
-            else if (!strcmp(val, "priority")) o->order = DP_ORDER_PRIORITY;
-            else rc = usage(cmd, "--order: '%s' is neither fifo nor priority", val);
-        } else if (!strcmp(name, "policy")) {
-            if (o->policy2) rc = usage(cmd, "--policy: at most two (one doppler, one placeto)");
-            else if (o->policy) o->policy2 = val;
-            else o->policy = val;
-        } else if (!strcmp(name, "algo")) {
-            if (strcmp(val, "doppler") && strcmp(val, "placeto"))
-                rc = usage(cmd, "--algo: '%s' is neither doppler nor placeto", val);
-            o->algo = val;
-        } else if (!strcmp(name, "from")) {
-            dp_method fm;
-            if (dp_method_parse(val, &fm)) rc = usage(cmd, "--from: unknown method '%s'", val);
-            o->from = val;
-        } else if (!strcmp(name, "stages")) {
-            o->stages = val;
-        } else if (!strcmp(name, "episodes")) {
-            o->episodes = val;
-        } else if (!strcmp(name, "lr")) {
-            o->lr = val;
-        } else if (!strcmp(name, "curve")) {
-            o->curve = val;
-        } else if (!strcmp(name, "curve-svg")) {
-            o->curve_svg = val;
-        } else if (!strcmp(name, "hidden")) {
-            rc = parse_long(cmd, "--hidden", val, 1, DP_MAX_HIDDEN, &l);
-            o->hidden = (int)l;
-        } else if (!strcmp(name, "layers")) {
-            rc = parse_long(cmd, "--layers", val, 0, 64, &l);
-            o->layers = (int)l;
-            o->wl.layers = (int)l;
-            if (!rc && l == 0) rc = usage(cmd, "--layers: 0 is not allowed (at least 1 round)");
-        } else if (!strcmp(name, "samples")) {
-            rc = parse_long(cmd, "--samples", val, 0, 1000000, &l);
-            o->samples = (int)l;
-            o->samples_set = 1;
-        } else if (!strcmp(name, "rollouts")) {
-            rc = parse_long(cmd, "--rollouts", val, 1, 4096, &l);
-            o->rollouts = (int)l;
-        } else if (!strcmp(name, "improve")) {
-            rc = parse_long(cmd, "--improve", val, 1, 100000000, &l);
-            o->improve = (int)l;
-        } else if (!strcmp(name, "out-assign")) {
-            o->out_assign = val;
-        } else if (!strcmp(name, "temperature")) {
-            rc = parse_double(cmd, "--temperature", val, 1e-3, 1e3, &d);
-            o->temperature = d;
-        } else if (!strcmp(name, "anchor")) {
-            if (!strcmp(val, "off")) o->anchor = -1;
-            else { rc = parse_double(cmd, "--anchor", val, 1e-6, 1e6, &d); o->anchor = d; }
-        } else if (!strcmp(name, "select")) {
-            if (!strcmp(val, "off")) o->select = -1;
-            else { rc = parse_long(cmd, "--select", val, 1, 100000000, &l); o->select = (int)l; }
-        } else if (!strcmp(name, "anchor-rate")) {
-            rc = parse_double(cmd, "--anchor-rate", val, 1e-9, 1e3, &d);
-            o->anchor_rate = d;
-        } else if (!strcmp(name, "self-imitation")) {
-            rc = parse_double(cmd, "--self-imitation", val, 0, 1e6, &d);
-            o->self_imitation = d;
-        } else if (!strcmp(name, "entropy")) {
-            rc = parse_double(cmd, "--entropy", val, 0, 1e6, &d);
-            o->entropy = d;
-            o->entropy_set = 1;
-        } else if (!strcmp(name, "budget")) {
-            rc = parse_long(cmd, "--budget", val, 1, INT_MAX, &l);
-            o->budget = (int)l;
-        } else if (!strcmp(name, "nodes")) {
-            rc = parse_long(cmd, "--nodes", val, 1, DP_MAX_OPS, &l);
-            o->gen.nodes = (int)l;
-        } else if (!strcmp(name, "width")) {
-            rc = parse_long(cmd, "--width", val, 1, DP_MAX_OPS, &l);
-            o->gen.width = (int)l;
-        } else if (!strcmp(name, "jump")) {
-            rc = parse_long(cmd, "--jump", val, 1, DP_MAX_OPS, &l);
-            o->gen.jump = (int)l;
-        } else if (!strcmp(name, "density")) {
-            rc = parse_double(cmd, "--density", val, 0, 1, &d);
-            o->gen.density = d;
-        } else if (!strcmp(name, "regularity")) {
-            rc = parse_double(cmd, "--regularity", val, 0, 1, &d);
-            o->gen.regularity = d;
-        } else if (!strcmp(name, "ccr")) {
-            rc = parse_double(cmd, "--ccr", val, 0, 1e6, &d);
-            o->gen.ccr = d;
-        } else if (!strcmp(name, "parts")) {
-            rc = parse_long(cmd, "--parts", val, 1, 8, &l);
-            o->wl.parts = (int)l;
-        } else if (!strcmp(name, "dim")) {
-            rc = parse_long(cmd, "--dim", val, 1, 8192, &l);
-            o->wl.dim = (int)l;
-        } else if (!strcmp(name, "batch")) {
-            rc = parse_long(cmd, "--batch", val, 1, 8192, &l);
-            o->wl.batch = (int)l;
-        } else if (!strcmp(name, "backend")) {
-            o->backend = val;
-        } else if (!strcmp(name, "trace-svg")) {
-            o->trace_svg = val;
-        } else if (!strcmp(name, "reps")) {
-            rc = parse_long(cmd, "--reps", val, 1, 10000, &l);
-            o->reps = (int)l;
-        }
+        int rc = s ? set_simple(o, s, val) : set_special(o, name, val);
         if (rc) return rc;
     }
     if (o->devices_set && o->cluster)
@@ -674,6 +669,15 @@ static int make_cluster(const cli *o, const char *path, const dp_graph *g, dp_cl
         memset(c, 0, sizeof *c);
         return fail(&e);
     }
+    return 0;
+}
+
+/* The graph at path and its cluster (--devices or --cluster); after a
+   failure (reported) there is nothing to free. */
+static int load_input(const cli *o, const char *path, dp_graph *g, dp_cluster *c)
+{
+    if (load_graph(path, o->fmt, g)) return EXIT_FAIL;
+    if (make_cluster(o, path, g, c)) { dp_graph_free(g); return EXIT_FAIL; }
     return 0;
 }
 
@@ -937,8 +941,7 @@ static int cmd_info(cli *o)
     dp_graph g;
     dp_cluster c;
     dp_stats st;
-    if (load_graph(path, o->fmt, &g)) return EXIT_FAIL;
-    if (make_cluster(o, path, &g, &c)) { dp_graph_free(&g); return EXIT_FAIL; }
+    if (load_input(o, path, &g, &c)) return EXIT_FAIL;
     memset(&st, 0, sizeof st);
     if (dp_graph_stats(&g, &c, &st)) {
         dp_error e = {DP_ERR_ARG, "dp_graph_stats failed"};
@@ -981,41 +984,157 @@ static int cmd_info(cli *o)
     return EXIT_OK;
 }
 
+/* Places g with method m (learned ones with policy p), timed into *secs;
+   res gets the makespan, the schedule length and the simulations made.
+   A failure is reported, naming path and the method when path is given. */
+static int run_method(const cli *o, int m, const dp_policy *p, const dp_graph *g, const dp_cluster *c,
+                      const int *start, int *assign, int *order, dp_place_result *res, double *secs,
+                      const char *path)
+{
+    dp_error e = {0};
+    dp_place_opts po = {0};
+    po.seed = o->seed;
+    po.order = o->order;
+    po.budget = o->budget;
+    po.start = start;
+    memset(res, 0, sizeof *res);
+    double t0 = dp_now();
+    if (LEARNED(m)) {
+        if (place_learned(o, p, g, c, assign, order, &res->makespan)) return EXIT_FAIL;
+        res->schedule_length = res->makespan;
+        res->simulations = (long)o->improve + o->samples + 1;
+    } else if (dp_place((dp_method)m, g, c, &po, assign, res, &e)) {
+        if (!path) return fail(&e);
+        fprintf(stderr, "doppler: %s with %s: %s\n", path, method_name(m), e.msg[0] ? e.msg : dp_code_text(e.code));
+        return EXIT_FAIL;
+    }
+    *secs = dp_now() - t0;
+    return 0;
+}
+
+/* The JSON fields of a placement that place and bench print after their
+   own: order, makespan, lower bound, ratio, schedule length, simulations,
+   seconds and the assignment. */
+static void json_result(const cli *o, const dp_place_result *res, double lb, double secs,
+                        const int *assign, int n)
+{
+    json_key_str(stdout, "order", order_name(o->order));
+    json_key_num(stdout, "makespan", res->makespan);
+    json_key_num(stdout, "lower_bound", lb);
+    json_key_num(stdout, "ratio", ratio_of(res->makespan, lb));
+    json_key_num(stdout, "schedule_length", res->schedule_length);
+    printf(", \"simulations\": %ld", res->simulations);
+    json_key_num(stdout, "seconds", secs);
+    json_assignment(stdout, assign, n);
+}
+
 /* ----------------------------------------------------------------------
    doppler place
    ---------------------------------------------------------------------- */
-static int cmd_place(cli *o)
+/* What place found, for printing. */
+typedef struct placed {
+    const char *path, *pol_path;
+    int m;
+    const dp_policy *pol;
+    const dp_graph *g;
+    const dp_cluster *c;
+    const int *assign, *order;
+    dp_place_result res;
+    double lb, secs;
+    const dp_sim *s;
+} placed;
+
+static int place_check_args(const cli *o, int *m)
 {
     if (o->n_pos != 1) return usage(o->cmd, "expects exactly one GRAPH");
     if (!o->method) return usage(o->cmd, "--method is required");
-    int m;
-    if (parse_method(o->method, &m))
+    if (parse_method(o->method, m))
         return usage(o->cmd, "--method: unknown method '%s'", o->method);
-    if (m == METHOD_PLACETO && !o->policy)
+    if (*m == METHOD_PLACETO && !o->policy)
         return usage(o->cmd, "--method placeto needs --policy POLICY.dpl");
-    if (!LEARNED(m) && (o->policy || o->samples_set))
+    if (!LEARNED(*m) && (o->policy || o->samples_set))
         return usage(o->cmd, "--policy and --samples are for --method doppler or placeto");
-    if (LEARNED(m) && (o->start || o->budget))
-        return usage(o->cmd, "--start and --budget are not for --method %s", method_name(m));
-    if (o->improve && m != METHOD_DOPPLER)
+    if (LEARNED(*m) && (o->start || o->budget))
+        return usage(o->cmd, "--start and --budget are not for --method %s", method_name(*m));
+    if (o->improve && *m != METHOD_DOPPLER)
         return usage(o->cmd, "--improve is for --method doppler");
-    if (o->from && m != METHOD_PLACETO)
+    if (o->from && *m != METHOD_PLACETO)
         return usage(o->cmd, "--from is for --method placeto");
+    return 0;
+}
+
+static void place_print_json(const cli *o, const placed *p)
+{
+    printf("{\"graph\": ");
+    json_str(stdout, p->path);
+    json_key_str(stdout, "method", method_name(p->m));
+    if (LEARNED(p->m)) {
+        json_key_str(stdout, "policy", p->pol_path);
+        printf(", \"samples\": %d", o->samples);
+        if (o->improve) printf(", \"improve\": %d", o->improve);
+        if (p->m == METHOD_PLACETO) json_key_str(stdout, "from", o->from ? o->from : "cp");
+    }
+    printf(", \"devices\": %d", p->c->n);
+    json_result(o, &p->res, p->lb, p->secs, p->assign, p->g->n_ops);
+    if (p->order) {
+        fputs(p->m == METHOD_PLACETO ? ", \"visit_order\": [" : ", \"sel_order\": [", stdout);
+        for (int i = 0; i < p->g->n_ops; i++) printf(i ? ", %d" : "%d", p->order[i]);
+        fputc(']', stdout);
+    }
+    printf("}\n");
+}
+
+static void place_print_text(const cli *o, const placed *p)
+{
+    char rb[32], dev[96];
+    const dp_policy *pol = p->pol;
+    cluster_label(o, p->c, dev, sizeof dev);
+    printf("%-16s %s\n", "graph", p->path);
+    printf("%-16s %s\n", "method", method_name(p->m));
+    if (LEARNED(p->m))
+        printf("%-16s %s (hidden %d, %d layers%s)%s\n", "policy", p->pol_path,
+               pol->opts.hidden, pol->opts.layers, pol->opts.shared_gnn ? ", shared GNN" : "",
+               o->samples ? "" : ", greedy");
+    if (p->m == METHOD_PLACETO)
+        printf("%-16s %s\n", "starts from", o->from ? o->from : "cp");
+    if (LEARNED(p->m) && o->samples)
+        printf("%-16s %d (best of greedy and these)\n", "samples", o->samples);
+    if (o->improve)
+        printf("%-16s %d REINFORCE episodes on this graph first (best placement any reached kept)\n", "improve", o->improve);
+    printf("%-16s %s\n", "devices", dev);
+    printf("%-16s %.6g  (%s x lower bound)\n", "makespan", p->res.makespan,
+           fmt_ratio(rb, sizeof rb, ratio_of(p->res.makespan, p->lb)));
+    printf("%-16s %.6g\n", "lower bound", p->lb);
+    if (p->res.schedule_length != p->res.makespan)
+        printf("%-16s %.6g  (%s x lower bound; the placer's own schedule)\n",
+               "schedule length", p->res.schedule_length,
+               fmt_ratio(rb, sizeof rb, ratio_of(p->res.schedule_length, p->lb)));
+    printf("%-16s %ld\n", "simulations", p->res.simulations);
+    printf("%-16s %.4g\n", "seconds", p->secs);
+    if (o->out) printf("%-16s %s\n", "assignment", o->out);
+    if (o->gantt) printf("%-16s %s\n", "gantt", o->gantt);
+    print_devices(p->s, p->assign);
+}
+
+static int cmd_place(cli *o)
+{
+    int m, rc;
+    if ((rc = place_check_args(o, &m))) return rc;
     const char *path = o->pos[0];
     dp_graph g;
     dp_cluster c;
     dp_error e = {0};
     policies ps;
-    const dp_policy *pol = NULL;
-    const char *pol_path = NULL;
-    int rc = EXIT_FAIL, *assign = NULL, *start = NULL, *order = NULL;
+    placed p;
+    int *assign = NULL, *start = NULL, *order = NULL;
     double *prio = NULL;
     dp_sim s;
     memset(&s, 0, sizeof s);
     memset(&ps, 0, sizeof ps);
-    if (load_graph(path, o->fmt, &g)) return EXIT_FAIL;
-    if (make_cluster(o, path, &g, &c)) { dp_graph_free(&g); return EXIT_FAIL; }
-    if (LEARNED(m) && (policies_load(o, &ps, m == METHOD_DOPPLER) || !(pol = policy_for(&ps, m, &pol_path)))) goto done;
+    memset(&p, 0, sizeof p);
+    if (load_input(o, path, &g, &c)) return EXIT_FAIL;
+    rc = EXIT_FAIL;
+    if (LEARNED(m) && (policies_load(o, &ps, m == METHOD_DOPPLER) || !(p.pol = policy_for(&ps, m, &p.pol_path)))) goto done;
     if (ps.pretrained && !o->samples_set) o->samples = PRETRAINED_SAMPLES;
 
     assign = calloc((size_t)g.n_ops + 1, sizeof *assign);
@@ -1024,40 +1143,14 @@ static int cmd_place(cli *o)
         order = calloc((size_t)g.n_ops + 1, sizeof *order);
         prio = calloc((size_t)g.n_ops + 1, sizeof *prio);
     }
-    if (!assign || (o->start && !start) || (LEARNED(m) && (!order || !prio))) {
-        e.code = DP_ERR_NOMEM;
-        snprintf(e.msg, sizeof e.msg, "out of memory");
-        fail(&e);
-        goto done;
-    }
+    if (!assign || (o->start && !start) || (LEARNED(m) && (!order || !prio))) { oom(); goto done; }
     if (start && dp_assign_read(o->start, g.n_ops, c.n, start, &e)) { fail(&e); goto done; }
-
-    dp_place_opts po = {0};
-    po.seed = o->seed;
-    po.order = o->order;
-    po.budget = o->budget;
-    po.start = start;
-    dp_place_result res;
-    memset(&res, 0, sizeof res);
-    double t0 = dp_now();
-    if (LEARNED(m)) {
-        if (place_learned(o, pol, &g, &c, assign, order, &res.makespan)) goto done;
-        res.schedule_length = res.makespan;
-        res.simulations = (long)o->improve + o->samples + 1;
-        dp_order_to_priority(order, g.n_ops, prio);
-    } else if (dp_place((dp_method)m, &g, &c, &po, assign, &res, &e)) {
-        fail(&e);
-        goto done;
-    }
-    double secs = dp_now() - t0;
-    if (o->order != DP_ORDER_PRIORITY) { free(prio); prio = NULL; }
-    if (simulate(&g, &c, assign, o->order, prio, &s)) goto done;
-    if (s.makespan != res.makespan)
+    if (run_method(o, m, p.pol, &g, &c, start, assign, order, &p.res, &p.secs, NULL)) goto done;
+    if (LEARNED(m) && o->order == DP_ORDER_PRIORITY) dp_order_to_priority(order, g.n_ops, prio);
+    if (simulate(&g, &c, assign, o->order, o->order == DP_ORDER_PRIORITY ? prio : NULL, &s)) goto done;
+    if (s.makespan != p.res.makespan)
         fprintf(stderr, "doppler: warning: placer reports makespan %.17g, "
-                "the simulator gives %.17g\n", res.makespan, s.makespan);
-    double lb = dp_lower_bound(&g, &c);
-    double ratio = ratio_of(res.makespan, lb);
-
+                "the simulator gives %.17g\n", p.res.makespan, s.makespan);
     if (o->out && dp_assign_write(o->out, assign, g.n_ops, &e)) { fail(&e); goto done; }
     if (o->gantt) {
         /* the chart's own subtitle gives makespan, lower bound and ratio */
@@ -1066,61 +1159,16 @@ static int cmd_place(cli *o)
                  base_name(path, gb, sizeof gb), method_name(m), c.n, order_name(o->order));
         if (write_gantt(o->gantt, &s, assign, title, o->no_transfers)) goto done;
     }
-
-    if (o->json) {
-        printf("{\"graph\": ");
-        json_str(stdout, path);
-        json_key_str(stdout, "method", method_name(m));
-        if (LEARNED(m)) {
-            json_key_str(stdout, "policy", pol_path);
-            printf(", \"samples\": %d", o->samples);
-            if (o->improve) printf(", \"improve\": %d", o->improve);
-            if (m == METHOD_PLACETO) json_key_str(stdout, "from", o->from ? o->from : "cp");
-        }
-        printf(", \"devices\": %d", c.n);
-        json_key_str(stdout, "order", order_name(o->order));
-        json_key_num(stdout, "makespan", res.makespan);
-        json_key_num(stdout, "lower_bound", lb);
-        json_key_num(stdout, "ratio", ratio);
-        json_key_num(stdout, "schedule_length", res.schedule_length);
-        printf(", \"simulations\": %ld", res.simulations);
-        json_key_num(stdout, "seconds", secs);
-        json_assignment(stdout, assign, g.n_ops);
-        if (order) {
-            fputs(m == METHOD_PLACETO ? ", \"visit_order\": [" : ", \"sel_order\": [", stdout);
-            for (int i = 0; i < g.n_ops; i++) printf(i ? ", %d" : "%d", order[i]);
-            fputc(']', stdout);
-        }
-        printf("}\n");
-    } else {
-        char rb[32], dev[96];
-        cluster_label(o, &c, dev, sizeof dev);
-        printf("%-16s %s\n", "graph", path);
-        printf("%-16s %s\n", "method", method_name(m));
-        if (LEARNED(m))
-            printf("%-16s %s (hidden %d, %d layers%s)%s\n", "policy", pol_path,
-                   pol->opts.hidden, pol->opts.layers, pol->opts.shared_gnn ? ", shared GNN" : "",
-                   o->samples ? "" : ", greedy");
-        if (m == METHOD_PLACETO)
-            printf("%-16s %s\n", "starts from", o->from ? o->from : "cp");
-        if (LEARNED(m) && o->samples)
-            printf("%-16s %d (best of greedy and these)\n", "samples", o->samples);
-        if (o->improve)
-            printf("%-16s %d REINFORCE episodes on this graph first (best placement any reached kept)\n", "improve", o->improve);
-        printf("%-16s %s\n", "devices", dev);
-        printf("%-16s %.6g  (%s x lower bound)\n", "makespan", res.makespan,
-               fmt_ratio(rb, sizeof rb, ratio));
-        printf("%-16s %.6g\n", "lower bound", lb);
-        if (res.schedule_length != res.makespan)
-            printf("%-16s %.6g  (%s x lower bound; the placer's own schedule)\n",
-                   "schedule length", res.schedule_length,
-                   fmt_ratio(rb, sizeof rb, ratio_of(res.schedule_length, lb)));
-        printf("%-16s %ld\n", "simulations", res.simulations);
-        printf("%-16s %.4g\n", "seconds", secs);
-        if (o->out) printf("%-16s %s\n", "assignment", o->out);
-        if (o->gantt) printf("%-16s %s\n", "gantt", o->gantt);
-        print_devices(&s, assign);
-    }
+    p.path = path;
+    p.m = m;
+    p.g = &g;
+    p.c = &c;
+    p.assign = assign;
+    p.order = order;
+    p.lb = dp_lower_bound(&g, &c);
+    p.s = &s;
+    if (o->json) place_print_json(o, &p);
+    else place_print_text(o, &p);
     rc = EXIT_OK;
 done:
     dp_sim_free(&s);
@@ -1137,6 +1185,53 @@ done:
 /* ----------------------------------------------------------------------
    doppler sim
    ---------------------------------------------------------------------- */
+/* sim --json: the run, every op and every transfer */
+static void sim_print_json(const cli *o, const char *path, const dp_graph *g, const dp_cluster *c,
+                           const dp_sim *s, const int *assign, double lb, double secs)
+{
+    double ratio = ratio_of(s->makespan, lb);
+    printf("{\"graph\": ");
+    json_str(stdout, path);
+    json_key_str(stdout, "method", "given");
+    json_key_str(stdout, "assign_file", o->assign);
+    printf(", \"devices\": %d", c->n);
+    json_key_str(stdout, "order", order_name(o->order));
+    json_key_num(stdout, "makespan", s->makespan);
+    json_key_num(stdout, "lower_bound", lb);
+    json_key_num(stdout, "ratio", ratio);
+    json_key_num(stdout, "seconds", secs);
+    json_assignment(stdout, assign, g->n_ops);
+    fputs(",\n \"busy\": [", stdout);
+    for (int d = 0; d < c->n; d++) {
+        if (d) fputs(", ", stdout);
+        json_num(stdout, s->busy[d]);
+    }
+    fputs("],\n \"peak_bytes\": [", stdout);
+    for (int d = 0; d < c->n; d++) {
+        if (d) fputs(", ", stdout);
+        json_num(stdout, s->peak_bytes ? s->peak_bytes[d] : 0.0);
+    }
+    fputs("],\n \"ops\": [", stdout);
+    for (int v = 0; v < g->n_ops; v++) {
+        printf("%s\n  {\"node\": %d, \"device\": %d, \"start\": ", v ? "," : "", v, assign[v]);
+        json_num(stdout, s->start[v]);
+        fputs(", \"end\": ", stdout);
+        json_num(stdout, s->end[v]);
+        fputc('}', stdout);
+    }
+    fputs("],\n \"transfers\": [", stdout);
+    for (int i = 0; i < s->n_xfers; i++) {
+        const dp_xfer *x = &s->xfers[i];
+        printf("%s\n  {\"edge\": %d, \"from\": %d, \"to\": %d, \"start\": ",
+               i ? "," : "", x->edge, x->from, x->to);
+        json_num(stdout, x->start);
+        fputs(", \"end\": ", stdout);
+        json_num(stdout, x->end);
+        fputc('}', stdout);
+    }
+    fputs("]}\n", stdout);
+}
+
 static int cmd_sim(cli *o)
 {
     if (o->n_pos != 1) return usage(o->cmd, "expects exactly one GRAPH");
@@ -1148,8 +1243,7 @@ static int cmd_sim(cli *o)
     dp_sim s;
     int rc = EXIT_FAIL, *assign = NULL;
     memset(&s, 0, sizeof s);
-    if (load_graph(path, o->fmt, &g)) return EXIT_FAIL;
-    if (make_cluster(o, path, &g, &c)) { dp_graph_free(&g); return EXIT_FAIL; }
+    if (load_input(o, path, &g, &c)) return EXIT_FAIL;
     assign = calloc((size_t)g.n_ops + 1, sizeof *assign);
     if (!assign) {
         e.code = DP_ERR_NOMEM;
@@ -1170,46 +1264,7 @@ static int cmd_sim(cli *o)
         if (write_gantt(o->gantt, &s, assign, title, o->no_transfers)) goto done;
     }
     if (o->json) {
-        printf("{\"graph\": ");
-        json_str(stdout, path);
-        json_key_str(stdout, "method", "given");
-        json_key_str(stdout, "assign_file", o->assign);
-        printf(", \"devices\": %d", c.n);
-        json_key_str(stdout, "order", order_name(o->order));
-        json_key_num(stdout, "makespan", s.makespan);
-        json_key_num(stdout, "lower_bound", lb);
-        json_key_num(stdout, "ratio", ratio);
-        json_key_num(stdout, "seconds", secs);
-        json_assignment(stdout, assign, g.n_ops);
-        fputs(",\n \"busy\": [", stdout);
-        for (int d = 0; d < c.n; d++) {
-            if (d) fputs(", ", stdout);
-            json_num(stdout, s.busy[d]);
-        }
-        fputs("],\n \"peak_bytes\": [", stdout);
-        for (int d = 0; d < c.n; d++) {
-            if (d) fputs(", ", stdout);
-            json_num(stdout, s.peak_bytes ? s.peak_bytes[d] : 0.0);
-        }
-        fputs("],\n \"ops\": [", stdout);
-        for (int v = 0; v < g.n_ops; v++) {
-            printf("%s\n  {\"node\": %d, \"device\": %d, \"start\": ", v ? "," : "", v, assign[v]);
-            json_num(stdout, s.start[v]);
-            fputs(", \"end\": ", stdout);
-            json_num(stdout, s.end[v]);
-            fputc('}', stdout);
-        }
-        fputs("],\n \"transfers\": [", stdout);
-        for (int i = 0; i < s.n_xfers; i++) {
-            const dp_xfer *x = &s.xfers[i];
-            printf("%s\n  {\"edge\": %d, \"from\": %d, \"to\": %d, \"start\": ",
-                   i ? "," : "", x->edge, x->from, x->to);
-            json_num(stdout, x->start);
-            fputs(", \"end\": ", stdout);
-            json_num(stdout, x->end);
-            fputc('}', stdout);
-        }
-        fputs("]}\n", stdout);
+        sim_print_json(o, path, &g, &c, &s, assign, lb, secs);
     } else {
         char rb[32], dev[96];
         cluster_label(o, &c, dev, sizeof dev);
@@ -1259,58 +1314,61 @@ static int parse_methods(const cli *o, int *ms, int *n)
     return 0;
 }
 
-static int cmd_bench(cli *o)
+/* The methods to compare and the policies they need: ms gets the list
+   (--methods, or all: every heuristic and the given policies' placers),
+   pol_of[0] doppler's policy, pol_of[1] placeto's. */
+static int bench_methods(cli *o, int *ms, int *n_ms, policies *ps, const dp_policy *pol_of[2])
 {
-    if (o->n_pos < 1) return usage(o->cmd, "expects at least one GRAPH");
-    int ms[64];
-    int n_ms, rc = EXIT_OK, rows = 0, with_learned = 0;
-    if (parse_methods(o, ms, &n_ms)) return EXIT_USAGE;
-    policies ps;
-    int want = 0;
-    for (int k = 0; k < n_ms; k++) want |= ms[k] == METHOD_DOPPLER;
-    if (policies_load(o, &ps, want)) return EXIT_FAIL;
-    if (ps.pretrained && !o->samples_set) o->samples = PRETRAINED_SAMPLES;
+    int want = 0, with_learned = 0;
+    memset(ps, 0, sizeof *ps);
+    if (parse_methods(o, ms, n_ms)) return EXIT_USAGE;
+    for (int k = 0; k < *n_ms; k++) want |= ms[k] == METHOD_DOPPLER;
+    if (policies_load(o, ps, want)) return EXIT_FAIL;
+    if (ps->pretrained && !o->samples_set) o->samples = PRETRAINED_SAMPLES;
     if (!o->methods || !strcmp(o->methods, "all"))   /* all: with the given policies' placers */
-        for (int i = ps.n - 1; i >= 0; i--)
-            ms[n_ms++] = ps.p[i].algo == DP_ALGO_PLACETO ? METHOD_PLACETO : METHOD_DOPPLER;
-    const dp_policy *pol_of[2] = {NULL, NULL};   /* [0] doppler, [1] placeto */
-    for (int k = 0; k < n_ms; k++) {
+        for (int i = ps->n - 1; i >= 0; i--)
+            ms[(*n_ms)++] = ps->p[i].algo == DP_ALGO_PLACETO ? METHOD_PLACETO : METHOD_DOPPLER;
+    pol_of[0] = pol_of[1] = NULL;
+    for (int k = 0; k < *n_ms; k++) {
         const char *pp;
         if (!LEARNED(ms[k])) continue;
         with_learned = 1;
-        if (!(pol_of[ms[k] == METHOD_PLACETO] = policy_for(&ps, ms[k], &pp))) { policies_free(&ps); return EXIT_FAIL; }
+        if (!(pol_of[ms[k] == METHOD_PLACETO] = policy_for(ps, ms[k], &pp))) return EXIT_FAIL;
     }
-    if (o->samples_set && !with_learned) {
-        policies_free(&ps);
-        return usage(o->cmd, "--samples is for methods doppler and placeto");
-    }
-    if (o->from && !pol_of[1]) {
-        policies_free(&ps);
-        return usage(o->cmd, "--from is for method placeto");
-    }
+    if (o->samples_set && !with_learned) return usage(o->cmd, "--samples is for methods doppler and placeto");
+    if (o->from && !pol_of[1]) return usage(o->cmd, "--from is for method placeto");
+    return 0;
+}
 
-    /* column widths known up front, so rows can be printed as they come */
-    int wg = 5, wm = 6;
+/* The table's layout: column widths known up front, so that rows can be
+   printed as they come. */
+typedef struct bench_table { int wg, wm; const char *sep, *lead, *tail; } bench_table;
+
+static void bench_header(const cli *o, const int *ms, int n_ms, bench_table *t)
+{
     char gb[256];
+    t->wg = 5;
+    t->wm = 6;
     for (int i = 0; i < o->n_pos; i++) {
         int n = (int)strlen(base_name(o->pos[i], gb, sizeof gb));
-        if (n > wg) wg = n;
+        if (n > t->wg) t->wg = n;
     }
     for (int k = 0; k < n_ms; k++) {
         int n = (int)strlen(method_name(ms[k]));
-        if (n > wm) wm = n;
+        if (n > t->wm) t->wm = n;
     }
-    const char *sep = o->md ? " | " : "  ";
-    const char *lead = o->md ? "| " : "";
-    const char *tail = o->md ? " |" : "";
+    t->sep = o->md ? " | " : "  ";
+    t->lead = o->md ? "| " : "";
+    t->tail = o->md ? " |" : "";
     if (o->json) {
         printf("[");
     } else {
-        printf("%s%-*s%s%6s%s%7s%s%-*s%s%12s%s%12s%s%7s%s%10s%s\n", lead, wg, "graph", sep,
-               "ops", sep, "devices", sep, wm, "method", sep, "makespan", sep,
-               "lower bound", sep, "ratio", sep, "seconds", tail);
+        const char *sep = t->sep;
+        printf("%s%-*s%s%6s%s%7s%s%-*s%s%12s%s%12s%s%7s%s%10s%s\n", t->lead, t->wg, "graph", sep,
+               "ops", sep, "devices", sep, t->wm, "method", sep, "makespan", sep,
+               "lower bound", sep, "ratio", sep, "seconds", t->tail);
         if (o->md) {
-            const int widths[8] = {wg, 6, 7, wm, 12, 12, 7, 10};
+            const int widths[8] = {t->wg, 6, 7, t->wm, 12, 12, 7, 10};
             const int right[8] = {0, 1, 1, 0, 1, 1, 1, 1};
             for (int k = 0; k < 8; k++) {
                 putchar('|');
@@ -1321,107 +1379,91 @@ static int cmd_bench(cli *o)
         }
     }
     fflush(stdout);
+}
 
-    /* best method per graph, for the summary under the human table */
-    char (*best_name)[32] = calloc((size_t)o->n_pos, sizeof *best_name);
-    double *best_ms = calloc((size_t)o->n_pos, sizeof *best_ms);
-    double *best_ratio = calloc((size_t)o->n_pos, sizeof *best_ratio);
-    if (!best_name || !best_ms || !best_ratio) {
-        free(best_name); free(best_ms); free(best_ratio);
-        policies_free(&ps);
-        dp_error e = {DP_ERR_NOMEM, "out of memory"};
-        return fail(&e);
-    }
+/* The best method on one graph, for the summary under the human table. */
+typedef struct bench_best { char name[32]; double makespan, ratio; } bench_best;
 
-    for (int i = 0; i < o->n_pos; i++) {
-        const char *path = o->pos[i];
-        dp_graph g;
-        dp_cluster c;
-        best_ms[i] = INFINITY;
-        if (load_graph(path, o->fmt, &g)) { rc = EXIT_FAIL; continue; }
-        if (make_cluster(o, path, &g, &c)) { dp_graph_free(&g); rc = EXIT_FAIL; continue; }
-        int *assign = calloc((size_t)g.n_ops + 1, sizeof *assign);
-        int *order = calloc((size_t)g.n_ops + 1, sizeof *order);
-        if (!order) { free(assign); assign = NULL; }
-        double lb = dp_lower_bound(&g, &c);
-        for (int k = 0; assign && k < n_ms; k++) {
-            dp_error e = {0};
-            dp_place_opts po = {0};
-            dp_place_result res;
-            memset(&res, 0, sizeof res);
-            po.seed = o->seed;
-            po.order = o->order;
-            po.budget = o->budget;
-            double t0 = dp_now();
-            if (LEARNED(ms[k])) {
-                if (place_learned(o, pol_of[ms[k] == METHOD_PLACETO], &g, &c, assign, order, &res.makespan)) {
-                    rc = EXIT_FAIL;
-                    continue;
-                }
-                res.schedule_length = res.makespan;
-                res.simulations = o->samples + 1;
-            } else if (dp_place((dp_method)ms[k], &g, &c, &po, assign, &res, &e)) {
-                fprintf(stderr, "doppler: %s with %s: %s\n", path, method_name(ms[k]),
-                        e.msg[0] ? e.msg : dp_code_text(e.code));
-                rc = EXIT_FAIL;
-                continue;
-            }
-            double secs = dp_now() - t0;
-            double ratio = ratio_of(res.makespan, lb);
-            if (res.makespan < best_ms[i]) {
-                best_ms[i] = res.makespan;
-                best_ratio[i] = ratio;
-                snprintf(best_name[i], sizeof best_name[i], "%s", method_name(ms[k]));
-            }
-            if (o->json) {
-                printf("%s\n{\"graph\": ", rows ? "," : "");
-                json_str(stdout, path);
-                json_key_str(stdout, "method", method_name(ms[k]));
-                printf(", \"devices\": %d, \"ops\": %d", c.n, g.n_ops);
-                json_key_str(stdout, "order", order_name(o->order));
-                json_key_num(stdout, "makespan", res.makespan);
-                json_key_num(stdout, "lower_bound", lb);
-                json_key_num(stdout, "ratio", ratio);
-                json_key_num(stdout, "schedule_length", res.schedule_length);
-                printf(", \"simulations\": %ld", res.simulations);
-                json_key_num(stdout, "seconds", secs);
-                json_assignment(stdout, assign, g.n_ops);
-                printf("}");
-            } else {
-                char rb[32];
-                printf("%s%-*s%s%6d%s%7d%s%-*s%s%12.6g%s%12.6g%s%7s%s%10.6f%s\n", lead, wg,
-                       base_name(path, gb, sizeof gb), sep, g.n_ops, sep, c.n, sep, wm,
-                       method_name(ms[k]), sep, res.makespan, sep, lb, sep,
-                       fmt_ratio(rb, sizeof rb, ratio), sep, secs, tail);
-            }
-            rows++;
-            fflush(stdout);
+/* Every method on the graph at path: one row each. rows counts the rows
+   printed so far (JSON separators). */
+static int bench_graph(const cli *o, const char *path, const int *ms, int n_ms, const dp_policy *const pol_of[2],
+                       const bench_table *t, bench_best *best, int *rows)
+{
+    dp_graph g;
+    dp_cluster c;
+    char gb[256];
+    int rc = EXIT_OK;
+    best->makespan = INFINITY;
+    if (load_input(o, path, &g, &c)) return EXIT_FAIL;
+    int *assign = calloc((size_t)g.n_ops + 1, sizeof *assign);
+    int *order = calloc((size_t)g.n_ops + 1, sizeof *order);
+    double lb = dp_lower_bound(&g, &c);
+    if (!assign || !order) rc = oom();
+    for (int k = 0; rc == EXIT_OK && k < n_ms; k++) {
+        dp_place_result res;
+        double secs = 0;
+        if (run_method(o, ms[k], pol_of[ms[k] == METHOD_PLACETO], &g, &c, NULL, assign, order, &res, &secs, path)) {
+            rc = EXIT_FAIL;
+            continue;
         }
-        if (!assign) {
-            dp_error e = {DP_ERR_NOMEM, "out of memory"};
-            rc = fail(&e);
+        double ratio = ratio_of(res.makespan, lb);
+        if (res.makespan < best->makespan) {
+            best->makespan = res.makespan;
+            best->ratio = ratio;
+            snprintf(best->name, sizeof best->name, "%s", method_name(ms[k]));
         }
-        free(order);
-        free(assign);
-        dp_cluster_free(&c);
-        dp_graph_free(&g);
+        if (o->json) {
+            printf("%s\n{\"graph\": ", *rows ? "," : "");
+            json_str(stdout, path);
+            json_key_str(stdout, "method", method_name(ms[k]));
+            printf(", \"devices\": %d, \"ops\": %d", c.n, g.n_ops);
+            json_result(o, &res, lb, secs, assign, g.n_ops);
+            printf("}");
+        } else {
+            char rb[32];
+            const char *sep = t->sep;
+            printf("%s%-*s%s%6d%s%7d%s%-*s%s%12.6g%s%12.6g%s%7s%s%10.6f%s\n", t->lead, t->wg,
+                   base_name(path, gb, sizeof gb), sep, g.n_ops, sep, c.n, sep, t->wm,
+                   method_name(ms[k]), sep, res.makespan, sep, lb, sep,
+                   fmt_ratio(rb, sizeof rb, ratio), sep, secs, t->tail);
+        }
+        (*rows)++;
+        fflush(stdout);
     }
+    free(order);
+    free(assign);
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+    return rc;
+}
+
+static int cmd_bench(cli *o)
+{
+    if (o->n_pos < 1) return usage(o->cmd, "expects at least one GRAPH");
+    int ms[64], n_ms, rc, rows = 0;
+    policies ps;
+    const dp_policy *pol_of[2];
+    bench_table t;
+    if ((rc = bench_methods(o, ms, &n_ms, &ps, pol_of))) { policies_free(&ps); return rc; }
+    bench_best *best = calloc((size_t)o->n_pos, sizeof *best);
+    if (!best) { policies_free(&ps); return oom(); }
+    bench_header(o, ms, n_ms, &t);
+    for (int i = 0; i < o->n_pos; i++)
+        if (bench_graph(o, o->pos[i], ms, n_ms, pol_of, &t, &best[i], &rows)) rc = EXIT_FAIL;
     policies_free(&ps);
     if (o->json) {
         printf("%s]\n", rows ? "\n" : "");
     } else if (!o->md) {
         for (int i = 0, header = 0; i < o->n_pos; i++) {
-            char rb[32];
-            if (!best_name[i][0]) continue;
+            char rb[32], gb[256];
+            if (!best[i].name[0]) continue;
             if (!header++) printf("\nbest per graph:\n");
-            printf("  %-*s  %-*s  %12.6g  (%s x lower bound)\n", wg,
-                   base_name(o->pos[i], gb, sizeof gb), wm, best_name[i], best_ms[i],
-                   fmt_ratio(rb, sizeof rb, best_ratio[i]));
+            printf("  %-*s  %-*s  %12.6g  (%s x lower bound)\n", t.wg,
+                   base_name(o->pos[i], gb, sizeof gb), t.wm, best[i].name, best[i].makespan,
+                   fmt_ratio(rb, sizeof rb, best[i].ratio));
         }
     }
-    free(best_name);
-    free(best_ms);
-    free(best_ratio);
+    free(best);
     return rc;
 }
 
@@ -1533,11 +1575,67 @@ static int on_episode(void *ctx, const dp_episode_info *i)
 static int check_backend(const cli *o);
 static dp_exec_fn backend_fn(const cli *o);
 
-static int cmd_train(cli *o)
+/* The training set: every GRAPH on each listed device count, each on its
+   own cluster in its own units (or --cluster), with the best placement
+   training finds for each. */
+typedef struct train_set {
+    int n, nd, loaded;               /* graphs x device counts; loaded so far */
+    dp_graph *g;
+    dp_cluster *cs;
+    const dp_cluster **csp;
+    const dp_graph **gp;
+    const char **path;
+    double *best;
+    int **best_a, **best_o;
+} train_set;
+
+static void train_set_free(train_set *ts)
+{
+    for (int i = 0; ts->best_a && i < ts->n; i++) free(ts->best_a[i]);
+    for (int i = 0; ts->best_o && i < ts->n; i++) free(ts->best_o[i]);
+    for (int i = 0; ts->g && i < ts->loaded; i++) dp_graph_free(&ts->g[i]);
+    for (int i = 0; ts->cs && i < ts->n; i++) dp_cluster_free(&ts->cs[i]);
+    free(ts->best_a); free(ts->best_o); free(ts->best);
+    free(ts->gp); free(ts->g); free(ts->cs); free(ts->csp); free(ts->path);
+    memset(ts, 0, sizeof *ts);
+}
+
+static int train_set_load(const cli *o, train_set *ts)
+{
+    memset(ts, 0, sizeof *ts);
+    ts->nd = o->n_dev_list > 1 ? o->n_dev_list : 1;
+    int n = ts->n = o->n_pos * ts->nd;
+    ts->g = calloc((size_t)n, sizeof *ts->g);
+    ts->cs = calloc((size_t)n, sizeof *ts->cs);
+    ts->csp = calloc((size_t)n, sizeof *ts->csp);
+    ts->path = calloc((size_t)n, sizeof *ts->path);
+    ts->gp = calloc((size_t)n, sizeof *ts->gp);
+    ts->best = calloc((size_t)n, sizeof *ts->best);
+    ts->best_a = calloc((size_t)n, sizeof *ts->best_a);
+    ts->best_o = calloc((size_t)n, sizeof *ts->best_o);
+    if (!ts->g || !ts->cs || !ts->csp || !ts->path || !ts->gp || !ts->best || !ts->best_a || !ts->best_o) return oom();
+    for (; ts->loaded < n; ts->loaded++) {
+        int i = ts->loaded;
+        ts->path[i] = o->pos[i / ts->nd];
+        if (load_graph(ts->path[i], o->fmt, &ts->g[i])) return EXIT_FAIL;
+        ts->gp[i] = &ts->g[i];
+        ts->best_a[i] = calloc((size_t)ts->g[i].n_ops + 1, sizeof(int));
+        ts->best_o[i] = calloc((size_t)ts->g[i].n_ops + 1, sizeof(int));
+        if (!ts->best_a[i] || !ts->best_o[i]) { ts->loaded++; return oom(); }
+    }
+    for (int i = 0; i < n; i++) {   /* which each graph must fit */
+        cli oi = *o;
+        if (ts->nd > 1) oi.devices = o->dev_list[i % ts->nd];
+        if (make_cluster(&oi, ts->path[i], &ts->g[i], &ts->cs[i])) return EXIT_FAIL;
+        ts->csp[i] = &ts->cs[i];
+    }
+    return 0;
+}
+
+static int train_check_args(const cli *o, int placeto)
 {
     if (o->n_pos < 1) return usage(o->cmd, "expects at least one GRAPH");
     if (!o->out) return usage(o->cmd, "--out POLICY.dpl is required");
-    int placeto = o->algo && !strcmp(o->algo, "placeto");
     if (!placeto && o->from) return usage(o->cmd, "--from is for --algo placeto");
     if (placeto && o->shared_gnn) return usage(o->cmd, "--shared-gnn is for --algo doppler");
     if (placeto && o->rollouts) return usage(o->cmd, "--rollouts is for --algo doppler");
@@ -1545,31 +1643,259 @@ static int cmd_train(cli *o)
         return usage(o->cmd, "--temperature, --greedy-baseline, --self-imitation, --adv-norm, --step-baseline off, --anchor and --select are for --algo doppler");
     if (o->out_assign && (o->n_pos != 1 || o->n_dev_list > 1)) return usage(o->cmd, "--out-assign needs exactly one GRAPH and one device count");
     if (placeto && o->n_dev_list > 1) return usage(o->cmd, "--devices: a list is for --algo doppler (a placeto policy is tied to its device count)");
+    return 0;
+}
 
+/* The command line's training options into to (stages, episodes and rates
+   are set already); 0 means "the default" to the library. */
+static void train_opts_from_cli(const cli *o, train_set *ts, train_ctx *t, dp_train_opts *to)
+{
+    to->entropy = o->entropy > 0 ? o->entropy : (o->entropy_set ? -1 : 0);   /* < 0: no bonus */
+    to->order = o->order;
+    to->seed = o->seed;
+    to->start = o->from;
+    to->rollouts = o->rollouts;
+    to->temperature = o->temperature;
+    to->greedy_baseline = o->greedy_baseline;
+    to->self_imitation = o->self_imitation;
+    to->adv_norm = o->adv_norm;
+    to->anchor = o->anchor;
+    to->anchor_rate = o->anchor_rate;
+    to->select = o->select;
+    /* on also for stage real's cost, which is in the graph's time units */
+    to->step_baseline = o->step_baseline < 0 ? -1 : 1;
+    to->best_cost = ts->best;
+    to->best_assign = ts->best_a;
+    to->best_order = ts->best_o;
+    to->on_episode = on_episode;
+    to->on_episode_ctx = t;
+    to->clusters = ts->csp;
+}
+
+/* Stage real's cost: the executor's wall time with --backend, else the
+   simulator's makespan (as a cost of its own: best placements and
+   selection as for an executor's). */
+static int train_runtime(const cli *o, int have_real, dp_runtime *rt, dp_train_opts *to)
+{
+    memset(rt, 0, sizeof *rt);
+    rt->order = o->order;
+    rt->reps = o->reps ? o->reps : 1;
+    if (o->backend) {
+        int rc = check_backend(o);
+        if (rc) return rc;
+        rt->exec = backend_fn(o);
+    }
+#ifdef DP_WITH_CUDA
+    if (have_real && o->backend && !strcmp(o->backend, "cuda")) {
+        /* fail before training, not when stage real begins */
+        dp_error e = {0};
+        int ngpu = 0;
+        if (dp_cuda_device_count(&ngpu, &e) || ngpu == 0) {
+            fprintf(stderr, "doppler train: no CUDA device: %s\n", ngpu == 0 && !e.code ? "the CUDA runtime reports 0 devices" : e.msg);
+            return EXIT_FAIL;
+        }
+    }
+#endif
+    if (have_real) {
+        to->cost = dp_runtime_cost;   /* the library uses it for stage real only */
+        to->cost_ctx = rt;
+    }
+    return 0;
+}
+
+static void train_print_header(const cli *o, const train_set *ts, const train_ctx *t, const dp_policy *pol,
+                               int placeto, int have_real, const dp_runtime *rt)
+{
+    char dev[96];
+    int n = ts->n;
+    cluster_label(o, &ts->cs[0], dev, sizeof dev);
+    if (ts->nd > 1) {   /* the list: "2,4,8" */
+        int len = 0;
+        for (int k = 0; k < ts->nd && len < (int)sizeof dev - 8; k++)
+            len += snprintf(dev + len, sizeof dev - (size_t)len, "%s%d", k ? "," : "", o->dev_list[k]);
+    }
+    if (placeto)
+        fprintf(t->out, "training placeto on %d graph%s, %s devices, %s order, sweeps from %s; "
+                "policy: hidden %d, %d forward/backward pass pair%s, %d parameters\n", n, n == 1 ? "" : "s",
+                dev, order_name(o->order), o->from ? o->from : "cp", pol->opts.hidden,
+                pol->opts.layers, pol->opts.layers == 1 ? "" : "s", pol->n_plc);
+    else
+        fprintf(t->out, "training on %d graph%s, %s devices, %s order; policy: hidden %d, %d layers%s, "
+                "%d + %d parameters\n", o->n_pos, o->n_pos == 1 ? "" : "s", dev, order_name(o->order),
+                pol->opts.hidden, pol->opts.layers, pol->opts.shared_gnn ? ", shared GNN" : "",
+                pol->n_sel, pol->n_plc);
+    if (have_real && o->backend)
+        fprintf(t->out, "stage real: costs are the %s executor's wall time (median of %d run%s, in the graph's time units)\n",
+                strcmp(o->backend, "cuda") ? "CPU" : "CUDA", rt->reps, rt->reps == 1 ? "" : "s");
+    else if (have_real)
+        fprintf(t->out, "stage real: no --backend given, costs come from the simulator\n");
+    fflush(t->out);
+}
+
+/* Training stopped (a cost, loss or gradient that is not finite, a failed
+   runtime): the policy is as after its last good update; keep that, never
+   a half-updated one (dp_policy_save refuses parameters that are not
+   finite, and a regular file is written to PATH.tmp, then renamed). */
+static void train_stopped(const cli *o, const train_ctx *t, const dp_train_result *res, const dp_policy *pol)
+{
+    dp_error es = {0};
+    if (res->episodes == 0) {
+        fprintf(stderr, "doppler: no episode completed: nothing written to %s\n", o->out);
+    } else if (dp_policy_save(pol, o->out, &es)) {
+        fprintf(stderr, "doppler: the last good policy could not be written either: %s\n", es.msg);
+    } else {
+        fprintf(stderr, "doppler: wrote the last good policy (after %ld episode%s) to %s\n",
+                res->episodes, res->episodes == 1 ? "" : "s", o->out);
+        if (o->curve && (dp_curve_csv(o->curve, t->rec, t->n_rec, &es) ? fail(&es) : 0) == 0)
+            fprintf(stderr, "doppler: the curve up to there: %s\n", o->curve);
+    }
+}
+
+/* The policy, the best assignment, the curve and its chart. */
+static int train_write(const cli *o, const train_set *ts, const train_ctx *t, const dp_policy *pol)
+{
+    dp_error e = {0};
+    if (dp_policy_save(pol, o->out, &e)) return fail(&e);
+    if (o->out_assign && dp_assign_write(o->out_assign, ts->best_a[0], ts->g[0].n_ops, &e)) return fail(&e);
+    if (o->curve && dp_curve_csv(o->curve, t->rec, t->n_rec, &e)) return fail(&e);
+    if (o->curve_svg) {
+        char title[512], gb[256];
+        if (ts->n == 1)
+            snprintf(title, sizeof title, "%s on %d devices", base_name(o->pos[0], gb, sizeof gb), ts->cs[0].n);
+        else if (ts->nd > 1)
+            snprintf(title, sizeof title, "%d graphs on %d device counts", o->n_pos, ts->nd);
+        else
+            snprintf(title, sizeof title, "%d graphs on %d devices", ts->n, ts->cs[0].n);
+        if (dp_curve_svg(o->curve_svg, t->rec, t->n_rec, title, &e)) return fail(&e);
+    }
+    return 0;
+}
+
+/* The trained policy's greedy placement of each graph. */
+static int train_greedy(const cli *o, const train_set *ts, const dp_policy *pol, double *greedy)
+{
+    for (int i = 0; i < ts->n; i++) {
+        dp_error e = {0};
+        int *a = calloc((size_t)ts->g[i].n_ops + 1, sizeof *a);
+        dp_infer_opts io = {0};
+        io.order = o->order;
+        io.start = o->from;
+        if (!a) return oom();
+        int rc = dp_policy_place(pol, &ts->g[i], &ts->cs[i], &io, a, NULL, &greedy[i], &e);
+        free(a);
+        if (rc) return fail(&e);
+    }
+    return 0;
+}
+
+static void train_print_json(const cli *o, const train_set *ts, const train_ctx *t, const dp_policy *pol,
+                             const dp_train_opts *to, const dp_train_result *res, const double *greedy,
+                             int placeto, int have_real)
+{
+    int n = ts->n, nd = ts->nd;
+    printf("{\"graphs\": [");
+    for (int i = 0; i < o->n_pos; i++) {
+        if (i) fputs(", ", stdout);
+        json_str(stdout, o->pos[i]);
+    }
+    if (nd > 1) {
+        fputs("], \"devices\": [", stdout);
+        for (int k = 0; k < nd; k++) printf("%s%d", k ? ", " : "", o->dev_list[k]);
+        fputc(']', stdout);
+    } else {
+        printf("], \"devices\": %d", ts->cs[0].n);
+    }
+    json_key_str(stdout, "algo", placeto ? "placeto" : "doppler");
+    if (placeto) json_key_str(stdout, "from", o->from ? o->from : "cp");
+    json_key_str(stdout, "order", order_name(o->order));
+    json_key_str(stdout, "policy", o->out);
+    printf(", \"hidden\": %d, \"layers\": %d, \"shared_gnn\": %s, \"parameters\": %d",
+           pol->opts.hidden, pol->opts.layers, pol->opts.shared_gnn ? "true" : "false",
+           pol->n_sel + pol->n_plc);
+    printf(", \"seed\": %llu, \"episodes\": %ld, \"simulations\": %ld",
+           (unsigned long long)o->seed, res->episodes, res->simulations);
+    json_key_num(stdout, "seconds", res->seconds);
+    json_key_num(stdout, "episodes_per_second", res->seconds > 0 ? res->episodes / res->seconds : 0);
+    json_key_str(stdout, "real_costs", !have_real ? NULL : !o->backend ? "simulator" : strcmp(o->backend, "cuda") ? "cpu executor" : "cuda executor");
+    fputs(",\n \"stages\": [", stdout);
+    for (int k = 0, first = 1; k < DP_STAGE__COUNT; k++) {
+        if (!to->episodes[k]) continue;   /* a stage not listed */
+        const stage_sum *s = &t->sum[k];
+        printf("%s\n  {\"stage\": \"%s\", \"episodes\": %d", first ? "" : ",",
+               dp_stage_name((dp_stage)k), s->episodes);
+        first = 0;
+        json_key_num(stdout, "seconds", s->seconds);
+        json_key_num(stdout, "episodes_per_second", s->seconds > 0 ? s->episodes / s->seconds : 0);
+        json_key_num(stdout, "last", s->last);
+        json_key_num(stdout, "last_ratio", s->last_ratio);
+        json_key_num(stdout, "mean50", s->mean);
+        json_key_num(stdout, "mean50_ratio", s->mean_ratio);
+        json_key_num(stdout, "best", s->best);
+        json_key_num(stdout, "best_ratio", s->best_ratio);
+        json_key_num(stdout, "final_cost", res->final_cost[k]);
+        json_key_num(stdout, "kept", res->kept[k]);
+        fputc('}', stdout);
+    }
+    for (int list = 0; list < 2; list++) {   /* greedy, then best_found */
+        fputs(list ? "],\n \"best_found\": [" : "],\n \"greedy\": [", stdout);
+        for (int i = 0; i < n; i++) {
+            double lb = dp_lower_bound(&ts->g[i], &ts->cs[i]), v = list ? ts->best[i] : greedy[i];
+            printf("%s\n  {\"graph\": ", i ? "," : "");
+            json_str(stdout, ts->path[i]);
+            if (nd > 1) printf(", \"devices\": %d", ts->cs[i].n);
+            json_key_num(stdout, list ? "cost" : "makespan", v);
+            if (!list) json_key_num(stdout, "lower_bound", lb);
+            json_key_num(stdout, "ratio", ratio_of(v, lb));
+            fputc('}', stdout);
+        }
+    }
+    fputs("]", stdout);
+    json_key_str(stdout, "out_assign", o->out_assign);
+    fputs("}\n", stdout);
+}
+
+static void train_print_text(const cli *o, const train_set *ts, const dp_train_opts *to,
+                             const dp_train_result *res, const double *greedy, int have_real)
+{
+    char rb[32], gb[256];
+    printf("trained %ld episodes, %ld simulations, in %.2f s (%.1f episodes/s)\n", res->episodes, res->simulations,
+           res->seconds, res->seconds > 0 ? res->episodes / res->seconds : 0);
+    for (int k = 0; k < DP_STAGE__COUNT; k++)
+        if (to->episodes[k] && res->kept[k] >= 0)
+            printf("stage %s kept the parameters after its episode %d of %d (the best greedy placement; --select)\n",
+                   dp_stage_name((dp_stage)k), res->kept[k], to->episodes[k]);
+    for (int i = 0; i < ts->n; i++) {
+        double lb = dp_lower_bound(&ts->g[i], &ts->cs[i]);
+        char on[32] = "";
+        if (ts->nd > 1) snprintf(on, sizeof on, " on %d devices", ts->cs[i].n);
+        printf("greedy placement of %s%s: makespan %.6g (%s x lower bound %.6g)\n",
+               base_name(ts->path[i], gb, sizeof gb), on, greedy[i],
+               fmt_ratio(rb, sizeof rb, ratio_of(greedy[i], lb)), lb);
+        printf("best placement found in training: %s %.6g (%s x lower bound)\n",
+               have_real ? "cost" : "makespan", ts->best[i], fmt_ratio(rb, sizeof rb, ratio_of(ts->best[i], lb)));
+    }
+    printf("policy           %s\n", o->out);
+    if (o->out_assign) printf("best assignment  %s\n", o->out_assign);
+    if (o->curve) printf("curve            %s\n", o->curve);
+    if (o->curve_svg) printf("curve chart      %s\n", o->curve_svg);
+}
+
+static int cmd_train(cli *o)
+{
+    int placeto = o->algo && !strcmp(o->algo, "placeto"), rc;
+    if ((rc = train_check_args(o, placeto))) return rc;
     /* stages, episodes and learning rates, one per listed stage */
     dp_train_opts to = {0};
-    {
-        dp_error se = {0};
-        if (dp_train_stages_parse(&to, o->stages ? o->stages : placeto ? "sim" : "il,sim", o->episodes, o->lr, &se))
-            return usage(o->cmd, "--%s", se.msg);
-    }
+    dp_error e = {0};
+    if (dp_train_stages_parse(&to, o->stages ? o->stages : placeto ? "sim" : "il,sim", o->episodes, o->lr, &e))
+        return usage(o->cmd, "--%s", e.msg);
     int have_real = to.episodes[DP_STAGE_REAL] > 0;
 
-    /* the training set: every GRAPH on each listed device count, each
-       on its own cluster (dp_train_opts.clusters) */
-    int nd = o->n_dev_list > 1 ? o->n_dev_list : 1;
-    int n = o->n_pos * nd, rc = EXIT_FAIL;
-    dp_graph *g = calloc((size_t)n, sizeof *g);
-    dp_cluster *cs = calloc((size_t)n, sizeof *cs);
-    const dp_cluster **csp = calloc((size_t)n, sizeof *csp);
-    const char **path = calloc((size_t)n, sizeof *path);
-    const dp_graph **gp = calloc((size_t)n, sizeof *gp);
-    double *best = calloc((size_t)n, sizeof *best);
-    int **best_a = calloc((size_t)n, sizeof *best_a), **best_o = calloc((size_t)n, sizeof *best_o);
-    dp_policy pol;
-    dp_error e = {0};
+    train_set ts;
     train_ctx t;
-    int loaded = 0;
+    dp_policy pol;
+    dp_runtime rt;
+    double *greedy = NULL;
     memset(&pol, 0, sizeof pol);
     memset(&t, 0, sizeof t);
     t.stage = -1;
@@ -1579,291 +1905,46 @@ static int cmd_train(cli *o)
         struct winsize ws;
         if (ioctl(fileno(t.out), TIOCGWINSZ, &ws) == 0) t.cols = ws.ws_col;
     }
-    if (!g || !cs || !csp || !path || !gp || !best || !best_a || !best_o) {
-        e.code = DP_ERR_NOMEM;
-        snprintf(e.msg, sizeof e.msg, "out of memory");
-        fail(&e);
-        goto done;
-    }
-    for (loaded = 0; loaded < n; loaded++) {
-        path[loaded] = o->pos[loaded / nd];
-        if (load_graph(path[loaded], o->fmt, &g[loaded])) goto done;
-        gp[loaded] = &g[loaded];
-        best_a[loaded] = calloc((size_t)g[loaded].n_ops + 1, sizeof(int));
-        best_o[loaded] = calloc((size_t)g[loaded].n_ops + 1, sizeof(int));
-        if (!best_a[loaded] || !best_o[loaded]) {
-            loaded++;
-            e.code = DP_ERR_NOMEM;
-            snprintf(e.msg, sizeof e.msg, "out of memory");
-            fail(&e);
-            goto done;
-        }
-    }
-    /* each graph's cluster in its own units (or --cluster), which it
-       must fit */
-    for (int i = 0; i < n; i++) {
-        cli oi = *o;
-        if (nd > 1) oi.devices = o->dev_list[i % nd];
-        if (make_cluster(&oi, path[i], &g[i], &cs[i])) goto done;
-        csp[i] = &cs[i];
-    }
-
+    rc = EXIT_FAIL;
+    if (train_set_load(o, &ts)) goto done;
     dp_policy_opts po = {0};
     po.hidden = o->hidden;
     po.layers = o->layers;
     po.shared_gnn = o->shared_gnn;
     po.seed = o->seed;
     po.algo = placeto ? DP_ALGO_PLACETO : DP_ALGO_DOPPLER;
-    po.devices = placeto ? cs[0].n : 0;
+    po.devices = placeto ? ts.cs[0].n : 0;
     if (dp_policy_init(&pol, &po, &e)) { fail(&e); goto done; }
-
-    /* 0 means "the default" to the library; a negative weight means none */
-    to.entropy = o->entropy > 0 ? o->entropy : (o->entropy_set ? -1 : 0);   /* < 0: no bonus */
-    to.order = o->order;
-    to.seed = o->seed;
-    to.start = o->from;
-    to.rollouts = o->rollouts;
-    to.temperature = o->temperature;
-    to.greedy_baseline = o->greedy_baseline;
-    to.self_imitation = o->self_imitation;
-    to.adv_norm = o->adv_norm;
-    to.anchor = o->anchor;
-    to.anchor_rate = o->anchor_rate;
-    to.select = o->select;
-    /* on also for stage real's cost, which is in the graph's time units */
-    to.step_baseline = o->step_baseline < 0 ? -1 : 1;
-    to.best_cost = best;
-    to.best_assign = best_a;
-    to.best_order = best_o;
-    to.on_episode = on_episode;
-    to.on_episode_ctx = &t;
-    /* stage real's cost: the executor's wall time with --backend, else
-       the simulator's makespan (as a cost of its own: best placements and
-       selection as for an executor's) */
-    dp_runtime rt = {0};
-    rt.order = o->order;
-    rt.reps = o->reps ? o->reps : 1;
-    if (o->backend && (rc = check_backend(o))) goto done;
-    if (o->backend) rt.exec = backend_fn(o);
-#ifdef DP_WITH_CUDA
-    if (have_real && o->backend && !strcmp(o->backend, "cuda")) {
-        /* fail before training, not when stage real begins */
-        int ngpu = 0;
-        if (dp_cuda_device_count(&ngpu, &e) || ngpu == 0) {
-            fprintf(stderr, "doppler train: no CUDA device: %s\n", ngpu == 0 && !e.code ? "the CUDA runtime reports 0 devices" : e.msg);
-            rc = EXIT_FAIL;
-            goto done;
-        }
-    }
-#endif
+    train_opts_from_cli(o, &ts, &t, &to);
+    if ((rc = train_runtime(o, have_real, &rt, &to))) goto done;
     rc = EXIT_FAIL;
-    if (have_real) {
-        to.cost = dp_runtime_cost;   /* the library uses it for stage real only */
-        to.cost_ctx = &rt;
-    }
+    train_print_header(o, &ts, &t, &pol, placeto, have_real, &rt);
 
-    {
-        char dev[96];
-        cluster_label(o, &cs[0], dev, sizeof dev);
-        if (nd > 1) {   /* the list: "2,4,8" */
-            int len = 0;
-            for (int k = 0; k < nd && len < (int)sizeof dev - 8; k++)
-                len += snprintf(dev + len, sizeof dev - (size_t)len, "%s%d", k ? "," : "", o->dev_list[k]);
-        }
-        if (placeto)
-            fprintf(t.out, "training placeto on %d graph%s, %s devices, %s order, sweeps from %s; "
-                    "policy: hidden %d, %d forward/backward pass pair%s, %d parameters\n", n, n == 1 ? "" : "s",
-                    dev, order_name(o->order), o->from ? o->from : "cp", pol.opts.hidden,
-                    pol.opts.layers, pol.opts.layers == 1 ? "" : "s", pol.n_plc);
-        else
-            fprintf(t.out, "training on %d graph%s, %s devices, %s order; policy: hidden %d, %d layers%s, "
-                    "%d + %d parameters\n", o->n_pos, o->n_pos == 1 ? "" : "s", dev, order_name(o->order),
-                    pol.opts.hidden, pol.opts.layers, pol.opts.shared_gnn ? ", shared GNN" : "",
-                    pol.n_sel, pol.n_plc);
-        if (have_real && o->backend)
-            fprintf(t.out, "stage real: costs are the %s executor's wall time (median of %d run%s, in the graph's time units)\n",
-                    strcmp(o->backend, "cuda") ? "CPU" : "CUDA", rt.reps, rt.reps == 1 ? "" : "s");
-        else if (have_real)
-            fprintf(t.out, "stage real: no --backend given, costs come from the simulator\n");
-        fflush(t.out);
-    }
     dp_train_result res;
     memset(&res, 0, sizeof res);
-    to.clusters = csp;
-    int trc = dp_train(&pol, (const dp_graph *const *)gp, n, NULL, &to, &res, &e);
+    int trc = dp_train(&pol, (const dp_graph *const *)ts.gp, ts.n, NULL, &to, &res, &e);
     stage_done(&t);
     if (t.nomem) {
-        e.code = DP_ERR_NOMEM;
-        snprintf(e.msg, sizeof e.msg, "out of memory recording the training curve");
-        fail(&e);
+        dp_error m = {DP_ERR_NOMEM, "out of memory recording the training curve"};
+        fail(&m);
         goto done;
     }
     if (trc) {
-        /* training stopped (a cost, loss or gradient that is not finite, a
-           failed runtime): the policy is as after its last good update;
-           keep that, never a half-updated one (dp_policy_save refuses
-           parameters that are not finite, and a regular file is written
-           to PATH.tmp, then renamed) */
         fail(&e);
-        if (res.episodes == 0) {
-            fprintf(stderr, "doppler: no episode completed: nothing written to %s\n", o->out);
-        } else {
-            dp_error es = {0};
-            if (dp_policy_save(&pol, o->out, &es)) {
-                fprintf(stderr, "doppler: the last good policy could not be written either: %s\n", es.msg);
-            } else {
-                fprintf(stderr, "doppler: wrote the last good policy (after %ld episode%s) to %s\n",
-                        res.episodes, res.episodes == 1 ? "" : "s", o->out);
-                if (o->curve && (dp_curve_csv(o->curve, t.rec, t.n_rec, &es) ? fail(&es) : 0) == 0)
-                    fprintf(stderr, "doppler: the curve up to there: %s\n", o->curve);
-            }
-        }
+        train_stopped(o, &t, &res, &pol);
         goto done;
     }
-    if (dp_policy_save(&pol, o->out, &e)) { fail(&e); goto done; }
-    if (o->out_assign && dp_assign_write(o->out_assign, best_a[0], g[0].n_ops, &e)) { fail(&e); goto done; }
-    if (o->curve && dp_curve_csv(o->curve, t.rec, t.n_rec, &e)) { fail(&e); goto done; }
-    if (o->curve_svg) {
-        char title[512], gb[256];
-        if (n == 1)
-            snprintf(title, sizeof title, "%s on %d devices", base_name(o->pos[0], gb, sizeof gb), cs[0].n);
-        else if (nd > 1)
-            snprintf(title, sizeof title, "%d graphs on %d device counts", o->n_pos, nd);
-        else
-            snprintf(title, sizeof title, "%d graphs on %d devices", n, cs[0].n);
-        if (dp_curve_svg(o->curve_svg, t.rec, t.n_rec, title, &e)) { fail(&e); goto done; }
-    }
-
-    /* the trained policy's greedy placement of each graph */
-    double *greedy = calloc((size_t)n, sizeof *greedy);
-    if (!greedy) {
-        e.code = DP_ERR_NOMEM;
-        snprintf(e.msg, sizeof e.msg, "out of memory");
-        fail(&e);
-        goto done;
-    }
-    for (int i = 0; i < n && greedy; i++) {
-        int *a = calloc((size_t)g[i].n_ops + 1, sizeof *a);
-        dp_infer_opts io = {0};
-        io.order = o->order;
-        io.start = to.start;
-        if (!a || dp_policy_place(&pol, &g[i], &cs[i], &io, a, NULL, &greedy[i], &e)) {
-            free(a);
-            free(greedy);
-            greedy = NULL;
-            if (!e.code) { e.code = DP_ERR_NOMEM; snprintf(e.msg, sizeof e.msg, "out of memory"); }
-            fail(&e);
-            goto done;
-        }
-        free(a);
-    }
-
-    double eps_s = res.seconds > 0 ? res.episodes / res.seconds : 0;
-    if (o->json) {
-        printf("{\"graphs\": [");
-        for (int i = 0; i < o->n_pos; i++) {
-            if (i) fputs(", ", stdout);
-            json_str(stdout, o->pos[i]);
-        }
-        if (nd > 1) {
-            fputs("], \"devices\": [", stdout);
-            for (int k = 0; k < nd; k++) printf("%s%d", k ? ", " : "", o->dev_list[k]);
-            fputc(']', stdout);
-        } else {
-            printf("], \"devices\": %d", cs[0].n);
-        }
-        json_key_str(stdout, "algo", placeto ? "placeto" : "doppler");
-        if (placeto) json_key_str(stdout, "from", o->from ? o->from : "cp");
-        json_key_str(stdout, "order", order_name(o->order));
-        json_key_str(stdout, "policy", o->out);
-        printf(", \"hidden\": %d, \"layers\": %d, \"shared_gnn\": %s, \"parameters\": %d",
-               pol.opts.hidden, pol.opts.layers, pol.opts.shared_gnn ? "true" : "false",
-               pol.n_sel + pol.n_plc);
-        printf(", \"seed\": %llu, \"episodes\": %ld, \"simulations\": %ld",
-               (unsigned long long)o->seed, res.episodes, res.simulations);
-        json_key_num(stdout, "seconds", res.seconds);
-        json_key_num(stdout, "episodes_per_second", eps_s);
-        json_key_str(stdout, "real_costs", !have_real ? NULL : !o->backend ? "simulator" : strcmp(o->backend, "cuda") ? "cpu executor" : "cuda executor");
-        fputs(",\n \"stages\": [", stdout);
-        for (int k = 0, first = 1; k < DP_STAGE__COUNT; k++) {
-            if (!to.episodes[k]) continue;   /* a stage not listed */
-            const stage_sum *s = &t.sum[k];
-            printf("%s\n  {\"stage\": \"%s\", \"episodes\": %d", first ? "" : ",",
-                   dp_stage_name((dp_stage)k), s->episodes);
-            first = 0;
-            json_key_num(stdout, "seconds", s->seconds);
-            json_key_num(stdout, "episodes_per_second", s->seconds > 0 ? s->episodes / s->seconds : 0);
-            json_key_num(stdout, "last", s->last);
-            json_key_num(stdout, "last_ratio", s->last_ratio);
-            json_key_num(stdout, "mean50", s->mean);
-            json_key_num(stdout, "mean50_ratio", s->mean_ratio);
-            json_key_num(stdout, "best", s->best);
-            json_key_num(stdout, "best_ratio", s->best_ratio);
-            json_key_num(stdout, "final_cost", res.final_cost[k]);
-            json_key_num(stdout, "kept", res.kept[k]);
-            fputc('}', stdout);
-        }
-        fputs("],\n \"greedy\": [", stdout);
-        for (int i = 0; i < n; i++) {
-            double lb = dp_lower_bound(&g[i], &cs[i]);
-            printf("%s\n  {\"graph\": ", i ? "," : "");
-            json_str(stdout, path[i]);
-            if (nd > 1) printf(", \"devices\": %d", cs[i].n);
-            json_key_num(stdout, "makespan", greedy[i]);
-            json_key_num(stdout, "lower_bound", lb);
-            json_key_num(stdout, "ratio", ratio_of(greedy[i], lb));
-            fputc('}', stdout);
-        }
-        fputs("],\n \"best_found\": [", stdout);
-        for (int i = 0; i < n; i++) {
-            double lb = dp_lower_bound(&g[i], &cs[i]);
-            printf("%s\n  {\"graph\": ", i ? "," : "");
-            json_str(stdout, path[i]);
-            if (nd > 1) printf(", \"devices\": %d", cs[i].n);
-            json_key_num(stdout, "cost", best[i]);
-            json_key_num(stdout, "ratio", ratio_of(best[i], lb));
-            fputc('}', stdout);
-        }
-        fputs("]", stdout);
-        json_key_str(stdout, "out_assign", o->out_assign);
-        fputs("}\n", stdout);
-    } else {
-        char rb[32], gb[256];
-        printf("trained %ld episodes, %ld simulations, in %.2f s (%.1f episodes/s)\n", res.episodes, res.simulations, res.seconds, eps_s);
-        for (int k = 0; k < DP_STAGE__COUNT; k++)
-            if (to.episodes[k] && res.kept[k] >= 0)
-                printf("stage %s kept the parameters after its episode %d of %d (the best greedy placement; --select)\n",
-                       dp_stage_name((dp_stage)k), res.kept[k], to.episodes[k]);
-        for (int i = 0; i < n; i++) {
-            double lb = dp_lower_bound(&g[i], &cs[i]);
-            char on[32] = "";
-            if (nd > 1) snprintf(on, sizeof on, " on %d devices", cs[i].n);
-            printf("greedy placement of %s%s: makespan %.6g (%s x lower bound %.6g)\n",
-                   base_name(path[i], gb, sizeof gb), on, greedy[i],
-                   fmt_ratio(rb, sizeof rb, ratio_of(greedy[i], lb)), lb);
-            printf("best placement found in training: %s %.6g (%s x lower bound)\n",
-                   have_real ? "cost" : "makespan", best[i], fmt_ratio(rb, sizeof rb, ratio_of(best[i], lb)));
-        }
-        printf("policy           %s\n", o->out);
-        if (o->out_assign) printf("best assignment  %s\n", o->out_assign);
-        if (o->curve) printf("curve            %s\n", o->curve);
-        if (o->curve_svg) printf("curve chart      %s\n", o->curve_svg);
-    }
-    free(greedy);
+    if (train_write(o, &ts, &t, &pol)) goto done;
+    if (!(greedy = calloc((size_t)ts.n, sizeof *greedy))) { oom(); goto done; }
+    if (train_greedy(o, &ts, &pol, greedy)) goto done;
+    if (o->json)
+        train_print_json(o, &ts, &t, &pol, &to, &res, greedy, placeto, have_real);
+    else
+        train_print_text(o, &ts, &to, &res, greedy, have_real);
     rc = EXIT_OK;
 done:
-    for (int i = 0; best_a && i < n; i++) free(best_a[i]);
-    for (int i = 0; best_o && i < n; i++) free(best_o[i]);
-    free(best_a);
-    free(best_o);
-    free(best);
-    for (int i = 0; g && i < loaded; i++) dp_graph_free(&g[i]);
-    for (int i = 0; cs && i < n; i++) dp_cluster_free(&cs[i]);
-    free(gp);
-    free(g);
-    free(cs);
-    free(csp);
-    free(path);
+    free(greedy);
+    train_set_free(&ts);
     free(t.rec);
     dp_policy_free(&pol);
     return rc;
@@ -1953,6 +2034,92 @@ static dp_exec_fn backend_fn(const cli *o)
     return dp_exec_cpu;
 }
 
+/* What exec measured, for printing. */
+typedef struct exec_report {
+    const char *path;
+    const dp_cluster *c;
+    const dp_exec_result *r;
+    int cuda, match, match_cpu;    /* match: -1 not checked */
+    double predicted, cpu_err;
+} exec_report;
+
+/* exec --trace-svg: the measured schedule, drawn like the simulated one
+   (s: the simulated run, overwritten) */
+static int exec_trace_svg(const cli *o, const exec_report *x, const dp_graph *g, dp_sim *s, const int *assign)
+{
+    const dp_exec_result *r = x->r;
+    const dp_cluster *c = x->c;
+    const char *path = x->path;
+    int cuda = x->cuda;
+    double predicted = x->predicted;
+    dp_error e = {0};
+    /* the measured schedule, drawn like the simulated one */
+    char title[512];
+    dp_gantt_opts go;
+    double units = s->makespan > 0 ? predicted / s->makespan : 1.0;   /* seconds per model unit */
+    memcpy(s->start, r->start, sizeof(double) * (size_t)g->n_ops);
+    memcpy(s->end, r->end, sizeof(double) * (size_t)g->n_ops);
+    memcpy(s->busy, r->busy, sizeof(double) * (size_t)c->n);
+    s->makespan = r->wall_median;
+    s->n_xfers = 0;
+    if (cuda)
+        snprintf(title, sizeof title, "%s: measured on the CUDA executor (%d logical devices on %d GPU%s, median of %d runs, seconds)",
+                 path, c->n, r->gpus, r->gpus == 1 ? "" : "s", r->reps);
+    else
+        snprintf(title, sizeof title, "%s: measured on the CPU executor (%d devices, median of %d runs, seconds)", path, c->n, r->reps);
+    memset(&go, 0, sizeof go);
+    go.title = title;
+    go.hide_transfers = 1;
+    go.lower_bound = dp_lower_bound(g, c) * units;
+    if (dp_gantt_svg(o->trace_svg, s, assign, &go, &e)) return fail(&e);
+    return 0;
+}
+
+static void exec_print(const cli *o, const exec_report *x)
+{
+    const dp_exec_result *r = x->r;
+    const dp_cluster *c = x->c;
+    const char *path = x->path;
+    int cuda = x->cuda, match = x->match, match_cpu = x->match_cpu;
+    double predicted = x->predicted, cpu_err = x->cpu_err;
+if (o->json) {
+    printf("{\"command\": \"exec\"");
+    json_key_str(stdout, "graph", path);
+    json_key_str(stdout, "backend", cuda ? "cuda" : "cpu");
+    printf(", \"devices\": %d, \"reps\": %d", c->n, r->reps);
+    if (cuda) printf(", \"gpus\": %d", r->gpus);
+    json_key_num(stdout, "wall_median", r->wall_median);
+    printf(", \"wall_runs\": [");
+    for (int i = 0; i < r->reps; i++) { if (i) printf(", "); json_num(stdout, r->wall_runs[i]); }
+    printf("], \"busy\": [");
+    for (int d = 0; d < c->n; d++) { if (d) printf(", "); json_num(stdout, r->busy[d]); }
+    printf("]");
+    json_key_num(stdout, "predicted", predicted);
+    json_key_num(stdout, "seconds_per_unit", r->seconds_per_unit);
+    printf(", \"outputs_match\": %s", match < 0 ? "null" : match ? "true" : "false");
+    if (cuda) {
+        json_key_num(stdout, "cpu_max_error", cpu_err < 0 ? NAN : cpu_err);
+        printf(", \"outputs_match_cpu\": %s", match_cpu < 0 ? "null" : match_cpu ? "true" : "false");
+    }
+    printf("}\n");
+} else {
+    printf("%-16s %s\n", "graph", path);
+    if (cuda)
+        printf("%-16s cuda, %d logical devices on %d GPU%s, %s order, %d runs\n", "backend", c->n, r->gpus, r->gpus == 1 ? "" : "s",
+               o->order == DP_ORDER_PRIORITY ? "priority" : "fifo", r->reps);
+    else
+        printf("%-16s cpu, %d devices, %s order, %d runs\n", "backend", c->n, o->order == DP_ORDER_PRIORITY ? "priority" : "fifo", r->reps);
+    printf("%-16s %.6g s\n", "wall (median)", r->wall_median);
+    printf("%-16s %.6g s  (simulator; error %+.1f%%)\n", "predicted", predicted, predicted > 0 ? 100 * (r->wall_median / predicted - 1) : 0.0);
+    printf("%-16s %s\n", "outputs", match < 0 ? "not verified" : match ? "equal to the single-device run" : "DIFFER from the single-device run");
+    if (match_cpu >= 0)
+        printf("%-16s %s (largest difference %.3g of the tensor's scale, tolerance %g)\n", "", match_cpu ? "within the tolerance of the CPU executor's" : "NOT within the tolerance of the CPU executor's",
+               cpu_err, DP_EXEC_TOL);
+    for (int d = 0; d < c->n; d++) printf("device %-3d busy %.6g s  peak %.6g bytes\n", d, r->busy[d], r->peak_bytes[d]);
+    if (o->trace_svg) printf("%-16s %s\n", "trace", o->trace_svg);
+}
+}
+
 static int cmd_exec(cli *o)
 {
     if (o->n_pos != 1) return usage(o->cmd, "expects exactly one GRAPH");
@@ -1970,8 +2137,7 @@ static int cmd_exec(cli *o)
     double predicted = 0, cpu_err = -1;
     dp_exec_fn run = backend_fn(o);
     memset(&r, 0, sizeof r); memset(&r1, 0, sizeof r1); memset(&rc1, 0, sizeof rc1); memset(&s, 0, sizeof s);
-    if (load_graph(path, o->fmt, &g)) return EXIT_FAIL;
-    if (make_cluster(o, path, &g, &c)) { dp_graph_free(&g); return EXIT_FAIL; }
+    if (load_input(o, path, &g, &c)) return EXIT_FAIL;
     rc = EXIT_FAIL;
     assign = malloc(sizeof(int) * (size_t)g.n_ops);
     one = calloc((size_t)g.n_ops, sizeof(int));
@@ -2014,63 +2180,9 @@ static int cmd_exec(cli *o)
         for (int v = 0; v < g.n_ops; v++) opaque |= g.kind[v] == DP_OP_OPAQUE;
         predicted = s.makespan * (opaque ? r.seconds_per_unit : 1.0);
     }
-    if (o->trace_svg) {
-        /* the measured schedule, drawn like the simulated one */
-        char title[512];
-        dp_gantt_opts go;
-        double units = s.makespan > 0 ? predicted / s.makespan : 1.0;   /* seconds per model unit */
-        memcpy(s.start, r.start, sizeof(double) * (size_t)g.n_ops);
-        memcpy(s.end, r.end, sizeof(double) * (size_t)g.n_ops);
-        memcpy(s.busy, r.busy, sizeof(double) * (size_t)c.n);
-        s.makespan = r.wall_median;
-        s.n_xfers = 0;
-        if (cuda)
-            snprintf(title, sizeof title, "%s: measured on the CUDA executor (%d logical devices on %d GPU%s, median of %d runs, seconds)",
-                     path, c.n, r.gpus, r.gpus == 1 ? "" : "s", r.reps);
-        else
-            snprintf(title, sizeof title, "%s: measured on the CPU executor (%d devices, median of %d runs, seconds)", path, c.n, r.reps);
-        memset(&go, 0, sizeof go);
-        go.title = title;
-        go.hide_transfers = 1;
-        go.lower_bound = dp_lower_bound(&g, &c) * units;
-        if (dp_gantt_svg(o->trace_svg, &s, assign, &go, &e)) { fail(&e); goto done; }
-    }
-    if (o->json) {
-        printf("{\"command\": \"exec\"");
-        json_key_str(stdout, "graph", path);
-        json_key_str(stdout, "backend", cuda ? "cuda" : "cpu");
-        printf(", \"devices\": %d, \"reps\": %d", c.n, r.reps);
-        if (cuda) printf(", \"gpus\": %d", r.gpus);
-        json_key_num(stdout, "wall_median", r.wall_median);
-        printf(", \"wall_runs\": [");
-        for (int i = 0; i < r.reps; i++) { if (i) printf(", "); json_num(stdout, r.wall_runs[i]); }
-        printf("], \"busy\": [");
-        for (int d = 0; d < c.n; d++) { if (d) printf(", "); json_num(stdout, r.busy[d]); }
-        printf("]");
-        json_key_num(stdout, "predicted", predicted);
-        json_key_num(stdout, "seconds_per_unit", r.seconds_per_unit);
-        printf(", \"outputs_match\": %s", match < 0 ? "null" : match ? "true" : "false");
-        if (cuda) {
-            json_key_num(stdout, "cpu_max_error", cpu_err < 0 ? NAN : cpu_err);
-            printf(", \"outputs_match_cpu\": %s", match_cpu < 0 ? "null" : match_cpu ? "true" : "false");
-        }
-        printf("}\n");
-    } else {
-        printf("%-16s %s\n", "graph", path);
-        if (cuda)
-            printf("%-16s cuda, %d logical devices on %d GPU%s, %s order, %d runs\n", "backend", c.n, r.gpus, r.gpus == 1 ? "" : "s",
-                   o->order == DP_ORDER_PRIORITY ? "priority" : "fifo", r.reps);
-        else
-            printf("%-16s cpu, %d devices, %s order, %d runs\n", "backend", c.n, o->order == DP_ORDER_PRIORITY ? "priority" : "fifo", r.reps);
-        printf("%-16s %.6g s\n", "wall (median)", r.wall_median);
-        printf("%-16s %.6g s  (simulator; error %+.1f%%)\n", "predicted", predicted, predicted > 0 ? 100 * (r.wall_median / predicted - 1) : 0.0);
-        printf("%-16s %s\n", "outputs", match < 0 ? "not verified" : match ? "equal to the single-device run" : "DIFFER from the single-device run");
-        if (match_cpu >= 0)
-            printf("%-16s %s (largest difference %.3g of the tensor's scale, tolerance %g)\n", "", match_cpu ? "within the tolerance of the CPU executor's" : "NOT within the tolerance of the CPU executor's",
-                   cpu_err, DP_EXEC_TOL);
-        for (int d = 0; d < c.n; d++) printf("device %-3d busy %.6g s  peak %.6g bytes\n", d, r.busy[d], r.peak_bytes[d]);
-        if (o->trace_svg) printf("%-16s %s\n", "trace", o->trace_svg);
-    }
+    exec_report x = {path, &c, &r, cuda, match, match_cpu, predicted, cpu_err};
+    if (o->trace_svg && exec_trace_svg(o, &x, &g, &s, assign)) goto done;
+    exec_print(o, &x);
     rc = match == 0 || match_cpu == 0 ? EXIT_FAIL : EXIT_OK;
 done:
     dp_sim_free(&s);
