@@ -5968,391 +5968,521 @@ static void dp__select_offer(dp__select *s, const dp_policy *p, double score, in
     memcpy(s->plc, p->plc, sizeof(double) * (size_t)p->n_plc);
 }
 
-DPDEF int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluster *c,
-                   const dp_train_opts *opts, dp_train_result *res, dp_error *err)
-{
-    static const double lr_def[DP_STAGE__COUNT] = { 1e-3, 5e-4, 5e-4 }, eps_def[DP_STAGE__COUNT] = { 1.0, 0.05, 0.05 };
+/* ---- dp_train in steps ---------------------------------------------------
+   dp_train = defaults and checks (dp__train_opts_check), buffers and one
+   context per graph (dp__trainer_init), then per stage (dp__train_stage)
+   groups of episodes: rollouts and their costs (dp__group_rollouts), the
+   returns against the baselines (dp__group_returns), each episode's loss
+   (dp__group_losses), the backward pass (dp__group_backward), the update
+   (dp__group_update) and the report (dp__group_report). */
+typedef struct dp__trainer {
     dp_train_opts o;
-    dp__gctx *ctx = NULL;     /* DOPPLER, one per graph */
-    dp__pctx *ptx = NULL;     /* Placeto, one per graph */
+    dp_policy *p;
+    const dp_graph *const *graphs;
+    int n, pt, K, nmax;          /* graphs; Placeto; episodes per update; largest graph */
+    dp_method start;             /* Placeto's starting placement */
+    dp__gctx *ctx;               /* DOPPLER, one per graph */
+    dp__pctx *ptx;               /* Placeto, one per graph */
     dp__adam as, ap;
-    double *gsel = NULL, *gplc = NULL, *g2 = NULL, *gs = NULL, t0 = dp_now();
-    double *kcost = NULL, *kR = NULL, *kb = NULL, *kloss = NULL, *kent = NULL, *tbest = NULL, *kphi = NULL;
-    dp__roll_stats *krs = NULL;
-    int *kact = NULL, **tb_assign = NULL, **tb_order = NULL, *sil_dev = NULL;
+    double *gsel, *gplc, *g2, *gs;
+    /* per episode of a group: cost, return, baseline, loss, entropy, stats,
+       recorded choices and phi (K > 1) */
+    double *kcost, *kR, *kb, *kloss, *kent, *kphi;
+    dp__roll_stats *krs;
+    int *kact;
+    /* the best placement found per graph */
+    double *tbest;
+    int **tb_assign, **tb_order, *sil_dev;
+    double anchor_w, sil_R;
+    dp__select selected;         /* the parameters selection keeps */
     dp_train_result r;
     dp_rng rng;
-    dp_method start = DP_METHOD_CP;
-    int rc = 0, i, st, stop = 0, pt, K, nmax = 1;
-    double sil_R = 0, anchor_w = 0;
-    dp__select selected = { 0, NULL, NULL, 0 };   /* the parameters selection keeps */
-    memset(&o, 0, sizeof o);
-    if (opts) o = *opts;
-    memset(&r, 0, sizeof r);
-    for (st = 0; st < DP_STAGE__COUNT; st++) r.kept[st] = -1;
-    memset(&as, 0, sizeof as); memset(&ap, 0, sizeof ap);
-    dp__ok(err);
-    if (!p || !p->plc || (p->algo != DP_ALGO_DOPPLER && p->algo != DP_ALGO_PLACETO)) return dp__fail(err, DP_ERR_ARG, "train: not an initialised policy");
-    pt = p->algo == DP_ALGO_PLACETO;
-    if (n < 1 || !graphs) return dp__fail(err, DP_ERR_ARG, "train: no graphs given");
-    if (pt && (rc = dp__train_check_placeto(&o, err))) return rc;
-    if (pt && o.lr[DP_STAGE_SIM] == 0) o.lr[DP_STAGE_SIM] = 3e-3;
-    if (pt && o.gamma == 0) o.gamma = 1;
-    if (pt && o.start && dp_method_parse(o.start, &start)) return dp__fail(err, DP_ERR_ARG, "train: unknown start method '%s'", o.start);
-    if (o.rollouts < 0 || o.rollouts > 4096) return dp__fail(err, DP_ERR_RANGE, "train: rollouts %d not in 0..4096", o.rollouts);
-    K = pt || o.rollouts == 0 ? 1 : o.rollouts;   /* REINFORCE stages only */
-    if (o.lr_final == 0) o.lr_final = 0.1;
-    if (o.entropy == 0) o.entropy = 1e-3;
-    if (o.entropy < 0) o.entropy = 0;
-    if (!dp__finite(o.anchor) || !dp__finite(o.anchor_rate) || o.anchor_rate < 0)
-        return dp__fail(err, DP_ERR_RANGE, "train: anchor %g and anchor_rate %g must be finite (the rate not negative)", o.anchor, o.anchor_rate);
-    if (o.anchor == 0) o.anchor = 4;
-    if (o.anchor_rate == 0) o.anchor_rate = 1e-3;
-    if (o.gamma == 0) o.gamma = 1;
-    if (o.step_baseline < -1 || o.step_baseline > 1) return dp__fail(err, DP_ERR_RANGE, "train: step_baseline %d not in -1..1", o.step_baseline);
-    if (o.clip == 0) o.clip = 1.0;
-    if (o.baseline_decay == 0) o.baseline_decay = 0.9;
-    if (o.temperature == 0) o.temperature = 1;
-    if (!dp__finite(o.temperature) || o.temperature < 0 || !dp__finite(o.self_imitation) || o.self_imitation < 0)
+    int stop;                    /* the callback asked to stop */
+    dp_error *err;
+} dp__trainer;
+
+/* One group of kg episodes of graph gi in stage st, from episode ep. */
+typedef struct dp__group {
+    int st, ep, E, kg, gi, nops, greedy, sb;
+    dp_cost_fn fn;
+    dp__roll_opts ro;
+    double gcost, gnorm, rscale, lr, lb;
+    double *baseline, *best;
+    int *seen;
+} dp__group;
+
+static int dp__train_opts_check(dp_train_opts *o, int pt, dp_method *start, dp_error *err)
+{
+    static const double lr_def[DP_STAGE__COUNT] = { 1e-3, 5e-4, 5e-4 }, eps_def[DP_STAGE__COUNT] = { 1.0, 0.05, 0.05 };
+    int rc, st;
+    if (pt && (rc = dp__train_check_placeto(o, err))) return rc;
+    if (pt && o->lr[DP_STAGE_SIM] == 0) o->lr[DP_STAGE_SIM] = 3e-3;
+    if (pt && o->gamma == 0) o->gamma = 1;
+    if (pt && o->start && dp_method_parse(o->start, start)) return dp__fail(err, DP_ERR_ARG, "train: unknown start method '%s'", o->start);
+    if (o->rollouts < 0 || o->rollouts > 4096) return dp__fail(err, DP_ERR_RANGE, "train: rollouts %d not in 0..4096", o->rollouts);
+    if (o->lr_final == 0) o->lr_final = 0.1;
+    if (o->entropy == 0) o->entropy = 1e-3;
+    if (o->entropy < 0) o->entropy = 0;
+    if (!dp__finite(o->anchor) || !dp__finite(o->anchor_rate) || o->anchor_rate < 0)
+        return dp__fail(err, DP_ERR_RANGE, "train: anchor %g and anchor_rate %g must be finite (the rate not negative)", o->anchor, o->anchor_rate);
+    if (o->anchor == 0) o->anchor = 4;
+    if (o->anchor_rate == 0) o->anchor_rate = 1e-3;
+    if (o->gamma == 0) o->gamma = 1;
+    if (o->step_baseline < -1 || o->step_baseline > 1) return dp__fail(err, DP_ERR_RANGE, "train: step_baseline %d not in -1..1", o->step_baseline);
+    if (o->clip == 0) o->clip = 1.0;
+    if (o->baseline_decay == 0) o->baseline_decay = 0.9;
+    if (o->temperature == 0) o->temperature = 1;
+    if (!dp__finite(o->temperature) || o->temperature < 0 || !dp__finite(o->self_imitation) || o->self_imitation < 0)
         return dp__fail(err, DP_ERR_RANGE, "train: temperature %g and self_imitation %g must be finite and not negative",
-                        o.temperature, o.self_imitation);
-    if (!dp__finite(o.lr_final) || o.lr_final < 0 || !dp__finite(o.entropy) || !dp__finite(o.gamma) || o.gamma < 0 ||
-        !dp__finite(o.clip) || !dp__finite(o.baseline_decay) || o.baseline_decay < 0 || o.baseline_decay > 1)
+                        o->temperature, o->self_imitation);
+    if (!dp__finite(o->lr_final) || o->lr_final < 0 || !dp__finite(o->entropy) || !dp__finite(o->gamma) || o->gamma < 0 ||
+        !dp__finite(o->clip) || !dp__finite(o->baseline_decay) || o->baseline_decay < 0 || o->baseline_decay > 1)
         return dp__fail(err, DP_ERR_RANGE, "train: lr_final %g, entropy %g, gamma %g, clip %g, baseline_decay %g: each must be finite (and not negative; decay at most 1)",
-                        o.lr_final, o.entropy, o.gamma, o.clip, o.baseline_decay);
+                        o->lr_final, o->entropy, o->gamma, o->clip, o->baseline_decay);
     for (st = 0; st < DP_STAGE__COUNT; st++) {
-        if (o.episodes[st] < 0) return dp__fail(err, DP_ERR_RANGE, "train: stage %s has %d episodes", dp_stage_name((dp_stage)st), o.episodes[st]);
-        if (!dp__finite(o.lr[st]) || o.lr[st] < 0 || !dp__finite(o.eps_start[st]))
-            return dp__fail(err, DP_ERR_RANGE, "train: stage %s: learning rate %g and exploration %g must be finite (the rate not negative)", dp_stage_name((dp_stage)st), o.lr[st], o.eps_start[st]);
-        if (o.lr[st] == 0) o.lr[st] = lr_def[st];
-        if (o.eps_start[st] == 0) o.eps_start[st] = eps_def[st];
-        if (o.eps_start[st] < 0) o.eps_start[st] = 0;
+        if (o->episodes[st] < 0) return dp__fail(err, DP_ERR_RANGE, "train: stage %s has %d episodes", dp_stage_name((dp_stage)st), o->episodes[st]);
+        if (!dp__finite(o->lr[st]) || o->lr[st] < 0 || !dp__finite(o->eps_start[st]))
+            return dp__fail(err, DP_ERR_RANGE, "train: stage %s: learning rate %g and exploration %g must be finite (the rate not negative)", dp_stage_name((dp_stage)st), o->lr[st], o->eps_start[st]);
+        if (o->lr[st] == 0) o->lr[st] = lr_def[st];
+        if (o->eps_start[st] == 0) o->eps_start[st] = eps_def[st];
+        if (o->eps_start[st] < 0) o->eps_start[st] = 0;
     }
-    for (i = 0; i < n; i++) if (graphs[i] && graphs[i]->n_ops > nmax) nmax = graphs[i]->n_ops;
-    if (pt) ptx = (dp__pctx *)dp__alloc((size_t)n, sizeof *ptx, err, "training");
-    else ctx = (dp__gctx *)dp__alloc((size_t)n, sizeof *ctx, err, "training");
-    gplc = (double *)dp__alloc((size_t)p->n_plc, sizeof(double), err, "gradients");
-    ap.m = (double *)dp__alloc((size_t)p->n_plc, sizeof(double), err, "adam");
-    ap.v = (double *)dp__alloc((size_t)p->n_plc, sizeof(double), err, "adam");
-    ap.n = p->n_plc; as.n = p->n_sel;
-    kcost = (double *)dp__alloc((size_t)K, sizeof(double), err, "training");
-    kR = (double *)dp__alloc((size_t)K, sizeof(double), err, "training");
-    kb = (double *)dp__alloc((size_t)K, sizeof(double), err, "training");
-    kloss = (double *)dp__alloc((size_t)K, sizeof(double), err, "training");
-    kent = (double *)dp__alloc((size_t)K, sizeof(double), err, "training");
-    krs = (dp__roll_stats *)dp__alloc((size_t)K, sizeof *krs, err, "training");
-    kact = (int *)dp__alloc(K > 1 ? 2 * (size_t)K * nmax : 1, sizeof(int), err, "training");
-    kphi = (double *)dp__alloc(K > 1 ? (size_t)K * nmax : 1, sizeof(double), err, "training");
-    tbest = (double *)dp__alloc((size_t)n, sizeof(double), err, "training");
-    tb_assign = (int **)dp__alloc((size_t)n, sizeof(int *), err, "training");
-    tb_order = (int **)dp__alloc((size_t)n, sizeof(int *), err, "training");
-    sil_dev = (int *)dp__alloc((size_t)nmax, sizeof(int), err, "training");
-    if (!gplc || !ap.m || !ap.v || !kcost || !kR || !kb || !kloss || !kent || !krs || !kact || !kphi || !tbest || !tb_assign || !tb_order || !sil_dev) { rc = DP_ERR_NOMEM; goto done; }
-    if (pt) {
-        g2 = (double *)dp__alloc((size_t)p->n_plc, sizeof(double), err, "gradients");
-        gs = (double *)dp__alloc((size_t)p->n_plc, sizeof(double), err, "gradients");
-        if (!ptx || !g2 || !gs) { rc = DP_ERR_NOMEM; goto done; }
+    return 0;
+}
+
+static void dp__trainer_free(dp__trainer *T)
+{
+    int i;
+    if (T->ctx) for (i = 0; i < T->n; i++) dp__gctx_free(&T->ctx[i]);
+    if (T->ptx) for (i = 0; i < T->n; i++) dp__pt_free(&T->ptx[i]);
+    DP_FREE(T->ctx); DP_FREE(T->ptx); DP_FREE(T->gsel); DP_FREE(T->gplc); DP_FREE(T->g2); DP_FREE(T->gs);
+    DP_FREE(T->as.m); DP_FREE(T->as.v); DP_FREE(T->ap.m); DP_FREE(T->ap.v);
+    DP_FREE(T->selected.sel); DP_FREE(T->selected.plc);
+    DP_FREE(T->kcost); DP_FREE(T->kR); DP_FREE(T->kb); DP_FREE(T->kloss); DP_FREE(T->kent); DP_FREE(T->krs);
+    DP_FREE(T->kact); DP_FREE(T->kphi); DP_FREE(T->tbest); DP_FREE(T->tb_assign); DP_FREE(T->tb_order); DP_FREE(T->sil_dev);
+}
+
+/* The buffers, the optimisers' moments and one episode context per graph. */
+static int dp__trainer_init(dp__trainer *T, const dp_cluster *c)
+{
+    dp_policy *p = T->p;
+    dp_error *err = T->err;
+    size_t K = (size_t)T->K, nmax;
+    int i, rc, n = T->n;
+    for (i = 0; i < n; i++) if (T->graphs[i] && T->graphs[i]->n_ops > T->nmax) T->nmax = T->graphs[i]->n_ops;
+    nmax = (size_t)T->nmax;
+    if (T->pt) T->ptx = (dp__pctx *)dp__alloc((size_t)n, sizeof *T->ptx, err, "training");
+    else T->ctx = (dp__gctx *)dp__alloc((size_t)n, sizeof *T->ctx, err, "training");
+    T->gplc = (double *)dp__alloc((size_t)p->n_plc, sizeof(double), err, "gradients");
+    T->ap.m = (double *)dp__alloc((size_t)p->n_plc, sizeof(double), err, "adam");
+    T->ap.v = (double *)dp__alloc((size_t)p->n_plc, sizeof(double), err, "adam");
+    T->ap.n = p->n_plc; T->as.n = p->n_sel;
+    T->kcost = (double *)dp__alloc(K, sizeof(double), err, "training");
+    T->kR = (double *)dp__alloc(K, sizeof(double), err, "training");
+    T->kb = (double *)dp__alloc(K, sizeof(double), err, "training");
+    T->kloss = (double *)dp__alloc(K, sizeof(double), err, "training");
+    T->kent = (double *)dp__alloc(K, sizeof(double), err, "training");
+    T->krs = (dp__roll_stats *)dp__alloc(K, sizeof *T->krs, err, "training");
+    T->kact = (int *)dp__alloc(K > 1 ? 2 * K * nmax : 1, sizeof(int), err, "training");
+    T->kphi = (double *)dp__alloc(K > 1 ? K * nmax : 1, sizeof(double), err, "training");
+    T->tbest = (double *)dp__alloc((size_t)n, sizeof(double), err, "training");
+    T->tb_assign = (int **)dp__alloc((size_t)n, sizeof(int *), err, "training");
+    T->tb_order = (int **)dp__alloc((size_t)n, sizeof(int *), err, "training");
+    T->sil_dev = (int *)dp__alloc(nmax, sizeof(int), err, "training");
+    if (!T->gplc || !T->ap.m || !T->ap.v || !T->kcost || !T->kR || !T->kb || !T->kloss || !T->kent || !T->krs ||
+        !T->kact || !T->kphi || !T->tbest || !T->tb_assign || !T->tb_order || !T->sil_dev) return DP_ERR_NOMEM;
+    if (T->pt) {
+        T->g2 = (double *)dp__alloc((size_t)p->n_plc, sizeof(double), err, "gradients");
+        T->gs = (double *)dp__alloc((size_t)p->n_plc, sizeof(double), err, "gradients");
+        if (!T->ptx || !T->g2 || !T->gs) return DP_ERR_NOMEM;
     } else {
-        gsel = (double *)dp__alloc((size_t)p->n_sel, sizeof(double), err, "gradients");
-        as.m = (double *)dp__alloc((size_t)p->n_sel, sizeof(double), err, "adam");
-        as.v = (double *)dp__alloc((size_t)p->n_sel, sizeof(double), err, "adam");
-        if (!ctx || !gsel || !as.m || !as.v) { rc = DP_ERR_NOMEM; goto done; }
-        if (o.select >= 0) {
-            selected.sel = (double *)dp__alloc((size_t)p->n_sel, sizeof(double), err, "model selection");
-            selected.plc = (double *)dp__alloc((size_t)p->n_plc, sizeof(double), err, "model selection");
-            if (!selected.sel || !selected.plc) { rc = DP_ERR_NOMEM; goto done; }
+        T->gsel = (double *)dp__alloc((size_t)p->n_sel, sizeof(double), err, "gradients");
+        T->as.m = (double *)dp__alloc((size_t)p->n_sel, sizeof(double), err, "adam");
+        T->as.v = (double *)dp__alloc((size_t)p->n_sel, sizeof(double), err, "adam");
+        if (!T->ctx || !T->gsel || !T->as.m || !T->as.v) return DP_ERR_NOMEM;
+        if (T->o.select >= 0) {
+            T->selected.sel = (double *)dp__alloc((size_t)p->n_sel, sizeof(double), err, "model selection");
+            T->selected.plc = (double *)dp__alloc((size_t)p->n_plc, sizeof(double), err, "model selection");
+            if (!T->selected.sel || !T->selected.plc) return DP_ERR_NOMEM;
         }
     }
     for (i = 0; i < n; i++) {
-        const dp_cluster *ci = o.clusters && o.clusters[i] ? o.clusters[i] : c;
+        const dp_cluster *ci = T->o.clusters && T->o.clusters[i] ? T->o.clusters[i] : c;
         rc = !ci ? dp__fail(err, DP_ERR_ARG, "no cluster (c and opts.clusters[%d] are NULL)", i)
-           : pt ? dp__pt_init(&ptx[i], graphs[i], ci, p, start, o.order, 1, err)
-                : dp__gctx_init(&ctx[i], graphs[i], ci, p->opts.hidden, p->opts.layers, p->opts.shared_gnn, 1, err);
+           : T->pt ? dp__pt_init(&T->ptx[i], T->graphs[i], ci, p, T->start, T->o.order, 1, err)
+                   : dp__gctx_init(&T->ctx[i], T->graphs[i], ci, p->opts.hidden, p->opts.layers, p->opts.shared_gnn, 1, err);
         if (rc) {
             char pre[64];
             snprintf(pre, sizeof pre, "training graph %d: ", i);
             if (err) dp__prefix(err, pre);
-            goto done;
+            return rc;
         }
-        if (pt) { ptx[i].decay = o.baseline_decay; tb_assign[i] = ptx[i].tb_assign; tb_order[i] = ptx[i].tb_order; }
-        else { tb_assign[i] = ctx[i].best_assign; tb_order[i] = ctx[i].best_order; }
-        tbest[i] = HUGE_VAL;
+        if (T->pt) { T->ptx[i].decay = T->o.baseline_decay; T->tb_assign[i] = T->ptx[i].tb_assign; T->tb_order[i] = T->ptx[i].tb_order; }
+        else { T->tb_assign[i] = T->ctx[i].best_assign; T->tb_order[i] = T->ctx[i].best_order; }
+        T->tbest[i] = HUGE_VAL;
     }
-    dp_rng_seed(&rng, o.seed);
-    for (st = 0; st < DP_STAGE__COUNT && !stop; st++) {
-        int E = o.episodes[st], ep, kg, k, sel;
-        double ts = dp_now(), tail = 0, score;
-        long ntail = 0;
-        dp_cost_fn fn = st == DP_STAGE_REAL ? o.cost : NULL;
-        if (E == 0) continue;
-        if (fn) for (i = 0; i < n; i++) tbest[i] = HUGE_VAL;   /* another cost: a new best */
-        for (i = 0; i < n; i++) {
-            if (pt) { ptx[i].seen = 0; ptx[i].best = HUGE_VAL; ptx[i].baseline = 0; }
-            else { ctx[i].seen = 0; ctx[i].best = HUGE_VAL; ctx[i].baseline = 0; ctx[i].adv_sq = 0; }
+    return 0;
+}
+
+/* Numerical safety: a cost, loss or gradient that is not finite stops
+   training before the update, so that the policy keeps its parameters
+   from the last good update. */
+static int dp__train_stop(const dp__trainer *T, const dp__group *G, int e0, int e1, const char *fmt, ...)
+{
+    char what[200], eps[48];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (e0 == e1) snprintf(eps, sizeof eps, "episode %d", e0);
+    else snprintf(eps, sizeof eps, "episodes %d..%d", e0, e1);
+    return dp__fail(T->err, DP_ERR_RANGE, "train: stage %s, %s, graph %d: %s; stopped before its "
+                    "update: the policy is as after the %ld episode%s before it",
+                    dp_stage_name((dp_stage)G->st), eps, G->gi, what, T->r.episodes, T->r.episodes == 1 ? "" : "s");
+}
+
+/* The group's rollouts (Placeto: one sweep) and their costs; the greedy
+   baseline's rollout first when asked for. */
+static int dp__group_rollouts(dp__trainer *T, dp__group *G)
+{
+    dp_policy *p = T->p;
+    const dp_train_opts *o = &T->o;
+    int k, rc, gi = G->gi, nmax = T->nmax;
+    if (T->pt) {
+        dp__pctx *x = &T->ptx[gi];
+        if ((rc = dp__pt_episode(x, p, &G->ro, 0, &T->rng, o->order, T->gplc, T->g2, T->gs, &T->kcost[0], &T->krs[0], T->err))) return rc;
+        T->r.simulations += x->sims;
+        if (x->run_best < T->tbest[gi]) dp__keep_best(x->run_best, x->best_assign, x->g->topo, x->n, &T->tbest[gi], T->tb_assign[gi], T->tb_order[gi]);
+        G->baseline = &x->baseline; G->best = &x->best; G->seen = &x->seen; G->lb = x->lower_bound; G->nops = x->n;
+        return 0;
+    }
+    dp__gctx *x = &T->ctx[gi];
+    dp__forward(x, p);
+    if (o->greedy_baseline && !G->ro.il) {
+        /* the greedy rollout first: the sampled ones keep their records */
+        dp__roll_opts rg = G->ro;
+        dp__roll_stats rs;
+        rg.sample = 0; rg.train = 0;
+        dp__rollout(x, p, &rg, &T->rng, &rs);
+        if ((rc = dp__cost(x, o->order, G->fn, o->cost_ctx, &G->gcost, T->err))) return rc;
+        T->r.simulations++;
+        G->greedy = 1;
+        if (dp__finite(G->gcost) && G->gcost >= 0) dp__keep_best(G->gcost, x->assign, x->order, x->n, &T->tbest[gi], T->tb_assign[gi], T->tb_order[gi]);
+    }
+    if (G->sb && T->K == 1 && x->seen) { G->ro.bstep = x->bstep; G->ro.bnorm = x->baseline; }
+    for (k = 0; k < G->kg; k++) {
+        dp__rollout(x, p, &G->ro, &T->rng, &T->krs[k]);
+        if ((rc = dp__cost(x, o->order, G->fn, o->cost_ctx, &T->kcost[k], T->err))) return rc;
+        T->r.simulations++;
+        if (!dp__finite(T->kcost[k]) || T->kcost[k] < 0) break;   /* refused by the caller */
+        dp__keep_best(T->kcost[k], x->assign, x->order, x->n, &T->tbest[gi], T->tb_assign[gi], T->tb_order[gi]);
+        if (G->kg > 1) {
+            memcpy(T->kact + 2 * (size_t)k * nmax, x->step_op, sizeof(int) * (size_t)x->n);
+            memcpy(T->kact + (2 * (size_t)k + 1) * nmax, x->step_dev, sizeof(int) * (size_t)x->n);
+            memcpy(T->kphi + (size_t)k * nmax, x->phi, sizeof(double) * (size_t)x->n);
         }
-        /* model selection: the parameters entering the stage are the first
-           candidate */
-        sel = pt || st == DP_STAGE_IL || o.select < 0 ? 0 : o.select > 0 ? o.select : fn ? 0 : (E / 20 > 0 ? E / 20 : 1);
-        if (sel) {
-            selected.best = HUGE_VAL;
-            if ((rc = dp__greedy_score(ctx, n, p, o.order, fn, o.cost_ctx, tbest, tb_assign, tb_order, &score, &r.simulations, err))) goto done;
-            dp__select_offer(&selected, p, score, 0);
+    }
+    G->baseline = &x->baseline; G->best = &x->best; G->seen = &x->seen; G->lb = x->lower_bound; G->nops = x->n;
+    return 0;
+}
+
+/* Baselines and returns: the baseline is the greedy rollout's cost, the
+   mean of the group's other episodes (leave one out) or, with one
+   episode, the graph's running mean; then self-imitation's return, the
+   returns' normalisation and the running baselines' updates. */
+static void dp__group_returns(dp__trainer *T, dp__group *G)
+{
+    const dp_train_opts *o = &T->o;
+    double *kb = T->kb, *kR = T->kR, *kcost = T->kcost, *kphi = T->kphi;
+    int k, kg = G->kg, nmax = T->nmax, gi = G->gi;
+    for (k = 0; k < kg; k++) {
+        if (G->greedy) {
+            kb[k] = G->gcost;
+        } else if (kg > 1) {
+            double sum = 0;
+            int q;
+            for (q = 0; q < kg; q++) if (q != k) sum += kcost[q];
+            kb[k] = sum / (kg - 1);
+        } else {
+            kb[k] = *G->seen ? *G->baseline : kcost[k];
         }
-        /* a group of kg episodes (rollouts of one graph) per update */
-        for (ep = 0; ep < E && !stop; ep += kg) {
-            dp__roll_opts ro;
-            int gi = n > 1 ? dp_rng_int(&rng, n) : 0, nops, greedy = 0;
-            double frac = (double)ep / E, *baseline, *best, lb, lr, gcost = 0, gnorm = 0, rscale = 0;
-            int *seen, sb;
-            kg = st == DP_STAGE_IL ? 1 : E - ep < K ? E - ep : K;
-            /* the per-step baseline: DOPPLER's REINFORCE against the running
-               mean (one rollout per update) or the others' mean (several;
-               a stage's last group of one rollout goes without) */
-            sb = !pt && st != DP_STAGE_IL && !o.greedy_baseline && (o.step_baseline > 0 || (o.step_baseline == 0 && !fn));
-            memset(&ro, 0, sizeof ro);
-            ro.sample = 1; ro.train = 1; ro.il = st == DP_STAGE_IL;
-            ro.eps = o.eps_start[st] * (1 - frac);
-            ro.gamma = o.gamma; ro.beta = o.entropy;
-            if (!pt && !ro.il) ro.anchor = anchor_w;
-            ro.temp = ro.il ? 1 : o.temperature;
-            if (pt) {
-                dp__pctx *x = &ptx[gi];
-                if ((rc = dp__pt_episode(x, p, &ro, 0, &rng, o.order, gplc, g2, gs, &kcost[0], &krs[0], err))) goto done;
-                r.simulations += x->sims;
-                if (x->run_best < tbest[gi]) dp__keep_best(x->run_best, x->best_assign, x->g->topo, x->n, &tbest[gi], tb_assign[gi], tb_order[gi]);
-                baseline = &x->baseline; best = &x->best; seen = &x->seen; lb = x->lower_bound; nops = x->n;
-            } else {
-                dp__gctx *x = &ctx[gi];
-                dp__forward(x, p);
-                if (o.greedy_baseline && !ro.il) {
-                    /* the greedy rollout first: the sampled ones keep their records */
-                    dp__roll_opts rg = ro;
-                    dp__roll_stats rs;
-                    rg.sample = 0; rg.train = 0;
-                    dp__rollout(x, p, &rg, &rng, &rs);
-                    if ((rc = dp__cost(x, o.order, fn, o.cost_ctx, &gcost, err))) goto done;
-                    r.simulations++;
-                    greedy = 1;
-                    if (dp__finite(gcost) && gcost >= 0) dp__keep_best(gcost, x->assign, x->order, x->n, &tbest[gi], tb_assign[gi], tb_order[gi]);
-                }
-                if (sb && K == 1 && x->seen) { ro.bstep = x->bstep; ro.bnorm = x->baseline; }
-                for (k = 0; k < kg; k++) {
-                    dp__rollout(x, p, &ro, &rng, &krs[k]);
-                    if ((rc = dp__cost(x, o.order, fn, o.cost_ctx, &kcost[k], err))) goto done;
-                    r.simulations++;
-                    if (!dp__finite(kcost[k]) || kcost[k] < 0) break;   /* refused below */
-                    dp__keep_best(kcost[k], x->assign, x->order, x->n, &tbest[gi], tb_assign[gi], tb_order[gi]);
-                    if (kg > 1) {
-                        memcpy(kact + 2 * (size_t)k * nmax, x->step_op, sizeof(int) * (size_t)x->n);
-                        memcpy(kact + (2 * (size_t)k + 1) * nmax, x->step_dev, sizeof(int) * (size_t)x->n);
-                        memcpy(kphi + (size_t)k * nmax, x->phi, sizeof(double) * (size_t)x->n);
-                    }
-                }
-                baseline = &x->baseline; best = &x->best; seen = &x->seen; lb = x->lower_bound; nops = x->n;
+        kR[k] = G->ro.il || !(kb[k] > 0) ? 0 : (kb[k] - kcost[k]) / kb[k];
+    }
+    /* the returns' scale before any normalisation (a diagnostic): mean
+       |return| over the steps, each step's own with the per-step baseline */
+    for (k = 0; k < kg && !G->ro.il; k++) {
+        dp__gctx *x = T->pt ? NULL : &T->ctx[gi];
+        int t, q;
+        if (!x || !G->sb || !(kb[k] > 0) || (kg == 1 && !G->ro.bstep)) { G->rscale += fabs(kR[k]) / kg; continue; }
+        for (t = 0; t < x->n; t++) {
+            double bt = 0, ph = kg > 1 ? kphi[(size_t)k * nmax + t] : x->phi[t];
+            if (kg == 1) bt = G->ro.bstep[t];
+            else for (q = 0; q < kg; q++) if (q != k) bt += (kcost[q] - kphi[(size_t)q * nmax + t]) / (kg - 1);
+            G->rscale += fabs(kR[k] + (bt + ph - kb[k]) / kb[k]) / ((double)x->n * kg);
+        }
+    }
+    T->sil_R = 0;
+    if (!T->pt && !G->ro.il) {
+        dp__gctx *x = &T->ctx[gi];
+        double bm = 0;
+        for (k = 0; k < kg; k++) bm += kb[k] / kg;
+        /* self-imitation's return, before the returns are scaled */
+        T->sil_R = o->self_imitation > 0 && T->tbest[gi] < bm && bm > 0 ? o->self_imitation * (bm - T->tbest[gi]) / bm : 0;
+        if (o->adv_norm) {
+            double sq = 0;
+            for (k = 0; k < kg; k++) sq += kR[k] * kR[k] / kg;
+            x->adv_sq = x->seen ? o->baseline_decay * x->adv_sq + (1 - o->baseline_decay) * sq : sq;
+            if (x->adv_sq > 1e-30) {
+                double s = 1 / sqrt(x->adv_sq);
+                for (k = 0; k < kg; k++) kR[k] *= s;
+                T->sil_R *= s;
             }
-            /* numerical safety: a cost, loss or gradient that is not finite
-               stops training before the update, so the policy keeps its
-               parameters from the last good update */
-#define DP__TRAIN_STOP(e0, e1, ...)                                                                          \
-            do {                                                                                             \
-                char what_[200], eps_[48];                                                                   \
-                snprintf(what_, sizeof what_, __VA_ARGS__);                                                  \
-                if ((e0) == (e1)) snprintf(eps_, sizeof eps_, "episode %d", (e0));                           \
-                else snprintf(eps_, sizeof eps_, "episodes %d..%d", (e0), (e1));                             \
-                rc = dp__fail(err, DP_ERR_RANGE, "train: stage %s, %s, graph %d: %s; stopped before its "    \
-                              "update: the policy is as after the %ld episode%s before it",                   \
-                              dp_stage_name((dp_stage)st), eps_, gi, what_, r.episodes, r.episodes == 1 ? "" : "s"); \
-                goto done;                                                                                   \
-            } while (0)
-            if (greedy && (!dp__finite(gcost) || gcost < 0)) DP__TRAIN_STOP(ep, ep + kg - 1, "the greedy baseline's cost %g is not a finite non-negative number", gcost);
-            for (k = 0; k < kg; k++)
-                if (!dp__finite(kcost[k]) || kcost[k] < 0) DP__TRAIN_STOP(ep + k, ep + k, "cost %g is not a finite non-negative number", kcost[k]);
-            /* baselines: the greedy rollout's cost, or the mean of the
-               group's other episodes (leave one out), or with one episode
-               the running mean of that graph */
-            for (k = 0; k < kg; k++) {
-                if (greedy) {
-                    kb[k] = gcost;
-                } else if (kg > 1) {
-                    double sum = 0;
-                    int q;
-                    for (q = 0; q < kg; q++) if (q != k) sum += kcost[q];
-                    kb[k] = sum / (kg - 1);
-                } else {
-                    kb[k] = *seen ? *baseline : kcost[k];
-                }
-                kR[k] = ro.il || !(kb[k] > 0) ? 0 : (kb[k] - kcost[k]) / kb[k];
-            }
-            /* the returns' scale before any normalisation (a diagnostic):
-               mean |return| over the steps, each step's own with the
-               per-step baseline */
-            for (k = 0; k < kg && !ro.il; k++) {
-                dp__gctx *x = pt ? NULL : &ctx[gi];
+        }
+    }
+    if (G->sb && T->K == 1) {
+        /* b_t, the running mean of cost - phi_t at step t */
+        dp__gctx *x = &T->ctx[gi];
+        int t;
+        for (t = 0; t < x->n; t++)
+            x->bstep[t] = x->seen ? o->baseline_decay * x->bstep[t] + (1 - o->baseline_decay) * (kcost[0] - x->phi[t]) : kcost[0] - x->phi[t];
+    }
+    for (k = 0; k < kg; k++) {
+        *G->baseline = *G->seen ? o->baseline_decay * *G->baseline + (1 - o->baseline_decay) * kcost[k] : kcost[k];
+        ++*G->seen;
+    }
+}
+
+/* Each episode's loss and entropy, checked before anything is updated. */
+static int dp__group_losses(dp__trainer *T, dp__group *G)
+{
+    int k;
+    for (k = 0; k < G->kg; k++) {
+        const dp__roll_stats *rs = &T->krs[k];
+        if (T->pt) {
+            /* the surrogate: mean over steps of -advantage x log p(move) */
+            T->kloss[k] = -rs->wlogp / G->nops;
+            T->kent[k] = rs->entropy / G->nops;
+        } else {
+            T->kloss[k] = G->ro.il ? rs->il_loss / G->nops : (rs->il_loss - T->kR[k] * rs->wlogp - rs->alogp) / G->nops;
+            T->kent[k] = rs->entropy / (2.0 * G->nops);
+        }
+        if (!dp__finite(T->kloss[k])) return dp__train_stop(T, G, G->ep + k, G->ep + k, "loss %g is not finite", T->kloss[k]);
+    }
+    return 0;
+}
+
+/* DOPPLER's gradients into gsel and gplc (Placeto's episode made its own):
+   one rollout's backward pass; or several replayed (same parameters,
+   their recorded choices) for their records, then one encoder backward;
+   and self-imitation's replay of the best placement. */
+static int dp__group_backward(dp__trainer *T, dp__group *G)
+{
+    dp_policy *p = T->p;
+    dp__gctx *x = &T->ctx[G->gi];
+    dp__roll_opts rp = G->ro;
+    dp__roll_stats rs;
+    int k, kg = G->kg, nmax = T->nmax, gi = G->gi;
+    if (kg == 1 && !(T->sil_R > 0)) {
+        dp__backward(x, p, T->kR[0], T->gsel, T->gplc);
+    } else if (kg == 1) {
+        dp__backward_zero(x);
+        dp__backward_heads(x, p, T->kR[0], 1.0, T->gsel, T->gplc);
+    } else {
+        dp__backward_zero(x);
+        for (k = 0; k < kg; k++) {
+            rp.force_op = T->kact + 2 * (size_t)k * nmax;
+            rp.force_dev = T->kact + (2 * (size_t)k + 1) * nmax;
+            rp.bstep = NULL;
+            if (G->sb && T->kb[k] > 0) {
+                /* b_t: the other rollouts' mean of cost - phi_t */
                 int t, q;
-                if (!x || !sb || !(kb[k] > 0) || (kg == 1 && !ro.bstep)) { rscale += fabs(kR[k]) / kg; continue; }
                 for (t = 0; t < x->n; t++) {
-                    double bt = 0, ph = kg > 1 ? kphi[(size_t)k * nmax + t] : x->phi[t];
-                    if (kg == 1) bt = ro.bstep[t];
-                    else for (q = 0; q < kg; q++) if (q != k) bt += (kcost[q] - kphi[(size_t)q * nmax + t]) / (kg - 1);
-                    rscale += fabs(kR[k] + (bt + ph - kb[k]) / kb[k]) / ((double)x->n * kg);
+                    double sum = 0;
+                    for (q = 0; q < kg; q++) if (q != k) sum += T->kcost[q] - T->kphi[(size_t)q * nmax + t];
+                    x->bstep[t] = sum / (kg - 1);
                 }
+                rp.bstep = x->bstep; rp.bnorm = T->kb[k];
             }
-            sil_R = 0;
-            if (!pt && !ro.il) {
-                dp__gctx *x = &ctx[gi];
-                double bm = 0;
-                for (k = 0; k < kg; k++) bm += kb[k] / kg;
-                /* self-imitation's return, before the returns are scaled */
-                sil_R = o.self_imitation > 0 && tbest[gi] < bm && bm > 0 ? o.self_imitation * (bm - tbest[gi]) / bm : 0;
-                if (o.adv_norm) {
-                    double sq = 0;
-                    for (k = 0; k < kg; k++) sq += kR[k] * kR[k] / kg;
-                    x->adv_sq = x->seen ? o.baseline_decay * x->adv_sq + (1 - o.baseline_decay) * sq : sq;
-                    if (x->adv_sq > 1e-30) {
-                        double s = 1 / sqrt(x->adv_sq);
-                        for (k = 0; k < kg; k++) kR[k] *= s;
-                        sil_R *= s;
-                    }
-                }
-            }
-            if (sb && K == 1) {
-                /* b_t, the running mean of cost - phi_t at step t */
-                dp__gctx *x = &ctx[gi];
-                int t;
-                for (t = 0; t < x->n; t++)
-                    x->bstep[t] = x->seen ? o.baseline_decay * x->bstep[t] + (1 - o.baseline_decay) * (kcost[0] - x->phi[t]) : kcost[0] - x->phi[t];
-            }
-            for (k = 0; k < kg; k++) {
-                *baseline = *seen ? o.baseline_decay * *baseline + (1 - o.baseline_decay) * kcost[k] : kcost[k];
-                ++*seen;
-            }
-            /* each episode's loss, checked before anything is updated */
-            for (k = 0; k < kg; k++) {
-                if (pt) {
-                    /* the surrogate: mean over steps of -advantage x log p(move) */
-                    kloss[k] = -krs[k].wlogp / nops;
-                    kent[k] = krs[k].entropy / nops;
-                } else {
-                    kloss[k] = ro.il ? krs[k].il_loss / nops : (krs[k].il_loss - kR[k] * krs[k].wlogp - krs[k].alogp) / nops;
-                    kent[k] = krs[k].entropy / (2.0 * nops);
-                }
-                if (!dp__finite(kloss[k])) DP__TRAIN_STOP(ep + k, ep + k, "loss %g is not finite", kloss[k]);
-            }
-            if (!pt) {
-                dp__gctx *x = &ctx[gi];
-                dp__roll_opts rp = ro;
-                dp__roll_stats rs;
-                if (kg == 1 && !(sil_R > 0)) {
-                    dp__backward(x, p, kR[0], gsel, gplc);
-                } else if (kg == 1) {
-                    dp__backward_zero(x);
-                    dp__backward_heads(x, p, kR[0], 1.0, gsel, gplc);
-                } else {
-                    dp__backward_zero(x);
-                    /* replay each rollout (same parameters, its recorded
-                       choices) for its records, then one encoder backward */
-                    for (k = 0; k < kg; k++) {
-                        rp.force_op = kact + 2 * (size_t)k * nmax;
-                        rp.force_dev = kact + (2 * (size_t)k + 1) * nmax;
-                        rp.bstep = NULL;
-                        if (sb && kb[k] > 0) {
-                            /* b_t: the other rollouts' mean of cost - phi_t */
-                            int t, q;
-                            for (t = 0; t < x->n; t++) {
-                                double sum = 0;
-                                for (q = 0; q < kg; q++) if (q != k) sum += kcost[q] - kphi[(size_t)q * nmax + t];
-                                x->bstep[t] = sum / (kg - 1);
-                            }
-                            rp.bstep = x->bstep; rp.bnorm = kb[k];
-                        }
-                        dp__rollout(x, p, &rp, &rng, &rs);
-                        /* the loss with each step's own return */
-                        kloss[k] -= rs.alogp / x->n;
-                        dp__backward_heads(x, p, kR[k], 1.0 / kg, gsel, gplc);
-                    }
-                    rp.bstep = NULL;
-                }
-                if (sil_R > 0) {
-                    /* self-imitation: the best placement's choices, replayed */
-                    int t;
-                    for (t = 0; t < x->n; t++) sil_dev[t] = tb_assign[gi][tb_order[gi][t]];
-                    rp.force_op = tb_order[gi]; rp.force_dev = sil_dev; rp.beta = rp.anchor = 0; rp.bstep = NULL;
-                    dp__rollout(x, p, &rp, &rng, &rs);
-                    if (!dp__finite(rs.logp)) DP__TRAIN_STOP(ep, ep + kg - 1, "self-imitation log-probability %g is not finite", rs.logp);
-                    dp__backward_heads(x, p, sil_R, 1.0, gsel, gplc);
-                }
-                if (kg > 1 || sil_R > 0) dp__backward_gnn(x, p, gsel, gplc);
-            }
-            lr = o.lr[st] * (1 - (1 - o.lr_final) * frac);
-            {
-                double gn = 0;
-                int q, bad = -1;
-                for (q = 0; q < p->n_sel; q++) { gn += gsel[q] * gsel[q]; if (bad < 0 && !dp__finite(gsel[q])) bad = q; }
-                for (q = 0; q < p->n_plc; q++) { gn += gplc[q] * gplc[q]; if (bad < 0 && !dp__finite(gplc[q])) bad = p->n_sel + q; }
-                if (bad >= 0) DP__TRAIN_STOP(ep, ep + kg - 1, "gradient of parameter %d is %g", bad, bad < p->n_sel ? gsel[bad] : gplc[bad - p->n_sel]);
-                if (!dp__finite(gn)) DP__TRAIN_STOP(ep, ep + kg - 1, "gradient norm overflows (%g)", gn);
-                gnorm = sqrt(gn);
-            }
-#undef DP__TRAIN_STOP
-            if (p->n_sel) dp__adam_step(&as, p->sel, gsel, lr, o.clip);
-            dp__adam_step(&ap, p->plc, gplc, lr, o.clip);
-            if (!pt && !ro.il && o.anchor > 0) {
-                /* the anchor's multiplier: dual ascent on "distance <= X" */
-                double xe = 0;
-                for (k = 0; k < kg; k++) xe += krs[k].xent / (2.0 * nops * kg);
-                anchor_w += o.anchor_rate * (xe - o.anchor);
-                if (anchor_w < 0) anchor_w = 0;
-            }
-            for (k = 0; k < kg && !stop; k++) {
-                dp_episode_info info;
-                memset(&info, 0, sizeof info);
-                if (kcost[k] < *best) *best = kcost[k];
-                r.episodes++;
-                if (ep + k >= E - (E + 9) / 10) { tail += kcost[k]; ntail++; }
-                info.stage = (dp_stage)st; info.episode = ep + k; info.episodes = E; info.graph = gi;
-                info.cost = kcost[k]; info.lower_bound = lb; info.best = *best;
-                info.baseline = kb[k];
-                info.epsilon = ro.eps; info.lr = lr;
-                info.loss = kloss[k]; info.entropy = kent[k];
-                info.seconds = dp_now() - ts;
-                info.grad_norm = gnorm; info.ret_scale = rscale; info.anchor_weight = ro.anchor;
-                if (!pt) {
-                    info.sel_entropy = krs[k].sel_ent / nops; info.plc_entropy = krs[k].plc_ent / nops;
-                    info.parent_share = krs[k].npar ? (double)krs[k].par / krs[k].npar : 0;
-                    info.expert_xent = krs[k].xent / (2.0 * nops);
-                }
-                if (o.on_episode && o.on_episode(o.on_episode_ctx, &info)) stop = 1;
-            }
-            if (sel && !stop && ep + kg < E && (ep + kg) / sel > ep / sel) {
-                if ((rc = dp__greedy_score(ctx, n, p, o.order, fn, o.cost_ctx, tbest, tb_assign, tb_order, &score, &r.simulations, err))) goto done;
-                dp__select_offer(&selected, p, score, ep + kg);
-            }
+            dp__rollout(x, p, &rp, &T->rng, &rs);
+            /* the loss with each step's own return */
+            T->kloss[k] -= rs.alogp / x->n;
+            dp__backward_heads(x, p, T->kR[k], 1.0 / kg, T->gsel, T->gplc);
         }
-        if (sel) {
-            /* the last candidate, then the best one's parameters */
-            if ((rc = dp__greedy_score(ctx, n, p, o.order, fn, o.cost_ctx, tbest, tb_assign, tb_order, &score, &r.simulations, err))) goto done;
-            dp__select_offer(&selected, p, score, ep < E ? ep : E);
-            memcpy(p->sel, selected.sel, sizeof(double) * (size_t)p->n_sel);
-            memcpy(p->plc, selected.plc, sizeof(double) * (size_t)p->n_plc);
-            r.kept[st] = selected.kept;
-        }
-        r.final_cost[st] = ntail ? tail / ntail : 0;
+        rp.bstep = NULL;
     }
+    if (T->sil_R > 0) {
+        /* self-imitation: the best placement's choices, replayed */
+        int t;
+        for (t = 0; t < x->n; t++) T->sil_dev[t] = T->tb_assign[gi][T->tb_order[gi][t]];
+        rp.force_op = T->tb_order[gi]; rp.force_dev = T->sil_dev; rp.beta = rp.anchor = 0; rp.bstep = NULL;
+        dp__rollout(x, p, &rp, &T->rng, &rs);
+        if (!dp__finite(rs.logp)) return dp__train_stop(T, G, G->ep, G->ep + kg - 1, "self-imitation log-probability %g is not finite", rs.logp);
+        dp__backward_heads(x, p, T->sil_R, 1.0, T->gsel, T->gplc);
+    }
+    if (kg > 1 || T->sil_R > 0) dp__backward_gnn(x, p, T->gsel, T->gplc);
+    return 0;
+}
+
+/* The gradient checked, Adam's step at the stage's decaying rate, and the
+   anchor's multiplier by dual ascent on "distance to the expert <= X". */
+static int dp__group_update(dp__trainer *T, dp__group *G)
+{
+    dp_policy *p = T->p;
+    const dp_train_opts *o = &T->o;
+    double gn = 0, frac = (double)G->ep / G->E;
+    int q, k, bad = -1;
+    G->lr = o->lr[G->st] * (1 - (1 - o->lr_final) * frac);
+    for (q = 0; q < p->n_sel; q++) { gn += T->gsel[q] * T->gsel[q]; if (bad < 0 && !dp__finite(T->gsel[q])) bad = q; }
+    for (q = 0; q < p->n_plc; q++) { gn += T->gplc[q] * T->gplc[q]; if (bad < 0 && !dp__finite(T->gplc[q])) bad = p->n_sel + q; }
+    if (bad >= 0) return dp__train_stop(T, G, G->ep, G->ep + G->kg - 1, "gradient of parameter %d is %g", bad, bad < p->n_sel ? T->gsel[bad] : T->gplc[bad - p->n_sel]);
+    if (!dp__finite(gn)) return dp__train_stop(T, G, G->ep, G->ep + G->kg - 1, "gradient norm overflows (%g)", gn);
+    G->gnorm = sqrt(gn);
+    if (p->n_sel) dp__adam_step(&T->as, p->sel, T->gsel, G->lr, o->clip);
+    dp__adam_step(&T->ap, p->plc, T->gplc, G->lr, o->clip);
+    if (!T->pt && !G->ro.il && o->anchor > 0) {
+        double xe = 0;
+        for (k = 0; k < G->kg; k++) xe += T->krs[k].xent / (2.0 * G->nops * G->kg);
+        T->anchor_w += o->anchor_rate * (xe - o->anchor);
+        if (T->anchor_w < 0) T->anchor_w = 0;
+    }
+    return 0;
+}
+
+/* Each episode to the callback (which may stop training); the mean cost
+   of the stage's last tenth into tail and ntail. */
+static void dp__group_report(dp__trainer *T, const dp__group *G, double ts, double *tail, long *ntail)
+{
+    int k;
+    for (k = 0; k < G->kg && !T->stop; k++) {
+        const dp__roll_stats *rs = &T->krs[k];
+        dp_episode_info info;
+        memset(&info, 0, sizeof info);
+        if (T->kcost[k] < *G->best) *G->best = T->kcost[k];
+        T->r.episodes++;
+        if (G->ep + k >= G->E - (G->E + 9) / 10) { *tail += T->kcost[k]; ++*ntail; }
+        info.stage = (dp_stage)G->st; info.episode = G->ep + k; info.episodes = G->E; info.graph = G->gi;
+        info.cost = T->kcost[k]; info.lower_bound = G->lb; info.best = *G->best;
+        info.baseline = T->kb[k];
+        info.epsilon = G->ro.eps; info.lr = G->lr;
+        info.loss = T->kloss[k]; info.entropy = T->kent[k];
+        info.seconds = dp_now() - ts;
+        info.grad_norm = G->gnorm; info.ret_scale = G->rscale; info.anchor_weight = G->ro.anchor;
+        if (!T->pt) {
+            info.sel_entropy = rs->sel_ent / G->nops; info.plc_entropy = rs->plc_ent / G->nops;
+            info.parent_share = rs->npar ? (double)rs->par / rs->npar : 0;
+            info.expert_xent = rs->xent / (2.0 * G->nops);
+        }
+        if (T->o.on_episode && T->o.on_episode(T->o.on_episode_ctx, &info)) T->stop = 1;
+    }
+}
+
+/* One group: rollouts, returns, losses, gradients, update, report. */
+static int dp__train_group(dp__trainer *T, dp__group *G, double ts, double *tail, long *ntail)
+{
+    const dp_train_opts *o = &T->o;
+    int k, rc;
+    double frac = (double)G->ep / G->E;
+    /* the per-step baseline: DOPPLER's REINFORCE against the running mean
+       (one rollout per update) or the others' mean (several; a stage's
+       last group of one rollout goes without) */
+    G->sb = !T->pt && G->st != DP_STAGE_IL && !o->greedy_baseline && (o->step_baseline > 0 || (o->step_baseline == 0 && !G->fn));
+    memset(&G->ro, 0, sizeof G->ro);
+    G->ro.sample = 1; G->ro.train = 1; G->ro.il = G->st == DP_STAGE_IL;
+    G->ro.eps = o->eps_start[G->st] * (1 - frac);
+    G->ro.gamma = o->gamma; G->ro.beta = o->entropy;
+    if (!T->pt && !G->ro.il) G->ro.anchor = T->anchor_w;
+    G->ro.temp = G->ro.il ? 1 : o->temperature;
+    if ((rc = dp__group_rollouts(T, G))) return rc;
+    if (G->greedy && (!dp__finite(G->gcost) || G->gcost < 0))
+        return dp__train_stop(T, G, G->ep, G->ep + G->kg - 1, "the greedy baseline's cost %g is not a finite non-negative number", G->gcost);
+    for (k = 0; k < G->kg; k++)
+        if (!dp__finite(T->kcost[k]) || T->kcost[k] < 0)
+            return dp__train_stop(T, G, G->ep + k, G->ep + k, "cost %g is not a finite non-negative number", T->kcost[k]);
+    dp__group_returns(T, G);
+    if ((rc = dp__group_losses(T, G))) return rc;
+    if (!T->pt && (rc = dp__group_backward(T, G))) return rc;
+    if ((rc = dp__group_update(T, G))) return rc;
+    dp__group_report(T, G, ts, tail, ntail);
+    return 0;
+}
+
+/* Stage st: groups of episodes (one graph drawn per group), and model
+   selection: the greedy score of the parameters entering the stage, every
+   sel episodes and at the end; the best one's parameters are kept. */
+static int dp__train_stage(dp__trainer *T, int st)
+{
+    const dp_train_opts *o = &T->o;
+    dp_policy *p = T->p;
+    int E = o->episodes[st], ep, kg = 1, i, n = T->n, sel, rc;
+    double ts = dp_now(), tail = 0, score;
+    long ntail = 0;
+    dp_cost_fn fn = st == DP_STAGE_REAL ? o->cost : NULL;
+    if (E == 0) return 0;
+    if (fn) for (i = 0; i < n; i++) T->tbest[i] = HUGE_VAL;   /* another cost: a new best */
     for (i = 0; i < n; i++) {
-        if (o.best_cost) o.best_cost[i] = tbest[i];
-        if (tbest[i] == HUGE_VAL) continue;
-        if (o.best_assign && o.best_assign[i]) memcpy(o.best_assign[i], tb_assign[i], sizeof(int) * (size_t)graphs[i]->n_ops);
-        if (o.best_order && o.best_order[i]) memcpy(o.best_order[i], tb_order[i], sizeof(int) * (size_t)graphs[i]->n_ops);
+        if (T->pt) { T->ptx[i].seen = 0; T->ptx[i].best = HUGE_VAL; T->ptx[i].baseline = 0; }
+        else { T->ctx[i].seen = 0; T->ctx[i].best = HUGE_VAL; T->ctx[i].baseline = 0; T->ctx[i].adv_sq = 0; }
+    }
+    sel = T->pt || st == DP_STAGE_IL || o->select < 0 ? 0 : o->select > 0 ? o->select : fn ? 0 : (E / 20 > 0 ? E / 20 : 1);
+    if (sel) {
+        T->selected.best = HUGE_VAL;
+        if ((rc = dp__greedy_score(T->ctx, n, p, o->order, fn, o->cost_ctx, T->tbest, T->tb_assign, T->tb_order, &score, &T->r.simulations, T->err))) return rc;
+        dp__select_offer(&T->selected, p, score, 0);
+    }
+    for (ep = 0; ep < E && !T->stop; ep += kg) {
+        dp__group G;
+        memset(&G, 0, sizeof G);
+        G.gi = n > 1 ? dp_rng_int(&T->rng, n) : 0;
+        kg = st == DP_STAGE_IL ? 1 : E - ep < T->K ? E - ep : T->K;
+        G.st = st; G.ep = ep; G.E = E; G.kg = kg; G.fn = fn;
+        if ((rc = dp__train_group(T, &G, ts, &tail, &ntail))) return rc;
+        if (sel && !T->stop && ep + kg < E && (ep + kg) / sel > ep / sel) {
+            if ((rc = dp__greedy_score(T->ctx, n, p, o->order, fn, o->cost_ctx, T->tbest, T->tb_assign, T->tb_order, &score, &T->r.simulations, T->err))) return rc;
+            dp__select_offer(&T->selected, p, score, ep + kg);
+        }
+    }
+    if (sel) {
+        /* the last candidate, then the best one's parameters */
+        if ((rc = dp__greedy_score(T->ctx, n, p, o->order, fn, o->cost_ctx, T->tbest, T->tb_assign, T->tb_order, &score, &T->r.simulations, T->err))) return rc;
+        dp__select_offer(&T->selected, p, score, ep < E ? ep : E);
+        memcpy(p->sel, T->selected.sel, sizeof(double) * (size_t)p->n_sel);
+        memcpy(p->plc, T->selected.plc, sizeof(double) * (size_t)p->n_plc);
+        T->r.kept[st] = T->selected.kept;
+    }
+    T->r.final_cost[st] = ntail ? tail / ntail : 0;
+    return 0;
+}
+
+DPDEF int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluster *c,
+                   const dp_train_opts *opts, dp_train_result *res, dp_error *err)
+{
+    dp__trainer T;
+    double t0 = dp_now();
+    int rc = 0, i, st;
+    memset(&T, 0, sizeof T);
+    if (opts) T.o = *opts;
+    for (st = 0; st < DP_STAGE__COUNT; st++) T.r.kept[st] = -1;
+    T.p = p; T.graphs = graphs; T.n = n; T.err = err; T.start = DP_METHOD_CP; T.nmax = 1;
+    dp__ok(err);
+    if (!p || !p->plc || (p->algo != DP_ALGO_DOPPLER && p->algo != DP_ALGO_PLACETO)) return dp__fail(err, DP_ERR_ARG, "train: not an initialised policy");
+    T.pt = p->algo == DP_ALGO_PLACETO;
+    if (n < 1 || !graphs) return dp__fail(err, DP_ERR_ARG, "train: no graphs given");
+    if ((rc = dp__train_opts_check(&T.o, T.pt, &T.start, err))) return rc;
+    T.K = T.pt || T.o.rollouts == 0 ? 1 : T.o.rollouts;   /* REINFORCE stages only */
+    if ((rc = dp__trainer_init(&T, c))) goto done;
+    dp_rng_seed(&T.rng, T.o.seed);
+    for (st = 0; st < DP_STAGE__COUNT && !T.stop; st++)
+        if ((rc = dp__train_stage(&T, st))) goto done;
+    for (i = 0; i < n; i++) {
+        if (T.o.best_cost) T.o.best_cost[i] = T.tbest[i];
+        if (T.tbest[i] == HUGE_VAL) continue;
+        if (T.o.best_assign && T.o.best_assign[i]) memcpy(T.o.best_assign[i], T.tb_assign[i], sizeof(int) * (size_t)graphs[i]->n_ops);
+        if (T.o.best_order && T.o.best_order[i]) memcpy(T.o.best_order[i], T.tb_order[i], sizeof(int) * (size_t)graphs[i]->n_ops);
     }
 done:
-    r.seconds = dp_now() - t0;
-    if (res) *res = r;
-    if (ctx) for (i = 0; i < n; i++) dp__gctx_free(&ctx[i]);
-    if (ptx) for (i = 0; i < n; i++) dp__pt_free(&ptx[i]);
-    DP_FREE(ctx); DP_FREE(ptx); DP_FREE(gsel); DP_FREE(gplc); DP_FREE(g2); DP_FREE(gs);
-    DP_FREE(as.m); DP_FREE(as.v); DP_FREE(ap.m); DP_FREE(ap.v);
-    DP_FREE(selected.sel); DP_FREE(selected.plc);
-    DP_FREE(kcost); DP_FREE(kR); DP_FREE(kb); DP_FREE(kloss); DP_FREE(kent); DP_FREE(krs); DP_FREE(kact); DP_FREE(kphi); DP_FREE(tbest); DP_FREE(tb_assign); DP_FREE(tb_order); DP_FREE(sil_dev);
+    T.r.seconds = dp_now() - t0;
+    if (res) *res = T.r;
+    dp__trainer_free(&T);
     return rc;
 }
 
