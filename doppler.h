@@ -3047,6 +3047,100 @@ DPDEF int dp_cluster_preset(dp_cluster *c, const char *name, dp_error *err)
     return dp__fail(err, DP_ERR_ARG, "unknown cluster preset '%s' (known: reference, homogeneous:N)", name);
 }
 
+/* A cluster file's "device I [name=N] [speed=S] [memory=M] [overhead=O]"
+   or "pair A B [bandwidth=B] [latency=L]" line (n tokens; used marks the
+   tokens read). */
+static int dp__cl_device_line(dp_cluster *c, char **tok, int n, int *used, const char *name, int line, dp_error *err)
+{
+    long long k;
+    double v;
+    int i;
+    int is_pair = tok[0][0] == 'p', a = 0, b = 0, nidx = is_pair ? 2 : 1;
+    const char *s;
+    if (!c->n) return dp__fail(err, DP_ERR_PARSE, "%s:%d: '%s' before 'devices N'", name, line, tok[0]);
+    for (i = 1; i <= nidx; i++) {
+        if (n <= i || dp__int(tok[i], 0, c->n - 1, &k)) return dp__fail(err, DP_ERR_RANGE, "%s:%d: device index '%s' not in 0..%d", name, line, n > i ? tok[i] : "", c->n - 1);
+        used[i] = 1;
+        if (i == 1) a = (int)k; else b = (int)k;
+    }
+    if (!is_pair) {
+        if ((s = dp__kv(tok, n, "name", used)) != NULL) snprintf(c->name[a], 32, "%s", s);
+        if ((s = dp__kv(tok, n, "speed", used)) != NULL) {
+            if (dp__num(s, &v, 0) || v <= 0) return dp__fail(err, DP_ERR_RANGE, "%s:%d: device %d: speed '%s' must be positive", name, line, a, s);
+            c->speed[a] = v;
+        }
+        if ((s = dp__kv(tok, n, "memory", used)) != NULL) {
+            if (dp__num(s, &v, 0)) return dp__fail(err, DP_ERR_RANGE, "%s:%d: device %d: memory '%s' must be a non-negative number", name, line, a, s);
+            c->memory[a] = v;
+        }
+        if ((s = dp__kv(tok, n, "overhead", used)) != NULL) {
+            if (dp__num(s, &v, 0)) return dp__fail(err, DP_ERR_RANGE, "%s:%d: device %d: overhead '%s' must be a finite non-negative number", name, line, a, s);
+            c->overhead[a] = v;
+        }
+    } else {
+        if (a == b) return dp__fail(err, DP_ERR_RANGE, "%s:%d: pair %d %d: a device has no link to itself", name, line, a, b);
+        if ((s = dp__kv(tok, n, "bandwidth", used)) != NULL) {
+            if (dp__num(s, &v, 0) || v <= 0) return dp__fail(err, DP_ERR_RANGE, "%s:%d: pair %d %d: bandwidth '%s' must be positive", name, line, a, b, s);
+            c->bandwidth[a * c->n + b] = v;
+        }
+        if ((s = dp__kv(tok, n, "latency", used)) != NULL) {
+            if (dp__num(s, &v, 0)) return dp__fail(err, DP_ERR_RANGE, "%s:%d: pair %d %d: latency '%s' must be a non-negative number", name, line, a, b, s);
+            c->latency[a * c->n + b] = v;
+        }
+    }
+    for (i = 0; i < n; i++) if (!used[i]) return dp__fail(err, DP_ERR_PARSE, "%s:%d: unknown field '%s'", name, line, tok[i]);
+    return 0;
+}
+
+/* A cluster file's "kindspeed DEVICE|all KIND SPEED" or "... WORK:SPEED
+   ..." line (n tokens). */
+static int dp__cl_kindspeed_line(dp_cluster *c, char **tok, int n, const char *name, int line, dp_error *err)
+{
+    long long k;
+    double v;
+    int i;
+    dp_kind kd;
+    int lo = 0, hi = c->n - 1, np = n - 3, curve = 0;
+    dp_speed_point pts[DP_MAX_CURVE];
+    if (!c->n) return dp__fail(err, DP_ERR_PARSE, "%s:%d: 'kindspeed' before 'devices N'", name, line);
+    if (n < 4) return dp__fail(err, DP_ERR_PARSE, "%s:%d: expected 'kindspeed DEVICE|all KIND SPEED' or 'kindspeed DEVICE|all KIND WORK:SPEED ...'", name, line);
+    if (strcmp(tok[1], "all") != 0) {
+        if (dp__int(tok[1], 0, c->n - 1, &k)) return dp__fail(err, DP_ERR_RANGE, "%s:%d: device index '%s' not in 0..%d", name, line, tok[1], c->n - 1);
+        lo = hi = (int)k;
+    }
+    if (dp_kind_parse(tok[2], &kd)) return dp__fail(err, DP_ERR_PARSE, "%s:%d: unknown op kind '%s'", name, line, tok[2]);
+    for (i = 3; i < n; i++) curve |= strchr(tok[i], ':') != NULL;
+    if (!curve) {
+        if (n != 4) return dp__fail(err, DP_ERR_PARSE, "%s:%d: kindspeed: one SPEED or WORK:SPEED points, found %d values", name, line, n - 3);
+        if (dp__num(tok[3], &v, 0) || v <= 0) return dp__fail(err, DP_ERR_RANGE, "%s:%d: kindspeed '%s' must be a positive number", name, line, tok[3]);
+        for (i = lo; i <= hi; i++) {
+            c->kind_speed[(size_t)i * DP_KIND__COUNT + kd] = v;
+            c->curve_len[(size_t)i * DP_KIND__COUNT + kd] = 0;
+        }
+        return 0;
+    }
+    if (np > DP_MAX_CURVE) return dp__fail(err, DP_ERR_LIMIT, "%s:%d: kindspeed curve of %d points (limit %d)", name, line, np, DP_MAX_CURVE);
+    for (i = 0; i < np; i++) {
+        char *tk = tok[3 + i], *colon = strchr(tk, ':');
+        int rw, rs;
+        if (!colon) return dp__fail(err, DP_ERR_PARSE, "%s:%d: kindspeed point '%s' is not WORK:SPEED", name, line, tk);
+        *colon = 0;
+        rw = dp__num(tk, &pts[i].work, 0);
+        rs = dp__num(colon + 1, &pts[i].speed, 0);
+        *colon = ':';
+        if (rw == -1 || rs == -1) return dp__fail(err, DP_ERR_PARSE, "%s:%d: kindspeed point '%s' is not WORK:SPEED", name, line, tk);
+        if (rw || rs || !(pts[i].work > 0) || !(pts[i].speed > 0)) return dp__fail(err, DP_ERR_RANGE, "%s:%d: kindspeed point '%s': work and speed must be positive and finite", name, line, tk);
+        if (i > 0 && !(pts[i].work > pts[i - 1].work)) return dp__fail(err, DP_ERR_RANGE, "%s:%d: kindspeed point '%s': work must increase along the curve", name, line, tk);
+    }
+    for (i = lo; i <= hi; i++) {
+        size_t at = (size_t)i * DP_KIND__COUNT + kd;
+        memcpy(c->curve + at * DP_MAX_CURVE, pts, sizeof(dp_speed_point) * (size_t)np);
+        c->curve_len[at] = np;
+        c->kind_speed[at] = 0;
+    }
+    return 0;
+}
+
 DPDEF int dp_cluster_read_mem(dp_cluster *c, const char *buf, size_t len, const char *name, dp_error *err)
 {
     dp__text t;
@@ -3120,82 +3214,11 @@ DPDEF int dp_cluster_read_mem(dp_cluster *c, const char *buf, size_t len, const 
             continue;
         }
         if (strcmp(tok[0], "device") == 0 || strcmp(tok[0], "pair") == 0) {
-            int is_pair = tok[0][0] == 'p', a = 0, b = 0, nidx = is_pair ? 2 : 1;
-            const char *s;
-            if (!c->n) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: '%s' before 'devices N'", name, t.line, tok[0]); goto done; }
-            for (i = 1; i <= nidx; i++) {
-                if (n <= i || dp__int(tok[i], 0, c->n - 1, &k)) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: device index '%s' not in 0..%d", name, t.line, n > i ? tok[i] : "", c->n - 1); goto done; }
-                used[i] = 1;
-                if (i == 1) a = (int)k; else b = (int)k;
-            }
-            if (!is_pair) {
-                if ((s = dp__kv(tok, n, "name", used)) != NULL) snprintf(c->name[a], 32, "%s", s);
-                if ((s = dp__kv(tok, n, "speed", used)) != NULL) {
-                    if (dp__num(s, &v, 0) || v <= 0) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: device %d: speed '%s' must be positive", name, t.line, a, s); goto done; }
-                    c->speed[a] = v;
-                }
-                if ((s = dp__kv(tok, n, "memory", used)) != NULL) {
-                    if (dp__num(s, &v, 0)) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: device %d: memory '%s' must be a non-negative number", name, t.line, a, s); goto done; }
-                    c->memory[a] = v;
-                }
-                if ((s = dp__kv(tok, n, "overhead", used)) != NULL) {
-                    if (dp__num(s, &v, 0)) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: device %d: overhead '%s' must be a finite non-negative number", name, t.line, a, s); goto done; }
-                    c->overhead[a] = v;
-                }
-            } else {
-                if (a == b) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: pair %d %d: a device has no link to itself", name, t.line, a, b); goto done; }
-                if ((s = dp__kv(tok, n, "bandwidth", used)) != NULL) {
-                    if (dp__num(s, &v, 0) || v <= 0) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: pair %d %d: bandwidth '%s' must be positive", name, t.line, a, b, s); goto done; }
-                    c->bandwidth[a * c->n + b] = v;
-                }
-                if ((s = dp__kv(tok, n, "latency", used)) != NULL) {
-                    if (dp__num(s, &v, 0)) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: pair %d %d: latency '%s' must be a non-negative number", name, t.line, a, b, s); goto done; }
-                    c->latency[a * c->n + b] = v;
-                }
-            }
-            for (i = 0; i < n; i++) if (!used[i]) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unknown field '%s'", name, t.line, tok[i]); goto done; }
+            if ((rc = dp__cl_device_line(c, tok, n, used, name, t.line, err))) goto done;
             continue;
         }
         if (strcmp(tok[0], "kindspeed") == 0) {
-            dp_kind kd;
-            int lo = 0, hi = c->n - 1, np = n - 3, curve = 0;
-            dp_speed_point pts[DP_MAX_CURVE];
-            if (!c->n) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: 'kindspeed' before 'devices N'", name, t.line); goto done; }
-            if (n < 4) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: expected 'kindspeed DEVICE|all KIND SPEED' or 'kindspeed DEVICE|all KIND WORK:SPEED ...'", name, t.line); goto done; }
-            if (strcmp(tok[1], "all") != 0) {
-                if (dp__int(tok[1], 0, c->n - 1, &k)) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: device index '%s' not in 0..%d", name, t.line, tok[1], c->n - 1); goto done; }
-                lo = hi = (int)k;
-            }
-            if (dp_kind_parse(tok[2], &kd)) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unknown op kind '%s'", name, t.line, tok[2]); goto done; }
-            for (i = 3; i < n; i++) curve |= strchr(tok[i], ':') != NULL;
-            if (!curve) {
-                if (n != 4) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: kindspeed: one SPEED or WORK:SPEED points, found %d values", name, t.line, n - 3); goto done; }
-                if (dp__num(tok[3], &v, 0) || v <= 0) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: kindspeed '%s' must be a positive number", name, t.line, tok[3]); goto done; }
-                for (i = lo; i <= hi; i++) {
-                    c->kind_speed[(size_t)i * DP_KIND__COUNT + kd] = v;
-                    c->curve_len[(size_t)i * DP_KIND__COUNT + kd] = 0;
-                }
-                continue;
-            }
-            if (np > DP_MAX_CURVE) { rc = dp__fail(err, DP_ERR_LIMIT, "%s:%d: kindspeed curve of %d points (limit %d)", name, t.line, np, DP_MAX_CURVE); goto done; }
-            for (i = 0; i < np; i++) {
-                char *tk = tok[3 + i], *colon = strchr(tk, ':');
-                int rw, rs;
-                if (!colon) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: kindspeed point '%s' is not WORK:SPEED", name, t.line, tk); goto done; }
-                *colon = 0;
-                rw = dp__num(tk, &pts[i].work, 0);
-                rs = dp__num(colon + 1, &pts[i].speed, 0);
-                *colon = ':';
-                if (rw == -1 || rs == -1) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: kindspeed point '%s' is not WORK:SPEED", name, t.line, tk); goto done; }
-                if (rw || rs || !(pts[i].work > 0) || !(pts[i].speed > 0)) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: kindspeed point '%s': work and speed must be positive and finite", name, t.line, tk); goto done; }
-                if (i > 0 && !(pts[i].work > pts[i - 1].work)) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: kindspeed point '%s': work must increase along the curve", name, t.line, tk); goto done; }
-            }
-            for (i = lo; i <= hi; i++) {
-                size_t at = (size_t)i * DP_KIND__COUNT + kd;
-                memcpy(c->curve + at * DP_MAX_CURVE, pts, sizeof(dp_speed_point) * (size_t)np);
-                c->curve_len[at] = np;
-                c->kind_speed[at] = 0;
-            }
+            if ((rc = dp__cl_kindspeed_line(c, tok, n, name, t.line, err))) goto done;
             continue;
         }
         rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unknown key '%s' (expected devices, link, speed, bandwidth, latency, memory, overhead, device, pair, kindspeed)", name, t.line, tok[0]);
