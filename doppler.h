@@ -5153,10 +5153,74 @@ typedef struct dp__roll_opts {
    choices but leaves every statistic 0 (no logs, no entropies). */
 typedef struct dp__roll_stats { double il_loss, entropy, logp, wlogp, alogp, sel_ent, plc_ent, xent; int par, npar; } dp__roll_stats;
 
-static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro, dp_rng *rng, dp__roll_stats *st)
+/* PLC's inputs for placing op v: each device's features from the partial
+   schedule into f (work, input work, first and last input's end, earliest
+   start, its distance to the earliest, earliest or not) and the device's
+   embedding into zs (v's, plus the mean of the device's ops' projections);
+   returns the earliest start over the devices. */
+static double dp__plc_features(dp__gctx *x, int v, double *f, double *zs)
 {
     const dp_graph *g = x->g;
     const dp_cluster *c = x->c;
+    int nd = x->nd, H = x->H, d, k, i;
+    double emin = HUGE_VAL;
+    for (d = 0; d < nd; d++) {
+        double inw = 0, e0 = HUGE_VAL, e1 = 0, ready = 0, *fd = f + (size_t)d * DP__DF;
+        for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+            int e = g->in_edge[k], u = g->src[e];
+            double arr = x->end[u] + dp_xfer_time(c, g->bytes[e], x->assign[u], d);
+            if (arr > ready) ready = arr;
+            if (x->assign[u] == d) {
+                inw += x->optime[(size_t)u * nd + d];
+                if (x->end[u] < e0) e0 = x->end[u];
+                if (x->end[u] > e1) e1 = x->end[u];
+            }
+        }
+        if (e0 == HUGE_VAL) e0 = 0;
+        x->est[d] = ready > x->avail[d] ? ready : x->avail[d];
+        if (x->est[d] < emin) emin = x->est[d];
+        fd[0] = x->work[d] / x->scale; fd[1] = inw / x->scale;
+        fd[2] = e0 / x->scale; fd[3] = e1 / x->scale; fd[4] = x->est[d] / x->scale;
+    }
+    for (d = 0; d < nd; d++) {
+        double *fd = f + (size_t)d * DP__DF, *z = zs + (size_t)d * H;
+        const double *A = x->A + (size_t)v * H, *pm = x->pmean + (size_t)d * H;
+        fd[5] = (x->est[d] - emin) / x->unit;
+        fd[6] = x->est[d] <= emin + 1e-9 * fabs(emin);
+        if (x->cnt[d] > 0) {
+            for (i = 0; i < H; i++) z[i] = A[i] + pm[i];
+        } else {
+            memcpy(z, A, sizeof(double) * (size_t)H);
+        }
+    }
+    return emin;
+}
+
+/* Places v on device a at step t: its start and end, the device's load and
+   mean projection, and v's successors that become legal. */
+static void dp__place_step(dp__gctx *x, int t, int v, int a)
+{
+    const dp_graph *g = x->g;
+    int nd = x->nd, H = x->H, i, k;
+    x->step_op[t] = v; x->step_dev[t] = a;
+    x->assign[v] = a;
+    x->order[t] = v;
+    x->end[v] = x->est[a] + x->optime[(size_t)v * nd + a];
+    x->avail[a] = x->end[v];
+    x->work[a] += x->optime[(size_t)v * nd + a];
+    for (i = 0; i < H; i++) x->psum[(size_t)a * H + i] += x->P[(size_t)v * H + i];
+    x->cnt[a] += 1;
+    /* the mean of a's ops' projections, which only this step changes */
+    for (i = 0; i < H; i++) x->pmean[(size_t)a * H + i] = x->psum[(size_t)a * H + i] / x->cnt[a];
+    for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
+        int y = g->dst[g->out_edge[k]];
+        if (--x->pend[y] == 0) { x->pos[y] = x->nlegal; x->legal[x->nlegal++] = y; }
+    }
+}
+
+static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro, dp_rng *rng, dp__roll_stats *st)
+{
+    const dp_graph *g = x->g;
     dp__heads w;
     int n = x->n, nd = x->nd, H = x->H, t, i, k, d, v;
     double *lp = x->prob;   /* probabilities over the legal set, then over devices */
@@ -5225,35 +5289,7 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
         x->legal[li] = x->legal[--x->nlegal];
         x->pos[x->legal[li]] = li;
         /* ---- PLC: device features from the partial schedule ---- */
-        for (d = 0; d < nd; d++) {
-            double inw = 0, e0 = HUGE_VAL, e1 = 0, ready = 0, *fd = f + (size_t)d * DP__DF;
-            for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
-                int e = g->in_edge[k], u = g->src[e];
-                double arr = x->end[u] + dp_xfer_time(c, g->bytes[e], x->assign[u], d);
-                if (arr > ready) ready = arr;
-                if (x->assign[u] == d) {
-                    inw += x->optime[(size_t)u * nd + d];
-                    if (x->end[u] < e0) e0 = x->end[u];
-                    if (x->end[u] > e1) e1 = x->end[u];
-                }
-            }
-            if (e0 == HUGE_VAL) e0 = 0;
-            x->est[d] = ready > x->avail[d] ? ready : x->avail[d];
-            if (x->est[d] < emin) emin = x->est[d];
-            fd[0] = x->work[d] / x->scale; fd[1] = inw / x->scale;
-            fd[2] = e0 / x->scale; fd[3] = e1 / x->scale; fd[4] = x->est[d] / x->scale;
-        }
-        for (d = 0; d < nd; d++) {
-            double *fd = f + (size_t)d * DP__DF, *z = zs + (size_t)d * H;
-            const double *A = x->A + (size_t)v * H, *pm = x->pmean + (size_t)d * H;
-            fd[5] = (x->est[d] - emin) / x->unit;
-            fd[6] = x->est[d] <= emin + 1e-9 * fabs(emin);
-            if (x->cnt[d] > 0) {
-                for (i = 0; i < H; i++) z[i] = A[i] + pm[i];
-            } else {
-                memcpy(z, A, sizeof(double) * (size_t)H);
-            }
-        }
+        emin = dp__plc_features(x, v, f, zs);
         dp__gemm(zs, (size_t)H, f, DP__DF, wt_d, nd, DP__DF, H);
         for (d = 0; d < nd; d++) {
             const double *z = zs + (size_t)d * H;
@@ -5281,20 +5317,7 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
         if (ro->train) st->il_loss += dp__step_grad(lp, nd, a, wdisc, adv, ro->beta, ent, x->expert, pe, ilw,
                                                     x->step_gu + (size_t)t * nd, x->step_gf + (size_t)t * nd, NULL, it);
         /* ---- place v on a ---- */
-        x->step_op[t] = v; x->step_dev[t] = a;
-        x->assign[v] = a;
-        x->order[t] = v;
-        x->end[v] = x->est[a] + x->optime[(size_t)v * nd + a];
-        x->avail[a] = x->end[v];
-        x->work[a] += x->optime[(size_t)v * nd + a];
-        for (i = 0; i < H; i++) x->psum[(size_t)a * H + i] += x->P[(size_t)v * H + i];
-        x->cnt[a] += 1;
-        /* the mean of a's ops' projections, which only this step changes */
-        for (i = 0; i < H; i++) x->pmean[(size_t)a * H + i] = x->psum[(size_t)a * H + i] / x->cnt[a];
-        for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
-            int y = g->dst[g->out_edge[k]];
-            if (--x->pend[y] == 0) { x->pos[y] = x->nlegal; x->legal[x->nlegal++] = y; }
-        }
+        dp__place_step(x, t, v, a);
     }
 }
 
