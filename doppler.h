@@ -95,6 +95,33 @@
        >>dispatch        the runtime model's dispatcher over an executor's hooks
        >>calibrate       measuring the CPU into a cluster file
 
+   HOW TO READ THIS FILE (to learn DOPPLER, in the order the data flows)
+     1. >>graph      a dp_graph: ops, edges, CSR adjacency and topological
+                     order (dp_graph_finalize); >>cluster: dp_op_time and
+                     dp_xfer_time, the cost model.
+     2. >>simulator  dp_sim_run: the runtime a placement is scored on
+                     (work-conserving devices, FIFO or priority; see THE
+                     RUNTIME MODEL below). >>placers: the heuristics to
+                     beat, cp and heft first.
+     3. >>features   dp__gctx_init: per graph, once, the op features
+                     (z-scored costs, levels, critical paths), the cp
+                     expert's levels and every buffer an episode needs.
+     4. >>gnn        dp__forward: message passing over the graph
+                     (dp__mp_forward), the op embeddings and SEL's static
+                     scores.
+     5. >>episode    dp__rollout: one episode, step by step: SEL picks a
+                     legal op (softmax over its scores), PLC its device
+                     from the partial schedule (dp__plc_features), the op
+                     is placed (dp__place_step); dp__backward: the
+                     gradients of the episode's loss.
+     6. >>train      dp_train: stages il (imitating the cp expert), sim
+                     and real (REINFORCE) in dp__train_stage; each group
+                     of episodes is rolled out (dp__group_rollouts), gets
+                     its returns against the baselines (dp__group_returns),
+                     its gradients (dp__group_backward) and an Adam step
+                     (dp__group_update). dp_policy_place: the trained
+                     policy placing a graph (greedy, or best of samples).
+
    CONVENTIONS
    - Public names dp_, private dp__, macros DP_.
    - Functions that can fail return 0 (DP_OK) or a dp_code and fill the
