@@ -1779,6 +1779,20 @@ DPDEF int dp_write_file(const char *path, dp_write_fn fn, void *ctx, dp_error *e
     return dp__out_close(&o, rc, err);
 }
 
+/* ---- enum names: one table per enum, read both ways --------------------- */
+static const char *dp__name_of(const char *const *names, int n, int i)
+{
+    return i >= 0 && i < n ? names[i] : "?";
+}
+
+/* the index of name in names[0..n), or -1 */
+static int dp__name_index(const char *const *names, int n, const char *name)
+{
+    int i;
+    for (i = 0; i < n; i++) if (strcmp(name, names[i]) == 0) return i;
+    return -1;
+}
+
 /* ---- text scanning, shared by every reader -------------------------- */
 /* A UTF-8 byte-order mark (EF BB BF, which some editors put at the start
    of a file) is skipped by every text reader and dp_format_detect. */
@@ -1924,20 +1938,16 @@ static dp_code dp__count(const char *s, long long lo, long long hi, long long *o
    dp_graph_finalize adds the CSR adjacency and the topo order.
    ====================================================================== */
 #define DP__KIND_TEXT(id, text) text,
-static const char *dp__kind_names[] = { DP_KINDS(DP__KIND_TEXT) };
+static const char *const dp__kind_names[] = { DP_KINDS(DP__KIND_TEXT) };
 #undef DP__KIND_TEXT
 
-DPDEF const char *dp_kind_name(dp_kind kind)
-{
-    return ((int)kind >= 0 && kind < DP_KIND__COUNT) ? dp__kind_names[kind] : "?";
-}
+DPDEF const char *dp_kind_name(dp_kind kind) { return dp__name_of(dp__kind_names, DP_KIND__COUNT, (int)kind); }
 
 DPDEF int dp_kind_parse(const char *name, dp_kind *out)
 {
-    int k;
-    for (k = 0; k < DP_KIND__COUNT; k++)
-        if (strcmp(name, dp__kind_names[k]) == 0) { *out = (dp_kind)k; return 0; }
-    return -1;
+    int k = dp__name_index(dp__kind_names, DP_KIND__COUNT, name);
+    if (k >= 0) *out = (dp_kind)k;
+    return k < 0 ? -1 : 0;
 }
 
 /* ---- growable arrays that fail cleanly -----------------------------------
@@ -2416,19 +2426,15 @@ fail:
 /* ======================================================================
    >>formats
    ====================================================================== */
-static const char *dp__format_names[] = { "auto", "native", "doppler", "stg" };
+static const char *const dp__format_names[] = { "auto", "native", "doppler", "stg" };
 
-DPDEF const char *dp_format_name(dp_format fmt)
-{
-    return ((int)fmt >= 0 && fmt <= DP_FORMAT_STG) ? dp__format_names[fmt] : "?";
-}
+DPDEF const char *dp_format_name(dp_format fmt) { return dp__name_of(dp__format_names, DP_FORMAT_STG + 1, (int)fmt); }
 
 DPDEF int dp_format_parse(const char *name, dp_format *out)
 {
-    int i;
-    for (i = 0; i <= (int)DP_FORMAT_STG; i++)
-        if (strcmp(name, dp__format_names[i]) == 0) { *out = (dp_format)i; return 0; }
-    return -1;
+    int i = dp__name_index(dp__format_names, DP_FORMAT_STG + 1, name);
+    if (i >= 0) *out = (dp_format)i;
+    return i < 0 ? -1 : 0;
 }
 
 DPDEF dp_format dp_format_from_path(const char *path)
@@ -3814,20 +3820,16 @@ DPDEF int dp_static_memory(const dp_graph *g, const dp_cluster *c, const int *as
    >>placers
    ====================================================================== */
 #define DP__METHOD_TEXT(id, text) text,
-static const char *dp__method_names[] = { DP_METHODS(DP__METHOD_TEXT) };
+static const char *const dp__method_names[] = { DP_METHODS(DP__METHOD_TEXT) };
 #undef DP__METHOD_TEXT
 
-DPDEF const char *dp_method_name(dp_method m)
-{
-    return ((int)m >= 0 && m < DP_METHOD__COUNT) ? dp__method_names[m] : "?";
-}
+DPDEF const char *dp_method_name(dp_method m) { return dp__name_of(dp__method_names, DP_METHOD__COUNT, (int)m); }
 
 DPDEF int dp_method_parse(const char *name, dp_method *out)
 {
-    int i;
-    for (i = 0; i < DP_METHOD__COUNT; i++)
-        if (strcmp(name, dp__method_names[i]) == 0) { *out = (dp_method)i; return 0; }
-    return -1;
+    int i = dp__name_index(dp__method_names, DP_METHOD__COUNT, name);
+    if (i >= 0) *out = (dp_method)i;
+    return i < 0 ? -1 : 0;
 }
 
 /* ---- memory capacity ---------------------------------------------------- */
@@ -5804,8 +5806,8 @@ static int dp__pt_episode(dp__pctx *x, const dp_policy *p, const dp__roll_opts *
 /* ======================================================================
    >>train
    ====================================================================== */
-static const char *dp__stage_names[] = { "il", "sim", "real" };
-DPDEF const char *dp_stage_name(dp_stage s) { return ((int)s >= 0 && s < DP_STAGE__COUNT) ? dp__stage_names[s] : "?"; }
+static const char *const dp__stage_names[] = { "il", "sim", "real" };
+DPDEF const char *dp_stage_name(dp_stage s) { return dp__name_of(dp__stage_names, DP_STAGE__COUNT, (int)s); }
 
 static void dp__policy_sizes(const dp_policy_opts *o, int *n_sel, int *n_plc)
 {
@@ -7310,13 +7312,13 @@ static void dp__wl_llama(dp__wb *b, int layer, int P, int B, int blk, int *x, in
     }
 }
 
-static const char *dp__wl_names[] = { "chainmm", "ffnn", "llama-block", "llama-layer" };
+static const char *const dp__wl_names[] = { "chainmm", "ffnn", "llama-block", "llama-layer" };
 
 DPDEF int dp_workload_parse(const char *name, dp_workload *out)
 {
-    int i;
-    for (i = 0; i < 4; i++) if (!strcmp(name, dp__wl_names[i])) { *out = (dp_workload)i; return 0; }
-    return -1;
+    int i = dp__name_index(dp__wl_names, 4, name);
+    if (i >= 0) *out = (dp_workload)i;
+    return i < 0 ? -1 : 0;
 }
 
 DPDEF int dp_gen_workload(dp_graph *g, const dp_workload_opts *opts, dp_error *err)

@@ -498,23 +498,21 @@ int main(int argc, char **argv)
         return 2;
     }
     int devices = atoi(opt(argc, argv, "--devices", "4"));
-    lr_sim = atof(opt(argc, argv, "--lr-sim", "0"));
+    /* the training options, each 0 (the library's default) unless given */
+    static const struct { const char *name; int *i; double *d; } train_opts[] = {
+        {"--lr-sim", NULL, &lr_sim}, {"--eps-sim", NULL, &eps_sim}, {"--rollouts", &rollouts, NULL},
+        {"--temp", NULL, &temp}, {"--sil", NULL, &sil}, {"--entropy", NULL, &ent},
+        {"--greedy-baseline", &greedy_bl, NULL}, {"--adv-norm", &adv_norm, NULL}, {"--step-bl", &step_bl, NULL},
+        {"--gamma", NULL, &gamma_}, {"--anchor-rate", NULL, &anchor_rate}, {"--select", &select_, NULL},
+        {"--anchor", NULL, &anchor}, {"--hidden", &hidden, NULL}, {"--layers", &layers, NULL},
+    };
+    for (size_t k = 0; k < sizeof train_opts / sizeof train_opts[0]; k++) {
+        const char *v = opt(argc, argv, train_opts[k].name, "0");
+        if (train_opts[k].i) *train_opts[k].i = atoi(v);
+        else *train_opts[k].d = atof(v);
+    }
     placeto = !strcmp(opt(argc, argv, "--algo", "doppler"), "placeto");
-    eps_sim = atof(opt(argc, argv, "--eps-sim", "0"));
-    rollouts = atoi(opt(argc, argv, "--rollouts", "0"));
-    temp = atof(opt(argc, argv, "--temp", "0"));
-    sil = atof(opt(argc, argv, "--sil", "0"));
-    ent = atof(opt(argc, argv, "--entropy", "0"));
-    greedy_bl = atoi(opt(argc, argv, "--greedy-baseline", "0"));
-    adv_norm = atoi(opt(argc, argv, "--adv-norm", "0"));
-    step_bl = atoi(opt(argc, argv, "--step-bl", "0"));
-    gamma_ = atof(opt(argc, argv, "--gamma", "0"));
-    anchor_rate = atof(opt(argc, argv, "--anchor-rate", "0"));
-    select_ = atoi(opt(argc, argv, "--select", "0"));
-    anchor = atof(opt(argc, argv, "--anchor", "0"));
-    hidden = atoi(opt(argc, argv, "--hidden", "0"));
     init_path = opt(argc, argv, "--init", NULL);
-    layers = atoi(opt(argc, argv, "--layers", "0"));
     per_seed = flag(argc, argv, "--per-seed");
     order = !strcmp(opt(argc, argv, "--order", "fifo"), "priority") ? DP_ORDER_PRIORITY : DP_ORDER_FIFO;
     if (!strcmp(argv[1], "timing")) return timing(argv[2], devices, atoi(opt(argc, argv, "--episodes", "300")));

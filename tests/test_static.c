@@ -13,28 +13,7 @@ typedef void (*tu2_init_fn)(dp_graph *);
 tu2_init_fn tu2_graph_init(void);
 int tu2_place(dp_method m, int devices, int *assign, double *makespan, char *err, size_t errlen);
 
-/* a layered DAG from the generator, placed by m on `devices` devices */
-static int place(dp_method m, int devices, int *assign, double *makespan, dp_error *err)
-{
-    dp_gen_opts go = {0};
-    dp_place_opts po = {0};
-    dp_place_result res;
-    dp_graph g;
-    dp_cluster c;
-    int rc;
-    go.nodes = 40;
-    go.ccr = 0.5;
-    go.seed = 7;
-    po.seed = 3;
-    dp_graph_init(&g);
-    if ((rc = dp_gen(&g, &go, err))) return rc;
-    if ((rc = dp_cluster_for_graph(&c, &g, devices, err))) { dp_graph_free(&g); return rc; }
-    rc = dp_place(m, &g, &c, &po, assign, &res, err);
-    if (!rc) *makespan = res.makespan;
-    dp_cluster_free(&c);
-    dp_graph_free(&g);
-    return rc;
-}
+#include "static_place.h"
 
 int main(void)
 {
@@ -50,13 +29,13 @@ int main(void)
     for (k = 0; k < 3; k++) {
         const char *name = dp_method_name(methods[k]);
         for (i = 0; i < 40; i++) a1[i] = a2[i] = -1;
-        CHECK(place(methods[k], 3, a1, &m1, &err) == 0, "%s here: %s", name, err.msg);
+        CHECK(static_place(methods[k], 3, a1, &m1, &err) == 0, "%s here: %s", name, err.msg);
         CHECK(tu2_place(methods[k], 3, a2, &m2, err2, sizeof err2) == 0, "%s in tu2: %s", name, err2);
         CHECK(m1 > 0 && m1 == m2, "%s: makespan %.17g here, %.17g in tu2", name, m1, m2);
         CHECK(memcmp(a1, a2, sizeof a1) == 0, "%s: the two copies placed differently", name);
     }
     /* an error from one copy reads the same as from the other */
-    CHECK(place(DP_METHOD_HEFT, DP_MAX_DEVICES + 1, a1, &m1, &err) != 0 && tu2_place(DP_METHOD_HEFT, DP_MAX_DEVICES + 1, a2, &m2, err2, sizeof err2) != 0 &&
+    CHECK(static_place(DP_METHOD_HEFT, DP_MAX_DEVICES + 1, a1, &m1, &err) != 0 && tu2_place(DP_METHOD_HEFT, DP_MAX_DEVICES + 1, a2, &m2, err2, sizeof err2) != 0 &&
           strcmp(err.msg, err2) == 0 && err.msg[0], "too many devices: '%s' here, '%s' in tu2", err.msg, err2);
     return dp_test_done();
 }
