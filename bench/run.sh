@@ -258,7 +258,9 @@ build/exec_bench workloads --devices 2 --rounds 3 --reps 3 || status=1
 echo
 echo "## 6. CUDA executor"
 echo
-if [ -x build/doppler_cuda_probe ] && build/doppler_cuda_probe | grep -q '^[0-9]* CUDA device'; then
+if [ ! -x build/doppler_cuda_probe ]; then
+    echo "skipped: a build without nvcc (no build/doppler_cuda_probe)"
+elif build/doppler_cuda_probe | grep -q '^[0-9]* CUDA device'; then
     build/doppler_cuda_probe
     echo
     echo "Dispatch overhead (zero-cost ops: one block hashing nothing):"
@@ -273,7 +275,7 @@ if [ -x build/doppler_cuda_probe ] && build/doppler_cuda_probe | grep -q '^[0-9]
     echo
     build/exec_bench gpu || status=1
 else
-    echo "skipped: no GPU (or a build without nvcc): $(build/doppler_cuda_probe 2>&1 | head -n 1)"
+    echo "skipped: no GPU: $(build/doppler_cuda_probe 2>&1 | head -n 1)"
 fi
 echo
 echo "## 7. Hardening"
