@@ -16,7 +16,7 @@ trap 'rm -rf "$dir"' EXIT
 PIN=()
 command -v taskset >/dev/null 2>&1 && PIN=(taskset -c 0)
 
-echo "### Remaking it"
+echo "#### Remaking it"
 echo
 t0=$(date +%s.%N)
 if policies/make_family.sh build/doppler "$dir/family.dpl" >"$dir/train.log" 2>&1; then
@@ -43,7 +43,7 @@ gen random --nodes 100 --ccr 0.5 --seed 33 -o "$dir/random_100.dpg"
 graphs=("$dir"/*.dpg)
 [ -d "$DATA/doppler" ] && graphs+=("$DATA"/doppler/*.txt)
 echo
-echo "### Zero-shot on unseen graphs, makespan / lower bound (one core; seconds per placement)"
+echo "#### Zero-shot on unseen graphs, makespan / lower bound (one core; seconds per placement)"
 echo
 "${PIN[@]}" build/learn_bench zeroshot policies/doppler_family.dpl --devices 2,4,8 --samples 64 "${graphs[@]}" || status=1
 exit $status
