@@ -5,15 +5,13 @@
 #   ./build.sh test       build, then run every test program; the last line is
 #                         the total "N passed, N failed, N skipped"
 #   ./build.sh sanitize   the same under -fsanitize=address,undefined (build/sanitize/)
-#   ./build.sh valgrind   one short gen/train/place/sim/exec round of the CLI
-#                         (built -O1 -g into build/valgrind/) under valgrind:
-#                         every step must end with zero errors and zero leaks
+#   ./build.sh valgrind   .ci/valgrind.sh: one short round of every CLI command
+#                         under valgrind: zero errors and zero leaks
 #   ./build.sh demo       train a DOPPLER policy (il, sim, real on the simulator),
 #                         compare it with every heuristic, chart it
 #   ./build.sh bench      bench/run.sh: markdown tables for bench/RESULTS.md
-#   ./build.sh fuzz [S]   libFuzzer (clang) on every reader for S seconds each
-#                         (default 60), seeded from tests/corpus/; crashes land
-#                         in build/fuzz/ (add each to tests/corpus/ and fix it)
+#   ./build.sh fuzz [S]   .ci/fuzz.sh: libFuzzer (clang) on every reader for S
+#                         seconds each (default 60), seeded from tests/corpus/
 #   ./build.sh clean      remove build/
 #
 # With nvcc (found on PATH or in /usr/local/cuda), build/doppler and
@@ -207,7 +205,7 @@ embed_policy() {
     mkdir -p build
     [ build/pretrained_policy.h -nt policies/doppler_family.dpl ] && [ build/pretrained_policy.h -nt policies/embed.sh ] && return 0
     policies/embed.sh policies/doppler_family.dpl build/pretrained_policy.h
-    rm -f build/doppler build/sanitize/doppler build/valgrind/doppler
+    rm -f build/doppler build/sanitize/doppler
 }
 
 build_cuda() {
@@ -323,80 +321,6 @@ cmd_sanitize() {
     run_tests ${progs[@]+"${progs[@]}"}
 }
 
-# ---------------------------------------------------------------------------
-# valgrind: the CLI built -O1 -g, one short round of every kind of work
-# (gen, train il/sim/real and placeto, place with heuristics and both
-# policies, sim, exec of real-op and opaque graphs, a refused bad input),
-# each step under memcheck with full leak checking; tiny graphs, 2 devices.
-# ---------------------------------------------------------------------------
-need_valgrind() {
-    if command -v valgrind >/dev/null 2>&1; then return 0; fi
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-        echo "valgrind not found: installing it"
-        export DEBIAN_FRONTEND=noninteractive
-        if apt-get update && apt-get install -y valgrind; then return 0; fi
-    fi
-    echo "build.sh valgrind: valgrind not found (Debian/Ubuntu: sudo apt-get install valgrind)" >&2
-    exit 1
-}
-
-cmd_valgrind() {
-    need_valgrind
-    CFLAGS="-std=gnu11 $WARN -I. -O1 -g"
-    set_stamp build/valgrind "$CC $CFLAGS"
-    embed_policy
-    cc_prog build/valgrind/doppler demos/doppler.c "${PRETRAINED[@]}"
-    finish_jobs
-    [ ${#FAILED[@]} -eq 0 ] || exit 1
-    local V=build/valgrind d=build/valgrind/run pass=0 fail=0 t0
-    local VG=(valgrind --leak-check=full --show-leak-kinds=all --errors-for-leak-kinds=all
-        --error-exitcode=99 --track-fds=no --num-callers=30)
-    rm -rf "$d"
-    mkdir -p "$d"
-    t0=$(date +%s)
-    # step NAME WANT-STATUS ARGS...: one CLI run under memcheck
-    step() {
-        local name=$1 want=$2 rc errs
-        shift 2
-        "${VG[@]}" --log-file="$d/$name.vg" "$V/doppler" "$@" >"$d/$name.out" 2>&1 </dev/null
-        rc=$?
-        errs=$(grep -o 'ERROR SUMMARY: [0-9]* errors' "$d/$name.vg" | tail -n 1)
-        printf '%-14s exit %s: %s\n' "$name" "$rc" "$(grep -E 'in use at exit|total heap usage|ERROR SUMMARY|LEAK SUMMARY|All heap blocks were freed|definitely lost:|indirectly lost:|possibly lost:|still reachable:' "$d/$name.vg" |
-            sed 's/^==[0-9]*== *//' | tr '\n' ' ' | sed 's/  */ /g')"
-        if [ "$rc" = "$want" ] && [ "$errs" = "ERROR SUMMARY: 0 errors" ] &&
-            grep -q 'All heap blocks were freed -- no leaks are possible' "$d/$name.vg"; then
-            pass=$((pass + 1))
-        else
-            fail=$((fail + 1))
-            echo "FAIL: $name: exit $rc (expected $want), $errs; see $d/$name.vg"
-            grep -E '^==[0-9]+== (Invalid|Conditional|Use of|Syscall|Mismatched|[0-9,]+ bytes in)' "$d/$name.vg" | head -n 10
-            sed 's/^/    /' "$d/$name.out" | tail -n 5
-        fi
-    }
-    step gen-layered 0 gen layered --nodes 14 --ccr 0.5 --seed 3 -o "$d/g.dpg"
-    step gen-chainmm 0 gen chainmm --parts 2 --dim 16 --batch 8 --layers 1 -o "$d/w.dpg"
-    step info 0 info "$d/g.dpg" --devices 2 --json
-    step train-doppler 0 train "$d/g.dpg" --devices 2 --stages il,sim,real --episodes 3,3,2 --hidden 4 \
-        --layers 1 --out "$d/pol.dpl" --curve "$d/curve.csv" --curve-svg "$d/curve.svg"
-    step train-diverges 1 train "$d/g.dpg" --devices 2 --stages il --episodes 4 --lr 1e300 --hidden 4 --layers 1 \
-        --out "$d/nan.dpl"
-    step train-placeto 0 train "$d/g.dpg" --algo placeto --devices 2 --episodes 2 --hidden 4 --out "$d/pt.dpl"
-    step place-doppler 0 place "$d/g.dpg" --method doppler --policy "$d/pol.dpl" --devices 2 --samples 2 \
-        --out "$d/a.txt" --gantt "$d/place.svg"
-    step place-placeto 0 place "$d/g.dpg" --method placeto --policy "$d/pt.dpl" --devices 2 --json
-    step place-anneal 0 place "$d/g.dpg" --method anneal --devices 2 --budget 60 --order priority
-    step bench 0 bench "$d/g.dpg" --devices 2 --methods single,round-robin,random,cp,heft,enumopt
-    step sim 0 sim "$d/g.dpg" --assign "$d/a.txt" --devices 2 --gantt "$d/sim.svg" --json
-    step place-chainmm 0 place "$d/w.dpg" --method cp --devices 2 --out "$d/wa.txt"
-    step exec-chainmm 0 exec "$d/w.dpg" --assign "$d/wa.txt" --backend cpu --devices 2 --reps 1
-    step exec-opaque 0 exec "$d/g.dpg" --assign "$d/a.txt" --backend cpu --devices 2 --reps 1 --no-verify
-    printf 'doppler-graph 1\nop a compute=1\nop b compute=-4\n' >"$d/bad.dpg"
-    step bad-input 1 info "$d/bad.dpg"
-    echo "valgrind round: $(( $(date +%s) - t0 )) s"
-    echo "$pass passed, $fail failed, 0 skipped"
-    [ "$fail" = 0 ]
-}
-
 cmd_demo() {
     do_build || exit 1
     local graphs g best name t0
@@ -477,70 +401,16 @@ cmd_bench() {
     bench/run.sh
 }
 
-# ---------------------------------------------------------------------------
-# fuzzing: one libFuzzer binary per reader (tests/fuzz/fuzz.c), run for
-# SECONDS each, DP_JOBS at a time. New inputs go to build/fuzz/corpus-NAME,
-# crashes to build/fuzz/crash-NAME-*; the seeds in tests/corpus are read only.
-# ---------------------------------------------------------------------------
-FUZZ_TARGETS="native:DP_FUZZ_NATIVE:native doppler:DP_FUZZ_DOPPLER:doppler stg:DP_FUZZ_STG:stg
-auto:DP_FUZZ_AUTO:native,doppler,stg cluster:DP_FUZZ_CLUSTER:cluster assign:DP_FUZZ_ASSIGN:assign
-policy:DP_FUZZ_POLICY:policy"
-
-cmd_fuzz() {
-    local secs=${1:-60} t name macro seeds dirs d
-    if ! echo 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { (void)d; (void)n; return 0; }' |
-        clang -fsanitize=fuzzer -x c - -o /dev/null 2>/dev/null; then
-        echo "build.sh fuzz: needs clang with libFuzzer (-fsanitize=fuzzer)" >&2
-        exit 1
-    fi
-    set_stamp build/fuzz "clang -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined"
-    for t in $FUZZ_TARGETS; do
-        IFS=: read -r name macro seeds <<<"$t"
-        if ! uptodate "build/fuzz/$name" tests/fuzz/fuzz.c; then
-            echo "  CLANG build/fuzz/$name"
-            start_job "fuzz_$name" clang -std=gnu11 -g -O1 -I. -fsanitize=fuzzer,address,undefined \
-                -DDP_FUZZ_TARGET="$macro" -o "build/fuzz/$name" tests/fuzz/fuzz.c $LIBS
-        fi
-    done
-    finish_jobs
-    [ ${#FAILED[@]} -eq 0 ] || exit 1
-    JOB_NAMES=()
-    for t in $FUZZ_TARGETS; do
-        IFS=: read -r name macro seeds <<<"$t"
-        dirs=()
-        for d in ${seeds//,/ }; do dirs+=("tests/corpus/$d"); done
-        mkdir -p "build/fuzz/corpus-$name"
-        echo "  FUZZ  $name for ${secs}s"
-        start_job "fuzzrun_$name" "build/fuzz/$name" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
-            -print_final_stats=1 -artifact_prefix="build/fuzz/crash-$name-" "build/fuzz/corpus-$name" "${dirs[@]}"
-    done
-    wait
-    printf '\n| target | seconds | executions | corpus | crashes |\n|---|---:|---:|---:|---:|\n'
-    local bad=0 runs crashes
-    for t in $FUZZ_TARGETS; do
-        IFS=: read -r name macro seeds <<<"$t"
-        runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "build/log/fuzzrun_$name.log" | grep -o '[0-9]*$' | tail -n 1)
-        crashes=$(find build/fuzz -maxdepth 1 -name "crash-$name-*" | wc -l)
-        printf '| %s | %s | %s | %s | %s |\n' "$name" "$secs" "${runs:-?}" \
-            "$(find "build/fuzz/corpus-$name" -type f | wc -l)" "$crashes"
-        [ "$crashes" = 0 ] || bad=1
-    done
-    if [ "$bad" = 1 ]; then
-        echo "crashes: build/fuzz/crash-*; reproduce with build/fuzz/TARGET FILE, then copy FILE into tests/corpus/"
-        exit 1
-    fi
-}
-
 case "${1:-build}" in
     build) do_build ;;
     test) cmd_test ;;
     sanitize) cmd_sanitize ;;
     demo) cmd_demo ;;
     bench) cmd_bench ;;
-    fuzz) cmd_fuzz "${2:-60}" ;;
+    fuzz) .ci/fuzz.sh "${2:-60}" ;;
     clean) rm -rf build ;;
-    valgrind) cmd_valgrind ;;
-    help | -h | --help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' ;;
+    valgrind) .ci/valgrind.sh ;;
+    help | -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' ;;
     *)
         echo "usage: ./build.sh [build|test|sanitize|valgrind|demo|bench|fuzz [SECONDS]|clean]" >&2
         exit 2
