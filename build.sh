@@ -96,6 +96,7 @@ uptodate() {  # OUT INPUT...
     for f in "$@" doppler.h tests/*.h tests/fuzz/*.c tests/test_*_tu[0-9].c build.sh "$STAMP"; do
         [ -e "$f" ] && [ "$f" -nt "$out" ] && return 1
     done
+    return 0
 }
 
 set_stamp() {  # DIR FLAGS...
