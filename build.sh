@@ -5,21 +5,29 @@
 #   ./build.sh test       build, then run every test program; the last line is
 #                         the total "N passed, N failed, N skipped"
 #   ./build.sh sanitize   the same under -fsanitize=address,undefined (build/sanitize/)
-#   ./build.sh valgrind   one short gen/train/place/sim/exec round of the CLI
-#                         (built -O1 -g into build/valgrind/) under valgrind:
-#                         every step must end with zero errors and zero leaks
-#   ./build.sh demo       train a DOPPLER policy (il, sim, real on the simulator),
-#                         compare it with every heuristic, chart it
+#   ./build.sh valgrind   .ci/valgrind.sh: one short round of every CLI command
+#                         under valgrind: zero errors and zero leaks
+#   ./build.sh demo       build the CLI, train a DOPPLER policy (il, sim, real on
+#                         the simulator), compare it with every heuristic, chart it
 #   ./build.sh bench      bench/run.sh: markdown tables for bench/RESULTS.md
-#   ./build.sh fuzz [S]   libFuzzer (clang) on every reader for S seconds each
-#                         (default 60), seeded from tests/corpus/; crashes land
-#                         in build/fuzz/ (add each to tests/corpus/ and fix it)
+#   ./build.sh fuzz [S]   .ci/fuzz.sh: libFuzzer (clang) on every reader for S
+#                         seconds each (default 60), seeded from tests/corpus/
 #   ./build.sh clean      remove build/
 #
+# The implementation is compiled once per set of flags (build/doppler.o,
+# build/sanitize/doppler.o) and the programs link it. Each is compiled with
+# -DDOPPLER_IMPLEMENTATION_DONE, doppler.h's guard against a second copy of
+# the implementation, so that its own "#define DOPPLER_IMPLEMENTATION" (every
+# program stays buildable by one cc command, see README) adds nothing. These
+# compile it themselves: learn_bench (-O3 -march=native), the C++ test, and
+# the tests that name private dp__ functions, replace the allocator
+# (DP_MALLOC) or test linkage (DOPPLER_STATIC, their _tuN files).
+#
 # With nvcc (found on PATH or in /usr/local/cuda), build/doppler and
-# build/exec_bench are built by nvcc with the CUDA executor (doppler_cuda.cu,
-# -DDP_WITH_CUDA: --backend cuda), and build/test_cuda_cu and the probe are
-# added; without it everything is CPU-only and --backend cuda says so.
+# build/exec_bench are linked by nvcc with the CUDA executor (doppler_cuda.cu,
+# compiled once into build/doppler_cuda.o; -DDP_WITH_CUDA: --backend cuda),
+# and build/test_cuda_cu and the probe are added; without it everything is
+# CPU-only and --backend cuda says so.
 #
 # Environment: CC (gcc), CXX (g++), NVCC (nvcc when found; "none": CPU-only),
 # DP_NVCC_ARCH (nvcc -arch, e.g. native or sm_90 on a GPU machine; default:
@@ -39,20 +47,14 @@ if [ "${CI:-}" = true ] || [ "${DP_WERROR:-0}" = 1 ]; then WERROR=-Werror; fi
 WARN="-Wall -Wextra $WERROR"
 CFLAGS="-std=gnu11 -O2 $WARN -I."
 CXXFLAGS="-std=c++17 -O2 $WARN -I."
-SANFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
 LIBS="-lm -pthread"
-
 NVCC=${NVCC:-$(command -v nvcc || { [ -x /usr/local/cuda/bin/nvcc ] && echo /usr/local/cuda/bin/nvcc; } || true)}
 [ "$NVCC" = none ] && NVCC=   # NVCC=none: CPU-only on purpose
 NVFLAGS="-O2 -I. -Xcompiler -Wall,-Wextra${DP_NVCC_ARCH:+ -arch=$DP_NVCC_ARCH}"
-NVLIBS="-lpthread -lm"
 [ -n "$WERROR" ] && NVFLAGS="$NVFLAGS -Werror all-warnings -Xcompiler -Werror"
-
+NVLIBS="-lpthread -lm"
 DATA=${DP_DATA:-../shared/data}   # the reference data, when present
 
-# ---------------------------------------------------------------------------
-# dependencies
-# ---------------------------------------------------------------------------
 # stb_ds: only tests/test_stb_ds.c uses it (a program with its own stb_ds
 # links with doppler, which needs nothing); installed when we can, the test
 # skips without it
@@ -64,45 +66,30 @@ want_stb() {
         if apt-get update && apt-get install -y libstb-dev; then return 0; fi
     fi
     echo "build.sh: stb_ds.h not found: tests/test_stb_ds.c will skip (Debian/Ubuntu: apt-get install libstb-dev)"
-    return 0
 }
 
 # ---------------------------------------------------------------------------
-# parallel compilation: each job logs to build/log/NAME.log and leaves its
-# exit status in build/log/NAME.rc; finish_jobs shows the logs and collects
-# the failed targets in FAILED.
+# compiling, DP_JOBS at a time: each job logs to build/log/NAME.log and
+# leaves its exit status in build/log/NAME.rc; finish_jobs shows the logs and
+# collects the failed targets in FAILED.
 # ---------------------------------------------------------------------------
 JOB_NAMES=()
 FAILED=()
-
-start_job() {  # NAME CMD...
-    local name=$1
-    shift
-    while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n 2>/dev/null || true; done
-    rm -f "build/log/$name.rc"
-    ( "$@" >"build/log/$name.log" 2>&1; echo $? >"build/log/$name.rc" ) &
-    JOB_NAMES+=("$name")
-}
 
 finish_jobs() {
     wait
     local n rc
     for n in ${JOB_NAMES[@]+"${JOB_NAMES[@]}"}; do
         rc=$(cat "build/log/$n.rc" 2>/dev/null || echo 1)
-        if [ -s "build/log/$n.log" ]; then
-            echo "--- $n:"
-            cat "build/log/$n.log"
-        fi
-        if [ "$rc" != 0 ]; then
-            echo "build.sh: FAILED to build $n"
-            FAILED+=("$n")
-        fi
+        [ -s "build/log/$n.log" ] && { echo "--- $n:"; cat "build/log/$n.log"; }
+        [ "$rc" = 0 ] || { echo "build.sh: FAILED to build $n"; FAILED+=("$n"); }
     done
     JOB_NAMES=()
 }
 
-# Up to date when OUT is newer than its sources, every header and the flags.
-uptodate() {  # OUT SRC...
+# Up to date when OUT is newer than its inputs, every header, build.sh and
+# the flags ($STAMP, rewritten when they change).
+uptodate() {  # OUT INPUT...
     local out=$1 f
     shift
     [ -e "$out" ] || return 1
@@ -112,91 +99,57 @@ uptodate() {  # OUT SRC...
     return 0
 }
 
-# Rebuild everything in DIR when the flags change.
 set_stamp() {  # DIR FLAGS...
-    local dir=$1
+    STAMP=$1/.flags
+    mkdir -p "$1" build/log
     shift
-    STAMP=$dir/.flags
-    mkdir -p "$dir" build/log
-    if [ "$(cat "$STAMP" 2>/dev/null)" != "$*" ]; then echo "$*" >"$STAMP"; fi
+    [ "$(cat "$STAMP" 2>/dev/null)" = "$*" ] || echo "$*" >"$STAMP"
 }
 
-cc_prog() {  # OUT SRC [FLAGS...]: one C program
-    local out=$1 src=$2
-    shift 2
-    uptodate "$out" "$src" && return 0
-    echo "  CC    $out"
+# job OUT "INPUTS" TAG CMD...: runs CMD in the background unless OUT is up to date
+job() {
+    local out=$1 inputs=$2 tag=$3 name
+    shift 3
+    uptodate "$out" $inputs && return 0
+    echo "  $tag $out"
     rm -f "$out"
-    start_job "$(echo "$out" | tr / _)" "$CC" $CFLAGS "$@" -o "$out" "$src" $LIBS
+    name=$(echo "$out" | tr / _)
+    while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n 2>/dev/null; done
+    rm -f "build/log/$name.rc"
+    ( "$@" >"build/log/$name.log" 2>&1; echo $? >"build/log/$name.rc" ) &
+    JOB_NAMES+=("$name")
 }
 
-cxx_prog() {  # OUT SRC [FLAGS...]
-    local out=$1 src=$2
+# built OUT: waits for OUT's job (if any); true when OUT is there
+built() {
+    local rc="build/log/$(echo "$1" | tr / _).rc"
+    while [ ! -e "$rc" ] && [ -n "$(jobs -rp)" ]; do wait -n 2>/dev/null; done
+    [ -e "$1" ]
+}
+
+cc_prog() {  # OUT "INPUTS" [FLAGS...]: a C program that compiles the implementation itself
+    local out=$1 in=$2
     shift 2
-    uptodate "$out" "$src" && return 0
-    echo "  CXX   $out"
-    rm -f "$out"
-    start_job "$(echo "$out" | tr / _)" "$CXX" $CXXFLAGS "$@" -o "$out" "$src" $LIBS
+    job "$out" "$in" "CC   " "$CC" $CFLAGS "$@" -o "$out" $in $LIBS
 }
 
-# TEST_PROGS: the test programs of the last build_tests, in order.
-TEST_PROGS=()
-
-# A test program is tests/test_X.c, linked with its further translation
-# units tests/test_X_tuN.c (N one digit) when it has some.
-build_tests() {  # DIR [EXTRA FLAGS...]
-    local dir=$1 f stem
-    shift
-    TEST_PROGS=()
-    for f in tests/test_*.c; do
-        [ -e "$f" ] || continue
-        stem=$(basename "$f" .c)
-        [ "$stem" = test_cuda ] && continue   # links doppler_cuda.cu: build_cuda
-        case $stem in *_tu[0-9]) continue ;; esac   # test_X_tuN.c: linked into test_X
-        cc_prog "$dir/$stem" "$f" "$@" $(ls "tests/${stem}"_tu[0-9].c 2>/dev/null)
-        TEST_PROGS+=("$dir/$stem")
-    done
-    for f in tests/*.cpp; do
-        [ -e "$f" ] || continue
-        stem=$(basename "$f" .cpp)
-        cxx_prog "$dir/${stem}_cpp" "$f" "$@"
-        TEST_PROGS+=("$dir/${stem}_cpp")
-    done
-    # Python tests (the ONNX importer): run as they are, against $DOPPLER_CLI
-    for f in tests/test_*.py; do
-        [ -e "$f" ] && TEST_PROGS+=("$f")
-    done
+lib_prog() {  # OUT "INPUTS" [FLAGS...]: a C program linking $OBJ
+    built "$OBJ" && cc_prog "$1" "$2 $OBJ" -DDOPPLER_IMPLEMENTATION_DONE "${@:3}"
 }
 
-# build/doppler_cuda.o, compiled once in the foreground: the CUDA programs
-# link it (a user's program needs only one nvcc command, see README).
-CUDA_OBJ=build/doppler_cuda.o
-build_cuda_obj() {
-    uptodate "$CUDA_OBJ" doppler_cuda.cu && return 0
-    echo "  NVCC  $CUDA_OBJ"
-    rm -f "$CUDA_OBJ"
-    if ! "$NVCC" $NVFLAGS -c -o "$CUDA_OBJ" doppler_cuda.cu >build/log/cuda_obj.log 2>&1; then
-        cat build/log/cuda_obj.log
-        echo "build.sh: FAILED to build $CUDA_OBJ"
-        FAILED+=("$CUDA_OBJ")
-        return 1
-    fi
-    [ -s build/log/cuda_obj.log ] && cat build/log/cuda_obj.log
-    return 0
-}
-
-nvcc_prog() {  # OUT SRC [FLAGS...]: one program linking doppler_cuda.cu
-    local out=$1 src=$2
+nvcc_prog() {  # OUT "INPUTS" [FLAGS...]: a program linking build/doppler_cuda.o
+    local out=$1 in="$2 $CUDA_OBJ"
     shift 2
-    uptodate "$out" "$src" "$CUDA_OBJ" doppler_cuda.cu && return 0
-    echo "  NVCC  $out"
-    rm -f "$out"
-    start_job "$(echo "$out" | tr / _)" "$NVCC" $NVFLAGS "$@" -o "$out" "$src" "$CUDA_OBJ" $NVLIBS
+    job "$out" "$in" NVCC "$NVCC" $NVFLAGS "$@" -o "$out" $in $NVLIBS
 }
 
 # the CLI and the executor benchmark: with the CUDA executor when nvcc is there
 cli_prog() {  # OUT SRC [FLAGS...]
-    if [ -n "$NVCC" ] && [ -e "$CUDA_OBJ" ]; then nvcc_prog "$1" "$2" -DDP_WITH_CUDA "${@:3}"; else cc_prog "$@"; fi
+    if [ -n "$NVCC" ] && built "$CUDA_OBJ" && built "$OBJ"; then
+        nvcc_prog "$1" "$2 $OBJ" -DDP_WITH_CUDA -DDOPPLER_IMPLEMENTATION_DONE "${@:3}"
+    else
+        lib_prog "$@"
+    fi
 }
 
 # The pretrained policy compiled into every build of the CLI: its bytes as a
@@ -207,39 +160,65 @@ embed_policy() {
     mkdir -p build
     [ build/pretrained_policy.h -nt policies/doppler_family.dpl ] && [ build/pretrained_policy.h -nt policies/embed.sh ] && return 0
     policies/embed.sh policies/doppler_family.dpl build/pretrained_policy.h
-    rm -f build/doppler build/sanitize/doppler build/valgrind/doppler
+    rm -f build/doppler build/sanitize/doppler
 }
 
-build_cuda() {
-    if [ -z "$NVCC" ]; then
-        echo "nvcc not found: building CPU-only"
-        return 0
-    fi
-    [ -e "$CUDA_OBJ" ] || return 0
-    nvcc_prog build/doppler_cuda_probe demos/cuda_probe.c
-    nvcc_prog build/test_cuda_cu tests/test_cuda.c
-    TEST_PROGS+=(build/test_cuda_cu)
+# TEST_PROGS: the test programs of the last build_tests, in order. A test is
+# tests/test_X.c with its further translation units tests/test_X_tuN.c.
+TEST_PROGS=()
+build_tests() {  # DIR
+    local dir=$1 f stem in
+    TEST_PROGS=()
+    for f in tests/test_*.c; do
+        stem=$(basename "$f" .c)
+        case $stem in test_cuda | *_tu[0-9]) continue ;; esac   # nvcc, in do_build; linked into test_X
+        in="$f $(ls "tests/${stem}"_tu[0-9].c 2>/dev/null | tr '\n' ' ')"
+        if grep -qE '#define (DP_MALLOC|DOPPLER_STATIC)|\bdp__[a-z]' $in; then
+            cc_prog "$dir/$stem" "$in"
+        else
+            lib_prog "$dir/$stem" "$in"
+        fi
+        TEST_PROGS+=("$dir/$stem")
+    done
+    for f in tests/*.cpp; do
+        stem=$(basename "$f" .cpp)
+        job "$dir/${stem}_cpp" "$f" "CXX  " "$CXX" $CXXFLAGS -o "$dir/${stem}_cpp" "$f" $LIBS
+        TEST_PROGS+=("$dir/${stem}_cpp")
+    done
+    # Python tests (the ONNX importer): run as they are, against $DOPPLER_CLI
+    for f in tests/test_*.py; do [ -e "$f" ] && TEST_PROGS+=("$f"); done
 }
 
-do_build() {
+CUDA_OBJ=build/doppler_cuda.o
+do_build() {  # [cli]: the CLI only
     want_stb
     set_stamp build "$CC $CFLAGS $CXX $CXXFLAGS $NVCC $NVFLAGS"
-    [ -n "$NVCC" ] && build_cuda_obj
     embed_policy
-    cli_prog build/doppler demos/doppler.c "${PRETRAINED[@]}"
-    cc_prog build/example demos/example.c
-    cc_prog build/stg_bench bench/stg_bench.c
-    cc_prog build/sim_bench bench/sim_bench.c
-    # learning benchmarks: -O3 -march=native, the flags a user training on
-    # this machine would use (the per-episode targets are measured so)
-    cc_prog build/learn_bench bench/learn_bench.c -O3 -march=native
-    cli_prog build/exec_bench bench/exec_bench.c
-    if command -v clang >/dev/null 2>&1 && ! uptodate build/.clang-ok demos/doppler.c bench/exec_bench.c; then
-        echo "  CLANG demos/doppler.c, bench/exec_bench.c (warnings check, with and without DP_WITH_CUDA)"
-        start_job clang_doppler sh -c "clang -std=gnu11 $WARN -I. -fsyntax-only demos/doppler.c && clang -std=gnu11 $WARN -I. -DDP_WITH_CUDA -fsyntax-only demos/doppler.c && clang -std=gnu11 $WARN -I. -DDP_WITH_CUDA -fsyntax-only bench/exec_bench.c && touch build/.clang-ok"
+    OBJ=build/doppler.o
+    job "$OBJ" "" "CC   " "$CC" $CFLAGS -x c -DDOPPLER_IMPLEMENTATION -c -o "$OBJ" doppler.h
+    [ -n "$NVCC" ] && job "$CUDA_OBJ" doppler_cuda.cu NVCC "$NVCC" $NVFLAGS -c -o "$CUDA_OBJ" doppler_cuda.cu
+    if [ "${1:-}" != cli ]; then
+        # learning benchmarks: -O3 -march=native, the flags a user training on
+        # this machine would use (the per-episode targets are measured so)
+        cc_prog build/learn_bench bench/learn_bench.c -O3 -march=native
+        [ -n "$NVCC" ] && built "$CUDA_OBJ" && nvcc_prog build/test_cuda_cu tests/test_cuda.c
+        # clang's warnings on the CLI and exec_bench, with and without DP_WITH_CUDA
+        command -v clang >/dev/null 2>&1 && job build/.clang-ok "demos/doppler.c bench/exec_bench.c" CLANG sh -c \
+            "clang -std=gnu11 $WARN -I. -fsyntax-only demos/doppler.c && clang -std=gnu11 $WARN -I. -DDP_WITH_CUDA -fsyntax-only demos/doppler.c && clang -std=gnu11 $WARN -I. -DDP_WITH_CUDA -fsyntax-only bench/exec_bench.c && touch build/.clang-ok"
     fi
-    build_tests build
-    build_cuda
+    [ -z "$NVCC" ] && echo "nvcc not found: building CPU-only"
+    cli_prog build/doppler demos/doppler.c "${PRETRAINED[@]}"
+    if [ "${1:-}" != cli ]; then
+        cli_prog build/exec_bench bench/exec_bench.c
+        lib_prog build/example demos/example.c
+        lib_prog build/stg_bench bench/stg_bench.c
+        lib_prog build/sim_bench bench/sim_bench.c
+        build_tests build
+        if [ -n "$NVCC" ] && built "$CUDA_OBJ"; then
+            nvcc_prog build/doppler_cuda_probe "demos/cuda_probe.c $OBJ" -DDOPPLER_IMPLEMENTATION_DONE
+            TEST_PROGS+=(build/test_cuda_cu)
+        fi
+    fi
     finish_jobs
     [ ${#FAILED[@]} -eq 0 ]
 }
@@ -308,12 +287,15 @@ cmd_sanitize() {
     want_stb
     # no -Werror here: the instrumentation makes gcc warn where the plain
     # -O2 build (the warning check) does not, e.g. -Wformat-truncation
-    CFLAGS="-std=gnu11 -Wall -Wextra -I. $SANFLAGS"
-    CXXFLAGS="-std=c++17 -Wall -Wextra -I. $SANFLAGS"
+    local san="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
+    CFLAGS="-std=gnu11 -Wall -Wextra -I. $san"
+    CXXFLAGS="-std=c++17 -Wall -Wextra -I. $san"
     set_stamp build/sanitize "$CC $CFLAGS $CXX $CXXFLAGS"
     embed_policy
-    cc_prog build/sanitize/doppler demos/doppler.c "${PRETRAINED[@]}"
+    OBJ=build/sanitize/doppler.o
+    job "$OBJ" "" "CC   " "$CC" $CFLAGS -x c -DDOPPLER_IMPLEMENTATION -c -o "$OBJ" doppler.h
     build_tests build/sanitize
+    lib_prog build/sanitize/doppler demos/doppler.c "${PRETRAINED[@]}"
     finish_jobs
     export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1}
     export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
@@ -323,82 +305,8 @@ cmd_sanitize() {
     run_tests ${progs[@]+"${progs[@]}"}
 }
 
-# ---------------------------------------------------------------------------
-# valgrind: the CLI built -O1 -g, one short round of every kind of work
-# (gen, train il/sim/real and placeto, place with heuristics and both
-# policies, sim, exec of real-op and opaque graphs, a refused bad input),
-# each step under memcheck with full leak checking; tiny graphs, 2 devices.
-# ---------------------------------------------------------------------------
-need_valgrind() {
-    if command -v valgrind >/dev/null 2>&1; then return 0; fi
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-        echo "valgrind not found: installing it"
-        export DEBIAN_FRONTEND=noninteractive
-        if apt-get update && apt-get install -y valgrind; then return 0; fi
-    fi
-    echo "build.sh valgrind: valgrind not found (Debian/Ubuntu: sudo apt-get install valgrind)" >&2
-    exit 1
-}
-
-cmd_valgrind() {
-    need_valgrind
-    CFLAGS="-std=gnu11 $WARN -I. -O1 -g"
-    set_stamp build/valgrind "$CC $CFLAGS"
-    embed_policy
-    cc_prog build/valgrind/doppler demos/doppler.c "${PRETRAINED[@]}"
-    finish_jobs
-    [ ${#FAILED[@]} -eq 0 ] || exit 1
-    local V=build/valgrind d=build/valgrind/run pass=0 fail=0 t0
-    local VG=(valgrind --leak-check=full --show-leak-kinds=all --errors-for-leak-kinds=all
-        --error-exitcode=99 --track-fds=no --num-callers=30)
-    rm -rf "$d"
-    mkdir -p "$d"
-    t0=$(date +%s)
-    # step NAME WANT-STATUS ARGS...: one CLI run under memcheck
-    step() {
-        local name=$1 want=$2 rc errs
-        shift 2
-        "${VG[@]}" --log-file="$d/$name.vg" "$V/doppler" "$@" >"$d/$name.out" 2>&1 </dev/null
-        rc=$?
-        errs=$(grep -o 'ERROR SUMMARY: [0-9]* errors' "$d/$name.vg" | tail -n 1)
-        printf '%-14s exit %s: %s\n' "$name" "$rc" "$(grep -E 'in use at exit|total heap usage|ERROR SUMMARY|LEAK SUMMARY|All heap blocks were freed|definitely lost:|indirectly lost:|possibly lost:|still reachable:' "$d/$name.vg" |
-            sed 's/^==[0-9]*== *//' | tr '\n' ' ' | sed 's/  */ /g')"
-        if [ "$rc" = "$want" ] && [ "$errs" = "ERROR SUMMARY: 0 errors" ] &&
-            grep -q 'All heap blocks were freed -- no leaks are possible' "$d/$name.vg"; then
-            pass=$((pass + 1))
-        else
-            fail=$((fail + 1))
-            echo "FAIL: $name: exit $rc (expected $want), $errs; see $d/$name.vg"
-            grep -E '^==[0-9]+== (Invalid|Conditional|Use of|Syscall|Mismatched|[0-9,]+ bytes in)' "$d/$name.vg" | head -n 10
-            sed 's/^/    /' "$d/$name.out" | tail -n 5
-        fi
-    }
-    step gen-layered 0 gen layered --nodes 14 --ccr 0.5 --seed 3 -o "$d/g.dpg"
-    step gen-chainmm 0 gen chainmm --parts 2 --dim 16 --batch 8 --layers 1 -o "$d/w.dpg"
-    step info 0 info "$d/g.dpg" --devices 2 --json
-    step train-doppler 0 train "$d/g.dpg" --devices 2 --stages il,sim,real --episodes 3,3,2 --hidden 4 \
-        --layers 1 --out "$d/pol.dpl" --curve "$d/curve.csv" --curve-svg "$d/curve.svg"
-    step train-diverges 1 train "$d/g.dpg" --devices 2 --stages il --episodes 4 --lr 1e300 --hidden 4 --layers 1 \
-        --out "$d/nan.dpl"
-    step train-placeto 0 train "$d/g.dpg" --algo placeto --devices 2 --episodes 2 --hidden 4 --out "$d/pt.dpl"
-    step place-doppler 0 place "$d/g.dpg" --method doppler --policy "$d/pol.dpl" --devices 2 --samples 2 \
-        --out "$d/a.txt" --gantt "$d/place.svg"
-    step place-placeto 0 place "$d/g.dpg" --method placeto --policy "$d/pt.dpl" --devices 2 --json
-    step place-anneal 0 place "$d/g.dpg" --method anneal --devices 2 --budget 60 --order priority
-    step bench 0 bench "$d/g.dpg" --devices 2 --methods single,round-robin,random,cp,heft,enumopt
-    step sim 0 sim "$d/g.dpg" --assign "$d/a.txt" --devices 2 --gantt "$d/sim.svg" --json
-    step place-chainmm 0 place "$d/w.dpg" --method cp --devices 2 --out "$d/wa.txt"
-    step exec-chainmm 0 exec "$d/w.dpg" --assign "$d/wa.txt" --backend cpu --devices 2 --reps 1
-    step exec-opaque 0 exec "$d/g.dpg" --assign "$d/a.txt" --backend cpu --devices 2 --reps 1 --no-verify
-    printf 'doppler-graph 1\nop a compute=1\nop b compute=-4\n' >"$d/bad.dpg"
-    step bad-input 1 info "$d/bad.dpg"
-    echo "valgrind round: $(( $(date +%s) - t0 )) s"
-    echo "$pass passed, $fail failed, 0 skipped"
-    [ "$fail" = 0 ]
-}
-
 cmd_demo() {
-    do_build || exit 1
+    do_build cli || exit 1
     local graphs g best name t0
     local train_graph=graphs/layered_100.dpg pol=build/demo_policy.dpl
     local episodes=500 samples=32   # per training stage; samples at placement
@@ -472,75 +380,16 @@ cmd_demo() {
     awk -v t0="$t0" -v t1="$(date +%s.%N)" 'BEGIN { printf "demo took %.1f s\n", t1 - t0 }'
 }
 
-cmd_bench() {
-    do_build || exit 1
-    bench/run.sh
-}
-
-# ---------------------------------------------------------------------------
-# fuzzing: one libFuzzer binary per reader (tests/fuzz/fuzz.c), run for
-# SECONDS each, DP_JOBS at a time. New inputs go to build/fuzz/corpus-NAME,
-# crashes to build/fuzz/crash-NAME-*; the seeds in tests/corpus are read only.
-# ---------------------------------------------------------------------------
-FUZZ_TARGETS="native:DP_FUZZ_NATIVE:native doppler:DP_FUZZ_DOPPLER:doppler stg:DP_FUZZ_STG:stg
-auto:DP_FUZZ_AUTO:native,doppler,stg cluster:DP_FUZZ_CLUSTER:cluster assign:DP_FUZZ_ASSIGN:assign
-policy:DP_FUZZ_POLICY:policy"
-
-cmd_fuzz() {
-    local secs=${1:-60} t name macro seeds dirs d
-    if ! echo 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { (void)d; (void)n; return 0; }' |
-        clang -fsanitize=fuzzer -x c - -o /dev/null 2>/dev/null; then
-        echo "build.sh fuzz: needs clang with libFuzzer (-fsanitize=fuzzer)" >&2
-        exit 1
-    fi
-    set_stamp build/fuzz "clang -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined"
-    for t in $FUZZ_TARGETS; do
-        IFS=: read -r name macro seeds <<<"$t"
-        if ! uptodate "build/fuzz/$name" tests/fuzz/fuzz.c; then
-            echo "  CLANG build/fuzz/$name"
-            start_job "fuzz_$name" clang -std=gnu11 -g -O1 -I. -fsanitize=fuzzer,address,undefined \
-                -DDP_FUZZ_TARGET="$macro" -o "build/fuzz/$name" tests/fuzz/fuzz.c $LIBS
-        fi
-    done
-    finish_jobs
-    [ ${#FAILED[@]} -eq 0 ] || exit 1
-    JOB_NAMES=()
-    for t in $FUZZ_TARGETS; do
-        IFS=: read -r name macro seeds <<<"$t"
-        dirs=()
-        for d in ${seeds//,/ }; do dirs+=("tests/corpus/$d"); done
-        mkdir -p "build/fuzz/corpus-$name"
-        echo "  FUZZ  $name for ${secs}s"
-        start_job "fuzzrun_$name" "build/fuzz/$name" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
-            -print_final_stats=1 -artifact_prefix="build/fuzz/crash-$name-" "build/fuzz/corpus-$name" "${dirs[@]}"
-    done
-    wait
-    printf '\n| target | seconds | executions | corpus | crashes |\n|---|---:|---:|---:|---:|\n'
-    local bad=0 runs crashes
-    for t in $FUZZ_TARGETS; do
-        IFS=: read -r name macro seeds <<<"$t"
-        runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "build/log/fuzzrun_$name.log" | grep -o '[0-9]*$' | tail -n 1)
-        crashes=$(find build/fuzz -maxdepth 1 -name "crash-$name-*" | wc -l)
-        printf '| %s | %s | %s | %s | %s |\n' "$name" "$secs" "${runs:-?}" \
-            "$(find "build/fuzz/corpus-$name" -type f | wc -l)" "$crashes"
-        [ "$crashes" = 0 ] || bad=1
-    done
-    if [ "$bad" = 1 ]; then
-        echo "crashes: build/fuzz/crash-*; reproduce with build/fuzz/TARGET FILE, then copy FILE into tests/corpus/"
-        exit 1
-    fi
-}
-
 case "${1:-build}" in
     build) do_build ;;
     test) cmd_test ;;
     sanitize) cmd_sanitize ;;
     demo) cmd_demo ;;
-    bench) cmd_bench ;;
-    fuzz) cmd_fuzz "${2:-60}" ;;
+    bench) do_build && bench/run.sh ;;
+    fuzz) .ci/fuzz.sh "${2:-60}" ;;
+    valgrind) .ci/valgrind.sh ;;
     clean) rm -rf build ;;
-    valgrind) cmd_valgrind ;;
-    help | -h | --help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' ;;
+    help | -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' ;;
     *)
         echo "usage: ./build.sh [build|test|sanitize|valgrind|demo|bench|fuzz [SECONDS]|clean]" >&2
         exit 2

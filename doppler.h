@@ -172,6 +172,11 @@
      doppler's in that file, and its STBDS_REALLOC/STBDS_FREE are its own:
      doppler's allocations never go through them, stb_ds's never through
      DP_MALLOC (tests/test_stb_ds.c).
+   - DOPPLER_IMPLEMENTATION_DONE defined before the include (e.g.
+     -DDOPPLER_IMPLEMENTATION_DONE) skips the implementation even where
+     DOPPLER_IMPLEMENTATION is defined: a program whose file defines it can
+     be linked to an implementation compiled once elsewhere (build.sh does:
+     build/doppler.o).
    - Under C++ every declaration has C linkage (extern "C"); the
      implementation compiles as C (-std=gnu11; not -std=c11: it uses POSIX
      calls) and as C++.

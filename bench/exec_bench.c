@@ -42,6 +42,7 @@
 #define DOPPLER_IMPLEMENTATION
 #include "doppler.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -18,6 +18,7 @@
 #define DOPPLER_IMPLEMENTATION
 #include "../../doppler.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
