@@ -91,8 +91,9 @@
        >>kernels         reference CPU semantics of every op kind, their
                          FLOPs (dp_op_flops), input values
        >>workloads       block-partitioned chainmm, ffnn and llama graphs
-       >>exec            the threaded CPU executor
-       >>dispatch        the runtime model's dispatcher over an executor's hooks
+       >>dispatch        the runtime model's dispatcher (dp__rt, dp_dispatch),
+                         driven by an executor's hooks
+       >>exec            the threaded CPU executor, on the dispatcher's hooks
        >>calibrate       measuring the CPU into a cluster file
 
    HOW TO READ THIS FILE (to learn DOPPLER, in the order the data flows)
@@ -1077,13 +1078,14 @@ DPDEF int dp_policy_improve(const dp_policy *p, const dp_graph *g, const dp_clus
 
 /* ======================================================================
    >>api-exec
-   The CPU executor runs a placed graph for real on threads: one compute
-   worker per device and one copy worker per device (copies into it; a
-   copy is made at once, and delivered at its modelled arrival, so transfers
-   overlap as in the simulator, FREE or SERIAL links alike; a compute
-   worker between ops makes the copies into its device that are still
-   waiting for the copy worker),
-   work-conserving (a device never idles while one of its ops is ready),
+   The CPU executor runs a placed graph for real on threads, on the
+   dispatcher below (dp_dispatch's, with hooks, as the CUDA executor
+   does): one compute worker per device and one copy worker per device
+   (copies into it; a copy is made at once, and delivered at its modelled
+   arrival, so transfers overlap as in the simulator, FREE or SERIAL
+   links alike; a compute worker between ops makes the copies into its
+   device that are still waiting for the copy worker), work-conserving
+   (a device never idles while one of its ops is ready),
    FIFO or priority order, exactly as the simulator's runtime model.
    Every op owns an output buffer on its device; a transfer is a real copy
    into a buffer of the destination device; a buffer is freed when its last
@@ -1410,8 +1412,7 @@ DPDEF const char *dp_code_text(dp_code code)
 }
 
 /* Fill err (may be NULL) and return code. Every failure goes through
-   here: dp__fail (>>internal), the executor's dp__ex_fail and, through
-   dp__fail, doppler_cuda.cu. */
+   here: dp__fail (>>internal) and, through dp__fail, doppler_cuda.cu. */
 static int dp__vfail(dp_error *err, dp_code code, const char *fmt, va_list ap)
 {
     if (err) {
@@ -7391,80 +7392,306 @@ done:
 }
 
 /* ======================================================================
-   >>exec
-   One mutex guards the shared state; each device has a condition variable
-   for its compute worker and one for its copy worker. Workers sleep on
-   them while idle; ops busy-compute, copies sleep out their modelled time.
-   A copy into a device is queued for its copy worker, or, when the
-   device's compute worker is idle, for that worker itself: a hand-off to
-   an idle device then wakes one thread, not two; and a compute worker
-   makes every copy into its device that its copy worker has not started
-   before it takes its next op, so that a copy whose worker waits for a
-   core (every core computing) waits one op at most.
+   >>dispatch
+   The runtime model's state machine, dp__rt: everything an executor keeps
+   to run a placed graph (see dp_dispatch in >>api-exec): the inputs still
+   to arrive per op, one ready queue per device (the simulator's rule,
+   dp__ready_before), the op running on each device, the serial links,
+   the consumers still holding each output, the copies held until their
+   modelled arrival, and each device's bytes. It never blocks and reads no
+   clock: its driver passes the time of each completion, and the hooks
+   (launch, copy, release) do the work.
+   dp__rt_loop is the dispatcher: start an op on every idle device that has
+   one ready, wait for completions, apply them all, deliver the copies that
+   have arrived, again until every op is done. dp_dispatch runs it on the
+   calling thread (the CUDA executor's hooks, doppler_cuda.cu); the CPU
+   executor runs it on each of its worker threads under one lock, each
+   worker's wait doing that worker's own work (>>exec).
    ====================================================================== */
-typedef struct dp__ex {
+typedef struct dp__rt {
     const dp_graph *g; const dp_cluster *c; const int *assign;
     int n, m, nd;
+    dp_order order; const double *prio;
     double spu, bscale, limit;
+    int *pending, *refcnt, *q, *qoff, *qlen, *running, *dl, ndl;
+    int inflight;                 /* ops running and copies under way */
+    int ndone;                    /* ops done                         */
+    char *xstate;                 /* per edge: 0 none, 1 copying, 2 copied, 3 delivered */
+    double *ready, *arrive, *link_free, *cur, *peak, *bl;
+    int *done;                    /* [n + m] dp_dispatch's completions */
+    void *arena;                  /* every buffer above: one block    */
+} dp__rt;
+
+static int dp__rt_before(const dp__rt *w, int a, int b) { return dp__ready_before(w->order, w->prio, w->ready, a, b); }
+
+static void dp__rt_push(dp__rt *w, int v, double t)
+{
+    w->ready[v] = t;
+    DP__HEAP_PUSH(int, w->q + w->qoff[w->assign[v]], w->qlen[w->assign[v]], v, dp__rt_before, w);
+}
+
+/* Copies held until their modelled arrival: a min-heap on (arrival, edge). */
+static int dp__dl_before(const dp__rt *w, int a, int b) { return w->arrive[a] < w->arrive[b] || (w->arrive[a] == w->arrive[b] && a < b); }
+
+static void dp__rt_free(dp__rt *w) { DP_FREE(w->arena); w->arena = NULL; }
+
+/* The workspace for g under assign (checked by the caller) with opts'
+   order, priority (NULL -> b-level), scales (already the executors'
+   defaults, dp_exec_scales) and arena size; one allocation. */
+static int dp__rt_init(dp__rt *w, const dp_graph *g, const dp_cluster *c, const int *assign, const dp_exec_opts *opts, dp_error *err)
+{
+    dp__arena ar;
+    int rc, v, d, pass;
+    memset(&ar, 0, sizeof ar);
+    memset(w, 0, sizeof *w);
+    w->g = g; w->c = c; w->assign = assign;
+    w->n = g->n_ops; w->m = g->n_edges; w->nd = c->n;
+    w->order = opts->order; w->prio = opts->priority;
+    w->spu = opts->seconds_per_unit; w->bscale = opts->bytes_scale; w->limit = opts->device_bytes;
+    for (pass = 0; pass < 2; pass++) {
+        if (pass && (rc = dp__arena_alloc(&ar, &w->arena, err, "dispatcher"))) return rc;
+        DP__A(w->pending, w->n, int); DP__A(w->refcnt, w->n, int); DP__A(w->q, w->n, int); DP__A(w->qoff, w->nd + 1, int);
+        DP__A(w->qlen, w->nd, int); DP__A(w->running, w->nd, int); DP__A(w->dl, w->m, int); DP__A(w->xstate, w->m, char);
+        DP__A(w->ready, w->n, double); DP__A(w->arrive, w->m, double); DP__A(w->cur, w->nd, double); DP__A(w->peak, w->nd, double);
+        DP__A(w->done, (size_t)w->n + w->m, int);
+        DP__A(w->link_free, (size_t)w->nd * w->nd, double);
+        DP__A(w->bl, w->n, double);
+    }
+    if (w->order == DP_ORDER_PRIORITY && !w->prio) { dp_blevel(g, c, w->bl); w->prio = w->bl; }
+    /* the ready queues: one array split by the number of ops each device holds */
+    for (v = 0; v < w->n; v++) w->qoff[assign[v] + 1]++;
+    for (d = 0; d < w->nd; d++) w->qoff[d + 1] += w->qoff[d];
+    return 0;
+}
+
+/* A new run at time t: nothing held, nothing running, the sources ready. */
+static void dp__rt_reset(dp__rt *w, double t)
+{
+    const dp_graph *g = w->g;
+    int v, d;
+    for (d = 0; d < w->nd; d++) { w->qlen[d] = 0; w->running[d] = -1; w->cur[d] = w->peak[d] = 0; }
+    for (d = 0; d < w->nd * w->nd; d++) w->link_free[d] = 0;
+    memset(w->xstate, 0, (size_t)w->m);
+    w->ndl = w->inflight = w->ndone = 0;
+    for (v = 0; v < w->n; v++) { w->pending[v] = g->in_off[v + 1] - g->in_off[v]; w->refcnt[v] = g->out_off[v + 1] - g->out_off[v]; }
+    for (v = 0; v < w->n; v++) if (w->pending[v] == 0) dp__rt_push(w, v, t);
+}
+
+/* Bytes come and go on device d; an allocation past the arena fails. */
+static int dp__rt_alloc(dp__rt *w, int d, size_t size, const char *what, int id, dp_error *err)
+{
+    double limit = w->limit > 0 ? w->limit : w->c->memory ? w->c->memory[d] : 0;
+    if (limit > 0 && w->cur[d] + (double)size > limit)
+        return dp__fail(err, DP_ERR_INFEASIBLE, "exec: device %d arena full: %s %d needs %zu bytes, %.0f of %.0f in use", d, what, id, size, w->cur[d], limit);
+    w->cur[d] += (double)size;
+    if (w->cur[d] > w->peak[d]) w->peak[d] = w->cur[d];
+    return 0;
+}
+
+static int dp__rt_release_op(dp__rt *w, const dp_dispatch_hooks *h, int u, dp_error *err)
+{
+    w->cur[w->assign[u]] -= (double)dp_exec_op_bytes(w->g, u, w->bscale);
+    return h->release(h->ctx, u, -1, err);
+}
+
+static void dp__rt_deliver(dp__rt *w, int e, double t)
+{
+    int v = w->g->dst[e];
+    w->xstate[e] = 3;
+    if (--w->pending[v] == 0) dp__rt_push(w, v, t);
+}
+
+/* Every idle device that has a ready op starts one (its output accounted,
+   then launched). */
+static int dp__rt_launch_ready(dp__rt *w, const dp_dispatch_hooks *h, dp_error *err)
+{
+    int d, v, rc;
+    for (d = 0; d < w->nd; d++) {
+        if (w->running[d] >= 0 || w->qlen[d] == 0) continue;
+        DP__HEAP_POP(int, w->q + w->qoff[d], w->qlen[d], v, dp__rt_before, w);
+        if ((rc = dp__rt_alloc(w, d, dp_exec_op_bytes(w->g, v, w->bscale), "op", v, err))) return rc;
+        if ((rc = h->launch(h->ctx, v, d, err))) return rc;
+        w->running[d] = v;
+        w->inflight++;
+    }
+    return 0;
+}
+
+/* Op v ended at time t on its device: its inputs are released where this
+   was their last use, its local consumers get an input, its remote ones a
+   copy (accounted on the destination, its arrival modelled: issue +
+   latency + bytes / bandwidth, on SERIAL links after the pair's previous
+   transfer; a real op's copy arrives when it is done). */
+static int dp__rt_op_done(dp__rt *w, const dp_dispatch_hooks *h, int v, double t, dp_error *err)
+{
+    const dp_graph *g = w->g;
+    int d = w->assign[v], k, rc;
+    w->running[d] = -1;
+    w->ndone++;
+    for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+        int e = g->in_edge[k], u = g->src[e];
+        if (w->assign[u] != d) {
+            w->cur[d] -= (double)dp_exec_edge_bytes(g, e, w->bscale);
+            if ((rc = h->release(h->ctx, -1, e, err))) return rc;
+        } else if (--w->refcnt[u] == 0 && (rc = dp__rt_release_op(w, h, u, err))) return rc;
+    }
+    for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
+        int e = g->out_edge[k], x = g->dst[e], dd = w->assign[x];
+        double st = t, dur;
+        if (dd == d) { if (--w->pending[x] == 0) dp__rt_push(w, x, t); continue; }
+        if ((rc = dp__rt_alloc(w, dd, dp_exec_edge_bytes(g, e, w->bscale), "copy of edge", e, err))) return rc;
+        dur = dp_xfer_time(w->c, g->bytes[e], d, dd) * w->spu;
+        if (w->c->link == DP_LINK_SERIAL) {
+            double *lf = &w->link_free[(size_t)d * w->nd + dd];
+            if (*lf > st) st = *lf;
+            *lf = st + dur;
+        }
+        w->arrive[e] = dp__is_real(g, v) ? 0 : st + dur;
+        w->xstate[e] = 1;
+        w->inflight++;
+        if ((rc = h->copy(h->ctx, e, err))) return rc;
+    }
+    return 0;
+}
+
+/* One completion at time t: op id >= 0 ended, or edge -1 - id's copy is
+   done (its source released where that was the last use, then delivered,
+   or held until its modelled arrival). Anything not in flight is refused. */
+static int dp__rt_complete(dp__rt *w, const dp_dispatch_hooks *h, int id, double t, dp_error *err)
+{
+    int rc;
+    if (id >= 0 && id < w->n && w->running[w->assign[id]] == id) {
+        w->inflight--;
+        return dp__rt_op_done(w, h, id, t, err);
+    }
+    if (id < 0 && -1 - id < w->m && w->xstate[-1 - id] == 1) {
+        int e = -1 - id, u = w->g->src[e];
+        w->inflight--;
+        w->xstate[e] = 2;
+        if (--w->refcnt[u] == 0 && (rc = dp__rt_release_op(w, h, u, err))) return rc;
+        if (w->arrive[e] <= t) dp__rt_deliver(w, e, t);
+        else DP__HEAP_PUSH(int, w->dl, w->ndl, e, dp__dl_before, w);
+        return 0;
+    }
+    return dp__fail(err, DP_ERR_ARG, "dispatch: completion %d is of no %s in flight", id, id >= 0 ? "op" : "copy");
+}
+
+/* The dispatcher's loop until every op is done: launch, wait (with the
+   first held copy's arrival as the deadline), apply every completion the
+   wait returned before any device picks again, deliver what has arrived.
+   done has room for max completions. */
+static int dp__rt_loop(dp__rt *w, const dp_dispatch_hooks *h, int *done, int max, dp_error *err)
+{
+    int rc, k;
+    while (w->ndone < w->n) {
+        int cnt = 0;
+        double t;
+        if ((rc = dp__rt_launch_ready(w, h, err))) return rc;
+        if (w->inflight == 0 && w->ndl == 0)
+            return dp__fail(err, DP_ERR_GRAPH, "dispatch: %d of %d ops done and nothing left to wait for", w->ndone, w->n);
+        if ((rc = h->wait(h->ctx, w->ndl ? w->arrive[w->dl[0]] : -1.0, done, max, &cnt, err))) return rc;
+        if (cnt < 0 || cnt > max) return dp__fail(err, DP_ERR_ARG, "dispatch: wait returned %d completions", cnt);
+        t = h->now(h->ctx);
+        for (k = 0; k < cnt; k++) if ((rc = dp__rt_complete(w, h, done[k], t, err))) return rc;
+        while (w->ndl > 0 && w->arrive[w->dl[0]] <= t) {
+            int e;
+            DP__HEAP_POP(int, w->dl, w->ndl, e, dp__dl_before, w);
+            dp__rt_deliver(w, e, t);
+        }
+    }
+    return 0;
+}
+
+DPDEF int dp_dispatch(const dp_graph *g, const dp_cluster *c, const int *assign, const dp_exec_opts *opts,
+                      const dp_dispatch_hooks *hooks, double *peak_bytes, dp_error *err)
+{
+    dp__rt w;
+    dp_exec_opts o;
+    int rc, v;
+    dp__ok(err);
+    if ((rc = dp_check(g, c, err))) return rc;
+    if (!assign || !hooks || !hooks->now || !hooks->launch || !hooks->copy || !hooks->release || !hooks->wait)
+        return dp__fail(err, DP_ERR_ARG, "dispatch: assignment or hooks missing");
+    for (v = 0; v < g->n_ops; v++)
+        if (assign[v] < 0 || assign[v] >= c->n)
+            return dp__fail(err, DP_ERR_RANGE, "dispatch: op %d ('%s') on device %d, but the cluster has devices 0..%d", v, g->name[v], assign[v], c->n - 1);
+    memset(&o, 0, sizeof o);
+    if (opts) o = *opts;
+    if (o.seconds_per_unit < 0 || o.bytes_scale < 0 || o.device_bytes < 0) return dp__fail(err, DP_ERR_RANGE, "dispatch: negative scale or arena size");
+    dp_exec_scales(g, c, &o.seconds_per_unit, &o.bytes_scale);
+    if ((rc = dp__rt_init(&w, g, c, assign, &o, err))) return rc;
+    dp__rt_reset(&w, hooks->now(hooks->ctx));
+    rc = dp__rt_loop(&w, hooks, w.done, w.n + w.m, err);
+    if (!rc && peak_bytes) memcpy(peak_bytes, w.peak, sizeof(double) * (size_t)w.nd);
+    dp__rt_free(&w);
+    return rc;
+}
+
+/* ======================================================================
+   >>exec
+   The CPU executor: the dispatcher of >>dispatch (dp__rt_loop) on the
+   hooks below, named as doppler_cuda.cu's: dp__cpu_launch hands an op to
+   its device's compute worker, dp__cpu_copy a copy to its destination's
+   copy worker, dp__cpu_release returns a buffer to the pool, dp__cpu_wait
+   does the calling worker's own work (or sleeps until there is some) and
+   returns its completion. Unlike the CUDA executor, whose work runs on
+   the GPU while one thread dispatches, here the workers run the ops, so
+   every worker runs the dispatcher's loop itself, under one mutex that
+   guards the dispatcher's state and the queues below: a compute worker
+   that ends an op applies the completion and, when its device has the
+   next op ready, starts it at once, without waking any other thread.
+   Each device has a condition variable for its compute worker and one for
+   its copy worker; workers sleep on them while idle. A copy into a device
+   is queued for its copy worker, or, when the device's compute worker is
+   idle, for that worker itself: a hand-off to an idle device then wakes
+   one thread, not two; and a compute worker makes every copy into its
+   device that its copy worker has not started before it takes its next
+   op, so that a copy whose worker waits for a core (every core computing)
+   waits one op at most. The copy worker of the destination of the first
+   copy held until its modelled arrival sleeps until that arrival.
+   ====================================================================== */
+typedef struct dp__cpux {
+    const dp_graph *g; const dp_cluster *c; const int *assign;
+    int n, m, nd;
+    double bscale;
+    dp__rt rt;              /* the dispatcher's state, under mu */
     pthread_mutex_t mu;
     pthread_cond_t *cv, *xcv;
-    /* ready queues (ops) and copy queues (edges), one of each per device */
-    int *q, *qoff, *qlen;
-    int *xq, *xoff, *xhead, *xtail;
-    int *fl, *nfl;          /* copies in flight into each device: heaps on arrival */
+    int *op;                /* [nd] op launched on the device, not yet taken by its compute worker, or -1 */
+    int *xq, *xoff, *xhead, *xtail;   /* copies queued into each device: rings */
     int *cidle;             /* [nd] the compute worker sleeps, waiting for work */
-    double *issued, *arrive, *link_free;
-    double *ready_at;
-    const double *prio;
-    dp_order order;
-    int *pending, *refcnt;
+    int timing;             /* the device whose copy worker sleeps until armed, or -1 */
+    double armed;
     unsigned char **buf, **xbuf;
+    size_t *len;            /* [n] bytes of each op's output buffer */
     size_t *sizes;          /* [nsizes] every buffer size of the run, sorted */
     int nsizes;
     unsigned char **pool;   /* [nd * nsizes] freed buffers kept for reuse:
                                a list threaded through the buffers   */
     const float **inp;      /* [m] input pointers of real ops, by in-edge slot */
     uint64_t seed;
-    size_t *len;
     uint64_t *dig;
-    double *cur, *peak, *start, *end, *busy, *cpu;
+    double *start, *end, *busy, *cpu;
     double t0, t_end;
-    int done, stop, failed;
+    int stop, failed;
     /* the workers live across runs: gen counts the runs started, finished
        the workers done with the current one; quit ends them */
     pthread_cond_t go, idle;
     int gen, finished, quit, cpu_times;
-    dp_error *err;
+    dp_error *err;          /* the first failure's message goes here */
     void *arena;            /* the buffers above but pool: one block */
-} dp__ex;
+} dp__cpux;
 
-typedef struct dp__exarg { dp__ex *x; int dev; } dp__exarg;
-
-static int dp__ex_before(const dp__ex *x, int a, int b)
-{
-    return dp__ready_before(x->order, x->prio, x->ready_at, a, b);
-}
-
-static void dp__ex_push(dp__ex *x, int v)   /* under the lock */
-{
-    int d = x->assign[v];
-    x->ready_at[v] = dp_now();
-    DP__HEAP_PUSH(int, x->q + x->qoff[d], x->qlen[d], v, dp__ex_before, x);
-    pthread_cond_signal(&x->cv[d]);
-}
-
-static void dp__ex_fail(dp__ex *x, dp_code code, const char *fmt, ...)   /* under the lock */
-{
-    int d;
-    if (!x->failed && x->err) {
-        va_list ap;
-        va_start(ap, fmt);
-        dp__vfail(x->err, code, fmt, ap);
-        va_end(ap);
-    }
-    x->failed = 1; x->stop = 1;
-    for (d = 0; d < x->nd; d++) { pthread_cond_broadcast(&x->cv[d]); pthread_cond_broadcast(&x->xcv[d]); }
-}
+/* One worker thread: the compute worker of dev, or its copy worker; the
+   hooks' context. */
+typedef struct dp__cpuw {
+    dp__cpux *x;
+    int dev, copy;
+    dp_dispatch_hooks h;
+    dp_error err;           /* this worker's failure, copied to x->err if first */
+    int done[1];            /* dp__cpu_wait returns one completion at a time */
+    double t_done;          /* when the op it returned ended (0: read the clock) */
+} dp__cpuw;
 
 /* Bytes of v's buffer (and of a copy of it). */
 static size_t dp__buf_bytes(double bytes, double scale)
@@ -7472,9 +7699,6 @@ static size_t dp__buf_bytes(double bytes, double scale)
     double b = floor(bytes * scale + 0.5);
     return b < 8 ? 8 : (size_t)b;
 }
-
-static size_t dp__ex_size(const dp__ex *x, double bytes) { return dp__buf_bytes(bytes, x->bscale); }
-
 DPDEF size_t dp_exec_op_bytes(const dp_graph *g, int op, double bytes_scale)
 {
     return dp__is_real(g, op) ? sizeof(float) * (size_t)g->rows[op] * (size_t)g->cols[op] : dp__buf_bytes(g->out_bytes[op], bytes_scale);
@@ -7512,14 +7736,15 @@ DPDEF void dp_exec_scales(const dp_graph *g, const dp_cluster *c, double *second
    starts (x->sizes, sorted), and each (device, size) slot heads a list
    linked through the first bytes of the freed buffers themselves (every
    buffer is allocated at least a pointer long). */
-static unsigned char *dp__ex_next(const unsigned char *buf)   /* list link */
+static unsigned char *dp__cpu_next(const unsigned char *buf)   /* list link */
 {
     unsigned char *next;
     memcpy((void *)&next, (const void *)buf, sizeof next);
     return next;
 }
 
-static int dp__ex_slot(const dp__ex *x, size_t size)
+
+static int dp__cpu_slot(const dp__cpux *x, size_t size)
 {
     int lo = 0, hi = x->nsizes - 1;
     while (lo <= hi) {
@@ -7530,36 +7755,22 @@ static int dp__ex_slot(const dp__ex *x, size_t size)
     return -1;
 }
 
-/* Allocates on device d with the arena accounting; NULL on failure (the
-   run is then stopped with a message). Takes the lock itself. */
-static unsigned char *dp__ex_alloc(dp__ex *x, int d, size_t size, const char *what, int id)
+/* A buffer of size bytes on device d (under the lock): the pool's, else
+   a new one; NULL when out of memory. The dispatcher did the accounting. */
+static unsigned char *dp__cpu_alloc(dp__cpux *x, int d, size_t size)
 {
-    unsigned char *p = NULL;
-    double limit;
-    pthread_mutex_lock(&x->mu);
-    limit = x->limit > 0 ? x->limit : x->c->memory[d];
-    if (limit > 0 && x->cur[d] + (double)size > limit)
-        dp__ex_fail(x, DP_ERR_INFEASIBLE, "exec: device %d arena full: %s %d needs %zu bytes, %.0f of %.0f in use", d, what, id, size, x->cur[d], limit);
-    else {
-        int s = dp__ex_slot(x, size);
-        unsigned char **head = s >= 0 ? &x->pool[(size_t)d * x->nsizes + s] : NULL;
-        if (head && *head) { p = *head; *head = dp__ex_next(p); }   /* pop */
-        else if (!(p = (unsigned char *)DP_MALLOC(size < sizeof p ? sizeof p : size)))
-            dp__ex_fail(x, DP_ERR_NOMEM, "exec: device %d: out of memory allocating %zu bytes for %s %d", d, size, what, id);
-        if (p) {
-            x->cur[d] += (double)size;
-            if (x->cur[d] > x->peak[d]) x->peak[d] = x->cur[d];
-        }
-    }
-    pthread_mutex_unlock(&x->mu);
-    return p;
+    int s = dp__cpu_slot(x, size);
+    unsigned char **head = s >= 0 ? &x->pool[(size_t)d * x->nsizes + s] : NULL, *p;
+    if (head && *head) { p = *head; *head = dp__cpu_next(p); return p; }   /* pop */
+    return (unsigned char *)DP_MALLOC(size < sizeof p ? sizeof p : size);
 }
 
-static void dp__ex_release(dp__ex *x, int d, unsigned char **p, size_t size)   /* under the lock */
+/* Back to device d's pool (under the lock); *p becomes NULL. */
+static void dp__cpu_free(dp__cpux *x, int d, unsigned char **p, size_t size)
 {
     int s;
     if (!*p) return;
-    if ((s = dp__ex_slot(x, size)) >= 0) {   /* push */
+    if ((s = dp__cpu_slot(x, size)) >= 0) {   /* push */
         unsigned char **head = &x->pool[(size_t)d * x->nsizes + s];
         memcpy((void *)*p, (const void *)head, sizeof *head);
         *head = *p;
@@ -7567,10 +7778,9 @@ static void dp__ex_release(dp__ex *x, int d, unsigned char **p, size_t size)   /
         DP_FREE(*p);
     }
     *p = NULL;
-    x->cur[d] -= (double)size;
 }
 
-static int dp__ex_size_cmp(const void *a, const void *b)
+static int dp__cpu_size_cmp(const void *a, const void *b)
 {
     size_t x = *(const size_t *)a, y = *(const size_t *)b;
     return x < y ? -1 : x > y;
@@ -7578,7 +7788,7 @@ static int dp__ex_size_cmp(const void *a, const void *b)
 
 /* 64-bit mix of a buffer: four interleaved lanes of 8-byte words (so the
    multiplies overlap), folded into one, then the rest word by word. */
-static uint64_t dp__ex_hash(const unsigned char *b, size_t n, uint64_t h)
+static uint64_t dp__cpu_hash(const unsigned char *b, size_t n, uint64_t h)
 {
     uint64_t l[4], w;
     size_t i = 0;
@@ -7603,206 +7813,205 @@ static uint64_t dp__ex_hash(const unsigned char *b, size_t n, uint64_t h)
 
 /* A real op's work in the executor: its kernel, then the hash of its
    output (the digest); dp_calibrate_cpu times exactly this. */
-static uint64_t dp__ex_real(const dp_graph *g, int v, const float *const *in, float *out, uint64_t seed)
+static uint64_t dp__cpu_real(const dp_graph *g, int v, const float *const *in, float *out, uint64_t seed)
 {
     dp__kernel(g, v, in, out, seed);
-    return dp__ex_hash((const unsigned char *)out, sizeof(float) * (size_t)g->rows[v] * g->cols[v], 0xcbf29ce484222325ULL ^ (uint64_t)v);
+    return dp__cpu_hash((const unsigned char *)out, sizeof(float) * (size_t)g->rows[v] * g->cols[v], 0xcbf29ce484222325ULL ^ (uint64_t)v);
 }
 
-/* In-flight copies into a device: a min-heap of edges on arrival time. */
-static int dp__ex_fl_before(const dp__ex *x, int a, int b) { return x->arrive[a] < x->arrive[b]; }
 
-/* Takes the oldest copy queued for device d and does it (under the lock on
-   entry and on return; the memcpy itself runs outside it): the buffer is
-   allocated in d's arena, filled, and the edge put in flight with its
-   modelled arrival (issue time + latency + bytes / bandwidth; on SERIAL
-   links after the link's previous transfer; a real op's copy arrives when
-   it is done). Returns 0, or -1 when the allocation failed (the run is
-   then stopped). */
-static int dp__ex_take_copy(dp__ex *x, int d)
+/* The hooks. Each is called by a worker's dispatcher loop, under the lock.
+   now: the clock, or, right after an op's completion, the time its end was
+   read (one clock read less per op). */
+static double dp__cpu_now(void *ctx)
 {
-    const dp_graph *g = x->g;
-    int cap = x->xoff[d + 1] - x->xoff[d];
-    int e = x->xq[x->xoff[d] + x->xhead[d] % cap], u = g->src[e], a = x->assign[u];
-    int real = dp__is_real(g, u);
-    size_t size = real ? x->len[u] : dp__ex_size(x, g->bytes[e]), have = x->len[u];
-    const unsigned char *src = x->buf[u];
-    unsigned char *dst;
-    double t = x->issued[e];
-    x->xhead[d]++;
-    if (x->c->link == DP_LINK_SERIAL) {
-        double *lf = &x->link_free[a * x->nd + d];
-        if (*lf > t) t = *lf;
-        *lf = t + dp_xfer_time(x->c, g->bytes[e], a, d) * x->spu;
-    }
-    x->arrive[e] = real ? 0 : t + dp_xfer_time(x->c, g->bytes[e], a, d) * x->spu;
-    pthread_mutex_unlock(&x->mu);
-    /* outside the lock: the source buffer stays alive (this copy holds a
-       reference to it) and dst belongs to this copy alone */
-    dst = dp__ex_alloc(x, d, size, "copy of edge", e);
-    if (dst) {
-        memcpy(dst, src, size < have ? size : have);
-        if (size > have) memset(dst + have, 0, size - have);
-    }
-    pthread_mutex_lock(&x->mu);
-    if (!dst) return -1;
-    x->xbuf[e] = dst;
-    if (--x->refcnt[u] == 0) dp__ex_release(x, a, &x->buf[u], x->len[u]);
-    DP__HEAP_PUSH(int, x->fl + x->xoff[d], x->nfl[d], e, dp__ex_fl_before, x);
+    dp__cpuw *w = (dp__cpuw *)ctx;
+    double t = w->t_done;
+    w->t_done = 0;
+    return t > 0 ? t : dp_now();
+}
+
+/* Op v on device d: its output buffer, then its compute worker is told. */
+static int dp__cpu_launch(void *ctx, int v, int d, dp_error *err)
+{
+    dp__cpuw *w = (dp__cpuw *)ctx;
+    dp__cpux *x = w->x;
+    size_t size = dp_exec_op_bytes(x->g, v, x->bscale);
+    if (!(x->buf[v] = dp__cpu_alloc(x, d, size)))
+        return dp__fail(err, DP_ERR_NOMEM, "exec: device %d: out of memory allocating %zu bytes for op %d", d, size, v);
+    x->len[v] = size;
+    x->op[d] = v;
+    if (w->copy || w->dev != d) pthread_cond_signal(&x->cv[d]);
     return 0;
 }
 
-/* Delivers the copies into d that have arrived by now (under the lock):
-   their consumers' pending counts drop, and the ready ones are queued. */
-static void dp__ex_deliver(dp__ex *x, int d)
+/* Edge e's copy into its consumer's device: the buffer there, then the
+   copy queued for that device's idle compute worker (one thread to wake
+   instead of two) or else its copy worker. */
+static int dp__cpu_copy(void *ctx, int e, dp_error *err)
 {
-    double now = dp_now();
-    while (x->nfl[d] > 0 && now >= x->arrive[x->fl[x->xoff[d]]]) {
-        int e;
-        DP__HEAP_POP(int, x->fl + x->xoff[d], x->nfl[d], e, dp__ex_fl_before, x);
-        if (--x->pending[x->g->dst[e]] == 0) dp__ex_push(x, x->g->dst[e]);
-    }
+    dp__cpux *x = ((dp__cpuw *)ctx)->x;
+    int dd = x->assign[x->g->dst[e]], *ring = x->xq + x->xoff[dd], cap = x->xoff[dd + 1] - x->xoff[dd];
+    size_t size = dp_exec_edge_bytes(x->g, e, x->bscale);
+    if (!(x->xbuf[e] = dp__cpu_alloc(x, dd, size)))
+        return dp__fail(err, DP_ERR_NOMEM, "exec: device %d: out of memory allocating %zu bytes for copy of edge %d", dd, size, e);
+    ring[x->xtail[dd] % cap] = e;
+    x->xtail[dd]++;
+    pthread_cond_signal(x->cidle[dd] ? &x->cv[dd] : &x->xcv[dd]);
+    return 0;
 }
 
-/* The compute worker of device d for one run: until the run stops. */
-static void dp__ex_compute(dp__ex *x, int d)
+static int dp__cpu_release(void *ctx, int op, int e, dp_error *err)
 {
-    int k;
+    dp__cpux *x = ((dp__cpuw *)ctx)->x;
+    (void)err;
+    if (op >= 0) dp__cpu_free(x, x->assign[op], &x->buf[op], x->len[op]);
+    else dp__cpu_free(x, x->assign[x->g->dst[e]], &x->xbuf[e], dp_exec_edge_bytes(x->g, e, x->bscale));
+    return 0;
+}
+
+/* Takes the oldest copy queued for device d and makes it (the memcpy
+   outside the lock: the source stays alive, as this copy holds a
+   reference to it, and the destination belongs to this copy alone).
+   Returns the edge. */
+static int dp__cpu_take_copy(dp__cpux *x, int d)
+{
     const dp_graph *g = x->g;
+    int cap = x->xoff[d + 1] - x->xoff[d];
+    int e = x->xq[x->xoff[d] + x->xhead[d] % cap], u = g->src[e];
+    size_t size = dp_exec_edge_bytes(g, e, x->bscale), have = x->len[u];
+    const unsigned char *src = x->buf[u];
+    unsigned char *dst = x->xbuf[e];
+    x->xhead[d]++;
+    pthread_mutex_unlock(&x->mu);
+    memcpy(dst, src, size < have ? size : have);
+    if (size > have) memset(dst + have, 0, size - have);
     pthread_mutex_lock(&x->mu);
+    return e;
+}
+
+/* Runs op v on device d (the lock released meanwhile): a real op its
+   kernel, an opaque op a busy kernel of its modelled time whose output is
+   a function of its inputs' contents; then its times and digest. Returns
+   when it ended. */
+static double dp__cpu_run(dp__cpux *x, int v, int d)
+{
+    const dp_graph *g = x->g;
+    unsigned char *out = x->buf[v];
+    size_t size = x->len[v], i;
+    double t_start, c_start, deadline, t_end;
+    uint64_t h;
+    int k;
+    pthread_mutex_unlock(&x->mu);
+    t_start = dp_now();
+    c_start = x->cpu_times ? dp__thread_cpu() : 0;
+    deadline = t_start + dp_op_time(g, x->c, v, d) * x->rt.spu;
+    if (dp__is_real(g, v)) {
+        const float **in = x->inp + g->in_off[v];
+        for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+            int e = g->in_edge[k], u = g->src[e];
+            in[k - g->in_off[v]] = (const float *)(x->assign[u] == d ? x->buf[u] : x->xbuf[e]);
+        }
+        h = dp__cpu_real(g, v, in, (float *)out, x->seed);
+    } else {
+        h = 0xcbf29ce484222325ULL ^ (uint64_t)v;
+        for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+            int e = g->in_edge[k], u = g->src[e];
+            const unsigned char *in = x->assign[u] == d ? x->buf[u] : x->xbuf[e];
+            size_t esz = dp_exec_edge_bytes(g, e, x->bscale);
+            /* the bytes this edge carries: the same wherever u ran */
+            h = dp__cpu_hash(in, esz < x->len[u] ? esz : x->len[u], h);
+        }
+        for (i = 0; i + 8 <= size; i += 8) {
+            uint64_t w = h + i * 0x9e3779b97f4a7c15ULL;
+            memcpy(out + i, &w, 8);
+        }
+        for (; i < size; i++) out[i] = (unsigned char)(h >> (8 * (i & 7)));
+        /* busy until its modelled time is up */
+        while (dp_now() < deadline) { uint64_t w; memcpy(&w, out, 8); w = w * 6364136223846793005ULL + 1; memcpy(out, &w, 8); }
+        memcpy(out, &h, 8);
+    }
+    if (x->cpu_times) c_start = dp__thread_cpu() - c_start;
+    pthread_mutex_lock(&x->mu);
+    x->dig[v] = h; x->cpu[v] = c_start;
+    t_end = dp_now();
+    x->start[v] = t_start - x->t0; x->end[v] = t_end - x->t0;
+    x->busy[d] += x->end[v] - x->start[v];
+    return t_end;
+}
+
+/* The calling worker's work: first a copy queued into its device, then
+   (a compute worker) the op launched there; its completion is returned.
+   Without work it sleeps (a copy worker whose device receives the first
+   held copy until that copy's arrival, the deadline), and returns no
+   completion once woken, so that the loop looks again; and at once when
+   the deadline has passed or the run has stopped (the first failure's
+   code when it failed). */
+static int dp__cpu_wait(void *ctx, double deadline, int *done, int max, int *count, dp_error *err)
+{
+    dp__cpuw *w = (dp__cpuw *)ctx;
+    dp__cpux *x = w->x;
+    int d = w->dev, woken = 0, held = x->rt.ndl > 0 ? x->rt.dl[0] : -1;
+    int timer = held >= 0 ? x->assign[x->g->dst[held]] : -1;   /* the copy worker that times it */
+    (void)err; (void)max;
+    *count = 0;
+    /* unless the copy worker that is to time the first held copy sleeps
+       until its arrival already, wake it */
+    if (timer >= 0 && !(x->timing == timer && x->armed == deadline) && !(w->copy && timer == d)) pthread_cond_signal(&x->xcv[timer]);
     for (;;) {
-        int v;
-        double t_start, c_start, deadline;
-        uint64_t h;
-        unsigned char *out;
-        size_t size, i;
-        /* first the copies queued into d that its copy worker has not
-           started (it may wait long for a core while both are computing;
-           a copy is short next to an op), then the next op, or sleep
-           until an op or a copy arrives */
-        while (!x->stop) {
-            if (x->xhead[d] != x->xtail[d]) {
-                if (dp__ex_take_copy(x, d)) break;
-                dp__ex_deliver(x, d);
-                if (x->nfl[d] > 0) pthread_cond_signal(&x->xcv[d]);   /* times the rest */
-                continue;
-            }
-            if (x->qlen[d] > 0) break;
+        if (x->stop) return x->failed;
+        if (x->xhead[d] != x->xtail[d]) { done[(*count)++] = -1 - dp__cpu_take_copy(x, d); return 0; }
+        if (!w->copy && x->op[d] >= 0) {
+            int v = x->op[d];
+            x->op[d] = -1;
+            w->t_done = dp__cpu_run(x, v, d);
+            done[(*count)++] = v;
+            return 0;
+        }
+        if (woken || (deadline >= 0 && dp_now() >= deadline)) return 0;
+        if (!w->copy) {
             x->cidle[d] = 1;
             pthread_cond_wait(&x->cv[d], &x->mu);
             x->cidle[d] = 0;
-        }
-        if (x->stop) break;
-        DP__HEAP_POP(int, x->q + x->qoff[d], x->qlen[d], v, dp__ex_before, x);
-        pthread_mutex_unlock(&x->mu);
-        t_start = dp_now();
-        c_start = x->cpu_times ? dp__thread_cpu() : 0;
-        deadline = t_start + dp_op_time(g, x->c, v, d) * x->spu;
-        size = dp__is_real(g, v) ? sizeof(float) * (size_t)g->rows[v] * g->cols[v] : dp__ex_size(x, g->out_bytes[v]);
-        out = dp__ex_alloc(x, d, size, "op", v);
-        if (!out) { pthread_mutex_lock(&x->mu); break; }
-        if (dp__is_real(g, v)) {
-            const float **in = x->inp + g->in_off[v];
-            for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
-                int e = g->in_edge[k], u = g->src[e];
-                in[k - g->in_off[v]] = (const float *)(x->assign[u] == d ? x->buf[u] : x->xbuf[e]);
-            }
-            h = dp__ex_real(g, v, in, (float *)out, x->seed);
-        } else {
-            /* opaque: its output is a function of its inputs' contents */
-            h = 0xcbf29ce484222325ULL ^ (uint64_t)v;
-            for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
-                int e = g->in_edge[k], u = g->src[e];
-                const unsigned char *in = x->assign[u] == d ? x->buf[u] : x->xbuf[e];
-                size_t esz = dp__is_real(g, u) ? x->len[u] : dp__ex_size(x, g->bytes[e]);
-                /* the bytes this edge carries: the same wherever u ran */
-                h = dp__ex_hash(in, esz < x->len[u] ? esz : x->len[u], h);
-            }
-            for (i = 0; i + 8 <= size; i += 8) {
-                uint64_t w = h + i * 0x9e3779b97f4a7c15ULL;
-                memcpy(out + i, &w, 8);
-            }
-            for (; i < size; i++) out[i] = (unsigned char)(h >> (8 * (i & 7)));
-            /* busy until its modelled time is up */
-            while (dp_now() < deadline) { uint64_t w; memcpy(&w, out, 8); w = w * 6364136223846793005ULL + 1; memcpy(out, &w, 8); }
-            memcpy(out, &h, 8);
-        }
-        if (x->cpu_times) c_start = dp__thread_cpu() - c_start;
-        pthread_mutex_lock(&x->mu);
-        x->buf[v] = out; x->len[v] = size; x->dig[v] = h; x->cpu[v] = c_start;
-        x->start[v] = t_start - x->t0; x->end[v] = dp_now() - x->t0;
-        x->busy[d] += x->end[v] - x->start[v];
-        for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
-            int e = g->in_edge[k], u = g->src[e];
-            if (x->assign[u] != d) dp__ex_release(x, d, &x->xbuf[e], dp__is_real(g, u) ? x->len[u] : dp__ex_size(x, g->bytes[e]));
-            else if (--x->refcnt[u] == 0) dp__ex_release(x, d, &x->buf[u], x->len[u]);
-        }
-        for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
-            int e = g->out_edge[k], w = g->dst[e], dd = x->assign[w];
-            if (dd == d) { if (--x->pending[w] == 0) dp__ex_push(x, w); }
-            else {
-                int *ring = x->xq + x->xoff[dd], cap = x->xoff[dd + 1] - x->xoff[dd];
-                x->issued[e] = dp_now();
-                ring[x->xtail[dd] % cap] = e;
-                x->xtail[dd]++;
-                /* an idle destination does the copy itself (one thread to
-                   wake instead of two); a busy one leaves it to its copy
-                   worker */
-                pthread_cond_signal(x->cidle[dd] ? &x->cv[dd] : &x->xcv[dd]);
-            }
-        }
-        if (++x->done == x->n) {
-            int j;
-            x->t_end = dp_now();
-            x->stop = 1;
-            for (j = 0; j < x->nd; j++) { pthread_cond_broadcast(&x->cv[j]); pthread_cond_broadcast(&x->xcv[j]); }
-        }
-    }
-    pthread_mutex_unlock(&x->mu);
-}
-
-/* The copy worker of device d: does each copy sent to d as soon as its
-   producer is done (unless d's compute worker, idle, took it first), then
-   delivers it at its modelled arrival, so that transfers overlap exactly
-   as the simulator's do. */
-static void dp__ex_copy(dp__ex *x, int d)
-{
-    pthread_mutex_lock(&x->mu);
-    while (!x->stop) {
-        if (x->xhead[d] != x->xtail[d]) {           /* a new copy: do it now */
-            if (dp__ex_take_copy(x, d)) break;
-            continue;
-        }
-        dp__ex_deliver(x, d);
-        if (x->nfl[d] > 0) {                        /* sleep until the next arrival */
+        } else if (timer == d) {
             struct timespec ts;
-            double wake = x->arrive[x->fl[x->xoff[d]]];
-            ts.tv_sec = (time_t)wake;
-            ts.tv_nsec = (long)((wake - (double)ts.tv_sec) * 1e9);
+            ts.tv_sec = (time_t)deadline;
+            ts.tv_nsec = (long)((deadline - (double)ts.tv_sec) * 1e9);
+            if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+            x->timing = d; x->armed = deadline;
             pthread_cond_timedwait(&x->xcv[d], &x->mu, &ts);
-            continue;
+            x->timing = -1;
+        } else {
+            pthread_cond_wait(&x->xcv[d], &x->mu);
         }
-        pthread_cond_wait(&x->xcv[d], &x->mu);
+        woken = 1;
     }
-    pthread_mutex_unlock(&x->mu);
 }
 
-/* A worker thread (compute for dev < nd, else copy for dev - nd), started
-   once per dp_exec_cpu and reused by every run: it waits for a run to
-   start, works until it stops, reports, and waits for the next. */
-static void *dp__ex_worker(void *arg)
+/* A worker thread, started once per dp_exec_cpu and reused by every run:
+   it waits for a run to start, runs the dispatcher's loop until the run
+   ends or fails, reports, and waits for the next. The first to leave the
+   loop stops the run (every op is done, or it failed) and wakes the rest. */
+static void *dp__cpu_worker(void *arg)
 {
-    dp__ex *x = ((dp__exarg *)arg)->x;
-    int d = ((dp__exarg *)arg)->dev, gen = 0;
+    dp__cpuw *w = (dp__cpuw *)arg;
+    dp__cpux *x = w->x;
+    int gen = 0, d, rc;
     pthread_mutex_lock(&x->mu);
     for (;;) {
         while (x->gen == gen && !x->quit) pthread_cond_wait(&x->go, &x->mu);
         if (x->quit) break;
         gen = x->gen;
-        pthread_mutex_unlock(&x->mu);
-        if (d < x->nd) dp__ex_compute(x, d);
-        else dp__ex_copy(x, d - x->nd);
-        pthread_mutex_lock(&x->mu);
+        rc = x->stop ? 0 : dp__rt_loop(&x->rt, &w->h, w->done, 1, &w->err);
+        if (rc && !x->failed) {
+            x->failed = rc;
+            if (x->err) *x->err = w->err;
+        }
+        if (!x->stop) {
+            if (!rc) x->t_end = dp_now();
+            x->stop = 1;
+            for (d = 0; d < x->nd; d++) { pthread_cond_broadcast(&x->cv[d]); pthread_cond_broadcast(&x->xcv[d]); }
+        }
         if (++x->finished == 2 * x->nd) pthread_cond_signal(&x->idle);
     }
     pthread_mutex_unlock(&x->mu);
@@ -7901,14 +8110,15 @@ DPDEF int dp_exec_compare(const dp_graph *g, const dp_exec_result *got, const dp
     return 0;
 }
 
+
 DPDEF int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const dp_exec_opts *opts,
                       dp_exec_result *res, dp_error *err)
 {
     dp_exec_opts o;
-    dp__ex x;
-    dp__exarg *args = NULL;
+    dp__cpux x;
+    dp__cpuw *wk = NULL;
     pthread_t *th = NULL;
-    double *runs_start = NULL, *runs_end = NULL, *runs_busy = NULL, *runs_peak = NULL, *runs_cpu = NULL, *bl = NULL;
+    double *runs_start = NULL, *runs_end = NULL, *runs_busy = NULL, *runs_peak = NULL, *runs_cpu = NULL;
     uint64_t digest = 0;
     int rc = 0, nd, n, m, r, v, d, k, mutex_ok = 0, ncv = 0, nxcv = 0, go_ok = 0, idle_ok = 0, started = 0, pass;
     dp__arena ar;
@@ -7931,31 +8141,27 @@ DPDEF int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign,
         return dp__fail(err, DP_ERR_RANGE, "exec: negative scale or arena size");
     dp_exec_scales(g, c, &o.seconds_per_unit, &o.bytes_scale);
     x.g = g; x.c = c; x.assign = assign; x.n = n; x.m = m; x.nd = nd;
-    x.spu = o.seconds_per_unit; x.bscale = o.bytes_scale; x.limit = o.device_bytes;
-    x.order = o.order; x.err = err; x.seed = o.seed; x.cpu_times = o.cpu_times != 0;
+    x.bscale = o.bytes_scale; x.err = err; x.seed = o.seed; x.cpu_times = o.cpu_times != 0;
     if ((rc = dp_graph_check_tensors(g, err))) return rc;
+    if ((rc = dp__rt_init(&x.rt, g, c, assign, &o, err))) return rc;
     for (pass = 0; pass < 2; pass++) {
         if (pass && (rc = dp__arena_alloc(&ar, &x.arena, err, "executor"))) goto done;
-        DP__A(x.cv, nd, pthread_cond_t); DP__A(x.xcv, nd, pthread_cond_t);
-        DP__A(x.q, n, int); DP__A(x.qoff, nd + 1, int); DP__A(x.qlen, nd, int);
+        DP__A(x.cv, nd, pthread_cond_t); DP__A(x.xcv, nd, pthread_cond_t); DP__A(x.op, nd, int);
         DP__A(x.xq, (size_t)m + nd, int); DP__A(x.xoff, nd + 1, int); DP__A(x.xhead, nd, int); DP__A(x.xtail, nd, int);
-        DP__A(x.fl, (size_t)m + nd, int); DP__A(x.nfl, nd, int); DP__A(x.cidle, nd, int); DP__A(x.inp, (size_t)m + 1, const float *);
-        DP__A(x.issued, (size_t)m + 1, double); DP__A(x.arrive, (size_t)m + 1, double); DP__A(x.link_free, (size_t)nd * nd, double);
-        DP__A(x.ready_at, n, double); DP__A(x.pending, n, int); DP__A(x.refcnt, n, int);
+        DP__A(x.cidle, nd, int); DP__A(x.inp, (size_t)m + 1, const float *);
         DP__A(x.buf, n, unsigned char *); DP__A(x.xbuf, (size_t)m + 1, unsigned char *); DP__A(x.len, n, size_t);
-        DP__A(x.dig, n, uint64_t); DP__A(x.cur, nd, double); DP__A(x.peak, nd, double);
+        DP__A(x.dig, n, uint64_t);
         DP__A(x.sizes, (size_t)n + m, size_t);
         DP__A(x.start, n, double); DP__A(x.end, n, double); DP__A(x.busy, nd, double);
-        DP__A(args, 2 * (size_t)nd, dp__exarg); DP__A(th, 2 * (size_t)nd, pthread_t);
+        DP__A(wk, 2 * (size_t)nd, dp__cpuw); DP__A(th, 2 * (size_t)nd, pthread_t);
         DP__A(runs_start, (size_t)o.reps * n, double); DP__A(runs_end, (size_t)o.reps * n, double); DP__A(runs_cpu, (size_t)o.reps * n, double);
         DP__A(x.cpu, n, double);
         DP__A(runs_busy, (size_t)o.reps * nd, double); DP__A(runs_peak, (size_t)o.reps * nd, double);
-        DP__A(bl, n, double);
     }
     /* every size a buffer of this run can have: outputs, and copies */
     for (v = 0; v < n; v++) x.sizes[v] = dp_exec_op_bytes(g, v, x.bscale);
     for (k = 0; k < m; k++) x.sizes[n + k] = dp_exec_edge_bytes(g, k, x.bscale);
-    qsort(x.sizes, (size_t)n + m, sizeof(size_t), dp__ex_size_cmp);
+    qsort(x.sizes, (size_t)n + m, sizeof(size_t), dp__cpu_size_cmp);
     for (k = 0; k < n + m; k++) if (!x.nsizes || x.sizes[k] != x.sizes[x.nsizes - 1]) x.sizes[x.nsizes++] = x.sizes[k];
     x.pool = (unsigned char **)dp__alloc((size_t)nd * x.nsizes, sizeof(unsigned char *), err, "executor buffer pool");
     if (!x.pool) { rc = DP_ERR_NOMEM; goto done; }
@@ -7971,8 +8177,6 @@ DPDEF int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign,
         goto done;
     }
     if (o.keep_outputs) res->n_ops = n;
-    if (o.order == DP_ORDER_PRIORITY && !o.priority) dp_blevel(g, c, bl);
-    x.prio = o.priority ? o.priority : bl;
     if (pthread_mutex_init(&x.mu, NULL) != 0) { rc = dp__fail(err, DP_ERR_NOMEM, "exec: cannot create a mutex"); goto done; }
     mutex_ok = 1;
     for (; ncv < nd; ncv++) if (pthread_cond_init(&x.cv[ncv], NULL) != 0) { rc = dp__fail(err, DP_ERR_NOMEM, "exec: cannot create a condition variable"); goto done; }
@@ -7984,44 +8188,39 @@ DPDEF int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign,
         pthread_condattr_destroy(&ca);
         if (!ok || nxcv < nd) { rc = dp__fail(err, DP_ERR_NOMEM, "exec: cannot create a condition variable"); goto done; }
     }
-    /* queue segments: ops per device; copies into each device */
-    for (v = 0; v < n; v++) x.qoff[assign[v] + 1]++;
+    /* copy rings: the copies into each device (one slot spare) */
     for (k = 0; k < m; k++) if (assign[g->src[k]] != assign[g->dst[k]]) x.xoff[assign[g->dst[k]] + 1]++;
-    for (d = 0; d < nd; d++) { x.qoff[d + 1] += x.qoff[d]; x.xoff[d + 1] += x.xoff[d] + 1; }
+    for (d = 0; d < nd; d++) x.xoff[d + 1] += x.xoff[d] + 1;
     /* the workers, started once for every run */
     if (pthread_cond_init(&x.go, NULL) != 0) { rc = dp__fail(err, DP_ERR_NOMEM, "exec: cannot create a condition variable"); goto done; }
     go_ok = 1;
     if (pthread_cond_init(&x.idle, NULL) != 0) { rc = dp__fail(err, DP_ERR_NOMEM, "exec: cannot create a condition variable"); goto done; }
     idle_ok = 1;
-    for (d = 0; d < 2 * nd; d++) {
-        args[d].x = &x; args[d].dev = d;
-        if (pthread_create(&th[d], NULL, dp__ex_worker, &args[d]) != 0) { rc = dp__fail(err, DP_ERR_NOMEM, "exec: cannot start a worker thread"); break; }
+    for (k = 0; k < 2 * nd; k++) {
+        dp__cpuw *w = &wk[k];
+        w->x = &x; w->dev = k % nd; w->copy = k >= nd;
+        w->h.ctx = w; w->h.now = dp__cpu_now; w->h.launch = dp__cpu_launch; w->h.copy = dp__cpu_copy;
+        w->h.release = dp__cpu_release; w->h.wait = dp__cpu_wait;
+        if (pthread_create(&th[k], NULL, dp__cpu_worker, w) != 0) { rc = dp__fail(err, DP_ERR_NOMEM, "exec: cannot start a worker thread"); break; }
         started++;
     }
     for (r = 0; r < o.reps && !rc; r++) {
         uint64_t dg = 0xcbf29ce484222325ULL;
         pthread_mutex_lock(&x.mu);
-        x.done = x.stop = x.failed = 0;
-        for (d = 0; d < nd; d++) { x.qlen[d] = 0; x.xhead[d] = x.xtail[d] = x.nfl[d] = x.cidle[d] = 0; x.cur[d] = x.peak[d] = x.busy[d] = 0; }
-        for (k = 0; k < nd * nd; k++) x.link_free[k] = 0;
-        for (v = 0; v < n; v++) {
-            x.pending[v] = g->in_off[v + 1] - g->in_off[v];
-            x.refcnt[v] = g->out_off[v + 1] - g->out_off[v];
-        }
-        for (v = 0; v < n; v++) if (x.pending[v] == 0) dp__ex_push(&x, v);
+        x.stop = x.failed = 0;
+        for (d = 0; d < nd; d++) { x.op[d] = -1; x.xhead[d] = x.xtail[d] = x.cidle[d] = 0; x.busy[d] = 0; }
+        x.timing = -1; x.armed = -1;
         x.finished = 0; x.t_end = 0;
         x.t0 = dp_now();
+        dp__rt_reset(&x.rt, x.t0);
         x.gen++;
         pthread_cond_broadcast(&x.go);
         while (x.finished < 2 * nd) pthread_cond_wait(&x.idle, &x.mu);
         pthread_mutex_unlock(&x.mu);
         /* the run ends with its last op, not when this thread wakes up */
         res->wall_runs[r] = (x.t_end > 0 ? x.t_end : dp_now()) - x.t0;
-        if (x.failed || x.done != n) {
-            if (!x.failed) dp__fail(err, DP_ERR_GRAPH, "exec: run ended with %d of %d ops done", x.done, n);
-            rc = err ? (int)err->code : DP_ERR_NOMEM;
-            if (!rc) rc = DP_ERR_NOMEM;
-        }
+        if (x.failed) rc = x.failed;
+        else if (x.rt.ndone != n) rc = dp__fail(err, DP_ERR_GRAPH, "exec: run ended with %d of %d ops done", x.rt.ndone, n);
         for (v = 0; v < n; v++) dg = (dg ^ x.dig[v]) * 0x100000001b3ULL;
         if (r == 0) digest = dg;
         else if (!rc && dg != digest) rc = dp__fail(err, DP_ERR_GRAPH, "exec: run %d computed different outputs than run 0", r);
@@ -8029,7 +8228,7 @@ DPDEF int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign,
         memcpy(runs_cpu + (size_t)r * n, x.cpu, sizeof(double) * (size_t)n);
         memcpy(runs_end + (size_t)r * n, x.end, sizeof(double) * (size_t)n);
         memcpy(runs_busy + (size_t)r * nd, x.busy, sizeof(double) * (size_t)nd);
-        memcpy(runs_peak + (size_t)r * nd, x.peak, sizeof(double) * (size_t)nd);
+        memcpy(runs_peak + (size_t)r * nd, x.rt.peak, sizeof(double) * (size_t)nd);
         /* the last run's real sinks' outputs, when asked for */
         if (!rc && o.keep_outputs && r == o.reps - 1)
             for (v = 0; v < n && !rc; v++) {
@@ -8039,7 +8238,7 @@ DPDEF int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign,
             }
         /* what is left: sinks' outputs (back to the pool, for the next
            run), and everything after a failure */
-        for (v = 0; v < n; v++) dp__ex_release(&x, assign[v], &x.buf[v], x.len[v]);
+        for (v = 0; v < n; v++) dp__cpu_free(&x, assign[v], &x.buf[v], x.len[v]);
         for (k = 0; k < m; k++) { DP_FREE(x.xbuf[k]); x.xbuf[k] = NULL; }
     }
     if (started) {
@@ -8073,182 +8272,14 @@ done:
     if (idle_ok) pthread_cond_destroy(&x.idle);
     if (x.pool)
         for (k = 0; k < nd * x.nsizes; k++)
-            while (x.pool[k]) { unsigned char *b = x.pool[k]; x.pool[k] = dp__ex_next(b); DP_FREE(b); }
+            while (x.pool[k]) { unsigned char *b = x.pool[k]; x.pool[k] = dp__cpu_next(b); DP_FREE(b); }
     DP_FREE(x.pool);
     for (d = 0; d < ncv; d++) pthread_cond_destroy(&x.cv[d]);
     for (d = 0; d < nxcv; d++) pthread_cond_destroy(&x.xcv[d]);
     if (mutex_ok) pthread_mutex_destroy(&x.mu);
     DP_FREE(x.arena);
+    dp__rt_free(&x.rt);
     if (rc) dp_exec_result_free(res);
-    return rc;
-}
-
-/* ======================================================================
-   >>dispatch
-   dp_dispatch: the runtime model's dispatcher over an executor's hooks
-   (see >>api-exec). One thread; the workspace lives for one call.
-   ====================================================================== */
-typedef struct dp__dq {
-    const dp_graph *g; const dp_cluster *c; const int *assign;
-    const dp_dispatch_hooks *h;
-    int n, m, nd;
-    dp_order order; const double *prio;
-    double spu, bscale, limit;
-    int *pending, *refcnt, *q, *qoff, *qlen, *running, *dl, ndl;
-    int inflight;                 /* ops running and copies under way */
-    char *xstate;                 /* per edge: 0 none, 1 copying, 2 copied, 3 delivered */
-    double *ready, *arrive, *link_free, *cur, *peak;
-    dp_error *err;
-    void *arena;                  /* every buffer of the call: one block */
-} dp__dq;
-
-static int dp__dq_before(const dp__dq *w, int a, int b) { return dp__ready_before(w->order, w->prio, w->ready, a, b); }
-
-static void dp__dq_push(dp__dq *w, int v, double t)
-{
-    w->ready[v] = t;
-    DP__HEAP_PUSH(int, w->q + w->qoff[w->assign[v]], w->qlen[w->assign[v]], v, dp__dq_before, w);
-}
-
-/* Copies held until their modelled arrival: a min-heap on (arrival, edge). */
-static int dp__dl_before(const dp__dq *w, int a, int b) { return w->arrive[a] < w->arrive[b] || (w->arrive[a] == w->arrive[b] && a < b); }
-
-/* Bytes come and go on device d; an allocation past the arena fails. */
-static int dp__dq_alloc(dp__dq *w, int d, size_t size, const char *what, int id)
-{
-    double limit = w->limit > 0 ? w->limit : w->c->memory ? w->c->memory[d] : 0;
-    if (limit > 0 && w->cur[d] + (double)size > limit)
-        return dp__fail(w->err, DP_ERR_INFEASIBLE, "exec: device %d arena full: %s %d needs %zu bytes, %.0f of %.0f in use", d, what, id, size, w->cur[d], limit);
-    w->cur[d] += (double)size;
-    if (w->cur[d] > w->peak[d]) w->peak[d] = w->cur[d];
-    return 0;
-}
-
-static int dp__dq_release_op(dp__dq *w, int u)
-{
-    w->cur[w->assign[u]] -= (double)dp_exec_op_bytes(w->g, u, w->bscale);
-    return w->h->release(w->h->ctx, u, -1, w->err);
-}
-
-static void dp__dq_deliver(dp__dq *w, int e, double t)
-{
-    int v = w->g->dst[e];
-    w->xstate[e] = 3;
-    if (--w->pending[v] == 0) dp__dq_push(w, v, t);
-}
-
-/* Op v ended at time t on its device. */
-static int dp__dq_op_done(dp__dq *w, int v, double t)
-{
-    const dp_graph *g = w->g;
-    int d = w->assign[v], k, rc;
-    w->running[d] = -1;
-    for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
-        int e = g->in_edge[k], u = g->src[e];
-        if (w->assign[u] != d) {
-            w->cur[d] -= (double)dp_exec_edge_bytes(g, e, w->bscale);
-            if ((rc = w->h->release(w->h->ctx, -1, e, w->err))) return rc;
-        } else if (--w->refcnt[u] == 0 && (rc = dp__dq_release_op(w, u))) return rc;
-    }
-    for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
-        int e = g->out_edge[k], x = g->dst[e], dd = w->assign[x];
-        double st = t, dur;
-        if (dd == d) { if (--w->pending[x] == 0) dp__dq_push(w, x, t); continue; }
-        if ((rc = dp__dq_alloc(w, dd, dp_exec_edge_bytes(g, e, w->bscale), "copy of edge", e))) return rc;
-        dur = dp_xfer_time(w->c, g->bytes[e], d, dd) * w->spu;
-        if (w->c->link == DP_LINK_SERIAL) {
-            double *lf = &w->link_free[(size_t)d * w->nd + dd];
-            if (*lf > st) st = *lf;
-            *lf = st + dur;
-        }
-        w->arrive[e] = dp__is_real(g, v) ? 0 : st + dur;   /* real copies arrive when done */
-        w->xstate[e] = 1;
-        w->inflight++;
-        if ((rc = w->h->copy(w->h->ctx, e, w->err))) return rc;
-    }
-    return 0;
-}
-
-DPDEF int dp_dispatch(const dp_graph *g, const dp_cluster *c, const int *assign, const dp_exec_opts *opts,
-                      const dp_dispatch_hooks *hooks, double *peak_bytes, dp_error *err)
-{
-    dp__dq w;
-    double *bl = NULL, t;
-    int *done = NULL, rc, v, d, k, ndone = 0, pass;
-    dp__arena ar;
-    memset(&ar, 0, sizeof ar);
-    memset(&w, 0, sizeof w);
-    dp__ok(err);
-    if ((rc = dp_check(g, c, err))) return rc;
-    if (!assign || !hooks || !hooks->now || !hooks->launch || !hooks->copy || !hooks->release || !hooks->wait)
-        return dp__fail(err, DP_ERR_ARG, "dispatch: assignment or hooks missing");
-    for (v = 0; v < g->n_ops; v++)
-        if (assign[v] < 0 || assign[v] >= c->n)
-            return dp__fail(err, DP_ERR_RANGE, "dispatch: op %d ('%s') on device %d, but the cluster has devices 0..%d", v, g->name[v], assign[v], c->n - 1);
-    w.g = g; w.c = c; w.assign = assign; w.h = hooks; w.err = err;
-    w.n = g->n_ops; w.m = g->n_edges; w.nd = c->n;
-    if (opts) { w.order = opts->order; w.prio = opts->priority; w.spu = opts->seconds_per_unit; w.bscale = opts->bytes_scale; w.limit = opts->device_bytes; }
-    if (w.spu < 0 || w.bscale < 0 || w.limit < 0) return dp__fail(err, DP_ERR_RANGE, "dispatch: negative scale or arena size");
-    dp_exec_scales(g, c, &w.spu, &w.bscale);
-    for (pass = 0; pass < 2; pass++) {
-        if (pass && (rc = dp__arena_alloc(&ar, &w.arena, err, "dispatcher"))) goto out;
-        DP__A(w.pending, w.n, int); DP__A(w.refcnt, w.n, int); DP__A(w.q, w.n, int); DP__A(w.qoff, w.nd + 1, int);
-        DP__A(w.qlen, w.nd, int); DP__A(w.running, w.nd, int); DP__A(w.dl, w.m, int); DP__A(w.xstate, w.m, char);
-        DP__A(w.ready, w.n, double); DP__A(w.arrive, w.m, double); DP__A(w.cur, w.nd, double); DP__A(w.peak, w.nd, double);
-        DP__A(done, (size_t)w.n + w.m, int);
-        DP__A(w.link_free, (size_t)w.nd * w.nd, double);
-        DP__A(bl, w.n, double);
-    }
-    if (w.order == DP_ORDER_PRIORITY && !w.prio) { dp_blevel(g, c, bl); w.prio = bl; }
-    for (v = 0; v < w.n; v++) w.qoff[assign[v] + 1]++;
-    for (d = 0; d < w.nd; d++) { w.qoff[d + 1] += w.qoff[d]; w.running[d] = -1; }
-    for (v = 0; v < w.n; v++) { w.pending[v] = g->in_off[v + 1] - g->in_off[v]; w.refcnt[v] = g->out_off[v + 1] - g->out_off[v]; }
-    t = hooks->now(hooks->ctx);
-    for (v = 0; v < w.n; v++) if (w.pending[v] == 0) dp__dq_push(&w, v, t);
-    while (ndone < w.n) {
-        int cnt = 0;
-        /* every idle device with a ready op starts one */
-        for (d = 0; d < w.nd; d++) {
-            if (w.running[d] >= 0 || w.qlen[d] == 0) continue;
-            DP__HEAP_POP(int, w.q + w.qoff[d], w.qlen[d], v, dp__dq_before, &w);
-            if ((rc = dp__dq_alloc(&w, d, dp_exec_op_bytes(g, v, w.bscale), "op", v))) goto out;
-            if ((rc = hooks->launch(hooks->ctx, v, d, err))) goto out;
-            w.running[d] = v;
-            w.inflight++;
-        }
-        if (w.inflight == 0 && w.ndl == 0) { rc = dp__fail(err, DP_ERR_GRAPH, "dispatch: %d of %d ops done and nothing left to wait for", ndone, w.n); goto out; }
-        if ((rc = hooks->wait(hooks->ctx, w.ndl ? w.arrive[w.dl[0]] : -1.0, done, w.n + w.m, &cnt, err))) goto out;
-        if (cnt < 0 || cnt > w.n + w.m) { rc = dp__fail(err, DP_ERR_ARG, "dispatch: wait returned %d completions", cnt); goto out; }
-        t = hooks->now(hooks->ctx);
-        /* apply every completion before any device picks again */
-        for (k = 0; k < cnt; k++) {
-            int id = done[k];
-            if (id >= 0 && id < w.n && w.running[assign[id]] == id) {
-                w.inflight--;
-                ndone++;
-                if ((rc = dp__dq_op_done(&w, id, t))) goto out;
-            } else if (id < 0 && -1 - id < w.m && w.xstate[-1 - id] == 1) {
-                int e = -1 - id, u = g->src[e];
-                w.inflight--;
-                w.xstate[e] = 2;
-                if (--w.refcnt[u] == 0 && (rc = dp__dq_release_op(&w, u))) goto out;
-                if (w.arrive[e] <= t) dp__dq_deliver(&w, e, t);
-                else DP__HEAP_PUSH(int, w.dl, w.ndl, e, dp__dl_before, &w);
-            } else {
-                rc = dp__fail(err, DP_ERR_ARG, "dispatch: completion %d is of no %s in flight", id, id >= 0 ? "op" : "copy");
-                goto out;
-            }
-        }
-        while (w.ndl > 0 && w.arrive[w.dl[0]] <= t) {
-            int e;
-            DP__HEAP_POP(int, w.dl, w.ndl, e, dp__dl_before, &w);
-            dp__dq_deliver(&w, e, t);
-        }
-    }
-    if (peak_bytes) memcpy(peak_bytes, w.peak, sizeof(double) * (size_t)w.nd);
-    rc = 0;
-out:
-    DP_FREE(w.arena);
     return rc;
 }
 
@@ -8282,7 +8313,7 @@ static void *dp__cal_worker(void *p)
             float *base = a->buf + a->set * (size_t)(a->calls % a->nsets);
             const float *in[2];
             in[0] = base; in[1] = base + a->set / 4;
-            dp__ex_real(a->g, a->v, in, base + a->set / 2, 1);
+            dp__cpu_real(a->g, a->v, in, base + a->set / 2, 1);
         }
         dc = dp__thread_cpu() - c1;
         a->cpu += dc;
