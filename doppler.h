@@ -8111,6 +8111,94 @@ DPDEF int dp_exec_compare(const dp_graph *g, const dp_exec_result *got, const dp
 }
 
 
+/* The median of n values (the lower middle for an even n): its index. */
+static int dp__median_index(const double *v, int n)
+{
+    int i, j;
+    for (i = 0; i < n; i++) {
+        int below = 0, equal = 0;
+        for (j = 0; j < n; j++) { below += v[j] < v[i]; equal += v[j] == v[i]; }
+        if (below <= (n - 1) / 2 && below + equal > (n - 1) / 2) return i;
+    }
+    return 0;
+}
+
+/* The result's buffers: the caller's, each freed on its own
+   (dp_exec_result_free). */
+static int dp__exec_result_alloc(dp_exec_result *res, int n, int nd, const dp_exec_opts *o, dp_error *err)
+{
+    if ((o->cpu_times && !(res->cpu = (double *)dp__alloc((size_t)n, sizeof(double), err, "executor result")))
+        || !(res->wall_runs = (double *)dp__alloc((size_t)o->reps, sizeof(double), err, "executor result"))
+        || !(res->busy = (double *)dp__alloc((size_t)nd, sizeof(double), err, "executor result"))
+        || !(res->start = (double *)dp__alloc((size_t)n, sizeof(double), err, "executor result"))
+        || !(res->end = (double *)dp__alloc((size_t)n, sizeof(double), err, "executor result"))
+        || !(res->peak_bytes = (double *)dp__alloc((size_t)nd, sizeof(double), err, "executor result"))
+        || (o->keep_outputs && !(res->outputs = (float **)dp__alloc((size_t)n, sizeof(float *), err, "executor result"))))
+        return DP_ERR_NOMEM;
+    if (o->keep_outputs) res->n_ops = n;
+    return 0;
+}
+
+/* The buffer pool: one free list per device and size, every size a
+   buffer of this run can have (outputs and copies), sorted, once each. */
+static int dp__cpu_pool_init(dp__cpux *x, dp_error *err)
+{
+    const dp_graph *g = x->g;
+    int v, k, n = x->n, m = x->m;
+    for (v = 0; v < n; v++) x->sizes[v] = dp_exec_op_bytes(g, v, x->bscale);
+    for (k = 0; k < m; k++) x->sizes[n + k] = dp_exec_edge_bytes(g, k, x->bscale);
+    qsort(x->sizes, (size_t)n + m, sizeof(size_t), dp__cpu_size_cmp);
+    for (k = 0; k < n + m; k++) if (!x->nsizes || x->sizes[k] != x->sizes[x->nsizes - 1]) x->sizes[x->nsizes++] = x->sizes[k];
+    x->pool = (unsigned char **)dp__alloc((size_t)x->nd * x->nsizes, sizeof(unsigned char *), err, "executor buffer pool");
+    return x->pool ? 0 : DP_ERR_NOMEM;
+}
+
+/* The workers, started once for every run: a compute and a copy worker
+   per device, each with the hooks; *started counts those running. */
+static int dp__cpu_start_workers(dp__cpux *x, dp__cpuw *wk, pthread_t *th, int *started, dp_error *err)
+{
+    int k, nd = x->nd;
+    for (k = 0; k < 2 * nd; k++) {
+        dp__cpuw *w = &wk[k];
+        w->x = x; w->dev = k % nd; w->copy = k >= nd;
+        w->h.ctx = w; w->h.now = dp__cpu_now; w->h.launch = dp__cpu_launch; w->h.copy = dp__cpu_copy;
+        w->h.release = dp__cpu_release; w->h.wait = dp__cpu_wait;
+        if (pthread_create(&th[k], NULL, dp__cpu_worker, w) != 0) return dp__fail(err, DP_ERR_NOMEM, "exec: cannot start a worker thread");
+        ++*started;
+    }
+    return 0;
+}
+
+/* One run: the workers are woken, run the dispatcher's loop and report;
+   returns when all 2 nd of them have. */
+static void dp__cpu_run_all(dp__cpux *x)
+{
+    int d, nd = x->nd;
+    pthread_mutex_lock(&x->mu);
+    x->stop = x->failed = 0;
+    for (d = 0; d < nd; d++) { x->op[d] = -1; x->xhead[d] = x->xtail[d] = x->cidle[d] = 0; x->busy[d] = 0; }
+    x->timing = -1; x->armed = -1;
+    x->finished = 0; x->t_end = 0;
+    x->t0 = dp_now();
+    dp__rt_reset(&x->rt, x->t0);
+    x->gen++;
+    pthread_cond_broadcast(&x->go);
+    while (x->finished < 2 * nd) pthread_cond_wait(&x->idle, &x->mu);
+    pthread_mutex_unlock(&x->mu);
+}
+
+/* The started workers told to quit, and joined. */
+static void dp__cpu_stop_workers(dp__cpux *x, pthread_t *th, int started)
+{
+    int k;
+    if (!started) return;
+    pthread_mutex_lock(&x->mu);
+    x->quit = 1;
+    pthread_cond_broadcast(&x->go);
+    pthread_mutex_unlock(&x->mu);
+    for (k = 0; k < started; k++) pthread_join(th[k], NULL);
+}
+
 DPDEF int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const dp_exec_opts *opts,
                       dp_exec_result *res, dp_error *err)
 {
@@ -8158,25 +8246,8 @@ DPDEF int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign,
         DP__A(x.cpu, n, double);
         DP__A(runs_busy, (size_t)o.reps * nd, double); DP__A(runs_peak, (size_t)o.reps * nd, double);
     }
-    /* every size a buffer of this run can have: outputs, and copies */
-    for (v = 0; v < n; v++) x.sizes[v] = dp_exec_op_bytes(g, v, x.bscale);
-    for (k = 0; k < m; k++) x.sizes[n + k] = dp_exec_edge_bytes(g, k, x.bscale);
-    qsort(x.sizes, (size_t)n + m, sizeof(size_t), dp__cpu_size_cmp);
-    for (k = 0; k < n + m; k++) if (!x.nsizes || x.sizes[k] != x.sizes[x.nsizes - 1]) x.sizes[x.nsizes++] = x.sizes[k];
-    x.pool = (unsigned char **)dp__alloc((size_t)nd * x.nsizes, sizeof(unsigned char *), err, "executor buffer pool");
-    if (!x.pool) { rc = DP_ERR_NOMEM; goto done; }
-    /* the result's buffers are the caller's, each freed on its own */
-    if ((o.cpu_times && !(res->cpu = (double *)dp__alloc((size_t)n, sizeof(double), err, "executor result")))
-        || !(res->wall_runs = (double *)dp__alloc((size_t)o.reps, sizeof(double), err, "executor result"))
-        || !(res->busy = (double *)dp__alloc((size_t)nd, sizeof(double), err, "executor result"))
-        || !(res->start = (double *)dp__alloc((size_t)n, sizeof(double), err, "executor result"))
-        || !(res->end = (double *)dp__alloc((size_t)n, sizeof(double), err, "executor result"))
-        || !(res->peak_bytes = (double *)dp__alloc((size_t)nd, sizeof(double), err, "executor result"))
-        || (o.keep_outputs && !(res->outputs = (float **)dp__alloc((size_t)n, sizeof(float *), err, "executor result")))) {
-        rc = DP_ERR_NOMEM;
-        goto done;
-    }
-    if (o.keep_outputs) res->n_ops = n;
+    if ((rc = dp__cpu_pool_init(&x, err))) goto done;
+    if ((rc = dp__exec_result_alloc(res, n, nd, &o, err))) goto done;
     if (pthread_mutex_init(&x.mu, NULL) != 0) { rc = dp__fail(err, DP_ERR_NOMEM, "exec: cannot create a mutex"); goto done; }
     mutex_ok = 1;
     for (; ncv < nd; ncv++) if (pthread_cond_init(&x.cv[ncv], NULL) != 0) { rc = dp__fail(err, DP_ERR_NOMEM, "exec: cannot create a condition variable"); goto done; }
@@ -8196,27 +8267,10 @@ DPDEF int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign,
     go_ok = 1;
     if (pthread_cond_init(&x.idle, NULL) != 0) { rc = dp__fail(err, DP_ERR_NOMEM, "exec: cannot create a condition variable"); goto done; }
     idle_ok = 1;
-    for (k = 0; k < 2 * nd; k++) {
-        dp__cpuw *w = &wk[k];
-        w->x = &x; w->dev = k % nd; w->copy = k >= nd;
-        w->h.ctx = w; w->h.now = dp__cpu_now; w->h.launch = dp__cpu_launch; w->h.copy = dp__cpu_copy;
-        w->h.release = dp__cpu_release; w->h.wait = dp__cpu_wait;
-        if (pthread_create(&th[k], NULL, dp__cpu_worker, w) != 0) { rc = dp__fail(err, DP_ERR_NOMEM, "exec: cannot start a worker thread"); break; }
-        started++;
-    }
+    rc = dp__cpu_start_workers(&x, wk, th, &started, err);
     for (r = 0; r < o.reps && !rc; r++) {
         uint64_t dg = 0xcbf29ce484222325ULL;
-        pthread_mutex_lock(&x.mu);
-        x.stop = x.failed = 0;
-        for (d = 0; d < nd; d++) { x.op[d] = -1; x.xhead[d] = x.xtail[d] = x.cidle[d] = 0; x.busy[d] = 0; }
-        x.timing = -1; x.armed = -1;
-        x.finished = 0; x.t_end = 0;
-        x.t0 = dp_now();
-        dp__rt_reset(&x.rt, x.t0);
-        x.gen++;
-        pthread_cond_broadcast(&x.go);
-        while (x.finished < 2 * nd) pthread_cond_wait(&x.idle, &x.mu);
-        pthread_mutex_unlock(&x.mu);
+        dp__cpu_run_all(&x);
         /* the run ends with its last op, not when this thread wakes up */
         res->wall_runs[r] = (x.t_end > 0 ? x.t_end : dp_now()) - x.t0;
         if (x.failed) rc = x.failed;
@@ -8241,21 +8295,9 @@ DPDEF int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign,
         for (v = 0; v < n; v++) dp__cpu_free(&x, assign[v], &x.buf[v], x.len[v]);
         for (k = 0; k < m; k++) { DP_FREE(x.xbuf[k]); x.xbuf[k] = NULL; }
     }
-    if (started) {
-        pthread_mutex_lock(&x.mu);
-        x.quit = 1;
-        pthread_cond_broadcast(&x.go);
-        pthread_mutex_unlock(&x.mu);
-        for (d = 0; d < started; d++) pthread_join(th[d], NULL);
-    }
+    dp__cpu_stop_workers(&x, th, started);
     if (!rc) {
-        /* the median run (lower middle for an even count) */
-        int med = 0, i, j;
-        for (i = 0; i < o.reps; i++) {
-            int below = 0, equal = 0;
-            for (j = 0; j < o.reps; j++) { below += res->wall_runs[j] < res->wall_runs[i]; equal += res->wall_runs[j] == res->wall_runs[i]; }
-            if (below <= (o.reps - 1) / 2 && below + equal > (o.reps - 1) / 2) { med = i; break; }
-        }
+        int med = dp__median_index(res->wall_runs, o.reps);   /* the median run */
         res->n_ops = n; res->n_devices = nd; res->reps = o.reps;
         res->wall_median = res->wall_runs[med];
         memcpy(res->start, runs_start + (size_t)med * n, sizeof(double) * (size_t)n);
