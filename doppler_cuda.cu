@@ -1276,13 +1276,221 @@ done:
     return rc;
 }
 
+/* Logical device d: its GPU, its share of the blocks, its memory, a
+   stream, events and S x S inputs (dp_input_value, as on the CPU). */
+static int dp__cucal_device(dp__cucal *k, dp_cluster *c, int d, int S, dp_error *err)
+{
+    int rc = DP_OK, nd = k->nd, G = k->G;
+    int p = d % G, share = (nd - 1 - p) / G + 1, sms = 0, threads = 0;
+    size_t free_b = 0, total_b = 0;
+    dp__cu_ew f;
+    k->gpu[d] = p;
+    if ((rc = dp__cucal_setdev(k, p, err))) goto done;
+    cudaCheck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p));
+    cudaCheck(cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, p));
+    k->cap[d] = sms * (threads / DP__CU_THREADS) / share;
+    if (k->cap[d] < 1) k->cap[d] = 1;
+    cudaCheck(cudaMemGetInfo(&free_b, &total_b));
+    c->memory[d] = (double)total_b / share;
+    snprintf(c->name[d], sizeof c->name[d], "cuda%d:gpu%d", d, p);
+    cudaCheck(cudaStreamCreateWithFlags(&k->s[d], cudaStreamNonBlocking));
+    cudaCheck(cudaEventCreate(&k->e0[d]));
+    /* waited on through every batch: sleep, not spin */
+    cudaCheck(cudaEventCreateWithFlags(&k->e1[d], cudaEventBlockingSync));
+    cudaCheck(cudaMalloc((void **)&k->a[d], sizeof(float) * (size_t)S * S));
+    cudaCheck(cudaMalloc((void **)&k->b[d], sizeof(float) * (size_t)S * S));
+    cudaCheck(cudaMalloc((void **)&k->y[d], sizeof(float) * (size_t)S * S * 2));
+    /* inputs: dp_input_value(1, 0, .) and (1, 1, .), as on the CPU */
+    for (int q = 0; q < 2; q++) {
+        memset(&f, 0, sizeof f);
+        f.kind = DP_OP_INPUT; f.n = (long long)S * S; f.r = S; f.c = S; f.seed = 1; f.op = q; f.out = q ? k->b[d] : k->a[d];
+        dp__k_ew<<<dp__cu_blocks(f.n, DP__CU_THREADS, k->cap[d]), DP__CU_THREADS, 0, k->s[d]>>>(f);
+        cudaCheck(cudaGetLastError());
+    }
+    cudaCheck(cudaStreamSynchronize(k->s[d]));
+done:
+    return rc;
+}
+
+/* One op kind's speed on every logical device: its kernel on S x S
+   operands, every logical device's stream busy at once (as the executor
+   runs them), batches of launches until `seconds` have passed on every
+   device; the throughput each got, averaged, into c's kind speeds (and
+   matmul's into the devices' speeds). */
+static int dp__cucal_kind(dp__cucal *k, dp_cluster *c, int kd, int S, double seconds, dp_error *err)
+{
+    int rc = DP_OK, nd = k->nd;
+    dp_kind kind = (dp_kind)kd;
+    int nin = kind == DP_OP_INPUT ? 0 : (kind == DP_OP_MATMUL || kind == DP_OP_ADD || kind == DP_OP_REDUCE || kind == DP_OP_MUL || kind == DP_OP_CONCAT) ? 2 : 1;
+    dp_graph g;
+    dp_op_desc dd;
+    dp_graph_init(&g);
+    for (int i = 0; i < nin && !rc; i++) {
+        memset(&dd, 0, sizeof dd);
+        dd.kind = DP_OP_INPUT; dd.rows = S; dd.cols = S;
+        rc = dp_graph_add_op(&g, &dd, NULL, err);
+    }
+    memset(&dd, 0, sizeof dd);
+    dd.kind = kind; dd.rows = S; dd.cols = kind == DP_OP_CONCAT ? 2 * S : kind == DP_OP_SPLIT ? S / 2 : S;
+    if (!rc) rc = dp_graph_add_op(&g, &dd, NULL, err);
+    for (int i = 0; i < nin && !rc; i++) rc = dp_graph_add_edge(&g, i, nin, 0, err);
+    if (!rc) rc = dp_graph_finalize(&g, err);
+    if (!rc) {
+        long reps = 0, batch = 1;
+        double t = 0, per = 0;
+        for (;;) {
+            /* every stream's start first, then the launches interleaved
+               across the logical devices, so that all of them run at
+               once even when the launch queue fills and blocks */
+            for (int d = 0; d < nd && !rc; d++) {
+                if ((rc = dp__cucal_setdev(k, k->gpu[d], err))) break;
+                rc = dp__cuda_fail(cudaEventRecord(k->e0[d], k->s[d]), "cudaEventRecord(e0, s)", __FILE__, __LINE__, err);
+            }
+            for (long i = 0; i < batch && !rc; i++)
+                for (int d = 0; d < nd && !rc; d++) {
+                    const float *in[2] = {k->a[d], k->b[d]};
+                    if ((rc = dp__cucal_setdev(k, k->gpu[d], err))) break;
+                    rc = dp__cu_run_real(&g, nin, in, k->y[d], 1, k->cap[d], k->s[d], err);
+                }
+            for (int d = 0; d < nd && !rc; d++) {
+                if ((rc = dp__cucal_setdev(k, k->gpu[d], err))) break;
+                rc = dp__cuda_fail(cudaEventRecord(k->e1[d], k->s[d]), "cudaEventRecord(e1, s)", __FILE__, __LINE__, err);
+            }
+            t = 1e300;
+            for (int d = 0; d < nd && !rc; d++) {
+                float ms = 0;
+                if ((rc = dp__cucal_setdev(k, k->gpu[d], err))) break;
+                if ((rc = dp__cuda_fail(cudaEventSynchronize(k->e1[d]), "cudaEventSynchronize(e1)", __FILE__, __LINE__, err))) break;
+                if ((rc = dp__cuda_fail(cudaEventElapsedTime(&ms, k->e0[d], k->e1[d]), "cudaEventElapsedTime(&ms, e0, e1)", __FILE__, __LINE__, err))) break;
+                k->t[d] = ms > 0 ? ms / 1e3 : 1e-9;
+                if (k->t[d] < t) t = k->t[d];
+            }
+            if (rc) break;
+            reps = batch;
+            if (t >= seconds || batch >= (1L << 24)) break;
+            batch = t > 0 ? (long)(batch * 1.2 * seconds / t) + 1 : batch * 16;
+            if (batch > (1L << 24)) batch = 1L << 24;
+        }
+        if (!rc) {
+            /* the throughput each logical device got, averaged */
+            for (int d = 0; d < nd; d++) per += dp_op_flops(kind, g.rows[nin], g.cols[nin], S, nin) * (double)reps / k->t[d] / nd;
+            for (int d = 0; d < nd; d++) c->kind_speed[(size_t)d * DP_KIND__COUNT + kd] = per;
+            if (kind == DP_OP_MATMUL) for (int d = 0; d < nd; d++) c->speed[d] = per;
+        }
+    }
+    dp_graph_free(&g);
+    return rc;
+}
+
+/* Copy bandwidth between each pair of GPUs (one GPU to itself: an
+   on-GPU copy), 16 MiB a copy, for `seconds`, into bw[p * G + q]. */
+static int dp__cucal_bandwidth(dp__cucal *k, double *bw, double seconds, dp_error *err)
+{
+    int rc = DP_OK, G = k->G;
+    const size_t BIG = (size_t)16 << 20;
+    for (int p = 0; p < G; p++) {
+        cudaMemPoolProps props;
+        memset(&props, 0, sizeof props);
+        props.allocType = cudaMemAllocationTypePinned;
+        props.handleTypes = cudaMemHandleTypeNone;
+        props.location.type = cudaMemLocationTypeDevice;
+        props.location.id = p;
+        if ((rc = dp__cucal_setdev(k, p, err))) goto done;
+        cudaCheck(cudaMemPoolCreate(&k->pool[p], &props));
+        cudaCheck(cudaMallocFromPoolAsync(&k->big[2 * p], BIG, k->pool[p], k->s[p]));
+        cudaCheck(cudaMallocFromPoolAsync(&k->big[2 * p + 1], BIG, k->pool[p], k->s[p]));
+        /* the copies' source is read: give it defined contents */
+        cudaCheck(cudaMemsetAsync(k->big[2 * p], 0, BIG, k->s[p]));
+        cudaCheck(cudaStreamSynchronize(k->s[p]));
+    }
+    for (int p = 0; p < G; p++)
+        for (int q = 0; q < G; q++) {
+            int can = 0;
+            cudaMemAccessDesc acc;
+            if (p == q) continue;
+            cudaCheck(cudaDeviceCanAccessPeer(&can, q, p));
+            if (!can) continue;
+            memset(&acc, 0, sizeof acc);
+            acc.location.type = cudaMemLocationTypeDevice;
+            acc.location.id = q;
+            acc.flags = cudaMemAccessFlagsProtReadWrite;
+            cudaCheck(cudaMemPoolSetAccess(k->pool[p], &acc, 1));
+        }
+    for (int p = 0; p < G; p++)
+        for (int q = 0; q < G; q++) {
+            int d = q, reps = 0;   /* logical device q runs on GPU q */
+            float ms = 0;
+            double t = 0;
+            if ((rc = dp__cucal_setdev(k, q, err))) goto done;
+            do {
+                cudaCheck(cudaEventRecord(k->e0[d], k->s[d]));
+                for (int i = 0; i < 4; i++) {
+                    if (p == q) cudaCheck(cudaMemcpyAsync(k->big[2 * q + 1], k->big[2 * p], BIG, cudaMemcpyDeviceToDevice, k->s[d]));
+                    else cudaCheck(cudaMemcpyPeerAsync(k->big[2 * q + 1], q, k->big[2 * p], p, BIG, k->s[d]));
+                }
+                cudaCheck(cudaEventRecord(k->e1[d], k->s[d]));
+                cudaCheck(cudaEventSynchronize(k->e1[d]));
+                cudaCheck(cudaEventElapsedTime(&ms, k->e0[d], k->e1[d]));
+                t += ms / 1e3;
+                reps += 4;
+            } while (t < seconds);
+            bw[p * G + q] = (double)reps * (double)BIG / t;
+        }
+done:
+    return rc;
+}
+
+/* The executor's hand-off latency: a chain of tiny copy ops alternating
+   between two logical devices against the same chain on one (0 with one
+   logical device). */
+static int dp__cucal_latency(dp__cucal *k, double *lat_out, dp_error *err)
+{
+    int rc = DP_OK, nd = k->nd, G = k->G;
+    double lat = 0;
+    if (nd > 1) {
+        dp_graph ch;
+        dp_cluster c2;
+        dp_exec_opts eo;
+        dp_exec_result r1, r2;
+        const int N = 400;
+        int *as = (int *)calloc((size_t)N, sizeof(int)), have_c2 = 0;
+        if (!as) return dp__fail(err, DP_ERR_NOMEM, "calibrate (cuda): out of memory");
+        dp_graph_init(&ch);
+        for (int i = 0; i < N && !rc; i++) {
+            dp_op_desc dd;
+            memset(&dd, 0, sizeof dd);
+            dd.kind = i ? DP_OP_COPY : DP_OP_INPUT; dd.rows = 1; dd.cols = 1;
+            rc = dp_graph_add_op(&ch, &dd, NULL, err);
+            if (!rc && i) rc = dp_graph_add_edge(&ch, i - 1, i, 4, err);
+        }
+        if (!rc) rc = dp_graph_finalize(&ch, err);
+        if (!rc && !(rc = dp_cluster_homogeneous(&c2, 2, 1e9, 1e10, 0, err))) have_c2 = 1;
+        memset(&eo, 0, sizeof eo);
+        eo.reps = 5;
+        eo.gpus = G;
+        if (!rc) rc = dp_exec_cuda(&ch, &c2, as, &eo, &r1, err);
+        for (int i = 0; i < N; i++) as[i] = i % 2;
+        if (!rc) {
+            rc = dp_exec_cuda(&ch, &c2, as, &eo, &r2, err);
+            if (!rc) { lat = (r2.wall_median - r1.wall_median) / (N - 1); dp_exec_result_free(&r2); }
+            dp_exec_result_free(&r1);
+        }
+        if (have_c2) dp_cluster_free(&c2);
+        dp_graph_free(&ch);
+        free(as);
+        k->cur_dev = -1;   /* dp_exec_cuda restored the device it found */
+        if (lat < 0) lat = 0;
+    }
+    *lat_out = lat;
+    return rc;
+}
+
 extern "C" int dp_calibrate_cuda(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *err)
 {
     dp_calibrate_opts o;
     dp_cluster c;
     dp__cucal k;
     int rc = DP_OK, ngpu = 0, prev = -1, S, nd, G;
-    const size_t BIG = (size_t)16 << 20;
     double *bw = NULL;            /* [G * G] bytes per second, GPU p to GPU q */
     memset(&o, 0, sizeof o);
     memset(&c, 0, sizeof c);
@@ -1308,189 +1516,14 @@ extern "C" int dp_calibrate_cuda(dp_cluster *out, const dp_calibrate_opts *opts,
     DP__CA(k.a, nd); DP__CA(k.b, nd); DP__CA(k.y, nd); DP__CA(k.big, 2 * G); DP__CA(bw, (size_t)G * G);
     DP__CA(k.pool, G); DP__CA(k.t, nd);
 #undef DP__CA
-    for (int d = 0; d < nd; d++) {
-        int p = d % G, share = (nd - 1 - p) / G + 1, sms = 0, threads = 0;
-        size_t free_b = 0, total_b = 0;
-        dp__cu_ew f;
-        k.gpu[d] = p;
-        if ((rc = dp__cucal_setdev(&k, p, err))) goto done;
-        cudaCheck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p));
-        cudaCheck(cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, p));
-        k.cap[d] = sms * (threads / DP__CU_THREADS) / share;
-        if (k.cap[d] < 1) k.cap[d] = 1;
-        cudaCheck(cudaMemGetInfo(&free_b, &total_b));
-        c.memory[d] = (double)total_b / share;
-        snprintf(c.name[d], sizeof c.name[d], "cuda%d:gpu%d", d, p);
-        cudaCheck(cudaStreamCreateWithFlags(&k.s[d], cudaStreamNonBlocking));
-        cudaCheck(cudaEventCreate(&k.e0[d]));
-        /* waited on through every batch: sleep, not spin */
-        cudaCheck(cudaEventCreateWithFlags(&k.e1[d], cudaEventBlockingSync));
-        cudaCheck(cudaMalloc((void **)&k.a[d], sizeof(float) * (size_t)S * S));
-        cudaCheck(cudaMalloc((void **)&k.b[d], sizeof(float) * (size_t)S * S));
-        cudaCheck(cudaMalloc((void **)&k.y[d], sizeof(float) * (size_t)S * S * 2));
-        /* inputs: dp_input_value(1, 0, .) and (1, 1, .), as on the CPU */
-        for (int q = 0; q < 2; q++) {
-            memset(&f, 0, sizeof f);
-            f.kind = DP_OP_INPUT; f.n = (long long)S * S; f.r = S; f.c = S; f.seed = 1; f.op = q; f.out = q ? k.b[d] : k.a[d];
-            dp__k_ew<<<dp__cu_blocks(f.n, DP__CU_THREADS, k.cap[d]), DP__CU_THREADS, 0, k.s[d]>>>(f);
-            cudaCheck(cudaGetLastError());
-        }
-        cudaCheck(cudaStreamSynchronize(k.s[d]));
-    }
-    /* each kind's kernel on S x S operands, every logical device's stream
-       busy at once (as the executor runs them): batches of launches until
-       `seconds` have passed on every device */
-    for (int kd = 1; kd < DP_KIND__COUNT; kd++) {
-        dp_kind kind = (dp_kind)kd;
-        int nin = kind == DP_OP_INPUT ? 0 : (kind == DP_OP_MATMUL || kind == DP_OP_ADD || kind == DP_OP_REDUCE || kind == DP_OP_MUL || kind == DP_OP_CONCAT) ? 2 : 1;
-        dp_graph g;
-        dp_op_desc dd;
-        dp_graph_init(&g);
-        for (int i = 0; i < nin && !rc; i++) {
-            memset(&dd, 0, sizeof dd);
-            dd.kind = DP_OP_INPUT; dd.rows = S; dd.cols = S;
-            rc = dp_graph_add_op(&g, &dd, NULL, err);
-        }
-        memset(&dd, 0, sizeof dd);
-        dd.kind = kind; dd.rows = S; dd.cols = kind == DP_OP_CONCAT ? 2 * S : kind == DP_OP_SPLIT ? S / 2 : S;
-        if (!rc) rc = dp_graph_add_op(&g, &dd, NULL, err);
-        for (int i = 0; i < nin && !rc; i++) rc = dp_graph_add_edge(&g, i, nin, 0, err);
-        if (!rc) rc = dp_graph_finalize(&g, err);
-        if (!rc) {
-            long reps = 0, batch = 1;
-            double t = 0, per = 0;
-            for (;;) {
-                /* every stream's start first, then the launches interleaved
-                   across the logical devices, so that all of them run at
-                   once even when the launch queue fills and blocks */
-                for (int d = 0; d < nd && !rc; d++) {
-                    if ((rc = dp__cucal_setdev(&k, k.gpu[d], err))) break;
-                    rc = dp__cuda_fail(cudaEventRecord(k.e0[d], k.s[d]), "cudaEventRecord(e0, s)", __FILE__, __LINE__, err);
-                }
-                for (long i = 0; i < batch && !rc; i++)
-                    for (int d = 0; d < nd && !rc; d++) {
-                        const float *in[2] = {k.a[d], k.b[d]};
-                        if ((rc = dp__cucal_setdev(&k, k.gpu[d], err))) break;
-                        rc = dp__cu_run_real(&g, nin, in, k.y[d], 1, k.cap[d], k.s[d], err);
-                    }
-                for (int d = 0; d < nd && !rc; d++) {
-                    if ((rc = dp__cucal_setdev(&k, k.gpu[d], err))) break;
-                    rc = dp__cuda_fail(cudaEventRecord(k.e1[d], k.s[d]), "cudaEventRecord(e1, s)", __FILE__, __LINE__, err);
-                }
-                t = 1e300;
-                for (int d = 0; d < nd && !rc; d++) {
-                    float ms = 0;
-                    if ((rc = dp__cucal_setdev(&k, k.gpu[d], err))) break;
-                    if ((rc = dp__cuda_fail(cudaEventSynchronize(k.e1[d]), "cudaEventSynchronize(e1)", __FILE__, __LINE__, err))) break;
-                    if ((rc = dp__cuda_fail(cudaEventElapsedTime(&ms, k.e0[d], k.e1[d]), "cudaEventElapsedTime(&ms, e0, e1)", __FILE__, __LINE__, err))) break;
-                    k.t[d] = ms > 0 ? ms / 1e3 : 1e-9;
-                    if (k.t[d] < t) t = k.t[d];
-                }
-                if (rc) break;
-                reps = batch;
-                if (t >= o.seconds || batch >= (1L << 24)) break;
-                batch = t > 0 ? (long)(batch * 1.2 * o.seconds / t) + 1 : batch * 16;
-                if (batch > (1L << 24)) batch = 1L << 24;
-            }
-            if (!rc) {
-                /* the throughput each logical device got, averaged */
-                for (int d = 0; d < nd; d++) per += dp_op_flops(kind, g.rows[nin], g.cols[nin], S, nin) * (double)reps / k.t[d] / nd;
-                for (int d = 0; d < nd; d++) c.kind_speed[(size_t)d * DP_KIND__COUNT + kd] = per;
-                if (kind == DP_OP_MATMUL) for (int d = 0; d < nd; d++) c.speed[d] = per;
-            }
-        }
-        dp_graph_free(&g);
-        if (rc) goto done;
-    }
-    /* copy bandwidth between each pair of GPUs (one GPU to itself: an
-       on-GPU copy), 16 MiB a copy, for `seconds` */
-    for (int p = 0; p < G; p++) {
-        cudaMemPoolProps props;
-        memset(&props, 0, sizeof props);
-        props.allocType = cudaMemAllocationTypePinned;
-        props.handleTypes = cudaMemHandleTypeNone;
-        props.location.type = cudaMemLocationTypeDevice;
-        props.location.id = p;
-        if ((rc = dp__cucal_setdev(&k, p, err))) goto done;
-        cudaCheck(cudaMemPoolCreate(&k.pool[p], &props));
-        cudaCheck(cudaMallocFromPoolAsync(&k.big[2 * p], BIG, k.pool[p], k.s[p]));
-        cudaCheck(cudaMallocFromPoolAsync(&k.big[2 * p + 1], BIG, k.pool[p], k.s[p]));
-        /* the copies' source is read: give it defined contents */
-        cudaCheck(cudaMemsetAsync(k.big[2 * p], 0, BIG, k.s[p]));
-        cudaCheck(cudaStreamSynchronize(k.s[p]));
-    }
-    for (int p = 0; p < G; p++)
-        for (int q = 0; q < G; q++) {
-            int can = 0;
-            cudaMemAccessDesc acc;
-            if (p == q) continue;
-            cudaCheck(cudaDeviceCanAccessPeer(&can, q, p));
-            if (!can) continue;
-            memset(&acc, 0, sizeof acc);
-            acc.location.type = cudaMemLocationTypeDevice;
-            acc.location.id = q;
-            acc.flags = cudaMemAccessFlagsProtReadWrite;
-            cudaCheck(cudaMemPoolSetAccess(k.pool[p], &acc, 1));
-        }
-    for (int p = 0; p < G; p++)
-        for (int q = 0; q < G; q++) {
-            int d = q, reps = 0;   /* logical device q runs on GPU q */
-            float ms = 0;
-            double t = 0;
-            if ((rc = dp__cucal_setdev(&k, q, err))) goto done;
-            do {
-                cudaCheck(cudaEventRecord(k.e0[d], k.s[d]));
-                for (int i = 0; i < 4; i++) {
-                    if (p == q) cudaCheck(cudaMemcpyAsync(k.big[2 * q + 1], k.big[2 * p], BIG, cudaMemcpyDeviceToDevice, k.s[d]));
-                    else cudaCheck(cudaMemcpyPeerAsync(k.big[2 * q + 1], q, k.big[2 * p], p, BIG, k.s[d]));
-                }
-                cudaCheck(cudaEventRecord(k.e1[d], k.s[d]));
-                cudaCheck(cudaEventSynchronize(k.e1[d]));
-                cudaCheck(cudaEventElapsedTime(&ms, k.e0[d], k.e1[d]));
-                t += ms / 1e3;
-                reps += 4;
-            } while (t < o.seconds);
-            bw[p * G + q] = (double)reps * (double)BIG / t;
-        }
-    /* the executor's hand-off latency: a chain of tiny copy ops alternating
-       between two logical devices against the same chain on one */
+    for (int d = 0; d < nd; d++)
+        if ((rc = dp__cucal_device(&k, &c, d, S, err))) goto done;
+    for (int kd = 1; kd < DP_KIND__COUNT; kd++)
+        if ((rc = dp__cucal_kind(&k, &c, kd, S, o.seconds, err))) goto done;
+    if ((rc = dp__cucal_bandwidth(&k, bw, o.seconds, err))) goto done;
     {
         double lat = 0;
-        if (nd > 1) {
-            dp_graph ch;
-            dp_cluster c2;
-            dp_exec_opts eo;
-            dp_exec_result r1, r2;
-            const int N = 400;
-            int *as = (int *)calloc((size_t)N, sizeof(int)), have_c2 = 0;
-            if (!as) { rc = dp__fail(err, DP_ERR_NOMEM, "calibrate (cuda): out of memory"); goto done; }
-            dp_graph_init(&ch);
-            for (int i = 0; i < N && !rc; i++) {
-                dp_op_desc dd;
-                memset(&dd, 0, sizeof dd);
-                dd.kind = i ? DP_OP_COPY : DP_OP_INPUT; dd.rows = 1; dd.cols = 1;
-                rc = dp_graph_add_op(&ch, &dd, NULL, err);
-                if (!rc && i) rc = dp_graph_add_edge(&ch, i - 1, i, 4, err);
-            }
-            if (!rc) rc = dp_graph_finalize(&ch, err);
-            if (!rc && !(rc = dp_cluster_homogeneous(&c2, 2, 1e9, 1e10, 0, err))) have_c2 = 1;
-            memset(&eo, 0, sizeof eo);
-            eo.reps = 5;
-            eo.gpus = G;
-            if (!rc) rc = dp_exec_cuda(&ch, &c2, as, &eo, &r1, err);
-            for (int i = 0; i < N; i++) as[i] = i % 2;
-            if (!rc) {
-                rc = dp_exec_cuda(&ch, &c2, as, &eo, &r2, err);
-                if (!rc) { lat = (r2.wall_median - r1.wall_median) / (N - 1); dp_exec_result_free(&r2); }
-                dp_exec_result_free(&r1);
-            }
-            if (have_c2) dp_cluster_free(&c2);
-            dp_graph_free(&ch);
-            free(as);
-            k.cur_dev = -1;   /* dp_exec_cuda restored the device it found */
-            if (rc) goto done;
-            if (lat < 0) lat = 0;
-        }
+        if ((rc = dp__cucal_latency(&k, &lat, err))) goto done;
         for (int a = 0; a < nd; a++)
             for (int b = 0; b < nd; b++) {
                 c.bandwidth[a * nd + b] = bw[k.gpu[a] * G + k.gpu[b]];
