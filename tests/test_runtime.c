@@ -63,13 +63,11 @@ static int g_configs, g_retried, g_rejected;
 
 static void check_one(dp_gen_shape shape, int nodes, int nd, uint64_t seed, dp_link_model link)
 {
+    dp_error e = {0};
+    dp_gen_opts go = {0};
     dp_graph g;
     dp_cluster c;
-    dp_error e;
-    dp_gen_opts go;
     dp_rng r;
-    memset(&e, 0, sizeof e);
-    memset(&go, 0, sizeof go);
     go.shape = shape; go.nodes = nodes; go.seed = seed; go.ccr = 1;
     if (dp_gen(&g, &go, &e)) { CHECK(0, "dp_gen: %s", e.msg); return; }
     if (dp_cluster_homogeneous(&c, nd, 1, 1, 0, &e)) { CHECK(0, "cluster: %s", e.msg); dp_graph_free(&g); return; }
