@@ -7418,6 +7418,7 @@ typedef struct dp__rt {
     int ndone;                    /* ops done                         */
     char *xstate;                 /* per edge: 0 none, 1 copying, 2 copied, 3 delivered */
     double *ready, *arrive, *link_free, *cur, *peak, *bl;
+    size_t *obytes, *ebytes;      /* each op's output and edge's copy: dp_exec_op_bytes, dp_exec_edge_bytes */
     int *done;                    /* [n + m] dp_dispatch's completions */
     void *arena;                  /* every buffer above: one block    */
 } dp__rt;
@@ -7456,7 +7457,10 @@ static int dp__rt_init(dp__rt *w, const dp_graph *g, const dp_cluster *c, const 
         DP__A(w->done, (size_t)w->n + w->m, int);
         DP__A(w->link_free, (size_t)w->nd * w->nd, double);
         DP__A(w->bl, w->n, double);
+        DP__A(w->obytes, w->n, size_t); DP__A(w->ebytes, w->m, size_t);
     }
+    for (v = 0; v < w->n; v++) w->obytes[v] = dp_exec_op_bytes(g, v, w->bscale);
+    for (v = 0; v < w->m; v++) w->ebytes[v] = dp_exec_edge_bytes(g, v, w->bscale);
     if (w->order == DP_ORDER_PRIORITY && !w->prio) { dp_blevel(g, c, w->bl); w->prio = w->bl; }
     /* the ready queues: one array split by the number of ops each device holds */
     for (v = 0; v < w->n; v++) w->qoff[assign[v] + 1]++;
@@ -7490,7 +7494,7 @@ static int dp__rt_alloc(dp__rt *w, int d, size_t size, const char *what, int id,
 
 static int dp__rt_release_op(dp__rt *w, const dp_dispatch_hooks *h, int u, dp_error *err)
 {
-    w->cur[w->assign[u]] -= (double)dp_exec_op_bytes(w->g, u, w->bscale);
+    w->cur[w->assign[u]] -= (double)w->obytes[u];
     return h->release(h->ctx, u, -1, err);
 }
 
@@ -7509,7 +7513,7 @@ static int dp__rt_launch_ready(dp__rt *w, const dp_dispatch_hooks *h, dp_error *
     for (d = 0; d < w->nd; d++) {
         if (w->running[d] >= 0 || w->qlen[d] == 0) continue;
         DP__HEAP_POP(int, w->q + w->qoff[d], w->qlen[d], v, dp__rt_before, w);
-        if ((rc = dp__rt_alloc(w, d, dp_exec_op_bytes(w->g, v, w->bscale), "op", v, err))) return rc;
+        if ((rc = dp__rt_alloc(w, d, w->obytes[v], "op", v, err))) return rc;
         if ((rc = h->launch(h->ctx, v, d, err))) return rc;
         w->running[d] = v;
         w->inflight++;
@@ -7531,7 +7535,7 @@ static int dp__rt_op_done(dp__rt *w, const dp_dispatch_hooks *h, int v, double t
     for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
         int e = g->in_edge[k], u = g->src[e];
         if (w->assign[u] != d) {
-            w->cur[d] -= (double)dp_exec_edge_bytes(g, e, w->bscale);
+            w->cur[d] -= (double)w->ebytes[e];
             if ((rc = h->release(h->ctx, -1, e, err))) return rc;
         } else if (--w->refcnt[u] == 0 && (rc = dp__rt_release_op(w, h, u, err))) return rc;
     }
@@ -7539,7 +7543,7 @@ static int dp__rt_op_done(dp__rt *w, const dp_dispatch_hooks *h, int v, double t
         int e = g->out_edge[k], x = g->dst[e], dd = w->assign[x];
         double st = t, dur;
         if (dd == d) { if (--w->pending[x] == 0) dp__rt_push(w, x, t); continue; }
-        if ((rc = dp__rt_alloc(w, dd, dp_exec_edge_bytes(g, e, w->bscale), "copy of edge", e, err))) return rc;
+        if ((rc = dp__rt_alloc(w, dd, w->ebytes[e], "copy of edge", e, err))) return rc;
         dur = dp_xfer_time(w->c, g->bytes[e], d, dd) * w->spu;
         if (w->c->link == DP_LINK_SERIAL) {
             double *lf = &w->link_free[(size_t)d * w->nd + dd];
@@ -7653,7 +7657,6 @@ DPDEF int dp_dispatch(const dp_graph *g, const dp_cluster *c, const int *assign,
 typedef struct dp__cpux {
     const dp_graph *g; const dp_cluster *c; const int *assign;
     int n, m, nd;
-    double bscale;
     dp__rt rt;              /* the dispatcher's state, under mu */
     pthread_mutex_t mu;
     pthread_cond_t *cv, *xcv;
@@ -7836,7 +7839,7 @@ static int dp__cpu_launch(void *ctx, int v, int d, dp_error *err)
 {
     dp__cpuw *w = (dp__cpuw *)ctx;
     dp__cpux *x = w->x;
-    size_t size = dp_exec_op_bytes(x->g, v, x->bscale);
+    size_t size = x->rt.obytes[v];
     if (!(x->buf[v] = dp__cpu_alloc(x, d, size)))
         return dp__fail(err, DP_ERR_NOMEM, "exec: device %d: out of memory allocating %zu bytes for op %d", d, size, v);
     x->len[v] = size;
@@ -7852,7 +7855,7 @@ static int dp__cpu_copy(void *ctx, int e, dp_error *err)
 {
     dp__cpux *x = ((dp__cpuw *)ctx)->x;
     int dd = x->assign[x->g->dst[e]], *ring = x->xq + x->xoff[dd], cap = x->xoff[dd + 1] - x->xoff[dd];
-    size_t size = dp_exec_edge_bytes(x->g, e, x->bscale);
+    size_t size = x->rt.ebytes[e];
     if (!(x->xbuf[e] = dp__cpu_alloc(x, dd, size)))
         return dp__fail(err, DP_ERR_NOMEM, "exec: device %d: out of memory allocating %zu bytes for copy of edge %d", dd, size, e);
     ring[x->xtail[dd] % cap] = e;
@@ -7866,7 +7869,7 @@ static int dp__cpu_release(void *ctx, int op, int e, dp_error *err)
     dp__cpux *x = ((dp__cpuw *)ctx)->x;
     (void)err;
     if (op >= 0) dp__cpu_free(x, x->assign[op], &x->buf[op], x->len[op]);
-    else dp__cpu_free(x, x->assign[x->g->dst[e]], &x->xbuf[e], dp_exec_edge_bytes(x->g, e, x->bscale));
+    else dp__cpu_free(x, x->assign[x->g->dst[e]], &x->xbuf[e], x->rt.ebytes[e]);
     return 0;
 }
 
@@ -7879,7 +7882,7 @@ static int dp__cpu_take_copy(dp__cpux *x, int d)
     const dp_graph *g = x->g;
     int cap = x->xoff[d + 1] - x->xoff[d];
     int e = x->xq[x->xoff[d] + x->xhead[d] % cap], u = g->src[e];
-    size_t size = dp_exec_edge_bytes(g, e, x->bscale), have = x->len[u];
+    size_t size = x->rt.ebytes[e], have = x->len[u];
     const unsigned char *src = x->buf[u];
     unsigned char *dst = x->xbuf[e];
     x->xhead[d]++;
@@ -7918,7 +7921,7 @@ static double dp__cpu_run(dp__cpux *x, int v, int d)
         for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
             int e = g->in_edge[k], u = g->src[e];
             const unsigned char *in = x->assign[u] == d ? x->buf[u] : x->xbuf[e];
-            size_t esz = dp_exec_edge_bytes(g, e, x->bscale);
+            size_t esz = x->rt.ebytes[e];
             /* the bytes this edge carries: the same wherever u ran */
             h = dp__cpu_hash(in, esz < x->len[u] ? esz : x->len[u], h);
         }
@@ -8143,10 +8146,9 @@ static int dp__exec_result_alloc(dp_exec_result *res, int n, int nd, const dp_ex
    buffer of this run can have (outputs and copies), sorted, once each. */
 static int dp__cpu_pool_init(dp__cpux *x, dp_error *err)
 {
-    const dp_graph *g = x->g;
     int v, k, n = x->n, m = x->m;
-    for (v = 0; v < n; v++) x->sizes[v] = dp_exec_op_bytes(g, v, x->bscale);
-    for (k = 0; k < m; k++) x->sizes[n + k] = dp_exec_edge_bytes(g, k, x->bscale);
+    for (v = 0; v < n; v++) x->sizes[v] = x->rt.obytes[v];
+    for (k = 0; k < m; k++) x->sizes[n + k] = x->rt.ebytes[k];
     qsort(x->sizes, (size_t)n + m, sizeof(size_t), dp__cpu_size_cmp);
     for (k = 0; k < n + m; k++) if (!x->nsizes || x->sizes[k] != x->sizes[x->nsizes - 1]) x->sizes[x->nsizes++] = x->sizes[k];
     x->pool = (unsigned char **)dp__alloc((size_t)x->nd * x->nsizes, sizeof(unsigned char *), err, "executor buffer pool");
@@ -8229,7 +8231,7 @@ DPDEF int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign,
         return dp__fail(err, DP_ERR_RANGE, "exec: negative scale or arena size");
     dp_exec_scales(g, c, &o.seconds_per_unit, &o.bytes_scale);
     x.g = g; x.c = c; x.assign = assign; x.n = n; x.m = m; x.nd = nd;
-    x.bscale = o.bytes_scale; x.err = err; x.seed = o.seed; x.cpu_times = o.cpu_times != 0;
+    x.err = err; x.seed = o.seed; x.cpu_times = o.cpu_times != 0;
     if ((rc = dp_graph_check_tensors(g, err))) return rc;
     if ((rc = dp__rt_init(&x.rt, g, c, assign, &o, err))) return rc;
     for (pass = 0; pass < 2; pass++) {
