@@ -737,13 +737,29 @@ typedef struct dp__cux {
     dp__cucb *cb;                /* [n + m] host functions' arguments         */
 } dp__cux;
 
-static int dp__cu_setdev(dp__cux *x, int dev, dp_error *err)
+/* Makes GPU dev current unless *cur (the one made current last) says it
+   is already: the executor and the calibration switch GPUs per launch. */
+static int dp__cu_use(int *cur, int dev, dp_error *err)
 {
     int rc = DP_OK;
-    if (x->cur_dev != dev) {
+    if (*cur != dev) {
         cudaCheck(cudaSetDevice(dev));
-        x->cur_dev = dev;
+        *cur = dev;
     }
+done:
+    return rc;
+}
+
+/* The blocks a launch of a logical device on GPU gpu may use: the GPU's
+   resident blocks (SMs x threads per SM / DP__CU_THREADS) divided among
+   the `share` logical devices on it; at least 1. */
+static int dp__cu_block_cap(int gpu, int share, int *cap, dp_error *err)
+{
+    int rc = DP_OK, sms = 0, threads = 0;
+    cudaCheck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, gpu));
+    cudaCheck(cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, gpu));
+    *cap = sms * (threads / DP__CU_THREADS) / share;
+    if (*cap < 1) *cap = 1;
 done:
     return rc;
 }
@@ -800,7 +816,7 @@ static int dp__cu_launch(void *ctx, int v, int d, dp_error *err)
     int rc = DP_OK, gp = x->gpu[d], nin = g->in_off[v + 1] - g->in_off[v];
     cudaStream_t s = x->cs[d];
     void *p = NULL;
-    if ((rc = dp__cu_setdev(x, gp, err))) return rc;
+    if ((rc = dp__cu_use(&x->cur_dev, gp, err))) return rc;
     size_t size = dp_exec_op_bytes(g, v, x->bscale);
     cudaCheck(cudaMallocFromPoolAsync(&p, size > 8 ? size : 8, x->pool[gp], s));
     x->buf[v] = p;
@@ -831,7 +847,7 @@ static int dp__cu_copy(void *ctx, int e, dp_error *err)
     size_t size = dp_exec_edge_bytes(g, e, x->bscale), lu = dp_exec_op_bytes(g, u, x->bscale), nc = size < lu ? size : lu;
     cudaStream_t s = x->xs[(size_t)a * x->nd + b];
     void *p = NULL;
-    if ((rc = dp__cu_setdev(x, gb, err))) return rc;
+    if ((rc = dp__cu_use(&x->cur_dev, gb, err))) return rc;
     cudaCheck(cudaMallocFromPoolAsync(&p, size > 8 ? size : 8, x->pool[gb], s));
     x->xbuf[e] = p;
     cudaCheck(cudaStreamWaitEvent(s, x->eve[u], 0));
@@ -852,7 +868,7 @@ static int dp__cu_release(void *ctx, int op, int e, dp_error *err)
     int rc = DP_OK, d = op >= 0 ? x->assign[op] : x->assign[x->g->dst[e]];
     void **p = op >= 0 ? &x->buf[op] : &x->xbuf[e];
     if (!*p) return DP_OK;
-    if ((rc = dp__cu_setdev(x, x->gpu[d], err))) return rc;
+    if ((rc = dp__cu_use(&x->cur_dev, x->gpu[d], err))) return rc;
     cudaCheck(cudaFreeAsync(*p, x->cs[d]));
     *p = NULL;
 done:
@@ -868,7 +884,7 @@ static int dp__cu_poll(dp__cux *x, dp_error *err)
         cudaStream_t s = i < x->nd ? x->cs[i] : x->xs[i - x->nd];
         cudaError_t e;
         if (!s) continue;
-        if ((rc = dp__cu_setdev(x, x->gpu[i < x->nd ? i : (i - x->nd) % x->nd], err))) return rc;
+        if ((rc = dp__cu_use(&x->cur_dev, x->gpu[i < x->nd ? i : (i - x->nd) % x->nd], err))) return rc;
         e = cudaStreamQuery(s);
         /* "not ready" is an answer, not a fault, but the runtime may keep
            it as the thread's last error, where the next launch's
@@ -932,7 +948,7 @@ static int dp__cu_sync(dp__cux *x, dp_error *err)
         cudaStream_t s = i < x->nd ? x->cs[i] : i < x->nd + nxs ? x->xs[i - x->nd] : x->ctl[i - x->nd - nxs];
         int gp = i < x->nd ? x->gpu[i] : i < x->nd + nxs ? x->gpu[(i - x->nd) % x->nd] : (int)(i - x->nd - nxs);
         if (!s) continue;
-        r2 = dp__cu_setdev(x, gp, err);
+        r2 = dp__cu_use(&x->cur_dev, gp, err);
         if (!r2) r2 = dp__cuda_fail(cudaStreamSynchronize(s), "cudaStreamSynchronize(stream)", __FILE__, __LINE__, err);
         if (r2 && !rc) rc = r2;
         if (rc && err) return rc;
@@ -950,7 +966,7 @@ static int dp__cu_drain(dp__cux *x, dp_error *err)
         void **p = i < x->n ? &x->buf[i] : &x->xbuf[i - x->n];
         int d = i < x->n ? x->assign[i] : x->assign[x->g->dst[i - x->n]];
         if (!*p) continue;
-        r2 = dp__cu_setdev(x, x->gpu[d], err);
+        r2 = dp__cu_use(&x->cur_dev, x->gpu[d], err);
         if (!r2) r2 = dp__cuda_fail(cudaFreeAsync(*p, x->cs[d]), "cudaFreeAsync(buffer, stream)", __FILE__, __LINE__, err);
         *p = NULL;
         if (r2 && !rc) rc = r2;
@@ -1045,7 +1061,7 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
         props.handleTypes = cudaMemHandleTypeNone;
         props.location.type = cudaMemLocationTypeDevice;
         props.location.id = p;
-        if ((rc = dp__cu_setdev(x, p, err))) goto done;
+        if ((rc = dp__cu_use(&x->cur_dev, p, err))) goto done;
         cudaCheck(cudaMemPoolCreate(&x->pool[p], &props));
         cudaCheck(cudaMemPoolSetAttribute(x->pool[p], cudaMemPoolAttrReleaseThreshold, &keep));
         /* no hidden waits: an allocation on one logical device's stream
@@ -1077,26 +1093,23 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
             cudaCheck(cudaMemPoolSetAccess(x->pool[p], &acc, 1));
         }
     for (int d = 0; d < nd; d++) {
-        int p = d % G, share = (nd - 1 - p) / G + 1, sms = 0, threads = 0;
+        int p = d % G, share = (nd - 1 - p) / G + 1;
         x->gpu[d] = p;
-        if ((rc = dp__cu_setdev(x, p, err))) goto done;
-        cudaCheck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p));
-        cudaCheck(cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, p));
-        x->cap[d] = sms * (threads / DP__CU_THREADS) / share;
-        if (x->cap[d] < 1) x->cap[d] = 1;
+        if ((rc = dp__cu_use(&x->cur_dev, p, err))) goto done;
+        if ((rc = dp__cu_block_cap(p, share, &x->cap[d], err))) goto done;
         cudaCheck(cudaStreamCreateWithFlags(&x->cs[d], cudaStreamNonBlocking));
         cudaCheck(cudaMalloc((void **)&x->st[d], 2 * sizeof(unsigned long long)));
         cudaCheck(cudaMemsetAsync(x->st[d], 0, 2 * sizeof(unsigned long long), x->cs[d]));
     }
     for (int v = 0; v < n; v++) {
-        if ((rc = dp__cu_setdev(x, x->gpu[x->assign[v]], err))) goto done;
+        if ((rc = dp__cu_use(&x->cur_dev, x->gpu[x->assign[v]], err))) goto done;
         cudaCheck(cudaEventCreate(&x->evs[v]));
         cudaCheck(cudaEventCreate(&x->eve[v]));
     }
     for (int e = 0; e < m; e++) {
         int a = x->assign[g->src[e]], b = x->assign[g->dst[e]];
         if (a == b) continue;
-        if ((rc = dp__cu_setdev(x, x->gpu[b], err))) goto done;
+        if ((rc = dp__cu_use(&x->cur_dev, x->gpu[b], err))) goto done;
         if (!x->xs[(size_t)a * nd + b]) cudaCheck(cudaStreamCreateWithFlags(&x->xs[(size_t)a * nd + b], cudaStreamNonBlocking));
         cudaCheck(cudaEventCreateWithFlags(&x->evx[e], cudaEventDisableTiming));
     }
@@ -1108,7 +1121,7 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
         memset(&a, 0, sizeof a);
         memset(&q, 0, sizeof q);
         q.st = x->st[d];
-        if ((rc = dp__cu_setdev(x, d, err))) goto done;
+        if ((rc = dp__cu_use(&x->cur_dev, d, err))) goto done;
         dp__k_ew<<<1, DP__CU_THREADS, 0, x->cs[d]>>>(a);
         cudaCheck(cudaGetLastError());
         dp__k_rows<<<1, DP__CU_THREADS, 0, x->cs[d]>>>(DP_OP_SOFTMAX, NULL, NULL, 0, 0);
@@ -1119,7 +1132,7 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
         cudaCheck(cudaGetLastError());
     }
     for (int d = 0; d < nd; d++) {
-        if ((rc = dp__cu_setdev(x, x->gpu[d], err))) goto done;
+        if ((rc = dp__cu_use(&x->cur_dev, x->gpu[d], err))) goto done;
         cudaCheck(cudaStreamSynchronize(x->cs[d]));
     }
 done:
@@ -1178,7 +1191,7 @@ extern "C" int dp_exec_cuda(const dp_graph *g, const dp_cluster *c, const int *a
         uint64_t dg = 0xcbf29ce484222325ULL;
         x.cq_head = x.cq_tail = 0;   /* every stream is idle: no host function pending */
         for (int p = 0; p < x.ngpu; p++) {
-            if ((rc = dp__cu_setdev(&x, p, err))) goto done;
+            if ((rc = dp__cu_use(&x.cur_dev, p, err))) goto done;
             cudaCheck(cudaEventRecord(x.ev0[p], x.ctl[p]));
         }
         t0 = dp_now();
@@ -1208,7 +1221,7 @@ extern "C" int dp_exec_cuda(const dp_graph *g, const dp_cluster *c, const int *a
                 x.host = nb;
                 x.host_len = len;
             }
-            if ((rc = dp__cu_setdev(&x, p, err))) goto done;
+            if ((rc = dp__cu_use(&x.cur_dev, p, err))) goto done;
             cudaCheck(cudaMemcpyAsync(x.host, x.buf[v], len, cudaMemcpyDeviceToHost, x.ctl[p]));
             cudaCheck(cudaStreamSynchronize(x.ctl[p]));
             dg = (dg ^ dp__cu_hash(x.host, len, 0xcbf29ce484222325ULL ^ (uint64_t)v)) * 0x100000001b3ULL;
@@ -1265,31 +1278,17 @@ typedef struct dp__cucal {
     double *t;                    /* per logical device: seconds of a batch   */
 } dp__cucal;
 
-static int dp__cucal_setdev(dp__cucal *k, int dev, dp_error *err)
-{
-    int rc = DP_OK;
-    if (k->cur_dev != dev) {
-        cudaCheck(cudaSetDevice(dev));
-        k->cur_dev = dev;
-    }
-done:
-    return rc;
-}
-
 /* Logical device d: its GPU, its share of the blocks, its memory, a
    stream, events and S x S inputs (dp_input_value, as on the CPU). */
 static int dp__cucal_device(dp__cucal *k, dp_cluster *c, int d, int S, dp_error *err)
 {
     int rc = DP_OK, nd = k->nd, G = k->G;
-    int p = d % G, share = (nd - 1 - p) / G + 1, sms = 0, threads = 0;
+    int p = d % G, share = (nd - 1 - p) / G + 1;
     size_t free_b = 0, total_b = 0;
     dp__cu_ew f;
     k->gpu[d] = p;
-    if ((rc = dp__cucal_setdev(k, p, err))) goto done;
-    cudaCheck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p));
-    cudaCheck(cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, p));
-    k->cap[d] = sms * (threads / DP__CU_THREADS) / share;
-    if (k->cap[d] < 1) k->cap[d] = 1;
+    if ((rc = dp__cu_use(&k->cur_dev, p, err))) goto done;
+    if ((rc = dp__cu_block_cap(p, share, &k->cap[d], err))) goto done;
     cudaCheck(cudaMemGetInfo(&free_b, &total_b));
     c->memory[d] = (double)total_b / share;
     snprintf(c->name[d], sizeof c->name[d], "cuda%d:gpu%d", d, p);
@@ -1343,23 +1342,23 @@ static int dp__cucal_kind(dp__cucal *k, dp_cluster *c, int kd, int S, double sec
                across the logical devices, so that all of them run at
                once even when the launch queue fills and blocks */
             for (int d = 0; d < nd && !rc; d++) {
-                if ((rc = dp__cucal_setdev(k, k->gpu[d], err))) break;
+                if ((rc = dp__cu_use(&k->cur_dev, k->gpu[d], err))) break;
                 rc = dp__cuda_fail(cudaEventRecord(k->e0[d], k->s[d]), "cudaEventRecord(e0, s)", __FILE__, __LINE__, err);
             }
             for (long i = 0; i < batch && !rc; i++)
                 for (int d = 0; d < nd && !rc; d++) {
                     const float *in[2] = {k->a[d], k->b[d]};
-                    if ((rc = dp__cucal_setdev(k, k->gpu[d], err))) break;
+                    if ((rc = dp__cu_use(&k->cur_dev, k->gpu[d], err))) break;
                     rc = dp__cu_run_real(&g, nin, in, k->y[d], 1, k->cap[d], k->s[d], err);
                 }
             for (int d = 0; d < nd && !rc; d++) {
-                if ((rc = dp__cucal_setdev(k, k->gpu[d], err))) break;
+                if ((rc = dp__cu_use(&k->cur_dev, k->gpu[d], err))) break;
                 rc = dp__cuda_fail(cudaEventRecord(k->e1[d], k->s[d]), "cudaEventRecord(e1, s)", __FILE__, __LINE__, err);
             }
             t = 1e300;
             for (int d = 0; d < nd && !rc; d++) {
                 float ms = 0;
-                if ((rc = dp__cucal_setdev(k, k->gpu[d], err))) break;
+                if ((rc = dp__cu_use(&k->cur_dev, k->gpu[d], err))) break;
                 if ((rc = dp__cuda_fail(cudaEventSynchronize(k->e1[d]), "cudaEventSynchronize(e1)", __FILE__, __LINE__, err))) break;
                 if ((rc = dp__cuda_fail(cudaEventElapsedTime(&ms, k->e0[d], k->e1[d]), "cudaEventElapsedTime(&ms, e0, e1)", __FILE__, __LINE__, err))) break;
                 k->t[d] = ms > 0 ? ms / 1e3 : 1e-9;
@@ -1395,7 +1394,7 @@ static int dp__cucal_bandwidth(dp__cucal *k, double *bw, double seconds, dp_erro
         props.handleTypes = cudaMemHandleTypeNone;
         props.location.type = cudaMemLocationTypeDevice;
         props.location.id = p;
-        if ((rc = dp__cucal_setdev(k, p, err))) goto done;
+        if ((rc = dp__cu_use(&k->cur_dev, p, err))) goto done;
         cudaCheck(cudaMemPoolCreate(&k->pool[p], &props));
         cudaCheck(cudaMallocFromPoolAsync(&k->big[2 * p], BIG, k->pool[p], k->s[p]));
         cudaCheck(cudaMallocFromPoolAsync(&k->big[2 * p + 1], BIG, k->pool[p], k->s[p]));
@@ -1421,7 +1420,7 @@ static int dp__cucal_bandwidth(dp__cucal *k, double *bw, double seconds, dp_erro
             int d = q, reps = 0;   /* logical device q runs on GPU q */
             float ms = 0;
             double t = 0;
-            if ((rc = dp__cucal_setdev(k, q, err))) goto done;
+            if ((rc = dp__cu_use(&k->cur_dev, q, err))) goto done;
             do {
                 cudaCheck(cudaEventRecord(k->e0[d], k->s[d]));
                 for (int i = 0; i < 4; i++) {
