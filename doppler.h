@@ -6074,7 +6074,7 @@ typedef struct dp__trainer {
     /* the best placement found per graph */
     double *tbest;
     int **tb_assign, **tb_order, *sil_dev;
-    double anchor_w, sil_R;
+    double anchor_w;             /* the anchor's multiplier (dual ascent) */
     dp__select selected;         /* the parameters selection keeps */
     dp_train_result r;
     dp_rng rng;
@@ -6088,6 +6088,7 @@ typedef struct dp__group {
     dp_cost_fn fn;
     dp__roll_opts ro;
     double gcost, gnorm, rscale, lr, lb;
+    double sil_R;                /* self-imitation's return (0: none)   */
     double *baseline, *best;
     int *seen;
 } dp__group;
@@ -6302,13 +6303,13 @@ static void dp__group_returns(dp__trainer *T, dp__group *G)
             G->rscale += fabs(kR[k] + (bt + ph - kb[k]) / kb[k]) / ((double)x->n * kg);
         }
     }
-    T->sil_R = 0;
+    G->sil_R = 0;
     if (!T->pt && !G->ro.il) {
         dp__gctx *x = &T->ctx[gi];
         double bm = 0;
         for (k = 0; k < kg; k++) bm += kb[k] / kg;
         /* self-imitation's return, before the returns are scaled */
-        T->sil_R = o->self_imitation > 0 && T->tbest[gi] < bm && bm > 0 ? o->self_imitation * (bm - T->tbest[gi]) / bm : 0;
+        G->sil_R = o->self_imitation > 0 && T->tbest[gi] < bm && bm > 0 ? o->self_imitation * (bm - T->tbest[gi]) / bm : 0;
         if (o->adv_norm) {
             double sq = 0;
             for (k = 0; k < kg; k++) sq += kR[k] * kR[k] / kg;
@@ -6316,7 +6317,7 @@ static void dp__group_returns(dp__trainer *T, dp__group *G)
             if (x->adv_sq > 1e-30) {
                 double s = 1 / sqrt(x->adv_sq);
                 for (k = 0; k < kg; k++) kR[k] *= s;
-                T->sil_R *= s;
+                G->sil_R *= s;
             }
         }
     }
@@ -6363,7 +6364,7 @@ static int dp__group_backward(dp__trainer *T, dp__group *G)
     dp__roll_opts rp = G->ro;
     dp__roll_stats rs;
     int k, kg = G->kg, nmax = T->nmax, gi = G->gi;
-    if (kg == 1 && !(T->sil_R > 0)) {
+    if (kg == 1 && !(G->sil_R > 0)) {
         dp__backward(x, p, T->kR[0], T->gsel, T->gplc);
     } else if (kg == 1) {
         dp__backward_zero(x);
@@ -6391,16 +6392,16 @@ static int dp__group_backward(dp__trainer *T, dp__group *G)
         }
         rp.bstep = NULL;
     }
-    if (T->sil_R > 0) {
+    if (G->sil_R > 0) {
         /* self-imitation: the best placement's choices, replayed */
         int t;
         for (t = 0; t < x->n; t++) T->sil_dev[t] = T->tb_assign[gi][T->tb_order[gi][t]];
         rp.force_op = T->tb_order[gi]; rp.force_dev = T->sil_dev; rp.beta = rp.anchor = 0; rp.bstep = NULL;
         dp__rollout(x, p, &rp, &T->rng, &rs);
         if (!dp__finite(rs.logp)) return dp__train_stop(T, G, G->ep, G->ep + kg - 1, "self-imitation log-probability %g is not finite", rs.logp);
-        dp__backward_heads(x, p, T->sil_R, 1.0, T->gsel, T->gplc);
+        dp__backward_heads(x, p, G->sil_R, 1.0, T->gsel, T->gplc);
     }
-    if (kg > 1 || T->sil_R > 0) dp__backward_gnn(x, p, T->gsel, T->gplc);
+    if (kg > 1 || G->sil_R > 0) dp__backward_gnn(x, p, T->gsel, T->gplc);
     return 0;
 }
 
