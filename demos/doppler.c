@@ -1245,12 +1245,7 @@ static int cmd_sim(cli *o)
     memset(&s, 0, sizeof s);
     if (load_input(o, path, &g, &c)) return EXIT_FAIL;
     assign = calloc((size_t)g.n_ops + 1, sizeof *assign);
-    if (!assign) {
-        e.code = DP_ERR_NOMEM;
-        snprintf(e.msg, sizeof e.msg, "out of memory");
-        fail(&e);
-        goto done;
-    }
+    if (!assign) { oom(); goto done; }
     if (dp_assign_read(o->assign, g.n_ops, c.n, assign, &e)) { fail(&e); goto done; }
     double t0 = dp_now();
     if (simulate(&g, &c, assign, o->order, NULL, &s)) goto done;
@@ -2141,7 +2136,7 @@ static int cmd_exec(cli *o)
     rc = EXIT_FAIL;
     assign = malloc(sizeof(int) * (size_t)g.n_ops);
     one = calloc((size_t)g.n_ops, sizeof(int));
-    if (!assign || !one) { fprintf(stderr, "doppler: out of memory\n"); goto done; }
+    if (!assign || !one) { oom(); goto done; }
     if (dp_assign_read(o->assign, g.n_ops, c.n, assign, &e)) { fail(&e); goto done; }
     for (int v = 0; v < g.n_ops; v++) real |= g.kind[v] != DP_OP_OPAQUE;
     if (!cuda) {
