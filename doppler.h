@@ -4684,6 +4684,9 @@ typedef struct dp__gctx {
     int *legal, nlegal, *pend, *assign, *order, *pos;
     double *end, *avail, *work, *psum, *pmean, *cnt, *prob, *logit, *est;
     int *expert;
+    double *wsel;         /* [n] inference: exp(SEL score - the largest), so
+                             that a sampled SEL step needs no exp (NULL in
+                             training)                                    */
     int *step_op, *step_dev;
     double *step_f, *step_z, *step_gu, *step_gf;
     double *phi, *bstep;  /* [n] partial makespan before step t; its baseline */
@@ -4764,6 +4767,7 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
         DP__A(x->pmean, (size_t)nd * H, double);
         DP__A(x->cnt, nd, double); DP__A(x->prob, n > nd ? n : nd, double); DP__A(x->logit, nd, double); DP__A(x->est, nd, double);
         DP__A(x->expert, n > nd ? n : nd, int);
+        if (!train) DP__A(x->wsel, n, double);
         DP__A(x->step_op, n, int); DP__A(x->step_dev, n, int); DP__A(x->step_f, nt * nd * DP__DF, double);
         DP__A(x->step_z, nt * nd * H, double); DP__A(x->step_gu, nt * nd, double); DP__A(x->step_gf, nt * nd, double);
         DP__A(x->phi, n, double); DP__A(x->bstep, n, double);
@@ -5253,6 +5257,48 @@ static void dp__place_step(dp__gctx *x, int t, int v, int a)
     }
 }
 
+/* An inference rollout's sampled SEL step: the legal op drawn with
+   probability proportional to wsel (exp(score - the largest score),
+   made once per placement), which is the softmax of the scores over the
+   legal set without an exp per legal op and step. Returns its index in
+   the legal set, or -1 where it cannot stand in for the softmax: no
+   wsel, a temperature, exploration, or the legal set's weights all
+   underflowing. */
+static int dp__sel_draw(const dp__gctx *x, double it, double eps, dp_rng *rng)
+{
+    double W = 0, u;
+    int i, k = x->nlegal;
+    if (!x->wsel || it != 1 || eps > 0) return -1;
+    for (i = 0; i < k; i++) W += x->wsel[x->legal[i]];
+    if (!(W > 1e-250)) return -1;
+    u = dp_rng_uniform(rng) * W;
+    for (i = 0; i < k - 1; i++) { u -= x->wsel[x->legal[i]]; if (u < 0) return i; }
+    return k - 1;
+}
+
+/* Step t's SEL choice from the softmax of the scores (times it) over the
+   legal set, left in x->prob, with the cp expert's choices (the largest
+   b-level) in x->expert when training; *ent gets the softmax's entropy
+   when training. Returns the choice's index in the legal set: replayed
+   (force_op), sampled, or the most probable (ties: the lower op index). */
+static int dp__sel_choose(dp__gctx *x, const dp__roll_opts *ro, int t, double it, dp_rng *rng, double *ent)
+{
+    double *lp = x->prob, bmax = -HUGE_VAL;
+    int i, li;
+    for (i = 0; i < x->nlegal; i++) lp[i] = x->ssel[x->legal[i]] * it;
+    *ent = dp__softmax(lp, lp, x->nlegal, ro->train);
+    if (ro->il || ro->train) {
+        for (i = 0; i < x->nlegal; i++) if (x->bl[x->legal[i]] > bmax) bmax = x->bl[x->legal[i]];
+        for (i = 0; i < x->nlegal; i++) x->expert[i] = x->bl[x->legal[i]] >= bmax - 1e-9 * fabs(bmax);
+    }
+    if (ro->force_op) return x->pos[ro->force_op[t]];
+    li = dp__choose(lp, x->nlegal, ro->sample, ro->eps, rng);
+    if (!ro->sample)   /* greedy: ties to the lower op index */
+        for (i = 0; i < x->nlegal; i++)
+            if (lp[i] == lp[li] && x->legal[i] < x->legal[li]) li = i;
+    return li;
+}
+
 static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro, dp_rng *rng, dp__roll_stats *st)
 {
     const dp_graph *g = x->g;
@@ -5285,7 +5331,7 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
         memset(x->step_gf, 0, sizeof(double) * (size_t)n * nd);
     }
     for (t = 0; t < n; t++) {
-        double wdisc = tr ? pow(ro->gamma, (double)(n - 1 - t)) : 1, ent, bmax = -HUGE_VAL, emin = HUGE_VAL;
+        double wdisc = tr ? pow(ro->gamma, (double)(n - 1 - t)) : 1, ent = 0, emin = HUGE_VAL;
         double pe = 1;          /* P(the cp expert's choice), training only */
         size_t ts = x->train ? (size_t)t : 0;   /* inference keeps one step */
         double phi = 0, adv = 0;
@@ -5298,18 +5344,8 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
         x->phi[t] = phi;
         if (ro->bstep && ro->bnorm > 0) adv = (ro->bstep[t] + phi - ro->bnorm) / ro->bnorm;
         /* ---- SEL: softmax of the static scores over the legal set ---- */
-        for (i = 0; i < x->nlegal; i++) lp[i] = x->ssel[x->legal[i]] * it;
-        ent = dp__softmax(lp, lp, x->nlegal, tr);
-        if (ro->il || ro->train) {
-            for (i = 0; i < x->nlegal; i++) if (x->bl[x->legal[i]] > bmax) bmax = x->bl[x->legal[i]];
-            for (i = 0; i < x->nlegal; i++) x->expert[i] = x->bl[x->legal[i]] >= bmax - 1e-9 * fabs(bmax);
-        }
-        if (ro->force_op) li = x->pos[ro->force_op[t]];
-        else li = dp__choose(lp, x->nlegal, ro->sample, ro->eps, rng);
-        if (!ro->sample && !ro->force_op) {   /* greedy: ties to the lower op index */
-            for (i = 0; i < x->nlegal; i++)
-                if (lp[i] == lp[li] && x->legal[i] < x->legal[li]) li = i;
-        }
+        li = !tr && ro->sample && !ro->force_op ? dp__sel_draw(x, it, ro->eps, rng) : -1;
+        if (li < 0) li = dp__sel_choose(x, ro, t, it, rng, &ent);
         v = x->legal[li];
         if (tr) {
             double l = log(lp[li] > 1e-300 ? lp[li] : 1e-300);
@@ -6620,6 +6656,12 @@ DPDEF int dp_policy_place(const dp_policy *p, const dp_graph *g, const dp_cluste
     if ((rc = dp__gctx_init(&x, g, c, p->opts.hidden, p->opts.layers, p->opts.shared_gnn, 0, err))) return rc;
     dp_rng_seed(&rng, o.seed);
     dp__forward(&x, p);
+    {   /* SEL's weights for the samples (dp__sel_draw) */
+        double mx = -HUGE_VAL;
+        int v;
+        for (v = 0; v < x.n; v++) if (x.ssel[v] > mx) mx = x.ssel[v];
+        for (v = 0; v < x.n; v++) x.wsel[v] = exp(x.ssel[v] - mx);
+    }
     memset(&ro, 0, sizeof ro);
     ro.gamma = 1;
     for (k = 0; k <= o.samples; k++) {

@@ -451,6 +451,48 @@ static void test_reinforce(void)
    A replay must reproduce the rollout (same choices, same log-probability)
    and (b) must equal the mean of (a): the encoder's backward is linear in
    the embeddings' gradient. */
+/* An inference rollout's sampled SEL step (dp__sel_draw) draws from the
+   softmax of the scores over the legal set: scores 0, ln 2, ln 4 give
+   1/7, 2/7, 4/7, and with the third op no longer legal 1/3, 2/3. It
+   stands aside (-1) for a temperature, exploration or no weights. */
+static void test_sel_draw(void)
+{
+    enum { N = 70000 };
+    dp_graph g;
+    dp_cluster c;
+    dp__gctx x;
+    dp_rng rng;
+    if (gen_graph(&g, 12, 1, 3)) return;
+    CHECK(dp_cluster_homogeneous(&c, 2, 1, 1, 0, &err) == 0, "cluster: %s", err.msg);
+    CHECK(dp__gctx_init(&x, &g, &c, 8, 2, 0, 0, &err) == 0, "gctx: %s", err.msg);
+    CHECK(x.wsel != NULL, "an inference context has SEL weights");
+    x.wsel[5] = 0.25; x.wsel[7] = 0.5; x.wsel[2] = 1;   /* exp(score - ln 4) */
+    x.legal[0] = 5; x.legal[1] = 7; x.legal[2] = 2;
+    dp_rng_seed(&rng, 11);
+    for (int k = 3; k >= 2; k--) {
+        int cnt[3] = {0, 0, 0}, outside = 0;
+        x.nlegal = k;
+        for (int i = 0; i < N; i++) {
+            int li = dp__sel_draw(&x, 1, 0, &rng);
+            if (li >= 0 && li < k) cnt[li]++;
+            else outside++;
+        }
+        CHECK(outside == 0, "%d draws out of the legal set of %d", outside, k);
+        for (int i = 0; i < k; i++) {
+            double want = k == 3 ? (1 << i) / 7.0 : (i + 1) / 3.0;
+            CHECK(fabs(cnt[i] / (double)N - want) < 0.01, "legal set of %d: op %d drawn %.4f of the time, the softmax says %.4f",
+                  k, x.legal[i], cnt[i] / (double)N, want);
+        }
+    }
+    CHECK(dp__sel_draw(&x, 0.5, 0, &rng) == -1, "a temperature goes through the softmax");
+    CHECK(dp__sel_draw(&x, 1, 0.1, &rng) == -1, "exploration goes through the softmax");
+    x.wsel[5] = x.wsel[7] = x.wsel[2] = 0;
+    CHECK(dp__sel_draw(&x, 1, 0, &rng) == -1, "weights that underflow go through the softmax");
+    dp__gctx_free(&x);
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+}
+
 static void test_rollout_replay(void)
 {
     enum { K = 3 };
@@ -1451,6 +1493,7 @@ int main(int argc, char **argv)
     test_imitation();
     test_reinforce();
     test_rollout_replay();
+    test_sel_draw();
     test_step_baseline();
     test_diagnostics();
     test_select();
