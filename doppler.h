@@ -941,18 +941,6 @@ typedef struct dp_train_opts {
                                 with the selection; one that fails does
                                 not (the policy is as after the last good
                                 update)                                    */
-    const int *const *teacher; /* DOPPLER: per training graph i, a placement
-                                (n_ops devices, e.g. anneal's) that PLC
-                                imitates in stage il and the anchor keeps
-                                it near, in place of cp's earliest-start
-                                device: op v goes to the device that the
-                                teacher's device for v has become in the
-                                episode (the first op the teacher put there
-                                picks it), up to a renaming of devices where
-                                they are interchangeable (equal op times and
-                                links), else to teacher[i][v] itself. NULL,
-                                or a NULL entry: cp's rule. SEL imitates cp
-                                (the largest b-level) either way          */
     double   gamma;          /* discount; 0 -> 1 (the paper: 0.99)          */
     double   clip;           /* global gradient-norm clip; 0 -> 1.0         */
     double   baseline_decay; /* running mean weight; 0 -> 0.9 (EMA)         */
@@ -4696,13 +4684,6 @@ typedef struct dp__gctx {
     int *legal, nlegal, *pend, *assign, *order, *pos;
     double *end, *avail, *work, *psum, *pmean, *cnt, *prob, *logit, *est;
     int *expert;
-    /* a teacher placement for PLC's imitation (dp_train_opts.teacher), or
-       NULL: cp's rule. tmap[l]: the device the teacher's device l has
-       become in this rollout (-1: none yet), tuse[d]: whether device d is
-       some l's; tsym: the devices are interchangeable, so the teacher is
-       followed up to a renaming of its devices (else literally) */
-    const int *teacher;
-    int *tmap, *tuse, tsym;
     double *wsel;         /* [n] inference: exp(SEL score - the largest), so
                              that a sampled SEL step needs no exp (NULL in
                              training)                                    */
@@ -4785,7 +4766,7 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
         DP__A(x->end, n, double); DP__A(x->avail, nd, double); DP__A(x->work, nd, double); DP__A(x->psum, (size_t)nd * H, double);
         DP__A(x->pmean, (size_t)nd * H, double);
         DP__A(x->cnt, nd, double); DP__A(x->prob, n > nd ? n : nd, double); DP__A(x->logit, nd, double); DP__A(x->est, nd, double);
-        DP__A(x->expert, n > nd ? n : nd, int); DP__A(x->tmap, nd, int); DP__A(x->tuse, nd, int);
+        DP__A(x->expert, n > nd ? n : nd, int);
         if (!train) DP__A(x->wsel, n, double);
         DP__A(x->step_op, n, int); DP__A(x->step_dev, n, int); DP__A(x->step_f, nt * nd * DP__DF, double);
         DP__A(x->step_z, nt * nd * H, double); DP__A(x->step_gu, nt * nd, double); DP__A(x->step_gf, nt * nd, double);
@@ -4798,12 +4779,6 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
     if ((rc = dp_sim_init(&x->sim, g, c, err))) { dp__gctx_free(x); return rc; }
     for (v = 0; v < n; v++)
         for (k = 0; k < nd; k++) x->optime[(size_t)v * nd + k] = dp_op_time(g, c, v, k);
-    /* interchangeable devices: every op as fast on each, every link alike */
-    x->tsym = 1;
-    for (v = 0; v < n && x->tsym; v++)
-        for (k = 1; k < nd; k++) if (x->optime[(size_t)v * nd + k] != x->optime[(size_t)v * nd]) { x->tsym = 0; break; }
-    for (i = 0; i < nd * nd && x->tsym; i++)
-        if (i / nd != i % nd && (c->latency[i] != c->latency[1] || c->bandwidth[i] != c->bandwidth[1])) x->tsym = 0;
     dp_blevel(g, c, x->bl);
     dp_tlevel(g, c, x->tl);
     dp__mean_link(c, &lat, &ibw);
@@ -5260,18 +5235,6 @@ static double dp__plc_features(dp__gctx *x, int v, double *f, double *zs)
     return emin;
 }
 
-/* The teacher's choice for op v (dp_train_opts.teacher) into expert: the
-   device its teacher device l has become in this rollout, or while l has
-   not become one, every device that no teacher device has become (there
-   is one: tmap is one to one and l is not in it). On devices that are
-   not interchangeable, l itself. */
-static void dp__teacher_choice(dp__gctx *x, int v)
-{
-    int d, l = x->teacher[v];
-    for (d = 0; d < x->nd; d++)
-        x->expert[d] = !x->tsym ? d == l : x->tmap[l] >= 0 ? d == x->tmap[l] : !x->tuse[d];
-}
-
 /* Places v on device a at step t: its start and end, the device's load and
    mean projection, and v's successors that become legal. */
 static void dp__place_step(dp__gctx *x, int t, int v, int a)
@@ -5280,7 +5243,6 @@ static void dp__place_step(dp__gctx *x, int t, int v, int a)
     int nd = x->nd, H = x->H, i, k;
     x->step_op[t] = v; x->step_dev[t] = a;
     x->assign[v] = a;
-    if (x->teacher && x->tmap[x->teacher[v]] < 0 && !x->tuse[a]) { x->tmap[x->teacher[v]] = a; x->tuse[a] = 1; }
     x->order[t] = v;
     x->end[v] = x->est[a] + x->optime[(size_t)v * nd + a];
     x->avail[a] = x->end[v];
@@ -5360,7 +5322,7 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
         x->assign[v] = -1;
         if (!x->pend[v]) { x->pos[v] = x->nlegal; x->legal[x->nlegal++] = v; }
     }
-    for (d = 0; d < nd; d++) { x->avail[d] = 0; x->work[d] = 0; x->cnt[d] = 0; x->tmap[d] = -1; x->tuse[d] = 0; }
+    for (d = 0; d < nd; d++) { x->avail[d] = 0; x->work[d] = 0; x->cnt[d] = 0; }
     memset(x->psum, 0, sizeof(double) * (size_t)nd * H);
     if (ro->train) {
         memset(x->gsel_pg, 0, sizeof(double) * (size_t)n);
@@ -5407,7 +5369,6 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
             x->logit[d] = s * it;
             x->expert[d] = x->est[d] <= emin + 1e-9 * fabs(emin);
         }
-        if (x->teacher) dp__teacher_choice(x, v);
         ent = dp__softmax(x->logit, lp, nd, tr);
         a = ro->force_dev ? ro->force_dev[t] : dp__choose(lp, nd, ro->sample, ro->eps, rng);
         if (tr) {
@@ -6275,18 +6236,7 @@ static int dp__trainer_init(dp__trainer *T, const dp_cluster *c)
             return rc;
         }
         if (T->pt) { T->ptx[i].decay = T->o.baseline_decay; T->tb_assign[i] = T->ptx[i].tb_assign; T->tb_order[i] = T->ptx[i].tb_order; }
-        else {
-            T->tb_assign[i] = T->ctx[i].best_assign; T->tb_order[i] = T->ctx[i].best_order;
-            if (T->o.teacher && T->o.teacher[i]) {
-                const int *a = T->o.teacher[i];
-                int v;
-                for (v = 0; v < T->graphs[i]->n_ops; v++)
-                    if (a[v] < 0 || a[v] >= ci->n)
-                        return dp__fail(err, DP_ERR_RANGE, "training graph %d: teacher puts op %d ('%s') on device %d, but the cluster has devices 0..%d",
-                                        i, v, T->graphs[i]->name[v], a[v], ci->n - 1);
-                T->ctx[i].teacher = a;
-            }
-        }
+        else { T->tb_assign[i] = T->ctx[i].best_assign; T->tb_order[i] = T->ctx[i].best_order; }
         T->tbest[i] = HUGE_VAL;
     }
     return 0;

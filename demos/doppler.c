@@ -180,10 +180,6 @@ static const char *help_train =
     "  --algo A        doppler (default) or placeto\n"
     "  --from M        placeto: the starting placement's method (default cp; any\n"
     "                  of single, round-robin, random, cp, heft, enumopt, anneal)\n"
-    "  --teacher M     doppler: stage il (and the anchor) teach PLC the placement\n"
-    "                  method M makes of each training graph (e.g. anneal, with\n"
-    "                  --seed), devices matched by first use (default cp: the\n"
-    "                  earliest-start device of the state the policy reached)\n"
     "  --devices N     N devices in the graphs' units (default 4); a list such\n"
     "                  as 2,4,8 trains on every graph at each count (doppler)\n"
     "  --cluster C     cluster file or preset (reference, homogeneous:N)\n"
@@ -329,7 +325,7 @@ typedef struct cli {
     int budget;
     /* learning */
     const char *policy, *policy2, *stages, *episodes, *lr, *curve, *curve_svg;
-    const char *algo, *from, *teacher;
+    const char *algo, *from;
     int hidden, layers, shared_gnn, samples, samples_set, entropy_set, rollouts, improve;
     int greedy_baseline, adv_norm, step_baseline;   /* step_baseline: 0 on, -1 off */
     double entropy, temperature, self_imitation;
@@ -547,11 +543,10 @@ static int set_special(cli *o, const char *name, const char *val)
         if (strcmp(val, "doppler") && strcmp(val, "placeto"))
             rc = usage(cmd, "--algo: '%s' is neither doppler nor placeto", val);
         o->algo = val;
-    } else if (!strcmp(name, "from") || !strcmp(name, "teacher")) {
+    } else if (!strcmp(name, "from")) {
         dp_method fm;
-        if (dp_method_parse(val, &fm)) rc = usage(cmd, "--%s: unknown method '%s'", name, val);
-        if (name[0] == 'f') o->from = val;
-        else o->teacher = val;
+        if (dp_method_parse(val, &fm)) rc = usage(cmd, "--from: unknown method '%s'", val);
+        o->from = val;
     } else if (!strcmp(name, "layers")) {
         rc = parse_long(cmd, "--layers", val, 0, 64, &l);
         o->layers = (int)l;
@@ -1587,41 +1582,17 @@ typedef struct train_set {
     const char **path;
     double *best;
     int **best_a, **best_o;
-    int **teach;                     /* --teacher's placement per entry, or NULL */
 } train_set;
 
 static void train_set_free(train_set *ts)
 {
     for (int i = 0; ts->best_a && i < ts->n; i++) free(ts->best_a[i]);
     for (int i = 0; ts->best_o && i < ts->n; i++) free(ts->best_o[i]);
-    for (int i = 0; ts->teach && i < ts->n; i++) free(ts->teach[i]);
-    free(ts->teach);
     for (int i = 0; ts->g && i < ts->loaded; i++) dp_graph_free(&ts->g[i]);
     for (int i = 0; ts->cs && i < ts->n; i++) dp_cluster_free(&ts->cs[i]);
     free(ts->best_a); free(ts->best_o); free(ts->best);
     free(ts->gp); free(ts->g); free(ts->cs); free(ts->csp); free(ts->path);
     memset(ts, 0, sizeof *ts);
-}
-
-/* --teacher M: M's placement of every training graph on its cluster (the
-   seed's, for the randomised methods) for stage il to imitate. */
-static int train_set_teach(const cli *o, train_set *ts)
-{
-    dp_method m;
-    if (!o->teacher || dp_method_parse(o->teacher, &m) || m == DP_METHOD_CP) return 0;   /* cp: the built-in rule */
-    if (!(ts->teach = calloc((size_t)ts->n, sizeof *ts->teach))) return oom();
-    for (int i = 0; i < ts->n; i++) {
-        dp_place_opts po = {0};
-        dp_error e = {0};
-        po.seed = o->seed;
-        po.order = o->order;
-        if (!(ts->teach[i] = calloc((size_t)ts->g[i].n_ops + 1, sizeof(int)))) return oom();
-        if (dp_place(m, &ts->g[i], &ts->cs[i], &po, ts->teach[i], NULL, &e)) {
-            fprintf(stderr, "doppler train: --teacher %s on %s: %s\n", o->teacher, ts->path[i], e.msg);
-            return EXIT_FAIL;
-        }
-    }
-    return 0;
 }
 
 static int train_set_load(const cli *o, train_set *ts)
@@ -1653,7 +1624,7 @@ static int train_set_load(const cli *o, train_set *ts)
         if (make_cluster(&oi, ts->path[i], &ts->g[i], &ts->cs[i])) return EXIT_FAIL;
         ts->csp[i] = &ts->cs[i];
     }
-    return train_set_teach(o, ts);
+    return 0;
 }
 
 static int train_check_args(const cli *o, int placeto)
@@ -1661,7 +1632,6 @@ static int train_check_args(const cli *o, int placeto)
     if (o->n_pos < 1) return usage(o->cmd, "expects at least one GRAPH");
     if (!o->out) return usage(o->cmd, "--out POLICY.dpl is required");
     if (!placeto && o->from) return usage(o->cmd, "--from is for --algo placeto");
-    if (placeto && o->teacher) return usage(o->cmd, "--teacher is for --algo doppler");
     if (placeto && o->shared_gnn) return usage(o->cmd, "--shared-gnn is for --algo doppler");
     if (placeto && o->rollouts) return usage(o->cmd, "--rollouts is for --algo doppler");
     if (placeto && (o->temperature || o->greedy_baseline || o->self_imitation || o->adv_norm || o->step_baseline || o->anchor || o->anchor_rate || o->select))
@@ -1695,7 +1665,6 @@ static void train_opts_from_cli(const cli *o, train_set *ts, train_ctx *t, dp_tr
     to->on_episode = on_episode;
     to->on_episode_ctx = t;
     to->clusters = ts->csp;
-    to->teacher = (const int *const *)ts->teach;
 }
 
 /* Stage real's cost: the executor's wall time with --backend, else the
@@ -2276,7 +2245,7 @@ static const command commands[] = {
     {"bench", cmd_bench, "methods policy samples from devices cluster format seed order budget json md",
      &help_bench},
     {"train", cmd_train,
-     "algo from teacher devices cluster format stages episodes lr hidden layers shared-gnn entropy order seed "
+     "algo from devices cluster format stages episodes lr hidden layers shared-gnn entropy order seed "
      "rollouts temperature greedy-baseline self-imitation adv-norm step-baseline anchor anchor-rate select out out-assign curve curve-svg json backend reps",
      &help_train},
     {"convert", cmd_convert, "to format", &help_convert},
