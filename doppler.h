@@ -908,8 +908,6 @@ typedef struct dp_episode_info {
                                 (dp_train_opts.anchor)                     */
 } dp_episode_info;
 
-typedef enum dp_expert { DP_EXPERT_CP = 0, DP_EXPERT_PILOT = 1 } dp_expert;
-
 typedef struct dp_train_opts {
     int      episodes[DP_STAGE__COUNT]; /* 0 = skip the stage               */
     double   lr[DP_STAGE__COUNT];       /* 0 -> 1e-3, 5e-4, 5e-4 (the reference: 1e-3, 1e-4, 1e-4; see bench/RESULTS.md) */
@@ -984,15 +982,6 @@ typedef struct dp_train_opts {
                                 the simulator's, off for dp_train_opts.cost
                                 (whose units may not be the cluster
                                 model's); 1: on; -1: off                    */
-    dp_expert expert;        /* DOPPLER: PLC's teacher in stage il and in
-                                the anchor: 0 -> DP_EXPERT_CP, cp's rule
-                                (the earliest-start device); DP_EXPERT_PILOT:
-                                the device from which cp's rules complete
-                                the partial schedule soonest (a rollout of
-                                cp from each candidate: never worse than cp
-                                from the state the policy reached; about
-                                devices x ops times the work of a step).
-                                SEL imitates cp's largest b-level either way */
     int      adv_norm;       /* 1: returns divided by the root of a running
                                 mean of their squares (per graph, decay
                                 baseline_decay), so that their scale stays
@@ -4695,10 +4684,6 @@ typedef struct dp__gctx {
     int *legal, nlegal, *pend, *assign, *order, *pos;
     double *end, *avail, *work, *psum, *pmean, *cnt, *prob, *logit, *est;
     int *expert;
-    /* the pilot expert (dp_train_opts.expert): on, and its scratch copy
-       of the rollout's state */
-    int pilot, *p_pend, *p_assign, *p_legal;
-    double *p_end, *p_avail;
     double *wsel;         /* [n] inference: exp(SEL score - the largest), so
                              that a sampled SEL step needs no exp (NULL in
                              training)                                    */
@@ -4780,11 +4765,9 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
         DP__A(x->legal, n, int); DP__A(x->pend, n, int); DP__A(x->assign, n, int); DP__A(x->order, n, int); DP__A(x->pos, n, int);
         DP__A(x->end, n, double); DP__A(x->avail, nd, double); DP__A(x->work, nd, double); DP__A(x->psum, (size_t)nd * H, double);
         DP__A(x->pmean, (size_t)nd * H, double);
-        DP__A(x->cnt, nd, double); DP__A(x->prob, n > nd ? n : nd, double); DP__A(x->logit, 2 * nd, double); DP__A(x->est, nd, double);
+        DP__A(x->cnt, nd, double); DP__A(x->prob, n > nd ? n : nd, double); DP__A(x->logit, nd, double); DP__A(x->est, nd, double);
         DP__A(x->expert, n > nd ? n : nd, int);
         if (!train) DP__A(x->wsel, n, double);
-        DP__A(x->p_pend, nt, int); DP__A(x->p_assign, nt, int); DP__A(x->p_legal, nt, int);
-        DP__A(x->p_end, nt, double); DP__A(x->p_avail, nd, double);
         DP__A(x->step_op, n, int); DP__A(x->step_dev, n, int); DP__A(x->step_f, nt * nd * DP__DF, double);
         DP__A(x->step_z, nt * nd * H, double); DP__A(x->step_gu, nt * nd, double); DP__A(x->step_gf, nt * nd, double);
         DP__A(x->phi, n, double); DP__A(x->bstep, n, double);
@@ -5252,80 +5235,6 @@ static double dp__plc_features(dp__gctx *x, int v, double *f, double *zs)
     return emin;
 }
 
-/* The pilot's schedule model is the PLC features': op u can start on d at
-   the later of d's last end and its inputs' arrivals (end, plus the
-   transfer from another device). */
-static double dp__pilot_est(const dp__gctx *x, int u, int d)
-{
-    const dp_graph *g = x->g;
-    double t = x->p_avail[d];
-    int k;
-    for (k = g->in_off[u]; k < g->in_off[u + 1]; k++) {
-        int e = g->in_edge[k], s = g->src[e];
-        double a = x->p_end[s] + dp_xfer_time(x->c, g->bytes[e], x->p_assign[s], d);
-        if (a > t) t = a;
-    }
-    return t;
-}
-
-/* The pilot's copy of the schedule gets u on d; returns u's end. */
-static double dp__pilot_place(dp__gctx *x, int u, int d, int *nl)
-{
-    const dp_graph *g = x->g;
-    int k;
-    x->p_end[u] = dp__pilot_est(x, u, d) + x->optime[(size_t)u * x->nd + d];
-    x->p_avail[d] = x->p_end[u];
-    x->p_assign[u] = d;
-    for (k = g->out_off[u]; k < g->out_off[u + 1]; k++) {
-        int y = g->dst[g->out_edge[k]];
-        if (--x->p_pend[y] == 0) x->p_legal[(*nl)++] = y;
-    }
-    return x->p_end[u];
-}
-
-/* The pilot expert (dp_train_opts.expert = DP_EXPERT_PILOT) for op v, the
-   rollout's state being every op before v placed: the devices from which
-   cp's own rules (the largest b-level next, ties to the lower index; the
-   earliest start, ties to the lower device) complete the schedule with
-   the earliest makespan, one completion per device for v. This is the
-   rollout algorithm of approximate dynamic programming (Bertsekas et al.
-   1997) over the cp heuristic: from any state its choice completes no
-   later than cp's rule's does. O(n (legal + inputs x devices)) per device. */
-static void dp__pilot_choice(dp__gctx *x, int v)
-{
-    int n = x->n, nd = x->nd, d, dd, i;
-    double best = HUGE_VAL, *mk = x->logit + nd;   /* scratch past the logits */
-    for (d = 0; d < nd; d++) {
-        int nl = x->nlegal;
-        double ms = 0;
-        memcpy(x->p_pend, x->pend, sizeof(int) * (size_t)n);
-        memcpy(x->p_assign, x->assign, sizeof(int) * (size_t)n);
-        memcpy(x->p_end, x->end, sizeof(double) * (size_t)n);
-        memcpy(x->p_avail, x->avail, sizeof(double) * (size_t)nd);
-        memcpy(x->p_legal, x->legal, sizeof(int) * (size_t)nl);
-        for (dd = 0; dd < nd; dd++) if (x->p_avail[dd] > ms) ms = x->p_avail[dd];
-        ms = fmax(ms, dp__pilot_place(x, v, d, &nl));
-        while (nl > 0) {
-            int bi = 0, u, bd = 0;
-            double bt = HUGE_VAL;
-            for (i = 1; i < nl; i++) {
-                int a = x->p_legal[i], b = x->p_legal[bi];
-                if (x->bl[a] > x->bl[b] || (x->bl[a] == x->bl[b] && a < b)) bi = i;
-            }
-            u = x->p_legal[bi];
-            x->p_legal[bi] = x->p_legal[--nl];
-            for (dd = 0; dd < nd; dd++) {
-                double t = dp__pilot_est(x, u, dd);
-                if (t < bt) { bt = t; bd = dd; }
-            }
-            ms = fmax(ms, dp__pilot_place(x, u, bd, &nl));
-        }
-        mk[d] = ms;
-        if (ms < best) best = ms;
-    }
-    for (d = 0; d < nd; d++) x->expert[d] = mk[d] <= best + 1e-9 * fabs(best);
-}
-
 /* Places v on device a at step t: its start and end, the device's load and
    mean projection, and v's successors that become legal. */
 static void dp__place_step(dp__gctx *x, int t, int v, int a)
@@ -5460,7 +5369,6 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
             x->logit[d] = s * it;
             x->expert[d] = x->est[d] <= emin + 1e-9 * fabs(emin);
         }
-        if (x->pilot && tr) dp__pilot_choice(x, v);
         ent = dp__softmax(x->logit, lp, nd, tr);
         a = ro->force_dev ? ro->force_dev[t] : dp__choose(lp, nd, ro->sample, ro->eps, rng);
         if (tr) {
@@ -6230,7 +6138,6 @@ static int dp__train_opts_check(dp_train_opts *o, int pt, dp_method *start, dp_e
     if (pt && o->gamma == 0) o->gamma = 1;
     if (pt && o->start && dp_method_parse(o->start, start)) return dp__fail(err, DP_ERR_ARG, "train: unknown start method '%s'", o->start);
     if (o->rollouts < 0 || o->rollouts > 4096) return dp__fail(err, DP_ERR_RANGE, "train: rollouts %d not in 0..4096", o->rollouts);
-    if (o->expert != DP_EXPERT_CP && o->expert != DP_EXPERT_PILOT) return dp__fail(err, DP_ERR_RANGE, "train: expert %d is neither DP_EXPERT_CP (0) nor DP_EXPERT_PILOT (1)", (int)o->expert);
     if (o->lr_final == 0) o->lr_final = 0.1;
     if (o->entropy == 0) o->entropy = 1e-3;
     if (o->entropy < 0) o->entropy = 0;
@@ -6329,7 +6236,7 @@ static int dp__trainer_init(dp__trainer *T, const dp_cluster *c)
             return rc;
         }
         if (T->pt) { T->ptx[i].decay = T->o.baseline_decay; T->tb_assign[i] = T->ptx[i].tb_assign; T->tb_order[i] = T->ptx[i].tb_order; }
-        else { T->tb_assign[i] = T->ctx[i].best_assign; T->tb_order[i] = T->ctx[i].best_order; T->ctx[i].pilot = T->o.expert == DP_EXPERT_PILOT; }
+        else { T->tb_assign[i] = T->ctx[i].best_assign; T->tb_order[i] = T->ctx[i].best_order; }
         T->tbest[i] = HUGE_VAL;
     }
     return 0;

@@ -180,9 +180,6 @@ static const char *help_train =
     "  --algo A        doppler (default) or placeto\n"
     "  --from M        placeto: the starting placement's method (default cp; any\n"
     "                  of single, round-robin, random, cp, heft, enumopt, anneal)\n"
-    "  --expert E      doppler: PLC's teacher in stage il and the anchor: cp (the\n"
-    "                  earliest-start device, default) or pilot (the device from\n"
-    "                  which cp's rules complete the schedule soonest)\n"
     "  --devices N     N devices in the graphs' units (default 4); a list such\n"
     "                  as 2,4,8 trains on every graph at each count (doppler)\n"
     "  --cluster C     cluster file or preset (reference, homogeneous:N)\n"
@@ -334,7 +331,6 @@ typedef struct cli {
     double entropy, temperature, self_imitation;
     double anchor, anchor_rate;                      /* anchor: 0 default, < 0 off */
     int select;                                      /* 0 default, < 0 off */
-    dp_expert expert;
     const char *out_assign;
     dp_gen_opts gen;
     dp_workload_opts wl;
@@ -535,10 +531,6 @@ static int set_special(cli *o, const char *name, const char *val)
         if (!strcmp(val, "on")) o->step_baseline = 0;
         else if (!strcmp(val, "off")) o->step_baseline = -1;
         else rc = usage(cmd, "--step-baseline: '%s' is neither on nor off", val);
-    } else if (!strcmp(name, "expert")) {
-        if (!strcmp(val, "cp")) o->expert = DP_EXPERT_CP;
-        else if (!strcmp(val, "pilot")) o->expert = DP_EXPERT_PILOT;
-        else rc = usage(cmd, "--expert: '%s' is neither cp nor pilot", val);
     } else if (!strcmp(name, "order")) {
         if (!strcmp(val, "fifo")) o->order = DP_ORDER_FIFO;
         else if (!strcmp(val, "priority")) o->order = DP_ORDER_PRIORITY;
@@ -1642,8 +1634,8 @@ static int train_check_args(const cli *o, int placeto)
     if (!placeto && o->from) return usage(o->cmd, "--from is for --algo placeto");
     if (placeto && o->shared_gnn) return usage(o->cmd, "--shared-gnn is for --algo doppler");
     if (placeto && o->rollouts) return usage(o->cmd, "--rollouts is for --algo doppler");
-    if (placeto && (o->temperature || o->greedy_baseline || o->self_imitation || o->adv_norm || o->step_baseline || o->anchor || o->anchor_rate || o->select || o->expert))
-        return usage(o->cmd, "--temperature, --greedy-baseline, --self-imitation, --adv-norm, --step-baseline off, --anchor, --select and --expert are for --algo doppler");
+    if (placeto && (o->temperature || o->greedy_baseline || o->self_imitation || o->adv_norm || o->step_baseline || o->anchor || o->anchor_rate || o->select))
+        return usage(o->cmd, "--temperature, --greedy-baseline, --self-imitation, --adv-norm, --step-baseline off, --anchor and --select are for --algo doppler");
     if (o->out_assign && (o->n_pos != 1 || o->n_dev_list > 1)) return usage(o->cmd, "--out-assign needs exactly one GRAPH and one device count");
     if (placeto && o->n_dev_list > 1) return usage(o->cmd, "--devices: a list is for --algo doppler (a placeto policy is tied to its device count)");
     return 0;
@@ -1665,7 +1657,6 @@ static void train_opts_from_cli(const cli *o, train_set *ts, train_ctx *t, dp_tr
     to->anchor = o->anchor;
     to->anchor_rate = o->anchor_rate;
     to->select = o->select;
-    to->expert = o->expert;
     /* on also for stage real's cost, which is in the graph's time units */
     to->step_baseline = o->step_baseline < 0 ? -1 : 1;
     to->best_cost = ts->best;
@@ -2254,7 +2245,7 @@ static const command commands[] = {
     {"bench", cmd_bench, "methods policy samples from devices cluster format seed order budget json md",
      &help_bench},
     {"train", cmd_train,
-     "algo from expert devices cluster format stages episodes lr hidden layers shared-gnn entropy order seed "
+     "algo from devices cluster format stages episodes lr hidden layers shared-gnn entropy order seed "
      "rollouts temperature greedy-baseline self-imitation adv-norm step-baseline anchor anchor-rate select out out-assign curve curve-svg json backend reps",
      &help_train},
     {"convert", cmd_convert, "to format", &help_convert},
