@@ -4433,6 +4433,27 @@ typedef double dp__v __attribute__((vector_size(16), aligned(8), __may_alias__))
 #define DP__SIMD 0
 #endif
 
+/* y = a + b and y = a / s, element by element (each element rounded
+   once, as the plain loops would: the vectors change no result). y may
+   be a. */
+static void dp__vadd(double *y, const double *a, const double *b, int n)
+{
+    int i = 0;
+#if DP__SIMD
+    for (; i + DP__VW <= n; i += DP__VW) DP__ST(y + i, DP__LD(a + i) + DP__LD(b + i));
+#endif
+    for (; i < n; i++) y[i] = a[i] + b[i];
+}
+
+static void dp__vdiv(double *y, const double *a, double s, int n)
+{
+    int i = 0;
+#if DP__SIMD
+    for (; i + DP__VW <= n; i += DP__VW) DP__ST(y + i, DP__LD(a + i) / DP__SPLAT(s));
+#endif
+    for (; i < n; i++) y[i] = a[i] / s;
+}
+
 /* T[in][out] = W[out][in]^T */
 static void dp__transpose(double *DP__RESTRICT T, const double *DP__RESTRICT W, int out, int in)
 {
@@ -5201,7 +5222,7 @@ static double dp__plc_features(dp__gctx *x, int v, double *f, double *zs)
 {
     const dp_graph *g = x->g;
     const dp_cluster *c = x->c;
-    int nd = x->nd, H = x->H, d, k, i;
+    int nd = x->nd, H = x->H, d, k;
     double emin = HUGE_VAL;
     for (d = 0; d < nd; d++) {
         double inw = 0, e0 = HUGE_VAL, e1 = 0, ready = 0, *fd = f + (size_t)d * DP__DF;
@@ -5227,7 +5248,7 @@ static double dp__plc_features(dp__gctx *x, int v, double *f, double *zs)
         fd[5] = (x->est[d] - emin) / x->unit;
         fd[6] = x->est[d] <= emin + 1e-9 * fabs(emin);
         if (x->cnt[d] > 0) {
-            for (i = 0; i < H; i++) z[i] = A[i] + pm[i];
+            dp__vadd(z, A, pm, H);
         } else {
             memcpy(z, A, sizeof(double) * (size_t)H);
         }
@@ -5240,17 +5261,17 @@ static double dp__plc_features(dp__gctx *x, int v, double *f, double *zs)
 static void dp__place_step(dp__gctx *x, int t, int v, int a)
 {
     const dp_graph *g = x->g;
-    int nd = x->nd, H = x->H, i, k;
+    int nd = x->nd, H = x->H, k;
     x->step_op[t] = v; x->step_dev[t] = a;
     x->assign[v] = a;
     x->order[t] = v;
     x->end[v] = x->est[a] + x->optime[(size_t)v * nd + a];
     x->avail[a] = x->end[v];
     x->work[a] += x->optime[(size_t)v * nd + a];
-    for (i = 0; i < H; i++) x->psum[(size_t)a * H + i] += x->P[(size_t)v * H + i];
+    dp__vadd(x->psum + (size_t)a * H, x->psum + (size_t)a * H, x->P + (size_t)v * H, H);
     x->cnt[a] += 1;
     /* the mean of a's ops' projections, which only this step changes */
-    for (i = 0; i < H; i++) x->pmean[(size_t)a * H + i] = x->psum[(size_t)a * H + i] / x->cnt[a];
+    dp__vdiv(x->pmean + (size_t)a * H, x->psum + (size_t)a * H, x->cnt[a], H);
     for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
         int y = g->dst[g->out_edge[k]];
         if (--x->pend[y] == 0) { x->pos[y] = x->nlegal; x->legal[x->nlegal++] = y; }
