@@ -75,7 +75,9 @@
        >>graph           building, validating, CSR adjacency, topo order
        >>formats         native, DOPPLER reference, STG; assignments
        >>cluster         presets, cluster file, cost model
-       >>simulator       event heap, per-device ready queues, memory
+       >>runtime         the runtime model's state machine (dp__rt): ready
+                         queues, running ops, links, references, memory
+       >>simulator       dp__rt driven by simulated time (dp_sim_run)
        >>analysis        levels, lower bound, statistics
        >>placers         single, round-robin, random, cp, heft, enumopt, anneal
        >>gantt           SVG writer
@@ -91,8 +93,8 @@
        >>kernels         reference CPU semantics of every op kind, their
                          FLOPs (dp_op_flops), input values
        >>workloads       block-partitioned chainmm, ffnn and llama graphs
-       >>dispatch        the runtime model's dispatcher (dp__rt, dp_dispatch),
-                         driven by an executor's hooks
+       >>dispatch        dp__rt driven by an executor's hooks: the
+                         dispatcher (dp__rt_loop, dp_dispatch)
        >>exec            the threaded CPU executor, on the dispatcher's hooks
        >>calibrate       measuring the CPU into a cluster file
 
@@ -100,10 +102,13 @@
      1. >>graph      a dp_graph: ops, edges, CSR adjacency and topological
                      order (dp_graph_finalize); >>cluster: dp_op_time and
                      dp_xfer_time, the cost model.
-     2. >>simulator  dp_sim_run: the runtime a placement is scored on
-                     (work-conserving devices, FIFO or priority; see THE
-                     RUNTIME MODEL below). >>placers: the heuristics to
-                     beat, cp and heft first.
+     2. >>runtime    dp__rt: the runtime model (work-conserving devices,
+                     FIFO or priority; see THE RUNTIME MODEL below) as
+                     one state machine, which the executors dispatch by;
+                     >>simulator: dp_sim_run, the same machine on
+                     simulated time, the runtime a placement is scored
+                     on. >>placers: the heuristics to beat, cp and heft
+                     first.
      3. >>features   dp__gctx_init: per graph, once, the op features
                      (z-scored costs, levels, critical paths), the cp
                      expert's levels and every buffer an episode needs.
@@ -210,7 +215,8 @@
      a reader) and the op where the sum first overflows; no result is ever
      inf or NaN.
 
-   THE RUNTIME MODEL (what dp_sim computes; see >>simulator)
+   THE RUNTIME MODEL (what dp_sim computes and the executors dispatch by;
+   see >>runtime)
    - Op v on device d takes dev_time[v][d] when the graph gives one,
      otherwise overhead[d] + compute[v] / s, where s is speed[d] unless
      the cluster gives op v's kind a speed on d: a single one, or a curve
@@ -1211,11 +1217,13 @@ DPDEF float  dp_input_value(uint64_t seed, int op, size_t i);
 
 /* The dispatcher of the runtime model, for executors that bring their own
    devices (doppler_cuda.cu is one; tests drive it with a simulated device).
-   dp_dispatch runs g once under assign on one thread: it keeps the counts
-   of inputs still to arrive, one ready queue per device (the simulator's
-   FIFO or priority rule, opts->order and opts->priority, NULL -> b-level),
-   starts an op on every idle device that has one ready, issues a copy of
-   every cross-device edge when its producer ends, delivers a copy when it
+   dp_dispatch runs g once under assign on one thread, on the simulator's
+   state machine (>>runtime): it keeps the counts of inputs still to
+   arrive, one ready queue per device (FIFO or priority, opts->order and
+   opts->priority, NULL -> b-level), starts an op on every idle device
+   that has one ready (in the simulator's order: the device last woken by
+   an op's end or a new ready op first), issues a copy of every
+   cross-device edge when its producer ends, delivers a copy when it
    completes or, out of an opaque op, at its modelled arrival (issue +
    latency + bytes / bandwidth, times opts->seconds_per_unit; SERIAL links
    one transfer at a time per device pair), releases an op's output when
@@ -3436,227 +3444,411 @@ DPDEF int dp_fastest_device(const dp_graph *g, const dp_cluster *c, int op)
 }
 
 /* ======================================================================
-   >>simulator
-   An event heap ordered by (time, sequence); one ready queue (a binary
-   heap) per device, laid out in one array split by the number of ops each
-   device holds. Every buffer lives in the workspace made by dp_sim_init.
+   >>runtime
+   The runtime model (THE RUNTIME MODEL above) as one state machine,
+   dp__rt: the inputs still to arrive per op, one ready queue per device
+   (dp__rt_before, the dispatch rule), the op running on each device and
+   the devices that may start one, the serial links, the consumers still
+   holding each output, and each device's bytes. It never blocks and reads
+   no clock: a driver hands it each completion with its time, and it
+   launches ops and issues copies through the driver. Two drivers:
+   - simulated time (>>simulator, dp_sim_run): a launch schedules the op's
+     end at t + its time, a copy the copy's arrival at the modelled end of
+     its transfer; the clock, one event heap on (time, push order), pops
+     every event at the earliest time;
+   - real completions (>>dispatch, dp_dispatch and the executors): launch,
+     copy and release are the executor's hooks (dp_dispatch_hooks), its
+     wait returns completions, and the copy of an opaque op is held until
+     its modelled arrival (the dl heap).
+   The functions that handle an event take the driver as the constant
+   argument sim (1: simulated time, 0: hooks), so that each driver's loop
+   compiles to its own code: the simulator's has no indirect call.
+   Devices that may start an op (one ended there, or one became ready
+   there) are kept on a stack, is_dirty marking those on it; a launch pass
+   takes them latest first, which fixes the order in which ops start at
+   one instant, and so the order of the simulator's events at equal times.
+   Memory: the same events count in both, in different bytes. The
+   simulator counts the graph's (an op's out_bytes and, while it runs, its
+   mem_bytes; a copy's edge bytes) when track_memory, and samples the peak
+   once every event and launch at an instant is applied (frees at t come
+   before allocations at t); with hooks the executor's buffers are counted
+   (dp_exec_op_bytes, dp_exec_edge_bytes) against the arena, the peak at
+   every allocation, and each buffer is released through the hook.
    ====================================================================== */
+static int dp__is_real(const dp_graph *g, int v) { return g->kind[v] != DP_OP_OPAQUE; }
+
+/* DP__INLINE: inlined wherever called, so that each driver's loop gets its
+   own copy of the functions that handle an event, with sim a constant
+   (left to itself, gcc -O2 kept them out of line: 12% more instructions
+   per simulation than the simulator's own loop had). */
+#if defined(__GNUC__) || defined(__clang__)
+#define DP__INLINE static inline __attribute__((always_inline))
+#else
+#define DP__INLINE static inline
+#endif
+
 typedef struct dp__event { double t; uint32_t seq; int id; } dp__event; /* id >= 0: op ends; id < 0: edge -id-1 arrives */
 
-typedef struct dp__sim_ws {
+typedef struct dp__rt {
+    const dp_graph *g; const dp_cluster *c; const int *assign;
     int n, m, nd;
-    double   *op_time;    /* [n*nd] cached dp_op_time                      */
-    double   *blevel;     /* [n] default priority, computed on first use   */
-    int      have_blevel;
-    int      *pending;    /* [n] inputs still to arrive                     */
-    double   *ready;      /* [n] time the last input arrived                */
-    int      *refcnt;     /* [n] consumers still holding the output        */
-    dp__event *ev; int nev; uint32_t seq;
-    int      *q, *qoff, *qlen;   /* device ready queues                   */
-    int      *running;    /* [nd] op running, or -1                          */
-    double   *link_free;  /* [nd*nd] serial links: time the link is free    */
-    double   *cur_bytes;  /* [nd]                                            */
-    int      *dirty; char *is_dirty; int ndirty;
-    const int *assign; const double *prio; dp_order order;
-    void     *arena;      /* the workspace and the results: one block      */
-} dp__sim_ws;
+    dp_order order; const double *prio;
+    int *pending;                 /* [n] inputs still to arrive                   */
+    int *refcnt;                  /* [n] consumers still holding the output       */
+    double *ready;                /* [n] when the op became ready                 */
+    int *q, *qoff, *qlen;         /* ready queues: device d's heap is
+                                     q[qoff[d] .. qoff[d] + qlen[d])             */
+    int *running;                 /* [nd] op running, or -1                       */
+    int *dirty, ndirty;           /* devices that may start an op: a stack        */
+    char *is_dirty;               /* [nd] on the stack                            */
+    double *link_free;            /* [nd*nd] SERIAL: when the link is free        */
+    double *cur, *peak;           /* [nd] bytes held now, and at most             */
+    double *bl; int have_bl;      /* [n] b-level, the default priority, made once */
+    int track;                    /* count bytes (hooks: always)                  */
+    int ndone;                    /* ops done                                     */
+    int inflight;                 /* ops running and copies under way             */
+    /* simulated time (dp_sim_run) */
+    dp_sim *s;                    /* the results: start, end, busy, xfers         */
+    double *op_time;              /* [n*nd] dp_op_time                            */
+    dp__event *ev; int nev; uint32_t seq;   /* the event heap                     */
+    double makespan;
+    /* hooks (dp_dispatch, the executors) */
+    double spu, limit;            /* seconds per time unit; arena bytes (0: the
+                                     cluster's memory)                           */
+    size_t *obytes, *ebytes;      /* each op's output and edge's copy:
+                                     dp_exec_op_bytes, dp_exec_edge_bytes         */
+    char *xstate;                 /* per edge: 0 none, 1 copying, 2 copied, 3 delivered */
+    double *arrive;               /* [m] a copy's modelled arrival                */
+    int *dl, ndl;                 /* copies held until it: a heap on (arrive, edge) */
+    int *done;                    /* [n + m] dp_dispatch's completions            */
+    void *arena;                  /* every buffer above: one block                */
+} dp__rt;
 
-DPDEF void dp_sim_free(dp_sim *s)
+/* The dispatch rule, "a before b" in a device's ready queue: higher
+   priority first (PRIORITY), then earlier ready, then lower index. */
+DP__INLINE int dp__rt_before(const dp__rt *w, int a, int b)
 {
-    dp__sim_ws *w;
-    if (!s) return;
-    w = (dp__sim_ws *)s->dp__ws;
-    if (w) { DP_FREE(w->arena); DP_FREE(w); }
-    memset(s, 0, sizeof *s);
+    if (w->order == DP_ORDER_PRIORITY && w->prio[a] != w->prio[b]) return w->prio[a] > w->prio[b];
+    if (w->ready[a] != w->ready[b]) return w->ready[a] < w->ready[b];
+    return a < b;
 }
 
-DPDEF int dp_sim_init(dp_sim *s, const dp_graph *g, const dp_cluster *c, dp_error *err)
-{
-    dp__sim_ws *w;
-    dp__arena ar;
-    int rc, n, m, nd, v, d, pass;
-    memset(s, 0, sizeof *s);
-    memset(&ar, 0, sizeof ar);
-    if ((rc = dp_check(g, c, err))) return rc;
-    n = g->n_ops; m = g->n_edges; nd = c->n;
-    s->g = g; s->c = c;
-    w = (dp__sim_ws *)dp__alloc(1, sizeof *w, err, "simulator");
-    if (!w) return DP_ERR_NOMEM;
-    s->dp__ws = w;
-    w->n = n; w->m = m; w->nd = nd;
-    for (pass = 0; pass < 2; pass++) {
-        if (pass && (rc = dp__arena_alloc(&ar, &w->arena, err, "simulator workspace"))) { dp_sim_free(s); return rc; }
-        DP__A(w->op_time, (size_t)n * nd, double);
-        DP__A(w->blevel, n, double);
-        DP__A(w->pending, n, int);
-        DP__A(w->ready, n, double);
-        DP__A(w->refcnt, n, int);
-        DP__A(w->ev, (size_t)n + m + 1, dp__event);
-        DP__A(w->q, n, int);
-        DP__A(w->qoff, nd + 1, int);
-        DP__A(w->qlen, nd, int);
-        DP__A(w->running, nd, int);
-        DP__A(w->link_free, (size_t)nd * nd, double);
-        DP__A(w->cur_bytes, nd, double);
-        DP__A(w->dirty, nd, int);
-        DP__A(w->is_dirty, nd, char);
-        DP__A(s->start, n, double);
-        DP__A(s->end, n, double);
-        DP__A(s->busy, nd, double);
-        DP__A(s->peak_bytes, nd, double);
-        DP__A(s->xfers, m, dp_xfer);
-    }
-    for (v = 0; v < n; v++)
-        for (d = 0; d < nd; d++) w->op_time[(size_t)v * nd + d] = dp_op_time(g, c, v, d);
-    return 0;
-}
-
-/* -- event heap: by time, ties in the order pushed -- */
-static int dp__ev_before(const void *ctx, dp__event a, dp__event b)
+/* The event heap: by time, ties in the order pushed. */
+DP__INLINE int dp__ev_before(const void *ctx, dp__event a, dp__event b)
 {
     (void)ctx;
     return a.t < b.t || (a.t == b.t && a.seq < b.seq);
 }
 
-static void dp__ev_push(dp__sim_ws *w, double t, int id)
+DP__INLINE void dp__ev_push(dp__rt *w, double t, int id)
 {
     dp__event e;
     e.t = t; e.seq = w->seq++; e.id = id;
     DP__HEAP_PUSH(dp__event, w->ev, w->nev, e, dp__ev_before, NULL);
 }
 
-/* -- device ready queues: "a before b" -- the runtime model's dispatch
-   rule, shared by the simulator and the executor: higher priority first
-   (PRIORITY), then earlier ready, then lower index. */
-static int dp__ready_before(dp_order order, const double *prio, const double *ready, int a, int b)
+/* Copies held until their modelled arrival: a min-heap on (arrival, edge). */
+static int dp__dl_before(const dp__rt *w, int a, int b) { return w->arrive[a] < w->arrive[b] || (w->arrive[a] == w->arrive[b] && a < b); }
+
+static void dp__rt_free(dp__rt *w) { DP_FREE(w->arena); w->arena = NULL; }
+
+/* The state for g on c (checked by the caller), one block: for the
+   simulator when s is given (its results are carved in the same block,
+   the op times cached), else for hooks with opts' scales (already the
+   executors' defaults, dp_exec_scales) and arena. */
+static int dp__rt_init(dp__rt *w, const dp_graph *g, const dp_cluster *c, dp_sim *s, const dp_exec_opts *opts, dp_error *err)
 {
-    if (order == DP_ORDER_PRIORITY && prio[a] != prio[b]) return prio[a] > prio[b];
-    if (ready[a] != ready[b]) return ready[a] < ready[b];
-    return a < b;
+    dp__arena ar;
+    int rc, v, d, pass, n = g->n_ops, m = g->n_edges, nd = c->n;
+    memset(&ar, 0, sizeof ar);
+    memset(w, 0, sizeof *w);
+    w->g = g; w->c = c; w->s = s;
+    w->n = n; w->m = m; w->nd = nd;
+    for (pass = 0; pass < 2; pass++) {
+        if (pass && (rc = dp__arena_alloc(&ar, &w->arena, err, s ? "simulator workspace" : "dispatcher"))) return rc;
+        DP__A(w->pending, n, int); DP__A(w->refcnt, n, int); DP__A(w->ready, n, double); DP__A(w->bl, n, double);
+        DP__A(w->q, n, int); DP__A(w->qoff, nd + 1, int); DP__A(w->qlen, nd, int); DP__A(w->running, nd, int);
+        DP__A(w->dirty, nd, int); DP__A(w->is_dirty, nd, char);
+        DP__A(w->link_free, (size_t)nd * nd, double); DP__A(w->cur, nd, double); DP__A(w->peak, nd, double);
+        if (s) {
+            DP__A(w->ev, (size_t)n + m + 1, dp__event); DP__A(w->op_time, (size_t)n * nd, double);
+            DP__A(s->start, n, double); DP__A(s->end, n, double); DP__A(s->busy, nd, double); DP__A(s->xfers, m, dp_xfer);
+        } else {
+            DP__A(w->obytes, n, size_t); DP__A(w->ebytes, m, size_t); DP__A(w->xstate, m, char);
+            DP__A(w->arrive, m, double); DP__A(w->dl, m, int); DP__A(w->done, (size_t)n + m, int);
+        }
+    }
+    if (s) {
+        s->peak_bytes = w->peak;
+        for (v = 0; v < n; v++)
+            for (d = 0; d < nd; d++) w->op_time[(size_t)v * nd + d] = dp_op_time(g, c, v, d);
+    } else {
+        w->spu = opts->seconds_per_unit; w->limit = opts->device_bytes; w->track = 1;
+        for (v = 0; v < n; v++) w->obytes[v] = dp_exec_op_bytes(g, v, opts->bytes_scale);
+        for (v = 0; v < m; v++) w->ebytes[v] = dp_exec_edge_bytes(g, v, opts->bytes_scale);
+    }
+    return 0;
 }
 
-static int dp__q_before(const dp__sim_ws *w, int a, int b)
+/* The placement (assign, checked by the caller) and the order's priority
+   (NULL: b-level); the ready queues: one array split by the number of
+   ops each device holds. */
+static void dp__rt_plan(dp__rt *w, const int *assign, dp_order order, const double *prio)
 {
-    return dp__ready_before(w->order, w->prio, w->ready, a, b);
+    int v, d;
+    w->assign = assign; w->order = order; w->prio = prio;
+    if (order == DP_ORDER_PRIORITY && !prio) {
+        if (!w->have_bl) { dp_blevel(w->g, w->c, w->bl); w->have_bl = 1; }
+        w->prio = w->bl;
+    }
+    memset(w->qoff, 0, sizeof(int) * ((size_t)w->nd + 1));
+    for (v = 0; v < w->n; v++) w->qoff[assign[v] + 1]++;
+    for (d = 0; d < w->nd; d++) w->qoff[d + 1] += w->qoff[d];
 }
 
-static void dp__q_push(dp__sim_ws *w, int d, int v)
+/* Device d may start an op. */
+DP__INLINE void dp__rt_wake(dp__rt *w, int d)
 {
-    DP__HEAP_PUSH(int, w->q + w->qoff[d], w->qlen[d], v, dp__q_before, w);
     if (!w->is_dirty[d]) { w->is_dirty[d] = 1; w->dirty[w->ndirty++] = d; }
 }
 
-static void dp__mem(dp_sim *s, dp__sim_ws *w, int d, double delta)
+/* Op v is ready at time t. */
+DP__INLINE void dp__rt_push(dp__rt *w, int v, double t)
 {
-    w->cur_bytes[d] += delta;
-    (void)s;
+    int d = w->assign[v];
+    w->ready[v] = t;
+    DP__HEAP_PUSH(int, w->q + w->qoff[d], w->qlen[d], v, dp__rt_before, w);
+    dp__rt_wake(w, d);
 }
 
-/* Input of op v arrived at time t. */
-static void dp__arrive(dp__sim_ws *w, int v, double t)
+/* A new run at time t: nothing running or held, the sources ready. */
+static void dp__rt_reset(dp__rt *w, double t)
 {
-    if (t > w->ready[v]) w->ready[v] = t;
-    if (--w->pending[v] == 0) dp__q_push(w, w->assign[v], v);
+    const dp_graph *g = w->g;
+    int v, d;
+    for (d = 0; d < w->nd; d++) { w->qlen[d] = 0; w->running[d] = -1; w->is_dirty[d] = 0; w->cur[d] = w->peak[d] = 0; }
+    if (w->c->link == DP_LINK_SERIAL) for (d = 0; d < w->nd * w->nd; d++) w->link_free[d] = 0;
+    if (w->xstate) memset(w->xstate, 0, (size_t)w->m);
+    w->ndirty = w->ndone = w->inflight = w->ndl = w->nev = 0;
+    w->seq = 0;
+    w->makespan = 0;
+    for (v = 0; v < w->n; v++) { w->pending[v] = g->in_off[v + 1] - g->in_off[v]; w->refcnt[v] = g->out_off[v + 1] - g->out_off[v]; }
+    for (v = 0; v < w->n; v++) if (w->pending[v] == 0) dp__rt_push(w, v, t);
+}
+
+/* bytes come to device d: with hooks against the arena (past it:
+   DP_ERR_INFEASIBLE), the peak kept at once; simulated, only counted. */
+DP__INLINE int dp__rt_alloc(dp__rt *w, int d, double bytes, const char *what, int id, const int sim, dp_error *err)
+{
+    if (!sim) {
+        double limit = w->limit > 0 ? w->limit : w->c->memory ? w->c->memory[d] : 0;
+        if (limit > 0 && w->cur[d] + bytes > limit)
+            return dp__fail(err, DP_ERR_INFEASIBLE, "exec: device %d arena full: %s %d needs %.0f bytes, %.0f of %.0f in use", d, what, id, bytes, w->cur[d], limit);
+    }
+    w->cur[d] += bytes;
+    if (!sim && w->cur[d] > w->peak[d]) w->peak[d] = w->cur[d];
+    return 0;
+}
+
+/* The last consumer of op u's output is done with it: freed. */
+DP__INLINE int dp__rt_free_op(dp__rt *w, const dp_dispatch_hooks *h, int u, const int sim, dp_error *err)
+{
+    w->cur[w->assign[u]] -= sim ? w->g->out_bytes[u] : (double)w->obytes[u];
+    return sim ? 0 : h->release(h->ctx, u, -1, err);
+}
+
+/* Every device that may start an op, latest first, starts its first ready
+   one if it is idle: the op's bytes counted (its output; simulated, with
+   its workspace), then launched; simulated, its end is scheduled at
+   t + its time. */
+DP__INLINE int dp__rt_launch_ready(dp__rt *w, const dp_dispatch_hooks *h, double t, const int sim, dp_error *err)
+{
+    int d, v, rc;
+    while (w->ndirty > 0) {
+        d = w->dirty[--w->ndirty];
+        w->is_dirty[d] = 0;
+        if (w->running[d] >= 0 || w->qlen[d] == 0) continue;
+        DP__HEAP_POP(int, w->q + w->qoff[d], w->qlen[d], v, dp__rt_before, w);
+        if (w->track && (rc = dp__rt_alloc(w, d, sim ? w->g->out_bytes[v] + w->g->mem_bytes[v] : (double)w->obytes[v], "op", v, sim, err))) return rc;
+        if (sim) {
+            dp_sim *s = w->s;
+            s->start[v] = t;
+            s->end[v] = t + w->op_time[(size_t)v * w->nd + d];
+            dp__ev_push(w, s->end[v], v);
+        } else if ((rc = h->launch(h->ctx, v, d, err))) return rc;
+        w->running[d] = v;
+        w->inflight++;
+    }
+    return 0;
+}
+
+/* The copy of edge e from device d to dd, its producer ended at t: issued
+   at t or, on a SERIAL link, when the pair's previous transfer ends, it
+   arrives latency + bytes / bandwidth later (times spu with hooks).
+   Simulated, it is recorded (xfers) and its arrival scheduled; with hooks
+   the copy hook starts it, and it is delivered at its modelled arrival,
+   or, out of a real op, when it is done. */
+DP__INLINE int dp__rt_copy(dp__rt *w, const dp_dispatch_hooks *h, int e, int d, int dd, double t, const int sim, dp_error *err)
+{
+    double st = t, dur = dp_xfer_time(w->c, w->g->bytes[e], d, dd);
+    if (!sim) dur *= w->spu;
+    if (w->c->link == DP_LINK_SERIAL) {
+        double *lf = &w->link_free[(size_t)d * w->nd + dd];
+        if (*lf > st) st = *lf;
+        *lf = st + dur;
+    }
+    w->inflight++;
+    if (sim) {
+        dp_xfer *xf = &w->s->xfers[w->s->n_xfers++];
+        xf->edge = e; xf->from = d; xf->to = dd; xf->start = st; xf->end = st + dur;
+        dp__ev_push(w, st + dur, -e - 1);
+        return 0;
+    }
+    w->arrive[e] = dp__is_real(w->g, w->g->src[e]) ? 0 : st + dur;
+    w->xstate[e] = 1;
+    return h->copy(h->ctx, e, err);
+}
+
+/* Op v ended at time t on its device, which may start another: its
+   inputs are freed where this was their last use (simulated: and its
+   workspace), its local consumers get an input, its remote ones a copy
+   (its bytes counted on the destination). */
+DP__INLINE int dp__rt_op_done(dp__rt *w, const dp_dispatch_hooks *h, int v, double t, const int sim, dp_error *err)
+{
+    const dp_graph *g = w->g;
+    int d = w->assign[v], k, rc;
+    w->running[d] = -1;
+    dp__rt_wake(w, d);
+    w->ndone++;
+    if (sim) {
+        dp_sim *s = w->s;
+        s->busy[d] += s->end[v] - s->start[v];
+        if (s->end[v] > w->makespan) w->makespan = s->end[v];
+    }
+    if (w->track) {
+        if (sim) w->cur[d] -= g->mem_bytes[v];
+        for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+            int e = g->in_edge[k], u = g->src[e];
+            if (w->assign[u] != d) {                        /* the copy */
+                w->cur[d] -= sim ? g->bytes[e] : (double)w->ebytes[e];
+                if (!sim && (rc = h->release(h->ctx, -1, e, err))) return rc;
+            } else if (--w->refcnt[u] == 0 && (rc = dp__rt_free_op(w, h, u, sim, err))) return rc;   /* the original */
+        }
+    }
+    for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
+        int e = g->out_edge[k], x = g->dst[e], dd = w->assign[x];
+        if (dd == d) { if (--w->pending[x] == 0) dp__rt_push(w, x, t); continue; }
+        if (w->track && (rc = dp__rt_alloc(w, dd, sim ? g->bytes[e] : (double)w->ebytes[e], "copy of edge", e, sim, err))) return rc;
+        if ((rc = dp__rt_copy(w, h, e, d, dd, t, sim, err))) return rc;
+    }
+    return 0;
+}
+
+/* Edge e's copy has arrived at time t: its consumer has one input more. */
+DP__INLINE void dp__rt_deliver(dp__rt *w, int e, double t, const int sim)
+{
+    int v = w->g->dst[e];
+    if (!sim) w->xstate[e] = 3;
+    if (--w->pending[v] == 0) dp__rt_push(w, v, t);
+}
+
+/* One completion at time t: op id >= 0 ended, or edge -1 - id's copy is
+   done (its source freed where that was the last use, then delivered, or,
+   with hooks, held until its modelled arrival). With hooks, anything not
+   in flight is refused; simulated events are the runtime's own. */
+DP__INLINE int dp__rt_complete(dp__rt *w, const dp_dispatch_hooks *h, int id, double t, const int sim, dp_error *err)
+{
+    int e = -1 - id, rc;
+    if (id >= 0) {
+        if (!sim && !(id < w->n && w->running[w->assign[id]] == id))
+            return dp__fail(err, DP_ERR_ARG, "dispatch: completion %d is of no op in flight", id);
+        w->inflight--;
+        return dp__rt_op_done(w, h, id, t, sim, err);
+    }
+    if (!sim && !(e < w->m && w->xstate[e] == 1))
+        return dp__fail(err, DP_ERR_ARG, "dispatch: completion %d is of no copy in flight", id);
+    w->inflight--;
+    if (!sim) w->xstate[e] = 2;
+    if (w->track && --w->refcnt[w->g->src[e]] == 0 && (rc = dp__rt_free_op(w, h, w->g->src[e], sim, err))) return rc;
+    if (sim || w->arrive[e] <= t) dp__rt_deliver(w, e, t, sim);
+    else DP__HEAP_PUSH(int, w->dl, w->ndl, e, dp__dl_before, w);
+    return 0;
+}
+
+/* ======================================================================
+   >>simulator
+   The runtime model (>>runtime) driven by simulated time: every buffer
+   lives in the workspace made by dp_sim_init (a dp__rt and the results,
+   one block); dp_sim_run starts every idle device that has a ready op,
+   samples the peaks, moves the clock to the earliest event and applies
+   every event at that time, in push order, until none is left.
+   ====================================================================== */
+DPDEF void dp_sim_free(dp_sim *s)
+{
+    dp__rt *w;
+    if (!s) return;
+    w = (dp__rt *)s->dp__ws;
+    if (w) { dp__rt_free(w); DP_FREE(w); }
+    memset(s, 0, sizeof *s);
+}
+
+DPDEF int dp_sim_init(dp_sim *s, const dp_graph *g, const dp_cluster *c, dp_error *err)
+{
+    dp__rt *w;
+    int rc;
+    memset(s, 0, sizeof *s);
+    if ((rc = dp_check(g, c, err))) return rc;
+    s->g = g; s->c = c;
+    w = (dp__rt *)dp__alloc(1, sizeof *w, err, "simulator");
+    if (!w) return DP_ERR_NOMEM;
+    s->dp__ws = w;
+    if ((rc = dp__rt_init(w, g, c, s, NULL, err))) { dp_sim_free(s); return rc; }
+    return 0;
+}
+
+/* The simulated clock's wait: it moves to the earliest event's time t and
+   applies every event at t in push order (those pushed at t meanwhile
+   too: a copy that takes no time); returns t. */
+static double dp__sim_step(dp__rt *w)
+{
+    double t = w->ev[0].t;
+    while (w->nev > 0 && w->ev[0].t == t) {
+        dp__event e;
+        DP__HEAP_POP(dp__event, w->ev, w->nev, e, dp__ev_before, NULL);
+        dp__rt_complete(w, NULL, e.id, t, 1, NULL);
+    }
+    return t;
 }
 
 DPDEF int dp_sim_run(dp_sim *s, const int *assign, const dp_sim_opts *opts, dp_error *err)
 {
     static const dp_sim_opts defaults = { DP_ORDER_FIFO, NULL, 0 };
-    dp__sim_ws *w = (dp__sim_ws *)s->dp__ws;
+    dp__rt *w = (dp__rt *)s->dp__ws;
     const dp_graph *g = s->g;
-    const dp_cluster *c = s->c;
-    int n, nd, v, d, k, done = 0, mem;
-    double t = 0, makespan = 0;
+    int n, nd, v, d, k;
+    double t = 0;
     if (!w) return dp__fail(err, DP_ERR_ARG, "simulator not initialised (call dp_sim_init)");
     if (!opts) opts = &defaults;
     n = w->n; nd = w->nd;
-    mem = opts->track_memory;
     for (v = 0; v < n; v++)
         if (assign[v] < 0 || assign[v] >= nd)
             return dp__fail(err, DP_ERR_RANGE, "assignment: op %d ('%s') on device %d, but the cluster has devices 0..%d", v, g->name[v], assign[v], nd - 1);
-    if (opts->order == DP_ORDER_PRIORITY && !opts->priority && !w->have_blevel) {
-        dp_blevel(g, c, w->blevel);
-        w->have_blevel = 1;
-    }
-    w->assign = assign;
-    w->order = opts->order;
-    w->prio = opts->priority ? opts->priority : w->blevel;
-    w->nev = 0; w->seq = 0; w->ndirty = 0;
-    /* split the queue array by device */
-    memset(w->qlen, 0, sizeof(int) * (size_t)nd);
-    for (v = 0; v < n; v++) w->qlen[assign[v]]++;
-    w->qoff[0] = 0;
-    for (d = 0; d < nd; d++) { w->qoff[d + 1] = w->qoff[d] + w->qlen[d]; w->qlen[d] = 0; }
-    for (d = 0; d < nd; d++) { w->running[d] = -1; w->is_dirty[d] = 0; s->busy[d] = 0; s->peak_bytes[d] = 0; w->cur_bytes[d] = 0; }
-    if (c->link == DP_LINK_SERIAL) for (k = 0; k < nd * nd; k++) w->link_free[k] = 0;
+    w->s = s;
+    w->track = opts->track_memory;
+    dp__rt_plan(w, assign, opts->order, opts->priority);
+    for (d = 0; d < nd; d++) s->busy[d] = 0;
+    for (v = 0; v < n; v++) s->start[v] = s->end[v] = 0;
     s->n_xfers = 0;
-    for (v = 0; v < n; v++) {
-        w->pending[v] = g->in_off[v + 1] - g->in_off[v];
-        w->refcnt[v] = g->out_off[v + 1] - g->out_off[v];
-        w->ready[v] = 0;
-        s->start[v] = s->end[v] = 0;
-    }
-    for (v = 0; v < n; v++) if (w->pending[v] == 0) dp__q_push(w, assign[v], v);
+    dp__rt_reset(w, t);
     for (;;) {
-        /* every device that is idle and has a ready op starts one now */
-        while (w->ndirty > 0) {
-            d = w->dirty[--w->ndirty];
-            w->is_dirty[d] = 0;
-            if (w->running[d] >= 0 || w->qlen[d] == 0) continue;
-            DP__HEAP_POP(int, w->q + w->qoff[d], w->qlen[d], v, dp__q_before, w);
-            w->running[d] = v;
-            s->start[v] = t;
-            s->end[v] = t + w->op_time[(size_t)v * nd + d];
-            dp__ev_push(w, s->end[v], v);
-            if (mem) dp__mem(s, w, d, g->out_bytes[v] + g->mem_bytes[v]);
-        }
-        if (mem) for (d = 0; d < nd; d++) if (w->cur_bytes[d] > s->peak_bytes[d]) s->peak_bytes[d] = w->cur_bytes[d];
+        /* every idle device that has a ready op starts one at t */
+        dp__rt_launch_ready(w, NULL, t, 1, NULL);
+        if (w->track) for (d = 0; d < nd; d++) if (w->cur[d] > w->peak[d]) w->peak[d] = w->cur[d];
         if (w->nev == 0) break;
-        t = w->ev[0].t;
-        /* apply every event at time t before anyone picks again */
-        while (w->nev > 0 && w->ev[0].t == t) {
-            dp__event e;
-            DP__HEAP_POP(dp__event, w->ev, w->nev, e, dp__ev_before, NULL);
-            if (e.id >= 0) {                       /* op e.id ends */
-                v = e.id; d = assign[v];
-                w->running[d] = -1;
-                if (!w->is_dirty[d]) { w->is_dirty[d] = 1; w->dirty[w->ndirty++] = d; }
-                s->busy[d] += s->end[v] - s->start[v];
-                if (s->end[v] > makespan) makespan = s->end[v];
-                done++;
-                if (mem) {
-                    dp__mem(s, w, d, -g->mem_bytes[v]);
-                    for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
-                        int ed = g->in_edge[k], u = g->src[ed];
-                        if (assign[u] != d) dp__mem(s, w, d, -g->bytes[ed]);          /* the copy */
-                        else if (--w->refcnt[u] == 0) dp__mem(s, w, d, -g->out_bytes[u]); /* the original */
-                    }
-                }
-                for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
-                    int ed = g->out_edge[k], x = g->dst[ed], dd = assign[x];
-                    if (dd == d) { dp__arrive(w, x, t); continue; }
-                    {
-                        dp_xfer *xf = &s->xfers[s->n_xfers++];
-                        double st = t, dur = dp_xfer_time(c, g->bytes[ed], d, dd);
-                        if (c->link == DP_LINK_SERIAL) {
-                            double *lf = &w->link_free[d * nd + dd];
-                            if (*lf > st) st = *lf;
-                            *lf = st + dur;
-                        }
-                        xf->edge = ed; xf->from = d; xf->to = dd; xf->start = st; xf->end = st + dur;
-                        dp__ev_push(w, st + dur, -ed - 1);
-                        if (mem) dp__mem(s, w, dd, g->bytes[ed]);
-                    }
-                }
-            } else {                               /* edge -id-1 arrives */
-                int ed = -e.id - 1, u = g->src[ed];
-                dp__arrive(w, g->dst[ed], t);
-                if (mem && --w->refcnt[u] == 0) dp__mem(s, w, assign[u], -g->out_bytes[u]);
-            }
-        }
+        t = dp__sim_step(w);
     }
-    if (done != n) return dp__fail(err, DP_ERR_GRAPH, "simulation ended with %d of %d ops run (graph not finalised?)", done, n);
-    if (!(makespan < HUGE_VAL)) {
+    if (w->ndone != n) return dp__fail(err, DP_ERR_GRAPH, "simulation ended with %d of %d ops run (graph not finalised?)", w->ndone, n);
+    if (!(w->makespan < HUGE_VAL)) {
         /* dp_check (at dp_sim_init) bounds every finish time; a cluster
            changed since then can still overflow: name the first op in
            topological order that ends at a time that is not finite */
@@ -3665,7 +3857,7 @@ DPDEF int dp_sim_run(dp_sim *s, const int *assign, const dp_sim_opts *opts, dp_e
         return dp__fail(err, DP_ERR_RANGE, "op '%s' (node %d) on device %d finishes at %g, not a finite time (the cluster changed since dp_sim_init?)",
                         g->name[v], v, assign[v], s->end[v]);
     }
-    s->makespan = makespan;
+    s->makespan = w->makespan;
     s->runs++;
     return 0;
 }
@@ -7041,8 +7233,6 @@ DPDEF int dp_curve_csv(const char *path, const dp_episode_info *rec, int n, dp_e
    tensors. Inputs are taken in edge order; every sum runs in a fixed
    order, so an op's output does not depend on where it ran.
    ====================================================================== */
-static int dp__is_real(const dp_graph *g, int v) { return g->kind[v] != DP_OP_OPAQUE; }
-
 DPDEF int dp_graph_check_tensors(const dp_graph *g, dp_error *err)
 {
     int v, k;
@@ -7457,193 +7647,15 @@ done:
 
 /* ======================================================================
    >>dispatch
-   The runtime model's state machine, dp__rt: everything an executor keeps
-   to run a placed graph (see dp_dispatch in >>api-exec): the inputs still
-   to arrive per op, one ready queue per device (the simulator's rule,
-   dp__ready_before), the op running on each device, the serial links,
-   the consumers still holding each output, the copies held until their
-   modelled arrival, and each device's bytes. It never blocks and reads no
-   clock: its driver passes the time of each completion, and the hooks
-   (launch, copy, release) do the work.
-   dp__rt_loop is the dispatcher: start an op on every idle device that has
-   one ready, wait for completions, apply them all, deliver the copies that
-   have arrived, again until every op is done. dp_dispatch runs it on the
-   calling thread (the CUDA executor's hooks, doppler_cuda.cu); the CPU
-   executor runs it on each of its worker threads under one lock, each
-   worker's wait doing that worker's own work (>>exec).
+   The runtime model (>>runtime) driven by real completions, through an
+   executor's hooks (see dp_dispatch in >>api-exec). dp__rt_loop is the
+   dispatcher: start an op on every idle device that has one ready, wait
+   for completions, apply them all, deliver the copies that have arrived,
+   again until every op is done. dp_dispatch runs it on the calling thread
+   (the CUDA executor's hooks, doppler_cuda.cu); the CPU executor runs it
+   on each of its worker threads under one lock, each worker's wait doing
+   that worker's own work (>>exec).
    ====================================================================== */
-typedef struct dp__rt {
-    const dp_graph *g; const dp_cluster *c; const int *assign;
-    int n, m, nd;
-    dp_order order; const double *prio;
-    double spu, bscale, limit;
-    int *pending, *refcnt, *q, *qoff, *qlen, *running, *dl, ndl;
-    int inflight;                 /* ops running and copies under way */
-    int ndone;                    /* ops done                         */
-    char *xstate;                 /* per edge: 0 none, 1 copying, 2 copied, 3 delivered */
-    double *ready, *arrive, *link_free, *cur, *peak, *bl;
-    size_t *obytes, *ebytes;      /* each op's output and edge's copy: dp_exec_op_bytes, dp_exec_edge_bytes */
-    int *done;                    /* [n + m] dp_dispatch's completions */
-    void *arena;                  /* every buffer above: one block    */
-} dp__rt;
-
-static int dp__rt_before(const dp__rt *w, int a, int b) { return dp__ready_before(w->order, w->prio, w->ready, a, b); }
-
-static void dp__rt_push(dp__rt *w, int v, double t)
-{
-    w->ready[v] = t;
-    DP__HEAP_PUSH(int, w->q + w->qoff[w->assign[v]], w->qlen[w->assign[v]], v, dp__rt_before, w);
-}
-
-/* Copies held until their modelled arrival: a min-heap on (arrival, edge). */
-static int dp__dl_before(const dp__rt *w, int a, int b) { return w->arrive[a] < w->arrive[b] || (w->arrive[a] == w->arrive[b] && a < b); }
-
-static void dp__rt_free(dp__rt *w) { DP_FREE(w->arena); w->arena = NULL; }
-
-/* The workspace for g under assign (checked by the caller) with opts'
-   order, priority (NULL -> b-level), scales (already the executors'
-   defaults, dp_exec_scales) and arena size; one allocation. */
-static int dp__rt_init(dp__rt *w, const dp_graph *g, const dp_cluster *c, const int *assign, const dp_exec_opts *opts, dp_error *err)
-{
-    dp__arena ar;
-    int rc, v, d, pass;
-    memset(&ar, 0, sizeof ar);
-    memset(w, 0, sizeof *w);
-    w->g = g; w->c = c; w->assign = assign;
-    w->n = g->n_ops; w->m = g->n_edges; w->nd = c->n;
-    w->order = opts->order; w->prio = opts->priority;
-    w->spu = opts->seconds_per_unit; w->bscale = opts->bytes_scale; w->limit = opts->device_bytes;
-    for (pass = 0; pass < 2; pass++) {
-        if (pass && (rc = dp__arena_alloc(&ar, &w->arena, err, "dispatcher"))) return rc;
-        DP__A(w->pending, w->n, int); DP__A(w->refcnt, w->n, int); DP__A(w->q, w->n, int); DP__A(w->qoff, w->nd + 1, int);
-        DP__A(w->qlen, w->nd, int); DP__A(w->running, w->nd, int); DP__A(w->dl, w->m, int); DP__A(w->xstate, w->m, char);
-        DP__A(w->ready, w->n, double); DP__A(w->arrive, w->m, double); DP__A(w->cur, w->nd, double); DP__A(w->peak, w->nd, double);
-        DP__A(w->done, (size_t)w->n + w->m, int);
-        DP__A(w->link_free, (size_t)w->nd * w->nd, double);
-        DP__A(w->bl, w->n, double);
-        DP__A(w->obytes, w->n, size_t); DP__A(w->ebytes, w->m, size_t);
-    }
-    for (v = 0; v < w->n; v++) w->obytes[v] = dp_exec_op_bytes(g, v, w->bscale);
-    for (v = 0; v < w->m; v++) w->ebytes[v] = dp_exec_edge_bytes(g, v, w->bscale);
-    if (w->order == DP_ORDER_PRIORITY && !w->prio) { dp_blevel(g, c, w->bl); w->prio = w->bl; }
-    /* the ready queues: one array split by the number of ops each device holds */
-    for (v = 0; v < w->n; v++) w->qoff[assign[v] + 1]++;
-    for (d = 0; d < w->nd; d++) w->qoff[d + 1] += w->qoff[d];
-    return 0;
-}
-
-/* A new run at time t: nothing held, nothing running, the sources ready. */
-static void dp__rt_reset(dp__rt *w, double t)
-{
-    const dp_graph *g = w->g;
-    int v, d;
-    for (d = 0; d < w->nd; d++) { w->qlen[d] = 0; w->running[d] = -1; w->cur[d] = w->peak[d] = 0; }
-    for (d = 0; d < w->nd * w->nd; d++) w->link_free[d] = 0;
-    memset(w->xstate, 0, (size_t)w->m);
-    w->ndl = w->inflight = w->ndone = 0;
-    for (v = 0; v < w->n; v++) { w->pending[v] = g->in_off[v + 1] - g->in_off[v]; w->refcnt[v] = g->out_off[v + 1] - g->out_off[v]; }
-    for (v = 0; v < w->n; v++) if (w->pending[v] == 0) dp__rt_push(w, v, t);
-}
-
-/* Bytes come and go on device d; an allocation past the arena fails. */
-static int dp__rt_alloc(dp__rt *w, int d, size_t size, const char *what, int id, dp_error *err)
-{
-    double limit = w->limit > 0 ? w->limit : w->c->memory ? w->c->memory[d] : 0;
-    if (limit > 0 && w->cur[d] + (double)size > limit)
-        return dp__fail(err, DP_ERR_INFEASIBLE, "exec: device %d arena full: %s %d needs %zu bytes, %.0f of %.0f in use", d, what, id, size, w->cur[d], limit);
-    w->cur[d] += (double)size;
-    if (w->cur[d] > w->peak[d]) w->peak[d] = w->cur[d];
-    return 0;
-}
-
-static int dp__rt_release_op(dp__rt *w, const dp_dispatch_hooks *h, int u, dp_error *err)
-{
-    w->cur[w->assign[u]] -= (double)w->obytes[u];
-    return h->release(h->ctx, u, -1, err);
-}
-
-static void dp__rt_deliver(dp__rt *w, int e, double t)
-{
-    int v = w->g->dst[e];
-    w->xstate[e] = 3;
-    if (--w->pending[v] == 0) dp__rt_push(w, v, t);
-}
-
-/* Every idle device that has a ready op starts one (its output accounted,
-   then launched). */
-static int dp__rt_launch_ready(dp__rt *w, const dp_dispatch_hooks *h, dp_error *err)
-{
-    int d, v, rc;
-    for (d = 0; d < w->nd; d++) {
-        if (w->running[d] >= 0 || w->qlen[d] == 0) continue;
-        DP__HEAP_POP(int, w->q + w->qoff[d], w->qlen[d], v, dp__rt_before, w);
-        if ((rc = dp__rt_alloc(w, d, w->obytes[v], "op", v, err))) return rc;
-        if ((rc = h->launch(h->ctx, v, d, err))) return rc;
-        w->running[d] = v;
-        w->inflight++;
-    }
-    return 0;
-}
-
-/* Op v ended at time t on its device: its inputs are released where this
-   was their last use, its local consumers get an input, its remote ones a
-   copy (accounted on the destination, its arrival modelled: issue +
-   latency + bytes / bandwidth, on SERIAL links after the pair's previous
-   transfer; a real op's copy arrives when it is done). */
-static int dp__rt_op_done(dp__rt *w, const dp_dispatch_hooks *h, int v, double t, dp_error *err)
-{
-    const dp_graph *g = w->g;
-    int d = w->assign[v], k, rc;
-    w->running[d] = -1;
-    w->ndone++;
-    for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
-        int e = g->in_edge[k], u = g->src[e];
-        if (w->assign[u] != d) {
-            w->cur[d] -= (double)w->ebytes[e];
-            if ((rc = h->release(h->ctx, -1, e, err))) return rc;
-        } else if (--w->refcnt[u] == 0 && (rc = dp__rt_release_op(w, h, u, err))) return rc;
-    }
-    for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
-        int e = g->out_edge[k], x = g->dst[e], dd = w->assign[x];
-        double st = t, dur;
-        if (dd == d) { if (--w->pending[x] == 0) dp__rt_push(w, x, t); continue; }
-        if ((rc = dp__rt_alloc(w, dd, w->ebytes[e], "copy of edge", e, err))) return rc;
-        dur = dp_xfer_time(w->c, g->bytes[e], d, dd) * w->spu;
-        if (w->c->link == DP_LINK_SERIAL) {
-            double *lf = &w->link_free[(size_t)d * w->nd + dd];
-            if (*lf > st) st = *lf;
-            *lf = st + dur;
-        }
-        w->arrive[e] = dp__is_real(g, v) ? 0 : st + dur;
-        w->xstate[e] = 1;
-        w->inflight++;
-        if ((rc = h->copy(h->ctx, e, err))) return rc;
-    }
-    return 0;
-}
-
-/* One completion at time t: op id >= 0 ended, or edge -1 - id's copy is
-   done (its source released where that was the last use, then delivered,
-   or held until its modelled arrival). Anything not in flight is refused. */
-static int dp__rt_complete(dp__rt *w, const dp_dispatch_hooks *h, int id, double t, dp_error *err)
-{
-    int rc;
-    if (id >= 0 && id < w->n && w->running[w->assign[id]] == id) {
-        w->inflight--;
-        return dp__rt_op_done(w, h, id, t, err);
-    }
-    if (id < 0 && -1 - id < w->m && w->xstate[-1 - id] == 1) {
-        int e = -1 - id, u = w->g->src[e];
-        w->inflight--;
-        w->xstate[e] = 2;
-        if (--w->refcnt[u] == 0 && (rc = dp__rt_release_op(w, h, u, err))) return rc;
-        if (w->arrive[e] <= t) dp__rt_deliver(w, e, t);
-        else DP__HEAP_PUSH(int, w->dl, w->ndl, e, dp__dl_before, w);
-        return 0;
-    }
-    return dp__fail(err, DP_ERR_ARG, "dispatch: completion %d is of no %s in flight", id, id >= 0 ? "op" : "copy");
-}
-
 /* The dispatcher's loop until every op is done: launch, wait (with the
    first held copy's arrival as the deadline), apply every completion the
    wait returned before any device picks again, deliver what has arrived.
@@ -7654,17 +7666,17 @@ static int dp__rt_loop(dp__rt *w, const dp_dispatch_hooks *h, int *done, int max
     while (w->ndone < w->n) {
         int cnt = 0;
         double t;
-        if ((rc = dp__rt_launch_ready(w, h, err))) return rc;
+        if ((rc = dp__rt_launch_ready(w, h, 0, 0, err))) return rc;
         if (w->inflight == 0 && w->ndl == 0)
             return dp__fail(err, DP_ERR_GRAPH, "dispatch: %d of %d ops done and nothing left to wait for", w->ndone, w->n);
         if ((rc = h->wait(h->ctx, w->ndl ? w->arrive[w->dl[0]] : -1.0, done, max, &cnt, err))) return rc;
         if (cnt < 0 || cnt > max) return dp__fail(err, DP_ERR_ARG, "dispatch: wait returned %d completions", cnt);
         t = h->now(h->ctx);
-        for (k = 0; k < cnt; k++) if ((rc = dp__rt_complete(w, h, done[k], t, err))) return rc;
+        for (k = 0; k < cnt; k++) if ((rc = dp__rt_complete(w, h, done[k], t, 0, err))) return rc;
         while (w->ndl > 0 && w->arrive[w->dl[0]] <= t) {
             int e;
             DP__HEAP_POP(int, w->dl, w->ndl, e, dp__dl_before, w);
-            dp__rt_deliver(w, e, t);
+            dp__rt_deliver(w, e, t, 0);
         }
     }
     return 0;
@@ -7687,7 +7699,8 @@ DPDEF int dp_dispatch(const dp_graph *g, const dp_cluster *c, const int *assign,
     if (opts) o = *opts;
     if (o.seconds_per_unit < 0 || o.bytes_scale < 0 || o.device_bytes < 0) return dp__fail(err, DP_ERR_RANGE, "dispatch: negative scale or arena size");
     dp_exec_scales(g, c, &o.seconds_per_unit, &o.bytes_scale);
-    if ((rc = dp__rt_init(&w, g, c, assign, &o, err))) return rc;
+    if ((rc = dp__rt_init(&w, g, c, NULL, &o, err))) return rc;
+    dp__rt_plan(&w, assign, o.order, o.priority);
     dp__rt_reset(&w, hooks->now(hooks->ctx));
     rc = dp__rt_loop(&w, hooks, w.done, w.n + w.m, err);
     if (!rc && peak_bytes) memcpy(peak_bytes, w.peak, sizeof(double) * (size_t)w.nd);
@@ -8297,7 +8310,8 @@ DPDEF int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign,
     x.g = g; x.c = c; x.assign = assign; x.n = n; x.m = m; x.nd = nd;
     x.err = err; x.seed = o.seed; x.cpu_times = o.cpu_times != 0;
     if ((rc = dp_graph_check_tensors(g, err))) return rc;
-    if ((rc = dp__rt_init(&x.rt, g, c, assign, &o, err))) return rc;
+    if ((rc = dp__rt_init(&x.rt, g, c, NULL, &o, err))) return rc;
+    dp__rt_plan(&x.rt, assign, o.order, o.priority);
     for (pass = 0; pass < 2; pass++) {
         if (pass && (rc = dp__arena_alloc(&ar, &x.arena, err, "executor"))) goto done;
         DP__A(x.cv, nd, pthread_cond_t); DP__A(x.xcv, nd, pthread_cond_t); DP__A(x.op, nd, int);

@@ -18,7 +18,20 @@
    between two arrivals takes next to nothing in both). On one device there
    are no copies and the orders must agree on every graph. Other processes
    can still hold a worker thread off its core for part of a unit: a
-   mismatch is retried twice before it counts as a failure. */
+   mismatch is retried twice before it counts as a failure.
+
+   Then the dispatcher's other driver: dp_dispatch on a simulated clock
+   written here (ops end their modelled time after they start; a copy is
+   done when its transfer ends, which the clock works out itself: issued
+   at once, or on a SERIAL link when the pair's previous copy is done,
+   lasting latency + bytes / bandwidth; each wait returns every event at
+   the earliest time, in the order they were scheduled) must reproduce
+   dp_sim_run exactly, ties included: every op's start and end, and the
+   copies in the simulator's order (xfers) at its times. The graphs have
+   small integer costs, zero-cost ops and tied priorities, so that ties
+   are everywhere; copies take at least a unit (a copy that takes no time
+   arrives within the instant in the simulator, after the next launches
+   through hooks). */
 #define DOPPLER_IMPLEMENTATION
 #include "../doppler.h"
 #include "dp_test.h"
@@ -126,6 +139,154 @@ out:
     dp_graph_free(&g);
 }
 
+/* ---- dp_dispatch on a simulated clock -------------------------------- */
+typedef struct { double t; int id; } sev;   /* kept in the order scheduled */
+
+typedef struct sclock {
+    const dp_graph *g; const dp_cluster *c; const int *assign;
+    double now;
+    sev *ev; int nev;
+    double *pair_free;            /* [nd*nd] SERIAL: the pair's last copy is done at */
+    double *start, *end;          /* [n] as seen here                               */
+    int *xe, nx;                  /* copies in the order issued                     */
+    double *xs, *xend;            /* their transfer's start and end                 */
+} sclock;
+
+static double sc_now(void *ctx) { return ((sclock *)ctx)->now; }
+
+static int sc_launch(void *ctx, int v, int d, dp_error *err)
+{
+    sclock *k = (sclock *)ctx;
+    (void)err;
+    k->start[v] = k->now;
+    k->ev[k->nev].t = k->now + dp_op_time(k->g, k->c, v, d);
+    k->ev[k->nev++].id = v;
+    return 0;
+}
+
+static int sc_copy(void *ctx, int e, dp_error *err)
+{
+    sclock *k = (sclock *)ctx;
+    int a = k->assign[k->g->src[e]], b = k->assign[k->g->dst[e]];
+    double st = k->now;
+    (void)err;
+    if (k->c->link == DP_LINK_SERIAL && k->pair_free[a * k->c->n + b] > st) st = k->pair_free[a * k->c->n + b];
+    k->xe[k->nx] = e; k->xs[k->nx] = st;
+    k->xend[k->nx] = st + k->c->latency[a * k->c->n + b] + k->g->bytes[e] / k->c->bandwidth[a * k->c->n + b];
+    k->pair_free[a * k->c->n + b] = k->xend[k->nx];
+    k->ev[k->nev].t = k->xend[k->nx++];
+    k->ev[k->nev++].id = -1 - e;
+    return 0;
+}
+
+static int sc_release(void *ctx, int op, int e, dp_error *err) { (void)ctx; (void)op; (void)e; (void)err; return 0; }
+
+/* Every event at the earliest time, in the order scheduled (or the
+   deadline, when it comes first). */
+static int sc_wait(void *ctx, double deadline, int *done, int max, int *count, dp_error *err)
+{
+    sclock *k = (sclock *)ctx;
+    double t = deadline;
+    int i, kept = 0;
+    *count = 0;
+    for (i = 0; i < k->nev; i++) if (t < 0 || k->ev[i].t < t) t = k->ev[i].t;
+    if (t < 0) { snprintf(err->msg, sizeof err->msg, "clock: nothing scheduled"); return err->code = DP_ERR_GRAPH; }
+    k->now = t;
+    for (i = 0; i < k->nev; i++) {
+        if (k->ev[i].t == t && *count < max) {
+            done[(*count)++] = k->ev[i].id;
+            if (k->ev[i].id >= 0) k->end[k->ev[i].id] = t;
+        } else {
+            k->ev[kept++] = k->ev[i];
+        }
+    }
+    k->nev = kept;
+    return 0;
+}
+
+/* One placement, order and link model: the dispatcher on the clock above
+   against dp_sim_run. */
+static void check_clocked(const dp_graph *g, dp_cluster *c, const int *a, dp_order order, const double *prio, const char *what)
+{
+    dp_error e = {0};
+    dp_sim s;
+    dp_sim_opts so = {0};
+    dp_exec_opts eo = {0};
+    sclock k;
+    int n = g->n_ops, m = g->n_edges, nd = c->n, bad = 0;
+    so.order = eo.order = order;
+    so.priority = eo.priority = prio;
+    eo.seconds_per_unit = 1;
+    if (dp_sim_init(&s, g, c, &e) || dp_sim_run(&s, a, &so, &e)) { CHECK(0, "%s: simulator: %s", what, e.msg); dp_sim_free(&s); return; }
+    memset(&k, 0, sizeof k);
+    k.g = g; k.c = c; k.assign = a;
+    k.ev = (sev *)malloc(sizeof(sev) * (size_t)(n + m + 1));
+    k.pair_free = (double *)calloc((size_t)nd * nd, sizeof(double));
+    k.start = (double *)calloc((size_t)n, sizeof(double)); k.end = (double *)calloc((size_t)n, sizeof(double));
+    k.xe = (int *)malloc(sizeof(int) * (size_t)(m + 1));
+    k.xs = (double *)malloc(sizeof(double) * (size_t)(m + 1)); k.xend = (double *)malloc(sizeof(double) * (size_t)(m + 1));
+    dp_dispatch_hooks h = {&k, sc_now, sc_launch, sc_copy, sc_release, sc_wait};
+    int rc = dp_dispatch(g, c, a, &eo, &h, NULL, &e);
+    CHECK(rc == 0, "%s: dispatch: %s", what, e.msg);
+    if (rc == 0) {
+        for (int v = 0; v < n; v++)
+            if (k.start[v] != s.start[v] || k.end[v] != s.end[v]) {
+                if (bad++ < 3) printf("  %s: op %d ran [%g, %g] through hooks, [%g, %g] in the simulator\n", what, v, k.start[v], k.end[v], s.start[v], s.end[v]);
+            }
+        CHECK(!bad, "%s: %d ops scheduled unlike the simulator", what, bad);
+        bad = k.nx != s.n_xfers;
+        for (int i = 0; i < k.nx && !bad; i++)
+            if (k.xe[i] != s.xfers[i].edge || k.xs[i] != s.xfers[i].start || k.xend[i] != s.xfers[i].end) {
+                printf("  %s: copy %d: edge %d over [%g, %g] through hooks, edge %d over [%g, %g] in the simulator\n", what, i, k.xe[i], k.xs[i], k.xend[i],
+                       s.xfers[i].edge, s.xfers[i].start, s.xfers[i].end);
+                bad = 1;
+            }
+        CHECK(!bad, "%s: %d copies through hooks, %d in the simulator, or not in its order and times", what, k.nx, s.n_xfers);
+    }
+    free(k.ev); free(k.pair_free); free(k.start); free(k.end); free(k.xe); free(k.xs); free(k.xend);
+    dp_sim_free(&s);
+}
+
+static int g_clocked;
+
+static void check_clocked_graph(dp_gen_shape shape, int nodes, uint64_t seed)
+{
+    dp_error e = {0};
+    dp_gen_opts go = {0};
+    dp_graph g;
+    dp_rng r;
+    go.shape = shape; go.nodes = nodes; go.seed = seed; go.ccr = 1;
+    if (dp_gen(&g, &go, &e)) { CHECK(0, "dp_gen: %s", e.msg); return; }
+    int n = g.n_ops;
+    int *a = (int *)malloc(sizeof(int) * (size_t)n);
+    double *tied = (double *)malloc(sizeof(double) * (size_t)n);
+    dp_rng_seed(&r, seed * 31 + (uint64_t)nodes);
+    for (int v = 0; v < n; v++) { g.compute[v] = dp_rng_int(&r, 4); tied[v] = dp_rng_int(&r, 3); }
+    for (int k = 0; k < g.n_edges; k++) g.bytes[k] = 1 + dp_rng_int(&r, 3);
+    for (int nd = 1; nd <= 4; nd++)
+        for (int lat = 0; lat < 2; lat++) {
+            dp_cluster c;
+            if (dp_cluster_homogeneous(&c, nd, 1, 1, lat, &e)) { CHECK(0, "cluster: %s", e.msg); continue; }
+            if (nd > 2) c.speed[nd - 1] = 2;
+            for (int i = 0, d = 0; i < n; i++) {      /* runs of the topological order */
+                if (dp_rng_int(&r, 3) == 0) d = dp_rng_int(&r, nd);
+                a[g.topo[i]] = d;
+            }
+            for (int link = 0; link < 2; link++)
+                for (int mode = 0; mode < 3; mode++) {
+                    char what[200];
+                    c.link = link ? DP_LINK_SERIAL : DP_LINK_FREE;
+                    snprintf(what, sizeof what, "%s graph of %d ops (seed %llu), %d device(s), latency %d, %s links, %s", shape == DP_GEN_LAYERED ? "layered" : "random",
+                             n, (unsigned long long)seed, nd, lat, link ? "serial" : "free", mode == 0 ? "fifo" : mode == 1 ? "priority (b-level)" : "priority (tied)");
+                    check_clocked(&g, &c, a, mode ? DP_ORDER_PRIORITY : DP_ORDER_FIFO, mode == 2 ? tied : NULL, what);
+                    g_clocked++;
+                }
+            dp_cluster_free(&c);
+        }
+    free(a); free(tied);
+    dp_graph_free(&g);
+}
+
 int main(void)
 {
     double t0 = dp_now();
@@ -141,5 +302,10 @@ int main(void)
     printf("test_runtime: %d configurations compared, %d needed a retry, %d graphs without a tie-free placement (skipped); %.1f s\n",
            g_configs, g_retried, g_rejected, dp_now() - t0);
     CHECK(g_rejected == 0, "%d graphs without a tie-free placement: the comparison covers too little", g_rejected);
+    t0 = dp_now();
+    for (int shape = 0; shape < 2; shape++)
+        for (int nodes = 10; nodes <= 40; nodes += 15)
+            for (uint64_t seed = 1; seed <= 4; seed++) check_clocked_graph((dp_gen_shape)shape, nodes, seed);
+    printf("test_runtime: dp_dispatch on a simulated clock against dp_sim_run: %d configurations; %.1f s\n", g_clocked, dp_now() - t0);
     return dp_test_done();
 }
