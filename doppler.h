@@ -3899,17 +3899,6 @@ static void dp__mean_link(const dp_cluster *c, double *lat, double *inv_bw)
     *inv_bw = sb / ((double)n * (n - 1));
 }
 
-/* Whether every link between two distinct devices has the same latency
-   and bandwidth (then dp_xfer_time depends on the bytes alone). */
-static int dp__links_uniform(const dp_cluster *c)
-{
-    int a, b, n = c->n;
-    for (a = 0; a < n; a++)
-        for (b = 0; b < n; b++)
-            if (a != b && (c->latency[a * n + b] != c->latency[1] || c->bandwidth[a * n + b] != c->bandwidth[1])) return 0;
-    return 1;
-}
-
 DPDEF int dp_blevel(const dp_graph *g, const dp_cluster *c, double *out)
 {
     double lat, ibw;
@@ -4907,12 +4896,6 @@ typedef struct dp__gctx {
     /* rollout state and records */
     int *legal, nlegal, *pend, *assign, *order, *pos;
     double *end, *avail, *work, *psum, *pmean, *cnt, *prob, *logit, *est;
-    double *din;          /* [4][nd] PLC's per-device input scratch: latest
-                             arrival, inputs' work, first and last end      */
-    double *xoff;         /* [m] an edge's transfer time between two distinct
-                             devices when every link is the same (NULL
-                             otherwise): one per edge instead of one per
-                             edge and device at every step                  */
     int *expert;
     double *wsel;         /* [n] inference: exp(SEL score - the largest), so
                              that a sampled SEL step needs no exp (NULL in
@@ -4996,8 +4979,6 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
         DP__A(x->end, n, double); DP__A(x->avail, nd, double); DP__A(x->work, nd, double); DP__A(x->psum, (size_t)nd * H, double);
         DP__A(x->pmean, (size_t)nd * H, double);
         DP__A(x->cnt, nd, double); DP__A(x->prob, n > nd ? n : nd, double); DP__A(x->logit, nd, double); DP__A(x->est, nd, double);
-        DP__A(x->din, 4 * (size_t)nd, double);
-        if (nd > 1 && dp__links_uniform(c)) DP__A(x->xoff, m, double);
         DP__A(x->expert, n > nd ? n : nd, int);
         if (!train) DP__A(x->wsel, n, double);
         DP__A(x->step_op, n, int); DP__A(x->step_dev, n, int); DP__A(x->step_f, nt * nd * DP__DF, double);
@@ -5011,7 +4992,6 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
     if ((rc = dp_sim_init(&x->sim, g, c, err))) { dp__gctx_free(x); return rc; }
     for (v = 0; v < n; v++)
         for (k = 0; k < nd; k++) x->optime[(size_t)v * nd + k] = dp_op_time(g, c, v, k);
-    if (x->xoff) for (e = 0; e < m; e++) x->xoff[e] = dp_xfer_time(c, g->bytes[e], 0, 1);
     dp_blevel(g, c, x->bl);
     dp_tlevel(g, c, x->tl);
     dp__mean_link(c, &lat, &ibw);
@@ -5435,37 +5415,24 @@ static double dp__plc_features(dp__gctx *x, int v, double *f, double *zs)
     const dp_graph *g = x->g;
     const dp_cluster *c = x->c;
     int nd = x->nd, H = x->H, d, k;
-    double emin = HUGE_VAL, *ready = x->din, *inw = ready + nd, *e0 = inw + nd, *e1 = e0 + nd;
-    for (d = 0; d < nd; d++) { ready[d] = 0; inw[d] = 0; e0[d] = HUGE_VAL; e1[d] = 0; }
-    /* v's inputs in order: their arrival on every device (the producer's
-       end, plus the transfer to any other device); work and first and
-       last end on the producer's device */
-    for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
-        int e = g->in_edge[k], u = g->src[e], a = x->assign[u];
-        double t = x->end[u];
-        if (x->xoff) {
-            double far = t + x->xoff[e];
-            for (d = 0; d < nd; d++) {
-                double arr = d == a ? t : far;
-                if (arr > ready[d]) ready[d] = arr;
-            }
-        } else {
-            for (d = 0; d < nd; d++) {
-                double arr = t + dp_xfer_time(c, g->bytes[e], a, d);
-                if (arr > ready[d]) ready[d] = arr;
+    double emin = HUGE_VAL;
+    for (d = 0; d < nd; d++) {
+        double inw = 0, e0 = HUGE_VAL, e1 = 0, ready = 0, *fd = f + (size_t)d * DP__DF;
+        for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+            int e = g->in_edge[k], u = g->src[e];
+            double arr = x->end[u] + dp_xfer_time(c, g->bytes[e], x->assign[u], d);
+            if (arr > ready) ready = arr;
+            if (x->assign[u] == d) {
+                inw += x->optime[(size_t)u * nd + d];
+                if (x->end[u] < e0) e0 = x->end[u];
+                if (x->end[u] > e1) e1 = x->end[u];
             }
         }
-        inw[a] += x->optime[(size_t)u * nd + a];
-        if (t < e0[a]) e0[a] = t;
-        if (t > e1[a]) e1[a] = t;
-    }
-    for (d = 0; d < nd; d++) {
-        double *fd = f + (size_t)d * DP__DF;
-        if (e0[d] == HUGE_VAL) e0[d] = 0;
-        x->est[d] = ready[d] > x->avail[d] ? ready[d] : x->avail[d];
+        if (e0 == HUGE_VAL) e0 = 0;
+        x->est[d] = ready > x->avail[d] ? ready : x->avail[d];
         if (x->est[d] < emin) emin = x->est[d];
-        fd[0] = x->work[d] / x->scale; fd[1] = inw[d] / x->scale;
-        fd[2] = e0[d] / x->scale; fd[3] = e1[d] / x->scale; fd[4] = x->est[d] / x->scale;
+        fd[0] = x->work[d] / x->scale; fd[1] = inw / x->scale;
+        fd[2] = e0 / x->scale; fd[3] = e1 / x->scale; fd[4] = x->est[d] / x->scale;
     }
     for (d = 0; d < nd; d++) {
         double *fd = f + (size_t)d * DP__DF, *z = zs + (size_t)d * H;
@@ -5500,41 +5467,6 @@ static void dp__place_step(dp__gctx *x, int t, int v, int a)
     for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
         int y = g->dst[g->out_edge[k]];
         if (--x->pend[y] == 0) { x->pos[y] = x->nlegal; x->legal[x->nlegal++] = y; }
-    }
-}
-
-/* PLC's output layer: logit[d] = it (b2 + sum_i w2[i] relu(z_d[i])) for
-   the nd rows z_d of zs (H each). Four devices at a time: their sums are
-   independent chains, each added in the plain loop's order (the same
-   rounding), so that they overlap instead of waiting on one another. */
-static void dp__plc_scores(double *logit, const double *zs, const double *w2, double b2, double it, int nd, int H)
-{
-    int d = 0, i;
-    for (; d + 4 <= nd; d += 4) {
-        const double *z0 = zs + (size_t)d * H, *z1 = z0 + H, *z2 = z1 + H, *z3 = z2 + H;
-        double s0 = b2, s1 = b2, s2 = b2, s3 = b2;
-        for (i = 0; i < H; i++) {
-            s0 += w2[i] * dp__relu(z0[i]);
-            s1 += w2[i] * dp__relu(z1[i]);
-            s2 += w2[i] * dp__relu(z2[i]);
-            s3 += w2[i] * dp__relu(z3[i]);
-        }
-        logit[d] = s0 * it; logit[d + 1] = s1 * it; logit[d + 2] = s2 * it; logit[d + 3] = s3 * it;
-    }
-    for (; d + 2 <= nd; d += 2) {
-        const double *z0 = zs + (size_t)d * H, *z1 = z0 + H;
-        double s0 = b2, s1 = b2;
-        for (i = 0; i < H; i++) {
-            s0 += w2[i] * dp__relu(z0[i]);
-            s1 += w2[i] * dp__relu(z1[i]);
-        }
-        logit[d] = s0 * it; logit[d + 1] = s1 * it;
-    }
-    for (; d < nd; d++) {
-        const double *z = zs + (size_t)d * H;
-        double s = b2;
-        for (i = 0; i < H; i++) s += w2[i] * dp__relu(z[i]);
-        logit[d] = s * it;
     }
 }
 
@@ -5584,7 +5516,7 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
 {
     const dp_graph *g = x->g;
     dp__heads w;
-    int n = x->n, nd = x->nd, H = x->H, t, k, d, v;
+    int n = x->n, nd = x->nd, H = x->H, t, i, k, d, v;
     double *lp = x->prob;   /* probabilities over the legal set, then over devices */
     double it = ro->temp > 0 ? 1 / ro->temp : 1;   /* logits times it; gradients too */
     double ilw = ro->il ? 1 : ro->anchor;          /* imitation's weight */
@@ -5643,8 +5575,13 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
         /* ---- PLC: device features from the partial schedule ---- */
         emin = dp__plc_features(x, v, f, zs);
         dp__gemm(zs, (size_t)H, f, DP__DF, wt_d, nd, DP__DF, H);
-        dp__plc_scores(x->logit, zs, w.p_w2, w.p_b2[0], it, nd, H);
-        for (d = 0; d < nd; d++) x->expert[d] = x->est[d] <= emin + 1e-9 * fabs(emin);
+        for (d = 0; d < nd; d++) {
+            const double *z = zs + (size_t)d * H;
+            double s = w.p_b2[0];
+            for (i = 0; i < H; i++) s += w.p_w2[i] * dp__relu(z[i]);
+            x->logit[d] = s * it;
+            x->expert[d] = x->est[d] <= emin + 1e-9 * fabs(emin);
+        }
         ent = dp__softmax(x->logit, lp, nd, tr);
         a = ro->force_dev ? ro->force_dev[t] : dp__choose(lp, nd, ro->sample, ro->eps, rng);
         if (tr) {
