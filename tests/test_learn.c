@@ -442,15 +442,6 @@ static void test_reinforce(void)
     dp_graph_free(&g);
 }
 
-/* ========================================================================
-   3b. Several rollouts per update (dp_train_opts.rollouts)
-   ======================================================================== */
-/* K sampled rollouts of one forward pass; then (a) each replayed (its
-   recorded choices forced) and put through the whole backward pass alone,
-   and (b) all replayed into one shared encoder backward, scaled by 1/K.
-   A replay must reproduce the rollout (same choices, same log-probability)
-   and (b) must equal the mean of (a): the encoder's backward is linear in
-   the embeddings' gradient. */
 /* An inference rollout's sampled SEL step (dp__sel_draw) draws from the
    softmax of the scores over the legal set: scores 0, ln 2, ln 4 give
    1/7, 2/7, 4/7, and with the third op no longer legal 1/3, 2/3. It
@@ -493,6 +484,15 @@ static void test_sel_draw(void)
     dp_graph_free(&g);
 }
 
+/* ========================================================================
+   3b. Several rollouts per update (dp_train_opts.rollouts)
+   ======================================================================== */
+/* K sampled rollouts of one forward pass; then (a) each replayed (its
+   recorded choices forced) and put through the whole backward pass alone,
+   and (b) all replayed into one shared encoder backward, scaled by 1/K.
+   A replay must reproduce the rollout (same choices, same log-probability)
+   and (b) must equal the mean of (a): the encoder's backward is linear in
+   the embeddings' gradient. */
 static void test_rollout_replay(void)
 {
     enum { K = 3 };
