@@ -4897,9 +4897,9 @@ typedef struct dp__gctx {
     int *legal, nlegal, *pend, *assign, *order, *pos;
     double *end, *avail, *work, *psum, *pmean, *cnt, *prob, *logit, *est;
     int *expert;
-    double *wsel;         /* [n] inference: exp(SEL score - the largest), so
-                             that a sampled SEL step needs no exp (NULL in
-                             training)                                    */
+    double *wsel;         /* [n] inference: exp(SEL score - the largest),
+                             made by dp__forward, so that a sampled SEL
+                             step needs no exp (NULL in training)         */
     int *step_op, *step_dev;
     double *step_f, *step_z, *step_gu, *step_gf;
     double *phi, *bstep;  /* [n] partial makespan before step t; its baseline */
@@ -5310,6 +5310,11 @@ static void dp__forward(dp__gctx *x, const dp_policy *p)
         double s = w.s_b2[0];
         for (j = 0; j < H; j++) s += w.s_w2[j] * dp__relu(z[j]);
         x->ssel[v] = s;
+    }
+    if (x->wsel) {   /* inference: the scores' weights for sampled SEL steps (dp__sel_draw) */
+        double mx = -HUGE_VAL;
+        for (v = 0; v < n; v++) if (x->ssel[v] > mx) mx = x->ssel[v];
+        for (v = 0; v < n; v++) x->wsel[v] = exp(x->ssel[v] - mx);
     }
     /* PLC's op-only part and projected embedding */
     for (v = 0; v < n; v++) memcpy(x->A + (size_t)v * H, w.p_b1, sizeof(double) * (size_t)H);
@@ -6869,12 +6874,6 @@ DPDEF int dp_policy_place(const dp_policy *p, const dp_graph *g, const dp_cluste
     if ((rc = dp__gctx_init(&x, g, c, p->opts.hidden, p->opts.layers, p->opts.shared_gnn, 0, err))) return rc;
     dp_rng_seed(&rng, o.seed);
     dp__forward(&x, p);
-    {   /* SEL's weights for the samples (dp__sel_draw) */
-        double mx = -HUGE_VAL;
-        int v;
-        for (v = 0; v < x.n; v++) if (x.ssel[v] > mx) mx = x.ssel[v];
-        for (v = 0; v < x.n; v++) x.wsel[v] = exp(x.ssel[v] - mx);
-    }
     memset(&ro, 0, sizeof ro);
     ro.gamma = 1;
     for (k = 0; k <= o.samples; k++) {
