@@ -3815,7 +3815,7 @@ static double dp__sim_step(dp__rt *w)
     while (w->nev > 0 && w->ev[0].t == t) {
         dp__event e;
         DP__HEAP_POP(dp__event, w->ev, w->nev, e, dp__ev_before, NULL);
-        dp__rt_complete(w, NULL, e.id, t, 1, NULL);
+        (void)dp__rt_complete(w, NULL, e.id, t, 1, NULL);   /* simulated: no hook, no arena, cannot fail */
     }
     return t;
 }
@@ -3842,7 +3842,7 @@ DPDEF int dp_sim_run(dp_sim *s, const int *assign, const dp_sim_opts *opts, dp_e
     dp__rt_reset(w, t);
     for (;;) {
         /* every idle device that has a ready op starts one at t */
-        dp__rt_launch_ready(w, NULL, t, 1, NULL);
+        (void)dp__rt_launch_ready(w, NULL, t, 1, NULL);   /* simulated: cannot fail */
         if (w->track) for (d = 0; d < nd; d++) if (w->cur[d] > w->peak[d]) w->peak[d] = w->cur[d];
         if (w->nev == 0) break;
         t = dp__sim_step(w);
