@@ -1328,11 +1328,12 @@ int dp_exec_cuda(const dp_graph *g, const dp_cluster *c, const int *assign,
    one per GPU; more than the GPUs share them as dp_exec_cuda does): each op
    kind's kernel throughput on size x size tensors (size 0 -> 512; FLOPs
    by dp_op_flops) with every logical device's stream busy at once (one
-   size: kindspeed, not dp_calibrate_cpu's speed curves and per-op
-   overhead, which need measuring on a GPU first), copy
-   bandwidth between each pair of logical devices (peer or on-GPU copies of
-   16 MiB), and dp_exec_cuda's hand-off latency (a chain of tiny ops
-   alternating between two logical devices against one on a single one). */
+   size: kindspeed, not dp_calibrate_cpu's speed curves), dp_exec_cuda's
+   per-op overhead (independent tiny ops on one logical device: the median
+   gap between their ends; the host's cost per op), copy bandwidth between each
+   pair of logical devices (peer or on-GPU copies of 16 MiB), and
+   dp_exec_cuda's hand-off latency (a chain of tiny ops alternating between
+   two logical devices against one on a single one). */
 int dp_calibrate_cuda(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *err);
 
 /* ======================================================================

@@ -42,10 +42,11 @@
      cross edge has a copy stream on the destination's GPU. copy allocates
      the destination buffer there, waits for the producer's end event and
      copies with cudaMemcpyPeerAsync between GPUs (direct where
-     cudaDeviceCanAccessPeer allows it: each GPU's pool is opened to such
-     peers with cudaMemPoolSetAccess; otherwise the runtime stages the copy
+     cudaDeviceCanAccessPeer allows it: peer access is enabled with
+     cudaDeviceEnablePeerAccess and each GPU's pool is opened to such peers
+     with cudaMemPoolSetAccess; otherwise the runtime stages the copy
      through the host) or cudaMemcpyAsync within a GPU, then records an
-     event (the consumer's stream waits on it) and queues the host function.
+     event, which the consumer's stream waits on and wait polls.
    - Memory: one stream-ordered pool per GPU (cudaMemPoolCreate), grown once
      before the first run and destroyed at the end; buffers are allocated
      with cudaMallocFromPoolAsync and freed with cudaFreeAsync when the
@@ -91,14 +92,12 @@
 */
 #include <cuda_runtime.h>
 
-#include <errno.h>
 #include <math.h>
-#include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "doppler.h"
 
@@ -705,11 +704,6 @@ extern "C" void dp__cuda_host_kernel(const dp_graph *g, int v, const float *cons
 /* ----------------------------------------------------------------------
    >>cuda-exec
    ---------------------------------------------------------------------- */
-#define DP__CU_POLL 0.1          /* seconds without completions before asking the streams for errors */
-
-struct dp__cux;
-typedef struct dp__cucb { struct dp__cux *x; int id; } dp__cucb;
-
 typedef struct dp__cux {
     const dp_graph *g; const dp_cluster *c; const int *assign;
     int n, m, nd, ngpu, cur_dev;
@@ -728,13 +722,8 @@ typedef struct dp__cux {
     const float **inp;           /* [m + 1] input pointers of one launch      */
     unsigned char *host;         /* read-back buffer                          */
     size_t host_len;
-    /* completion queue: filled by host functions, drained by wait */
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int mu_ok, cv_ok;
-    int *cq, cq_cap;
-    long cq_head, cq_tail;
-    dp__cucb *cb;                /* [n + m] host functions' arguments         */
+    int *fl, nfl;                /* [n + m] work in flight, in issue order:
+                                    op v as v, edge e's copy as -1 - e       */
 } dp__cux;
 
 /* Makes GPU dev current unless *cur (the one made current last) says it
@@ -746,6 +735,20 @@ static int dp__cu_use(int *cur, int dev, dp_error *err)
         cudaCheck(cudaSetDevice(dev));
         *cur = dev;
     }
+done:
+    return rc;
+}
+
+/* Lets GPU q read and write GPU p's memory directly, so that copies
+   between them are not staged through the host (already enabled: fine). */
+static int dp__cu_peer(int *cur, int q, int p, dp_error *err)
+{
+    int rc = DP_OK;
+    cudaError_t e;
+    if ((rc = dp__cu_use(cur, q, err))) return rc;
+    e = cudaDeviceEnablePeerAccess(p, 0);
+    if (e == cudaErrorPeerAccessAlreadyEnabled) (void)cudaGetLastError();
+    else cudaCheck(e);
 done:
     return rc;
 }
@@ -764,18 +767,6 @@ done:
     return rc;
 }
 
-/* A host function queued after an op or a copy: no CUDA calls here. */
-static void CUDART_CB dp__cu_done_cb(void *p)
-{
-    dp__cucb *cb = (dp__cucb *)p;
-    dp__cux *x = cb->x;
-    pthread_mutex_lock(&x->mu);
-    x->cq[x->cq_tail % x->cq_cap] = cb->id;
-    x->cq_tail++;
-    pthread_cond_signal(&x->cv);
-    pthread_mutex_unlock(&x->mu);
-}
-
 static double dp__cu_now(void *ctx) { (void)ctx; return dp_now(); }
 
 /* Opaque op v on logical device d: its inputs hashed, its output written,
@@ -784,7 +775,9 @@ static int dp__cu_run_opaque(dp__cux *x, int v, int d, const float *const *in, u
 {
     const dp_graph *g = x->g;
     int rc = DP_OK, nin = g->in_off[v + 1] - g->in_off[v], chunks = nin <= DP__CU_MAXIN ? 1 : (nin + DP__CU_MAXIN - 1) / DP__CU_MAXIN;
-    double ns = dp_op_time(g, x->c, v, d) * x->spu * 1e9;
+    /* the modelled time less the cluster's per-op overhead, which the
+       dispatch itself costs */
+    double ns = (dp_op_time(g, x->c, v, d) - (x->c->overhead ? x->c->overhead[d] : 0)) * x->spu * 1e9;
     for (int ch = 0; ch < chunks; ch++) {
         dp__cu_opq a;
         memset(&a, 0, sizeof a);
@@ -834,7 +827,7 @@ static int dp__cu_launch(void *ctx, int v, int d, dp_error *err)
     else rc = dp__cu_run_real(g, v, x->inp, (float *)p, x->seed, x->cap[d], s, err);
     if (rc) goto done;
     cudaCheck(cudaEventRecord(x->eve[v], s));
-    cudaCheck(cudaLaunchHostFunc(s, dp__cu_done_cb, &x->cb[v]));
+    x->fl[x->nfl++] = v;
 done:
     return rc;
 }
@@ -855,7 +848,7 @@ static int dp__cu_copy(void *ctx, int e, dp_error *err)
     else cudaCheck(cudaMemcpyPeerAsync(p, gb, x->buf[u], ga, nc, s));
     if (size > nc) cudaCheck(cudaMemsetAsync((unsigned char *)p + nc, 0, size - nc, s));
     cudaCheck(cudaEventRecord(x->evx[e], s));
-    cudaCheck(cudaLaunchHostFunc(s, dp__cu_done_cb, &x->cb[x->n + e]));
+    x->fl[x->nfl++] = -1 - e;
 done:
     return rc;
 }
@@ -875,53 +868,37 @@ done:
     return rc;
 }
 
-/* Asks every stream whether it failed (a faulting kernel never runs the
-   host functions queued behind it). */
-static int dp__cu_poll(dp__cux *x, dp_error *err)
-{
-    int rc = DP_OK;
-    for (int i = 0; i < x->nd + x->nd * x->nd; i++) {
-        cudaStream_t s = i < x->nd ? x->cs[i] : x->xs[i - x->nd];
-        cudaError_t e;
-        if (!s) continue;
-        if ((rc = dp__cu_use(&x->cur_dev, x->gpu[i < x->nd ? i : (i - x->nd) % x->nd], err))) return rc;
-        e = cudaStreamQuery(s);
-        /* "not ready" is an answer, not a fault, but the runtime may keep
-           it as the thread's last error, where the next launch's
-           cudaGetLastError would find it: clear it (every launch checks its
-           own error at once, so nothing else is pending here) */
-        if (e == cudaErrorNotReady) { (void)cudaGetLastError(); continue; }
-        if (e != cudaSuccess) return dp__cuda_fail(e, "cudaStreamQuery(stream)", __FILE__, __LINE__, err);
-    }
-    return rc;
-}
-
+/* Polls the end events of the work in flight: the completed ones leave
+   the list (which keeps its issue order) for done_ids. Between rounds
+   with none the thread yields; it returns with none only once the deadline
+   has passed. A failed query (a faulting kernel, a lost device) is the
+   run's error. */
 static int dp__cu_wait(void *ctx, double deadline, int *done_ids, int max, int *count, dp_error *err)
 {
     dp__cux *x = (dp__cux *)ctx;
-    int rc = DP_OK;
     *count = 0;
-    pthread_mutex_lock(&x->mu);
     for (;;) {
-        while (x->cq_head < x->cq_tail && *count < max) done_ids[(*count)++] = x->cq[x->cq_head++ % x->cq_cap];
-        if (*count > 0) break;
-        double now = dp_now(), wake = now + DP__CU_POLL;
-        if (deadline >= 0 && now >= deadline) break;
-        if (deadline >= 0 && deadline < wake) wake = deadline;
-        struct timespec ts;
-        ts.tv_sec = (time_t)wake;
-        ts.tv_nsec = (long)((wake - (double)ts.tv_sec) * 1e9);
-        if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
-        if (pthread_cond_timedwait(&x->cv, &x->mu, &ts) == ETIMEDOUT && x->cq_head == x->cq_tail &&
-            (deadline < 0 || wake < deadline)) {
-            pthread_mutex_unlock(&x->mu);
-            rc = dp__cu_poll(x, err);
-            pthread_mutex_lock(&x->mu);
-            if (rc) break;
+        int kept = 0;
+        for (int i = 0; i < x->nfl; i++) {
+            int id = x->fl[i];
+            cudaError_t e = *count < max ? cudaEventQuery(id >= 0 ? x->eve[id] : x->evx[-1 - id]) : cudaErrorNotReady;
+            if (e == cudaSuccess) { done_ids[(*count)++] = id; continue; }
+            x->fl[kept++] = id;
+            if (e == cudaErrorNotReady) continue;
+            for (int j = i + 1; j < x->nfl; j++) x->fl[kept++] = x->fl[j];
+            x->nfl = kept;
+            return dp__cuda_fail(e, id >= 0 ? "cudaEventQuery(op end)" : "cudaEventQuery(copy end)", __FILE__, __LINE__, err);
         }
+        x->nfl = kept;
+        /* "not ready" is an answer, not a fault, but the runtime may keep it
+           as the thread's last error, where the next launch's
+           cudaGetLastError would find it */
+        (void)cudaGetLastError();
+        if (*count > 0 || (deadline >= 0 && dp_now() >= deadline)) return DP_OK;
+        if (x->nfl == 0 && deadline < 0)
+            return dp__fail(err, DP_ERR_GRAPH, "exec (cuda): waiting with nothing in flight and no deadline");
+        sched_yield();
     }
-    pthread_mutex_unlock(&x->mu);
-    return rc;
 }
 
 /* 64-bit mix of a buffer, word by word (the CPU executor's). */
@@ -1001,11 +978,9 @@ static void dp__cu_teardown(dp__cux *x)
         }
     }
     x->cur_dev = -1;
-    if (x->cv_ok) pthread_cond_destroy(&x->cv);
-    if (x->mu_ok) pthread_mutex_destroy(&x->mu);
     free(x->gpu); free(x->cap); free(x->cs); free(x->xs); free(x->ctl); free(x->pool); free(x->ev0);
     free(x->evs); free(x->eve); free(x->evx); free(x->st); free(x->buf); free(x->xbuf); free(x->inp);
-    free(x->host); free(x->cq); free(x->cb);
+    free(x->host); free(x->fl);
     (void)cudaGetLastError();   /* leave no error of ours behind for the caller's next call */
 }
 
@@ -1028,24 +1003,14 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
     const dp_graph *g = x->g;
     int rc = DP_OK, n = x->n, m = x->m, nd = x->nd, G = gpus < nd ? gpus : nd;
     double *reserve = NULL;
-    pthread_condattr_t ca;
     x->ngpu = G;
     x->cur_dev = -1;
 #define DP__CA(ptr, count) if (!((ptr) = (decltype(ptr))calloc((size_t)(count) + 1, sizeof *(ptr)))) { rc = dp__fail(err, DP_ERR_NOMEM, "exec (cuda): out of memory"); goto done; }
     DP__CA(x->gpu, nd); DP__CA(x->cap, nd); DP__CA(x->cs, nd); DP__CA(x->xs, (size_t)nd * nd); DP__CA(x->ctl, G);
     DP__CA(x->pool, G); DP__CA(x->ev0, G); DP__CA(x->evs, n); DP__CA(x->eve, n); DP__CA(x->evx, m); DP__CA(x->st, nd);
-    DP__CA(x->buf, n); DP__CA(x->xbuf, m); DP__CA(x->inp, m); DP__CA(x->cq, n + m); DP__CA(x->cb, n + m);
+    DP__CA(x->buf, n); DP__CA(x->xbuf, m); DP__CA(x->inp, m); DP__CA(x->fl, n + m);
     DP__CA(reserve, G);
 #undef DP__CA
-    x->cq_cap = n + m + 1;
-    for (int v = 0; v < n; v++) { x->cb[v].x = x; x->cb[v].id = v; }
-    for (int e = 0; e < m; e++) { x->cb[n + e].x = x; x->cb[n + e].id = -1 - e; }
-    if (pthread_mutex_init(&x->mu, NULL) != 0) { rc = dp__fail(err, DP_ERR_NOMEM, "exec (cuda): cannot create a mutex"); goto done; }
-    x->mu_ok = 1;
-    if (pthread_condattr_init(&ca) != 0) { rc = dp__fail(err, DP_ERR_NOMEM, "exec (cuda): cannot create a condition variable"); goto done; }
-    if (pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0 && pthread_cond_init(&x->cv, &ca) == 0) x->cv_ok = 1;
-    pthread_condattr_destroy(&ca);
-    if (!x->cv_ok) { rc = dp__fail(err, DP_ERR_NOMEM, "exec (cuda): cannot create a condition variable"); goto done; }
     /* the bytes each GPU could hold at once, to grow its pool before the first run */
     for (int v = 0; v < n; v++) reserve[x->assign[v] % G] += (double)dp_exec_op_bytes(g, v, x->bscale);
     for (int e = 0; e < m; e++)
@@ -1086,6 +1051,7 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
             if (p == q) continue;
             cudaCheck(cudaDeviceCanAccessPeer(&can, q, p));
             if (!can) continue;
+            if ((rc = dp__cu_peer(&x->cur_dev, q, p, err))) goto done;
             memset(&acc, 0, sizeof acc);
             acc.location.type = cudaMemLocationTypeDevice;
             acc.location.id = q;
@@ -1189,7 +1155,7 @@ extern "C" int dp_exec_cuda(const dp_graph *g, const dp_cluster *c, const int *a
         double *st = runs_start + (size_t)r * n, *en = runs_end + (size_t)r * n, *busy = runs_busy + (size_t)r * nd;
         double t0, wall;
         uint64_t dg = 0xcbf29ce484222325ULL;
-        x.cq_head = x.cq_tail = 0;   /* every stream is idle: no host function pending */
+        x.nfl = 0;   /* every stream is idle: nothing in flight */
         for (int p = 0; p < x.ngpu; p++) {
             if ((rc = dp__cu_use(&x.cur_dev, p, err))) goto done;
             cudaCheck(cudaEventRecord(x.ev0[p], x.ctl[p]));
@@ -1409,6 +1375,7 @@ static int dp__cucal_bandwidth(dp__cucal *k, double *bw, double seconds, dp_erro
             if (p == q) continue;
             cudaCheck(cudaDeviceCanAccessPeer(&can, q, p));
             if (!can) continue;
+            if ((rc = dp__cu_peer(&k->cur_dev, q, p, err))) goto done;
             memset(&acc, 0, sizeof acc);
             acc.location.type = cudaMemLocationTypeDevice;
             acc.location.id = q;
@@ -1484,6 +1451,59 @@ static int dp__cucal_latency(dp__cucal *k, double *lat_out, dp_error *err)
     return rc;
 }
 
+static int dp__cucal_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The executor's per-op overhead: n independent 1 x 1 input ops on one
+   logical device, all ready at once, run by dp_exec_cuda: the median gap
+   between consecutive ops' ends (their one-element kernels are
+   negligible), in the median run. It is the host's cost per op (about six
+   CUDA calls and the polling), which every logical device pays; the
+   simulator does not model that one host thread serves them all, so where
+   several logical devices are busy with short ops at once, runs take
+   longer than it predicts (bench/RESULTS.md section 6). */
+static int dp__cucal_overhead(dp__cucal *k, double *per_op, dp_error *err)
+{
+    const int n = 2000;
+    int rc = DP_OK, cnt = 0, have_c = 0;
+    int *as = (int *)calloc((size_t)n + 1, sizeof(int));   /* all on logical device 0 */
+    double *cyc = (double *)calloc((size_t)n + 1, sizeof(double));
+    dp_graph gg;
+    dp_cluster c1;
+    dp_exec_opts eo;
+    dp_exec_result r;
+    *per_op = 0;
+    if (!as || !cyc) { free(as); free(cyc); return dp__fail(err, DP_ERR_NOMEM, "calibrate (cuda): out of memory"); }
+    dp_graph_init(&gg);
+    for (int i = 0; i < n && !rc; i++) {
+        dp_op_desc dd;
+        memset(&dd, 0, sizeof dd);
+        dd.kind = DP_OP_INPUT; dd.rows = 1; dd.cols = 1; dd.compute = 1; dd.out_bytes = 4;
+        rc = dp_graph_add_op(&gg, &dd, NULL, err);
+    }
+    if (!rc) rc = dp_graph_finalize(&gg, err);
+    if (!rc && !(rc = dp_cluster_homogeneous(&c1, 1, 1e9, 1e10, 0, err))) have_c = 1;
+    memset(&eo, 0, sizeof eo);
+    eo.reps = 5;
+    eo.gpus = 1;
+    if (!rc && !(rc = dp_exec_cuda(&gg, &c1, as, &eo, &r, err))) {
+        /* FIFO with equal ready times runs the ops in index order */
+        for (int i = 0; i + 1 < n; i++) cyc[cnt++] = r.end[i + 1] - r.end[i];
+        qsort(cyc, (size_t)cnt, sizeof *cyc, dp__cucal_cmp);
+        *per_op = cnt ? cyc[(cnt - 1) / 2] : 0;
+        dp_exec_result_free(&r);
+    }
+    if (have_c) dp_cluster_free(&c1);
+    dp_graph_free(&gg);
+    free(as); free(cyc);
+    k->cur_dev = -1;   /* dp_exec_cuda restored the device it found */
+    if (*per_op < 0) *per_op = 0;
+    return rc;
+}
+
 extern "C" int dp_calibrate_cuda(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *err)
 {
     dp_calibrate_opts o;
@@ -1528,6 +1548,11 @@ extern "C" int dp_calibrate_cuda(dp_cluster *out, const dp_calibrate_opts *opts,
                 c.bandwidth[a * nd + b] = bw[k.gpu[a] * G + k.gpu[b]];
                 c.latency[a * nd + b] = a == b ? 0 : lat;
             }
+    }
+    {
+        double ovh = 0;
+        if ((rc = dp__cucal_overhead(&k, &ovh, err))) goto done;
+        for (int d = 0; d < nd; d++) c.overhead[d] = ovh;
     }
     *out = c;
     memset(&c, 0, sizeof c);
