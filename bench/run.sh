@@ -274,6 +274,10 @@ elif build/doppler_cuda_probe | grep -q '^[0-9]* CUDA device'; then
     echo "Real-op workloads on 1, 2 and 4 logical devices against the GPU-calibrated simulator:"
     echo
     build/exec_bench gpu || status=1
+    echo
+    echo "Stage III on the GPU against the heuristics (2 logical devices; wall s, predicted s, training s):"
+    echo
+    bench/gpu_stage3.sh || status=1
 else
     echo "skipped: no GPU: $(build/doppler_cuda_probe 2>&1 | head -n 1)"
 fi

@@ -14,7 +14,8 @@
      same host emulation against the CPU executor's outputs;
    - argument errors found before a GPU is touched, and DP_ERR_DEVICE with
      the runtime's reason when there is no GPU.
-   With a GPU (else one SKIP line each, with the reason): every op kind on
+   With a GPU (else one SKIP line each, with the reason; a failure instead
+   when DP_REQUIRE_GPU is set to non-zero, for GPU machines): every op kind on
    the GPU against the CPU kernels and against the host emulation; every
    workload in graphs/ under single, round-robin and random placements on
    1, 2 and 4 logical devices, FIFO and priority, against the CPU
@@ -643,7 +644,10 @@ int main(void)
     check_host_kernels();
     check_host_workloads();
     check_arguments();
-    if (g_no_gpu) {
+    if (g_no_gpu && getenv("DP_REQUIRE_GPU") && atoi(getenv("DP_REQUIRE_GPU")) != 0) {
+        /* on a GPU machine a missing GPU is a failure, not four skips */
+        CHECK(0, "DP_REQUIRE_GPU is set but %s", g_no_gpu);
+    } else if (g_no_gpu) {
         SKIP("no CUDA device: %s (skipped: every op kind on the GPU against the CPU kernels)", g_no_gpu);
         SKIP("no CUDA device: %s (skipped: workloads under every placement on 1, 2 and 4 logical devices)", g_no_gpu);
         SKIP("no CUDA device: %s (skipped: opaque graphs' measured schedules)", g_no_gpu);
