@@ -1111,6 +1111,18 @@ DPDEF int dp_policy_improve(const dp_policy *p, const dp_graph *g, const dp_clus
    inputs' contents (a checksum chain), so equal dp_exec_result.digest
    across placements means every op saw the same inputs.
    ====================================================================== */
+/* How an executor issues a placed graph's ops (dp_exec_opts.dispatch).
+   DYNAMIC is the runtime model: each device takes its next ready op when
+   it is free (FIFO or priority), work-conserving on the real times.
+   STATIC (CUDA only) enqueues the whole run up front: the simulator's
+   schedule for the placement gives each logical device its op order and
+   every cross-device edge its copy; events carry the dependencies, so the
+   host never waits between ops and the GPU runs each stream back to back.
+   The order is the simulator's, not re-decided on the real times, and
+   every buffer is held to the end of the run (its peak_bytes: all of
+   them; device_bytes is checked against that before anything runs). */
+typedef enum dp_dispatch_mode { DP_DISPATCH_DYNAMIC = 0, DP_DISPATCH_STATIC } dp_dispatch_mode;
+
 typedef struct dp_exec_opts {
     dp_order order;            /* FIFO or PRIORITY (priority NULL -> b-level) */
     const double *priority;
@@ -1129,6 +1141,11 @@ typedef struct dp_exec_opts {
     int      gpus;             /* CUDA: use GPUs 0..gpus-1 (0 = all present);
                                   logical device d runs on GPU d % gpus. The
                                   CPU executor ignores it                    */
+    dp_dispatch_mode dispatch; /* CUDA: DYNAMIC (0, dp_dispatch: one op per
+                                  device at a time, the host launching each
+                                  as the runtime model picks it) or STATIC
+                                  (every op enqueued at once, each device's
+                                  in the simulator's order; CPU: DP_ERR_ARG) */
 } dp_exec_opts;
 
 typedef struct dp_exec_result {
@@ -8306,6 +8323,8 @@ DPDEF int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign,
     if (o.reps < 0 || o.reps > 10000) return dp__fail(err, DP_ERR_RANGE, "exec: reps %d not in 1..10000", o.reps);
     if (o.seconds_per_unit < 0 || o.bytes_scale < 0 || o.device_bytes < 0)
         return dp__fail(err, DP_ERR_RANGE, "exec: negative scale or arena size");
+    if (o.dispatch != DP_DISPATCH_DYNAMIC)
+        return dp__fail(err, DP_ERR_ARG, "exec (cpu): dispatch %d: the CPU executor dispatches dynamically only (static is CUDA's)", (int)o.dispatch);
     dp_exec_scales(g, c, &o.seconds_per_unit, &o.bytes_scale);
     x.g = g; x.c = c; x.assign = assign; x.n = n; x.m = m; x.nd = nd;
     x.err = err; x.seed = o.seed; x.cpu_times = o.cpu_times != 0;

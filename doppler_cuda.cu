@@ -38,6 +38,14 @@
      to their modelled arrival), waking every 0.1 s without completions to
      ask each stream for an error (a faulting kernel never runs the host
      functions behind it), so a failure ends the run instead of hanging it.
+   - Static dispatch (opts->dispatch DP_DISPATCH_STATIC): the simulator's
+     schedule for the placement (dp_sim_run with the run's order) sorted
+     by start time, ties in topological order, is launched op by op with
+     the same launch and copy code, each op after the copies of its remote
+     inputs, and only then awaited: the streams and their events order
+     everything, the host never waits between ops, and no buffer is freed
+     before the run ends (peak_bytes: every buffer; device_bytes checked
+     against that first: DP_ERR_INFEASIBLE).
    - Copies: each (source, destination) pair of logical devices used by a
      cross edge has a copy stream on the destination's GPU. copy allocates
      the destination buffer there, waits for the producer's end event and
@@ -724,6 +732,7 @@ typedef struct dp__cux {
     size_t host_len;
     int *fl, nfl;                /* [n + m] work in flight, in issue order:
                                     op v as v, edge e's copy as -1 - e       */
+    int *done;                   /* [n + m] completions (static dispatch)     */
 } dp__cux;
 
 /* Makes GPU dev current unless *cur (the one made current last) says it
@@ -901,6 +910,76 @@ static int dp__cu_wait(void *ctx, double deadline, int *done_ids, int max, int *
     }
 }
 
+/* DP_DISPATCH_STATIC: the simulator's schedule for the placement (its
+   start times, ties in topological order) as one sequence of ops, made
+   once per dp_exec_cuda call; every producer comes before its consumers,
+   so each event a stream is made to wait for is recorded before. */
+typedef struct dp__cu_key { double start; int rank, op; } dp__cu_key;
+
+static int dp__cu_key_cmp(const void *a, const void *b)
+{
+    const dp__cu_key *p = (const dp__cu_key *)a, *q = (const dp__cu_key *)b;
+    if (p->start != q->start) return p->start < q->start ? -1 : 1;
+    return p->rank - q->rank;
+}
+
+static int dp__cu_static_plan(dp__cux *x, const dp_exec_opts *o, int *seq, double *held, dp_error *err)
+{
+    const dp_graph *g = x->g;
+    int rc = DP_OK, n = x->n, have_sim = 0;
+    dp_sim sim;
+    dp_sim_opts so;
+    dp__cu_key *key = (dp__cu_key *)calloc((size_t)n + 1, sizeof *key);
+    if (!key) return dp__fail(err, DP_ERR_NOMEM, "exec (cuda): out of memory");
+    memset(&so, 0, sizeof so);
+    so.order = o->order;
+    so.priority = o->priority;
+    if ((rc = dp_sim_init(&sim, g, x->c, err))) goto done;
+    have_sim = 1;
+    if ((rc = dp_sim_run(&sim, x->assign, &so, err))) goto done;
+    for (int i = 0; i < n; i++) { key[g->topo[i]].rank = i; key[g->topo[i]].op = g->topo[i]; }
+    for (int v = 0; v < n; v++) key[v].start = sim.start[v];
+    qsort(key, (size_t)n, sizeof *key, dp__cu_key_cmp);
+    for (int i = 0; i < n; i++) seq[i] = key[i].op;
+    /* every buffer is held to the end of the run */
+    for (int d = 0; d < x->nd; d++) held[d] = 0;
+    for (int v = 0; v < n; v++) held[x->assign[v]] += (double)dp_exec_op_bytes(g, v, x->bscale);
+    for (int e = 0; e < x->m; e++)
+        if (x->assign[g->src[e]] != x->assign[g->dst[e]]) held[x->assign[g->dst[e]]] += (double)dp_exec_edge_bytes(g, e, x->bscale);
+    for (int d = 0; d < x->nd; d++) {
+        double limit = o->device_bytes > 0 ? o->device_bytes : x->c->memory ? x->c->memory[d] : 0;
+        if (limit > 0 && held[d] > limit) {
+            rc = dp__fail(err, DP_ERR_INFEASIBLE, "exec (cuda): static dispatch holds every buffer to the end of the run: %.17g bytes on device %d, over its %.17g", held[d], d, limit);
+            goto done;
+        }
+    }
+done:
+    if (have_sim) dp_sim_free(&sim);
+    free(key);
+    return rc;
+}
+
+/* One run under DP_DISPATCH_STATIC: seq's ops launched in turn, each after
+   the copies of its remote inputs (the launch and copy hooks of the
+   dynamic dispatch, which make every stream wait on the events it needs),
+   then every completion awaited. */
+static int dp__cu_static_run(dp__cux *x, const int *seq, dp_error *err)
+{
+    const dp_graph *g = x->g;
+    int rc = DP_OK, cnt = 0;
+    for (int i = 0; i < x->n; i++) {
+        int v = seq[i], d = x->assign[v];
+        for (int k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+            int e = g->in_edge[k];
+            if (x->assign[g->src[e]] != d && (rc = dp__cu_copy(x, e, err))) return rc;
+        }
+        if ((rc = dp__cu_launch(x, v, d, err))) return rc;
+    }
+    while (x->nfl > 0)
+        if ((rc = dp__cu_wait(x, -1.0, x->done, x->n + x->m, &cnt, err))) return rc;
+    return rc;
+}
+
 /* 64-bit mix of a buffer, word by word (the CPU executor's). */
 static uint64_t dp__cu_hash(const unsigned char *b, size_t n, uint64_t h)
 {
@@ -980,7 +1059,7 @@ static void dp__cu_teardown(dp__cux *x)
     x->cur_dev = -1;
     free(x->gpu); free(x->cap); free(x->cs); free(x->xs); free(x->ctl); free(x->pool); free(x->ev0);
     free(x->evs); free(x->eve); free(x->evx); free(x->st); free(x->buf); free(x->xbuf); free(x->inp);
-    free(x->host); free(x->fl);
+    free(x->host); free(x->fl); free(x->done);
     (void)cudaGetLastError();   /* leave no error of ours behind for the caller's next call */
 }
 
@@ -1008,7 +1087,7 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
 #define DP__CA(ptr, count) if (!((ptr) = (decltype(ptr))calloc((size_t)(count) + 1, sizeof *(ptr)))) { rc = dp__fail(err, DP_ERR_NOMEM, "exec (cuda): out of memory"); goto done; }
     DP__CA(x->gpu, nd); DP__CA(x->cap, nd); DP__CA(x->cs, nd); DP__CA(x->xs, (size_t)nd * nd); DP__CA(x->ctl, G);
     DP__CA(x->pool, G); DP__CA(x->ev0, G); DP__CA(x->evs, n); DP__CA(x->eve, n); DP__CA(x->evx, m); DP__CA(x->st, nd);
-    DP__CA(x->buf, n); DP__CA(x->xbuf, m); DP__CA(x->inp, m); DP__CA(x->fl, n + m);
+    DP__CA(x->buf, n); DP__CA(x->xbuf, m); DP__CA(x->inp, m); DP__CA(x->fl, n + m); DP__CA(x->done, n + m);
     DP__CA(reserve, G);
 #undef DP__CA
     /* the bytes each GPU could hold at once, to grow its pool before the first run */
@@ -1114,6 +1193,8 @@ extern "C" int dp_exec_cuda(const dp_graph *g, const dp_cluster *c, const int *a
     dp_dispatch_hooks h;
     int rc = DP_OK, n, m, nd, ngpu = 0, prev = -1, r;
     double *runs_start = NULL, *runs_end = NULL, *runs_busy = NULL, *runs_peak = NULL;
+    int *seq = NULL;              /* static dispatch: the ops in launch order */
+    double *held = NULL;          /* static dispatch: [nd] bytes held per run */
     uint64_t digest = 0;
     memset(&x, 0, sizeof x);
     memset(&o, 0, sizeof o);
@@ -1133,6 +1214,8 @@ extern "C" int dp_exec_cuda(const dp_graph *g, const dp_cluster *c, const int *a
     if (o.seconds_per_unit < 0 || o.bytes_scale < 0 || o.device_bytes < 0)
         return dp__fail(err, DP_ERR_RANGE, "exec (cuda): negative scale or arena size");
     if (o.gpus < 0) return dp__fail(err, DP_ERR_RANGE, "exec (cuda): gpus %d is negative", o.gpus);
+    if (o.dispatch != DP_DISPATCH_DYNAMIC && o.dispatch != DP_DISPATCH_STATIC)
+        return dp__fail(err, DP_ERR_RANGE, "exec (cuda): dispatch %d is neither DP_DISPATCH_DYNAMIC (0) nor DP_DISPATCH_STATIC (1)", (int)o.dispatch);
     if ((rc = dp_graph_check_tensors(g, err))) return rc;
     dp_exec_scales(g, c, &o.seconds_per_unit, &o.bytes_scale);
     if ((rc = dp__cu_gpus(&ngpu, err))) return rc;
@@ -1144,10 +1227,12 @@ extern "C" int dp_exec_cuda(const dp_graph *g, const dp_cluster *c, const int *a
     x.spu = o.seconds_per_unit; x.bscale = o.bytes_scale; x.seed = o.seed;
 #define DP__CA(ptr, count) if (!((ptr) = (decltype(ptr))calloc((size_t)(count) + 1, sizeof *(ptr)))) { rc = dp__fail(err, DP_ERR_NOMEM, "exec (cuda): out of memory"); goto done; }
     DP__CA(runs_start, (size_t)o.reps * n); DP__CA(runs_end, (size_t)o.reps * n);
+    if (o.dispatch == DP_DISPATCH_STATIC) { DP__CA(seq, n); DP__CA(held, nd); }
     DP__CA(runs_busy, (size_t)o.reps * nd); DP__CA(runs_peak, (size_t)o.reps * nd);
     DP__CA(res->wall_runs, o.reps); DP__CA(res->busy, nd); DP__CA(res->start, n); DP__CA(res->end, n); DP__CA(res->peak_bytes, nd);
     if (o.keep_outputs) { DP__CA(res->outputs, n); res->n_ops = n; }
 #undef DP__CA
+    if (seq && (rc = dp__cu_static_plan(&x, &o, seq, held, err))) goto done;
     if ((rc = dp__cu_setup(&x, ngpu, err))) goto done;
     h.ctx = &x; h.now = dp__cu_now; h.launch = dp__cu_launch; h.copy = dp__cu_copy; h.release = dp__cu_release; h.wait = dp__cu_wait;
 
@@ -1161,7 +1246,10 @@ extern "C" int dp_exec_cuda(const dp_graph *g, const dp_cluster *c, const int *a
             cudaCheck(cudaEventRecord(x.ev0[p], x.ctl[p]));
         }
         t0 = dp_now();
-        if ((rc = dp_dispatch(g, c, assign, &o, &h, runs_peak + (size_t)r * nd, err))) goto done;
+        if (seq) {
+            if ((rc = dp__cu_static_run(&x, seq, err))) goto done;
+            memcpy(runs_peak + (size_t)r * nd, held, sizeof(double) * (size_t)nd);
+        } else if ((rc = dp_dispatch(g, c, assign, &o, &h, runs_peak + (size_t)r * nd, err))) goto done;
         wall = dp_now() - t0;
         if ((rc = dp__cu_sync(&x, err))) goto done;
         for (int v = 0; v < n; v++) {
@@ -1223,6 +1311,7 @@ done:
     dp__cu_teardown(&x);
     if (prev >= 0) (void)cudaSetDevice(prev);
     free(runs_start); free(runs_end); free(runs_busy); free(runs_peak);
+    free(seq); free(held);
     if (rc) dp_exec_result_free(res);
     return rc;
 }

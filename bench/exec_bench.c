@@ -1,10 +1,10 @@
 /* exec_bench.c - the executors' figures behind bench/RESULTS.md.
 
-       build/exec_bench overhead [--ops N] [--backend cpu|cuda]
-       build/exec_bench simreal GRAPH... [--devices N] [--reps R] [--backend cpu|cuda]
+       build/exec_bench overhead [--ops N] [--backend cpu|cuda] [--dispatch dynamic|static]
+       build/exec_bench simreal GRAPH... [--devices N] [--reps R] [--backend cpu|cuda] [--dispatch dynamic|static]
        build/exec_bench realtrain GRAPH [--devices N] [--il E] [--sim E] [--real E]
        build/exec_bench workloads [--devices N] [--rounds R] [--reps K] [--cal-sweeps N] [--cal-seconds S] [--backend cpu|cuda]
-       build/exec_bench gpu [GRAPH...] [--gpus G]
+       build/exec_bench gpu [GRAPH...] [--gpus G]     (each placement under both dispatches)
 
    --backend cuda needs a build with nvcc (./build.sh builds this program
    with doppler_cuda.cu and -DDP_WITH_CUDA when it finds nvcc) and a GPU;
@@ -54,6 +54,7 @@ typedef int (*calib_fn)(dp_cluster *, const dp_calibrate_opts *, dp_error *);
 static exec_fn g_exec = dp_exec_cpu;
 static calib_fn g_calib = dp_calibrate_cpu;
 static const char *g_backend = "cpu";
+static dp_dispatch_mode g_dispatch = DP_DISPATCH_DYNAMIC;   /* --dispatch; the gpu mode runs both */
 
 static const char *opt(int argc, char **argv, const char *name, const char *def)
 {
@@ -126,8 +127,9 @@ static int overhead(int n)
         for (int i = 0; i < n; i++) a[i] = kind == 1 ? i % 2 : 0;
         memset(&o, 0, sizeof o);
         o.reps = 5; o.seconds_per_unit = 1;   /* every op costs 0 */
+        o.dispatch = g_dispatch;
         if (g_exec(&g, &c, a, &o, &r, &e)) return die(&e);
-        printf("| %s (%s) | %d | %.3f | %.2f |\n", names[kind], g_backend, n, r.wall_median * 1e3, r.wall_median / n * 1e6);
+        printf("| %s (%s%s) | %d | %.3f | %.2f |\n", names[kind], g_backend, g_dispatch ? ", static" : "", n, r.wall_median * 1e3, r.wall_median / n * 1e6);
         dp_exec_result_free(&r); free(a); dp_cluster_free(&c); dp_graph_free(&g);
     }
     return 0;
@@ -147,7 +149,7 @@ static int simreal(int argc, char **argv, int devices, int reps)
         for (int k = 0; k < 3; k++) {
             dp_place_result pr; dp_exec_result r; dp_exec_opts o; dp_place_opts po;
             memset(&po, 0, sizeof po); po.seed = 1;
-            memset(&o, 0, sizeof o); o.reps = reps;
+            memset(&o, 0, sizeof o); o.reps = reps; o.dispatch = g_dispatch;
             if (dp_place(ms[k], &g, &c, &po, a, &pr, &e) || g_exec(&g, &c, a, &o, &r, &e)) return die(&e);
             double pred = pr.makespan * r.seconds_per_unit, er = (r.wall_median - pred) / pred;
             const char *b = strrchr(argv[i], '/');
@@ -433,6 +435,35 @@ static int workloads(int devices, int rounds, int reps, const dp_calibrate_opts 
 
 #ifdef DP_WITH_CUDA
 /* The CUDA executor on real-op workloads for 1, 2 and 4 logical devices. */
+static int cmp_start(const void *a, const void *b)
+{
+    const double *p = (const double *)a, *q = (const double *)b;
+    return (p[0] > q[0]) - (p[0] < q[0]);
+}
+
+/* The fraction of the run's wall time during which GPU p ran an op of a
+   logical device on it (the union of their [start, end]), the mean over
+   the G GPUs used. */
+static double gpu_busy(const dp_exec_result *r, const int *a, int n, int G)
+{
+    double *iv = malloc(sizeof(double) * 2 * (size_t)(n + 1)), sum = 0;
+    for (int p = 0; p < G; p++) {
+        int k = 0;
+        double u = 0, s = -1, e = -1;
+        for (int v = 0; v < n; v++)
+            if (a[v] % G == p) { iv[2 * k] = r->start[v]; iv[2 * k + 1] = r->end[v]; k++; }
+        qsort(iv, (size_t)k, 2 * sizeof(double), cmp_start);
+        for (int i = 0; i < k; i++) {
+            if (iv[2 * i] > e) { if (e > s) u += e - s; s = iv[2 * i]; e = iv[2 * i + 1]; }
+            else if (iv[2 * i + 1] > e) e = iv[2 * i + 1];
+        }
+        if (e > s) u += e - s;
+        sum += r->wall_median > 0 ? u / r->wall_median : 0;
+    }
+    free(iv);
+    return sum / G;
+}
+
 static int gpu(int argc, char **argv, int gpus)
 {
     static const char *defaults[] = {"graphs/chainmm_256_p2.dpg", "graphs/ffnn_256_p2.dpg", "graphs/llama_block_256_p2.dpg", "graphs/llama_layer_256_p2.dpg"};
@@ -449,8 +480,8 @@ static int gpu(int argc, char **argv, int gpus)
     if (gpus <= 0 || gpus > ngpu) gpus = ngpu;
     if (dp_cuda_device_name(0, name, sizeof name, &e)) return die(&e);
     printf("%d GPU%s used (GPU 0: %s)\n\n", gpus, gpus == 1 ? "" : "s", name);
-    printf("| graph | ops | logical devices | GPUs (devices per GPU) | placement | predicted (ms) | measured median (ms) | error | outputs vs CPU |\n");
-    printf("|---|---:|---:|---|---|---:|---:|---:|---:|\n");
+    printf("| graph | ops | logical devices | GPUs (devices per GPU) | placement | predicted (ms) | dynamic: measured median (ms) | error | GPU busy | static: measured median (ms) | error | GPU busy | outputs vs CPU |\n");
+    printf("|---|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (int nd = 1; nd <= 4; nd *= 2) {
         dp_cluster c;
         dp_calibrate_opts co;
@@ -470,19 +501,26 @@ static int gpu(int argc, char **argv, int gpus)
             if (dp_exec_cpu(&g, &c, one, &o, &ref, &e)) return die(&e);
             dp_method ms[4] = { DP_METHOD_SINGLE, DP_METHOD_ROUND_ROBIN, DP_METHOD_CP, DP_METHOD_HEFT };
             for (int k = 0; k < (nd == 1 ? 1 : 4); k++) {
-                dp_place_result pr; dp_place_opts po; dp_exec_result r;
-                double err = -1;
+                dp_place_result pr; dp_place_opts po; dp_exec_result r, rs;
+                double err = -1, err2 = -1;
                 memset(&po, 0, sizeof po); po.seed = 1;
-                o.reps = 5; o.gpus = gpus;
+                o.reps = 5; o.gpus = gpus; o.dispatch = DP_DISPATCH_DYNAMIC;
                 if (dp_place(ms[k], &g, &c, &po, a, &pr, &e) || dp_exec_cuda(&g, &c, a, &o, &r, &e)) return die(&e);
+                o.dispatch = DP_DISPATCH_STATIC;
+                if (dp_exec_cuda(&g, &c, a, &o, &rs, &e)) return die(&e);
                 dp_exec_compare(&g, &r, &ref, &err, NULL, &e);
+                dp_exec_compare(&g, &rs, &ref, &err2, NULL, &e);
+                if (err2 > err) err = err2;
                 const char *b = strrchr(paths[p], '/');
                 char share[64];
                 if (nd % G == 0) snprintf(share, sizeof share, "%d (%d each)", G, nd / G);
                 else snprintf(share, sizeof share, "%d (%d or %d)", G, nd / G + 1, nd / G);
-                printf("| %s | %d | %d | %s | %s | %.3f | %.3f | %+.1f%% | %.2g |\n", b ? b + 1 : paths[p], g.n_ops, nd, share,
-                       dp_method_name(ms[k]), pr.makespan * 1e3, r.wall_median * 1e3, 100 * (r.wall_median - pr.makespan) / pr.makespan, err);
+                printf("| %s | %d | %d | %s | %s | %.3f | %.3f | %+.1f%% | %.0f%% | %.3f | %+.1f%% | %.0f%% | %.2g |\n", b ? b + 1 : paths[p], g.n_ops, nd, share,
+                       dp_method_name(ms[k]), pr.makespan * 1e3, r.wall_median * 1e3, 100 * (r.wall_median - pr.makespan) / pr.makespan,
+                       100 * gpu_busy(&r, a, g.n_ops, G), rs.wall_median * 1e3, 100 * (rs.wall_median - pr.makespan) / pr.makespan,
+                       100 * gpu_busy(&rs, a, g.n_ops, G), err);
                 dp_exec_result_free(&r);
+                dp_exec_result_free(&rs);
             }
             dp_exec_result_free(&ref);
             free(a); free(one);
@@ -498,6 +536,8 @@ int main(int argc, char **argv)
 {
     if (argc < 2) { fprintf(stderr, "usage: exec_bench overhead [--ops N] | simreal GRAPH... [--devices N] [--reps R] | realtrain GRAPH | workloads [--devices N] [--rounds R] [--reps K] [--cal-sweeps N] [--cal-seconds S] | gpu [GRAPH...] [--gpus G]; --backend cpu|cuda\n"); return 2; }
     g_backend = opt(argc, argv, "--backend", "cpu");
+    if (!strcmp(opt(argc, argv, "--dispatch", "dynamic"), "static")) g_dispatch = DP_DISPATCH_STATIC;
+    else if (strcmp(opt(argc, argv, "--dispatch", "dynamic"), "dynamic")) { fprintf(stderr, "exec_bench: --dispatch is dynamic or static\n"); return 2; }
     if (!strcmp(g_backend, "cuda")) {
 #ifdef DP_WITH_CUDA
         g_exec = dp_exec_cuda;

@@ -266,6 +266,10 @@ static const char *help_exec =
     "  --devices N    N devices (default 4) or --cluster C (a file from 'doppler calibrate')\n"
     "  --reps R       runs; the median is reported (default 3)\n"
     "  --order O      fifo (default) or priority (b-level)\n"
+    "  --dispatch D   cuda: dynamic (default: each device takes its next ready op\n"
+    "                 when free, the host launching each) or static (the whole run\n"
+    "                 enqueued at once in the simulator's order, events carrying\n"
+    "                 the dependencies; every buffer held to the end)\n"
     "  --seed S       contents of the input tensors (default 1)\n"
     "  --trace-svg F  a Gantt chart of the measured schedule\n"
     "  --no-verify    skip the single-device comparison\n"
@@ -337,6 +341,7 @@ typedef struct cli {
     /* executor */
     const char *backend, *trace_svg;
     int reps, no_verify;
+    dp_dispatch_mode dispatch;
 } cli;
 
 static int usage(const char *cmd, const char *fmt, ...)
@@ -531,6 +536,10 @@ static int set_special(cli *o, const char *name, const char *val)
         if (!strcmp(val, "on")) o->step_baseline = 0;
         else if (!strcmp(val, "off")) o->step_baseline = -1;
         else rc = usage(cmd, "--step-baseline: '%s' is neither on nor off", val);
+    } else if (!strcmp(name, "dispatch")) {
+        if (!strcmp(val, "dynamic")) o->dispatch = DP_DISPATCH_DYNAMIC;
+        else if (!strcmp(val, "static")) o->dispatch = DP_DISPATCH_STATIC;
+        else rc = usage(cmd, "--dispatch: '%s' is neither dynamic nor static", val);
     } else if (!strcmp(name, "order")) {
         if (!strcmp(val, "fifo")) o->order = DP_ORDER_FIFO;
         else if (!strcmp(val, "priority")) o->order = DP_ORDER_PRIORITY;
@@ -2121,6 +2130,7 @@ static int cmd_exec(cli *o)
     if (!o->assign) return usage(o->cmd, "--assign is required");
     int rc = check_backend(o);
     if (rc) return rc;
+    if (strcmp(o->backend, "cuda") && o->dispatch != DP_DISPATCH_DYNAMIC) return usage(o->cmd, "--dispatch static needs --backend cuda");
     const char *path = o->pos[0];
     dp_graph g;
     dp_cluster c;
@@ -2147,6 +2157,7 @@ static int cmd_exec(cli *o)
     memset(&eo, 0, sizeof eo);
     eo.order = o->order; eo.reps = o->reps ? o->reps : 3; eo.seed = o->seed;
     eo.keep_outputs = cuda && real && !o->no_verify;
+    eo.dispatch = o->dispatch;
     if (run(&g, &c, assign, &eo, &r, &e)) { fail(&e); goto done; }
     if (!o->no_verify) {
         eo.reps = 1;
@@ -2156,6 +2167,7 @@ static int cmd_exec(cli *o)
         if (eo.keep_outputs) {
             /* the GPU's outputs against the CPU executor's, within the tolerance */
             int worst = -1;
+            eo.dispatch = DP_DISPATCH_DYNAMIC;   /* the CPU executor's only one */
             if (dp_exec_cpu(&g, &c, one, &eo, &rc1, &e) || dp_exec_compare(&g, &r, &rc1, &cpu_err, &worst, &e)) { fail(&e); goto done; }
             match_cpu = cpu_err <= DP_EXEC_TOL;
             if (!match_cpu)
@@ -2250,7 +2262,7 @@ static const command commands[] = {
      &help_train},
     {"convert", cmd_convert, "to format", &help_convert},
     {"gen", cmd_gen, "nodes width density regularity jump ccr seed out parts dim batch layers", &help_gen},
-    {"exec", cmd_exec, "assign backend devices cluster format reps order trace-svg json no-verify seed", &help_exec},
+    {"exec", cmd_exec, "assign backend devices cluster format reps order dispatch trace-svg json no-verify seed", &help_exec},
     {"calibrate", cmd_calibrate, "backend devices out json", &help_calibrate},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))

@@ -345,6 +345,10 @@ static void check_arguments(void)
     rc = dp_exec_cuda(&g, &c, a, &eo, &r, &err);
     CHECK(rc == DP_ERR_RANGE, "negative arena: rc %d '%s'", rc, err.msg);
     eo.device_bytes = 0;
+    eo.dispatch = (dp_dispatch_mode)7;
+    rc = dp_exec_cuda(&g, &c, a, &eo, &r, &err);
+    CHECK(rc == DP_ERR_RANGE && strstr(err.msg, "dispatch 7"), "dispatch 7: rc %d '%s'", rc, err.msg);
+    eo.dispatch = DP_DISPATCH_DYNAMIC;
     CHECK(r.wall_runs == NULL && r.outputs == NULL, "a refused run left result arrays");
     dp_graph_free(&g);
     /* a real op reading an opaque one: the shape check refuses it */
@@ -483,6 +487,38 @@ static void check_schedule(const char *what, const dp_graph *g, const dp_cluster
     }
 }
 
+/* Static dispatch: each device ran its ops in the simulator's order (start
+   times, ties in topological order), and held every buffer to the end. */
+static void check_static_order(const char *what, const dp_graph *g, const dp_cluster *c, const int *assign, const dp_exec_result *r, dp_order order)
+{
+    dp_sim s;
+    dp_sim_opts so;
+    dp_error err;
+    int n = g->n_ops, bad = 0, *rank = (int *)malloc(sizeof(int) * (size_t)(n ? n : 1));
+    memset(&so, 0, sizeof so);
+    memset(&err, 0, sizeof err);
+    so.order = order;
+    for (int i = 0; i < n; i++) rank[g->topo[i]] = i;
+    if (dp_sim_init(&s, g, c, &err) || dp_sim_run(&s, assign, &so, &err)) { CHECK(0, "%s: simulator: %s", what, err.msg); free(rank); return; }
+    for (int u = 0; u < n; u++)
+        for (int v = 0; v < n; v++) {
+            if (u == v || assign[u] != assign[v]) continue;
+            int sim_first = s.start[u] < s.start[v] || (s.start[u] == s.start[v] && rank[u] < rank[v]);
+            if (sim_first && r->start[u] > r->start[v] && bad++ < 3)
+                printf("  %s: ops %d and %d on device %d ran in the other order\n", what, u, v, assign[u]);
+        }
+    CHECK(!bad, "%s: %d pairs of ops out of the simulator's order", what, bad);
+    for (int d = 0; d < c->n; d++) {
+        double held = 0;
+        for (int v = 0; v < n; v++) if (assign[v] == d) held += (double)dp_exec_op_bytes(g, v, r->bytes_scale);
+        for (int e = 0; e < g->n_edges; e++)
+            if (assign[g->src[e]] != d && assign[g->dst[e]] == d) held += (double)dp_exec_edge_bytes(g, e, r->bytes_scale);
+        CHECK_NEAR(r->peak_bytes[d], held, 0.5, what);
+    }
+    dp_sim_free(&s);
+    free(rank);
+}
+
 static void check_gpu_workloads(void)
 {
     dp_error err;
@@ -505,7 +541,7 @@ static void check_gpu_workloads(void)
             dp_cluster_for_graph(&c, &g, nd, &err);
             static const dp_method ms[] = {DP_METHOD_SINGLE, DP_METHOD_ROUND_ROBIN, DP_METHOD_RANDOM};
             for (int mi = 0; mi < 3; mi++)
-                for (int order = 0; order < 2; order++) {
+                for (int order = 0; order < 4; order++) {   /* fifo, priority; each dynamic, then static */
                     dp_place_opts po;
                     dp_place_result pr;
                     dp_exec_result r;
@@ -513,9 +549,11 @@ static void check_gpu_workloads(void)
                     memset(&po, 0, sizeof po);
                     po.seed = 3 + (uint64_t)nd;
                     if (dp_place(ms[mi], &g, &c, &po, a, &pr, &err)) { CHECK(0, "place: %s", err.msg); continue; }
-                    eo.order = order ? DP_ORDER_PRIORITY : DP_ORDER_FIFO;
+                    eo.order = order % 2 ? DP_ORDER_PRIORITY : DP_ORDER_FIFO;
+                    eo.dispatch = order < 2 ? DP_DISPATCH_DYNAMIC : DP_DISPATCH_STATIC;
                     eo.reps = 2;
-                    snprintf(what, sizeof what, "%s on %d logical devices, %s, %s", g_workloads[w], nd, dp_method_name(ms[mi]), order ? "priority" : "fifo");
+                    snprintf(what, sizeof what, "%s on %d logical devices, %s, %s, %s", g_workloads[w], nd, dp_method_name(ms[mi]),
+                             order % 2 ? "priority" : "fifo", order < 2 ? "dynamic" : "static");
                     if (dp_exec_cuda(&g, &c, a, &eo, &r, &err)) { CHECK(0, "%s: %s", what, err.msg); continue; }
                     double e = -1;
                     int worst = -1;
@@ -523,7 +561,8 @@ static void check_gpu_workloads(void)
                     if (!have_digest) { digest1 = r.digest; have_digest = 1; }
                     CHECK(r.digest == digest1, "%s: digest %llx, first placement's %llx", what, (unsigned long long)r.digest, (unsigned long long)digest1);
                     check_schedule(what, &g, &c, a, &r, 0);
-                    if (mi == 1 && order == 0) printf("  %s: wall %.3f ms, max error %.2g\n", what, r.wall_median * 1e3, e);
+                    if (order >= 2) check_static_order(what, &g, &c, a, &r, eo.order);
+                    if (mi == 1 && order % 2 == 0) printf("  %s: wall %.3f ms, max error %.2g\n", what, r.wall_median * 1e3, e);
                     dp_exec_result_free(&r);
                 }
             dp_cluster_free(&c);

@@ -281,6 +281,10 @@ static void check_bad_inputs(const dp_graph *g)
     CHECK(rc != 0 && err.msg[0], "NULL cluster: rc %d '%s'", rc, err.msg);
     rc = dp_exec_cpu(g, &c, a, &eo, NULL, &err);
     CHECK(rc == DP_ERR_ARG, "NULL result: rc %d '%s'", rc, err.msg);
+    eo.dispatch = DP_DISPATCH_STATIC;
+    rc = dp_exec_cpu(g, &c, a, &eo, &r, &err);
+    CHECK(rc == DP_ERR_ARG && strstr(err.msg, "dynamic"), "static dispatch on the CPU: rc %d '%s'", rc, err.msg);
+    eo.dispatch = DP_DISPATCH_DYNAMIC;
     {
         dp_graph raw;
         dp_graph_init(&raw);
