@@ -1120,8 +1120,11 @@ DPDEF int dp_policy_improve(const dp_policy *p, const dp_graph *g, const dp_clus
    host never waits between ops and the GPU runs each stream back to back.
    The order is the simulator's, not re-decided on the real times, and
    every buffer is held to the end of the run (its peak_bytes: all of
-   them; device_bytes is checked against that before anything runs). */
-typedef enum dp_dispatch_mode { DP_DISPATCH_DYNAMIC = 0, DP_DISPATCH_STATIC } dp_dispatch_mode;
+   them; device_bytes is checked against that before anything runs).
+   GRAPH (CUDA only): STATIC's sequence captured once as a CUDA graph and
+   replayed by one cudaGraphLaunch per run: the host's cost per op is
+   gone, a lower bound on what dispatch can cost. */
+typedef enum dp_dispatch_mode { DP_DISPATCH_DYNAMIC = 0, DP_DISPATCH_STATIC, DP_DISPATCH_GRAPH } dp_dispatch_mode;
 
 typedef struct dp_exec_opts {
     dp_order order;            /* FIFO or PRIORITY (priority NULL -> b-level) */
@@ -1145,7 +1148,8 @@ typedef struct dp_exec_opts {
                                   device at a time, the host launching each
                                   as the runtime model picks it) or STATIC
                                   (every op enqueued at once, each device's
-                                  in the simulator's order; CPU: DP_ERR_ARG) */
+                                  in the simulator's order) or GRAPH (that,
+                                  as a CUDA graph); CPU: DP_ERR_ARG         */
 } dp_exec_opts;
 
 typedef struct dp_exec_result {

@@ -46,6 +46,12 @@
      everything, the host never waits between ops, and no buffer is freed
      before the run ends (peak_bytes: every buffer; device_bytes checked
      against that first: DP_ERR_INFEASIBLE).
+   - Graph dispatch (DP_DISPATCH_GRAPH): every buffer allocated up front,
+     then the static sequence captured from GPU 0's control stream (each
+     stream forks from it and joins it again; the timing events recorded
+     as graph nodes with cudaEventRecordExternal, the dependencies through
+     a second event per op) and instantiated once; each run is one
+     cudaGraphLaunch, so the host costs nothing per op.
    - Copies: each (source, destination) pair of logical devices used by a
      cross edge has a copy stream on the destination's GPU. copy allocates
      the destination buffer there, waits for the producer's end event and
@@ -733,6 +739,12 @@ typedef struct dp__cux {
     int *fl, nfl;                /* [n + m] work in flight, in issue order:
                                     op v as v, edge e's copy as -1 - e       */
     int *done;                   /* [n + m] completions (static dispatch)     */
+    /* graph dispatch: the static sequence captured once, launched per run */
+    int graph, capturing;
+    cudaEvent_t *evd;            /* [n] op end, orders consumers in the capture */
+    cudaEvent_t evf, *evj;       /* the capture's fork, [nd + nd * nd] joins  */
+    cudaGraph_t cg;
+    cudaGraphExec_t cge;
 } dp__cux;
 
 /* Makes GPU dev current unless *cur (the one made current last) says it
@@ -820,8 +832,11 @@ static int dp__cu_launch(void *ctx, int v, int d, dp_error *err)
     void *p = NULL;
     if ((rc = dp__cu_use(&x->cur_dev, gp, err))) return rc;
     size_t size = dp_exec_op_bytes(g, v, x->bscale);
-    cudaCheck(cudaMallocFromPoolAsync(&p, size > 8 ? size : 8, x->pool[gp], s));
-    x->buf[v] = p;
+    if (!x->buf[v]) {   /* graph dispatch: allocated before the capture */
+        cudaCheck(cudaMallocFromPoolAsync(&p, size > 8 ? size : 8, x->pool[gp], s));
+        x->buf[v] = p;
+    }
+    p = x->buf[v];
     for (int k = 0; k < nin; k++) {
         int e = g->in_edge[g->in_off[v] + k], u = g->src[e];
         if (x->assign[u] == d) {
@@ -831,11 +846,19 @@ static int dp__cu_launch(void *ctx, int v, int d, dp_error *err)
             cudaCheck(cudaStreamWaitEvent(s, x->evx[e], 0));
         }
     }
-    cudaCheck(cudaEventRecord(x->evs[v], s));
+    /* in a capture a plain record only orders; the timing events must be
+       nodes of the graph */
+    if (x->graph) cudaCheck(cudaEventRecordWithFlags(x->evs[v], s, cudaEventRecordExternal));
+    else cudaCheck(cudaEventRecord(x->evs[v], s));
     if (g->kind[v] == DP_OP_OPAQUE) rc = dp__cu_run_opaque(x, v, d, x->inp, (unsigned char *)p, err);
     else rc = dp__cu_run_real(g, v, x->inp, (float *)p, x->seed, x->cap[d], s, err);
     if (rc) goto done;
-    cudaCheck(cudaEventRecord(x->eve[v], s));
+    if (x->graph) {
+        cudaCheck(cudaEventRecordWithFlags(x->eve[v], s, cudaEventRecordExternal));
+        cudaCheck(cudaEventRecord(x->evd[v], s));   /* its consumers' copies wait on this one */
+    } else {
+        cudaCheck(cudaEventRecord(x->eve[v], s));
+    }
     x->fl[x->nfl++] = v;
 done:
     return rc;
@@ -850,9 +873,12 @@ static int dp__cu_copy(void *ctx, int e, dp_error *err)
     cudaStream_t s = x->xs[(size_t)a * x->nd + b];
     void *p = NULL;
     if ((rc = dp__cu_use(&x->cur_dev, gb, err))) return rc;
-    cudaCheck(cudaMallocFromPoolAsync(&p, size > 8 ? size : 8, x->pool[gb], s));
-    x->xbuf[e] = p;
-    cudaCheck(cudaStreamWaitEvent(s, x->eve[u], 0));
+    if (!x->xbuf[e]) {
+        cudaCheck(cudaMallocFromPoolAsync(&p, size > 8 ? size : 8, x->pool[gb], s));
+        x->xbuf[e] = p;
+    }
+    p = x->xbuf[e];
+    cudaCheck(cudaStreamWaitEvent(s, x->graph ? x->evd[u] : x->eve[u], 0));
     if (ga == gb) cudaCheck(cudaMemcpyAsync(p, x->buf[u], nc, cudaMemcpyDeviceToDevice, s));
     else cudaCheck(cudaMemcpyPeerAsync(p, gb, x->buf[u], ga, nc, s));
     if (size > nc) cudaCheck(cudaMemsetAsync((unsigned char *)p + nc, 0, size - nc, s));
@@ -980,6 +1006,69 @@ static int dp__cu_static_run(dp__cux *x, const int *seq, dp_error *err)
     return rc;
 }
 
+/* DP_DISPATCH_GRAPH, once per dp_exec_cuda call: every buffer allocated
+   (the graph keeps their addresses), then the static sequence captured
+   from GPU 0's control stream (every stream forks from it and joins it
+   again) and instantiated; each run is then one cudaGraphLaunch. */
+static int dp__cu_sync(dp__cux *x, dp_error *err);
+
+static int dp__cu_graph_build(dp__cux *x, const int *seq, dp_error *err)
+{
+    const dp_graph *g = x->g;
+    int rc = DP_OK, k = 0, nd = x->nd;
+    cudaStream_t origin = x->ctl[0];
+    for (int v = 0; v < x->n; v++) {
+        int d = x->assign[v];
+        size_t size = dp_exec_op_bytes(g, v, x->bscale);
+        if ((rc = dp__cu_use(&x->cur_dev, x->gpu[d], err))) return rc;
+        cudaCheck(cudaMallocFromPoolAsync(&x->buf[v], size > 8 ? size : 8, x->pool[x->gpu[d]], x->cs[d]));
+    }
+    for (int e = 0; e < x->m; e++) {
+        int b = x->assign[g->dst[e]];
+        size_t size = dp_exec_edge_bytes(g, e, x->bscale);
+        if (x->assign[g->src[e]] == b) continue;
+        if ((rc = dp__cu_use(&x->cur_dev, x->gpu[b], err))) return rc;
+        cudaCheck(cudaMallocFromPoolAsync(&x->xbuf[e], size > 8 ? size : 8, x->pool[x->gpu[b]], x->cs[b]));
+    }
+    if ((rc = dp__cu_sync(x, err))) return rc;
+    if ((rc = dp__cu_use(&x->cur_dev, 0, err))) return rc;
+    cudaCheck(cudaEventCreateWithFlags(&x->evf, cudaEventDisableTiming));
+    cudaCheck(cudaStreamBeginCapture(origin, cudaStreamCaptureModeThreadLocal));
+    x->capturing = 1;
+    cudaCheck(cudaEventRecord(x->evf, origin));
+    for (int i = 0; i < nd + nd * nd; i++) {
+        cudaStream_t st = i < nd ? x->cs[i] : x->xs[i - nd];
+        if (!st) continue;
+        if ((rc = dp__cu_use(&x->cur_dev, x->gpu[i < nd ? i : (i - nd) % nd], err))) return rc;
+        cudaCheck(cudaStreamWaitEvent(st, x->evf, 0));
+    }
+    for (int i = 0; i < x->n; i++) {
+        int v = seq[i], d = x->assign[v];
+        for (int j = g->in_off[v]; j < g->in_off[v + 1]; j++) {
+            int e = g->in_edge[j];
+            if (x->assign[g->src[e]] != d && (rc = dp__cu_copy(x, e, err))) return rc;
+        }
+        if ((rc = dp__cu_launch(x, v, d, err))) return rc;
+    }
+    for (int i = 0; i < nd + nd * nd; i++) {
+        cudaStream_t st = i < nd ? x->cs[i] : x->xs[i - nd];
+        int gp = x->gpu[i < nd ? i : (i - nd) % nd];
+        if (!st) continue;
+        if ((rc = dp__cu_use(&x->cur_dev, gp, err))) return rc;
+        if (!x->evj[k]) cudaCheck(cudaEventCreateWithFlags(&x->evj[k], cudaEventDisableTiming));
+        cudaCheck(cudaEventRecord(x->evj[k], st));
+        if ((rc = dp__cu_use(&x->cur_dev, 0, err))) return rc;
+        cudaCheck(cudaStreamWaitEvent(origin, x->evj[k], 0));
+        k++;
+    }
+    x->capturing = 0;
+    cudaCheck(cudaStreamEndCapture(origin, &x->cg));
+    cudaCheck(cudaGraphInstantiate(&x->cge, x->cg, 0));
+    x->nfl = 0;   /* the capture ran nothing */
+done:
+    return rc;
+}
+
 /* 64-bit mix of a buffer, word by word (the CPU executor's). */
 static uint64_t dp__cu_hash(const unsigned char *b, size_t n, uint64_t h)
 {
@@ -1038,8 +1127,20 @@ static void dp__cu_teardown(dp__cux *x)
     /* every array exists once dp__cu_setup got past its allocations */
     int all = x->gpu && x->cap && x->cs && x->xs && x->ctl && x->pool && x->ev0 && x->evs && x->eve && x->evx &&
               x->st && x->buf && x->xbuf;
+    if (x->capturing && x->ctl && x->ctl[0]) {   /* a capture that failed half-way */
+        cudaGraph_t g = NULL;
+        (void)cudaSetDevice(0);
+        (void)cudaStreamEndCapture(x->ctl[0], &g);
+        if (g) (void)cudaGraphDestroy(g);
+        x->capturing = 0;
+    }
+    if (x->cge) (void)cudaGraphExecDestroy(x->cge);
+    if (x->cg) (void)cudaGraphDestroy(x->cg);
     if (all) {
         (void)dp__cu_drain(x, NULL);
+        if (x->evd) for (int v = 0; v < x->n; v++) if (x->evd[v]) (void)cudaEventDestroy(x->evd[v]);
+        if (x->evj) for (long i = 0; i < x->nd + (long)x->nd * x->nd; i++) if (x->evj[i]) (void)cudaEventDestroy(x->evj[i]);
+        if (x->evf) (void)cudaEventDestroy(x->evf);
         for (int v = 0; v < x->n; v++) {
             if (x->evs[v]) (void)cudaEventDestroy(x->evs[v]);
             if (x->eve[v]) (void)cudaEventDestroy(x->eve[v]);
@@ -1059,7 +1160,7 @@ static void dp__cu_teardown(dp__cux *x)
     x->cur_dev = -1;
     free(x->gpu); free(x->cap); free(x->cs); free(x->xs); free(x->ctl); free(x->pool); free(x->ev0);
     free(x->evs); free(x->eve); free(x->evx); free(x->st); free(x->buf); free(x->xbuf); free(x->inp);
-    free(x->host); free(x->fl); free(x->done);
+    free(x->host); free(x->fl); free(x->done); free(x->evd); free(x->evj);
     (void)cudaGetLastError();   /* leave no error of ours behind for the caller's next call */
 }
 
@@ -1088,6 +1189,7 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
     DP__CA(x->gpu, nd); DP__CA(x->cap, nd); DP__CA(x->cs, nd); DP__CA(x->xs, (size_t)nd * nd); DP__CA(x->ctl, G);
     DP__CA(x->pool, G); DP__CA(x->ev0, G); DP__CA(x->evs, n); DP__CA(x->eve, n); DP__CA(x->evx, m); DP__CA(x->st, nd);
     DP__CA(x->buf, n); DP__CA(x->xbuf, m); DP__CA(x->inp, m); DP__CA(x->fl, n + m); DP__CA(x->done, n + m);
+    DP__CA(x->evd, n); DP__CA(x->evj, nd + (size_t)nd * nd);
     DP__CA(reserve, G);
 #undef DP__CA
     /* the bytes each GPU could hold at once, to grow its pool before the first run */
@@ -1150,6 +1252,7 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
         if ((rc = dp__cu_use(&x->cur_dev, x->gpu[x->assign[v]], err))) goto done;
         cudaCheck(cudaEventCreate(&x->evs[v]));
         cudaCheck(cudaEventCreate(&x->eve[v]));
+        if (x->graph) cudaCheck(cudaEventCreateWithFlags(&x->evd[v], cudaEventDisableTiming));
     }
     for (int e = 0; e < m; e++) {
         int a = x->assign[g->src[e]], b = x->assign[g->dst[e]];
@@ -1214,8 +1317,8 @@ extern "C" int dp_exec_cuda(const dp_graph *g, const dp_cluster *c, const int *a
     if (o.seconds_per_unit < 0 || o.bytes_scale < 0 || o.device_bytes < 0)
         return dp__fail(err, DP_ERR_RANGE, "exec (cuda): negative scale or arena size");
     if (o.gpus < 0) return dp__fail(err, DP_ERR_RANGE, "exec (cuda): gpus %d is negative", o.gpus);
-    if (o.dispatch != DP_DISPATCH_DYNAMIC && o.dispatch != DP_DISPATCH_STATIC)
-        return dp__fail(err, DP_ERR_RANGE, "exec (cuda): dispatch %d is neither DP_DISPATCH_DYNAMIC (0) nor DP_DISPATCH_STATIC (1)", (int)o.dispatch);
+    if (o.dispatch != DP_DISPATCH_DYNAMIC && o.dispatch != DP_DISPATCH_STATIC && o.dispatch != DP_DISPATCH_GRAPH)
+        return dp__fail(err, DP_ERR_RANGE, "exec (cuda): dispatch %d is none of DP_DISPATCH_DYNAMIC (0), STATIC (1), GRAPH (2)", (int)o.dispatch);
     if ((rc = dp_graph_check_tensors(g, err))) return rc;
     dp_exec_scales(g, c, &o.seconds_per_unit, &o.bytes_scale);
     if ((rc = dp__cu_gpus(&ngpu, err))) return rc;
@@ -1227,13 +1330,15 @@ extern "C" int dp_exec_cuda(const dp_graph *g, const dp_cluster *c, const int *a
     x.spu = o.seconds_per_unit; x.bscale = o.bytes_scale; x.seed = o.seed;
 #define DP__CA(ptr, count) if (!((ptr) = (decltype(ptr))calloc((size_t)(count) + 1, sizeof *(ptr)))) { rc = dp__fail(err, DP_ERR_NOMEM, "exec (cuda): out of memory"); goto done; }
     DP__CA(runs_start, (size_t)o.reps * n); DP__CA(runs_end, (size_t)o.reps * n);
-    if (o.dispatch == DP_DISPATCH_STATIC) { DP__CA(seq, n); DP__CA(held, nd); }
+    if (o.dispatch != DP_DISPATCH_DYNAMIC) { DP__CA(seq, n); DP__CA(held, nd); }
+    x.graph = o.dispatch == DP_DISPATCH_GRAPH;
     DP__CA(runs_busy, (size_t)o.reps * nd); DP__CA(runs_peak, (size_t)o.reps * nd);
     DP__CA(res->wall_runs, o.reps); DP__CA(res->busy, nd); DP__CA(res->start, n); DP__CA(res->end, n); DP__CA(res->peak_bytes, nd);
     if (o.keep_outputs) { DP__CA(res->outputs, n); res->n_ops = n; }
 #undef DP__CA
     if (seq && (rc = dp__cu_static_plan(&x, &o, seq, held, err))) goto done;
     if ((rc = dp__cu_setup(&x, ngpu, err))) goto done;
+    if (x.graph && (rc = dp__cu_graph_build(&x, seq, err))) goto done;
     h.ctx = &x; h.now = dp__cu_now; h.launch = dp__cu_launch; h.copy = dp__cu_copy; h.release = dp__cu_release; h.wait = dp__cu_wait;
 
     for (r = 0; r < o.reps; r++) {
@@ -1246,7 +1351,12 @@ extern "C" int dp_exec_cuda(const dp_graph *g, const dp_cluster *c, const int *a
             cudaCheck(cudaEventRecord(x.ev0[p], x.ctl[p]));
         }
         t0 = dp_now();
-        if (seq) {
+        if (x.graph) {
+            if ((rc = dp__cu_use(&x.cur_dev, 0, err))) goto done;
+            cudaCheck(cudaGraphLaunch(x.cge, x.ctl[0]));
+            cudaCheck(cudaStreamSynchronize(x.ctl[0]));
+            memcpy(runs_peak + (size_t)r * nd, held, sizeof(double) * (size_t)nd);
+        } else if (seq) {
             if ((rc = dp__cu_static_run(&x, seq, err))) goto done;
             memcpy(runs_peak + (size_t)r * nd, held, sizeof(double) * (size_t)nd);
         } else if ((rc = dp_dispatch(g, c, assign, &o, &h, runs_peak + (size_t)r * nd, err))) goto done;
@@ -1286,7 +1396,8 @@ extern "C" int dp_exec_cuda(const dp_graph *g, const dp_cluster *c, const int *a
         }
         if (r == 0) digest = dg;
         else if (dg != digest) { rc = dp__fail(err, DP_ERR_DEVICE, "exec (cuda): run %d computed different outputs than run 0", r); goto done; }
-        if ((rc = dp__cu_drain(&x, err))) goto done;   /* frees the sinks' outputs */
+        /* frees the sinks' outputs (a graph's buffers stay, for its next launch) */
+        if ((rc = x.graph ? dp__cu_sync(&x, err) : dp__cu_drain(&x, err))) goto done;
     }
     {
         /* the median run (lower middle for an even count), as dp_exec_cpu */

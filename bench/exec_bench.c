@@ -1,10 +1,10 @@
 /* exec_bench.c - the executors' figures behind bench/RESULTS.md.
 
-       build/exec_bench overhead [--ops N] [--backend cpu|cuda] [--dispatch dynamic|static]
-       build/exec_bench simreal GRAPH... [--devices N] [--reps R] [--backend cpu|cuda] [--dispatch dynamic|static]
+       build/exec_bench overhead [--ops N] [--backend cpu|cuda] [--dispatch dynamic|static|graph]
+       build/exec_bench simreal GRAPH... [--devices N] [--reps R] [--backend cpu|cuda] [--dispatch dynamic|static|graph]
        build/exec_bench realtrain GRAPH [--devices N] [--il E] [--sim E] [--real E]
        build/exec_bench workloads [--devices N] [--rounds R] [--reps K] [--cal-sweeps N] [--cal-seconds S] [--backend cpu|cuda]
-       build/exec_bench gpu [GRAPH...] [--gpus G]     (each placement under both dispatches)
+       build/exec_bench gpu [GRAPH...] [--gpus G]     (each placement under every dispatch)
 
    --backend cuda needs a build with nvcc (./build.sh builds this program
    with doppler_cuda.cu and -DDP_WITH_CUDA when it finds nvcc) and a GPU;
@@ -129,7 +129,7 @@ static int overhead(int n)
         o.reps = 5; o.seconds_per_unit = 1;   /* every op costs 0 */
         o.dispatch = g_dispatch;
         if (g_exec(&g, &c, a, &o, &r, &e)) return die(&e);
-        printf("| %s (%s%s) | %d | %.3f | %.2f |\n", names[kind], g_backend, g_dispatch ? ", static" : "", n, r.wall_median * 1e3, r.wall_median / n * 1e6);
+        printf("| %s (%s%s) | %d | %.3f | %.2f |\n", names[kind], g_backend, g_dispatch == DP_DISPATCH_STATIC ? ", static" : g_dispatch == DP_DISPATCH_GRAPH ? ", graph" : "", n, r.wall_median * 1e3, r.wall_median / n * 1e6);
         dp_exec_result_free(&r); free(a); dp_cluster_free(&c); dp_graph_free(&g);
     }
     return 0;
@@ -480,8 +480,8 @@ static int gpu(int argc, char **argv, int gpus)
     if (gpus <= 0 || gpus > ngpu) gpus = ngpu;
     if (dp_cuda_device_name(0, name, sizeof name, &e)) return die(&e);
     printf("%d GPU%s used (GPU 0: %s)\n\n", gpus, gpus == 1 ? "" : "s", name);
-    printf("| graph | ops | logical devices | GPUs (devices per GPU) | placement | predicted (ms) | dynamic: measured median (ms) | error | GPU busy | static: measured median (ms) | error | GPU busy | outputs vs CPU |\n");
-    printf("|---|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    printf("| graph | ops | logical devices | GPUs (devices per GPU) | placement | predicted (ms) | dynamic: measured median (ms) | error | GPU busy | static: measured median (ms) | error | GPU busy | graph: measured median (ms) | error | GPU busy | outputs vs CPU |\n");
+    printf("|---|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (int nd = 1; nd <= 4; nd *= 2) {
         dp_cluster c;
         dp_calibrate_opts co;
@@ -501,26 +501,32 @@ static int gpu(int argc, char **argv, int gpus)
             if (dp_exec_cpu(&g, &c, one, &o, &ref, &e)) return die(&e);
             dp_method ms[4] = { DP_METHOD_SINGLE, DP_METHOD_ROUND_ROBIN, DP_METHOD_CP, DP_METHOD_HEFT };
             for (int k = 0; k < (nd == 1 ? 1 : 4); k++) {
-                dp_place_result pr; dp_place_opts po; dp_exec_result r, rs;
-                double err = -1, err2 = -1;
+                dp_place_result pr; dp_place_opts po; dp_exec_result r, rs, rg;
+                double err = -1, err2 = -1, err3 = -1;
                 memset(&po, 0, sizeof po); po.seed = 1;
                 o.reps = 5; o.gpus = gpus; o.dispatch = DP_DISPATCH_DYNAMIC;
                 if (dp_place(ms[k], &g, &c, &po, a, &pr, &e) || dp_exec_cuda(&g, &c, a, &o, &r, &e)) return die(&e);
                 o.dispatch = DP_DISPATCH_STATIC;
                 if (dp_exec_cuda(&g, &c, a, &o, &rs, &e)) return die(&e);
+                o.dispatch = DP_DISPATCH_GRAPH;
+                if (dp_exec_cuda(&g, &c, a, &o, &rg, &e)) return die(&e);
                 dp_exec_compare(&g, &r, &ref, &err, NULL, &e);
                 dp_exec_compare(&g, &rs, &ref, &err2, NULL, &e);
+                dp_exec_compare(&g, &rg, &ref, &err3, NULL, &e);
                 if (err2 > err) err = err2;
+                if (err3 > err) err = err3;
                 const char *b = strrchr(paths[p], '/');
                 char share[64];
                 if (nd % G == 0) snprintf(share, sizeof share, "%d (%d each)", G, nd / G);
                 else snprintf(share, sizeof share, "%d (%d or %d)", G, nd / G + 1, nd / G);
-                printf("| %s | %d | %d | %s | %s | %.3f | %.3f | %+.1f%% | %.0f%% | %.3f | %+.1f%% | %.0f%% | %.2g |\n", b ? b + 1 : paths[p], g.n_ops, nd, share,
+                printf("| %s | %d | %d | %s | %s | %.3f | %.3f | %+.1f%% | %.0f%% | %.3f | %+.1f%% | %.0f%% | %.3f | %+.1f%% | %.0f%% | %.2g |\n", b ? b + 1 : paths[p], g.n_ops, nd, share,
                        dp_method_name(ms[k]), pr.makespan * 1e3, r.wall_median * 1e3, 100 * (r.wall_median - pr.makespan) / pr.makespan,
                        100 * gpu_busy(&r, a, g.n_ops, G), rs.wall_median * 1e3, 100 * (rs.wall_median - pr.makespan) / pr.makespan,
-                       100 * gpu_busy(&rs, a, g.n_ops, G), err);
+                       100 * gpu_busy(&rs, a, g.n_ops, G), rg.wall_median * 1e3, 100 * (rg.wall_median - pr.makespan) / pr.makespan,
+                       100 * gpu_busy(&rg, a, g.n_ops, G), err);
                 dp_exec_result_free(&r);
                 dp_exec_result_free(&rs);
+                dp_exec_result_free(&rg);
             }
             dp_exec_result_free(&ref);
             free(a); free(one);
@@ -537,7 +543,8 @@ int main(int argc, char **argv)
     if (argc < 2) { fprintf(stderr, "usage: exec_bench overhead [--ops N] | simreal GRAPH... [--devices N] [--reps R] | realtrain GRAPH | workloads [--devices N] [--rounds R] [--reps K] [--cal-sweeps N] [--cal-seconds S] | gpu [GRAPH...] [--gpus G]; --backend cpu|cuda\n"); return 2; }
     g_backend = opt(argc, argv, "--backend", "cpu");
     if (!strcmp(opt(argc, argv, "--dispatch", "dynamic"), "static")) g_dispatch = DP_DISPATCH_STATIC;
-    else if (strcmp(opt(argc, argv, "--dispatch", "dynamic"), "dynamic")) { fprintf(stderr, "exec_bench: --dispatch is dynamic or static\n"); return 2; }
+    else if (!strcmp(opt(argc, argv, "--dispatch", "dynamic"), "graph")) g_dispatch = DP_DISPATCH_GRAPH;
+    else if (strcmp(opt(argc, argv, "--dispatch", "dynamic"), "dynamic")) { fprintf(stderr, "exec_bench: --dispatch is dynamic, static or graph\n"); return 2; }
     if (!strcmp(g_backend, "cuda")) {
 #ifdef DP_WITH_CUDA
         g_exec = dp_exec_cuda;

@@ -269,7 +269,8 @@ static const char *help_exec =
     "  --dispatch D   cuda: dynamic (default: each device takes its next ready op\n"
     "                 when free, the host launching each) or static (the whole run\n"
     "                 enqueued at once in the simulator's order, events carrying\n"
-    "                 the dependencies; every buffer held to the end)\n"
+    "                 the dependencies; every buffer held to the end) or graph\n"
+    "                 (static's, captured once as a CUDA graph, one launch per run)\n"
     "  --seed S       contents of the input tensors (default 1)\n"
     "  --trace-svg F  a Gantt chart of the measured schedule\n"
     "  --no-verify    skip the single-device comparison\n"
@@ -539,7 +540,8 @@ static int set_special(cli *o, const char *name, const char *val)
     } else if (!strcmp(name, "dispatch")) {
         if (!strcmp(val, "dynamic")) o->dispatch = DP_DISPATCH_DYNAMIC;
         else if (!strcmp(val, "static")) o->dispatch = DP_DISPATCH_STATIC;
-        else rc = usage(cmd, "--dispatch: '%s' is neither dynamic nor static", val);
+        else if (!strcmp(val, "graph")) o->dispatch = DP_DISPATCH_GRAPH;
+        else rc = usage(cmd, "--dispatch: '%s' is none of dynamic, static, graph", val);
     } else if (!strcmp(name, "order")) {
         if (!strcmp(val, "fifo")) o->order = DP_ORDER_FIFO;
         else if (!strcmp(val, "priority")) o->order = DP_ORDER_PRIORITY;
@@ -2130,7 +2132,7 @@ static int cmd_exec(cli *o)
     if (!o->assign) return usage(o->cmd, "--assign is required");
     int rc = check_backend(o);
     if (rc) return rc;
-    if (strcmp(o->backend, "cuda") && o->dispatch != DP_DISPATCH_DYNAMIC) return usage(o->cmd, "--dispatch static needs --backend cuda");
+    if (strcmp(o->backend, "cuda") && o->dispatch != DP_DISPATCH_DYNAMIC) return usage(o->cmd, "--dispatch static and graph need --backend cuda");
     const char *path = o->pos[0];
     dp_graph g;
     dp_cluster c;

@@ -487,8 +487,9 @@ static void check_schedule(const char *what, const dp_graph *g, const dp_cluster
     }
 }
 
-/* Static dispatch: each device ran its ops in the simulator's order (start
-   times, ties in topological order), and held every buffer to the end. */
+/* Static and graph dispatch: each device ran its ops in the simulator's
+   order (start times, ties in topological order) and held every buffer
+   to the end. */
 static void check_static_order(const char *what, const dp_graph *g, const dp_cluster *c, const int *assign, const dp_exec_result *r, dp_order order)
 {
     dp_sim s;
@@ -541,7 +542,7 @@ static void check_gpu_workloads(void)
             dp_cluster_for_graph(&c, &g, nd, &err);
             static const dp_method ms[] = {DP_METHOD_SINGLE, DP_METHOD_ROUND_ROBIN, DP_METHOD_RANDOM};
             for (int mi = 0; mi < 3; mi++)
-                for (int order = 0; order < 4; order++) {   /* fifo, priority; each dynamic, then static */
+                for (int order = 0; order < 6; order++) {   /* fifo, priority; each dynamic, static, graph */
                     dp_place_opts po;
                     dp_place_result pr;
                     dp_exec_result r;
@@ -550,10 +551,10 @@ static void check_gpu_workloads(void)
                     po.seed = 3 + (uint64_t)nd;
                     if (dp_place(ms[mi], &g, &c, &po, a, &pr, &err)) { CHECK(0, "place: %s", err.msg); continue; }
                     eo.order = order % 2 ? DP_ORDER_PRIORITY : DP_ORDER_FIFO;
-                    eo.dispatch = order < 2 ? DP_DISPATCH_DYNAMIC : DP_DISPATCH_STATIC;
+                    eo.dispatch = (dp_dispatch_mode)(order / 2);
                     eo.reps = 2;
                     snprintf(what, sizeof what, "%s on %d logical devices, %s, %s, %s", g_workloads[w], nd, dp_method_name(ms[mi]),
-                             order % 2 ? "priority" : "fifo", order < 2 ? "dynamic" : "static");
+                             order % 2 ? "priority" : "fifo", order < 2 ? "dynamic" : order < 4 ? "static" : "graph");
                     if (dp_exec_cuda(&g, &c, a, &eo, &r, &err)) { CHECK(0, "%s: %s", what, err.msg); continue; }
                     double e = -1;
                     int worst = -1;
