@@ -265,13 +265,13 @@ elif build/doppler_cuda_probe | grep -q '^[0-9]* CUDA device'; then
     echo
     echo "Dispatch overhead (zero-cost ops: one block hashing nothing):"
     echo
-    build/exec_bench overhead --backend cuda || status=1
+    for dsp in dynamic static graph; do build/exec_bench overhead --backend cuda --dispatch $dsp || status=1; done
     echo
     echo "Opaque graphs: wall time against the simulator's prediction (2 logical devices):"
     echo
     build/exec_bench simreal "${sim_graphs[@]}" --devices 2 --reps 3 --backend cuda || status=1
     echo
-    echo "Real-op workloads on 1, 2 and 4 logical devices against the GPU-calibrated simulator:"
+    echo "Real-op workloads on 1, 2 and 4 logical devices against the GPU-calibrated simulator, each dispatch:"
     echo
     build/exec_bench gpu || status=1
     echo
