@@ -277,7 +277,7 @@ elif build/doppler_cuda_probe | grep -q '^[0-9]* CUDA device'; then
     echo
     echo "Stage III on the GPU against the heuristics (2 logical devices; wall s, predicted s, training s):"
     echo
-    bench/gpu_stage3.sh || status=1
+    CUDA_DEVICE_MAX_CONNECTIONS=32 bench/gpu_stage3.sh || status=1
 else
     echo "skipped: no GPU: $(build/doppler_cuda_probe 2>&1 | head -n 1)"
 fi

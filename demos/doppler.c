@@ -230,6 +230,8 @@ static const char *help_train =
     "  --backend B     stage real: cpu or cuda (the CPU or CUDA executor);\n"
     "                  default: the simulator\n"
     "  --reps R        stage real with --backend: runs per episode, median (default 1)\n"
+    "  --dispatch D    stage real with --backend cuda: dynamic (default), static or\n"
+    "                  graph (see doppler help exec)\n"
     "  --json          the final summary as one JSON object\n"
     "\n"
     "A cost, loss or gradient that is not finite (NaN or inf) stops training\n"
@@ -1681,15 +1683,22 @@ static void train_opts_from_cli(const cli *o, train_set *ts, train_ctx *t, dp_tr
 /* Stage real's cost: the executor's wall time with --backend, else the
    simulator's makespan (as a cost of its own: best placements and
    selection as for an executor's). */
-static int train_runtime(const cli *o, int have_real, dp_runtime *rt, dp_train_opts *to)
+static int train_runtime(const cli *o, int have_real, dp_runtime *rt, dp_exec_opts *eo, dp_train_opts *to)
 {
     memset(rt, 0, sizeof *rt);
+    memset(eo, 0, sizeof *eo);
     rt->order = o->order;
     rt->reps = o->reps ? o->reps : 1;
+    eo->dispatch = o->dispatch;
+    rt->exec_opts = eo;
     if (o->backend) {
         int rc = check_backend(o);
         if (rc) return rc;
+        if (strcmp(o->backend, "cuda") && o->dispatch != DP_DISPATCH_DYNAMIC)
+            return usage(o->cmd, "--dispatch static and graph need --backend cuda");
         rt->exec = backend_fn(o);
+    } else if (o->dispatch != DP_DISPATCH_DYNAMIC) {
+        return usage(o->cmd, "--dispatch needs --backend cuda");
     }
 #ifdef DP_WITH_CUDA
     if (have_real && o->backend && !strcmp(o->backend, "cuda")) {
@@ -1901,6 +1910,7 @@ static int cmd_train(cli *o)
     train_ctx t;
     dp_policy pol;
     dp_runtime rt;
+    dp_exec_opts rt_eo;     /* the executor options stage real runs with */
     double *greedy = NULL;
     memset(&pol, 0, sizeof pol);
     memset(&t, 0, sizeof t);
@@ -1922,7 +1932,7 @@ static int cmd_train(cli *o)
     po.devices = placeto ? ts.cs[0].n : 0;
     if (dp_policy_init(&pol, &po, &e)) { fail(&e); goto done; }
     train_opts_from_cli(o, &ts, &t, &to);
-    if ((rc = train_runtime(o, have_real, &rt, &to))) goto done;
+    if ((rc = train_runtime(o, have_real, &rt, &rt_eo, &to))) goto done;
     rc = EXIT_FAIL;
     train_print_header(o, &ts, &t, &pol, placeto, have_real, &rt);
 
@@ -2260,7 +2270,7 @@ static const command commands[] = {
      &help_bench},
     {"train", cmd_train,
      "algo from devices cluster format stages episodes lr hidden layers shared-gnn entropy order seed "
-     "rollouts temperature greedy-baseline self-imitation adv-norm step-baseline anchor anchor-rate select out out-assign curve curve-svg json backend reps",
+     "rollouts temperature greedy-baseline self-imitation adv-norm step-baseline anchor anchor-rate select out out-assign curve curve-svg json backend reps dispatch",
      &help_train},
     {"convert", cmd_convert, "to format", &help_convert},
     {"gen", cmd_gen, "nodes width density regularity jump ccr seed out parts dim batch layers", &help_gen},
