@@ -985,14 +985,13 @@ done:
     return rc;
 }
 
-/* One run under DP_DISPATCH_STATIC: seq's ops launched in turn, each after
-   the copies of its remote inputs (the launch and copy hooks of the
-   dynamic dispatch, which make every stream wait on the events it needs),
-   then every completion awaited. */
-static int dp__cu_static_run(dp__cux *x, const int *seq, dp_error *err)
+/* seq's ops launched in turn, each after the copies of its remote inputs
+   (the launch and copy hooks of the dynamic dispatch, which make every
+   stream wait on the events it needs): a static run, or a graph's capture. */
+static int dp__cu_enqueue(dp__cux *x, const int *seq, dp_error *err)
 {
     const dp_graph *g = x->g;
-    int rc = DP_OK, cnt = 0;
+    int rc = DP_OK;
     for (int i = 0; i < x->n; i++) {
         int v = seq[i], d = x->assign[v];
         for (int k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
@@ -1001,6 +1000,15 @@ static int dp__cu_static_run(dp__cux *x, const int *seq, dp_error *err)
         }
         if ((rc = dp__cu_launch(x, v, d, err))) return rc;
     }
+    return rc;
+}
+
+/* One run under DP_DISPATCH_STATIC: the sequence enqueued, then every
+   completion awaited. */
+static int dp__cu_static_run(dp__cux *x, const int *seq, dp_error *err)
+{
+    int rc, cnt = 0;
+    if ((rc = dp__cu_enqueue(x, seq, err))) return rc;
     while (x->nfl > 0)
         if ((rc = dp__cu_wait(x, -1.0, x->done, x->n + x->m, &cnt, err))) return rc;
     return rc;
@@ -1042,14 +1050,7 @@ static int dp__cu_graph_build(dp__cux *x, const int *seq, dp_error *err)
         if ((rc = dp__cu_use(&x->cur_dev, x->gpu[i < nd ? i : (i - nd) % nd], err))) return rc;
         cudaCheck(cudaStreamWaitEvent(st, x->evf, 0));
     }
-    for (int i = 0; i < x->n; i++) {
-        int v = seq[i], d = x->assign[v];
-        for (int j = g->in_off[v]; j < g->in_off[v + 1]; j++) {
-            int e = g->in_edge[j];
-            if (x->assign[g->src[e]] != d && (rc = dp__cu_copy(x, e, err))) return rc;
-        }
-        if ((rc = dp__cu_launch(x, v, d, err))) return rc;
-    }
+    if ((rc = dp__cu_enqueue(x, seq, err))) return rc;
     for (int i = 0; i < nd + nd * nd; i++) {
         cudaStream_t st = i < nd ? x->cs[i] : x->xs[i - nd];
         int gp = x->gpu[i < nd ? i : (i - nd) % nd];
