@@ -558,6 +558,9 @@ typedef struct dp_calibrate_opts {
     double seconds;   /* per measurement; 0 -> 0.005 (CUDA: 0.05)       */
     int    sweeps;    /* CPU: passes, each point their median; 0 -> 5
                          (1..100). CUDA: ignored                       */
+    int    dispatch;  /* CUDA: the dp_dispatch_mode the cluster is for
+                         (the per-op overhead and hand-off latency are
+                         measured under it; 0 dynamic). CPU: 0 only   */
 } dp_calibrate_opts;
 DPDEF int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *err);
 
@@ -1351,7 +1354,8 @@ int dp_exec_cuda(const dp_graph *g, const dp_cluster *c, const int *assign,
    by dp_op_flops) with every logical device's stream busy at once (one
    size: kindspeed, not dp_calibrate_cpu's speed curves), dp_exec_cuda's
    per-op overhead (independent tiny ops on one logical device: the median
-   gap between their ends; the host's cost per op), copy bandwidth between each
+   gap between their ends; the host's cost per op; both this and the
+   hand-off latency under opts->dispatch), copy bandwidth between each
    pair of logical devices (peer or on-GPU copies of 16 MiB), and
    dp_exec_cuda's hand-off latency (a chain of tiny ops alternating between
    two logical devices against one on a single one). */
@@ -8650,6 +8654,7 @@ DPDEF int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_er
     if (o.size < 8 || o.size > 2048) return dp__fail(err, DP_ERR_RANGE, "calibrate: size %d not in 8..2048", o.size);
     if (!(o.seconds > 0 && o.seconds <= 10)) return dp__fail(err, DP_ERR_RANGE, "calibrate: seconds %g not in (0, 10]", o.seconds);
     if (o.sweeps < 1 || o.sweeps > MAX_SWEEPS) return dp__fail(err, DP_ERR_RANGE, "calibrate: sweeps %d not in 1..%d", o.sweeps, (int)MAX_SWEEPS);
+    if (o.dispatch != 0) return dp__fail(err, DP_ERR_ARG, "calibrate (cpu): dispatch %d: the CPU executor dispatches dynamically only", o.dispatch);
     /* sides: 16, 32, ... below size, then size (8 when size < 16) */
     for (S = 16; S < o.size && ns < NS - 1; S *= 2) side[ns++] = S;
     side[ns++] = o.size;

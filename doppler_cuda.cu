@@ -1436,6 +1436,7 @@ done:
    r c; every other kind r c. */
 typedef struct dp__cucal {
     int nd, G, cur_dev;
+    dp_dispatch_mode dispatch;    /* how dp_exec_cuda runs the probes         */
     int *gpu, *cap;
     cudaStream_t *s;
     cudaEvent_t *e0, *e1;
@@ -1635,6 +1636,7 @@ static int dp__cucal_latency(dp__cucal *k, double *lat_out, dp_error *err)
         memset(&eo, 0, sizeof eo);
         eo.reps = 5;
         eo.gpus = G;
+        eo.dispatch = k->dispatch;
         if (!rc) rc = dp_exec_cuda(&ch, &c2, as, &eo, &r1, err);
         for (int i = 0; i < N; i++) as[i] = i % 2;
         if (!rc) {
@@ -1690,6 +1692,7 @@ static int dp__cucal_overhead(dp__cucal *k, double *per_op, dp_error *err)
     memset(&eo, 0, sizeof eo);
     eo.reps = 5;
     eo.gpus = 1;
+    eo.dispatch = k->dispatch;
     if (!rc && !(rc = dp_exec_cuda(&gg, &c1, as, &eo, &r, err))) {
         /* FIFO with equal ready times runs the ops in index order */
         for (int i = 0; i + 1 < n; i++) cyc[cnt++] = r.end[i + 1] - r.end[i];
@@ -1724,12 +1727,13 @@ extern "C" int dp_calibrate_cuda(dp_cluster *out, const dp_calibrate_opts *opts,
     if (o.devices < 0 || o.devices > DP_MAX_DEVICES) return dp__fail(err, DP_ERR_RANGE, "calibrate (cuda): devices %d not in 0..%d", o.devices, DP_MAX_DEVICES);
     if (o.size < 8 || o.size > 2048) return dp__fail(err, DP_ERR_RANGE, "calibrate (cuda): size %d not in 8..2048", o.size);
     if (!(o.seconds > 0 && o.seconds <= 10)) return dp__fail(err, DP_ERR_RANGE, "calibrate (cuda): seconds %g not in (0, 10]", o.seconds);
+    if (o.dispatch < DP_DISPATCH_DYNAMIC || o.dispatch > DP_DISPATCH_GRAPH) return dp__fail(err, DP_ERR_RANGE, "calibrate (cuda): dispatch %d is none of DP_DISPATCH_DYNAMIC (0), STATIC (1), GRAPH (2)", o.dispatch);
     if ((rc = dp__cu_gpus(&ngpu, err))) return rc;
     cudaCheck(cudaGetDevice(&prev));
     nd = o.devices ? o.devices : ngpu;
     G = ngpu < nd ? ngpu : nd;
     S = o.size;
-    k.nd = nd; k.G = G; k.cur_dev = -1;
+    k.nd = nd; k.G = G; k.cur_dev = -1; k.dispatch = (dp_dispatch_mode)o.dispatch;
     if ((rc = dp_cluster_homogeneous(&c, nd, 1e9, 1e10, 0, err))) goto done;
 #define DP__CA(ptr, count) if (!((ptr) = (decltype(ptr))calloc((size_t)(count) + 1, sizeof *(ptr)))) { rc = dp__fail(err, DP_ERR_NOMEM, "calibrate (cuda): out of memory"); goto done; }
     DP__CA(k.gpu, nd); DP__CA(k.cap, nd); DP__CA(k.s, nd); DP__CA(k.e0, nd); DP__CA(k.e1, nd);

@@ -273,7 +273,7 @@ elif build/doppler_cuda_probe | grep -q '^[0-9]* CUDA device'; then
     echo
     echo "Real-op workloads on 1, 2 and 4 logical devices against the GPU-calibrated simulator, each dispatch:"
     echo
-    build/exec_bench gpu || status=1
+    CUDA_DEVICE_MAX_CONNECTIONS=32 build/exec_bench gpu || status=1
     echo
     echo "Stage III on the GPU against the heuristics (2 logical devices; wall s, predicted s, training s):"
     echo

@@ -287,7 +287,9 @@ static const char *help_calibrate =
     "(default 2): each op kind's speed at tensor sides 16..512, the executor's\n"
     "per-op overhead, its hand-off latency and bandwidth between devices; about\n"
     "3 s, run it on a quiet machine. cuda: N logical devices on the GPUs (default\n"
-    "one per GPU; more share them as 'doppler exec --backend cuda' does).\n";
+    "one per GPU; more share them as 'doppler exec --backend cuda' does); its\n"
+    "per-op overhead and hand-off latency are measured under --dispatch D\n"
+    "(dynamic, static or graph: the dispatch the runs will use; default dynamic).\n";
 
 static const char *help_gen =
     "usage: doppler gen layered|random [OPTIONS] -o GRAPH\n"
@@ -2227,6 +2229,8 @@ static int cmd_calibrate(cli *o)
     memset(&co, 0, sizeof co);
     int cuda = !strcmp(o->backend, "cuda");
     co.devices = o->devices_set ? o->devices : cuda ? 0 : 2;
+    co.dispatch = (int)o->dispatch;
+    if (!cuda && o->dispatch != DP_DISPATCH_DYNAMIC) return usage(o->cmd, "--dispatch static and graph need --backend cuda");
 #ifdef DP_WITH_CUDA
     if (cuda ? dp_calibrate_cuda(&c, &co, &e) : dp_calibrate_cpu(&c, &co, &e)) return fail(&e);
 #else
@@ -2275,7 +2279,7 @@ static const command commands[] = {
     {"convert", cmd_convert, "to format", &help_convert},
     {"gen", cmd_gen, "nodes width density regularity jump ccr seed out parts dim batch layers", &help_gen},
     {"exec", cmd_exec, "assign backend devices cluster format reps order dispatch trace-svg json no-verify seed", &help_exec},
-    {"calibrate", cmd_calibrate, "backend devices out json", &help_calibrate},
+    {"calibrate", cmd_calibrate, "backend devices dispatch out json", &help_calibrate},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 

@@ -376,6 +376,9 @@ static void check_arguments(void)
         co.size = 0; co.devices = -1;
         rc = dp_calibrate_cuda(&out, &co, &err);
         CHECK(rc == DP_ERR_RANGE, "calibrate devices -1: rc %d '%s'", rc, err.msg);
+        co.devices = 0; co.dispatch = 7;
+        rc = dp_calibrate_cuda(&out, &co, &err);
+        CHECK(rc == DP_ERR_RANGE && strstr(err.msg, "dispatch 7"), "calibrate dispatch 7: rc %d '%s'", rc, err.msg);
         rc = dp_calibrate_cuda(NULL, NULL, &err);
         CHECK(rc == DP_ERR_ARG, "calibrate into NULL: rc %d '%s'", rc, err.msg);
     }

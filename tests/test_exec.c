@@ -504,6 +504,9 @@ static void check_calibration(void)
     CHECK(dp_calibrate_cpu(&c, &co, &e) == DP_ERR_RANGE && strstr(e.msg, "4"), "size 4: '%s'", e.msg);
     co.size = 32; co.seconds = 11;
     CHECK(dp_calibrate_cpu(&c, &co, &e) == DP_ERR_RANGE && strstr(e.msg, "11"), "seconds 11: '%s'", e.msg);
+    co.seconds = 0; co.dispatch = DP_DISPATCH_GRAPH;
+    CHECK(dp_calibrate_cpu(&c, &co, &e) == DP_ERR_ARG && strstr(e.msg, "dispatch 2"), "dispatch graph on the CPU: '%s'", e.msg);
+    co.dispatch = 0;
     co.seconds = 0.002; co.sweeps = 101;
     CHECK(dp_calibrate_cpu(&c, &co, &e) == DP_ERR_RANGE && strstr(e.msg, "sweeps 101"), "sweeps 101: '%s'", e.msg);
     co.sweeps = -3;
