@@ -8332,7 +8332,7 @@ DPDEF int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign,
     if (o.seconds_per_unit < 0 || o.bytes_scale < 0 || o.device_bytes < 0)
         return dp__fail(err, DP_ERR_RANGE, "exec: negative scale or arena size");
     if (o.dispatch != DP_DISPATCH_DYNAMIC)
-        return dp__fail(err, DP_ERR_ARG, "exec (cpu): dispatch %d: the CPU executor dispatches dynamically only (static is CUDA's)", (int)o.dispatch);
+        return dp__fail(err, DP_ERR_ARG, "exec (cpu): dispatch %d: the CPU executor dispatches dynamically only (static and graph are CUDA's)", (int)o.dispatch);
     dp_exec_scales(g, c, &o.seconds_per_unit, &o.bytes_scale);
     x.g = g; x.c = c; x.assign = assign; x.n = n; x.m = m; x.nd = nd;
     x.err = err; x.seed = o.seed; x.cpu_times = o.cpu_times != 0;
