@@ -30,14 +30,15 @@
      time per logical device, FIFO or priority, work-conserving. launch
      allocates the op's output from the GPU's pool on the compute stream,
      makes the stream wait for the copies of its remote inputs (their
-     events), records a start event, enqueues the kernel(s), records an end
-     event and queues a host function (cudaLaunchHostFunc) that pushes the
-     op's id into a completion queue and signals a condition variable. The
-     host function only locks, pushes and signals: it never calls CUDA.
-     wait sleeps on that condition variable (with a deadline for copies held
-     to their modelled arrival), waking every 0.1 s without completions to
-     ask each stream for an error (a faulting kernel never runs the host
-     functions behind it), so a failure ends the run instead of hanging it.
+     events), records a start event, enqueues the kernel(s) and records an
+     end event; the op joins the list of work in flight. wait polls the end
+     events of that list (cudaEventQuery) until some have completed or the
+     deadline (copies held to their modelled arrival) has passed, yielding
+     the CPU between rounds. Polling replaced a host function per op
+     (cudaLaunchHostFunc waking a condition variable), which on an H100
+     cost 30 to 60 us per op, more than dim-256 kernels take
+     (bench/RESULTS.md part 6). A faulting kernel makes its event's query
+     fail, so a failure ends the run instead of hanging it.
    - Static dispatch (opts->dispatch DP_DISPATCH_STATIC): the simulator's
      schedule for the placement (dp_sim_run with the run's order) sorted
      by start time, ties in topological order, is launched op by op with
@@ -760,6 +761,18 @@ done:
     return rc;
 }
 
+/* Stream i of the executor, in one numbering: the nd compute streams,
+   then the nd * nd copy streams (pair (a, b) on b's GPU), then the ngpu
+   control streams; *gpu gets its GPU. NULL where none was made. */
+static cudaStream_t dp__cu_stream(const dp__cux *x, long i, int *gpu)
+{
+    long nd = x->nd, nxs = nd * nd;
+    if (i < nd) { *gpu = x->gpu[i]; return x->cs[i]; }
+    if (i < nd + nxs) { *gpu = x->gpu[(i - nd) % nd]; return x->xs[i - nd]; }
+    *gpu = (int)(i - nd - nxs);
+    return x->ctl[i - nd - nxs];
+}
+
 /* Lets GPU q read and write GPU p's memory directly, so that copies
    between them are not staged through the host (already enabled: fine). */
 static int dp__cu_peer(int *cur, int q, int p, dp_error *err)
@@ -1044,16 +1057,17 @@ static int dp__cu_graph_build(dp__cux *x, const int *seq, dp_error *err)
     cudaCheck(cudaStreamBeginCapture(origin, cudaStreamCaptureModeThreadLocal));
     x->capturing = 1;
     cudaCheck(cudaEventRecord(x->evf, origin));
-    for (int i = 0; i < nd + nd * nd; i++) {
-        cudaStream_t st = i < nd ? x->cs[i] : x->xs[i - nd];
+    for (int i = 0; i < nd + nd * nd; i++) {   /* the compute and copy streams */
+        int gp = 0;
+        cudaStream_t st = dp__cu_stream(x, i, &gp);
         if (!st) continue;
-        if ((rc = dp__cu_use(&x->cur_dev, x->gpu[i < nd ? i : (i - nd) % nd], err))) return rc;
+        if ((rc = dp__cu_use(&x->cur_dev, gp, err))) return rc;
         cudaCheck(cudaStreamWaitEvent(st, x->evf, 0));
     }
     if ((rc = dp__cu_enqueue(x, seq, err))) return rc;
     for (int i = 0; i < nd + nd * nd; i++) {
-        cudaStream_t st = i < nd ? x->cs[i] : x->xs[i - nd];
-        int gp = x->gpu[i < nd ? i : (i - nd) % nd];
+        int gp = 0;
+        cudaStream_t st = dp__cu_stream(x, i, &gp);
         if (!st) continue;
         if ((rc = dp__cu_use(&x->cur_dev, gp, err))) return rc;
         if (!x->evj[k]) cudaCheck(cudaEventCreateWithFlags(&x->evj[k], cudaEventDisableTiming));
@@ -1089,10 +1103,9 @@ static uint64_t dp__cu_hash(const unsigned char *b, size_t n, uint64_t h)
 static int dp__cu_sync(dp__cux *x, dp_error *err)
 {
     int rc = DP_OK, r2;
-    long nxs = (long)x->nd * x->nd;
-    for (long i = 0; i < x->nd + nxs + x->ngpu; i++) {
-        cudaStream_t s = i < x->nd ? x->cs[i] : i < x->nd + nxs ? x->xs[i - x->nd] : x->ctl[i - x->nd - nxs];
-        int gp = i < x->nd ? x->gpu[i] : i < x->nd + nxs ? x->gpu[(i - x->nd) % x->nd] : (int)(i - x->nd - nxs);
+    for (long i = 0; i < x->nd + (long)x->nd * x->nd + x->ngpu; i++) {
+        int gp = 0;
+        cudaStream_t s = dp__cu_stream(x, i, &gp);
         if (!s) continue;
         r2 = dp__cu_use(&x->cur_dev, gp, err);
         if (!r2) r2 = dp__cuda_fail(cudaStreamSynchronize(s), "cudaStreamSynchronize(stream)", __FILE__, __LINE__, err);
