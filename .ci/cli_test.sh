@@ -380,6 +380,12 @@ expect 0 "sim on the calibrated cluster" "$D" sim "$T/cm.dpg" --assign "$T/cm.as
 expect 0 "train with stage real on the CPU executor" "$D" train graphs/layered_50.dpg --stages il,real --episodes 10,5 --backend cpu --devices 2 --hidden 8 --layers 1 --out "$T/real.dpl" --json
 json_check "$T/out" "j['real_costs'] == 'cpu executor'" "train --backend cpu uses the executor"
 expect 2 "train with an unknown backend" "$D" train graphs/layered_50.dpg --stages il,real --episodes 5,5 --backend gpu --out "$T/x2.dpl"
+# static and graph dispatch are the CUDA executor's: refused elsewhere, nothing written
+expect 2 "exec --dispatch static on the CPU" "$D" exec graphs/layered_50.dpg --assign "$T/l50.asg" --backend cpu --dispatch static
+expect 2 "calibrate --dispatch graph on the CPU" "$D" calibrate --backend cpu --dispatch graph -o "$T/nd.dpc"
+expect 2 "train --dispatch graph without --backend" "$D" train graphs/layered_50.dpg --stages il --episodes 5 --dispatch graph --out "$T/nd.dpl"
+expect 2 "exec --dispatch with an unknown mode" "$D" exec graphs/layered_50.dpg --assign "$T/l50.asg" --backend cpu --dispatch eager
+if [ ! -e "$T/nd.dpc" ] && [ ! -e "$T/nd.dpl" ]; then ok; else bad "a refused --dispatch left a file"; fi
 
 # ---- the CUDA executor: three situations, each checked ---------------------
 # built without CUDA (no nvcc, or the sanitizer build): exit 1, "built

@@ -1696,11 +1696,9 @@ static int train_runtime(const cli *o, int have_real, dp_runtime *rt, dp_exec_op
     if (o->backend) {
         int rc = check_backend(o);
         if (rc) return rc;
-        if (strcmp(o->backend, "cuda") && o->dispatch != DP_DISPATCH_DYNAMIC)
-            return usage(o->cmd, "--dispatch static and graph need --backend cuda");
         rt->exec = backend_fn(o);
     } else if (o->dispatch != DP_DISPATCH_DYNAMIC) {
-        return usage(o->cmd, "--dispatch needs --backend cuda");
+        return usage(o->cmd, "--dispatch static and graph need --backend cuda");
     }
 #ifdef DP_WITH_CUDA
     if (have_real && o->backend && !strcmp(o->backend, "cuda")) {
@@ -2028,7 +2026,8 @@ static int cmd_gen(cli *o)
 static int check_backend(const cli *o)
 {
     if (!o->backend) return usage(o->cmd, "--backend cpu|cuda is required");
-    if (!strcmp(o->backend, "cpu")) return 0;
+    if (!strcmp(o->backend, "cpu"))   /* the CPU executor dispatches dynamically only */
+        return o->dispatch == DP_DISPATCH_DYNAMIC ? 0 : usage(o->cmd, "--dispatch static and graph need --backend cuda");
     if (!strcmp(o->backend, "cuda")) {
 #ifdef DP_WITH_CUDA
         return 0;
@@ -2144,7 +2143,6 @@ static int cmd_exec(cli *o)
     if (!o->assign) return usage(o->cmd, "--assign is required");
     int rc = check_backend(o);
     if (rc) return rc;
-    if (strcmp(o->backend, "cuda") && o->dispatch != DP_DISPATCH_DYNAMIC) return usage(o->cmd, "--dispatch static and graph need --backend cuda");
     const char *path = o->pos[0];
     dp_graph g;
     dp_cluster c;
@@ -2230,7 +2228,6 @@ static int cmd_calibrate(cli *o)
     int cuda = !strcmp(o->backend, "cuda");
     co.devices = o->devices_set ? o->devices : cuda ? 0 : 2;
     co.dispatch = (int)o->dispatch;
-    if (!cuda && o->dispatch != DP_DISPATCH_DYNAMIC) return usage(o->cmd, "--dispatch static and graph need --backend cuda");
 #ifdef DP_WITH_CUDA
     if (cuda ? dp_calibrate_cuda(&c, &co, &e) : dp_calibrate_cpu(&c, &co, &e)) return fail(&e);
 #else
