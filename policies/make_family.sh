@@ -6,7 +6,9 @@
 #     policies/make_family.sh [DOPPLER] [OUT]
 #
 # DOPPLER: the CLI (default build/doppler); OUT: the policy (default
-# policies/doppler_family.dpl). The training family is generated into a
+# policies/doppler_family.dpl). FAMILY_EPISODES and FAMILY_OPTS (more train
+# options, after the shipped ones, so that they win: "--seed 2") are for
+# experiments (bench/family_sweep.sh); unset, they make the shipped file. The training family is generated into a
 # temporary folder with 'doppler gen': block-partitioned chainmm, ffnn,
 # llama-block and llama-layer at several block counts and widths, and
 # layered and random DAGs at several sizes and communication ratios, each
@@ -36,4 +38,4 @@ for n in 60 150; do
     done
 done
 "$DOPPLER" train "$dir"/*.dpg --devices 2,4,8 --stages il,sim --episodes ${FAMILY_EPISODES:-4000,8000} \
-    --seed 1 --out "$OUT"
+    --seed 1 ${FAMILY_OPTS:-} --out "$OUT"

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# bench/family_sweep.sh - variants of the pretrained policy's recipe
+# (policies/make_family.sh) judged on validation graphs that are neither in
+# its family nor in bench/pretrained.sh's zero-shot set: 8 generated graphs
+# x 2, 4, 8 devices, greedy + 64 samples (build/learn_bench zeroshot). One
+# line per variant: its train options, then the summary line (at or below
+# min(cp, heft), mean and worst against anneal). bench/RESULTS.md part 4
+# ("A 16-core sweep") ran it with
+#
+#     JOBS=16 bench/family_sweep.sh "--seed "{1..8} "--seed "{1..8}" --lr 1e-3,2.5e-4" \
+#         "--seed "{1..5}" --anchor 8" "--entropy 3e-3" "--entropy 3e-4" \
+#         "--layers 4" "--hidden 48" "--rollouts 2"
+#
+# VARIANT: train options appended to the recipe's (the last value of an
+# option wins). JOBS: variants trained at once (default 1). Run from the
+# repository root after ./build.sh.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+[ $# -gt 0 ] || { echo "usage: bench/family_sweep.sh VARIANT..." >&2; exit 2; }
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+gen() { build/doppler gen "$@" >/dev/null || exit 1; }
+mkdir "$dir/val"
+gen chainmm --parts 3 --dim 384 --layers 3 -o "$dir/val/chainmm_p3_l3.dpg"
+gen ffnn --parts 2 --layers 3 --dim 256 --batch 128 -o "$dir/val/ffnn_p2_l3.dpg"
+gen llama-block --parts 4 --dim 512 -o "$dir/val/llama_block_p4_d512.dpg"
+gen llama-layer --parts 3 --layers 2 --dim 384 -o "$dir/val/llama_layer_p3.dpg"
+gen layered --nodes 120 --ccr 1.5 --seed 41 -o "$dir/val/layered_120.dpg"
+gen random --nodes 140 --ccr 2 --seed 42 -o "$dir/val/random_140.dpg"
+gen layered --nodes 60 --ccr 0.5 --seed 43 -o "$dir/val/layered_60.dpg"
+gen random --nodes 80 --ccr 3 --seed 44 -o "$dir/val/random_80.dpg"
+one() {   # INDEX VARIANT
+    FAMILY_OPTS="$2" policies/make_family.sh build/doppler "$dir/p$1.dpl" >"$dir/t$1.log" 2>&1 || { echo "$2: training failed" >"$dir/r$1"; return; }
+    echo "[$2] $(build/learn_bench zeroshot "$dir/p$1.dpl" --devices 2,4,8 --samples 64 "$dir"/val/*.dpg | tail -n 1)" >"$dir/r$1"
+}
+i=0
+for v in "$@"; do
+    one $i "$v" &
+    i=$((i + 1))
+    while [ "$(jobs -r | wc -l)" -ge "${JOBS:-1}" ]; do wait -n; done
+done
+wait
+for ((k = 0; k < i; k++)); do cat "$dir/r$k"; done
