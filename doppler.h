@@ -915,6 +915,8 @@ typedef struct dp_episode_info {
                                 the policy is from its teacher             */
     double   anchor_weight;  /* the anchor's weight w in its update
                                 (dp_train_opts.anchor)                     */
+    double   ppo_clipped;    /* PPO: share of its update's choices whose
+                                term was clipped in the last epoch         */
 } dp_episode_info;
 
 typedef struct dp_train_opts {
@@ -995,6 +997,19 @@ typedef struct dp_train_opts {
                                 mean of their squares (per graph, decay
                                 baseline_decay), so that their scale stays
                                 near 1 as costs converge                    */
+    int      ppo_epochs;     /* DOPPLER, REINFORCE stages: 0 or 1 -> one
+                                gradient step per update (REINFORCE, the
+                                paper's); E > 1: PPO's clipped objective
+                                (Schulman et al. 2017), E - 1 more steps per
+                                update, each over the update's episodes
+                                (rollouts of them) replayed under the
+                                parameters as they then are, each choice's
+                                REINFORCE term times its probability ratio
+                                r = p_now / p_rollout and dropped where
+                                min(r A, clip(r, 1 - ppo_clip, 1 + ppo_clip)
+                                A) is flat in r (A: the choice's return);
+                                at most 64                                 */
+    double   ppo_clip;       /* 0 -> 0.2                                    */
     /* Optional outputs, per training graph i: the best placement any
        episode reached (the search of DOPPLER's deployment stage), over the
        stages scored alike (il and sim; real restarts it when it has its
@@ -4928,6 +4943,9 @@ typedef struct dp__gctx {
                              step needs no exp (NULL in training)         */
     int *step_op, *step_dev;
     double *step_f, *step_z, *step_gu, *step_gf;
+    double *step_lp, *step_adv; /* [2n] the choices' log-probabilities (step t:
+                                   SEL's at 2t, PLC's at 2t + 1); [n] each
+                                   step's return correction (training)    */
     double *phi, *bstep;  /* [n] partial makespan before step t; its baseline */
     /* backward scratch */
     double *G, *snap, *gAP, *prio; /* gAP [n][2H]: gA_v then gP_v     */
@@ -5010,6 +5028,7 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
         DP__A(x->step_op, n, int); DP__A(x->step_dev, n, int); DP__A(x->step_f, nt * nd * DP__DF, double);
         DP__A(x->step_z, nt * nd * H, double); DP__A(x->step_gu, nt * nd, double); DP__A(x->step_gf, nt * nd, double);
         DP__A(x->phi, n, double); DP__A(x->bstep, n, double);
+        DP__A(x->step_lp, 2 * nt, double); DP__A(x->step_adv, nt, double);
         DP__A(x->G, (size_t)nd * H, double); DP__A(x->snap, ng, double); DP__A(x->gAP, 2 * ng, double);
         DP__A(x->prio, n, double);
         DP__A(x->wt_sel, dp__gnn_size(H, K) + dp__selhead_size(H), double);
@@ -5424,6 +5443,14 @@ typedef struct dp__roll_opts {
     const double *bstep; double bnorm; /* per-step baseline b_t and the mean
                                           cost b (NULL: none)               */
     const int *force_op, *force_dev;   /* replay these choices (step t: op, device) */
+    /* PPO's replay of a stored episode (with force_op, force_dev): old_lp
+       [2n] its choices' log-probabilities when it was rolled out (step t:
+       SEL's at 2t, PLC's at 2t + 1), adv_t [n] its steps' return
+       corrections (in place of bstep), ppo_R its return; each choice's
+       REINFORCE term is weighted by r = exp(log p - old) and dropped where
+       the clipped surrogate min(r A, clip(r, 1 - ppo_clip, 1 + ppo_clip) A)
+       is flat (A = ppo_R + the step's correction) */
+    const double *old_lp, *adv_t; double ppo_R, ppo_clip;
 } dp__roll_opts;
 
 /* logp: sum of the choices' log-probabilities; wlogp: the same discounted;
@@ -5432,9 +5459,25 @@ typedef struct dp__roll_opts {
    xent: -log P(cp expert's choices) summed over both choices of every
    step (training rollouts only);
    par of npar: PLC choices that joined an input's device, of the steps
-   whose op has inputs. An inference rollout (ro->train 0) makes the same
+   whose op has inputs; ppo_obj: a PPO replay's clipped surrogate, summed
+   over the choices (discounted), clipped of nchoice: its choices whose
+   term was clipped. An inference rollout (ro->train 0) makes the same
    choices but leaves every statistic 0 (no logs, no entropies). */
-typedef struct dp__roll_stats { double il_loss, entropy, logp, wlogp, alogp, sel_ent, plc_ent, xent; int par, npar; } dp__roll_stats;
+typedef struct dp__roll_stats { double il_loss, entropy, logp, wlogp, alogp, sel_ent, plc_ent, xent, ppo_obj; int par, npar, clipped, nchoice; } dp__roll_stats;
+
+/* PPO's weight of a choice's REINFORCE term: its probability ratio r, or
+   0 where the clipped surrogate min(r A, clip(r, 1 - c, 1 + c) A) does
+   not depend on r (A > 0 and r > 1 + c, A < 0 and r < 1 - c); the
+   surrogate's value into *obj (times w) and the clip into st. */
+static double dp__ppo_weight(double l, double old, double A, double c, double w, dp__roll_stats *st)
+{
+    double r = exp(l - old), rc = r < 1 - c ? 1 - c : r > 1 + c ? 1 + c : r;
+    int flat = (A > 0 && r > 1 + c) || (A < 0 && r < 1 - c);
+    st->ppo_obj += w * (r * A < rc * A ? r * A : rc * A);
+    st->nchoice++;
+    if (flat) { st->clipped++; return 0; }
+    return r;
+}
 
 /* PLC's inputs for placing op v: each device's features from the partial
    schedule into f (work, input work, first and last input's end, earliest
@@ -5576,6 +5619,7 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
     }
     for (t = 0; t < n; t++) {
         double wdisc = tr ? pow(ro->gamma, (double)(n - 1 - t)) : 1, ent = 0, emin = HUGE_VAL;
+        double wc;              /* a choice's REINFORCE weight (PPO: times its ratio) */
         double pe = 1;          /* P(the cp expert's choice), training only */
         size_t ts = x->train ? (size_t)t : 0;   /* inference keeps one step */
         double phi = 0, adv = 0;
@@ -5586,13 +5630,18 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
            (b - cost) / b, it gives (b_t - (cost - phi_t)) / b) */
         for (d = 0; d < nd; d++) if (x->avail[d] > phi) phi = x->avail[d];
         x->phi[t] = phi;
-        if (ro->bstep && ro->bnorm > 0) adv = (ro->bstep[t] + phi - ro->bnorm) / ro->bnorm;
+        if (ro->adv_t) adv = ro->adv_t[t];
+        else if (ro->bstep && ro->bnorm > 0) adv = (ro->bstep[t] + phi - ro->bnorm) / ro->bnorm;
+        if (x->train) x->step_adv[t] = adv;
         /* ---- SEL: softmax of the static scores over the legal set ---- */
         li = !tr && ro->sample && !ro->force_op ? dp__sel_draw(x, it, ro->eps, rng) : -1;
         if (li < 0) li = dp__sel_choose(x, ro, t, it, rng, &ent);
         v = x->legal[li];
+        wc = wdisc;
         if (tr) {
             double l = log(lp[li] > 1e-300 ? lp[li] : 1e-300);
+            if (x->train) x->step_lp[2 * t] = l;
+            if (ro->old_lp) wc *= dp__ppo_weight(l, ro->old_lp[2 * t], ro->ppo_R + adv, ro->ppo_clip, wdisc, st);
             st->entropy += ent;
             st->sel_ent += ent;
             pe = dp__expert_mass(lp, x->nlegal, x->expert); st->xent -= log(pe);
@@ -5600,7 +5649,7 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
             st->wlogp += wdisc * l;
             st->alogp += adv * wdisc * l;
         }
-        if (ro->train) st->il_loss += dp__step_grad(lp, x->nlegal, li, wdisc, adv, ro->beta, ent, x->expert, pe, ilw, x->gsel_pg, x->gsel_fix, x->legal, it);
+        if (ro->train) st->il_loss += dp__step_grad(lp, x->nlegal, li, wc, adv, ro->beta, ent, x->expert, pe, ilw, x->gsel_pg, x->gsel_fix, x->legal, it);
         x->legal[li] = x->legal[--x->nlegal];
         x->pos[x->legal[li]] = li;
         /* ---- PLC: device features from the partial schedule ---- */
@@ -5615,8 +5664,11 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
         }
         ent = dp__softmax(x->logit, lp, nd, tr);
         a = ro->force_dev ? ro->force_dev[t] : dp__choose(lp, nd, ro->sample, ro->eps, rng);
+        wc = wdisc;
         if (tr) {
             double l = log(lp[a] > 1e-300 ? lp[a] : 1e-300);
+            if (x->train) x->step_lp[2 * t + 1] = l;
+            if (ro->old_lp) wc *= dp__ppo_weight(l, ro->old_lp[2 * t + 1], ro->ppo_R + adv, ro->ppo_clip, wdisc, st);
             st->entropy += ent;
             st->plc_ent += ent;
             pe = dp__expert_mass(lp, nd, x->expert); st->xent -= log(pe);
@@ -5629,7 +5681,7 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
             st->wlogp += wdisc * l;
             st->alogp += adv * wdisc * l;
         }
-        if (ro->train) st->il_loss += dp__step_grad(lp, nd, a, wdisc, adv, ro->beta, ent, x->expert, pe, ilw,
+        if (ro->train) st->il_loss += dp__step_grad(lp, nd, a, wc, adv, ro->beta, ent, x->expert, pe, ilw,
                                                     x->step_gu + (size_t)t * nd, x->step_gf + (size_t)t * nd, NULL, it);
         /* ---- place v on a ---- */
         dp__place_step(x, t, v, a);
@@ -6351,6 +6403,8 @@ typedef struct dp__trainer {
     double *kcost, *kR, *kb, *kloss, *kent, *kphi;
     dp__roll_stats *krs;
     int *kact;
+    double *klp, *kadv;          /* PPO: the recorded log-probabilities and
+                                    step corrections (step_lp, step_adv) */
     /* the best placement found per graph */
     double *tbest;
     int **tb_assign, **tb_order, *sil_dev;
@@ -6365,6 +6419,8 @@ typedef struct dp__trainer {
 /* One group of kg episodes of graph gi in stage st, from episode ep. */
 typedef struct dp__group {
     int st, ep, E, kg, gi, nops, greedy, sb;
+    int ppo;                     /* PPO's epochs follow the first step  */
+    double clipped;              /* PPO: share clipped, last epoch      */
     dp_cost_fn fn;
     dp__roll_opts ro;
     double gcost, gnorm, rscale, lr, lb;
@@ -6382,6 +6438,10 @@ static int dp__train_opts_check(dp_train_opts *o, int pt, dp_method *start, dp_e
     if (pt && o->gamma == 0) o->gamma = 1;
     if (pt && o->start && dp_method_parse(o->start, start)) return dp__fail(err, DP_ERR_ARG, "train: unknown start method '%s'", o->start);
     if (o->rollouts < 0 || o->rollouts > 4096) return dp__fail(err, DP_ERR_RANGE, "train: rollouts %d not in 0..4096", o->rollouts);
+    if (o->ppo_epochs < 0 || o->ppo_epochs > 64) return dp__fail(err, DP_ERR_RANGE, "train: ppo_epochs %d not in 0..64", o->ppo_epochs);
+    if (!dp__finite(o->ppo_clip) || o->ppo_clip < 0 || o->ppo_clip >= 1) return dp__fail(err, DP_ERR_RANGE, "train: ppo_clip %g not in [0, 1)", o->ppo_clip);
+    if (pt && o->ppo_epochs > 1) return dp__fail(err, DP_ERR_ARG, "train: ppo_epochs %d: PPO is for DOPPLER (Placeto's updates are per step)", o->ppo_epochs);
+    if (o->ppo_clip == 0) o->ppo_clip = 0.2;
     if (o->lr_final == 0) o->lr_final = 0.1;
     if (o->entropy == 0) o->entropy = 1e-3;
     if (o->entropy < 0) o->entropy = 0;
@@ -6421,7 +6481,7 @@ static void dp__trainer_free(dp__trainer *T)
     DP_FREE(T->as.m); DP_FREE(T->as.v); DP_FREE(T->ap.m); DP_FREE(T->ap.v);
     DP_FREE(T->selected.sel); DP_FREE(T->selected.plc);
     DP_FREE(T->kcost); DP_FREE(T->kR); DP_FREE(T->kb); DP_FREE(T->kloss); DP_FREE(T->kent); DP_FREE(T->krs);
-    DP_FREE(T->kact); DP_FREE(T->kphi); DP_FREE(T->tbest); DP_FREE(T->tb_assign); DP_FREE(T->tb_order); DP_FREE(T->sil_dev);
+    DP_FREE(T->kact); DP_FREE(T->kphi); DP_FREE(T->klp); DP_FREE(T->kadv); DP_FREE(T->tbest); DP_FREE(T->tb_assign); DP_FREE(T->tb_order); DP_FREE(T->sil_dev);
 }
 
 /* The buffers, the optimisers' moments and one episode context per graph. */
@@ -6445,14 +6505,16 @@ static int dp__trainer_init(dp__trainer *T, const dp_cluster *c)
     T->kloss = (double *)dp__alloc(K, sizeof(double), err, "training");
     T->kent = (double *)dp__alloc(K, sizeof(double), err, "training");
     T->krs = (dp__roll_stats *)dp__alloc(K, sizeof *T->krs, err, "training");
-    T->kact = (int *)dp__alloc(K > 1 ? 2 * K * nmax : 1, sizeof(int), err, "training");
+    T->kact = (int *)dp__alloc(K > 1 || T->o.ppo_epochs > 1 ? 2 * K * nmax : 1, sizeof(int), err, "training");
+    T->klp = (double *)dp__alloc(T->o.ppo_epochs > 1 ? 2 * K * nmax : 1, sizeof(double), err, "training");
+    T->kadv = (double *)dp__alloc(T->o.ppo_epochs > 1 ? K * nmax : 1, sizeof(double), err, "training");
     T->kphi = (double *)dp__alloc(K > 1 ? K * nmax : 1, sizeof(double), err, "training");
     T->tbest = (double *)dp__alloc((size_t)n, sizeof(double), err, "training");
     T->tb_assign = (int **)dp__alloc((size_t)n, sizeof(int *), err, "training");
     T->tb_order = (int **)dp__alloc((size_t)n, sizeof(int *), err, "training");
     T->sil_dev = (int *)dp__alloc(nmax, sizeof(int), err, "training");
     if (!T->gplc || !T->ap.m || !T->ap.v || !T->kcost || !T->kR || !T->kb || !T->kloss || !T->kent || !T->krs ||
-        !T->kact || !T->kphi || !T->tbest || !T->tb_assign || !T->tb_order || !T->sil_dev) return DP_ERR_NOMEM;
+        !T->kact || !T->kphi || !T->klp || !T->kadv || !T->tbest || !T->tb_assign || !T->tb_order || !T->sil_dev) return DP_ERR_NOMEM;
     if (T->pt) {
         T->g2 = (double *)dp__alloc((size_t)p->n_plc, sizeof(double), err, "gradients");
         T->gs = (double *)dp__alloc((size_t)p->n_plc, sizeof(double), err, "gradients");
@@ -6538,10 +6600,14 @@ static int dp__group_rollouts(dp__trainer *T, dp__group *G)
         T->r.simulations++;
         if (!dp__finite(T->kcost[k]) || T->kcost[k] < 0) break;   /* refused by the caller */
         dp__keep_best(T->kcost[k], x->assign, x->order, x->n, &T->tbest[gi], T->tb_assign[gi], T->tb_order[gi]);
-        if (G->kg > 1) {
+        if (G->kg > 1 || G->ppo) {
             memcpy(T->kact + 2 * (size_t)k * nmax, x->step_op, sizeof(int) * (size_t)x->n);
             memcpy(T->kact + (2 * (size_t)k + 1) * nmax, x->step_dev, sizeof(int) * (size_t)x->n);
-            memcpy(T->kphi + (size_t)k * nmax, x->phi, sizeof(double) * (size_t)x->n);
+        }
+        if (G->kg > 1) memcpy(T->kphi + (size_t)k * nmax, x->phi, sizeof(double) * (size_t)x->n);
+        if (G->ppo) {
+            memcpy(T->klp + 2 * (size_t)k * nmax, x->step_lp, sizeof(double) * 2 * (size_t)x->n);
+            memcpy(T->kadv + (size_t)k * nmax, x->step_adv, sizeof(double) * (size_t)x->n);
         }
     }
     G->baseline = &x->baseline; G->best = &x->best; G->seen = &x->seen; G->lb = x->lower_bound; G->nops = x->n;
@@ -6666,6 +6732,7 @@ static int dp__group_backward(dp__trainer *T, dp__group *G)
                 rp.bstep = x->bstep; rp.bnorm = T->kb[k];
             }
             dp__rollout(x, p, &rp, &T->rng, &rs);
+            if (G->ppo) memcpy(T->kadv + (size_t)k * nmax, x->step_adv, sizeof(double) * (size_t)x->n);
             /* the loss with each step's own return */
             T->kloss[k] -= rs.alogp / x->n;
             dp__backward_heads(x, p, T->kR[k], 1.0 / kg, T->gsel, T->gplc);
@@ -6685,14 +6752,13 @@ static int dp__group_backward(dp__trainer *T, dp__group *G)
     return 0;
 }
 
-/* The gradient checked, Adam's step at the stage's decaying rate, and the
-   anchor's multiplier by dual ascent on "distance to the expert <= X". */
-static int dp__group_update(dp__trainer *T, dp__group *G)
+/* The gradient checked, then Adam's step at the stage's decaying rate. */
+static int dp__group_step(dp__trainer *T, dp__group *G)
 {
     dp_policy *p = T->p;
     const dp_train_opts *o = &T->o;
     double gn = 0, frac = (double)G->ep / G->E;
-    int q, k, bad = -1;
+    int q, bad = -1;
     G->lr = o->lr[G->st] * (1 - (1 - o->lr_final) * frac);
     for (q = 0; q < p->n_sel; q++) { gn += T->gsel[q] * T->gsel[q]; if (bad < 0 && !dp__finite(T->gsel[q])) bad = q; }
     for (q = 0; q < p->n_plc; q++) { gn += T->gplc[q] * T->gplc[q]; if (bad < 0 && !dp__finite(T->gplc[q])) bad = p->n_sel + q; }
@@ -6701,6 +6767,55 @@ static int dp__group_update(dp__trainer *T, dp__group *G)
     G->gnorm = sqrt(gn);
     if (p->n_sel) dp__adam_step(&T->as, p->sel, T->gsel, G->lr, o->clip);
     dp__adam_step(&T->ap, p->plc, T->gplc, G->lr, o->clip);
+    return 0;
+}
+
+/* PPO's epochs after the update's first step: the group's episodes
+   replayed under the parameters as they now are, each choice weighted by
+   its probability ratio to the rollout's, clipped (dp__ppo_weight), then
+   one encoder backward and a step; self-imitation's replay is the first
+   step's only. */
+static int dp__group_ppo(dp__trainer *T, dp__group *G)
+{
+    dp_policy *p = T->p;
+    dp__gctx *x = &T->ctx[G->gi];
+    int e, k, rc, nmax = T->nmax, clipped = 0, nch = 0;
+    for (e = 1; e < T->o.ppo_epochs; e++) {
+        dp__forward(x, p);
+        dp__backward_zero(x);
+        clipped = nch = 0;
+        for (k = 0; k < G->kg; k++) {
+            dp__roll_opts rp = G->ro;
+            dp__roll_stats rs;
+            rp.force_op = T->kact + 2 * (size_t)k * nmax;
+            rp.force_dev = T->kact + (2 * (size_t)k + 1) * nmax;
+            rp.old_lp = T->klp + 2 * (size_t)k * nmax;
+            rp.adv_t = T->kadv + (size_t)k * nmax;
+            rp.ppo_R = T->kR[k]; rp.ppo_clip = T->o.ppo_clip;
+            rp.bstep = NULL;
+            dp__rollout(x, p, &rp, &T->rng, &rs);
+            if (!dp__finite(rs.ppo_obj)) return dp__train_stop(T, G, G->ep, G->ep + G->kg - 1, "PPO epoch %d: surrogate %g is not finite", e, rs.ppo_obj);
+            clipped += rs.clipped; nch += rs.nchoice;
+            dp__backward_heads(x, p, T->kR[k], 1.0 / G->kg, T->gsel, T->gplc);
+        }
+        dp__backward_gnn(x, p, T->gsel, T->gplc);
+        if ((rc = dp__group_step(T, G))) return rc;
+    }
+    G->clipped = nch ? (double)clipped / nch : 0;
+    return 0;
+}
+
+/* The first step, PPO's epochs, and the anchor's multiplier by dual
+   ascent on "distance to the expert <= X". */
+static int dp__group_update(dp__trainer *T, dp__group *G)
+{
+    const dp_train_opts *o = &T->o;
+    int k, rc;
+    double g0;
+    if ((rc = dp__group_step(T, G))) return rc;
+    g0 = G->gnorm;   /* the report's: the first step's, on-policy */
+    if (G->ppo && (rc = dp__group_ppo(T, G))) return rc;
+    G->gnorm = g0;
     if (!T->pt && !G->ro.il && o->anchor > 0) {
         double xe = 0;
         for (k = 0; k < G->kg; k++) xe += T->krs[k].xent / (2.0 * G->nops * G->kg);
@@ -6729,6 +6844,7 @@ static void dp__group_report(dp__trainer *T, const dp__group *G, double ts, doub
         info.loss = T->kloss[k]; info.entropy = T->kent[k];
         info.seconds = dp_now() - ts;
         info.grad_norm = G->gnorm; info.ret_scale = G->rscale; info.anchor_weight = G->ro.anchor;
+        info.ppo_clipped = G->clipped;
         if (!T->pt) {
             info.sel_entropy = rs->sel_ent / G->nops; info.plc_entropy = rs->plc_ent / G->nops;
             info.parent_share = rs->npar ? (double)rs->par / rs->npar : 0;
@@ -6748,6 +6864,7 @@ static int dp__train_group(dp__trainer *T, dp__group *G, double ts, double *tail
        (one rollout per update) or the others' mean (several; a stage's
        last group of one rollout goes without) */
     G->sb = !T->pt && G->st != DP_STAGE_IL && !o->greedy_baseline && (o->step_baseline > 0 || (o->step_baseline == 0 && !G->fn));
+    G->ppo = !T->pt && G->st != DP_STAGE_IL && o->ppo_epochs > 1;
     memset(&G->ro, 0, sizeof G->ro);
     G->ro.sample = 1; G->ro.train = 1; G->ro.il = G->st == DP_STAGE_IL;
     G->ro.eps = o->eps_start[G->st] * (1 - frac);

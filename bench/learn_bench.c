@@ -7,7 +7,7 @@
                                        [--greedy-baseline 1] [--sil W] [--adv-norm 1]
                                        [--step-bl 1|-1] [--gamma G] [--hidden H] [--layers K]
                                        [--anchor X] [--anchor-rate R] [--select N] [--per-seed]
-                                       [--init POLICY]
+                                       [--init POLICY] [--ppo E] [--ppo-clip C]
        build/learn_bench stability GRAPH [--il E] [--sim E] [--seeds N] [--per-seed] [options of quality]
        build/learn_bench diag GRAPH [--il E] [--sim E] [--seed S] [--window W] [options of quality]
        build/learn_bench general STG_DIR [--procs P] [--il E] [--sim E]
@@ -42,6 +42,7 @@
             a new one: DOPPLER's stage II on the target graph only.
    --anchor X: dp_train_opts.anchor (-1: off, the paper's REINFORCE);
    --select N: dp_train_opts.select (-1: none).
+   --ppo E, --ppo-clip C: dp_train_opts.ppo_epochs, ppo_clip (PPO).
    general: trains once on STG_DIR/50/rand0000..0059 (P processors, no
             communication), places rand0060..0089 without retraining; mean
             and worst ratio to the proven optimum (STG_DIR/opt_50_P.csv)
@@ -169,7 +170,8 @@ static int timing(const char *path, int devices, int E)
 
 static double lr_sim, eps_sim, temp, sil, ent, gamma_, anchor, anchor_rate;
 static int select_;              /* --select N: 0 the library's default, -1 none */   /* 0: the library's defaults */
-static int greedy_bl, adv_norm, step_bl;
+static int greedy_bl, adv_norm, step_bl, ppo;
+static double ppo_clip;
 static int rollouts;             /* 0: the library's default (1) */
 static dp_order order;           /* --order: doppler's runtime order and the heuristics' */
 static int per_seed;             /* --per-seed: a row per seed after the summary */
@@ -181,6 +183,7 @@ static void sim_opts(dp_train_opts *to)
     to->temperature = temp; to->self_imitation = sil; to->greedy_baseline = greedy_bl; to->adv_norm = adv_norm;
     to->step_baseline = step_bl; to->gamma = gamma_; to->entropy = ent;
     to->anchor = anchor; to->anchor_rate = anchor_rate; to->select = select_;
+    to->ppo_epochs = placeto ? 0 : ppo; to->ppo_clip = ppo_clip;
 }
 
 typedef struct tally { double sum, sq; int n; } tally;
@@ -505,6 +508,7 @@ int main(int argc, char **argv)
         {"--greedy-baseline", &greedy_bl, NULL}, {"--adv-norm", &adv_norm, NULL}, {"--step-bl", &step_bl, NULL},
         {"--gamma", NULL, &gamma_}, {"--anchor-rate", NULL, &anchor_rate}, {"--select", &select_, NULL},
         {"--anchor", NULL, &anchor}, {"--hidden", &hidden, NULL}, {"--layers", &layers, NULL},
+        {"--ppo", &ppo, NULL}, {"--ppo-clip", NULL, &ppo_clip},
     };
     for (size_t k = 0; k < sizeof train_opts / sizeof train_opts[0]; k++) {
         const char *v = opt(argc, argv, train_opts[k].name, "0");

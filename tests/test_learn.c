@@ -199,6 +199,207 @@ static void test_gradients(void)
 }
 
 
+/* ---- PPO (dp_train_opts.ppo_epochs): the clipped surrogate's gradient ---
+   A sampled rollout is recorded (its choices, their log-probabilities and
+   its steps' return corrections); the replay under other parameters
+   weighs each choice by r = p_now / p_then, clipped at 1 -/+ clip. */
+typedef struct ppo_rec { int op[64], dev[64]; double lp[128], adv[64]; int n; } ppo_rec;
+
+static void ppo_record(dp__gctx *x, dp_policy *p, const double *bstep, double bnorm, ppo_rec *r)
+{
+    dp__roll_opts ro = {0};
+    dp__roll_stats rs;
+    dp_rng rng;
+    dp_rng_seed(&rng, 5);
+    ro.sample = 1; ro.train = 1; ro.eps = 0.5; ro.gamma = 0.9; ro.bstep = bstep; ro.bnorm = bnorm;
+    dp__forward(x, p);
+    dp__rollout(x, p, &ro, &rng, &rs);
+    r->n = x->n;
+    memcpy(r->op, x->step_op, sizeof(int) * (size_t)x->n);
+    memcpy(r->dev, x->step_dev, sizeof(int) * (size_t)x->n);
+    memcpy(r->lp, x->step_lp, sizeof(double) * 2 * (size_t)x->n);
+    memcpy(r->adv, x->step_adv, sizeof(double) * (size_t)x->n);
+}
+
+/* The replay's loss, -(surrogate) - beta entropy + anchor term, per step
+   as dp_train's; old: the log-probabilities it is relative to. */
+static double ppo_loss(dp__gctx *x, dp_policy *p, const ppo_rec *r, const double *old, double R, double clip,
+                       double beta, double anchor, dp__roll_stats *out)
+{
+    dp__roll_opts ro = {0};
+    dp__roll_stats rs;
+    dp_rng rng;
+    dp_rng_seed(&rng, 1);
+    ro.sample = 1; ro.train = 1; ro.gamma = 0.9; ro.beta = beta; ro.anchor = anchor;
+    ro.force_op = r->op; ro.force_dev = r->dev; ro.old_lp = old; ro.adv_t = r->adv;
+    ro.ppo_R = R; ro.ppo_clip = clip;
+    dp__forward(x, p);
+    dp__rollout(x, p, &ro, &rng, &rs);
+    if (out) *out = rs;
+    return (-rs.ppo_obj - beta * rs.entropy + rs.il_loss) / x->n;
+}
+
+/* Finite differences of ppo_loss against dp__backward after the replay,
+   at parameters moved off the recorded ones (so that ratios differ from 1
+   and some are clipped). */
+static void ppo_gradcheck(int shared, double R, int stepbl, double anchor)
+{
+    dp_graph g;
+    dp_cluster c;
+    dp_policy p;
+    dp__gctx x;
+    const int H = 6, K = 2;
+    const double clip = 0.1;
+    char what[128];
+    double bstep[64];
+    ppo_rec rec;
+    dp__roll_stats rs;
+    dp_rng rng;
+    snprintf(what, sizeof what, "ppo gradcheck %s R=%g stepbl=%d anchor=%g", shared ? "shared" : "separate", R, stepbl, anchor);
+    if (gen_graph(&g, 12, 0.5, 7)) return;
+    CHECK(dp_cluster_homogeneous(&c, 3, 1, 1, 0, &err) == 0, "cluster: %s", err.msg);
+    dp_policy_opts po = {0};
+    po.hidden = H; po.layers = K; po.shared_gnn = shared; po.seed = 3;
+    CHECK(dp_policy_init(&p, &po, &err) == 0, "policy: %s", err.msg);
+    CHECK(dp__gctx_init(&x, &g, &c, H, K, shared, 1, &err) == 0, "gctx: %s", err.msg);
+    for (int t = 0; t < 64; t++) bstep[t] = 3.0 - 0.1 * t;
+    ppo_record(&x, &p, stepbl ? bstep : NULL, 3.0, &rec);
+    /* the parameters after "an update": every weight moved by up to 0.3 */
+    dp_rng_seed(&rng, 11);
+    for (int i = 0; i < p.n_sel; i++) p.sel[i] += 0.3 * (2 * dp_rng_uniform(&rng) - 1);
+    for (int i = 0; i < p.n_plc; i++) p.plc[i] += 0.3 * (2 * dp_rng_uniform(&rng) - 1);
+    double l0 = ppo_loss(&x, &p, &rec, rec.lp, R, clip, 1e-2, anchor, &rs);
+    CHECK(isfinite(l0), "%s: loss %g", what, l0);
+    CHECK(rs.nchoice == 2 * g.n_ops && rs.clipped > 0 && rs.clipped < rs.nchoice,
+          "%s: %d of %d choices clipped (want some, not all)", what, rs.clipped, rs.nchoice);
+    /* no ratio within 1e-3 of a clip edge, where the surrogate has a kink */
+    double edge = 1;
+    for (int i = 0; i < 2 * g.n_ops; i++) {
+        double r = exp(x.step_lp[i] - rec.lp[i]);
+        edge = fmin(edge, fmin(fabs(r - (1 - clip)), fabs(r - (1 + clip))));
+    }
+    CHECK(edge > 1e-3, "%s: a ratio lies %.2g from a clip edge", what, edge);
+    double *gsel = calloc((size_t)p.n_sel, sizeof(double)), *gplc = calloc((size_t)p.n_plc, sizeof(double));
+    dp__backward(&x, &p, R, gsel, gplc);
+    block_t b[40];
+    int nb = blocks(&p, gsel, gplc, b), checked = 0;
+    for (int k = 0; k < nb; k++) {
+        double worst = 0, gmax = 0;
+        size_t worst_i = 0;
+        for (size_t i = 0; i < b[k].len; i++) {
+            double keep = b[k].w[i], h = 1e-6;
+            b[k].w[i] = keep + h; double lp = ppo_loss(&x, &p, &rec, rec.lp, R, clip, 1e-2, anchor, NULL);
+            b[k].w[i] = keep - h; double lm = ppo_loss(&x, &p, &rec, rec.lp, R, clip, 1e-2, anchor, NULL);
+            b[k].w[i] = keep;
+            double fd = (lp - lm) / (2 * h), an = b[k].g[i];
+            if (fabs(an) > gmax) gmax = fabs(an);
+            if (fabs(fd - an) > 1e-8) {
+                double rel = fabs(fd - an) / fmax(fabs(fd), fabs(an));
+                if (rel > worst) { worst = rel; worst_i = i; }
+            }
+            checked++;
+        }
+        CHECK(worst < 1e-4, "%s: block %s: relative error %.3g at element %zu", what, b[k].name, worst, worst_i);
+        if (b[k].zero_ok) CHECK(gmax < 1e-10, "%s: block %s: gradient %.3g, expected 0 (softmax shift)", what, b[k].name, gmax);
+        else CHECK(gmax > 1e-8, "%s: block %s: gradient is all zero", what, b[k].name);
+    }
+    CHECK(checked == p.n_sel + p.n_plc, "%s: checked %d of %d parameters", what, checked, p.n_sel + p.n_plc);
+    free(gsel); free(gplc);
+    dp__gctx_free(&x);
+    dp_policy_free(&p);
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+}
+
+/* The clipping, against values worked out by hand (no entropy, no anchor,
+   no step baseline, so every choice's return is R):
+   - at the recorded parameters every ratio is 1: the gradient is
+     REINFORCE's of the replayed episode, the surrogate sum_t w_t R over
+     both choices of each step (w_t = 0.9^(n-1-t));
+   - old log-probabilities 1 lower: every ratio is e > 1.2; for R > 0 all
+     2n choices are clipped, the gradient is exactly 0 and the surrogate
+     is 1.2 R sum w_t; for R < 0 none is, the gradient is e times
+     REINFORCE's and the surrogate e R sum w_t. */
+static void test_ppo_clip(void)
+{
+    dp_graph g;
+    dp_cluster c;
+    dp_policy p;
+    dp__gctx x;
+    ppo_rec rec;
+    dp__roll_stats rs;
+    double low[128];
+    const int H = 6, K = 2;
+    if (gen_graph(&g, 12, 0.5, 7)) return;
+    CHECK(dp_cluster_homogeneous(&c, 3, 1, 1, 0, &err) == 0, "cluster: %s", err.msg);
+    dp_policy_opts po = {0};
+    po.hidden = H; po.layers = K; po.seed = 3;
+    CHECK(dp_policy_init(&p, &po, &err) == 0, "policy: %s", err.msg);
+    CHECK(dp__gctx_init(&x, &g, &c, H, K, 0, 1, &err) == 0, "gctx: %s", err.msg);
+    ppo_record(&x, &p, NULL, 0, &rec);
+    int n = g.n_ops;
+    size_t ns = (size_t)p.n_sel, np = (size_t)p.n_plc;
+    double *rs_ = calloc(ns, sizeof(double)), *rp_ = calloc(np, sizeof(double));
+    double *gs = calloc(ns, sizeof(double)), *gp = calloc(np, sizeof(double));
+    double wsum = 0;
+    for (int t = 0; t < n; t++) wsum += 2 * pow(0.9, n - 1 - t);
+    /* REINFORCE's gradient of the replayed episode (the loss of section 1) */
+    fd_op = rec.op; fd_dev = rec.dev; fd_temp = 0; fd_bstep = NULL; fd_anchor = 0;
+    loss(&x, &p, 0.7, 0, 0);
+    dp__backward(&x, &p, 0.7, rs_, rp_);
+    fd_op = fd_dev = NULL;
+    /* ratio 1 */
+    ppo_loss(&x, &p, &rec, rec.lp, 0.7, 0.2, 0, 0, &rs);
+    dp__backward(&x, &p, 0.7, gs, gp);
+    double d = 0, m = 0;
+    for (size_t i = 0; i < ns; i++) { d = fmax(d, fabs(gs[i] - rs_[i])); m = fmax(m, fabs(rs_[i])); }
+    for (size_t i = 0; i < np; i++) { d = fmax(d, fabs(gp[i] - rp_[i])); m = fmax(m, fabs(rp_[i])); }
+    CHECK(m > 1e-6 && d <= 1e-12 * m, "ratio 1: PPO's gradient differs from REINFORCE's by %.3g (scale %.3g)", d, m);
+    CHECK(rs.clipped == 0 && rs.nchoice == 2 * n, "ratio 1: %d of %d choices clipped", rs.clipped, rs.nchoice);
+    CHECK_NEAR(rs.ppo_obj, 0.7 * wsum, 1e-12, "ratio 1: surrogate = R sum w_t");
+    /* ratio e, R > 0: all clipped */
+    for (int i = 0; i < 2 * n; i++) low[i] = rec.lp[i] - 1;
+    memset(gs, 0, ns * sizeof(double)); memset(gp, 0, np * sizeof(double));
+    ppo_loss(&x, &p, &rec, low, 0.7, 0.2, 0, 0, &rs);
+    dp__backward(&x, &p, 0.7, gs, gp);
+    d = 0;
+    for (size_t i = 0; i < ns; i++) d = fmax(d, fabs(gs[i]));
+    for (size_t i = 0; i < np; i++) d = fmax(d, fabs(gp[i]));
+    CHECK(d == 0, "ratio e, R > 0: gradient %.3g, expected exactly 0 (every choice clipped)", d);
+    CHECK(rs.clipped == 2 * n, "ratio e, R > 0: %d of %d choices clipped", rs.clipped, 2 * n);
+    CHECK_NEAR(rs.ppo_obj, 1.2 * 0.7 * wsum, 1e-12, "ratio e, R > 0: surrogate = 1.2 R sum w_t");
+    /* ratio e, R < 0: none clipped, e times REINFORCE's gradient */
+    memset(rs_, 0, ns * sizeof(double)); memset(rp_, 0, np * sizeof(double));
+    fd_op = rec.op; fd_dev = rec.dev;
+    loss(&x, &p, -0.7, 0, 0);
+    dp__backward(&x, &p, -0.7, rs_, rp_);
+    fd_op = fd_dev = NULL;
+    memset(gs, 0, ns * sizeof(double)); memset(gp, 0, np * sizeof(double));
+    ppo_loss(&x, &p, &rec, low, -0.7, 0.2, 0, 0, &rs);
+    dp__backward(&x, &p, -0.7, gs, gp);
+    d = 0; m = 0;
+    for (size_t i = 0; i < ns; i++) { d = fmax(d, fabs(gs[i] - exp(1) * rs_[i])); m = fmax(m, fabs(rs_[i])); }
+    for (size_t i = 0; i < np; i++) { d = fmax(d, fabs(gp[i] - exp(1) * rp_[i])); m = fmax(m, fabs(rp_[i])); }
+    CHECK(m > 1e-6 && d <= 1e-12 * m, "ratio e, R < 0: gradient differs from e x REINFORCE's by %.3g", d);
+    CHECK(rs.clipped == 0, "ratio e, R < 0: %d choices clipped, expected none", rs.clipped);
+    CHECK_NEAR(rs.ppo_obj, exp(1) * -0.7 * wsum, 1e-12, "ratio e, R < 0: surrogate = e R sum w_t");
+    free(rs_); free(rp_); free(gs); free(gp);
+    dp__gctx_free(&x);
+    dp_policy_free(&p);
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+}
+
+static void test_ppo(void)
+{
+    test_ppo_clip();
+    for (int shared = 0; shared < 2; shared++) {
+        ppo_gradcheck(shared, 0.7, 0, 0);      /* clipped surrogate + entropy            */
+        ppo_gradcheck(shared, -0.5, 1, 0);     /* each step's own return (per-step bl)   */
+        ppo_gradcheck(shared, 0.4, 1, 0.3);    /* and the anchor's imitation term        */
+    }
+}
+
 /* ========================================================================
    2. Imitation of the cp expert on the reference graphs
    ======================================================================== */
@@ -1490,6 +1691,7 @@ int main(int argc, char **argv)
     (void)argc; (void)argv;
     double t0 = dp_now();
     test_gradients();
+    test_ppo();
     test_imitation();
     test_reinforce();
     test_rollout_replay();
