@@ -917,6 +917,8 @@ typedef struct dp_episode_info {
                                 (dp_train_opts.anchor)                     */
     double   ppo_clipped;    /* PPO: share of its update's choices whose
                                 term was clipped in the last epoch         */
+    double   critic_loss;    /* dp_train_opts.critic: the critic's loss on
+                                its update's episodes, before its step     */
 } dp_episode_info;
 
 typedef struct dp_train_opts {
@@ -1010,6 +1012,17 @@ typedef struct dp_train_opts {
                                 A) is flat in r (A: the choice's return);
                                 at most 64                                 */
     double   ppo_clip;       /* 0 -> 0.2                                    */
+    int      critic;         /* DOPPLER, REINFORCE stages with the per-step
+                                baseline: 1 -> b_t is a learned critic's
+                                (a linear value function of the partial
+                                schedule's state, shared by every graph;
+                                see dp__critic_state) instead of the
+                                running mean of cost - phi_t per graph and
+                                step (or the other rollouts' mean); it is
+                                fitted by least squares to each episode's
+                                cost still to come (Adam at critic_lr). It
+                                lives for one dp_train call (not saved)    */
+    double   critic_lr;      /* 0 -> 1e-2                                   */
     /* Optional outputs, per training graph i: the best placement any
        episode reached (the search of DOPPLER's deployment stage), over the
        stages scored alike (il and sim; real restarts it when it has its
@@ -4623,6 +4636,7 @@ done:
    ====================================================================== */
 #define DP__F  DP_N_FEAT
 #define DP__DF DP_N_DEVFEAT
+#define DP__CF 7               /* the critic's state features            */
 
 #ifdef __cplusplus
 #define DP__RESTRICT __restrict
@@ -4943,6 +4957,8 @@ typedef struct dp__gctx {
                              step needs no exp (NULL in training)         */
     int *step_op, *step_dev;
     double *step_f, *step_z, *step_gu, *step_gf;
+    double *step_cs;      /* [n DP__CF] the critic's input at each step    */
+    double  crem;         /* the unplaced ops' work (mean over devices)     */
     double *step_lp, *step_adv; /* [2n] the choices' log-probabilities (step t:
                                    SEL's at 2t, PLC's at 2t + 1); [n] each
                                    step's return correction (training)    */
@@ -5028,7 +5044,7 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
         DP__A(x->step_op, n, int); DP__A(x->step_dev, n, int); DP__A(x->step_f, nt * nd * DP__DF, double);
         DP__A(x->step_z, nt * nd * H, double); DP__A(x->step_gu, nt * nd, double); DP__A(x->step_gf, nt * nd, double);
         DP__A(x->phi, n, double); DP__A(x->bstep, n, double);
-        DP__A(x->step_lp, 2 * nt, double); DP__A(x->step_adv, nt, double);
+        DP__A(x->step_lp, 2 * nt, double); DP__A(x->step_adv, nt, double); DP__A(x->step_cs, nt * DP__CF, double);
         DP__A(x->G, (size_t)nd * H, double); DP__A(x->snap, ng, double); DP__A(x->gAP, 2 * ng, double);
         DP__A(x->prio, n, double);
         DP__A(x->wt_sel, dp__gnn_size(H, K) + dp__selhead_size(H), double);
@@ -5451,7 +5467,52 @@ typedef struct dp__roll_opts {
        the clipped surrogate min(r A, clip(r, 1 - ppo_clip, 1 + ppo_clip) A)
        is flat (A = ppo_R + the step's correction) */
     const double *old_lp, *adv_t; double ppo_R, ppo_clip;
+    const double *critic;              /* [DP__CF] the critic's weights: b_t =
+                                          scale (w . s_t) with bnorm (in place
+                                          of bstep)                         */
 } dp__roll_opts;
+
+/* ---- the critic (dp_train_opts.critic) ----------------------------------
+   A linear value function V(s_t) = w . s_t of the partial schedule's state
+   before step t, predicting the cost still to come, (cost - phi_t) over
+   the lower bound; every feature is in lower-bound units, so one critic
+   serves graphs and device counts alike:
+     s_t = [1, t / n, phi_t, the unplaced ops' work / devices, the largest
+            b-level among the legal ops, phi_t - the earliest device free
+            time, the devices' mean free time]  (times over the lower bound)
+   Its loss per episode: mean over the steps of (V(s_t) - y_t)^2 / 2. */
+static void dp__critic_state(const dp__gctx *x, int t, double phi, double *s)
+{
+    double amin = HUGE_VAL, asum = 0, blmax = 0, sc = x->scale;
+    int d, i;
+    for (d = 0; d < x->nd; d++) { asum += x->avail[d]; if (x->avail[d] < amin) amin = x->avail[d]; }
+    for (i = 0; i < x->nlegal; i++) if (x->bl[x->legal[i]] > blmax) blmax = x->bl[x->legal[i]];
+    s[0] = 1; s[1] = (double)t / x->n; s[2] = phi / sc; s[3] = x->crem / (x->nd * sc);
+    s[4] = blmax / sc; s[5] = (phi - amin) / sc; s[6] = asum / (x->nd * sc);
+}
+
+static double dp__critic_value(const double *w, const double *s)
+{
+    double v = 0;
+    int i;
+    for (i = 0; i < DP__CF; i++) v += w[i] * s[i];
+    return v;
+}
+
+/* The last rollout's critic loss for its cost, and its gradient times
+   scale into g (accumulated). */
+static double dp__critic_grad(const dp__gctx *x, const double *w, double cost, double scale, double *g)
+{
+    double loss = 0;
+    int t, i;
+    for (t = 0; t < x->n; t++) {
+        const double *s = x->step_cs + (size_t)t * DP__CF;
+        double r = dp__critic_value(w, s) - (cost - x->phi[t]) / x->scale;
+        loss += 0.5 * r * r / x->n;
+        for (i = 0; i < DP__CF; i++) g[i] += scale * r * s[i] / x->n;
+    }
+    return loss;
+}
 
 /* logp: sum of the choices' log-probabilities; wlogp: the same discounted;
    alogp: the same discounted and times each step's baseline correction;
@@ -5611,6 +5672,10 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
     }
     for (d = 0; d < nd; d++) { x->avail[d] = 0; x->work[d] = 0; x->cnt[d] = 0; }
     memset(x->psum, 0, sizeof(double) * (size_t)nd * H);
+    if (ro->critic) {
+        x->crem = 0;
+        for (k = 0; k < n * nd; k++) x->crem += x->optime[k] / nd;
+    }
     if (ro->train) {
         memset(x->gsel_pg, 0, sizeof(double) * (size_t)n);
         memset(x->gsel_fix, 0, sizeof(double) * (size_t)n);
@@ -5630,7 +5695,10 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
            (b - cost) / b, it gives (b_t - (cost - phi_t)) / b) */
         for (d = 0; d < nd; d++) if (x->avail[d] > phi) phi = x->avail[d];
         x->phi[t] = phi;
+        if (ro->critic) dp__critic_state(x, t, phi, x->step_cs + ts * DP__CF);
         if (ro->adv_t) adv = ro->adv_t[t];
+        else if (ro->critic && ro->bnorm > 0)
+            adv = (x->scale * dp__critic_value(ro->critic, x->step_cs + ts * DP__CF) + phi - ro->bnorm) / ro->bnorm;
         else if (ro->bstep && ro->bnorm > 0) adv = (ro->bstep[t] + phi - ro->bnorm) / ro->bnorm;
         if (x->train) x->step_adv[t] = adv;
         /* ---- SEL: softmax of the static scores over the legal set ---- */
@@ -5685,6 +5753,7 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
                                                     x->step_gu + (size_t)t * nd, x->step_gf + (size_t)t * nd, NULL, it);
         /* ---- place v on a ---- */
         dp__place_step(x, t, v, a);
+        if (ro->critic) for (d = 0; d < nd; d++) x->crem -= x->optime[(size_t)v * nd + d] / nd;
     }
 }
 
@@ -6405,6 +6474,10 @@ typedef struct dp__trainer {
     int *kact;
     double *klp, *kadv;          /* PPO: the recorded log-probabilities and
                                     step corrections (step_lp, step_adv) */
+    double cw[DP__CF], cg[DP__CF], cm[DP__CF], cv[DP__CF]; /* the critic:
+                                    weights, gradient, Adam's moments   */
+    dp__adam ac;
+    double closs;                /* the critic's loss on the last group */
     /* the best placement found per graph */
     double *tbest;
     int **tb_assign, **tb_order, *sil_dev;
@@ -6442,6 +6515,10 @@ static int dp__train_opts_check(dp_train_opts *o, int pt, dp_method *start, dp_e
     if (!dp__finite(o->ppo_clip) || o->ppo_clip < 0 || o->ppo_clip >= 1) return dp__fail(err, DP_ERR_RANGE, "train: ppo_clip %g not in [0, 1)", o->ppo_clip);
     if (pt && o->ppo_epochs > 1) return dp__fail(err, DP_ERR_ARG, "train: ppo_epochs %d: PPO is for DOPPLER (Placeto's updates are per step)", o->ppo_epochs);
     if (o->ppo_clip == 0) o->ppo_clip = 0.2;
+    if (o->critic < 0 || o->critic > 1 || !dp__finite(o->critic_lr) || o->critic_lr < 0)
+        return dp__fail(err, DP_ERR_RANGE, "train: critic %d (0 or 1) and critic_lr %g (finite, not negative)", o->critic, o->critic_lr);
+    if (pt && o->critic) return dp__fail(err, DP_ERR_ARG, "train: critic: for DOPPLER (Placeto's baseline is per step of its sweep)");
+    if (o->critic_lr == 0) o->critic_lr = 1e-2;
     if (o->lr_final == 0) o->lr_final = 0.1;
     if (o->entropy == 0) o->entropy = 1e-3;
     if (o->entropy < 0) o->entropy = 0;
@@ -6593,7 +6670,8 @@ static int dp__group_rollouts(dp__trainer *T, dp__group *G)
         G->greedy = 1;
         if (dp__finite(G->gcost) && G->gcost >= 0) dp__keep_best(G->gcost, x->assign, x->order, x->n, &T->tbest[gi], T->tb_assign[gi], T->tb_order[gi]);
     }
-    if (G->sb && T->K == 1 && x->seen) { G->ro.bstep = x->bstep; G->ro.bnorm = x->baseline; }
+    if (G->sb && o->critic) { G->ro.critic = T->cw; G->ro.bnorm = T->K == 1 && x->seen ? x->baseline : 0; }
+    else if (G->sb && T->K == 1 && x->seen) { G->ro.bstep = x->bstep; G->ro.bnorm = x->baseline; }
     for (k = 0; k < G->kg; k++) {
         dp__rollout(x, p, &G->ro, &T->rng, &T->krs[k]);
         if ((rc = dp__cost(x, o->order, G->fn, o->cost_ctx, &T->kcost[k], T->err))) return rc;
@@ -6710,6 +6788,9 @@ static int dp__group_backward(dp__trainer *T, dp__group *G)
     dp__roll_opts rp = G->ro;
     dp__roll_stats rs;
     int k, kg = G->kg, nmax = T->nmax, gi = G->gi;
+    T->closs = 0;
+    /* the critic's fit to this rollout's cost (a replay below redoes it) */
+    if (kg == 1 && G->ro.critic) T->closs = dp__critic_grad(x, T->cw, T->kcost[0], 1.0, T->cg);
     if (kg == 1 && !(G->sil_R > 0)) {
         dp__backward(x, p, T->kR[0], T->gsel, T->gplc);
     } else if (kg == 1) {
@@ -6721,7 +6802,9 @@ static int dp__group_backward(dp__trainer *T, dp__group *G)
             rp.force_op = T->kact + 2 * (size_t)k * nmax;
             rp.force_dev = T->kact + (2 * (size_t)k + 1) * nmax;
             rp.bstep = NULL;
-            if (G->sb && T->kb[k] > 0) {
+            if (rp.critic) {
+                rp.bnorm = T->kb[k];
+            } else if (G->sb && T->kb[k] > 0) {
                 /* b_t: the other rollouts' mean of cost - phi_t */
                 int t, q;
                 for (t = 0; t < x->n; t++) {
@@ -6732,6 +6815,7 @@ static int dp__group_backward(dp__trainer *T, dp__group *G)
                 rp.bstep = x->bstep; rp.bnorm = T->kb[k];
             }
             dp__rollout(x, p, &rp, &T->rng, &rs);
+            if (rp.critic) T->closs += dp__critic_grad(x, T->cw, T->kcost[k], 1.0 / kg, T->cg) / kg;
             if (G->ppo) memcpy(T->kadv + (size_t)k * nmax, x->step_adv, sizeof(double) * (size_t)x->n);
             /* the loss with each step's own return */
             T->kloss[k] -= rs.alogp / x->n;
@@ -6743,7 +6827,7 @@ static int dp__group_backward(dp__trainer *T, dp__group *G)
         /* self-imitation: the best placement's choices, replayed */
         int t;
         for (t = 0; t < x->n; t++) T->sil_dev[t] = T->tb_assign[gi][T->tb_order[gi][t]];
-        rp.force_op = T->tb_order[gi]; rp.force_dev = T->sil_dev; rp.beta = rp.anchor = 0; rp.bstep = NULL;
+        rp.force_op = T->tb_order[gi]; rp.force_dev = T->sil_dev; rp.beta = rp.anchor = 0; rp.bstep = NULL; rp.critic = NULL;
         dp__rollout(x, p, &rp, &T->rng, &rs);
         if (!dp__finite(rs.logp)) return dp__train_stop(T, G, G->ep, G->ep + kg - 1, "self-imitation log-probability %g is not finite", rs.logp);
         dp__backward_heads(x, p, G->sil_R, 1.0, T->gsel, T->gplc);
@@ -6814,6 +6898,10 @@ static int dp__group_update(dp__trainer *T, dp__group *G)
     double g0;
     if ((rc = dp__group_step(T, G))) return rc;
     g0 = G->gnorm;   /* the report's: the first step's, on-policy */
+    if (G->ro.critic) {
+        for (k = 0; k < DP__CF; k++) if (!dp__finite(T->cg[k])) return dp__train_stop(T, G, G->ep, G->ep + G->kg - 1, "critic gradient %d is %g", k, T->cg[k]);
+        dp__adam_step(&T->ac, T->cw, T->cg, o->critic_lr, 0);
+    }
     if (G->ppo && (rc = dp__group_ppo(T, G))) return rc;
     G->gnorm = g0;
     if (!T->pt && !G->ro.il && o->anchor > 0) {
@@ -6845,6 +6933,7 @@ static void dp__group_report(dp__trainer *T, const dp__group *G, double ts, doub
         info.seconds = dp_now() - ts;
         info.grad_norm = G->gnorm; info.ret_scale = G->rscale; info.anchor_weight = G->ro.anchor;
         info.ppo_clipped = G->clipped;
+        info.critic_loss = G->ro.critic ? T->closs : 0;
         if (!T->pt) {
             info.sel_entropy = rs->sel_ent / G->nops; info.plc_entropy = rs->plc_ent / G->nops;
             info.parent_share = rs->npar ? (double)rs->par / rs->npar : 0;
@@ -6950,6 +7039,9 @@ DPDEF int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_
     T.K = T.pt || T.o.rollouts == 0 ? 1 : T.o.rollouts;   /* REINFORCE stages only */
     if ((rc = dp__trainer_init(&T, c))) goto done;
     dp_rng_seed(&T.rng, T.o.seed);
+    /* the critic starts at "the rest takes the unplaced work spread evenly" */
+    T.cw[3] = 1;
+    T.ac.m = T.cm; T.ac.v = T.cv; T.ac.n = DP__CF;
     for (st = 0; st < DP_STAGE__COUNT && !T.stop; st++)
         if ((rc = dp__train_stage(&T, st))) goto done;
     for (i = 0; i < n; i++) {

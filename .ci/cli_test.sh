@@ -284,6 +284,15 @@ expect 2 "train placeto --rollouts" "$D" train "$G" --algo placeto --rollouts 2 
 expect 2 "train --step-baseline maybe" "$D" train "$G" --episodes 5,5 --step-baseline maybe --out "$T/x.dpl"
 contains "$T/err" "neither on nor off" "--step-baseline: the message names the accepted values"
 expect 2 "train placeto --step-baseline off" "$D" train "$G" --algo placeto --step-baseline off --out "$T/x.dpl"
+expect 2 "train placeto --ppo" "$D" train "$G" --algo placeto --ppo 3 --out "$T/x.dpl"
+expect 2 "train placeto --critic" "$D" train "$G" --algo placeto --critic --out "$T/x.dpl"
+expect 2 "train --critic --step-baseline off" "$D" train "$G" --episodes 5,5 --critic --step-baseline off --out "$T/x.dpl"
+contains "$T/err" "per-step baseline" "--critic with --step-baseline off: the message says why"
+expect 2 "train --ppo 0" "$D" train "$G" --episodes 5,5 --ppo 0 --out "$T/x.dpl"
+expect 2 "train --ppo-clip 1" "$D" train "$G" --episodes 5,5 --ppo-clip 1 --out "$T/x.dpl"
+expect 0 "train --ppo 3 --rollouts 2 --critic" "$D" train "$G" --episodes 10,10 --hidden 8 --layers 1 --ppo 3 --rollouts 2 --critic --out "$T/ppo.dpl" --json
+json_check "$T/out" "j['episodes'] == 20" "train with PPO and the critic trains"
+expect 0 "place with the PPO-trained policy" "$D" place "$G" --method doppler --policy "$T/ppo.dpl" --json
 expect 0 "train --step-baseline off" "$D" train "$G" --episodes 10,10 --hidden 8 --layers 1 --step-baseline off --out "$T/sb.dpl" --json
 json_check "$T/out" "j['episodes'] == 20" "train --step-baseline off trains"
 if [ ! -e "$T/x.dpl" ] && [ ! -e "$T/x.assign" ]; then ok; else bad "a refused train wrote a file"; fi

@@ -7,7 +7,8 @@
                                        [--greedy-baseline 1] [--sil W] [--adv-norm 1]
                                        [--step-bl 1|-1] [--gamma G] [--hidden H] [--layers K]
                                        [--anchor X] [--anchor-rate R] [--select N] [--per-seed]
-                                       [--init POLICY] [--ppo E] [--ppo-clip C]
+                                       [--init POLICY] [--ppo E] [--ppo-clip C] [--critic 1]
+                                       [--critic-lr L]
        build/learn_bench stability GRAPH [--il E] [--sim E] [--seeds N] [--per-seed] [options of quality]
        build/learn_bench diag GRAPH [--il E] [--sim E] [--seed S] [--window W] [options of quality]
        build/learn_bench general STG_DIR [--procs P] [--il E] [--sim E]
@@ -42,7 +43,8 @@
             a new one: DOPPLER's stage II on the target graph only.
    --anchor X: dp_train_opts.anchor (-1: off, the paper's REINFORCE);
    --select N: dp_train_opts.select (-1: none).
-   --ppo E, --ppo-clip C: dp_train_opts.ppo_epochs, ppo_clip (PPO).
+   --ppo E, --ppo-clip C: dp_train_opts.ppo_epochs, ppo_clip (PPO);
+   --critic 1, --critic-lr L: dp_train_opts.critic, critic_lr.
    general: trains once on STG_DIR/50/rand0000..0059 (P processors, no
             communication), places rand0060..0089 without retraining; mean
             and worst ratio to the proven optimum (STG_DIR/opt_50_P.csv)
@@ -134,6 +136,8 @@ static double peak_mib(void)
 
 static const char *base(const char *p) { const char *s = strrchr(p, '/'); return s ? s + 1 : p; }
 
+static void sim_opts(dp_train_opts *to);
+
 static int timing(const char *path, int devices, int E)
 {
     dp_graph g; dp_cluster c; dp_policy p; dp_error e = {0}; dp_train_result r;
@@ -150,6 +154,7 @@ static int timing(const char *path, int devices, int E)
         il = r.seconds / r.episodes;
     }
     to.episodes[DP_STAGE_IL] = 0; to.episodes[DP_STAGE_SIM] = E;
+    sim_opts(&to);   /* --ppo, --critic, ...: their episodes' time */
     if (dp_train(&p, gs, 1, &c, &to, &r, &e)) return die(&e);
     rl = r.seconds / r.episodes;
     int *a = malloc(sizeof(int) * g.n_ops), reps = 0;
@@ -170,8 +175,8 @@ static int timing(const char *path, int devices, int E)
 
 static double lr_sim, eps_sim, temp, sil, ent, gamma_, anchor, anchor_rate;
 static int select_;              /* --select N: 0 the library's default, -1 none */   /* 0: the library's defaults */
-static int greedy_bl, adv_norm, step_bl, ppo;
-static double ppo_clip;
+static int greedy_bl, adv_norm, step_bl, ppo, critic;
+static double ppo_clip, critic_lr;
 static int rollouts;             /* 0: the library's default (1) */
 static dp_order order;           /* --order: doppler's runtime order and the heuristics' */
 static int per_seed;             /* --per-seed: a row per seed after the summary */
@@ -184,6 +189,7 @@ static void sim_opts(dp_train_opts *to)
     to->step_baseline = step_bl; to->gamma = gamma_; to->entropy = ent;
     to->anchor = anchor; to->anchor_rate = anchor_rate; to->select = select_;
     to->ppo_epochs = placeto ? 0 : ppo; to->ppo_clip = ppo_clip;
+    to->critic = placeto ? 0 : critic; to->critic_lr = critic_lr;
 }
 
 typedef struct tally { double sum, sq; int n; } tally;
@@ -508,7 +514,7 @@ int main(int argc, char **argv)
         {"--greedy-baseline", &greedy_bl, NULL}, {"--adv-norm", &adv_norm, NULL}, {"--step-bl", &step_bl, NULL},
         {"--gamma", NULL, &gamma_}, {"--anchor-rate", NULL, &anchor_rate}, {"--select", &select_, NULL},
         {"--anchor", NULL, &anchor}, {"--hidden", &hidden, NULL}, {"--layers", &layers, NULL},
-        {"--ppo", &ppo, NULL}, {"--ppo-clip", NULL, &ppo_clip},
+        {"--ppo", &ppo, NULL}, {"--ppo-clip", NULL, &ppo_clip}, {"--critic", &critic, NULL}, {"--critic-lr", NULL, &critic_lr},
     };
     for (size_t k = 0; k < sizeof train_opts / sizeof train_opts[0]; k++) {
         const char *v = opt(argc, argv, train_opts[k].name, "0");

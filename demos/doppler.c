@@ -12,7 +12,8 @@
                        [--stages il,sim,real] [--episodes E1,E2,..] [--lr L1,L2,..]
                        [--hidden H] [--layers K] [--shared-gnn] [--entropy B]
                        [--temperature T] [--greedy-baseline] [--self-imitation W]
-                       [--adv-norm] [--ppo E] [--ppo-clip C]
+                       [--adv-norm] [--ppo E] [--ppo-clip C] [--critic]
+                       [--critic-lr L]
                        [--step-baseline on|off] [--anchor X|off]
                        [--anchor-rate R] [--select N|off] [--order fifo|priority]
                        [--seed S] [--curve OUT.csv]
@@ -210,6 +211,10 @@ static const char *help_train =
     "                  paper's REINFORCE, one step)\n"
     "  --ppo-clip C    PPO's clip range: ratios outside [1 - C, 1 + C] stop\n"
     "                  pushing (default 0.2)\n"
+    "  --critic        REINFORCE stages: the per-step baseline is a learned\n"
+    "                  critic's (a linear value function of the partial\n"
+    "                  schedule, shared by the graphs) instead of running means\n"
+    "  --critic-lr L   the critic's learning rate (default 1e-2)\n"
     "  --step-baseline on|off  REINFORCE stages: credit each step with the cost\n"
     "                  the partial schedule had not yet fixed, against that\n"
     "                  step's running mean (or the other rollouts' mean; default\n"
@@ -345,6 +350,8 @@ typedef struct cli {
     int greedy_baseline, adv_norm, step_baseline;   /* step_baseline: 0 on, -1 off */
     int ppo;                /* --ppo E: PPO epochs (0: REINFORCE)       */
     double ppo_clip;
+    int critic;
+    double critic_lr;
     double entropy, temperature, self_imitation;
     double anchor, anchor_rate;                      /* anchor: 0 default, < 0 off */
     int select;                                      /* 0 default, < 0 off */
@@ -460,14 +467,14 @@ typedef struct opt_spec {
 static const opt_spec opt_specs[] = {
     OPT_FLAG("json", json), OPT_FLAG("md", md), OPT_FLAG("no-transfers", no_transfers),
     OPT_FLAG("shared-gnn", shared_gnn), OPT_FLAG("no-verify", no_verify),
-    OPT_FLAG("greedy-baseline", greedy_baseline), OPT_FLAG("adv-norm", adv_norm),
+    OPT_FLAG("greedy-baseline", greedy_baseline), OPT_FLAG("adv-norm", adv_norm), OPT_FLAG("critic", critic),
     OPT_STR("cluster", cluster), OPT_STR("method", method), OPT_STR("methods", methods),
     OPT_STR("assign", assign), OPT_STR("start", start), OPT_STR("out", out), OPT_STR("gantt", gantt),
     OPT_STR("to", to), OPT_STR("stages", stages), OPT_STR("episodes", episodes), OPT_STR("lr", lr),
     OPT_STR("curve", curve), OPT_STR("curve-svg", curve_svg), OPT_STR("out-assign", out_assign),
     OPT_STR("backend", backend), OPT_STR("trace-svg", trace_svg),
     OPT_INT("hidden", hidden, 1, DP_MAX_HIDDEN), OPT_INT("rollouts", rollouts, 1, 4096),
-    OPT_INT("ppo", ppo, 1, 64), OPT_NUM("ppo-clip", ppo_clip, 1e-6, 0.999),
+    OPT_INT("ppo", ppo, 1, 64), OPT_NUM("ppo-clip", ppo_clip, 1e-6, 0.999), OPT_NUM("critic-lr", critic_lr, 1e-9, 1e3),
     OPT_INT("improve", improve, 1, 100000000), OPT_INT("budget", budget, 1, INT_MAX),
     OPT_INT("nodes", gen.nodes, 1, DP_MAX_OPS), OPT_INT("width", gen.width, 1, DP_MAX_OPS),
     OPT_INT("jump", gen.jump, 1, DP_MAX_OPS), OPT_INT("parts", wl.parts, 1, 8),
@@ -1658,8 +1665,9 @@ static int train_check_args(const cli *o, int placeto)
     if (!placeto && o->from) return usage(o->cmd, "--from is for --algo placeto");
     if (placeto && o->shared_gnn) return usage(o->cmd, "--shared-gnn is for --algo doppler");
     if (placeto && o->rollouts) return usage(o->cmd, "--rollouts is for --algo doppler");
-    if (placeto && (o->temperature || o->greedy_baseline || o->self_imitation || o->adv_norm || o->step_baseline || o->anchor || o->anchor_rate || o->select || o->ppo || o->ppo_clip))
-        return usage(o->cmd, "--temperature, --greedy-baseline, --self-imitation, --adv-norm, --step-baseline off, --anchor, --select, --ppo and --ppo-clip are for --algo doppler");
+    if (placeto && (o->temperature || o->greedy_baseline || o->self_imitation || o->adv_norm || o->step_baseline || o->anchor || o->anchor_rate || o->select || o->ppo || o->ppo_clip || o->critic || o->critic_lr))
+        return usage(o->cmd, "--temperature, --greedy-baseline, --self-imitation, --adv-norm, --step-baseline off, --anchor, --select, --ppo, --ppo-clip, --critic and --critic-lr are for --algo doppler");
+    if (o->critic && o->step_baseline < 0) return usage(o->cmd, "--critic is a per-step baseline: not with --step-baseline off");
     if (o->out_assign && (o->n_pos != 1 || o->n_dev_list > 1)) return usage(o->cmd, "--out-assign needs exactly one GRAPH and one device count");
     if (placeto && o->n_dev_list > 1) return usage(o->cmd, "--devices: a list is for --algo doppler (a placeto policy is tied to its device count)");
     return 0;
@@ -1680,6 +1688,8 @@ static void train_opts_from_cli(const cli *o, train_set *ts, train_ctx *t, dp_tr
     to->adv_norm = o->adv_norm;
     to->ppo_epochs = o->ppo;
     to->ppo_clip = o->ppo_clip;
+    to->critic = o->critic;
+    to->critic_lr = o->critic_lr;
     to->anchor = o->anchor;
     to->anchor_rate = o->anchor_rate;
     to->select = o->select;
@@ -2282,7 +2292,7 @@ static const command commands[] = {
      &help_bench},
     {"train", cmd_train,
      "algo from devices cluster format stages episodes lr hidden layers shared-gnn entropy order seed "
-     "rollouts temperature greedy-baseline self-imitation adv-norm ppo ppo-clip step-baseline anchor anchor-rate select out out-assign curve curve-svg json backend reps dispatch",
+     "rollouts temperature greedy-baseline self-imitation adv-norm ppo ppo-clip critic critic-lr step-baseline anchor anchor-rate select out out-assign curve curve-svg json backend reps dispatch",
      &help_train},
     {"convert", cmd_convert, "to format", &help_convert},
     {"gen", cmd_gen, "nodes width density regularity jump ccr seed out parts dim batch layers", &help_gen},

@@ -40,6 +40,7 @@ static double fd_temp;   /* the softmax temperature (0: 1) */
 static const double *fd_bstep;   /* the per-step baseline b_t (NULL: none) */
 static double fd_bnorm;          /* and the mean cost b it is relative to */
 static double fd_anchor;         /* the anchor's weight (REINFORCE stages)  */
+static const double *fd_critic;  /* the critic's weights (b_t from it), NULL: none */
 
 static double loss(dp__gctx *x, dp_policy *p, double R, double beta, int il)
 {
@@ -50,6 +51,7 @@ static double loss(dp__gctx *x, dp_policy *p, double R, double beta, int il)
     ro.sample = fd_op != NULL; ro.train = 1; ro.il = il; ro.gamma = 0.9; ro.beta = beta;
     ro.temp = fd_temp; ro.force_op = fd_op; ro.force_dev = fd_dev;
     ro.bstep = fd_bstep; ro.bnorm = fd_bnorm; ro.anchor = fd_anchor;
+    if (fd_critic) { ro.critic = fd_critic; ro.bstep = NULL; ro.bnorm = 3.0; }
     dp__forward(x, p);
     dp__rollout(x, p, &ro, &rng, &rs);
     return (R * -rs.wlogp - rs.alogp - beta * rs.entropy + rs.il_loss) / x->n;
@@ -388,6 +390,80 @@ static void test_ppo_clip(void)
     dp_policy_free(&p);
     dp_cluster_free(&c);
     dp_graph_free(&g);
+}
+
+/* The critic (dp_train_opts.critic):
+   - its state before step 0, from the definition: s = [1, 0, 0, W / D /
+     LB, the largest b-level of a source / LB, 0, 0], W the ops' work (each
+     op's mean time over the D devices); at the last step t / n and phi_t;
+   - its loss's gradient against finite differences over its weights;
+   - the policy's gradient with b_t from the critic, against finite
+     differences (b_t does not depend on the policy's parameters), greedy
+     and replayed. */
+static void test_critic(void)
+{
+    dp_graph g;
+    dp_cluster c;
+    dp_policy p;
+    dp__gctx x;
+    const int H = 6, K = 2;
+    double w[DP__CF] = { 0.3, -0.2, 0.5, 0.9, 0.4, -0.1, 0.2 };
+    if (gen_graph(&g, 12, 0.5, 7)) return;
+    CHECK(dp_cluster_homogeneous(&c, 3, 1, 1, 0, &err) == 0, "cluster: %s", err.msg);
+    dp_policy_opts po = {0};
+    po.hidden = H; po.layers = K; po.seed = 3;
+    CHECK(dp_policy_init(&p, &po, &err) == 0, "policy: %s", err.msg);
+    CHECK(dp__gctx_init(&x, &g, &c, H, K, 0, 1, &err) == 0, "gctx: %s", err.msg);
+    /* a greedy rollout with the critic on records its states */
+    fd_critic = w;
+    loss(&x, &p, 0.5, 0, 0);
+    double lb = dp_lower_bound(&g, &c), work = 0, blmax = 0, *bl = malloc(sizeof(double) * (size_t)g.n_ops);
+    dp_blevel(&g, &c, bl);
+    for (int v = 0; v < g.n_ops; v++) {
+        for (int d = 0; d < c.n; d++) work += dp_op_time(&g, &c, v, d) / c.n;
+        if (g.in_off[v + 1] == g.in_off[v] && bl[v] > blmax) blmax = bl[v];
+    }
+    const double *s0 = x.step_cs;
+    CHECK(s0[0] == 1 && s0[1] == 0 && s0[2] == 0 && s0[5] == 0 && s0[6] == 0, "critic state at step 0: %g %g %g %g %g", s0[0], s0[1], s0[2], s0[5], s0[6]);
+    CHECK_NEAR(s0[3], work / c.n / lb, 1e-12, "critic state at step 0: unplaced work per device / LB");
+    CHECK_NEAR(s0[4], blmax / lb, 1e-12, "critic state at step 0: largest legal b-level / LB");
+    /* the last step: t / n = (n - 1) / n, phi_{n-1} the partial makespan */
+    const double *sl = x.step_cs + (size_t)(g.n_ops - 1) * DP__CF;
+    CHECK_NEAR(sl[1], (double)(g.n_ops - 1) / g.n_ops, 1e-15, "critic state at the last step: t / n");
+    CHECK_NEAR(sl[2], x.phi[g.n_ops - 1] / lb, 1e-12, "critic state at the last step: phi / LB");
+    /* the loss's gradient */
+    double cost = 1.7 * lb, gw[DP__CF] = {0}, l0 = dp__critic_grad(&x, w, cost, 1.0, gw), worst = 0;
+    CHECK(l0 > 0 && isfinite(l0), "critic loss %g", l0);
+    for (int i = 0; i < DP__CF; i++) {
+        double keep = w[i], h = 1e-6, dummy[DP__CF] = {0};
+        w[i] = keep + h; double lp = dp__critic_grad(&x, w, cost, 1.0, dummy);
+        w[i] = keep - h; double lm = dp__critic_grad(&x, w, cost, 1.0, dummy);
+        w[i] = keep;
+        double fd = (lp - lm) / (2 * h);
+        worst = fmax(worst, fabs(fd - gw[i]) / fmax(1e-12, fmax(fabs(fd), fabs(gw[i]))));
+    }
+    CHECK(worst < 1e-6, "critic loss gradient: relative error %.3g against finite differences", worst);
+    /* the loss by its definition: the mean over the steps of half the
+       squared residual w . s_t - (cost - phi_t) / LB */
+    double r2 = 0;
+    for (int t = 0; t < g.n_ops; t++) {
+        double r = dp__critic_value(w, x.step_cs + (size_t)t * DP__CF) - (cost - x.phi[t]) / lb;
+        r2 += 0.5 * r * r / g.n_ops;
+    }
+    CHECK_NEAR(l0, r2, 1e-12, "critic loss = mean of squared residuals / 2");
+    free(bl);
+    fd_critic = NULL;
+    dp__gctx_free(&x);
+    dp_policy_free(&p);
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+    /* the policy's gradient with the critic's b_t */
+    fd_critic = w;
+    for (int shared = 0; shared < 2; shared++) {
+        gradcheck(shared, 0, 0.6, 1e-2, 0, 0, 0);
+        gradcheck(shared, 0, -0.3, 1e-2, 0, 1, 0);
+    }
+    fd_critic = NULL;
 }
 
 static void test_ppo(void)
@@ -1692,6 +1768,7 @@ int main(int argc, char **argv)
     double t0 = dp_now();
     test_gradients();
     test_ppo();
+    test_critic();
     test_imitation();
     test_reinforce();
     test_rollout_replay();
