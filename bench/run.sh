@@ -230,6 +230,27 @@ if [ -d "$DATA/doppler" ]; then
     echo "Per-graph training from it: sim 2000 episodes, no il, seeds 1-10 (4 devices, FIFO), makespan / lower bound:"
     echo
     quality "$DATA"/doppler/*.txt -- --seeds 10 --il 0 --sim 2000 --init policies/doppler_family.dpl
+    if [ "$ALL" = 1 ]; then
+        # part 4, "PPO and a learned critic": the same with each option set
+        for v in "--rollouts 4" "--ppo 3" "--ppo 4 --rollouts 4" "--critic 1" "--critic 1 --ppo 3"; do
+            echo
+            echo "The same with $v:"
+            echo
+            # shellcheck disable=SC2086
+            quality "$DATA"/doppler/*.txt -- --seeds 10 --il 0 --sim 2000 --init policies/doppler_family.dpl $v
+        done
+        echo
+        echo "ms per episode with --ppo 3, --ppo 4 --rollouts 4, --critic 1 (ffnn):"
+        echo
+        for v in "--ppo 3" "--ppo 4 --rollouts 4" "--critic 1"; do
+            # shellcheck disable=SC2086
+            "${PIN[@]}" build/learn_bench timing "$DATA/doppler/ffnn_192nodes.txt" $v | tail -n 1 || status=1
+        done
+        echo
+        echo "The family recipe with --ppo 3 and --critic, seeds 1-3, on the validation graphs:"
+        echo
+        bench/family_sweep.sh "--seed "{1..3} "--seed "{1..3}" --ppo 3" "--seed "{1..3}" --critic" || status=1
+    fi
 fi
 echo
 echo "## 5. CPU executor"
