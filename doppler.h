@@ -5527,16 +5527,29 @@ static double dp__critic_grad(const dp__gctx *x, const double *w, double cost, d
 typedef struct dp__roll_stats { double il_loss, entropy, logp, wlogp, alogp, sel_ent, plc_ent, xent, ppo_obj; int par, npar, clipped, nchoice; } dp__roll_stats;
 
 /* PPO's weight of a choice's REINFORCE term: its probability ratio r, or
-   0 where the clipped surrogate min(r A, clip(r, 1 - c, 1 + c) A) does
-   not depend on r (A > 0 and r > 1 + c, A < 0 and r < 1 - c); the
-   surrogate's value into *obj (times w) and the clip into st. */
+   0 where the dual-clipped surrogate (Ye et al. 2020)
+       A >= 0: min(r A, clip(r, 1 - c, 1 + c) A)
+       A <  0: max(min(r A, clip(r, 1 - c, 1 + c) A), DP__PPO_DUAL A)
+   does not depend on r (A > 0 and r > 1 + c; A < 0 and r < 1 - c or
+   r > DP__PPO_DUAL). The second clip bounds a negative return's push:
+   without it a choice whose probability grew from near 0 has a ratio of
+   up to e^690, and its gradient overflows (PPO diverged so on chain_mm).
+   The surrogate's value into st->ppo_obj (times w), the clip into st. */
+#define DP__PPO_DUAL 3.0
 static double dp__ppo_weight(double l, double old, double A, double c, double w, dp__roll_stats *st)
 {
-    double r = exp(l - old), rc = r < 1 - c ? 1 - c : r > 1 + c ? 1 + c : r;
-    int flat = (A > 0 && r > 1 + c) || (A < 0 && r < 1 - c);
-    st->ppo_obj += w * (r * A < rc * A ? r * A : rc * A);
+    double d = l - old, r, rc, obj;
     st->nchoice++;
-    if (flat) { st->clipped++; return 0; }
+    if (A <= 0 && d > log(DP__PPO_DUAL)) {  /* r > dual: flat at dual A */
+        st->ppo_obj += w * DP__PPO_DUAL * A;
+        st->clipped++;
+        return 0;
+    }
+    r = exp(d);
+    rc = r < 1 - c ? 1 - c : r > 1 + c ? 1 + c : r;
+    obj = r * A < rc * A ? r * A : rc * A;
+    st->ppo_obj += w * obj;
+    if ((A > 0 && r > 1 + c) || (A < 0 && r < 1 - c)) { st->clipped++; return 0; }
     return r;
 }
 

@@ -290,15 +290,17 @@ static int quality(const char *path, int devices, int il, int sim, int samples, 
    episodes, the means of what dp_episode_info reports: sampled cost and
    the best cost of the stage so far over the lower bound, the loss, SEL's and
    PLC's per-step entropy, the gradient norm before clipping, the returns'
-   scale and the share of PLC choices that joined an input's device; then
-   the trained policy's greedy placement and best of 64 samples. */
-typedef struct diag_acc { double v[9]; int n, window; dp_stage stage; } diag_acc;
+   scale, the share of PLC choices that joined an input's device, and with
+   --ppo / --critic the share of choices PPO clipped and the critic's loss;
+   then the trained policy's greedy placement and best of 64 samples. */
+typedef struct diag_acc { double v[11]; int n, window; dp_stage stage; } diag_acc;
 
 static void diag_flush(diag_acc *a, int upto)
 {
     if (!a->n) return;
-    printf("| %s | %d | %.3f | %.3f | %.4f | %.3f | %.3f | %.3f | %.3g | %.3g | %.3f |\n", dp_stage_name(a->stage), upto,
-           a->v[0] / a->n, a->v[1] / a->n, a->v[2] / a->n, a->v[3] / a->n, a->v[4] / a->n, a->v[8] / a->n, a->v[5] / a->n, a->v[6] / a->n, a->v[7] / a->n);
+    printf("| %s | %d | %.3f | %.3f | %.4f | %.3f | %.3f | %.3f | %.3g | %.3g | %.3f | %.3f | %.3g |\n", dp_stage_name(a->stage), upto,
+           a->v[0] / a->n, a->v[1] / a->n, a->v[2] / a->n, a->v[3] / a->n, a->v[4] / a->n, a->v[8] / a->n, a->v[5] / a->n, a->v[6] / a->n, a->v[7] / a->n,
+           a->v[9] / a->n, a->v[10] / a->n);
     memset(a->v, 0, sizeof a->v); a->n = 0;
 }
 
@@ -311,6 +313,7 @@ static int diag_cb(void *ctx, const dp_episode_info *i)
     a->v[1] += i->best / i->lower_bound;
     a->v[2] += i->loss; a->v[3] += i->sel_entropy; a->v[4] += i->plc_entropy;
     a->v[5] += i->grad_norm; a->v[6] += i->ret_scale; a->v[7] += i->parent_share; a->v[8] += i->expert_xent;
+    a->v[9] += i->ppo_clipped; a->v[10] += i->critic_loss;
     if (++a->n == a->window || i->episode + 1 == i->episodes) diag_flush(a, i->episode + 1);
     return 0;
 }
@@ -328,8 +331,8 @@ static int diag(const char *path, int devices, int il, int sim, uint64_t seed, i
     to.episodes[DP_STAGE_IL] = il; to.episodes[DP_STAGE_SIM] = sim; to.seed = seed; to.order = order;
     sim_opts(&to);
     to.on_episode = diag_cb; to.on_episode_ctx = &acc;
-    printf("| stage | episodes | cost / LB | best so far / LB | loss | SEL entropy | PLC entropy | -log P(cp expert) | grad norm | return scale | joins an input's device |\n"
-           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    printf("| stage | episodes | cost / LB | best so far / LB | loss | SEL entropy | PLC entropy | -log P(cp expert) | grad norm | return scale | joins an input's device | PPO clipped | critic loss |\n"
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     const dp_graph *gs[1] = { &g };
     if (dp_train(&p, gs, 1, &c, &to, &r, &e)) return die(&e);
     int *a = malloc(sizeof(int) * (size_t)g.n_ops);

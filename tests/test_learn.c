@@ -278,7 +278,7 @@ static void ppo_gradcheck(int shared, double R, int stepbl, double anchor)
     double edge = 1;
     for (int i = 0; i < 2 * g.n_ops; i++) {
         double r = exp(x.step_lp[i] - rec.lp[i]);
-        edge = fmin(edge, fmin(fabs(r - (1 - clip)), fabs(r - (1 + clip))));
+        edge = fmin(edge, fmin(fabs(r - (1 - clip)), fmin(fabs(r - (1 + clip)), fabs(r - DP__PPO_DUAL))));
     }
     CHECK(edge > 1e-3, "%s: a ratio lies %.2g from a clip edge", what, edge);
     double *gsel = calloc((size_t)p.n_sel, sizeof(double)), *gplc = calloc((size_t)p.n_plc, sizeof(double));
@@ -321,7 +321,11 @@ static void ppo_gradcheck(int shared, double R, int stepbl, double anchor)
    - old log-probabilities 1 lower: every ratio is e > 1.2; for R > 0 all
      2n choices are clipped, the gradient is exactly 0 and the surrogate
      is 1.2 R sum w_t; for R < 0 none is, the gradient is e times
-     REINFORCE's and the surrogate e R sum w_t. */
+     REINFORCE's and the surrogate e R sum w_t;
+   - old log-probabilities 1.5 lower: every ratio is e^1.5 = 4.48, past
+     the dual clip 3 for R < 0: all clipped, gradient 0, surrogate
+     3 R sum w_t (the bound that keeps a negative return from pushing a
+     ratio without limit). */
 static void test_ppo_clip(void)
 {
     dp_graph g;
@@ -385,6 +389,17 @@ static void test_ppo_clip(void)
     CHECK(m > 1e-6 && d <= 1e-12 * m, "ratio e, R < 0: gradient differs from e x REINFORCE's by %.3g", d);
     CHECK(rs.clipped == 0, "ratio e, R < 0: %d choices clipped, expected none", rs.clipped);
     CHECK_NEAR(rs.ppo_obj, exp(1) * -0.7 * wsum, 1e-12, "ratio e, R < 0: surrogate = e R sum w_t");
+    /* ratio e^1.5, R < 0: past the dual clip */
+    for (int i = 0; i < 2 * n; i++) low[i] = rec.lp[i] - 1.5;
+    memset(gs, 0, ns * sizeof(double)); memset(gp, 0, np * sizeof(double));
+    ppo_loss(&x, &p, &rec, low, -0.7, 0.2, 0, 0, &rs);
+    dp__backward(&x, &p, -0.7, gs, gp);
+    d = 0;
+    for (size_t i = 0; i < ns; i++) d = fmax(d, fabs(gs[i]));
+    for (size_t i = 0; i < np; i++) d = fmax(d, fabs(gp[i]));
+    CHECK(d == 0, "ratio e^1.5, R < 0: gradient %.3g, expected exactly 0 (dual clip)", d);
+    CHECK(rs.clipped == 2 * n, "ratio e^1.5, R < 0: %d of %d choices clipped", rs.clipped, 2 * n);
+    CHECK_NEAR(rs.ppo_obj, 3.0 * -0.7 * wsum, 1e-12, "ratio e^1.5, R < 0: surrogate = 3 R sum w_t");
     free(rs_); free(rp_); free(gs); free(gp);
     dp__gctx_free(&x);
     dp_policy_free(&p);
