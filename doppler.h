@@ -1009,7 +1009,8 @@ typedef struct dp_train_opts {
                                 REINFORCE term times its probability ratio
                                 r = p_now / p_rollout and dropped where
                                 min(r A, clip(r, 1 - ppo_clip, 1 + ppo_clip)
-                                A) is flat in r (A: the choice's return);
+                                A) is flat in r (A: the choice's return),
+                                and for A < 0 past r = 3 (the dual clip);
                                 at most 64                                 */
     double   ppo_clip;       /* 0 -> 0.2                                    */
     int      critic;         /* DOPPLER, REINFORCE stages with the per-step
