@@ -98,6 +98,45 @@ static int blocks(dp_policy *p, double *gsel, double *gplc, block_t *b)
     return nb;
 }
 
+/* Every parameter's analytic gradient (gsel, gplc, at the current
+   parameters) against central differences of f(ctx), block by block:
+   relative error under 1e-4; the softmax-shift blocks exactly 0, every
+   other block not all 0; and every parameter visited. */
+static void fd_blocks(dp_policy *p, double *gsel, double *gplc, double (*f)(void *), void *ctx, const char *what)
+{
+    block_t b[40];
+    int nb = blocks(p, gsel, gplc, b), checked = 0;
+    for (int k = 0; k < nb; k++) {
+        double worst = 0, gmax = 0;
+        size_t worst_i = 0;
+        for (size_t i = 0; i < b[k].len; i++) {
+            double keep = b[k].w[i], h = 1e-6;
+            b[k].w[i] = keep + h; double lp = f(ctx);
+            b[k].w[i] = keep - h; double lm = f(ctx);
+            b[k].w[i] = keep;
+            double fd = (lp - lm) / (2 * h), an = b[k].g[i];
+            if (fabs(an) > gmax) gmax = fabs(an);
+            if (fabs(fd - an) > 1e-8) {
+                double rel = fabs(fd - an) / fmax(fabs(fd), fabs(an));
+                if (rel > worst) { worst = rel; worst_i = i; }
+            }
+            checked++;
+        }
+        CHECK(worst < 1e-4, "%s: block %s: relative error %.3g at element %zu", what, b[k].name, worst, worst_i);
+        if (b[k].zero_ok) CHECK(gmax < 1e-10, "%s: block %s: gradient %.3g, expected 0 (softmax shift)", what, b[k].name, gmax);
+        else CHECK(gmax > 1e-8, "%s: block %s: gradient is all zero", what, b[k].name);
+    }
+    CHECK(checked == p->n_sel + p->n_plc, "%s: checked %d of %d parameters", what, checked, p->n_sel + p->n_plc);
+}
+
+/* loss() with its arguments, for fd_blocks */
+typedef struct gc_loss_ctx { dp__gctx *x; dp_policy *p; double R, beta; int il; } gc_loss_ctx;
+static double gc_loss(void *c)
+{
+    gc_loss_ctx *l = (gc_loss_ctx *)c;
+    return loss(l->x, l->p, l->R, l->beta, l->il);
+}
+
 /* temp: the softmax temperature (0: 1); forced: the loss of a replayed
    sampled rollout (as self-imitation replays the best placement); stepbl:
    with a per-step baseline, so that each step's return differs */
@@ -142,29 +181,8 @@ static void gradcheck(int shared, int il, double R, double beta, double temp, in
     double l0 = loss(&x, &p, R, beta, il);
     CHECK(isfinite(l0), "%s: loss %g", what, l0);
     dp__backward(&x, &p, R, gsel, gplc);
-    block_t b[40];
-    int nb = blocks(&p, gsel, gplc, b), checked = 0;
-    for (int k = 0; k < nb; k++) {
-        double worst = 0, gmax = 0;
-        size_t worst_i = 0;
-        for (size_t i = 0; i < b[k].len; i++) {
-            double keep = b[k].w[i], h = 1e-6;
-            b[k].w[i] = keep + h; double lp = loss(&x, &p, R, beta, il);
-            b[k].w[i] = keep - h; double lm = loss(&x, &p, R, beta, il);
-            b[k].w[i] = keep;
-            double fd = (lp - lm) / (2 * h), an = b[k].g[i];
-            if (fabs(an) > gmax) gmax = fabs(an);
-            if (fabs(fd - an) > 1e-8) {
-                double rel = fabs(fd - an) / fmax(fabs(fd), fabs(an));
-                if (rel > worst) { worst = rel; worst_i = i; }
-            }
-            checked++;
-        }
-        CHECK(worst < 1e-4, "%s: block %s: relative error %.3g at element %zu", what, b[k].name, worst, worst_i);
-        if (b[k].zero_ok) CHECK(gmax < 1e-10, "%s: block %s: gradient %.3g, expected 0 (softmax shift)", what, b[k].name, gmax);
-        else CHECK(gmax > 1e-8, "%s: block %s: gradient is all zero", what, b[k].name);
-    }
-    CHECK(checked == p.n_sel + p.n_plc, "%s: checked %d of %d parameters", what, checked, p.n_sel + p.n_plc);
+    gc_loss_ctx lc = { &x, &p, R, beta, il };
+    fd_blocks(&p, gsel, gplc, gc_loss, &lc, what);
     fd_op = fd_dev = NULL; fd_temp = 0; fd_bstep = NULL; fd_bnorm = 0;
     free(gsel); free(gplc);
     dp__gctx_free(&x);
@@ -241,6 +259,14 @@ static double ppo_loss(dp__gctx *x, dp_policy *p, const ppo_rec *r, const double
     return (-rs.ppo_obj - beta * rs.entropy + rs.il_loss) / x->n;
 }
 
+/* ppo_loss() relative to the recorded log-probabilities, entropy 1e-2, for fd_blocks */
+typedef struct ppo_loss_ctx { dp__gctx *x; dp_policy *p; const ppo_rec *rec; double R, clip, anchor; } ppo_loss_ctx;
+static double ppo_fd_loss(void *c)
+{
+    ppo_loss_ctx *l = (ppo_loss_ctx *)c;
+    return ppo_loss(l->x, l->p, l->rec, l->rec->lp, l->R, l->clip, 1e-2, l->anchor, NULL);
+}
+
 /* Finite differences of ppo_loss against dp__backward after the replay,
    at parameters moved off the recorded ones (so that ratios differ from 1
    and some are clipped). */
@@ -283,29 +309,8 @@ static void ppo_gradcheck(int shared, double R, int stepbl, double anchor)
     CHECK(edge > 1e-3, "%s: a ratio lies %.2g from a clip edge", what, edge);
     double *gsel = calloc((size_t)p.n_sel, sizeof(double)), *gplc = calloc((size_t)p.n_plc, sizeof(double));
     dp__backward(&x, &p, R, gsel, gplc);
-    block_t b[40];
-    int nb = blocks(&p, gsel, gplc, b), checked = 0;
-    for (int k = 0; k < nb; k++) {
-        double worst = 0, gmax = 0;
-        size_t worst_i = 0;
-        for (size_t i = 0; i < b[k].len; i++) {
-            double keep = b[k].w[i], h = 1e-6;
-            b[k].w[i] = keep + h; double lp = ppo_loss(&x, &p, &rec, rec.lp, R, clip, 1e-2, anchor, NULL);
-            b[k].w[i] = keep - h; double lm = ppo_loss(&x, &p, &rec, rec.lp, R, clip, 1e-2, anchor, NULL);
-            b[k].w[i] = keep;
-            double fd = (lp - lm) / (2 * h), an = b[k].g[i];
-            if (fabs(an) > gmax) gmax = fabs(an);
-            if (fabs(fd - an) > 1e-8) {
-                double rel = fabs(fd - an) / fmax(fabs(fd), fabs(an));
-                if (rel > worst) { worst = rel; worst_i = i; }
-            }
-            checked++;
-        }
-        CHECK(worst < 1e-4, "%s: block %s: relative error %.3g at element %zu", what, b[k].name, worst, worst_i);
-        if (b[k].zero_ok) CHECK(gmax < 1e-10, "%s: block %s: gradient %.3g, expected 0 (softmax shift)", what, b[k].name, gmax);
-        else CHECK(gmax > 1e-8, "%s: block %s: gradient is all zero", what, b[k].name);
-    }
-    CHECK(checked == p.n_sel + p.n_plc, "%s: checked %d of %d parameters", what, checked, p.n_sel + p.n_plc);
+    ppo_loss_ctx lc = { &x, &p, &rec, R, clip, anchor };
+    fd_blocks(&p, gsel, gplc, ppo_fd_loss, &lc, what);
     free(gsel); free(gplc);
     dp__gctx_free(&x);
     dp_policy_free(&p);
