@@ -4959,7 +4959,8 @@ typedef struct dp__gctx {
     int *step_op, *step_dev;
     double *step_f, *step_z, *step_gu, *step_gf;
     double *step_cs;      /* [n DP__CF] the critic's input at each step    */
-    double  crem;         /* the unplaced ops' work (mean over devices)     */
+    double  crem, wtot;   /* the unplaced ops' work, all ops' work (each op's
+                             mean time over the devices; the critic's)     */
     double *step_lp, *step_adv; /* [2n] the choices' log-probabilities (step t:
                                    SEL's at 2t, PLC's at 2t + 1); [n] each
                                    step's return correction (training)    */
@@ -5054,6 +5055,8 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
     if ((rc = dp_sim_init(&x->sim, g, c, err))) { dp__gctx_free(x); return rc; }
     for (v = 0; v < n; v++)
         for (k = 0; k < nd; k++) x->optime[(size_t)v * nd + k] = dp_op_time(g, c, v, k);
+    x->wtot = 0;
+    for (k = 0; k < n * nd; k++) x->wtot += x->optime[k] / nd;
     dp_blevel(g, c, x->bl);
     dp_tlevel(g, c, x->tl);
     dp__mean_link(c, &lat, &ibw);
@@ -5686,10 +5689,7 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
     }
     for (d = 0; d < nd; d++) { x->avail[d] = 0; x->work[d] = 0; x->cnt[d] = 0; }
     memset(x->psum, 0, sizeof(double) * (size_t)nd * H);
-    if (ro->critic) {
-        x->crem = 0;
-        for (k = 0; k < n * nd; k++) x->crem += x->optime[k] / nd;
-    }
+    x->crem = x->wtot;
     if (ro->train) {
         memset(x->gsel_pg, 0, sizeof(double) * (size_t)n);
         memset(x->gsel_fix, 0, sizeof(double) * (size_t)n);
@@ -6507,6 +6507,7 @@ typedef struct dp__trainer {
 typedef struct dp__group {
     int st, ep, E, kg, gi, nops, greedy, sb;
     int ppo;                     /* PPO's epochs follow the first step  */
+    int crit;                    /* the critic gives b_t and is fitted  */
     double clipped;              /* PPO: share clipped, last epoch      */
     dp_cost_fn fn;
     dp__roll_opts ro;
@@ -6684,7 +6685,9 @@ static int dp__group_rollouts(dp__trainer *T, dp__group *G)
         G->greedy = 1;
         if (dp__finite(G->gcost) && G->gcost >= 0) dp__keep_best(G->gcost, x->assign, x->order, x->n, &T->tbest[gi], T->tb_assign[gi], T->tb_order[gi]);
     }
-    if (G->sb && o->critic) { G->ro.critic = T->cw; G->ro.bnorm = T->K == 1 && x->seen ? x->baseline : 0; }
+    /* the critic in the rollouts only where they are not replayed for
+       the gradient (several rollouts are, with their own b) */
+    if (G->crit && G->kg == 1) { G->ro.critic = T->cw; G->ro.bnorm = T->K == 1 && x->seen ? x->baseline : 0; }
     else if (G->sb && T->K == 1 && x->seen) { G->ro.bstep = x->bstep; G->ro.bnorm = x->baseline; }
     for (k = 0; k < G->kg; k++) {
         dp__rollout(x, p, &G->ro, &T->rng, &T->krs[k]);
@@ -6697,10 +6700,9 @@ static int dp__group_rollouts(dp__trainer *T, dp__group *G)
             memcpy(T->kact + (2 * (size_t)k + 1) * nmax, x->step_dev, sizeof(int) * (size_t)x->n);
         }
         if (G->kg > 1) memcpy(T->kphi + (size_t)k * nmax, x->phi, sizeof(double) * (size_t)x->n);
-        if (G->ppo) {
-            memcpy(T->klp + 2 * (size_t)k * nmax, x->step_lp, sizeof(double) * 2 * (size_t)x->n);
-            memcpy(T->kadv + (size_t)k * nmax, x->step_adv, sizeof(double) * (size_t)x->n);
-        }
+        if (G->ppo) memcpy(T->klp + 2 * (size_t)k * nmax, x->step_lp, sizeof(double) * 2 * (size_t)x->n);
+        /* several rollouts get their step corrections in their replay */
+        if (G->ppo && G->kg == 1) memcpy(T->kadv, x->step_adv, sizeof(double) * (size_t)x->n);
     }
     G->baseline = &x->baseline; G->best = &x->best; G->seen = &x->seen; G->lb = x->lower_bound; G->nops = x->n;
     return 0;
@@ -6816,8 +6818,8 @@ static int dp__group_backward(dp__trainer *T, dp__group *G)
             rp.force_op = T->kact + 2 * (size_t)k * nmax;
             rp.force_dev = T->kact + (2 * (size_t)k + 1) * nmax;
             rp.bstep = NULL;
-            if (rp.critic) {
-                rp.bnorm = T->kb[k];
+            if (G->crit) {
+                rp.critic = T->cw; rp.bnorm = T->kb[k];
             } else if (G->sb && T->kb[k] > 0) {
                 /* b_t: the other rollouts' mean of cost - phi_t */
                 int t, q;
@@ -6890,7 +6892,7 @@ static int dp__group_ppo(dp__trainer *T, dp__group *G)
             rp.old_lp = T->klp + 2 * (size_t)k * nmax;
             rp.adv_t = T->kadv + (size_t)k * nmax;
             rp.ppo_R = T->kR[k]; rp.ppo_clip = T->o.ppo_clip;
-            rp.bstep = NULL;
+            rp.bstep = NULL; rp.critic = NULL;   /* adv_t holds the steps' corrections */
             dp__rollout(x, p, &rp, &T->rng, &rs);
             if (!dp__finite(rs.ppo_obj)) return dp__train_stop(T, G, G->ep, G->ep + G->kg - 1, "PPO epoch %d: surrogate %g is not finite", e, rs.ppo_obj);
             clipped += rs.clipped; nch += rs.nchoice;
@@ -6912,7 +6914,7 @@ static int dp__group_update(dp__trainer *T, dp__group *G)
     double g0;
     if ((rc = dp__group_step(T, G))) return rc;
     g0 = G->gnorm;   /* the report's: the first step's, on-policy */
-    if (G->ro.critic) {
+    if (G->crit) {
         for (k = 0; k < DP__CF; k++) if (!dp__finite(T->cg[k])) return dp__train_stop(T, G, G->ep, G->ep + G->kg - 1, "critic gradient %d is %g", k, T->cg[k]);
         dp__adam_step(&T->ac, T->cw, T->cg, o->critic_lr, 0);
     }
@@ -6947,7 +6949,7 @@ static void dp__group_report(dp__trainer *T, const dp__group *G, double ts, doub
         info.seconds = dp_now() - ts;
         info.grad_norm = G->gnorm; info.ret_scale = G->rscale; info.anchor_weight = G->ro.anchor;
         info.ppo_clipped = G->clipped;
-        info.critic_loss = G->ro.critic ? T->closs : 0;
+        info.critic_loss = G->crit ? T->closs : 0;
         if (!T->pt) {
             info.sel_entropy = rs->sel_ent / G->nops; info.plc_entropy = rs->plc_ent / G->nops;
             info.parent_share = rs->npar ? (double)rs->par / rs->npar : 0;
@@ -6968,6 +6970,7 @@ static int dp__train_group(dp__trainer *T, dp__group *G, double ts, double *tail
        last group of one rollout goes without) */
     G->sb = !T->pt && G->st != DP_STAGE_IL && !o->greedy_baseline && (o->step_baseline > 0 || (o->step_baseline == 0 && !G->fn));
     G->ppo = !T->pt && G->st != DP_STAGE_IL && o->ppo_epochs > 1;
+    G->crit = G->sb && o->critic;
     memset(&G->ro, 0, sizeof G->ro);
     G->ro.sample = 1; G->ro.train = 1; G->ro.il = G->st == DP_STAGE_IL;
     G->ro.eps = o->eps_start[G->st] * (1 - frac);
