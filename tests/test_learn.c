@@ -1635,6 +1635,24 @@ static void test_train_errors(void)
     CHECK(rc == DP_ERR_RANGE && strstr(err.msg, "anchor_rate") && strstr(err.msg, "-1"), "anchor_rate -1: rc %d '%s'", rc, err.msg);
     to.anchor_rate = 0;
     CHECK(same_params(&p, &keep), "a refused dp_train changed the policy");
+    /* PPO's and the critic's options, each refused naming its value */
+    to.ppo_epochs = 65;
+    rc = dp_train(&p, gs, 1, &c, &to, &tr, &err);
+    CHECK(rc == DP_ERR_RANGE && strstr(err.msg, "ppo_epochs") && strstr(err.msg, "65"), "ppo_epochs 65: rc %d '%s'", rc, err.msg);
+    to.ppo_epochs = 0; to.ppo_clip = 1;
+    rc = dp_train(&p, gs, 1, &c, &to, &tr, &err);
+    CHECK(rc == DP_ERR_RANGE && strstr(err.msg, "ppo_clip") && strstr(err.msg, "1"), "ppo_clip 1: rc %d '%s'", rc, err.msg);
+    to.ppo_clip = NAN;
+    rc = dp_train(&p, gs, 1, &c, &to, &tr, &err);
+    CHECK(rc == DP_ERR_RANGE && strstr(err.msg, "ppo_clip") && strstr(err.msg, "nan"), "ppo_clip NaN: rc %d '%s'", rc, err.msg);
+    to.ppo_clip = 0; to.critic = 2;
+    rc = dp_train(&p, gs, 1, &c, &to, &tr, &err);
+    CHECK(rc == DP_ERR_RANGE && strstr(err.msg, "critic 2"), "critic 2: rc %d '%s'", rc, err.msg);
+    to.critic = 1; to.critic_lr = -1;
+    rc = dp_train(&p, gs, 1, &c, &to, &tr, &err);
+    CHECK(rc == DP_ERR_RANGE && strstr(err.msg, "critic_lr") && strstr(err.msg, "-1"), "critic_lr -1: rc %d '%s'", rc, err.msg);
+    to.critic = 0; to.critic_lr = 0;
+    CHECK(same_params(&p, &keep), "a refused dp_train changed the policy");
 
     /* per-device times for 3 devices on a 4-device cluster */
     {

@@ -432,6 +432,12 @@ static void test_checkpoint_and_errors(void)
     bad = to; bad.start = "best";
     rc = dp_train(&p, gs, 1, &c, &bad, NULL, &err);
     CHECK(rc == DP_ERR_ARG && strstr(err.msg, "'best'"), "start 'best': rc %d '%s'", rc, err.msg);
+    bad = to; bad.ppo_epochs = 3;
+    rc = dp_train(&p, gs, 1, &c, &bad, NULL, &err);
+    CHECK(rc == DP_ERR_ARG && strstr(err.msg, "ppo_epochs 3"), "ppo_epochs 3: rc %d '%s'", rc, err.msg);
+    bad = to; bad.critic = 1;
+    rc = dp_train(&p, gs, 1, &c, &bad, NULL, &err);
+    CHECK(rc == DP_ERR_ARG && strstr(err.msg, "critic"), "critic: rc %d '%s'", rc, err.msg);
     dp_infer_opts io = {0};
     io.start = "nope";
     rc = dp_policy_place(&p, &g, &c, &io, a3, NULL, NULL, &err);
