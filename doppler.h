@@ -4921,9 +4921,17 @@ static size_t dp__selhead_size(int H) { return (size_t)H * DP__F + 3 * (size_t)H
 static size_t dp__plchead_size(int H) { return (size_t)H * DP__DF + (size_t)H * DP__F + 2 * (size_t)H * H + 2 * (size_t)H + 1; }
 
 typedef struct dp__gnn_buf {
+    /* training keeps every round for the backward pass; inference keeps
+       one of each (a round may update h in place: dp__mp_forward reads the
+       previous round's h whole before it writes, or op by op, an op's own
+       row before its own), and DOPPLER's two encoders share pre, mf and mb:
+       n H doubles each and 3 n H shared, instead of (4 K + 2) n H each,
+       fewer pages to touch per placement */
     double *h;    /* [(K+1) n H] embeddings after each round      */
     double *pre;  /* [(K+1) n H] pre-activations                  */
     double *mf, *mb; /* [K n H] mean messages in / out            */
+    size_t nH;    /* one round's size                             */
+    int keep;     /* every round kept (training)                  */
     double *gh;   /* [n H] gradient w.r.t. the final embedding    */
     double *gtmp; /* [n H] scratch                                 */
     double *gT;   /* [n H] gradient at the pre-activations        */
@@ -4976,18 +4984,28 @@ typedef struct dp__gctx {
 } dp__gctx;
 
 /* Buffers of a stack of R rounds over n ops. */
-static void dp__gnn_buf_carve(dp__arena *a, dp__gnn_buf *b, int n, int H, int R, int train)
+/* share: in inference, a buffer whose pre-activations and messages b
+   reuses (one encoder runs after the other; only h is read later). */
+static void dp__gnn_buf_carve(dp__arena *a, dp__gnn_buf *b, int n, int H, int R, int train, const dp__gnn_buf *share)
 {
     size_t nH = (size_t)n * H, ng = train ? nH : 1;
-    b->h = (double *)dp__carve(a, (size_t)(R + 1) * nH, sizeof(double));
-    b->pre = (double *)dp__carve(a, (size_t)(R + 1) * nH, sizeof(double));
-    b->mf = (double *)dp__carve(a, (size_t)R * nH + 1, sizeof(double));
-    b->mb = (double *)dp__carve(a, (size_t)R * nH + 1, sizeof(double));
+    b->nH = nH; b->keep = train;
+    b->h = (double *)dp__carve(a, (size_t)(train ? R + 1 : 1) * nH, sizeof(double));
+    if (!train && share) {
+        b->pre = share->pre; b->mf = share->mf; b->mb = share->mb;
+    } else {
+        b->pre = (double *)dp__carve(a, (size_t)(train ? R + 1 : 1) * nH, sizeof(double));
+        b->mf = (double *)dp__carve(a, (size_t)(train ? R : 1) * nH + 1, sizeof(double));
+        b->mb = (double *)dp__carve(a, (size_t)(train ? R : 1) * nH + 1, sizeof(double));
+    }
     b->gh = (double *)dp__carve(a, ng, sizeof(double));
     b->gtmp = (double *)dp__carve(a, ng, sizeof(double));
     b->gT = (double *)dp__carve(a, ng, sizeof(double));
     b->gM = (double *)dp__carve(a, ng, sizeof(double));
 }
+
+/* Round r of base, one of b's per-round buffers (h, pre, mf, mb). */
+static double *dp__gnn_round(const dp__gnn_buf *b, double *base, int r) { return base + (size_t)(b->keep ? r : 0) * b->nH; }
 
 static void dp__gctx_free(dp__gctx *x)
 {
@@ -5033,7 +5051,7 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
         DP__A(x->x, (size_t)n * DP__F, double); DP__A(x->ce, m, double);
         DP__A(x->bl, n, double); DP__A(x->tl, n, double); DP__A(x->bnext, n, int); DP__A(x->tprev, n, int);
         DP__A(x->blen, n, double); DP__A(x->tlen, n, double); DP__A(x->optime, (size_t)n * nd, double);
-        for (e = 0; e < (shared ? 1 : 2); e++) dp__gnn_buf_carve(&ar, &x->gnn[e], n, H, K, train);
+        for (e = 0; e < (shared ? 1 : 2); e++) dp__gnn_buf_carve(&ar, &x->gnn[e], n, H, K, train, e ? &x->gnn[0] : NULL);
         DP__A(x->pb, nH, double); DP__A(x->pt, nH, double); DP__A(x->zsel, nH, double); DP__A(x->ssel, n, double);
         DP__A(x->gsel_pg, nt, double); DP__A(x->gsel_fix, nt, double); DP__A(x->gpb, ng, double); DP__A(x->gpt, ng, double); DP__A(x->gzs, ng, double);
         DP__A(x->A, nH, double); DP__A(x->P, nH, double);
@@ -5265,17 +5283,16 @@ static void dp__gnn_transpose(double *Wt, const double *W, int H, int K)
 static void dp__gnn_forward(dp__gctx *x, dp__gnn_buf *b, const double *W, const double *Wt)
 {
     int r;
-    size_t nH = (size_t)x->n * x->H;
     dp__mp_input(x->n, x->H, DP__F, x->x, W, Wt, b->pre, b->h);
     for (r = 0; r < x->K; r++)
         dp__mp_forward(x->g, x->ce, x->H, DP__MP_BOTH, W + dp__round_off(x->H, r), Wt + dp__round_off(x->H, r),
-                       b->h + (size_t)r * nH, b->h + (size_t)(r + 1) * nH, b->pre + (size_t)(r + 1) * nH,
-                       b->mf + (size_t)r * nH, b->mb + (size_t)r * nH);
+                       dp__gnn_round(b, b->h, r), dp__gnn_round(b, b->h, r + 1), dp__gnn_round(b, b->pre, r + 1),
+                       dp__gnn_round(b, b->mf, r), dp__gnn_round(b, b->mb, r));
 }
 
 static const double *dp__gnn_out(const dp__gctx *x, const dp__gnn_buf *b)
 {
-    return b->h + (size_t)x->K * x->n * x->H;
+    return dp__gnn_round(b, b->h, x->K);
 }
 
 /* Backward from b->gh (gradient w.r.t. the final embedding, destroyed)
@@ -5600,6 +5617,29 @@ static double dp__plc_features(dp__gctx *x, int v, double *f, double *zs)
     return emin;
 }
 
+/* PLC's output layer: logit[d] = b2 + sum_i w2[i] relu(z[d][i]), each sum
+   in the order of i; four devices side by side, so that their chains of
+   additions overlap instead of running one after another. */
+static void dp__plc_logits(const double *z, const double *w2, double b2, int nd, int H, double *logit)
+{
+    int d = 0, i;
+    for (; d + 4 <= nd; d += 4) {
+        const double *z0 = z + (size_t)d * H, *z1 = z0 + H, *z2 = z1 + H, *z3 = z2 + H;
+        double s0 = b2, s1 = b2, s2 = b2, s3 = b2;
+        for (i = 0; i < H; i++) {
+            s0 += w2[i] * dp__relu(z0[i]); s1 += w2[i] * dp__relu(z1[i]);
+            s2 += w2[i] * dp__relu(z2[i]); s3 += w2[i] * dp__relu(z3[i]);
+        }
+        logit[d] = s0; logit[d + 1] = s1; logit[d + 2] = s2; logit[d + 3] = s3;
+    }
+    for (; d < nd; d++) {
+        const double *z0 = z + (size_t)d * H;
+        double s0 = b2;
+        for (i = 0; i < H; i++) s0 += w2[i] * dp__relu(z0[i]);
+        logit[d] = s0;
+    }
+}
+
 /* Places v on device a at step t: its start and end, the device's load and
    mean projection, and v's successors that become legal. */
 static void dp__place_step(dp__gctx *x, int t, int v, int a)
@@ -5668,7 +5708,7 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
 {
     const dp_graph *g = x->g;
     dp__heads w;
-    int n = x->n, nd = x->nd, H = x->H, t, i, k, d, v;
+    int n = x->n, nd = x->nd, H = x->H, t, k, d, v;
     double *lp = x->prob;   /* probabilities over the legal set, then over devices */
     double it = ro->temp > 0 ? 1 / ro->temp : 1;   /* logits times it; gradients too */
     double ilw = ro->il ? 1 : ro->anchor;          /* imitation's weight */
@@ -5737,11 +5777,9 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
         /* ---- PLC: device features from the partial schedule ---- */
         emin = dp__plc_features(x, v, f, zs);
         dp__gemm(zs, (size_t)H, f, DP__DF, wt_d, nd, DP__DF, H);
+        dp__plc_logits(zs, w.p_w2, w.p_b2[0], nd, H, x->logit);
         for (d = 0; d < nd; d++) {
-            const double *z = zs + (size_t)d * H;
-            double s = w.p_b2[0];
-            for (i = 0; i < H; i++) s += w.p_w2[i] * dp__relu(z[i]);
-            x->logit[d] = s * it;
+            x->logit[d] *= it;
             x->expert[d] = x->est[d] <= emin + 1e-9 * fabs(emin);
         }
         ent = dp__softmax(x->logit, lp, nd, tr);
@@ -6004,7 +6042,7 @@ static int dp__pt_init(dp__pctx *x, const dp_graph *g, const dp_cluster *c, cons
         DP__A(x->base, n, double); DP__A(x->mstep, n, double); DP__A(x->adv, n, double); DP__A(x->prio, n, double);
         DP__A(x->lp, n, double); DP__A(x->wt, dp__pt_size(H, D, K), double);
         DP__A(x->tb_assign, n, int); DP__A(x->tb_order, n, int);
-        dp__gnn_buf_carve(&ar, &x->gnn, n, H, 2 * K, train);
+        dp__gnn_buf_carve(&ar, &x->gnn, n, H, 2 * K, train, NULL);
     }
     if ((rc = dp_sim_init(&x->sim, g, c, err))) { dp__pt_free(x); return rc; }
     dp__mean_link(c, &lat, &ibw);
@@ -6044,13 +6082,12 @@ static int dp__pt_makespan(dp__pctx *x, dp_order order, double *ms, dp_error *er
     return dp__sim_cost(&x->sim, x->assign, x->g->topo, order, x->prio, ms, err);
 }
 
-/* The embedding of the current features into gnn.h[2K]; x->wt gets the
+/* The embedding of the current features into round 2K of gnn.h; x->wt gets the
    transposed weights of W (dp__pt_head reads them). */
 static void dp__pt_embed(dp__pctx *x, const double *W)
 {
     dp__gnn_buf *b = &x->gnn;
     dp__pt_head_w hw, ht;
-    size_t nH = (size_t)x->n * x->H;
     int r, H = x->H, D = x->nd;
     dp__transpose(x->wt, W, H, x->F);
     for (r = 0; r < 2 * x->K; r++)
@@ -6062,8 +6099,8 @@ static void dp__pt_embed(dp__pctx *x, const double *W)
     for (r = 0; r < 2 * x->K; r++)
         dp__mp_forward(x->g, x->ce, H, r % 2 ? DP__MP_BWD : DP__MP_FWD, W + dp__pt_round_off(H, D, r),
                        x->wt + dp__pt_round_off(H, D, r),
-                       b->h + (size_t)r * nH, b->h + (size_t)(r + 1) * nH, b->pre + (size_t)(r + 1) * nH,
-                       b->mf + (size_t)r * nH, b->mb + (size_t)r * nH);
+                       dp__gnn_round(b, b->h, r), dp__gnn_round(b, b->h, r + 1), dp__gnn_round(b, b->pre, r + 1),
+                       dp__gnn_round(b, b->mf, r), dp__gnn_round(b, b->mb, r));
 }
 
 /* The head at op v: groups, u, z, logits and prob; returns the entropy.
@@ -6072,7 +6109,7 @@ static double dp__pt_head(dp__pctx *x, const double *W, int v)
 {
     const dp_graph *g = x->g;
     dp__pt_head_w w, wt;
-    const double *e = x->gnn.h + (size_t)2 * x->K * x->n * x->H;
+    const double *e = dp__gnn_round(&x->gnn, x->gnn.h, 2 * x->K);
     int n = x->n, H = x->H, D = x->nd, sp, q, k, i, grp;
     dp__pt_head_map(&w, (double *)W, H, D, x->K);
     for (q = 0; q < n; q++) x->mark[q] = 3;

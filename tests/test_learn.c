@@ -781,6 +781,56 @@ static void test_sel_draw(void)
     dp_graph_free(&g);
 }
 
+/* An inference context keeps one round of each encoder's embeddings,
+   updated in place (and DOPPLER's two encoders share their scratch); a
+   training context keeps every round. Both must give the same forward pass, bit for bit: SEL's
+   scores, PLC's per-op parts, each encoder's output, and the greedy
+   rollout; for 1 to 4 rounds, one encoder or two. */
+static void test_inference_buffers(void)
+{
+    dp_graph g;
+    dp_cluster c;
+    if (gen_graph(&g, 30, 1, 5)) return;
+    CHECK(dp_cluster_homogeneous(&c, 3, 1, 1, 0.5, &err) == 0, "cluster: %s", err.msg);
+    for (int K = 1; K <= 4; K++)
+        for (int sh = 0; sh < 2; sh++) {
+            dp_policy p;
+            dp_policy_opts po = {0};
+            po.hidden = 8; po.layers = K; po.shared_gnn = sh; po.seed = 3 + K;
+            if (dp_policy_init(&p, &po, &err)) { CHECK(0, "policy: %s", err.msg); continue; }
+            dp__gctx xt, xi;
+            dp__roll_opts ro;
+            dp__roll_stats rs;
+            dp_rng rng;
+            int ok = dp__gctx_init(&xt, &g, &c, 8, K, sh, 1, &err) == 0;
+            ok = ok && dp__gctx_init(&xi, &g, &c, 8, K, sh, 0, &err) == 0;
+            CHECK(ok, "gctx: %s", err.msg);
+            if (!ok) { dp_policy_free(&p); continue; }
+            dp__forward(&xt, &p);
+            dp__forward(&xi, &p);
+            size_t nH = (size_t)g.n_ops * 8;
+            CHECK(!memcmp(xt.ssel, xi.ssel, sizeof(double) * (size_t)g.n_ops), "K %d shared %d: SEL scores differ", K, sh);
+            CHECK(!memcmp(xt.A, xi.A, sizeof(double) * nH) && !memcmp(xt.P, xi.P, sizeof(double) * nH),
+                  "K %d shared %d: PLC's per-op parts differ", K, sh);
+            CHECK(!memcmp(dp__emb_sel(&xt), dp__emb_sel(&xi), sizeof(double) * nH) &&
+                  !memcmp(dp__emb_plc(&xt), dp__emb_plc(&xi), sizeof(double) * nH), "K %d shared %d: embeddings differ", K, sh);
+            CHECK(dp__emb_sel(&xi) == xi.gnn[0].h, "K %d shared %d: the inference output is in its one round", K, sh);
+            memset(&ro, 0, sizeof ro);
+            ro.gamma = 1;
+            dp_rng_seed(&rng, 1);
+            dp__rollout(&xt, &p, &ro, &rng, &rs);
+            dp_rng_seed(&rng, 1);
+            dp__rollout(&xi, &p, &ro, &rng, &rs);
+            CHECK(!memcmp(xt.assign, xi.assign, sizeof(int) * (size_t)g.n_ops) && !memcmp(xt.order, xi.order, sizeof(int) * (size_t)g.n_ops),
+                  "K %d shared %d: greedy placements differ", K, sh);
+            dp__gctx_free(&xt);
+            dp__gctx_free(&xi);
+            dp_policy_free(&p);
+        }
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+}
+
 /* ========================================================================
    3b. Several rollouts per update (dp_train_opts.rollouts)
    ======================================================================== */
@@ -1811,6 +1861,7 @@ int main(int argc, char **argv)
     test_reinforce();
     test_rollout_replay();
     test_sel_draw();
+    test_inference_buffers();
     test_step_baseline();
     test_diagnostics();
     test_select();

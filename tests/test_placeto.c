@@ -96,7 +96,7 @@ static void test_groups(void)
         CHECK(ok, "op %s: groups %d %d %d %d %d %d", ops[v].name, x.mark[0], x.mark[1], x.mark[2], x.mark[3], x.mark[4], x.mark[5]);
         for (int k = 0; k < 4; k++) CHECK(x.cnt[k] == cnt[k], "op %s group %d: %g ops, expected %g", ops[v].name, k, x.cnt[k], cnt[k]);
         /* u's group parts are the group means of the final embedding */
-        const double *e = x.gnn.h + (size_t)2 * x.K * x.n * x.H;
+        const double *e = dp__gnn_round(&x.gnn, x.gnn.h, 2 * x.K);
         for (int k = 1; k < 4; k++)
             for (int i = 0; i < x.H; i++) {
                 double s = 0;
