@@ -4983,9 +4983,9 @@ typedef struct dp__gctx {
     int seen;
 } dp__gctx;
 
-/* Buffers of a stack of R rounds over n ops. */
-/* share: in inference, a buffer whose pre-activations and messages b
-   reuses (one encoder runs after the other; only h is read later). */
+/* Buffers of a stack of R rounds over n ops; share: in inference, a
+   buffer whose pre-activations and messages b reuses (one encoder runs
+   after the other; only h is read later). */
 static void dp__gnn_buf_carve(dp__arena *a, dp__gnn_buf *b, int n, int H, int R, int train, const dp__gnn_buf *share)
 {
     size_t nH = (size_t)n * H, ng = train ? nH : 1;
@@ -5300,12 +5300,11 @@ static const double *dp__gnn_out(const dp__gctx *x, const dp__gnn_buf *b)
 static void dp__gnn_backward(dp__gctx *x, dp__gnn_buf *b, const double *W, double *gW)
 {
     int r;
-    size_t nH = (size_t)x->n * x->H;
     for (r = x->K - 1; r >= 0; r--) {
         dp__mp_backward(x->g, x->ce, x->H, DP__MP_BOTH, W + dp__round_off(x->H, r), gW + dp__round_off(x->H, r),
-                        b->h + (size_t)r * nH, b->pre + (size_t)(r + 1) * nH,
-                        b->mf + (size_t)r * nH, b->mb + (size_t)r * nH, b->gh, b->gtmp, b->gT, b->gM);
-        memcpy(b->gh, b->gtmp, sizeof(double) * nH);
+                        dp__gnn_round(b, b->h, r), dp__gnn_round(b, b->pre, r + 1),
+                        dp__gnn_round(b, b->mf, r), dp__gnn_round(b, b->mb, r), b->gh, b->gtmp, b->gT, b->gM);
+        memcpy(b->gh, b->gtmp, sizeof(double) * b->nH);
     }
     dp__mp_input_backward(x->n, x->H, DP__F, x->x, b->pre, b->gh, gW, b->gT);
 }
@@ -6180,8 +6179,8 @@ static void dp__pt_backward(dp__pctx *x, const double *W, int v, double *gW)
     }
     for (r = 2 * x->K - 1; r >= 0; r--) {
         dp__mp_backward(x->g, x->ce, H, r % 2 ? DP__MP_BWD : DP__MP_FWD, W + dp__pt_round_off(H, D, r),
-                        gW + dp__pt_round_off(H, D, r), b->h + (size_t)r * nH, b->pre + (size_t)(r + 1) * nH,
-                        b->mf + (size_t)r * nH, b->mb + (size_t)r * nH, b->gh, b->gtmp, b->gT, b->gM);
+                        gW + dp__pt_round_off(H, D, r), dp__gnn_round(b, b->h, r), dp__gnn_round(b, b->pre, r + 1),
+                        dp__gnn_round(b, b->mf, r), dp__gnn_round(b, b->mb, r), b->gh, b->gtmp, b->gT, b->gM);
         memcpy(b->gh, b->gtmp, sizeof(double) * nH);
     }
     dp__mp_input_backward(n, H, x->F, x->x, b->pre, b->gh, gW, b->gT);

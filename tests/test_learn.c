@@ -24,6 +24,30 @@ static int gen_graph(dp_graph *g, int nodes, double ccr, uint64_t seed)
     return rc;
 }
 
+/* The finite-difference checks' setting: a generated 12-op graph on 3
+   devices, a policy of hidden size H and K rounds (shared: one encoder
+   for both heads), seed 3, and a training context for it. Nonzero, with
+   nothing to free, when the graph could not be made; fx_close frees the
+   rest. */
+static int fx_open(dp_graph *g, dp_cluster *c, dp_policy *p, dp__gctx *x, int H, int K, int shared)
+{
+    if (gen_graph(g, 12, 0.5, 7)) return 1;
+    CHECK(dp_cluster_homogeneous(c, 3, 1, 1, 0, &err) == 0, "cluster: %s", err.msg);
+    dp_policy_opts po = {0};
+    po.hidden = H; po.layers = K; po.shared_gnn = shared; po.seed = 3;
+    CHECK(dp_policy_init(p, &po, &err) == 0, "policy: %s", err.msg);
+    CHECK(dp__gctx_init(x, g, c, H, K, shared, 1, &err) == 0, "gctx: %s", err.msg);
+    return 0;
+}
+
+static void fx_close(dp_graph *g, dp_cluster *c, dp_policy *p, dp__gctx *x)
+{
+    dp__gctx_free(x);
+    dp_policy_free(p);
+    dp_cluster_free(c);
+    dp_graph_free(g);
+}
+
 static int same_params(const dp_policy *a, const dp_policy *b)
 {
     return a->n_sel == b->n_sel && a->n_plc == b->n_plc &&
@@ -151,12 +175,7 @@ static void gradcheck(int shared, int il, double R, double beta, double temp, in
     int fop[64], fdev[64];
     double bstep[64];
     snprintf(what, sizeof what, "gradcheck %s il=%d R=%g temp=%g forced=%d stepbl=%d", shared ? "shared" : "separate", il, R, temp, forced, stepbl);
-    if (gen_graph(&g, 12, 0.5, 7)) return;
-    CHECK(dp_cluster_homogeneous(&c, 3, 1, 1, 0, &err) == 0, "cluster: %s", err.msg);
-    dp_policy_opts po = {0};
-    po.hidden = H; po.layers = K; po.shared_gnn = shared; po.seed = 3;
-    CHECK(dp_policy_init(&p, &po, &err) == 0, "policy: %s", err.msg);
-    CHECK(dp__gctx_init(&x, &g, &c, H, K, shared, 1, &err) == 0, "gctx: %s", err.msg);
+    if (fx_open(&g, &c, &p, &x, H, K, shared)) return;
     double *gsel = calloc((size_t)p.n_sel, sizeof(double)), *gplc = calloc((size_t)p.n_plc, sizeof(double));
     fd_temp = temp; fd_op = fd_dev = NULL;
     fd_bstep = NULL; fd_bnorm = 0;
@@ -185,10 +204,7 @@ static void gradcheck(int shared, int il, double R, double beta, double temp, in
     fd_blocks(&p, gsel, gplc, gc_loss, &lc, what);
     fd_op = fd_dev = NULL; fd_temp = 0; fd_bstep = NULL; fd_bnorm = 0;
     free(gsel); free(gplc);
-    dp__gctx_free(&x);
-    dp_policy_free(&p);
-    dp_cluster_free(&c);
-    dp_graph_free(&g);
+    fx_close(&g, &c, &p, &x);
 }
 
 static void test_gradients(void)
@@ -284,12 +300,7 @@ static void ppo_gradcheck(int shared, double R, int stepbl, double anchor)
     dp__roll_stats rs;
     dp_rng rng;
     snprintf(what, sizeof what, "ppo gradcheck %s R=%g stepbl=%d anchor=%g", shared ? "shared" : "separate", R, stepbl, anchor);
-    if (gen_graph(&g, 12, 0.5, 7)) return;
-    CHECK(dp_cluster_homogeneous(&c, 3, 1, 1, 0, &err) == 0, "cluster: %s", err.msg);
-    dp_policy_opts po = {0};
-    po.hidden = H; po.layers = K; po.shared_gnn = shared; po.seed = 3;
-    CHECK(dp_policy_init(&p, &po, &err) == 0, "policy: %s", err.msg);
-    CHECK(dp__gctx_init(&x, &g, &c, H, K, shared, 1, &err) == 0, "gctx: %s", err.msg);
+    if (fx_open(&g, &c, &p, &x, H, K, shared)) return;
     for (int t = 0; t < 64; t++) bstep[t] = 3.0 - 0.1 * t;
     ppo_record(&x, &p, stepbl ? bstep : NULL, 3.0, &rec);
     /* the parameters after "an update": every weight moved by up to 0.3 */
@@ -312,10 +323,7 @@ static void ppo_gradcheck(int shared, double R, int stepbl, double anchor)
     ppo_loss_ctx lc = { &x, &p, &rec, R, clip, anchor };
     fd_blocks(&p, gsel, gplc, ppo_fd_loss, &lc, what);
     free(gsel); free(gplc);
-    dp__gctx_free(&x);
-    dp_policy_free(&p);
-    dp_cluster_free(&c);
-    dp_graph_free(&g);
+    fx_close(&g, &c, &p, &x);
 }
 
 /* The clipping, against values worked out by hand (no entropy, no anchor,
@@ -341,12 +349,7 @@ static void test_ppo_clip(void)
     dp__roll_stats rs;
     double low[128];
     const int H = 6, K = 2;
-    if (gen_graph(&g, 12, 0.5, 7)) return;
-    CHECK(dp_cluster_homogeneous(&c, 3, 1, 1, 0, &err) == 0, "cluster: %s", err.msg);
-    dp_policy_opts po = {0};
-    po.hidden = H; po.layers = K; po.seed = 3;
-    CHECK(dp_policy_init(&p, &po, &err) == 0, "policy: %s", err.msg);
-    CHECK(dp__gctx_init(&x, &g, &c, H, K, 0, 1, &err) == 0, "gctx: %s", err.msg);
+    if (fx_open(&g, &c, &p, &x, H, K, 0)) return;
     ppo_record(&x, &p, NULL, 0, &rec);
     int n = g.n_ops;
     size_t ns = (size_t)p.n_sel, np = (size_t)p.n_plc;
@@ -406,10 +409,7 @@ static void test_ppo_clip(void)
     CHECK(rs.clipped == 2 * n, "ratio e^1.5, R < 0: %d of %d choices clipped", rs.clipped, 2 * n);
     CHECK_NEAR(rs.ppo_obj, 3.0 * -0.7 * wsum, 1e-12, "ratio e^1.5, R < 0: surrogate = 3 R sum w_t");
     free(rs_); free(rp_); free(gs); free(gp);
-    dp__gctx_free(&x);
-    dp_policy_free(&p);
-    dp_cluster_free(&c);
-    dp_graph_free(&g);
+    fx_close(&g, &c, &p, &x);
 }
 
 /* The critic (dp_train_opts.critic):
@@ -428,12 +428,7 @@ static void test_critic(void)
     dp__gctx x;
     const int H = 6, K = 2;
     double w[DP__CF] = { 0.3, -0.2, 0.5, 0.9, 0.4, -0.1, 0.2 };
-    if (gen_graph(&g, 12, 0.5, 7)) return;
-    CHECK(dp_cluster_homogeneous(&c, 3, 1, 1, 0, &err) == 0, "cluster: %s", err.msg);
-    dp_policy_opts po = {0};
-    po.hidden = H; po.layers = K; po.seed = 3;
-    CHECK(dp_policy_init(&p, &po, &err) == 0, "policy: %s", err.msg);
-    CHECK(dp__gctx_init(&x, &g, &c, H, K, 0, 1, &err) == 0, "gctx: %s", err.msg);
+    if (fx_open(&g, &c, &p, &x, H, K, 0)) return;
     /* a greedy rollout with the critic on records its states */
     fd_critic = w;
     loss(&x, &p, 0.5, 0, 0);
@@ -473,10 +468,7 @@ static void test_critic(void)
     CHECK_NEAR(l0, r2, 1e-12, "critic loss = mean of squared residuals / 2");
     free(bl);
     fd_critic = NULL;
-    dp__gctx_free(&x);
-    dp_policy_free(&p);
-    dp_cluster_free(&c);
-    dp_graph_free(&g);
+    fx_close(&g, &c, &p, &x);
     /* the policy's gradient with the critic's b_t */
     fd_critic = w;
     for (int shared = 0; shared < 2; shared++) {
