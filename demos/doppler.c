@@ -107,7 +107,8 @@ static const char *help_place =
     "  --improve E    doppler: first E more REINFORCE episodes on this graph\n"
     "                 (DOPPLER's deployment stage, on the simulator; the policy\n"
     "                 file is not changed); the answer is the best placement any\n"
-    "                 of them or of the samples reached (simulations: E + K + 1)\n"
+    "                 of them or of the samples reached (simulations: at most\n"
+    "                 E + K + 1; a sample that cannot win is not simulated)\n"
     "  --from M       placeto: the placement its sweep starts from (default cp)\n"
     "  --devices N    N devices in the graph's units (default 4)\n"
     "  --cluster C    cluster file or preset (reference, homogeneous:N)\n"
@@ -1033,7 +1034,7 @@ static int run_method(const cli *o, int m, const dp_policy *p, const dp_graph *g
     if (LEARNED(m)) {
         if (place_learned(o, p, g, c, assign, order, &res->makespan)) return EXIT_FAIL;
         res->schedule_length = res->makespan;
-        res->simulations = (long)o->improve + o->samples + 1;
+        res->simulations = (long)o->improve + o->samples + 1;   /* at most: a sample that cannot win is not simulated */
     } else if (dp_place((dp_method)m, g, c, &po, assign, res, &e)) {
         if (!path) return fail(&e);
         fprintf(stderr, "doppler: %s with %s: %s\n", path, method_name(m), e.msg[0] ? e.msg : dp_code_text(e.code));

@@ -823,6 +823,86 @@ static void test_inference_buffers(void)
     dp_graph_free(&g);
 }
 
+/* dp_policy_place does not simulate a sample whose most loaded device
+   already has more work than the best makespan so far (dp__place_bound).
+   By hand: ops of times 1, 2, 3, 4, the first feeding the last (10 bytes
+   at bandwidth 1), on 2 devices: placed 0 1 1 0 the loads are 5 and 5,
+   the bound 5, the simulation 5 (0: [0,1] [1,5], 1: [0,2] [2,5]); placed
+   0 0 0 1 the loads are 6 and 4, the bound 6, the simulation 15 (the copy
+   [1,11], the last op [11,15]). Then on a generated graph: no sample ends
+   below its bound, and the placement equals the best of all 65 samples
+   simulated, bit for bit, with some samples skipped. */
+static void test_place_bound(void)
+{
+    static const int ops[4] = {0, 1, 2, 3}, devs[2][4] = {{0, 1, 1, 0}, {0, 0, 0, 1}};
+    static const double want_lb[2] = {5, 6}, want_ms[2] = {5, 15};
+    dp_graph g;
+    dp_cluster c;
+    dp_policy p;
+    dp_policy_opts po = {0};
+    dp__gctx x;
+    dp__roll_opts ro;
+    dp__roll_stats rs;
+    dp_rng rng;
+    double cost = 0;
+    dp_graph_init(&g);
+    for (int i = 0; i < 4; i++) {
+        dp_op_desc d = {0};
+        d.compute = i + 1;
+        CHECK(dp_graph_add_op(&g, &d, NULL, &err) == 0, "op: %s", err.msg);
+    }
+    CHECK(dp_graph_add_edge(&g, 0, 3, 10, &err) == 0 && dp_graph_finalize(&g, &err) == 0, "graph: %s", err.msg);
+    CHECK(dp_cluster_homogeneous(&c, 2, 1, 1, 0, &err) == 0, "cluster: %s", err.msg);
+    po.hidden = 8; po.layers = 2; po.seed = 5;
+    if (dp_policy_init(&p, &po, &err)) { CHECK(0, "policy: %s", err.msg); return; }
+    if (dp__gctx_init(&x, &g, &c, 8, 2, 0, 0, &err)) { CHECK(0, "gctx: %s", err.msg); return; }
+    dp__forward(&x, &p);
+    memset(&ro, 0, sizeof ro);
+    ro.gamma = 1; ro.force_op = ops;
+    dp_rng_seed(&rng, 1);
+    for (int k = 0; k < 2; k++) {
+        ro.force_dev = devs[k];
+        dp__rollout(&x, &p, &ro, &rng, &rs);
+        CHECK(dp__cost(&x, DP_ORDER_FIFO, NULL, NULL, &cost, &err) == 0, "sim: %s", err.msg);
+        CHECK(dp__place_bound(&x) == want_lb[k] && cost == want_ms[k], "placement %d: bound %g (want %g), makespan %g (want %g)",
+              k, dp__place_bound(&x), want_lb[k], cost, want_ms[k]);
+    }
+    dp__gctx_free(&x);
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+    if (gen_graph(&g, 40, 0.5, 9)) { dp_policy_free(&p); return; }
+    CHECK(dp_cluster_homogeneous(&c, 3, 1, 1, 0.5, &err) == 0, "cluster: %s", err.msg);
+    if (dp__gctx_init(&x, &g, &c, 8, 2, 0, 0, &err)) { CHECK(0, "gctx: %s", err.msg); return; }
+    int n = g.n_ops, *best_assign = malloc(sizeof(int) * (size_t)n), *assign = malloc(sizeof(int) * (size_t)n);
+    double best = HUGE_VAL, ms = 0;
+    int below = 0, skipped = 0;
+    dp__forward(&x, &p);
+    memset(&ro, 0, sizeof ro);
+    ro.gamma = 1;
+    dp_rng_seed(&rng, 1);
+    for (int k = 0; k <= 64; k++) {
+        ro.sample = k > 0;
+        dp__rollout(&x, &p, &ro, &rng, &rs);
+        CHECK(dp__cost(&x, DP_ORDER_FIFO, NULL, NULL, &cost, &err) == 0, "sim: %s", err.msg);
+        below += cost < dp__place_bound(&x);
+        skipped += dp__place_bound(&x) > best * (1 + 1e-9);
+        if (cost < best) { best = cost; memcpy(best_assign, x.assign, sizeof(int) * (size_t)n); }
+    }
+    dp_infer_opts io = {0};
+    io.samples = 64; io.seed = 1;
+    CHECK(dp_policy_place(&p, &g, &c, &io, assign, NULL, &ms, &err) == 0, "place: %s", err.msg);
+    CHECK(below == 0, "%d of 65 samples end below their bound", below);
+    CHECK(skipped > 0, "no sample's bound exceeds the best so far: the skip is not exercised");
+    CHECK(ms == best && !memcmp(assign, best_assign, sizeof(int) * (size_t)n),
+          "placing with the bound: makespan %.17g, the best of all 65 simulated %.17g", ms, best);
+    free(best_assign);
+    free(assign);
+    dp__gctx_free(&x);
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+    dp_policy_free(&p);
+}
+
 /* ========================================================================
    3b. Several rollouts per update (dp_train_opts.rollouts)
    ======================================================================== */
@@ -1854,6 +1934,7 @@ int main(int argc, char **argv)
     test_rollout_replay();
     test_sel_draw();
     test_inference_buffers();
+    test_place_bound();
     test_step_baseline();
     test_diagnostics();
     test_select();
