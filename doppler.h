@@ -3957,6 +3957,18 @@ static void dp__mean_link(const dp_cluster *c, double *lat, double *inv_bw)
     *inv_bw = sb / ((double)n * (n - 1));
 }
 
+/* Whether every link between two devices has the same latency and
+   bandwidth (so a transfer's time depends on its bytes alone); not with
+   fewer than two devices. */
+static int dp__links_alike(const dp_cluster *c)
+{
+    int k, n = c->n;
+    if (n < 2) return 0;
+    for (k = 0; k < n * n; k++)
+        if (k / n != k % n && (c->latency[k] != c->latency[1] || c->bandwidth[k] != c->bandwidth[1])) return 0;
+    return 1;
+}
+
 DPDEF int dp_blevel(const dp_graph *g, const dp_cluster *c, double *out)
 {
     double lat, ibw;
@@ -4964,6 +4976,8 @@ typedef struct dp__gctx {
     int *legal, nlegal, *pend, *assign, *order, *pos;
     double *end, *avail, *work, *psum, *pmean, *cnt, *prob, *logit, *est;
     int *expert;
+    double *xe;           /* [m] edge e's transfer time between any two
+                             devices where every link is alike, else NULL */
     double *wsel;         /* [n] inference: exp(SEL score - the largest),
                              made by dp__forward, so that a sampled SEL
                              step needs no exp (NULL in training)         */
@@ -5064,6 +5078,7 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
         DP__A(x->cnt, nd, double); DP__A(x->prob, n > nd ? n : nd, double); DP__A(x->logit, nd, double); DP__A(x->est, nd, double);
         DP__A(x->expert, n > nd ? n : nd, int);
         if (!train) DP__A(x->wsel, n, double);
+        DP__A(x->xe, m, double);
         DP__A(x->step_op, n, int); DP__A(x->step_dev, n, int); DP__A(x->step_f, nt * nd * DP__DF, double);
         DP__A(x->step_z, nt * nd * H, double); DP__A(x->step_gu, nt * nd, double); DP__A(x->step_gf, nt * nd, double);
         DP__A(x->phi, n, double); DP__A(x->bstep, n, double);
@@ -5074,6 +5089,8 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
         DP__A(x->wt_plc, (shared ? 0 : dp__gnn_size(H, K)) + dp__plchead_size(H), double); DP__A(x->best_assign, n, int); DP__A(x->best_order, n, int);
     }
     if ((rc = dp_sim_init(&x->sim, g, c, err))) { dp__gctx_free(x); return rc; }
+    if (dp__links_alike(c)) for (e = 0; e < m; e++) x->xe[e] = dp_xfer_time(c, g->bytes[e], 0, 1);
+    else x->xe = NULL;
     for (v = 0; v < n; v++)
         for (k = 0; k < nd; k++) x->optime[(size_t)v * nd + k] = dp_op_time(g, c, v, k);
     x->wtot = 0;
@@ -5576,22 +5593,20 @@ static double dp__ppo_weight(double l, double old, double A, double c, double w,
     return r;
 }
 
-/* PLC's inputs for placing op v: each device's features from the partial
-   schedule into f (work, input work, first and last input's end, earliest
-   start, its distance to the earliest, earliest or not) and the device's
-   embedding into zs (v's, plus the mean of the device's ops' projections);
-   returns the earliest start over the devices. */
-static double dp__plc_features(dp__gctx *x, int v, double *f, double *zs)
+/* Op v's inputs as seen from each device d, into f's row d: fd[1] the work
+   of v's parents on d, fd[2] and fd[3] their first and last end (0 and 0
+   without one), and in x->est[d] the last input's arrival on d (0 for a
+   source). Every (input, device) pair in turn: a transfer's time depends
+   on both ends. */
+static void dp__plc_inputs(dp__gctx *x, int v, double *f)
 {
     const dp_graph *g = x->g;
-    const dp_cluster *c = x->c;
-    int nd = x->nd, H = x->H, d, k;
-    double emin = HUGE_VAL;
+    int nd = x->nd, d, k;
     for (d = 0; d < nd; d++) {
         double inw = 0, e0 = HUGE_VAL, e1 = 0, ready = 0, *fd = f + (size_t)d * DP__DF;
         for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
             int e = g->in_edge[k], u = g->src[e];
-            double arr = x->end[u] + dp_xfer_time(c, g->bytes[e], x->assign[u], d);
+            double arr = x->end[u] + dp_xfer_time(x->c, g->bytes[e], x->assign[u], d);
             if (arr > ready) ready = arr;
             if (x->assign[u] == d) {
                 inw += x->optime[(size_t)u * nd + d];
@@ -5599,11 +5614,59 @@ static double dp__plc_features(dp__gctx *x, int v, double *f, double *zs)
                 if (x->end[u] > e1) e1 = x->end[u];
             }
         }
-        if (e0 == HUGE_VAL) e0 = 0;
-        x->est[d] = ready > x->avail[d] ? ready : x->avail[d];
+        fd[1] = inw; fd[2] = e0 == HUGE_VAL ? 0 : e0; fd[3] = e1;
+        x->est[d] = ready;
+    }
+}
+
+/* dp__plc_inputs where every link is alike (x->xe: an edge's transfer
+   time between any two devices), in one pass over the inputs instead of
+   one per device: an input arrives on its own device at its end, on any
+   other at its end + xe. So the last arrival on d is the later of d's
+   last input end and the latest remote arrival from a device other than
+   d: the latest of all (r1, from device d1), or for d1 itself the latest
+   from any other device (r2). The same values, bit for bit (each device's
+   sums in the same order). */
+static void dp__plc_inputs_alike(dp__gctx *x, int v, double *f)
+{
+    const dp_graph *g = x->g;
+    double r1 = 0, r2 = 0;
+    int nd = x->nd, d, d1 = -1, k;
+    for (d = 0; d < nd; d++) { double *fd = f + (size_t)d * DP__DF; fd[1] = 0; fd[2] = HUGE_VAL; fd[3] = 0; }
+    for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+        int e = g->in_edge[k], u = g->src[e], a = x->assign[u];
+        double eu = x->end[u], arr = eu + x->xe[e], *fa = f + (size_t)a * DP__DF;
+        fa[1] += x->optime[(size_t)u * nd + a];
+        if (eu < fa[2]) fa[2] = eu;
+        if (eu > fa[3]) fa[3] = eu;
+        if (a == d1) { if (arr > r1) r1 = arr; }
+        else if (arr > r1) { r2 = r1; r1 = arr; d1 = a; }
+        else if (arr > r2) r2 = arr;
+    }
+    for (d = 0; d < nd; d++) {
+        double *fd = f + (size_t)d * DP__DF, remote = d == d1 ? r2 : r1;
+        if (fd[2] == HUGE_VAL) fd[2] = 0;
+        x->est[d] = fd[3] > remote ? fd[3] : remote;
+    }
+}
+
+/* PLC's inputs for placing op v: each device's features from the partial
+   schedule into f (work, input work, first and last input's end, earliest
+   start, its distance to the earliest, earliest or not) and the device's
+   embedding into zs (v's, plus the mean of the device's ops' projections);
+   returns the earliest start over the devices. */
+static double dp__plc_features(dp__gctx *x, int v, double *f, double *zs)
+{
+    int nd = x->nd, H = x->H, d;
+    double emin = HUGE_VAL;
+    if (x->xe) dp__plc_inputs_alike(x, v, f);
+    else dp__plc_inputs(x, v, f);
+    for (d = 0; d < nd; d++) {
+        double *fd = f + (size_t)d * DP__DF;
+        if (x->avail[d] > x->est[d]) x->est[d] = x->avail[d];
         if (x->est[d] < emin) emin = x->est[d];
-        fd[0] = x->work[d] / x->scale; fd[1] = inw / x->scale;
-        fd[2] = e0 / x->scale; fd[3] = e1 / x->scale; fd[4] = x->est[d] / x->scale;
+        fd[0] = x->work[d] / x->scale; fd[1] = fd[1] / x->scale;
+        fd[2] = fd[2] / x->scale; fd[3] = fd[3] / x->scale; fd[4] = x->est[d] / x->scale;
     }
     for (d = 0; d < nd; d++) {
         double *fd = f + (size_t)d * DP__DF, *z = zs + (size_t)d * H;

@@ -903,6 +903,58 @@ static void test_place_bound(void)
     dp_policy_free(&p);
 }
 
+/* Where every link is alike PLC's inputs are made in one pass over an
+   op's inputs (dp__plc_inputs_alike) instead of one per device: the same
+   features at every step of a sampled rollout, bit for bit, as the pass
+   per device, on dense graphs and 2, 3 and 5 devices. Only clusters whose
+   links are all alike take it. */
+static void test_plc_inputs_alike(void)
+{
+    for (int nd = 2; nd <= 5; nd += nd == 3 ? 2 : 1)
+        for (uint64_t seed = 1; seed <= 3; seed++) {
+            dp_graph g;
+            dp_cluster c;
+            dp_policy p;
+            dp_policy_opts po = {0};
+            dp__gctx xa, xb;
+            dp__roll_opts ro;
+            dp__roll_stats rs;
+            dp_rng rng;
+            if (gen_graph(&g, 40, 1, 20 + seed)) return;
+            CHECK(dp_cluster_homogeneous(&c, nd, 1, 2, 0.5, &err) == 0, "cluster: %s", err.msg);
+            po.hidden = 8; po.layers = 2; po.seed = seed;
+            CHECK(dp_policy_init(&p, &po, &err) == 0, "policy: %s", err.msg);
+            int ok = dp__gctx_init(&xa, &g, &c, 8, 2, 0, 1, &err) == 0 && dp__gctx_init(&xb, &g, &c, 8, 2, 0, 1, &err) == 0;
+            CHECK(ok, "gctx: %s", err.msg);
+            if (!ok) return;
+            CHECK(xa.xe != NULL, "%d devices alike: one pass", nd);
+            xb.xe = NULL;   /* the pass per device */
+            dp__forward(&xa, &p);
+            dp__forward(&xb, &p);
+            memset(&ro, 0, sizeof ro);
+            ro.gamma = 1; ro.sample = 1;
+            dp_rng_seed(&rng, seed);
+            dp__rollout(&xa, &p, &ro, &rng, &rs);
+            dp_rng_seed(&rng, seed);
+            dp__rollout(&xb, &p, &ro, &rng, &rs);
+            size_t nf = (size_t)g.n_ops * nd * DP__DF;
+            CHECK(!memcmp(xa.step_f, xb.step_f, sizeof(double) * nf) && !memcmp(xa.assign, xb.assign, sizeof(int) * (size_t)g.n_ops),
+                  "%d devices, seed %llu: the one-pass features differ from the per-device ones", nd, (unsigned long long)seed);
+            if (nd == 3 && seed == 1) {
+                c.bandwidth[1 * nd + 2] *= 2;   /* one link faster */
+                CHECK(!dp__links_alike(&c), "a cluster with one faster link is not alike");
+                dp_cluster_free(&c);
+                CHECK(dp_cluster_homogeneous(&c, 1, 1, 2, 0.5, &err) == 0, "cluster: %s", err.msg);
+                CHECK(!dp__links_alike(&c), "one device has no links");
+            }
+            dp__gctx_free(&xa);
+            dp__gctx_free(&xb);
+            dp_policy_free(&p);
+            dp_cluster_free(&c);
+            dp_graph_free(&g);
+        }
+}
+
 /* ========================================================================
    3b. Several rollouts per update (dp_train_opts.rollouts)
    ======================================================================== */
@@ -1935,6 +1987,7 @@ int main(int argc, char **argv)
     test_sel_draw();
     test_inference_buffers();
     test_place_bound();
+    test_plc_inputs_alike();
     test_step_baseline();
     test_diagnostics();
     test_select();
