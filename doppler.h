@@ -5055,13 +5055,14 @@ static void dp__zscore(double *X, int n, int stride, int cols)
 static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, int H, int K, int shared,
                          int train, dp_error *err)
 {
-    int n = g->n_ops, m = g->n_edges, nd = c->n, i, k, v, e, rc, pass;
+    int n = g->n_ops, m = g->n_edges, nd = c->n, i, k, v, e, rc, pass, alike;
     size_t nH = (size_t)n * H, nt = train ? (size_t)n : 1, ng = train ? nH : 1;
     double lat, ibw, mean_t = 0;
     dp__arena ar;
     memset(&ar, 0, sizeof ar);
     memset(x, 0, sizeof *x);
     if ((rc = dp_check(g, c, err))) return rc;
+    alike = dp__links_alike(c);   /* x->xe only then */
     x->g = g; x->c = c; x->n = n; x->m = m; x->nd = nd; x->H = H; x->K = K; x->shared = shared; x->train = train;
     for (pass = 0; pass < 2; pass++) {
         if (pass && (rc = dp__arena_alloc(&ar, &x->arena, err, "learning workspace"))) { dp__gctx_free(x); return rc; }
@@ -5080,7 +5081,7 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
         DP__A(x->cnt, nd, double); DP__A(x->prob, n > nd ? n : nd, double); DP__A(x->logit, nd, double); DP__A(x->est, nd, double);
         DP__A(x->expert, n > nd ? n : nd, int);
         if (!train) DP__A(x->wsel, n, double);
-        DP__A(x->xe, m, double);
+        if (alike) DP__A(x->xe, m, double);
         DP__A(x->step_op, n, int); DP__A(x->step_dev, n, int); DP__A(x->step_f, nt * nd * DP__DF, double);
         DP__A(x->step_z, nt * nd * H, double); DP__A(x->step_gu, nt * nd, double); DP__A(x->step_gf, nt * nd, double);
         DP__A(x->phi, n, double); DP__A(x->bstep, n, double);
@@ -5091,8 +5092,7 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
         DP__A(x->wt_plc, (shared ? 0 : dp__gnn_size(H, K)) + dp__plchead_size(H), double); DP__A(x->best_assign, n, int); DP__A(x->best_order, n, int);
     }
     if ((rc = dp_sim_init(&x->sim, g, c, err))) { dp__gctx_free(x); return rc; }
-    if (dp__links_alike(c)) for (e = 0; e < m; e++) x->xe[e] = dp_xfer_time(c, g->bytes[e], 0, 1);
-    else x->xe = NULL;
+    if (alike) for (e = 0; e < m; e++) x->xe[e] = dp_xfer_time(c, g->bytes[e], 0, 1);
     for (v = 0; v < n; v++)
         for (k = 0; k < nd; k++) x->optime[(size_t)v * nd + k] = dp_op_time(g, c, v, k);
     x->wtot = 0;
@@ -5771,6 +5771,28 @@ static int dp__sel_choose(dp__gctx *x, const dp__roll_opts *ro, int t, double it
     return li;
 }
 
+/* A training rollout's records of one choice, step t's SEL choice (j 0)
+   or PLC's (j 1) among k with probabilities prob: its log-probability
+   (kept for PPO's replays), its entropy, the cp expert's mass (into *pe)
+   and the log-probability sums, w its discount. Returns its REINFORCE
+   weight: w, times PPO's ratio in a replay (dp__ppo_weight). */
+static double dp__choice_record(dp__gctx *x, const dp__roll_opts *ro, dp__roll_stats *st, int t, int j,
+                                const double *prob, int k, int choice, double ent, double w, double adv, double *pe)
+{
+    double l = log(prob[choice] > 1e-300 ? prob[choice] : 1e-300), wc = w;
+    if (x->train) x->step_lp[2 * t + j] = l;
+    if (ro->old_lp) wc *= dp__ppo_weight(l, ro->old_lp[2 * t + j], ro->ppo_R + adv, ro->ppo_clip, w, st);
+    st->entropy += ent;
+    if (j) st->plc_ent += ent;
+    else st->sel_ent += ent;
+    *pe = dp__expert_mass(prob, k, x->expert);
+    st->xent -= log(*pe);
+    st->logp += l;
+    st->wlogp += w * l;
+    st->alogp += adv * w * l;
+    return wc;
+}
+
 static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro, dp_rng *rng, dp__roll_stats *st)
 {
     const dp_graph *g = x->g;
@@ -5826,18 +5848,7 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
         li = !tr && ro->sample && !ro->force_op ? dp__sel_draw(x, it, ro->eps, rng) : -1;
         if (li < 0) li = dp__sel_choose(x, ro, t, it, rng, &ent);
         v = x->legal[li];
-        wc = wdisc;
-        if (tr) {
-            double l = log(lp[li] > 1e-300 ? lp[li] : 1e-300);
-            if (x->train) x->step_lp[2 * t] = l;
-            if (ro->old_lp) wc *= dp__ppo_weight(l, ro->old_lp[2 * t], ro->ppo_R + adv, ro->ppo_clip, wdisc, st);
-            st->entropy += ent;
-            st->sel_ent += ent;
-            pe = dp__expert_mass(lp, x->nlegal, x->expert); st->xent -= log(pe);
-            st->logp += l;
-            st->wlogp += wdisc * l;
-            st->alogp += adv * wdisc * l;
-        }
+        wc = tr ? dp__choice_record(x, ro, st, t, 0, lp, x->nlegal, li, ent, wdisc, adv, &pe) : wdisc;
         if (ro->train) st->il_loss += dp__step_grad(lp, x->nlegal, li, wc, adv, ro->beta, ent, x->expert, pe, ilw, x->gsel_pg, x->gsel_fix, x->legal, it);
         x->legal[li] = x->legal[--x->nlegal];
         x->pos[x->legal[li]] = li;
@@ -5851,22 +5862,11 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
         }
         ent = dp__softmax(x->logit, lp, nd, tr);
         a = ro->force_dev ? ro->force_dev[t] : dp__choose(lp, nd, ro->sample, ro->eps, rng);
-        wc = wdisc;
-        if (tr) {
-            double l = log(lp[a] > 1e-300 ? lp[a] : 1e-300);
-            if (x->train) x->step_lp[2 * t + 1] = l;
-            if (ro->old_lp) wc *= dp__ppo_weight(l, ro->old_lp[2 * t + 1], ro->ppo_R + adv, ro->ppo_clip, wdisc, st);
-            st->entropy += ent;
-            st->plc_ent += ent;
-            pe = dp__expert_mass(lp, nd, x->expert); st->xent -= log(pe);
-            if (g->in_off[v + 1] > g->in_off[v]) {
-                st->npar++;
-                for (k = g->in_off[v]; k < g->in_off[v + 1]; k++)
-                    if (x->assign[g->src[g->in_edge[k]]] == a) { st->par++; break; }
-            }
-            st->logp += l;
-            st->wlogp += wdisc * l;
-            st->alogp += adv * wdisc * l;
+        wc = tr ? dp__choice_record(x, ro, st, t, 1, lp, nd, a, ent, wdisc, adv, &pe) : wdisc;
+        if (tr && g->in_off[v + 1] > g->in_off[v]) {   /* joined an input's device? */
+            st->npar++;
+            for (k = g->in_off[v]; k < g->in_off[v + 1]; k++)
+                if (x->assign[g->src[g->in_edge[k]]] == a) { st->par++; break; }
         }
         if (ro->train) st->il_loss += dp__step_grad(lp, nd, a, wc, adv, ro->beta, ent, x->expert, pe, ilw,
                                                     x->step_gu + (size_t)t * nd, x->step_gf + (size_t)t * nd, NULL, it);
