@@ -37,5 +37,10 @@ for n in 60 150; do
         gen random --nodes $n --ccr $ccr --seed 202 -o "$dir/random_${n}_$ccr.dpg"
     done
 done
+# --hidden 4: on bench/family_sweep.sh's validation graphs (8 seeds each) the
+# 4-wide embedding placed at or below min(cp, heft) 21.5 of 24 on average
+# (hidden 8: 21.0, 16: 21.0, 32, the library's default: 19.5) and came
+# nearest anneal (+2.2%; 8: +2.4, 16: +2.5, 32: +2.7%), in about 2/3 of the
+# time (bench/RESULTS.md part 4).
 "$DOPPLER" train "$dir"/*.dpg --devices 2,4,8 --stages il,sim --episodes ${FAMILY_EPISODES:-4000,8000} \
-    --seed 1 ${FAMILY_OPTS:-} --out "$OUT"
+    --hidden 4 --seed 1 ${FAMILY_OPTS:-} --out "$OUT"
