@@ -44,7 +44,7 @@
      at every seed (anneal given as many simulations): bench/RESULTS.md,
      part 4, has the counts; the pretrained policy the CLI carries
      (policies/doppler_family.dpl, loadable with dp_policy_load) places
-     unseen graphs at or below cp and heft 4 times in 5, not always.
+     unseen graphs at or below cp and heft 5 times in 6, not always.
 
    CONTENTS (grep for the anchor, e.g. ">>simulator")
      public API

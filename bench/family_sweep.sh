@@ -5,11 +5,13 @@
 # x 2, 4, 8 devices, greedy + 64 samples (build/learn_bench zeroshot). One
 # line per variant: its train options, then the summary line (at or below
 # min(cp, heft), mean and worst against anneal). bench/RESULTS.md part 4
-# ("A 16-core sweep") ran it with
+# ("The pretrained policy") chose the embedding's width with
 #
-#     JOBS=16 bench/family_sweep.sh "--seed "{1..8} "--seed "{1..8}" --lr 1e-3,2.5e-4" \
-#         "--seed "{1..5}" --anchor 8" "--entropy 3e-3" "--entropy 3e-4" \
-#         "--layers 4" "--hidden 48" "--rollouts 2"
+#     JOBS=2 bench/family_sweep.sh "--seed "{1..8}" --hidden 32" "--seed "{1..8}" --hidden 16" \
+#         "--seed "{1..8}" --hidden 8" "--seed "{1..8}" --hidden 4" "--seed "{1..4}" --hidden 24"
+#
+# and earlier (hidden 32, 16 cores) swept seeds, --lr, --anchor, --entropy,
+# --layers and --rollouts the same way.
 #
 # VARIANT: train options appended to the recipe's (the last value of an
 # option wins). JOBS: variants trained at once (default 1). Run from the

@@ -250,6 +250,11 @@ if [ -d "$DATA/doppler" ]; then
         echo "The family recipe with --ppo 3 and --critic, seeds 1-3, on the validation graphs:"
         echo
         bench/family_sweep.sh "--seed "{1..3} "--seed "{1..3}" --ppo 3" "--seed "{1..3}" --critic" || status=1
+        echo
+        echo "The embedding's width for the pretrained policy, seeds 1-8 (24: 1-4), on the validation graphs:"
+        echo
+        bench/family_sweep.sh "--seed "{1..8}" --hidden 32" "--seed "{1..8}" --hidden 16" "--seed "{1..8}" --hidden 8" \
+            "--seed "{1..8}" --hidden 4" "--seed "{1..4}" --hidden 24" || status=1
     fi
 fi
 echo
