@@ -844,7 +844,10 @@ DPDEF int dp_gen_workload(dp_graph *g, const dp_workload_opts *opts, dp_error *e
    starting placement (dp_train_opts.start, default cp's) and moves each
    to the device the policy picks; the reward of a move is the decrease in
    simulated makespan it caused. Embedding by progressive forward and
-   backward message passing, recomputed after every move; see >>placeto.
+   backward message passing, recomputed after every move. Trained by
+   default with a one-step improvement (every device of the visited op
+   simulated, the policy moved toward the ones that lower the makespan;
+   dp_train_opts.placeto_reinforce: the paper's REINFORCE); see >>placeto.
    It shares the layer, optimiser, checkpoint format and training loop
    with DOPPLER; it trains in stage sim only and is tied to a device count.
    ====================================================================== */
@@ -967,6 +970,19 @@ typedef struct dp_train_opts {
     uint64_t seed;
     const char *start;       /* Placeto: the method whose placement every
                                 episode starts from; NULL -> "cp"           */
+    int      placeto_reinforce; /* Placeto's update. 0: the one-step
+                                improvement (beyond the paper; see >>placeto):
+                                at every step of a sweep the visited op is
+                                simulated on every device (D - 1 more
+                                simulations), and the policy is moved toward
+                                q_d = p_d e^(r_d / tau) / Z, r_d the decrease
+                                in makespan that moving it to d gives, over
+                                the starting makespan; the sweep follows the
+                                policy's most likely device (eps: a random
+                                one); gamma is unused. 1: the paper's
+                                REINFORCE over sampled sweeps, each move's
+                                return its discounted later decreases      */
+    double   placeto_tau;    /* tau of the one-step improvement; 0 -> 0.01  */
     int      rollouts;       /* DOPPLER: episodes of one graph per update,
                                 each one's baseline the mean cost of the
                                 others (leave one out); 0 -> 1: an update
@@ -1059,6 +1075,15 @@ typedef struct dp_infer_opts {
     uint64_t seed;
     dp_order order;          /* how the placement is scored               */
     const char *start;       /* Placeto: the starting placement's method; NULL -> "cp" */
+    int      polish;         /* 0: none; P > 0: the policy's answer is then
+                                improved by enumopt's local search (see
+                                dp_place) for at most P passes: each op, by
+                                decreasing b-level, tried on every other
+                                device, a strict gain kept. Scored as the
+                                placement is (SEL's order under PRIORITY).
+                                The policy's placement is a better start
+                                for it than cp's (bench/RESULTS.md part 4) */
+    long    *simulations;    /* optional output: the simulations made      */
 } dp_infer_opts;
 
 /* Places g with the policy (either algorithm); order (may be NULL) gets
@@ -1066,7 +1091,8 @@ typedef struct dp_infer_opts {
    returns the best placement of its sweep (every step is simulated).
    DOPPLER simulates a sample only where its most loaded device has less
    work than the best makespan so far (else it cannot be better): the same
-   answer as simulating all, with fewer simulations. */
+   answer as simulating all, with fewer simulations. With opts->polish the
+   answer is then improved by local search (never made worse). */
 DPDEF int dp_policy_place(const dp_policy *p, const dp_graph *g, const dp_cluster *c,
                           const dp_infer_opts *opts, int *assign, int *order,
                           double *makespan, dp_error *err);
@@ -1105,13 +1131,18 @@ DPDEF int dp_train_stages_parse(dp_train_opts *opts, const char *stages, const c
    samples, as dp_policy_place); assign, order (may be NULL) and makespan
    get the best placement any of those episodes or placements reached
    (simulations: episodes, the selection's greedy scores, at most samples
-   + 1). p is not changed. Either algorithm (Placeto: from opts->start). */
+   + 1), improved by local search with opts->polish. p is not changed.
+   Either algorithm (Placeto: from opts->start). */
 typedef struct dp_improve_opts {
     int      episodes;       /* 0 -> 100                                   */
     int      samples;        /* of the tuned policy, as dp_infer_opts      */
     uint64_t seed;           /* of training and of the samples             */
     dp_order order;          /* how placements are scored                  */
     const char *start;       /* Placeto: the starting placement's method   */
+    int      polish;         /* then local search from the best placement,
+                                as dp_infer_opts.polish                    */
+    long    *simulations;    /* optional output: the simulations made (the
+                                training's, the placement's, the polish's) */
 } dp_improve_opts;
 DPDEF int dp_policy_improve(const dp_policy *p, const dp_graph *g, const dp_cluster *c,
                       const dp_improve_opts *opts, int *assign, int *order,
@@ -5512,6 +5543,9 @@ typedef struct dp__roll_opts {
     const double *critic;              /* [DP__CF] the critic's weights: b_t =
                                           scale (w . s_t) with bnorm (in place
                                           of bstep)                         */
+    int improve; double tau;           /* Placeto's one-step improvement
+                                          (dp_train_opts.placeto_reinforce 0)
+                                          and its target's temperature      */
 } dp__roll_opts;
 
 /* ---- the critic (dp_train_opts.critic) ----------------------------------
@@ -6025,14 +6059,33 @@ static void dp__backward(dp__gctx *x, const dp_policy *p, double R, double *gsel
                near the starting placement (a uniform first policy
                re-randomises every op and its REINFORCE signal drowns in
                the noise of the other moves; see bench/RESULTS.md)
-   Stage sim only; defaults: lr 3e-3, gamma 1 (the return of the sweep's
-   first step is then the whole improvement M0 - M_end), start cp.
-   REINFORCE with a per-step baseline: r_t = (makespan before the move -
-   makespan after) / starting makespan, R_t = r_t + gamma R_{t+1}, and
-   b_t the running mean of R_t at step t on that graph. The gradient is
-   accumulated during the episode, keeping no step, with an eligibility
-   trace E_t = gamma E_{t-1} + g_t (g_t the gradient of -log p(a_t)):
-     sum_t (R_t - b_t) g_t = sum_t (r_t E_t - b_t g_t).
+   Stage sim only; defaults: lr 3e-3, start cp. Two updates:
+   - the one-step improvement (the default, beyond the paper;
+     dp_train_opts.placeto_reinforce 0): at every step the visited op v is
+     simulated on each of the D devices (D - 1 more simulations; its own
+     is the makespan M now), r_d = (M - M_d) / starting makespan, and the
+     policy is moved toward the improved distribution
+         q_d = p_d e^(r_d / tau) / Z      (tau: placeto_tau, 0.01)
+     by the step loss -sum_d q_d log p_d with q held fixed (gradient
+     w.r.t. the logits p - q; MPO's E- and M-step, Abdolmaleki et al.
+     2018, with every action's one-step value known exactly). The sweep
+     moves each op to its most likely device (with probability eps to a
+     random one): the states greedy placement meets. Why: under the
+     paper's update the greedy sweep ended where it started on ffnn and
+     llama-block (bench/RESULTS.md part 4): each move's return carried the
+     noise of every later random move, the one sampled device per state
+     taught nothing of the others, and the keep prior's states were
+     seldom the greedy sweep's. gamma is unused: each step is credited
+     with its own makespan change (cp is a local optimum of every single
+     move on ffnn, which no one-step sweep leaves).
+   - REINFORCE (the paper's; placeto_reinforce 1), defaults gamma 1 (the
+     return of the sweep's first step is then the whole improvement
+     M0 - M_end): sampled sweeps, r_t = (makespan before the move -
+     makespan after) / starting makespan, R_t = r_t + gamma R_{t+1}, and
+     b_t the running mean of R_t at step t on that graph. The gradient is
+     accumulated during the episode, keeping no step, with an eligibility
+     trace E_t = gamma E_{t-1} + g_t (g_t the gradient of -log p(a_t)):
+       sum_t (R_t - b_t) g_t = sum_t (r_t E_t - b_t g_t).
    Parameter layout (one block, dp_policy.plc): Win[H][F] bin[H]; K pairs
    of a FWD round and a BWD round; W1[H][4H] b1[H] W2[D][H] b2[D].
    ====================================================================== */
@@ -6068,6 +6121,8 @@ typedef struct dp__pctx {
     int *tb_assign, *tb_order;                   /* [n] dp_train's best  */
     double *base, *mstep, *adv, *prio;           /* [n]                 */
     double *lp;           /* [n] log p of each step's move               */
+    double *md;           /* [D] one-step improvement: the makespan with the
+                             current op on each device                  */
     long sims;            /* simulations in the last episode              */
     double m0;            /* makespan of the starting placement          */
     double lower_bound, decay;
@@ -6107,7 +6162,7 @@ static int dp__pt_init(dp__pctx *x, const dp_graph *g, const dp_cluster *c, cons
         DP__A(x->logit, D, double); DP__A(x->prob, D, double); DP__A(x->dl, D, double);
         DP__A(x->start, n, int); DP__A(x->assign, n, int); DP__A(x->best_assign, n, int); DP__A(x->act, n, int);
         DP__A(x->base, n, double); DP__A(x->mstep, n, double); DP__A(x->adv, n, double); DP__A(x->prio, n, double);
-        DP__A(x->lp, n, double); DP__A(x->wt, dp__pt_size(H, D, K), double);
+        DP__A(x->lp, n, double); DP__A(x->md, D, double); DP__A(x->wt, dp__pt_size(H, D, K), double);
         DP__A(x->tb_assign, n, int); DP__A(x->tb_order, n, int);
         dp__gnn_buf_carve(&ar, &x->gnn, n, H, 2 * K, train, NULL);
     }
@@ -6254,11 +6309,54 @@ static void dp__pt_backward(dp__pctx *x, const double *W, int v, double *gW)
     dp__mp_input_backward(n, H, x->F, x->x, b->pre, b->gh, gW, b->gT);
 }
 
+/* The one-step improvement at op v, makespan M now (ro->improve): the
+   makespan with v on every other device into x->md (D - 1 simulations;
+   x->md[current] = M), the target q_d = p_d e^(r_d / tau) / Z with
+   r_d = (M - md_d) / m0, and g1 += gs = the gradient of the step's loss
+   -sum_d q_d log p_d, q held fixed (w.r.t. the logits: p - q). Every
+   placement simulated is offered to the sweep's best. After dp__pt_head
+   at v. */
+static int dp__pt_improve(dp__pctx *x, const dp_policy *p, const dp__roll_opts *ro, int v, double M, dp_order order,
+                          double *g1, double *gs, dp__roll_stats *st, dp_error *err)
+{
+    int D = x->nd, cur = x->assign[v], d, i, rc;
+    double mx = -HUGE_VAL, z = 0;
+    for (d = 0; d < D; d++) {
+        if (d == cur) { x->md[d] = M; continue; }
+        x->assign[v] = d;
+        rc = dp__pt_makespan(x, order, &x->md[d], err);
+        if (!rc && x->md[d] < x->run_best) { x->run_best = x->md[d]; memcpy(x->best_assign, x->assign, sizeof(int) * (size_t)x->n); }
+        x->assign[v] = cur;
+        if (rc) return rc;
+        x->sims++;
+    }
+    /* log q_d + log Z, then q in x->dl */
+    for (d = 0; d < D; d++) {
+        x->dl[d] = log(x->prob[d] > 1e-300 ? x->prob[d] : 1e-300) + (M - x->md[d]) / (x->m0 * ro->tau);
+        if (x->dl[d] > mx) mx = x->dl[d];
+    }
+    for (d = 0; d < D; d++) { x->dl[d] = exp(x->dl[d] - mx); z += x->dl[d]; }
+    for (d = 0; d < D; d++) {
+        double q = x->dl[d] / z;
+        st->wlogp += q * log(x->prob[d] > 1e-300 ? x->prob[d] : 1e-300);
+        x->dl[d] = x->prob[d] - q;
+    }
+    memset(gs, 0, sizeof(double) * (size_t)p->n_plc);
+    dp__pt_backward(x, p->plc, v, gs);
+    for (i = 0; i < p->n_plc; i++) g1[i] += gs[i];
+    return 0;
+}
+
 /* One sweep over the ops from x->start. With ro->train, g1 gets the
    gradient of the episode loss (mean over steps) and g2, gs are scratch
    (all of p->n_plc); ro->il is unused (Placeto has no expert). Records
-   x->act, x->mstep and, when training, x->adv; x->best_assign gets the
-   best placement of the sweep (x->run_best its makespan). */
+   x->act, x->mstep and, when training with REINFORCE, x->adv; x->best_assign
+   gets the best placement the sweep simulated (x->run_best its makespan).
+   A training sweep of the one-step improvement (ro->improve) moves each
+   op to the policy's most likely device, or with probability ro->eps to
+   one drawn uniformly: its gradient already weighs every device, so the
+   sweep needs no sampling to explore them, and it visits the states the
+   greedy sweep will meet (the eps moves vary them). */
 static int dp__pt_episode(dp__pctx *x, const dp_policy *p, const dp__roll_opts *ro, int force, dp_rng *rng,
                           dp_order order, double *g1, double *g2, double *gs, double *cost,
                           dp__roll_stats *st, dp_error *err)
@@ -6284,13 +6382,19 @@ static int dp__pt_episode(dp__pctx *x, const dp_policy *p, const dp__roll_opts *
         row[2] = 1;
         dp__pt_embed(x, p->plc);
         ent = dp__pt_head(x, p->plc, v);
-        a = force ? x->act[t] : dp__choose(x->prob, D, ro->sample, ro->eps, rng);
+        if (force) a = x->act[t];
+        else if (ro->improve) {
+            a = dp__choose(x->prob, D, 0, 0, rng);
+            if (ro->eps > 0 && dp_rng_uniform(rng) < ro->eps) a = dp_rng_int(rng, D);
+        } else a = dp__choose(x->prob, D, ro->sample, ro->eps, rng);
         x->act[t] = a;
         x->mstep[t] = M;
         x->lp[t] = log(x->prob[a] > 1e-300 ? x->prob[a] : 1e-300);
         st->entropy += ent;
         st->logp += x->lp[t];
-        if (ro->train) {
+        if (ro->train && ro->improve) {
+            if ((rc = dp__pt_improve(x, p, ro, v, M, order, g1, gs, st, err))) return rc;
+        } else if (ro->train) {
             /* gradient of -log p(a): prob - onehot(a), w.r.t. the logits */
             for (d = 0; d < D; d++) x->dl[d] = x->prob[d] - (d == a);
             memset(gs, 0, sizeof(double) * (size_t)np);
@@ -6300,11 +6404,14 @@ static int dp__pt_episode(dp__pctx *x, const dp_policy *p, const dp__roll_opts *
         row[4 + x->assign[v]] = 0; row[4 + a] = 1;
         if (a != x->assign[v]) {
             x->assign[v] = a;
-            if ((rc = dp__pt_makespan(x, order, &M, err))) return rc;
-            x->sims++;
+            if (ro->train && ro->improve) M = x->md[a];   /* simulated above */
+            else {
+                if ((rc = dp__pt_makespan(x, order, &M, err))) return rc;
+                x->sims++;
+            }
             if (M < x->run_best) { x->run_best = M; memcpy(x->best_assign, x->assign, sizeof(int) * (size_t)n); }
         }
-        if (ro->train) {
+        if (ro->train && !ro->improve) {
             /* the trace E_t = gamma E_{t-1} + g_t; the reward r_t of this
                move joins every earlier step's return through it */
             double rt = (x->mstep[t] - M) / x->m0, bt = x->base[t];
@@ -6315,7 +6422,9 @@ static int dp__pt_episode(dp__pctx *x, const dp_policy *p, const dp__roll_opts *
         }
     }
     *cost = M;
-    if (ro->train) {
+    if (ro->train && ro->improve) {
+        for (i = 0; i < np; i++) g1[i] /= n;
+    } else if (ro->train) {
         double R = 0, inv = 1.0 / n;
         for (i = 0; i < np; i++) g1[i] = x->seen ? g1[i] * inv : 0;
         for (t = n - 1; t >= 0; t--) {
@@ -6628,6 +6737,9 @@ static int dp__train_opts_check(dp_train_opts *o, int pt, dp_method *start, dp_e
     if (pt && (rc = dp__train_check_placeto(o, err))) return rc;
     if (pt && o->lr[DP_STAGE_SIM] == 0) o->lr[DP_STAGE_SIM] = 3e-3;
     if (pt && o->gamma == 0) o->gamma = 1;
+    if (o->placeto_reinforce < 0 || o->placeto_reinforce > 1 || !dp__finite(o->placeto_tau) || o->placeto_tau < 0)
+        return dp__fail(err, DP_ERR_RANGE, "train: placeto_reinforce %d (0 or 1) and placeto_tau %g (finite, not negative)", o->placeto_reinforce, o->placeto_tau);
+    if (o->placeto_tau == 0) o->placeto_tau = 0.01;
     if (pt && o->start && dp_method_parse(o->start, start)) return dp__fail(err, DP_ERR_ARG, "train: unknown start method '%s'", o->start);
     if (o->rollouts < 0 || o->rollouts > 4096) return dp__fail(err, DP_ERR_RANGE, "train: rollouts %d not in 0..4096", o->rollouts);
     if (o->ppo_epochs < 0 || o->ppo_epochs > 64) return dp__fail(err, DP_ERR_RANGE, "train: ppo_epochs %d not in 0..64", o->ppo_epochs);
@@ -7081,6 +7193,7 @@ static int dp__train_group(dp__trainer *T, dp__group *G, double ts, double *tail
     G->ro.gamma = o->gamma; G->ro.beta = o->entropy;
     if (!T->pt && !G->ro.il) G->ro.anchor = T->anchor_w;
     G->ro.temp = G->ro.il ? 1 : o->temperature;
+    G->ro.improve = T->pt && !o->placeto_reinforce; G->ro.tau = o->placeto_tau;
     if ((rc = dp__group_rollouts(T, G))) return rc;
     if (G->greedy && (!dp__finite(G->gcost) || G->gcost < 0))
         return dp__train_stop(T, G, G->ep, G->ep + G->kg - 1, "the greedy baseline's cost %g is not a finite non-negative number", G->gcost);
@@ -7180,6 +7293,30 @@ done:
 
 /* Placeto's placement: the greedy sweep, then o->samples sampled sweeps,
    each from the starting placement; the best placement any step reached. */
+/* dp_infer_opts.polish: enumopt's passes from assign (order: its op order,
+   the priority under DP_ORDER_PRIORITY), in place; *makespan gets the
+   result's. s: a simulator of (g, c); prio: n_ops doubles of scratch. */
+static int dp__polish(dp_sim *s, const dp_graph *g, const dp_cluster *c, int passes, dp_order mode, const int *order,
+                      double *prio, int *assign, double *makespan, long *sims, dp_error *err)
+{
+    dp_place_opts po;
+    dp_sim_opts so;
+    int rc;
+    memset(&po, 0, sizeof po);
+    memset(&so, 0, sizeof so);
+    po.max_passes = passes;
+    so.order = mode;
+    if (mode == DP_ORDER_PRIORITY) {
+        dp_order_to_priority(order, g->n_ops, prio);
+        so.priority = prio;
+    }
+    if ((rc = dp__enumopt(g, c, &po, s, &so, assign, sims, err))) return rc;
+    if ((rc = dp_sim_run(s, assign, &so, err))) return rc;
+    ++*sims;
+    *makespan = s->makespan;
+    return 0;
+}
+
 static int dp__pt_place(const dp_policy *p, const dp_graph *g, const dp_cluster *c, const dp_infer_opts *o,
                         int *assign, int *order, double *makespan, dp_error *err)
 {
@@ -7190,6 +7327,7 @@ static int dp__pt_place(const dp_policy *p, const dp_graph *g, const dp_cluster 
     double cost, best;
     dp_method start = DP_METHOD_CP;
     int rc, k, *keep;
+    long sims = 0;
     if (o->start && dp_method_parse(o->start, &start)) return dp__fail(err, DP_ERR_ARG, "place: unknown start method '%s'", o->start);
     if ((rc = dp__pt_init(&x, g, c, p, start, o->order, 0, err))) return rc;
     if (!(keep = (int *)dp__alloc((size_t)x.n, sizeof(int), err, "placement"))) { dp__pt_free(&x); return DP_ERR_NOMEM; }
@@ -7200,8 +7338,11 @@ static int dp__pt_place(const dp_policy *p, const dp_graph *g, const dp_cluster 
     for (k = 0; k <= o->samples; k++) {
         ro.sample = k > 0;
         if ((rc = dp__pt_episode(&x, p, &ro, 0, &rng, o->order, NULL, NULL, NULL, &cost, &rs, err))) goto done;
+        sims += x.sims;
         if (x.run_best < best) { best = x.run_best; memcpy(keep, x.best_assign, sizeof(int) * (size_t)x.n); }
     }
+    if (o->polish > 0 && (rc = dp__polish(&x.sim, g, c, o->polish, o->order, g->topo, x.prio, keep, &best, &sims, err))) goto done;
+    if (o->simulations) *o->simulations = sims + 1;   /* and the start's */
     memcpy(assign, keep, sizeof(int) * (size_t)x.n);
     if (order) memcpy(order, g->topo, sizeof(int) * (size_t)x.n);
     if (makespan) *makespan = best;
@@ -7236,10 +7377,12 @@ DPDEF int dp_policy_place(const dp_policy *p, const dp_graph *g, const dp_cluste
     dp_rng rng;
     double best = HUGE_VAL, cost;
     int rc, k;
+    long sims = 0;
     memset(&o, 0, sizeof o);
     if (opts) o = *opts;
     if (!p || !p->plc) return dp__fail(err, DP_ERR_ARG, "place: policy not initialised");
     if (o.samples < 0) return dp__fail(err, DP_ERR_RANGE, "place: samples %d is negative", o.samples);
+    if (o.polish < 0 || o.polish > 100) return dp__fail(err, DP_ERR_RANGE, "place: polish %d not in 0..100 passes", o.polish);
     if (p->algo == DP_ALGO_PLACETO) return dp__pt_place(p, g, c, &o, assign, order, makespan, err);
     if (p->algo != DP_ALGO_DOPPLER) return dp__fail(err, DP_ERR_ARG, "place: unknown policy algorithm %d", (int)p->algo);
     if ((rc = dp__gctx_init(&x, g, c, p->opts.hidden, p->opts.layers, p->opts.shared_gnn, 0, err))) return rc;
@@ -7253,12 +7396,15 @@ DPDEF int dp_policy_place(const dp_policy *p, const dp_graph *g, const dp_cluste
         /* a sample that cannot beat the best so far is not simulated */
         if (best < HUGE_VAL && dp__place_bound(&x) > best * (1 + 1e-9)) continue;
         if ((rc = dp__cost(&x, o.order, NULL, NULL, &cost, err))) goto done;
+        sims++;
         if (cost < best) {
             best = cost;
             memcpy(x.best_assign, x.assign, sizeof(int) * (size_t)x.n);
             memcpy(x.best_order, x.order, sizeof(int) * (size_t)x.n);
         }
     }
+    if (o.polish > 0 && (rc = dp__polish(&x.sim, g, c, o.polish, o.order, x.best_order, x.prio, x.best_assign, &best, &sims, err))) goto done;
+    if (o.simulations) *o.simulations = sims;
     memcpy(assign, x.best_assign, sizeof(int) * (size_t)x.n);
     if (order) memcpy(order, x.best_order, sizeof(int) * (size_t)x.n);
     if (makespan) *makespan = best;
@@ -7277,20 +7423,26 @@ DPDEF int dp_policy_improve(const dp_policy *p, const dp_graph *g, const dp_clus
     dp_infer_opts io;
     dp_policy q;
     const dp_graph *gs[1];
-    int *ba = NULL, *bo = NULL, rc;
-    double best = HUGE_VAL, ms = HUGE_VAL;
+    int *ba = NULL, *bo = NULL, *oo = NULL, rc;
+    double best = HUGE_VAL, ms = HUGE_VAL, *prio = NULL;
+    dp_train_result tr;
+    long sims = 0;
+    dp_sim s;
     memset(&o, 0, sizeof o);
     if (opts) o = *opts;
     memset(&q, 0, sizeof q);
+    memset(&s, 0, sizeof s);
     dp__ok(err);
     if (!p || !p->plc) return dp__fail(err, DP_ERR_ARG, "improve: policy not initialised");
+    if (o.polish < 0 || o.polish > 100) return dp__fail(err, DP_ERR_RANGE, "improve: polish %d not in 0..100 passes", o.polish);
     if (!g || !c || !assign) return dp__fail(err, DP_ERR_ARG, "improve: graph, cluster or assignment missing");
     if (o.episodes < 0 || o.samples < 0)
         return dp__fail(err, DP_ERR_RANGE, "improve: episodes %d and samples %d must not be negative", o.episodes, o.samples);
     if (o.episodes == 0) o.episodes = 100;
     ba = (int *)dp__alloc((size_t)g->n_ops + 1, sizeof(int), err, "improve");
     bo = (int *)dp__alloc((size_t)g->n_ops + 1, sizeof(int), err, "improve");
-    if (!ba || !bo) { rc = DP_ERR_NOMEM; goto done; }
+    oo = (int *)dp__alloc((size_t)g->n_ops + 1, sizeof(int), err, "improve");
+    if (!ba || !bo || !oo) { rc = DP_ERR_NOMEM; goto done; }
     if ((rc = dp_policy_init(&q, &p->opts, err))) goto done;
     if (p->n_sel) memcpy(q.sel, p->sel, sizeof(double) * (size_t)p->n_sel);
     memcpy(q.plc, p->plc, sizeof(double) * (size_t)p->n_plc);
@@ -7303,23 +7455,35 @@ DPDEF int dp_policy_improve(const dp_policy *p, const dp_graph *g, const dp_clus
     to.best_cost = &best;
     to.best_assign = &ba;
     to.best_order = &bo;
-    if ((rc = dp_train(&q, gs, 1, c, &to, NULL, err))) goto done;
+    if ((rc = dp_train(&q, gs, 1, c, &to, &tr, err))) goto done;
     memset(&io, 0, sizeof io);
+    io.simulations = &sims;
     io.samples = o.samples;
     io.seed = o.seed;
     io.order = o.order;
     io.start = o.start;
-    if ((rc = dp_policy_place(&q, g, c, &io, assign, order, &ms, err))) goto done;
+    if ((rc = dp_policy_place(&q, g, c, &io, assign, oo, &ms, err))) goto done;
     if (best < ms) {
         memcpy(assign, ba, sizeof(int) * (size_t)g->n_ops);
-        if (order) memcpy(order, bo, sizeof(int) * (size_t)g->n_ops);
+        memcpy(oo, bo, sizeof(int) * (size_t)g->n_ops);
         ms = best;
     }
+    if (o.polish > 0) {
+        prio = (double *)dp__alloc((size_t)g->n_ops + 1, sizeof(double), err, "improve");
+        if (!prio) { rc = DP_ERR_NOMEM; goto done; }
+        if ((rc = dp_sim_init(&s, g, c, err))) goto done;
+        if ((rc = dp__polish(&s, g, c, o.polish, o.order, oo, prio, assign, &ms, &sims, err))) goto done;
+    }
+    if (o.simulations) *o.simulations = tr.simulations + sims;
+    if (order) memcpy(order, oo, sizeof(int) * (size_t)g->n_ops);
     if (makespan) *makespan = ms;
 done:
     dp_policy_free(&q);
+    dp_sim_free(&s);
+    DP_FREE(prio);
     DP_FREE(ba);
     DP_FREE(bo);
+    DP_FREE(oo);
     return rc;
 }
 

@@ -8,11 +8,11 @@
                                        [--step-bl 1|-1] [--gamma G] [--hidden H] [--layers K]
                                        [--anchor X] [--anchor-rate R] [--select N] [--per-seed]
                                        [--init POLICY] [--ppo E] [--ppo-clip C] [--critic 1]
-                                       [--critic-lr L]
+                                       [--critic-lr L] [--reinforce 1] [--tau T]
        build/learn_bench stability GRAPH [--il E] [--sim E] [--seeds N] [--per-seed] [options of quality]
        build/learn_bench diag GRAPH [--il E] [--sim E] [--seed S] [--window W] [options of quality]
        build/learn_bench general STG_DIR [--procs P] [--il E] [--sim E]
-       build/learn_bench zeroshot POLICY [--devices 2,4,8] [--samples K] GRAPH...
+       build/learn_bench zeroshot POLICY [--devices 2,4,8] [--samples K] [--polish P] GRAPH...
 
    timing:  milliseconds per imitation episode, per REINFORCE episode
             (rollout + simulation + backward + Adam) and per greedy
@@ -45,6 +45,8 @@
    --select N: dp_train_opts.select (-1: none).
    --ppo E, --ppo-clip C: dp_train_opts.ppo_epochs, ppo_clip (PPO);
    --critic 1, --critic-lr L: dp_train_opts.critic, critic_lr.
+   --reinforce 1, --tau T (--algo placeto): dp_train_opts.placeto_reinforce
+            (the paper's REINFORCE update), placeto_tau.
    general: trains once on STG_DIR/50/rand0000..0059 (P processors, no
             communication), places rand0060..0089 without retraining; mean
             and worst ratio to the proven optimum (STG_DIR/opt_50_P.csv)
@@ -56,6 +58,8 @@
             and seconds; then how many placements are at or below
             min(cp, heft), the mean of doppler / anneal - 1 and the ratio
             of the summed times (the pretrained policy's targets).
+            --polish P: also the same placements improved by local search
+            (dp_infer_opts.polish) and anneal given as many simulations.
    --algo placeto: the same for Placeto (stage sim only, sweeps from cp;
             timing has no imitation column).
    quality also gives the episodes the training needed to get within 5%
@@ -66,6 +70,7 @@
 #define DOPPLER_IMPLEMENTATION
 #include "doppler.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,6 +182,8 @@ static double lr_sim, eps_sim, temp, sil, ent, gamma_, anchor, anchor_rate;
 static int select_;              /* --select N: 0 the library's default, -1 none */   /* 0: the library's defaults */
 static int greedy_bl, adv_norm, step_bl, ppo, critic;
 static double ppo_clip, critic_lr;
+static int pt_reinforce;         /* --reinforce 1: placeto's REINFORCE update */
+static double pt_tau;            /* --tau T: placeto's one-step improvement */
 static int rollouts;             /* 0: the library's default (1) */
 static dp_order order;           /* --order: doppler's runtime order and the heuristics' */
 static int per_seed;             /* --per-seed: a row per seed after the summary */
@@ -190,6 +197,7 @@ static void sim_opts(dp_train_opts *to)
     to->anchor = anchor; to->anchor_rate = anchor_rate; to->select = select_;
     to->ppo_epochs = placeto ? 0 : ppo; to->ppo_clip = ppo_clip;
     to->critic = placeto ? 0 : critic; to->critic_lr = critic_lr;
+    to->placeto_reinforce = pt_reinforce; to->placeto_tau = pt_tau;
 }
 
 typedef struct tally { double sum, sq; int n; } tally;
@@ -451,15 +459,20 @@ static int zeroshot(int argc, char **argv)
 {
     const char *pol_path = argv[2], *devs = opt(argc, argv, "--devices", "2,4,8");
     int samples = atoi(opt(argc, argv, "--samples", "64")), nd = 0, dl[8];
+    int polish = atoi(opt(argc, argv, "--polish", "0"));
     dp_policy p;
     dp_error e = {0};
     char buf[64], *tok;
     snprintf(buf, sizeof buf, "%s", devs);
     for (tok = strtok(buf, ","); tok && nd < 8; tok = strtok(NULL, ",")) dl[nd++] = atoi(tok);
     if (dp_policy_load(&p, pol_path, &e)) return die(&e);
-    int rows = 0, below = 0;
-    double rel = 0, t_pol = 0, t_ann = 0, worst_t = 0, worst_rel = -1;
-    printf("| graph | devices | doppler | cp | heft | anneal | doppler s | anneal s | <= cp, heft |\n|---|---|---|---|---|---|---|---|---|\n");
+    int rows = 0, below = 0, pbelow = 0, pwin = 0;
+    double rel = 0, t_pol = 0, t_ann = 0, worst_t = 0, worst_rel = -1, prel = 0, t_pp = 0, psrel = 0;
+    if (polish)
+        printf("| graph | devices | doppler | cp | heft | anneal | doppler s | anneal s | <= cp, heft | doppler + polish | simulations | anneal, as many | polish s |\n"
+               "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    else
+        printf("| graph | devices | doppler | cp | heft | anneal | doppler s | anneal s | <= cp, heft |\n|---|---|---|---|---|---|---|---|---|\n");
     for (int i = 3; i < argc; i++) {
         if (argv[i][0] == '-' && argv[i][1] == '-') { i++; continue; }
         dp_graph g;
@@ -488,8 +501,27 @@ static int zeroshot(int argc, char **argv)
             t_pol += tp; t_ann += pa.seconds;
             if (tp / pa.seconds > worst_t) worst_t = tp / pa.seconds;
             rows++;
-            printf("| %s | %d | %.3f | %.3f | %.3f | %.3f | %.4f | %.3f | %s |\n", base(argv[i]), dl[k], ms / lb, pc.makespan / lb,
+            printf("| %s | %d | %.3f | %.3f | %.3f | %.3f | %.4f | %.3f | %s |", base(argv[i]), dl[k], ms / lb, pc.makespan / lb,
                    ph.makespan / lb, pa.makespan / lb, tp, pa.seconds, ms <= h * (1 + 1e-9) ? "yes" : "no");
+            if (polish) {
+                /* the same placement, then polished; anneal given as many simulations */
+                long sims = 0;
+                double mp;
+                dp_place_result ps;
+                io.polish = polish; io.simulations = &sims;
+                t0 = dp_now();
+                if (dp_policy_place(&p, &g, &c, &io, a, NULL, &mp, &e)) return die(&e);
+                tp = dp_now() - t0;
+                po.budget = sims > INT_MAX ? INT_MAX : (int)sims;
+                if (dp_place(DP_METHOD_ANNEAL, &g, &c, &po, a, &ps, &e)) return die(&e);
+                pbelow += mp <= h * (1 + 1e-9);
+                prel += mp / pa.makespan - 1;
+                psrel += ps.makespan / pa.makespan - 1;
+                pwin += mp <= ps.makespan * (1 + 1e-9);
+                t_pp += tp;
+                printf(" %.3f | %ld | %.3f | %.4f |", mp / lb, sims, ps.makespan / lb, tp);
+            }
+            printf("\n");
             dp_cluster_free(&c);
         }
         free(a);
@@ -499,6 +531,11 @@ static int zeroshot(int argc, char **argv)
            "time: doppler %.2f s, anneal %.2f s (1/%.0f; worst placement 1/%.0f)\n",
            rows, below, 100.0 * below / (rows ? rows : 1), 100 * rel / (rows ? rows : 1), 100 * worst_rel, t_pol, t_ann,
            t_pol > 0 ? t_ann / t_pol : 0, worst_t > 0 ? 1 / worst_t : 0);
+    if (polish)
+        printf("with --polish %d: at or below min(cp, heft) %d (%.0f%%); / anneal - 1: mean %+.1f%%; at or below anneal given as many "
+               "simulations %d of %d (that anneal: %+.1f%%); time %.2f s (1/%.0f of anneal's)\n", polish, pbelow,
+               100.0 * pbelow / (rows ? rows : 1), 100 * prel / (rows ? rows : 1), pwin, rows, 100 * psrel / (rows ? rows : 1),
+               t_pp, t_pp > 0 ? t_ann / t_pp : 0);
     dp_policy_free(&p);
     return 0;
 }
@@ -518,6 +555,7 @@ int main(int argc, char **argv)
         {"--gamma", NULL, &gamma_}, {"--anchor-rate", NULL, &anchor_rate}, {"--select", &select_, NULL},
         {"--anchor", NULL, &anchor}, {"--hidden", &hidden, NULL}, {"--layers", &layers, NULL},
         {"--ppo", &ppo, NULL}, {"--ppo-clip", NULL, &ppo_clip}, {"--critic", &critic, NULL}, {"--critic-lr", NULL, &critic_lr},
+        {"--reinforce", &pt_reinforce, NULL}, {"--tau", NULL, &pt_tau},
     };
     for (size_t k = 0; k < sizeof train_opts / sizeof train_opts[0]; k++) {
         const char *v = opt(argc, argv, train_opts[k].name, "0");

@@ -13,12 +13,12 @@
                        [--hidden H] [--layers K] [--shared-gnn] [--entropy B]
                        [--temperature T] [--greedy-baseline] [--self-imitation W]
                        [--adv-norm] [--ppo E] [--ppo-clip C] [--critic]
-                       [--critic-lr L]
+                       [--critic-lr L] [--reinforce] [--tau T]
                        [--step-baseline on|off] [--anchor X|off]
                        [--anchor-rate R] [--select N|off] [--order fifo|priority]
                        [--seed S] [--curve OUT.csv]
                        [--curve-svg OUT.svg] [--json]
-       doppler place   GRAPH --method doppler [--policy POLICY.dpl] [--samples K] ...
+       doppler place   GRAPH --method doppler [--policy POLICY.dpl] [--samples K] [--polish P] ...
        doppler convert IN OUT [--to FORMAT]
        doppler gen     layered|random [--nodes N] [--width W] [--density D]
                        [--regularity R] [--jump J] [--ccr C] [--seed S] -o GRAPH
@@ -107,8 +107,10 @@ static const char *help_place =
     "  --improve E    doppler: first E more REINFORCE episodes on this graph\n"
     "                 (DOPPLER's deployment stage, on the simulator; the policy\n"
     "                 file is not changed); the answer is the best placement any\n"
-    "                 of them or of the samples reached (simulations: at most\n"
-    "                 E + K + 1; a sample that cannot win is not simulated)\n"
+    "                 of them or of the samples reached\n"
+    "  --polish P     doppler, placeto: then local search from the policy's\n"
+    "                 answer, at most P passes (1..100) of enumopt's moves:\n"
+    "                 each op tried on every other device, a strict gain kept\n"
     "  --from M       placeto: the placement its sweep starts from (default cp)\n"
     "  --devices N    N devices in the graph's units (default 4)\n"
     "  --cluster C    cluster file or preset (reference, homogeneous:N)\n"
@@ -176,8 +178,11 @@ static const char *help_train =
     "one line shows the progress; otherwise one summary line per stage.\n"
     "With --algo placeto it trains a Placeto policy instead: each episode sweeps\n"
     "the ops in topological order from a starting placement (--from), moving each\n"
-    "to the device the policy picks; REINFORCE on the per-move makespan gains,\n"
-    "stage sim only. A placeto policy is tied to the cluster's device count.\n"
+    "to the device the policy picks, stage sim only; at every step the op is\n"
+    "simulated on every device and the policy moves toward the devices that\n"
+    "lower the makespan (--tau; --reinforce: the paper's REINFORCE on the\n"
+    "per-move makespan gains instead). A placeto policy is tied to the\n"
+    "cluster's device count.\n"
     "\n"
     "  --out P, -o P   the policy file to write (required)\n"
     "  --algo A        doppler (default) or placeto\n"
@@ -216,6 +221,11 @@ static const char *help_train =
     "                  critic's (a linear value function of the partial\n"
     "                  schedule, shared by the graphs) instead of running means\n"
     "  --critic-lr L   the critic's learning rate (default 1e-2)\n"
+    "  --reinforce     placeto: the paper's update, REINFORCE over sampled\n"
+    "                  sweeps, instead of the one-step improvement\n"
+    "  --tau T         placeto's one-step improvement: the policy moves toward\n"
+    "                  p_d e^(r_d / T), r_d the makespan decrease of device d\n"
+    "                  over the starting makespan (default 0.01)\n"
     "  --step-baseline on|off  REINFORCE stages: credit each step with the cost\n"
     "                  the partial schedule had not yet fixed, against that\n"
     "                  step's running mean (or the other rollouts' mean; default\n"
@@ -348,11 +358,14 @@ typedef struct cli {
     const char *policy, *policy2, *stages, *episodes, *lr, *curve, *curve_svg;
     const char *algo, *from;
     int hidden, layers, shared_gnn, samples, samples_set, entropy_set, rollouts, improve;
+    int polish;             /* --polish P: local search from a policy's answer */
     int greedy_baseline, adv_norm, step_baseline;   /* step_baseline: 0 on, -1 off */
     int ppo;                /* --ppo E: PPO epochs (0: REINFORCE)       */
     double ppo_clip;
     int critic;
     double critic_lr;
+    int reinforce;          /* --reinforce: placeto's REINFORCE update  */
+    double tau;             /* --tau: placeto's one-step improvement    */
     double entropy, temperature, self_imitation;
     double anchor, anchor_rate;                      /* anchor: 0 default, < 0 off */
     int select;                                      /* 0 default, < 0 off */
@@ -469,6 +482,7 @@ static const opt_spec opt_specs[] = {
     OPT_FLAG("json", json), OPT_FLAG("md", md), OPT_FLAG("no-transfers", no_transfers),
     OPT_FLAG("shared-gnn", shared_gnn), OPT_FLAG("no-verify", no_verify),
     OPT_FLAG("greedy-baseline", greedy_baseline), OPT_FLAG("adv-norm", adv_norm), OPT_FLAG("critic", critic),
+    OPT_FLAG("reinforce", reinforce),
     OPT_STR("cluster", cluster), OPT_STR("method", method), OPT_STR("methods", methods),
     OPT_STR("assign", assign), OPT_STR("start", start), OPT_STR("out", out), OPT_STR("gantt", gantt),
     OPT_STR("to", to), OPT_STR("stages", stages), OPT_STR("episodes", episodes), OPT_STR("lr", lr),
@@ -476,7 +490,8 @@ static const opt_spec opt_specs[] = {
     OPT_STR("backend", backend), OPT_STR("trace-svg", trace_svg),
     OPT_INT("hidden", hidden, 1, DP_MAX_HIDDEN), OPT_INT("rollouts", rollouts, 1, 4096),
     OPT_INT("ppo", ppo, 1, 64), OPT_NUM("ppo-clip", ppo_clip, 1e-6, 0.999), OPT_NUM("critic-lr", critic_lr, 1e-9, 1e3),
-    OPT_INT("improve", improve, 1, 100000000), OPT_INT("budget", budget, 1, INT_MAX),
+    OPT_NUM("tau", tau, 1e-9, 1e6),
+    OPT_INT("improve", improve, 1, 100000000), OPT_INT("polish", polish, 1, 100), OPT_INT("budget", budget, 1, INT_MAX),
     OPT_INT("nodes", gen.nodes, 1, DP_MAX_OPS), OPT_INT("width", gen.width, 1, DP_MAX_OPS),
     OPT_INT("jump", gen.jump, 1, DP_MAX_OPS), OPT_INT("parts", wl.parts, 1, 8),
     OPT_INT("dim", wl.dim, 1, 8192), OPT_INT("batch", wl.batch, 1, 8192), OPT_INT("reps", reps, 1, 10000),
@@ -903,7 +918,7 @@ static const dp_policy *policy_for(const policies *ps, int m, const char **path)
    with a copy of p (DOPPLER's deployment stage). order gets SEL's op order
    (placeto: its visit order). */
 static int place_learned(const cli *o, const dp_policy *p, const dp_graph *g,
-                         const dp_cluster *c, int *assign, int *order, double *makespan)
+                         const dp_cluster *c, int *assign, int *order, double *makespan, long *sims)
 {
     dp_error e = {0};
     int rc;
@@ -914,6 +929,8 @@ static int place_learned(const cli *o, const dp_policy *p, const dp_graph *g,
         im.seed = o->seed;
         im.order = o->order;
         im.start = o->from;
+        im.polish = o->polish;
+        im.simulations = sims;
         rc = dp_policy_improve(p, g, c, &im, assign, order, makespan, &e);
     } else {
         dp_infer_opts io = {0};
@@ -921,6 +938,8 @@ static int place_learned(const cli *o, const dp_policy *p, const dp_graph *g,
         io.seed = o->seed;
         io.order = o->order;
         io.start = o->from;
+        io.polish = o->polish;
+        io.simulations = sims;
         rc = dp_policy_place(p, g, c, &io, assign, order, makespan, &e);
     }
     return rc ? fail(&e) : 0;
@@ -1032,9 +1051,8 @@ static int run_method(const cli *o, int m, const dp_policy *p, const dp_graph *g
     memset(res, 0, sizeof *res);
     double t0 = dp_now();
     if (LEARNED(m)) {
-        if (place_learned(o, p, g, c, assign, order, &res->makespan)) return EXIT_FAIL;
+        if (place_learned(o, p, g, c, assign, order, &res->makespan, &res->simulations)) return EXIT_FAIL;
         res->schedule_length = res->makespan;
-        res->simulations = (long)o->improve + o->samples + 1;   /* at most: a sample that cannot win is not simulated */
     } else if (dp_place((dp_method)m, g, c, &po, assign, res, &e)) {
         if (!path) return fail(&e);
         fprintf(stderr, "doppler: %s with %s: %s\n", path, method_name(m), e.msg[0] ? e.msg : dp_code_text(e.code));
@@ -1090,6 +1108,8 @@ static int place_check_args(const cli *o, int *m)
         return usage(o->cmd, "--start and --budget are not for --method %s", method_name(*m));
     if (o->improve && *m != METHOD_DOPPLER)
         return usage(o->cmd, "--improve is for --method doppler");
+    if (o->polish && !LEARNED(*m))
+        return usage(o->cmd, "--polish is for --method doppler or placeto (a heuristic's answer: --method enumopt --start A)");
     if (o->from && *m != METHOD_PLACETO)
         return usage(o->cmd, "--from is for --method placeto");
     return 0;
@@ -1104,6 +1124,7 @@ static void place_print_json(const cli *o, const placed *p)
         json_key_str(stdout, "policy", p->pol_path);
         printf(", \"samples\": %d", o->samples);
         if (o->improve) printf(", \"improve\": %d", o->improve);
+        if (o->polish) printf(", \"polish\": %d", o->polish);
         if (p->m == METHOD_PLACETO) json_key_str(stdout, "from", o->from ? o->from : "cp");
     }
     printf(", \"devices\": %d", p->c->n);
@@ -1133,6 +1154,8 @@ static void place_print_text(const cli *o, const placed *p)
         printf("%-16s %d (best of greedy and these)\n", "samples", o->samples);
     if (o->improve)
         printf("%-16s %d REINFORCE episodes on this graph first (best placement any reached kept)\n", "improve", o->improve);
+    if (o->polish)
+        printf("%-16s at most %d passes of local search (enumopt's moves) from the policy's answer\n", "polish", o->polish);
     printf("%-16s %s\n", "devices", dev);
     printf("%-16s %.6g  (%s x lower bound)\n", "makespan", p->res.makespan,
            fmt_ratio(rb, sizeof rb, ratio_of(p->res.makespan, p->lb)));
@@ -1669,6 +1692,8 @@ static int train_check_args(const cli *o, int placeto)
     if (placeto && (o->temperature || o->greedy_baseline || o->self_imitation || o->adv_norm || o->step_baseline || o->anchor || o->anchor_rate || o->select || o->ppo || o->ppo_clip || o->critic || o->critic_lr))
         return usage(o->cmd, "--temperature, --greedy-baseline, --self-imitation, --adv-norm, --step-baseline off, --anchor, --select, --ppo, --ppo-clip, --critic and --critic-lr are for --algo doppler");
     if (o->critic && o->step_baseline < 0) return usage(o->cmd, "--critic is a per-step baseline: not with --step-baseline off");
+    if (!placeto && (o->reinforce || o->tau)) return usage(o->cmd, "--reinforce and --tau are for --algo placeto");
+    if (o->reinforce && o->tau) return usage(o->cmd, "--tau is for placeto's one-step improvement: not with --reinforce");
     if (o->out_assign && (o->n_pos != 1 || o->n_dev_list > 1)) return usage(o->cmd, "--out-assign needs exactly one GRAPH and one device count");
     if (placeto && o->n_dev_list > 1) return usage(o->cmd, "--devices: a list is for --algo doppler (a placeto policy is tied to its device count)");
     return 0;
@@ -1691,6 +1716,8 @@ static void train_opts_from_cli(const cli *o, train_set *ts, train_ctx *t, dp_tr
     to->ppo_clip = o->ppo_clip;
     to->critic = o->critic;
     to->critic_lr = o->critic_lr;
+    to->placeto_reinforce = o->reinforce;
+    to->placeto_tau = o->tau;
     to->anchor = o->anchor;
     to->anchor_rate = o->anchor_rate;
     to->select = o->select;
@@ -2286,14 +2313,14 @@ typedef struct command {
 static const command commands[] = {
     {"info", cmd_info, "devices cluster format json", &help_info},
     {"place", cmd_place,
-     "method policy samples improve from devices cluster format seed order budget start out gantt no-transfers json",
+     "method policy samples improve polish from devices cluster format seed order budget start out gantt no-transfers json",
      &help_place},
     {"sim", cmd_sim, "assign devices cluster format order gantt no-transfers json", &help_sim},
     {"bench", cmd_bench, "methods policy samples from devices cluster format seed order budget json md",
      &help_bench},
     {"train", cmd_train,
      "algo from devices cluster format stages episodes lr hidden layers shared-gnn entropy order seed "
-     "rollouts temperature greedy-baseline self-imitation adv-norm ppo ppo-clip critic critic-lr step-baseline anchor anchor-rate select out out-assign curve curve-svg json backend reps dispatch",
+     "rollouts temperature greedy-baseline self-imitation adv-norm ppo ppo-clip critic critic-lr reinforce tau step-baseline anchor anchor-rate select out out-assign curve curve-svg json backend reps dispatch",
      &help_train},
     {"convert", cmd_convert, "to format", &help_convert},
     {"gen", cmd_gen, "nodes width density regularity jump ccr seed out parts dim batch layers", &help_gen},

@@ -1,8 +1,9 @@
 /* test_api.c - what the command-line tool used to do on its own, now
    library calls a program embedding the header can make: SEL's order as a
    priority, a runtime as a training cost (the simulator, or an executor),
-   stage lists from text, the training curve as CSV, and DOPPLER's
-   deployment stage. Every expected value is worked out by hand below. */
+   stage lists from text, the training curve as CSV, DOPPLER's
+   deployment stage and a policy's answer polished by local search. Every
+   expected value is worked out by hand below. */
 #define DOPPLER_IMPLEMENTATION
 #include "../doppler.h"
 #include "dp_test.h"
@@ -294,6 +295,76 @@ static void test_improve(void)
     dp_cluster_free(&c);
 }
 
+/* ---- 7. polish: local search from a policy's answer ---------------------
+   Ops a, b, c of cost 1, 2, 3, no edges, 2 devices. Every placement but
+   the optimum (c alone on one device: makespan 3) has a single move that
+   lowers its makespan, and enumopt's passes (c, b, a by b-level) reach 3
+   from each of the 8 (worked through: {abc} moves c (3); {ab|c} is it;
+   {a|bc} moves c (4), then a (3); {ac|b} moves a (3); {b|ac} moves a
+   (3); {bc|a} moves c (4), then a (3); and their mirror images). So an
+   untrained policy, DOPPLER's or Placeto's, polished gives 3, with c
+   alone, whatever it placed. */
+static void test_polish(void)
+{
+    dp_error err;
+    memset(&err, 0, sizeof err);
+    dp_graph g;
+    op_t ops[3] = {{"a", 1, 0, 0}, {"b", 2, 0, 0}, {"c", 3, 0, 0}};
+    if (dp_test_build(&g, 3, ops, 0, NULL)) return;
+    dp_cluster c = cluster(2);
+    for (int algo = DP_ALGO_DOPPLER; algo <= DP_ALGO_PLACETO; algo++) {
+        const char *name = algo == DP_ALGO_DOPPLER ? "doppler" : "placeto";
+        for (uint64_t seed = 1; seed <= 4; seed++) {
+            dp_policy p;
+            dp_policy_opts po;
+            memset(&po, 0, sizeof po);
+            po.algo = (dp_algo)algo; po.devices = 2; po.hidden = 4; po.seed = seed;
+            if (dp_policy_init(&p, &po, &err)) { CHECK(0, "%s policy: %s", name, err.msg); continue; }
+            dp_infer_opts io;
+            memset(&io, 0, sizeof io);
+            io.start = "single";   /* placeto: from {abc} (6) */
+            int a0[3], a1[3];
+            long s0 = 0, s1 = 0;
+            double m0 = 0, m1 = 0;
+            io.simulations = &s0;
+            CHECK(dp_policy_place(&p, &g, &c, &io, a0, NULL, &m0, &err) == 0, "%s place: %s", name, err.msg);
+            io.polish = 100; io.simulations = &s1;
+            CHECK(dp_policy_place(&p, &g, &c, &io, a1, NULL, &m1, &err) == 0, "%s polish: %s", name, err.msg);
+            CHECK(m1 == 3 && a1[0] == a1[1] && a1[2] != a1[0], "%s seed %d: polished %g on %d %d %d (3, c alone)",
+                  name, (int)seed, m1, a1[0], a1[1], a1[2]);
+            CHECK(m0 >= 3 && m0 <= 6, "%s seed %d: unpolished %g", name, (int)seed, m0);
+            /* the passes' simulations: at least one pass of 3 ops x 1 other
+               device, and the final scoring */
+            CHECK(s0 >= 1 && s1 >= s0 + 4, "%s seed %d: simulations %ld unpolished, %ld polished", name, (int)seed, s0, s1);
+            double ms = 0;
+            CHECK(dp_simulate(&g, &c, a1, NULL, &ms, &err) == 0 && ms == m1, "%s: reported %g, simulated %g", name, m1, ms);
+            io.polish = 101;
+            CHECK(dp_policy_place(&p, &g, &c, &io, a1, NULL, &m1, &err) == DP_ERR_RANGE && strstr(err.msg, "polish 101"),
+                  "%s: polish 101 not refused: '%s'", name, err.msg);
+            io.polish = -1;
+            CHECK(dp_policy_place(&p, &g, &c, &io, a1, NULL, &m1, &err) == DP_ERR_RANGE, "%s: polish -1 not refused", name);
+            dp_policy_free(&p);
+        }
+    }
+    /* the deployment stage polishes its best too */
+    {
+        dp_policy p;
+        dp_improve_opts im;
+        int a[3];
+        long sims = 0;
+        double m = 0;
+        memset(&im, 0, sizeof im);
+        im.episodes = 3; im.polish = 5; im.simulations = &sims;
+        if (dp_policy_init(&p, NULL, &err) == 0) {
+            CHECK(dp_policy_improve(&p, &g, &c, &im, a, NULL, &m, &err) == 0 && m == 3, "improve + polish: %g (%s)", m, err.msg);
+            CHECK(sims >= 3, "improve + polish: %ld simulations", sims);
+            dp_policy_free(&p);
+        }
+    }
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+}
+
 int main(void)
 {
     test_order_to_priority();
@@ -302,5 +373,6 @@ int main(void)
     test_stages_parse();
     test_curve_csv();
     test_improve();
+    test_polish();
     return dp_test_done();
 }

@@ -1,6 +1,7 @@
 /* test_placeto.c - Placeto: the progressive message-passing layer by hand,
    the parent/child/parallel groups by hand, finite-difference checks of the
-   embedding, the head and the episode gradient, learning on a small graph,
+   embedding, the head, the episode gradient and the one-step improvement
+   (by hand), learning on a small graph with either update,
    checkpoints, refusals and determinism.
    Uses the private dp__ functions of >>gnn and >>placeto. */
 #define DOPPLER_IMPLEMENTATION
@@ -288,6 +289,99 @@ static void test_gradients(void)
 }
 
 /* ========================================================================
+   3b. The one-step improvement (dp_train_opts.placeto_reinforce 0), by
+   hand. Ops a (cost 1), b (cost 2), c (cost 3), no edges, 2 devices, the
+   sweep starting with all three on device 0 (single: makespan 6) and
+   visiting a, b, c. At a: on device 1 the makespan is 5 (b and c after
+   each other on 0), r = (6 - 5) / 6 = 1/6, its own device r = 0.
+   tau = 1/6 makes q proportional to (p_0, e p_1). The step's loss
+   -sum_d q_d log p_d (q held fixed) is checked against finite
+   differences, then a whole training sweep: it follows the policy's most
+   likely device, simulates the other one (one more per op: 3 in all) and
+   keeps the best placement it simulated.
+   ======================================================================== */
+typedef struct xe_ctx { dp__pctx *x; int v; const double *q; } xe_ctx;
+
+/* -sum_d q_d log p_d at op v in the current state, q fixed */
+static double xe_objective(void *c, dp_policy *p)
+{
+    xe_ctx *s = (xe_ctx *)c;
+    dp__pt_embed(s->x, p->plc);
+    dp__pt_head(s->x, p->plc, s->v);
+    double L = 0, mx = s->x->logit[0], z = 0;
+    for (int d = 1; d < s->x->nd; d++) if (s->x->logit[d] > mx) mx = s->x->logit[d];
+    for (int d = 0; d < s->x->nd; d++) z += exp(s->x->logit[d] - mx);
+    for (int d = 0; d < s->x->nd; d++) L -= s->q[d] * (s->x->logit[d] - mx - log(z));
+    return L;
+}
+
+static void test_improve_step(void)
+{
+    dp_graph g;
+    dp_cluster c;
+    op_t ops[3] = {{"a", 1, 0, 0}, {"b", 2, 0, 0}, {"c", 3, 0, 0}};
+    if (dp_test_build(&g, 3, ops, 0, NULL)) return;
+    CHECK(dp_cluster_homogeneous(&c, 2, 1, 1, 0, &err) == 0, "cluster: %s", err.msg);
+    dp_policy p;
+    dp_policy_opts po = {0};
+    po.algo = DP_ALGO_PLACETO; po.devices = 2; po.hidden = 4; po.seed = 6;
+    CHECK(dp_policy_init(&p, &po, &err) == 0, "policy: %s", err.msg);
+    p.plc[p.n_plc - 1] = 0.5;   /* a smaller keep prior: both devices likely */
+    dp__pctx x;
+    if (dp__pt_init(&x, &g, &c, &p, DP_METHOD_SINGLE, DP_ORDER_FIFO, 1, &err)) {
+        CHECK(0, "init: %s", err.msg);
+        dp_policy_free(&p); dp_cluster_free(&c); dp_graph_free(&g);
+        return;
+    }
+    CHECK(x.m0 == 6 && g.topo[0] == 0 && g.topo[1] == 1 && g.topo[2] == 2, "start %g, visit order %d %d %d", x.m0, g.topo[0], g.topo[1], g.topo[2]);
+    double *g1 = calloc((size_t)p.n_plc, sizeof(double)), *gs = calloc((size_t)p.n_plc, sizeof(double));
+    double *g2 = calloc((size_t)p.n_plc, sizeof(double));
+    /* the state of the sweep's first step: a current, nothing visited, all on 0 */
+    memcpy(x.assign, x.start, sizeof(int) * 3);
+    x.run_best = x.m0;
+    for (int v = 0; v < 3; v++) {
+        double *row = x.x + (size_t)v * x.F;
+        row[2] = v == 0; row[3] = 0; row[4] = 1; row[5] = 0;
+    }
+    dp__pt_embed(&x, p.plc);
+    dp__pt_head(&x, p.plc, 0);
+    double p0 = x.prob[0], p1 = x.prob[1];
+    dp__roll_opts ro = {0};
+    dp__roll_stats rs;
+    memset(&rs, 0, sizeof rs);
+    ro.train = 1; ro.improve = 1; ro.tau = 1.0 / 6;
+    CHECK(dp__pt_improve(&x, &p, &ro, 0, 6, DP_ORDER_FIFO, g1, gs, &rs, &err) == 0, "improve: %s", err.msg);
+    CHECK(x.md[0] == 6 && x.md[1] == 5, "makespans with a on 0, 1: %g %g (6, 5)", x.md[0], x.md[1]);
+    CHECK(x.sims == 1 && x.assign[0] == 0, "%ld simulations, a left on %d", x.sims, x.assign[0]);
+    CHECK(x.run_best == 5 && x.best_assign[0] == 1 && x.best_assign[1] == 0 && x.best_assign[2] == 0,
+          "best %g (5: a alone on 1)", x.run_best);
+    double q[2] = {p0 / (p0 + M_E * p1), M_E * p1 / (p0 + M_E * p1)};
+    CHECK_NEAR(x.dl[0], p0 - q[0], 1e-14, "dl_0 = p_0 - q_0");
+    CHECK_NEAR(x.dl[1], p1 - q[1], 1e-14, "dl_1 = p_1 - q_1");
+    CHECK_NEAR(rs.wlogp, q[0] * log(p0) + q[1] * log(p1), 1e-14, "the step's loss is -sum q log p");
+    for (int i = 0; i < p.n_plc; i++) CHECK(g1[i] == gs[i], "g1 gets the step's gradient (%d)", i);
+    xe_ctx xc = {&x, 0, q};
+    fd_compare(&p, gs, xe_objective, &xc, "one-step improvement");
+
+    /* a whole training sweep, no random moves */
+    double cost;
+    dp_rng rng;
+    dp_rng_seed(&rng, 1);
+    memset(g1, 0, sizeof(double) * (size_t)p.n_plc);
+    ro.eps = 0;
+    CHECK(dp__pt_episode(&x, &p, &ro, 0, &rng, DP_ORDER_FIFO, g1, g2, gs, &cost, &rs, &err) == 0, "episode: %s", err.msg);
+    CHECK(x.sims == 3, "%ld simulations (3: the other device for each of 3 ops)", x.sims);
+    /* each move the most likely of two devices: p of at least 1/2 */
+    for (int t = 0; t < 3; t++) CHECK(x.lp[t] >= log(0.5), "step %d moved to a device of probability %g", t, exp(x.lp[t]));
+    CHECK(x.run_best <= 5 && x.run_best >= 3, "best of the sweep %g (every placement simulated: 3..6)", x.run_best);
+    dp_policy_free(&p);
+    free(g1); free(gs); free(g2);
+    dp__pt_free(&x);
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+}
+
+/* ========================================================================
    4. Training improves on the starting placement.
    A fork-join graph: src -> 6 parallel ops of cost 1 -> sink, tiny
    transfers, 2 devices, every sweep starting from all on one device
@@ -310,28 +404,33 @@ static void test_learns(void)
     dp_place_result pr;
     int a[8];
     CHECK(dp_place(DP_METHOD_SINGLE, &g, &c, NULL, a, &pr, &err) == 0 && pr.makespan == 8, "single: %g", pr.makespan);
-    dp_policy p;
-    dp_policy_opts po = {0};
-    po.algo = DP_ALGO_PLACETO; po.devices = 2; po.hidden = 16; po.seed = 2;
-    CHECK(dp_policy_init(&p, &po, &err) == 0, "policy: %s", err.msg);
-    dp_infer_opts io = {0};
-    io.start = "single";
-    double before = 0, after = 0;
-    CHECK(dp_policy_place(&p, &g, &c, &io, a, NULL, &before, &err) == 0, "place: %s", err.msg);
-    dp_train_opts to;
-    memset(&to, 0, sizeof to);
-    to.episodes[DP_STAGE_SIM] = 1500; to.seed = 3; to.start = "single";
-    dp_train_result tr;
-    const dp_graph *gs[1] = {&g};
-    CHECK(dp_train(&p, gs, 1, &c, &to, &tr, &err) == 0, "train: %s", err.msg);
-    CHECK(dp_policy_place(&p, &g, &c, &io, a, NULL, &after, &err) == 0, "place: %s", err.msg);
-    printf("  placeto on fork-join, 2 devices, from single (8): greedy %g before training, %g after; "
-           "mean of the last 150 sweeps %g\n", before, after, tr.final_cost[DP_STAGE_SIM]);
-    CHECK(before == 8, "the untrained greedy sweep moves ops (keep prior): %g", before);
-    CHECK(after <= 5.02 + 1e-9, "after training the greedy sweep gives %g, not a balanced placement (5.01 or 5.02)", after);
-    CHECK(tr.final_cost[DP_STAGE_SIM] < 5.2, "sampled sweeps at the end average %g (a uniform policy: about 6)", tr.final_cost[DP_STAGE_SIM]);
-    CHECK(tr.episodes == 1500, "%ld episodes", tr.episodes);
-    dp_policy_free(&p);
+    /* both updates: the one-step improvement (default), the paper's REINFORCE */
+    for (int reinforce = 0; reinforce <= 1; reinforce++) {
+        const char *name = reinforce ? "REINFORCE" : "one-step improvement";
+        dp_policy p;
+        dp_policy_opts po = {0};
+        po.algo = DP_ALGO_PLACETO; po.devices = 2; po.hidden = 16; po.seed = 2;
+        CHECK(dp_policy_init(&p, &po, &err) == 0, "policy: %s", err.msg);
+        dp_infer_opts io = {0};
+        io.start = "single";
+        double before = 0, after = 0;
+        CHECK(dp_policy_place(&p, &g, &c, &io, a, NULL, &before, &err) == 0, "place: %s", err.msg);
+        dp_train_opts to;
+        memset(&to, 0, sizeof to);
+        to.episodes[DP_STAGE_SIM] = reinforce ? 1500 : 300; to.seed = 3; to.start = "single";
+        to.placeto_reinforce = reinforce;
+        dp_train_result tr;
+        const dp_graph *gs[1] = {&g};
+        CHECK(dp_train(&p, gs, 1, &c, &to, &tr, &err) == 0, "train: %s", err.msg);
+        CHECK(dp_policy_place(&p, &g, &c, &io, a, NULL, &after, &err) == 0, "place: %s", err.msg);
+        printf("  placeto (%s) on fork-join, 2 devices, from single (8): greedy %g before training, %g after; "
+               "mean of the last 10%% of sweeps %g\n", name, before, after, tr.final_cost[DP_STAGE_SIM]);
+        CHECK(before == 8, "%s: the untrained greedy sweep moves ops (keep prior): %g", name, before);
+        CHECK(after <= 5.02 + 1e-9, "%s: after training the greedy sweep gives %g, not a balanced placement (5.01 or 5.02)", name, after);
+        CHECK(tr.final_cost[DP_STAGE_SIM] < 5.2, "%s: sweeps at the end average %g (a uniform policy: about 6)", name, tr.final_cost[DP_STAGE_SIM]);
+        CHECK(tr.episodes == to.episodes[DP_STAGE_SIM], "%s: %ld episodes", name, tr.episodes);
+        dp_policy_free(&p);
+    }
     dp_cluster_free(&c);
     dp_graph_free(&g);
 }
@@ -364,7 +463,18 @@ static void test_checkpoint_and_errors(void)
     to.episodes[DP_STAGE_SIM] = 20; to.seed = 9;
     dp_train_result tr;
     CHECK(dp_train(&p, gs, 1, &c, &to, &tr, &err) == 0, "train: %s", err.msg);
-    CHECK(tr.simulations > 0 && tr.simulations <= 20L * g.n_ops, "%ld simulations for 20 sweeps of %d ops", tr.simulations, g.n_ops);
+    CHECK(tr.simulations == 20L * g.n_ops * 3, "%ld simulations for 20 sweeps of %d ops, each on 3 other devices", tr.simulations, g.n_ops);
+    {
+        /* the paper's REINFORCE: at most one simulation per move */
+        dp_policy pr;
+        dp_train_opts tp = to;
+        dp_train_result trp;
+        tp.placeto_reinforce = 1;
+        CHECK(dp_policy_init(&pr, &po, &err) == 0, "policy: %s", err.msg);
+        CHECK(dp_train(&pr, gs, 1, &c, &tp, &trp, &err) == 0, "train: %s", err.msg);
+        CHECK(trp.simulations > 0 && trp.simulations <= 20L * g.n_ops, "REINFORCE: %ld simulations for 20 sweeps of %d ops", trp.simulations, g.n_ops);
+        dp_policy_free(&pr);
+    }
 
     /* same seeds, same parameters */
     CHECK(dp_policy_init(&r, &po, &err) == 0, "policy: %s", err.msg);
@@ -435,6 +545,15 @@ static void test_checkpoint_and_errors(void)
     bad = to; bad.ppo_epochs = 3;
     rc = dp_train(&p, gs, 1, &c, &bad, NULL, &err);
     CHECK(rc == DP_ERR_ARG && strstr(err.msg, "ppo_epochs 3"), "ppo_epochs 3: rc %d '%s'", rc, err.msg);
+    bad = to; bad.placeto_reinforce = 2;
+    rc = dp_train(&p, gs, 1, &c, &bad, NULL, &err);
+    CHECK(rc == DP_ERR_RANGE && strstr(err.msg, "placeto_reinforce 2"), "placeto_reinforce 2: rc %d '%s'", rc, err.msg);
+    bad = to; bad.placeto_tau = -1;
+    rc = dp_train(&p, gs, 1, &c, &bad, NULL, &err);
+    CHECK(rc == DP_ERR_RANGE && strstr(err.msg, "placeto_tau -1"), "placeto_tau -1: rc %d '%s'", rc, err.msg);
+    bad = to; bad.placeto_tau = NAN;
+    rc = dp_train(&p, gs, 1, &c, &bad, NULL, &err);
+    CHECK(rc == DP_ERR_RANGE && strstr(err.msg, "placeto_tau nan"), "placeto_tau NaN: rc %d '%s'", rc, err.msg);
     bad = to; bad.critic = 1;
     rc = dp_train(&p, gs, 1, &c, &bad, NULL, &err);
     CHECK(rc == DP_ERR_ARG && strstr(err.msg, "critic"), "critic: rc %d '%s'", rc, err.msg);
@@ -460,6 +579,7 @@ int main(void)
     test_layer_modes();
     test_groups();
     test_gradients();
+    test_improve_step();
     test_learns();
     test_checkpoint_and_errors();
     return dp_test_done();
