@@ -361,6 +361,25 @@ cmd_demo() {
     echo
     local methods=single,round-robin,random,cp,heft,enumopt,anneal,doppler
     build/doppler bench "${graphs[@]}" --methods "$methods" || exit 1
+    echo
+    echo "== The pretrained policy's answer polished by one pass of local search"
+    echo "   (place --polish 1: each op tried on every other device, a gain kept)"
+    echo "   against anneal given as many simulations; ratio = makespan / lower bound"
+    echo
+    printf '%-32s %12s %12s %12s %12s\n' graph doppler "+ polish" simulations "anneal, as"
+    local out pr ps pd ad wins=0 rows=0
+    for g in "${graphs[@]}"; do
+        out=$(build/doppler place "$g" --method doppler) || exit 1
+        pd=$(echo "$out" | sed -n 's/^makespan .*(\(.*\) x lower bound)$/\1/p')
+        out=$(build/doppler place "$g" --method doppler --polish 1) || exit 1
+        pr=$(echo "$out" | sed -n 's/^makespan .*(\(.*\) x lower bound)$/\1/p')
+        ps=$(echo "$out" | sed -n 's/^simulations *//p')
+        ad=$(build/doppler place "$g" --method anneal --budget "$ps" | sed -n 's/^makespan .*(\(.*\) x lower bound)$/\1/p')
+        printf '%-32s %12s %12s %12s %12s\n' "$(basename "$g")" "$pd" "$pr" "$ps" "$ad"
+        rows=$((rows + 1))
+        awk -v a="$pr" -v b="$ad" 'BEGIN { exit !(a + 0 <= b + 0) }' && wins=$((wins + 1))
+    done
+    echo "doppler + polish at or below anneal given as many simulations on $wins of $rows graphs"
     # Gantt charts of the best placement of one small and one larger graph
     for g in graphs/heft_example.dpg "$DATA/doppler/chain_mm_112nodes.txt"; do
         [ -e "$g" ] || g=graphs/layered_50.dpg

@@ -6072,12 +6072,12 @@ static void dp__backward(dp__gctx *x, const dp_policy *p, double R, double *gsel
      moves each op to its most likely device (with probability eps to a
      random one): the states greedy placement meets. Why: under the
      paper's update the greedy sweep ended where it started on ffnn and
-     llama-block (bench/RESULTS.md part 4): each move's return carried the
-     noise of every later random move, the one sampled device per state
-     taught nothing of the others, and the keep prior's states were
-     seldom the greedy sweep's. gamma is unused: each step is credited
-     with its own makespan change (cp is a local optimum of every single
-     move on ffnn, which no one-step sweep leaves).
+     llama-block at 9 of 10 seeds (bench/RESULTS.md part 4): each move's
+     return carried the noise of every later random move, the one sampled
+     device per state taught nothing of the others, and the keep prior's
+     states were seldom the greedy sweep's. gamma is unused: each step is
+     credited with its own makespan change (cp is a local optimum of
+     every single move on ffnn, which no one-step sweep leaves).
    - REINFORCE (the paper's; placeto_reinforce 1), defaults gamma 1 (the
      return of the sweep's first step is then the whole improvement
      M0 - M_end): sampled sweeps, r_t = (makespan before the move -

@@ -5,7 +5,9 @@
 # graphs that are not in its training family: other sizes, block counts,
 # widths, seeds and communication ratios of the same generators, and the
 # three DOPPLER reference graphs, on 2, 4 and 8 devices, against cp, heft
-# and anneal at its default budget (build/learn_bench zeroshot).
+# and anneal at its default budget (build/learn_bench zeroshot); then the
+# same placements polished by local search (one pass, and up to 100: place
+# --polish) against anneal given as many simulations.
 # Run from the repository root after ./build.sh bench; DP_DATA as run.sh.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -45,5 +47,9 @@ graphs=("$dir"/*.dpg)
 echo
 echo "#### Zero-shot on unseen graphs, makespan / lower bound (one core; seconds per placement)"
 echo
-"${PIN[@]}" build/learn_bench zeroshot policies/doppler_family.dpl --devices 2,4,8 --samples 64 "${graphs[@]}" || status=1
+"${PIN[@]}" build/learn_bench zeroshot policies/doppler_family.dpl --devices 2,4,8 --samples 64 --polish 1 "${graphs[@]}" || status=1
+echo
+echo "#### The same, polished until no move gains (at most 100 passes): the summary"
+echo
+"${PIN[@]}" build/learn_bench zeroshot policies/doppler_family.dpl --devices 2,4,8 --samples 64 --polish 100 "${graphs[@]}" | tail -n 1 || status=1
 exit $status

@@ -12,9 +12,10 @@
 #   4. DOPPLER and Placeto learning: per-episode time; quality after il 500
 #      + sim 2000 over ten seeds with the defaults, without the guards and
 #      with the paper's REINFORCE; stability of long runs (il 1000 + sim
-#      20000) with and without the guards; Placeto's time and quality;
+#      20000) with and without the guards; Placeto's time and quality
+#      (its one-step improvement and the paper's REINFORCE);
 #      generalisation on STG 50; the pretrained policy (bench/pretrained.sh)
-#      and per-graph training from it.
+#      and per-graph training from it (then its best placement polished).
 #   5. CPU executor: dispatch overhead, opaque graphs against the simulator,
 #      DOPPLER trained on the executor (stage III), real-op workloads against
 #      the calibrated simulator (measure on a quiet machine).
@@ -48,6 +49,34 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # the switches that turn the guards off (the anchor and selection)
 NOGUARDS=(--anchor -1 --select -1)
+
+# improve_polish GRAPH...: per graph, the pretrained policy tuned on it for
+# 2000 episodes, its best placement polished (place --improve 2000 --polish
+# 100) at seeds 1-10, against anneal at its default budget
+improve_polish() {
+    local f s out ms sims an r sum n below simsum
+    echo "| graph | seeds | improve + polish, mean makespan / lower bound | at or below anneal | mean simulations | anneal (default budget) | anneal's simulations |"
+    echo "|---|---:|---:|---|---:|---:|---:|"
+    for f in "$@"; do
+        out=$("${PIN[@]}" build/doppler place "$f" --method anneal) || { status=1; continue; }
+        an=$(echo "$out" | awk '/^makespan/ { print $2 }')
+        local anr ansims
+        anr=$(echo "$out" | sed -n 's/^makespan .*(\(.*\) x lower bound)$/\1/p')
+        ansims=$(echo "$out" | awk '/^simulations/ { print $2 }')
+        sum=0; n=0; below=0; simsum=0
+        for s in 1 2 3 4 5 6 7 8 9 10; do
+            out=$("${PIN[@]}" build/doppler place "$f" --method doppler --improve 2000 --polish 100 --seed "$s") || { status=1; continue; }
+            ms=$(echo "$out" | awk '/^makespan/ { print $2 }')
+            r=$(echo "$out" | sed -n 's/^makespan .*(\(.*\) x lower bound)$/\1/p')
+            sims=$(echo "$out" | awk '/^simulations/ { print $2 }')
+            sum=$(awk -v a="$sum" -v b="$r" 'BEGIN { print a + b }'); n=$((n + 1)); simsum=$((simsum + sims))
+            awk -v a="$ms" -v b="$an" 'BEGIN { exit !(a + 0 <= b + 0) }' && below=$((below + 1))
+        done
+        [ "$n" -gt 0 ] || continue
+        printf '| %s | %d | %s | %d of %d | %d | %s | %s |\n' "$(basename "$f")" "$n" \
+            "$(awk -v a="$sum" -v n="$n" 'BEGIN { printf "%.3f", a / n }')" "$below" "$n" $((simsum / n)) "$anr" "$ansims"
+    done
+}
 
 echo "# doppler benchmarks"
 echo
@@ -196,15 +225,16 @@ if [ -d "$DATA/doppler" ]; then
     echo
     echo "Per episode, 4 devices, one core; reference Placeto: ChainMM 3.72 s train, FFNN 9.24, Llama-block 9.40"
     echo
-    echo "| graph | ops | devices | ms / REINFORCE episode (a sweep: embedding, head, backward and a simulation per step) | ms / greedy inference | peak RSS MiB |"
+    echo "| graph | ops | devices | ms / training episode (a sweep: per step the embedding, the head, every other device simulated, the backward pass) | ms / greedy inference | peak RSS MiB |"
     echo "|---|---:|---:|---:|---:|---:|"
     for f in "${ref[@]}"; do "${PIN[@]}" build/learn_bench timing "$f" --algo placeto --episodes 100 || status=1; done
     echo
-    echo "Quality after sim 2000 episodes from cp (4 devices, FIFO), makespan / lower bound, seed 1:"
+    echo "Quality after sim 2000 episodes from cp (4 devices, FIFO), makespan / lower bound, seeds 1-5: the one-step improvement (the default), then the paper's REINFORCE (--reinforce 1):"
     echo
     echo "$QHEAD" | sed 's/doppler/placeto/g; s/policy <=/placeto <=/g'
     echo "$QRULE"
-    for f in "${ref[@]}"; do "${PIN[@]}" build/learn_bench quality "$f" --algo placeto --sim 2000 || status=1; done
+    for f in "${ref[@]}"; do "${PIN[@]}" build/learn_bench quality "$f" --algo placeto --sim 2000 --seeds 5 || status=1; done
+    for f in "${ref[@]}"; do "${PIN[@]}" build/learn_bench quality "$f" --algo placeto --sim 2000 --seeds 5 --reinforce 1 || status=1; done
 else
     echo "skipped: $DATA/doppler not found"
 fi
@@ -230,6 +260,10 @@ if [ -d "$DATA/doppler" ]; then
     echo "Per-graph training from it: sim 2000 episodes, no il, seeds 1-10 (4 devices, FIFO), makespan / lower bound:"
     echo
     quality "$DATA"/doppler/*.txt -- --seeds 10 --il 0 --sim 2000 --init policies/doppler_family.dpl
+    echo
+    echo "The deployment stage's best placement polished until no single move gains (place --improve 2000 --polish 100), seeds 1-10, against anneal at its default budget (seed 1):"
+    echo
+    improve_polish "$DATA"/doppler/*.txt
     if [ "$ALL" = 1 ]; then
         # part 4, "PPO and a learned critic": the same with each option set
         for v in "--rollouts 4" "--ppo 3" "--ppo 4 --rollouts 4" "--critic 1" "--critic 1 --ppo 3"; do
