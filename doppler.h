@@ -6125,6 +6125,7 @@ typedef struct dp__pctx {
                              current op on each device                  */
     long sims;            /* simulations in the last episode              */
     double m0;            /* makespan of the starting placement          */
+    long start_sims;      /* the simulations that placement took          */
     double lower_bound, decay;
     void *arena;          /* every buffer above lives in this one block */
     dp_sim sim;
@@ -6190,6 +6191,7 @@ static int dp__pt_init(dp__pctx *x, const dp_graph *g, const dp_cluster *c, cons
             return rc;
         }
         x->m0 = pr.makespan;
+        x->start_sims = pr.simulations;
     }
     if (!(x->m0 > 0)) { dp__pt_free(x); return dp__fail(err, DP_ERR_RANGE, "placeto: the starting placement has makespan %g; nothing to improve", x->m0); }
     if ((rc = dp__lower_bound(g, c, &x->lower_bound, err))) { dp__pt_free(x); return rc; }
@@ -6594,17 +6596,24 @@ DPDEF void dp_order_to_priority(const int *order, int n, double *prio)
 
 /* The simulator's cost of assign (SEL's order in order; prio: n_ops
    doubles of scratch), as dp_train and dp_runtime_cost score it. */
+/* The simulator's options that score a placement made in op order `order`
+   (n ops): FIFO, or that order as the priority (into prio, n doubles). */
+static void dp__score_opts(dp_sim_opts *so, dp_order mode, const int *order, int n, double *prio)
+{
+    memset(so, 0, sizeof *so);
+    so->order = mode;
+    if (mode == DP_ORDER_PRIORITY) {
+        dp_order_to_priority(order, n, prio);
+        so->priority = prio;
+    }
+}
+
 static int dp__sim_cost(dp_sim *s, const int *assign, const int *order, dp_order mode, double *prio,
                         double *cost, dp_error *err)
 {
     dp_sim_opts so;
     int rc;
-    memset(&so, 0, sizeof so);
-    so.order = mode;
-    if (mode == DP_ORDER_PRIORITY) {
-        dp_order_to_priority(order, s->g->n_ops, prio);
-        so.priority = prio;
-    }
+    dp__score_opts(&so, mode, order, s->g->n_ops, prio);
     if ((rc = dp_sim_run(s, assign, &so, err))) return rc;
     *cost = s->makespan;
     return 0;
@@ -7291,8 +7300,6 @@ done:
     return rc;
 }
 
-/* Placeto's placement: the greedy sweep, then o->samples sampled sweeps,
-   each from the starting placement; the best placement any step reached. */
 /* dp_infer_opts.polish: enumopt's passes from assign (order: its op order,
    the priority under DP_ORDER_PRIORITY), in place; *makespan gets the
    result's. s: a simulator of (g, c); prio: n_ops doubles of scratch. */
@@ -7303,13 +7310,8 @@ static int dp__polish(dp_sim *s, const dp_graph *g, const dp_cluster *c, int pas
     dp_sim_opts so;
     int rc;
     memset(&po, 0, sizeof po);
-    memset(&so, 0, sizeof so);
     po.max_passes = passes;
-    so.order = mode;
-    if (mode == DP_ORDER_PRIORITY) {
-        dp_order_to_priority(order, g->n_ops, prio);
-        so.priority = prio;
-    }
+    dp__score_opts(&so, mode, order, g->n_ops, prio);
     if ((rc = dp__enumopt(g, c, &po, s, &so, assign, sims, err))) return rc;
     if ((rc = dp_sim_run(s, assign, &so, err))) return rc;
     ++*sims;
@@ -7317,6 +7319,8 @@ static int dp__polish(dp_sim *s, const dp_graph *g, const dp_cluster *c, int pas
     return 0;
 }
 
+/* Placeto's placement: the greedy sweep, then o->samples sampled sweeps,
+   each from the starting placement; the best placement any step reached. */
 static int dp__pt_place(const dp_policy *p, const dp_graph *g, const dp_cluster *c, const dp_infer_opts *o,
                         int *assign, int *order, double *makespan, dp_error *err)
 {
@@ -7342,7 +7346,7 @@ static int dp__pt_place(const dp_policy *p, const dp_graph *g, const dp_cluster 
         if (x.run_best < best) { best = x.run_best; memcpy(keep, x.best_assign, sizeof(int) * (size_t)x.n); }
     }
     if (o->polish > 0 && (rc = dp__polish(&x.sim, g, c, o->polish, o->order, g->topo, x.prio, keep, &best, &sims, err))) goto done;
-    if (o->simulations) *o->simulations = sims + 1;   /* and the start's */
+    if (o->simulations) *o->simulations = x.start_sims + sims;
     memcpy(assign, keep, sizeof(int) * (size_t)x.n);
     if (order) memcpy(order, g->topo, sizeof(int) * (size_t)x.n);
     if (makespan) *makespan = best;
