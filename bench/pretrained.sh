@@ -9,6 +9,13 @@
 # same placements polished by local search (one pass, and up to 100: place
 # --polish) against anneal given as many simulations.
 # Run from the repository root after ./build.sh bench; DP_DATA as run.sh.
+#
+#     bench/pretrained.sh --seeds "1 2 3"
+#
+# instead remakes the policy with each of those training seeds
+# (make_family.sh with FAMILY_OPTS="--seed S") and prints each one's
+# zero-shot summary line, without polish: how much the seed alone moves the
+# targets (bench/RESULTS.md part 4).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 DATA=${DP_DATA:-../shared/data}
@@ -17,7 +24,34 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 PIN=()
 command -v taskset >/dev/null 2>&1 && PIN=(taskset -c 0)
+SEEDS=
+case "${1:-}" in
+    "") ;;
+    --seeds) SEEDS=${2:?--seeds needs a list}; [ -n "$SEEDS" ] || exit 2 ;;
+    *) echo "usage: bench/pretrained.sh [--seeds \"S...\"]" >&2; exit 2 ;;
+esac
 
+# the unseen graphs (none of them in make_family.sh)
+gen() { build/doppler gen "$@" >/dev/null || status=1; }
+gen chainmm --parts 4 --dim 512 --layers 2 -o "$dir/chainmm_p4_l2.dpg"
+gen ffnn --parts 3 --layers 4 --dim 384 --batch 96 -o "$dir/ffnn_p3_l4.dpg"
+gen llama-block --parts 3 --dim 768 -o "$dir/llama_block_p3_d768.dpg"
+gen llama-layer --parts 2 --layers 2 --dim 384 -o "$dir/llama_layer_p2_d384.dpg"
+gen layered --nodes 80 --ccr 2 --seed 31 -o "$dir/layered_80.dpg"
+gen random --nodes 180 --ccr 1 --seed 32 -o "$dir/random_180.dpg"
+gen random --nodes 100 --ccr 0.5 --seed 33 -o "$dir/random_100.dpg"
+graphs=("$dir"/*.dpg)
+[ -d "$DATA/doppler" ] && graphs+=("$DATA"/doppler/*.txt)
+if [ -n "$SEEDS" ]; then
+    for s in $SEEDS; do
+        if FAMILY_OPTS="--seed $s" policies/make_family.sh build/doppler "$dir/s$s.dpl" >"$dir/train.log" 2>&1; then
+            echo "seed $s: $("${PIN[@]}" build/learn_bench zeroshot "$dir/s$s.dpl" --devices 2,4,8 --samples 64 "${graphs[@]}" | tail -n 1)"
+        else
+            echo "seed $s: policies/make_family.sh failed"; status=1
+        fi
+    done
+    exit $status
+fi
 echo "#### Remaking it"
 echo
 t0=$(date +%s.%N)
@@ -33,17 +67,6 @@ else
     echo "policies/make_family.sh failed:"; tail -3 "$dir/train.log"; status=1
 fi
 
-# the unseen graphs (none of them in make_family.sh)
-gen() { build/doppler gen "$@" >/dev/null || status=1; }
-gen chainmm --parts 4 --dim 512 --layers 2 -o "$dir/chainmm_p4_l2.dpg"
-gen ffnn --parts 3 --layers 4 --dim 384 --batch 96 -o "$dir/ffnn_p3_l4.dpg"
-gen llama-block --parts 3 --dim 768 -o "$dir/llama_block_p3_d768.dpg"
-gen llama-layer --parts 2 --layers 2 --dim 384 -o "$dir/llama_layer_p2_d384.dpg"
-gen layered --nodes 80 --ccr 2 --seed 31 -o "$dir/layered_80.dpg"
-gen random --nodes 180 --ccr 1 --seed 32 -o "$dir/random_180.dpg"
-gen random --nodes 100 --ccr 0.5 --seed 33 -o "$dir/random_100.dpg"
-graphs=("$dir"/*.dpg)
-[ -d "$DATA/doppler" ] && graphs+=("$DATA"/doppler/*.txt)
 echo
 echo "#### Zero-shot on unseen graphs, makespan / lower bound (one core; seconds per placement)"
 echo

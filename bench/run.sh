@@ -289,6 +289,10 @@ if [ -d "$DATA/doppler" ]; then
         echo
         bench/family_sweep.sh "--seed "{1..8}" --hidden 32" "--seed "{1..8}" --hidden 16" "--seed "{1..8}" --hidden 8" \
             "--seed "{1..8}" --hidden 4" "--seed "{1..4}" --hidden 24" || status=1
+        echo
+        echo "Seeds 1-8 of the shipped recipe, zero-shot on the unseen graphs above (the seed alone):"
+        echo
+        bench/pretrained.sh --seeds "1 2 3 4 5 6 7 8" || status=1
     fi
 fi
 echo
