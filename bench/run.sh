@@ -265,6 +265,13 @@ if [ -d "$DATA/doppler" ]; then
     echo
     improve_polish "$DATA"/doppler/*.txt
     if [ "$ALL" = 1 ]; then
+        # part 4: the same at smaller budgets
+        for n in 100 500; do
+            echo
+            echo "The same with sim $n:"
+            echo
+            quality "$DATA"/doppler/*.txt -- --seeds 10 --il 0 --sim "$n" --init policies/doppler_family.dpl
+        done
         # part 4, "PPO and a learned critic": the same with each option set
         for v in "--rollouts 4" "--ppo 3" "--ppo 4 --rollouts 4" "--critic 1" "--critic 1 --ppo 3"; do
             echo
