@@ -51,8 +51,9 @@ trap 'rm -rf "$tmp"' EXIT
 NOGUARDS=(--anchor -1 --select -1)
 
 # improve_polish GRAPH...: per graph, the pretrained policy tuned on it for
-# 2000 episodes, its best placement polished (place --improve 2000 --polish
-# 100) at seeds 1-10, against anneal at its default budget
+# IMPROVE episodes (default 2000), its best placement polished (place
+# --improve IMPROVE --polish 100) at seeds 1-10, against anneal at its
+# default budget
 improve_polish() {
     local f s out ms sims an r sum n below simsum
     echo "| graph | seeds | improve + polish, mean makespan / lower bound | at or below anneal | mean simulations | anneal (default budget) | anneal's simulations |"
@@ -65,7 +66,7 @@ improve_polish() {
         ansims=$(echo "$out" | awk '/^simulations/ { print $2 }')
         sum=0; n=0; below=0; simsum=0
         for s in 1 2 3 4 5 6 7 8 9 10; do
-            out=$("${PIN[@]}" build/doppler place "$f" --method doppler --improve 2000 --polish 100 --seed "$s") || { status=1; continue; }
+            out=$("${PIN[@]}" build/doppler place "$f" --method doppler --improve "${IMPROVE:-2000}" --polish 100 --seed "$s") || { status=1; continue; }
             ms=$(echo "$out" | awk '/^makespan/ { print $2 }')
             r=$(echo "$out" | sed -n 's/^makespan .*(\(.*\) x lower bound)$/\1/p')
             sims=$(echo "$out" | awk '/^simulations/ { print $2 }')
@@ -265,6 +266,10 @@ if [ -d "$DATA/doppler" ]; then
     echo
     improve_polish "$DATA"/doppler/*.txt
     if [ "$ALL" = 1 ]; then
+        echo
+        echo "The same with place --improve 8000:"
+        echo
+        IMPROVE=8000 improve_polish "$DATA"/doppler/*.txt
         # part 4: the same at smaller budgets
         for n in 100 500; do
             echo
