@@ -236,6 +236,12 @@ if [ -d "$DATA/doppler" ]; then
     echo "$QRULE"
     for f in "${ref[@]}"; do "${PIN[@]}" build/learn_bench quality "$f" --algo placeto --sim 2000 --seeds 5 || status=1; done
     for f in "${ref[@]}"; do "${PIN[@]}" build/learn_bench quality "$f" --algo placeto --sim 2000 --seeds 5 --reinforce 1 || status=1; done
+    if [ "$ALL" = 1 ]; then
+        echo
+        echo "Longer on ffnn, sim 5000, seeds 1-5 (per seed):"
+        echo
+        "${PIN[@]}" build/learn_bench quality "$DATA/doppler/ffnn_192nodes.txt" --algo placeto --sim 5000 --seeds 5 --per-seed || status=1
+    fi
 else
     echo "skipped: $DATA/doppler not found"
 fi
