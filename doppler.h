@@ -6594,8 +6594,6 @@ DPDEF void dp_order_to_priority(const int *order, int n, double *prio)
     for (k = 0; k < n; k++) prio[order[k]] = (double)(n - k);
 }
 
-/* The simulator's cost of assign (SEL's order in order; prio: n_ops
-   doubles of scratch), as dp_train and dp_runtime_cost score it. */
 /* The simulator's options that score a placement made in op order `order`
    (n ops): FIFO, or that order as the priority (into prio, n doubles). */
 static void dp__score_opts(dp_sim_opts *so, dp_order mode, const int *order, int n, double *prio)
@@ -6608,6 +6606,8 @@ static void dp__score_opts(dp_sim_opts *so, dp_order mode, const int *order, int
     }
 }
 
+/* The simulator's cost of assign (SEL's order in order; prio: n_ops
+   doubles of scratch), as dp_train and dp_runtime_cost score it. */
 static int dp__sim_cost(dp_sim *s, const int *assign, const int *order, dp_order mode, double *prio,
                         double *cost, dp_error *err)
 {
