@@ -14,7 +14,9 @@
 # --layers and --rollouts the same way.
 #
 # VARIANT: train options appended to the recipe's (the last value of an
-# option wins). JOBS: variants trained at once (default 1). Run from the
+# option wins). JOBS: variants trained at once (default 1). SWEEP_GRAPHS: a
+# folder whose .dpg and .txt graphs are placed instead of the validation
+# graphs (bench/pretrained.sh --seeds: its zero-shot graphs). Run from the
 # repository root after ./build.sh.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -22,6 +24,11 @@ cd "$(dirname "$0")/.." || exit 1
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 gen() { build/doppler gen "$@" >/dev/null || exit 1; }
+if [ -n "${SWEEP_GRAPHS:-}" ]; then
+    shopt -s nullglob
+    graphs=("$SWEEP_GRAPHS"/*.dpg "$SWEEP_GRAPHS"/*.txt)
+    [ ${#graphs[@]} -gt 0 ] || { echo "bench/family_sweep.sh: no .dpg or .txt graph in $SWEEP_GRAPHS" >&2; exit 2; }
+else
 mkdir "$dir/val"
 gen chainmm --parts 3 --dim 384 --layers 3 -o "$dir/val/chainmm_p3_l3.dpg"
 gen ffnn --parts 2 --layers 3 --dim 256 --batch 128 -o "$dir/val/ffnn_p2_l3.dpg"
@@ -31,9 +38,11 @@ gen layered --nodes 120 --ccr 1.5 --seed 41 -o "$dir/val/layered_120.dpg"
 gen random --nodes 140 --ccr 2 --seed 42 -o "$dir/val/random_140.dpg"
 gen layered --nodes 60 --ccr 0.5 --seed 43 -o "$dir/val/layered_60.dpg"
 gen random --nodes 80 --ccr 3 --seed 44 -o "$dir/val/random_80.dpg"
+graphs=("$dir"/val/*.dpg)
+fi
 one() {   # INDEX VARIANT
     FAMILY_OPTS="$2" policies/make_family.sh build/doppler "$dir/p$1.dpl" >"$dir/t$1.log" 2>&1 || { echo "$2: training failed" >"$dir/r$1"; return; }
-    echo "[$2] $(build/learn_bench zeroshot "$dir/p$1.dpl" --devices 2,4,8 --samples 64 "$dir"/val/*.dpg | tail -n 1)" >"$dir/r$1"
+    echo "[$2] $(build/learn_bench zeroshot "$dir/p$1.dpl" --devices 2,4,8 --samples 64 "${graphs[@]}" | tail -n 1)" >"$dir/r$1"
 }
 i=0
 for v in "$@"; do

@@ -13,9 +13,9 @@
 #     bench/pretrained.sh --seeds "1 2 3"
 #
 # instead remakes the policy with each of those training seeds
-# (make_family.sh with FAMILY_OPTS="--seed S") and prints each one's
-# zero-shot summary line, without polish: how much the seed alone moves the
-# targets (bench/RESULTS.md part 4).
+# (bench/family_sweep.sh "--seed S"... on these zero-shot graphs; JOBS as
+# there) and prints each one's zero-shot summary line, without polish: how
+# much the seed alone moves the targets (bench/RESULTS.md part 4).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 DATA=${DP_DATA:-../shared/data}
@@ -43,13 +43,11 @@ gen random --nodes 100 --ccr 0.5 --seed 33 -o "$dir/random_100.dpg"
 graphs=("$dir"/*.dpg)
 [ -d "$DATA/doppler" ] && graphs+=("$DATA"/doppler/*.txt)
 if [ -n "$SEEDS" ]; then
-    for s in $SEEDS; do
-        if FAMILY_OPTS="--seed $s" policies/make_family.sh build/doppler "$dir/s$s.dpl" >"$dir/train.log" 2>&1; then
-            echo "seed $s: $("${PIN[@]}" build/learn_bench zeroshot "$dir/s$s.dpl" --devices 2,4,8 --samples 64 "${graphs[@]}" | tail -n 1)"
-        else
-            echo "seed $s: policies/make_family.sh failed"; status=1
-        fi
-    done
+    # the reference graphs join the generated ones in the folder the sweep places
+    for f in "${graphs[@]}"; do [ -e "$dir/$(basename "$f")" ] || ln -s "$(cd "$(dirname "$f")" && pwd)/$(basename "$f")" "$dir/"; done
+    variants=()
+    for s in $SEEDS; do variants+=("--seed $s"); done
+    SWEEP_GRAPHS=$dir bench/family_sweep.sh "${variants[@]}" || status=1
     exit $status
 fi
 echo "#### Remaking it"
