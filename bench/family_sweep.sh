@@ -16,8 +16,13 @@
 # VARIANT: train options appended to the recipe's (the last value of an
 # option wins). JOBS: variants trained at once (default 1). SWEEP_GRAPHS: a
 # folder whose .dpg and .txt graphs are placed instead of the validation
-# graphs (bench/pretrained.sh --seeds: its zero-shot graphs). Run from the
-# repository root after ./build.sh.
+# graphs (bench/pretrained.sh --seeds: its zero-shot graphs). SWEEP_COMM=1:
+# instead, the four validation workloads timed on faster devices (their
+# units line's speed 1e11 and 1e12 FLOP/s instead of 1e9, links alike), so
+# that transfers weigh as on GPUs: a mean transfer over a mean op (CCR)
+# of 0.3-0.6 and 2.8-5.6 instead of 0.005. FAMILY_EPISODES (read by
+# policies/make_family.sh) changes the stages' episodes: "4000,1" is
+# stage il alone. Run from the repository root after ./build.sh.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 [ $# -gt 0 ] || { echo "usage: bench/family_sweep.sh VARIANT..." >&2; exit 2; }
@@ -39,6 +44,15 @@ gen random --nodes 140 --ccr 2 --seed 42 -o "$dir/val/random_140.dpg"
 gen layered --nodes 60 --ccr 0.5 --seed 43 -o "$dir/val/layered_60.dpg"
 gen random --nodes 80 --ccr 3 --seed 44 -o "$dir/val/random_80.dpg"
 graphs=("$dir"/val/*.dpg)
+if [ "${SWEEP_COMM:-0}" = 1 ]; then
+    mkdir "$dir/comm"
+    for f in "$dir"/val/chainmm_* "$dir"/val/ffnn_* "$dir"/val/llama_*; do
+        for s in 1e11 1e12; do
+            sed "s/^units speed=1000000000 /units speed=$s /" "$f" >"$dir/comm/$(basename "$f" .dpg)_s$s.dpg"
+        done
+    done
+    graphs=("$dir"/comm/*.dpg)
+fi
 fi
 one() {   # INDEX VARIANT
     FAMILY_OPTS="$2" policies/make_family.sh build/doppler "$dir/p$1.dpl" >"$dir/t$1.log" 2>&1 || { echo "$2: training failed" >"$dir/r$1"; return; }

@@ -311,6 +311,21 @@ if [ -d "$DATA/doppler" ]; then
         echo "Seeds 1-8 of the shipped recipe, zero-shot on the unseen graphs above (the seed alone):"
         echo
         bench/pretrained.sh --seeds "1 2 3 4 5 6 7 8" || status=1
+        echo
+        echo "What stage sim adds to the family: stage il alone (FAMILY_EPISODES=IL,1) against the recipe, on the validation graphs and on the validation workloads timed on faster devices (SWEEP_COMM=1):"
+        echo
+        for comm in 0 1; do
+            SWEEP_COMM=$comm bench/family_sweep.sh "--seed "{1..4} || status=1
+            SWEEP_COMM=$comm FAMILY_EPISODES=4000,1 bench/family_sweep.sh "--seed "{1..4} || status=1
+        done
+        FAMILY_EPISODES=24000,1 bench/family_sweep.sh "--seed "{1..8} || status=1
+        FAMILY_EPISODES=24000,8000 bench/family_sweep.sh "--seed "{1..8} || status=1
+        FAMILY_EPISODES=48000,1 bench/family_sweep.sh "--seed "{1..8} || status=1
+        SWEEP_COMM=1 FAMILY_EPISODES=48000,1 bench/family_sweep.sh "--seed "{1..4} || status=1
+        echo
+        echo "Stage il alone (48000 episodes), seeds 1-8, zero-shot on the unseen graphs above:"
+        echo
+        FAMILY_EPISODES=48000,1 bench/pretrained.sh --seeds "1 2 3 4 5 6 7 8" || status=1
     fi
 fi
 echo
