@@ -321,6 +321,7 @@ if [ -d "$DATA/doppler" ]; then
         FAMILY_EPISODES=24000,1 bench/family_sweep.sh "--seed "{1..8} || status=1
         FAMILY_EPISODES=24000,8000 bench/family_sweep.sh "--seed "{1..8} || status=1
         FAMILY_EPISODES=48000,1 bench/family_sweep.sh "--seed "{1..8} || status=1
+        FAMILY_EPISODES=48000,8000 bench/family_sweep.sh "--seed "{1..4} "--seed "{1..4}" --anchor 1" "--seed "{1..4}" --anchor 0.3" || status=1
         SWEEP_COMM=1 FAMILY_EPISODES=48000,1 bench/family_sweep.sh "--seed "{1..4} || status=1
         echo
         echo "Stage il alone (48000 episodes), seeds 1-8, zero-shot on the unseen graphs above:"
