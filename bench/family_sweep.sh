@@ -20,7 +20,8 @@
 # instead, the four validation workloads timed on faster devices (their
 # units line's speed 1e11 and 1e12 FLOP/s instead of 1e9, links alike), so
 # that transfers weigh as on GPUs: a mean transfer over a mean op (CCR)
-# of 0.3-0.6 and 2.8-5.6 instead of 0.005. FAMILY_EPISODES (read by
+# of 0.3-0.6 and 2.8-5.6 instead of 0.005; SWEEP_COMM="S..." at the speeds
+# listed (1e13: CCR 28-56). FAMILY_EPISODES (read by
 # policies/make_family.sh) changes the stages' episodes: "4000,1" is
 # stage il alone. Run from the repository root after ./build.sh.
 set -uo pipefail
@@ -44,10 +45,12 @@ gen random --nodes 140 --ccr 2 --seed 42 -o "$dir/val/random_140.dpg"
 gen layered --nodes 60 --ccr 0.5 --seed 43 -o "$dir/val/layered_60.dpg"
 gen random --nodes 80 --ccr 3 --seed 44 -o "$dir/val/random_80.dpg"
 graphs=("$dir"/val/*.dpg)
-if [ "${SWEEP_COMM:-0}" = 1 ]; then
+if [ "${SWEEP_COMM:-0}" != 0 ]; then
+    speeds=$SWEEP_COMM
+    [ "$speeds" = 1 ] && speeds="1e11 1e12"
     mkdir "$dir/comm"
     for f in "$dir"/val/chainmm_* "$dir"/val/ffnn_* "$dir"/val/llama_*; do
-        for s in 1e11 1e12; do
+        for s in $speeds; do
             sed "s/^units speed=1000000000 /units speed=$s /" "$f" >"$dir/comm/$(basename "$f" .dpg)_s$s.dpg"
         done
     done

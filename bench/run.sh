@@ -323,10 +323,20 @@ if [ -d "$DATA/doppler" ]; then
         FAMILY_EPISODES=48000,1 bench/family_sweep.sh "--seed "{1..8} || status=1
         FAMILY_EPISODES=48000,8000 bench/family_sweep.sh "--seed "{1..4} "--seed "{1..4}" --anchor 1" "--seed "{1..4}" --anchor 0.3" || status=1
         SWEEP_COMM=1 FAMILY_EPISODES=48000,1 bench/family_sweep.sh "--seed "{1..4} || status=1
+        FAMILY_EPISODES=12000,8000 bench/family_sweep.sh "--seed "{1..8} || status=1
         echo
-        echo "Stage il alone (48000 episodes), seeds 1-8, zero-shot on the unseen graphs above:"
+        echo "The same on the validation workloads on devices 10^4 x faster (SWEEP_COMM=1e13): the recipe, il 4000, il 12000 + sim 8000, il 48000 (+ sim 8000):"
+        echo
+        for e in 4000,8000 4000,1 12000,8000; do
+            SWEEP_COMM=1e13 FAMILY_EPISODES=$e bench/family_sweep.sh "--seed "{1..4} || status=1
+        done
+        SWEEP_COMM=1e13 FAMILY_EPISODES=48000,1 bench/family_sweep.sh "--seed "{1..2} || status=1
+        SWEEP_COMM=1e13 FAMILY_EPISODES=48000,8000 bench/family_sweep.sh "--seed "{1..4} || status=1
+        echo
+        echo "Stage il alone (48000 episodes), then il 12000 + sim 8000, seeds 1-8, zero-shot on the unseen graphs above:"
         echo
         FAMILY_EPISODES=48000,1 bench/pretrained.sh --seeds "1 2 3 4 5 6 7 8" || status=1
+        FAMILY_EPISODES=12000,8000 bench/pretrained.sh --seeds "1 2 3 4 5 6 7 8" || status=1
     fi
 fi
 echo
