@@ -44,7 +44,8 @@
      at every seed (anneal given as many simulations): bench/RESULTS.md,
      part 4, has the counts; the pretrained policy the CLI carries
      (policies/doppler_family.dpl, loadable with dp_policy_load) places
-     unseen graphs at or below cp and heft 5 times in 6, not always.
+     unseen graphs at or below cp and heft (30 of 30 in part 4; other
+     training seeds 25 to 30), but 3% behind annealing, not beyond it.
 
    CONTENTS (grep for the anchor, e.g. ">>simulator")
      public API
@@ -799,9 +800,13 @@ DPDEF int dp_gen_workload(dp_graph *g, const dp_workload_opts *opts, dp_error *e
                sink) and t-level path (from a source); static per episode,
                softmax over the legal set at every step.
      PLC       score(d) = w2 . relu(Wd f_d + Wx x_v + Wh h_v + WE mean_{u on d} h_u
-               + b1) + b2; softmax over devices.
+               + b1) + b2; softmax over devices. f_d comes from the partial
+               schedule the placed ops make: each op after its device's
+               last one, or with dp_policy_opts.insertion in the first idle
+               gap of its device that fits it (dp__gap_start).
    Training: stage "il" imitates the cp expert (largest b-level op,
-   earliest-start device; every tied choice counts as correct) on states
+   earliest-start device, in that partial schedule: with insertion this is
+   HEFT's rule; every tied choice counts as correct) on states
    the policy visits (DAgger); "sim" is REINFORCE against the simulator;
    "real" is REINFORCE against dp_train_opts.cost (any runtime; the
    simulator when NULL). Reward: 0 but at the end, where it is
@@ -867,6 +872,15 @@ typedef struct dp_policy_opts {
     dp_algo  algo;          /* 0 -> DP_ALGO_DOPPLER                        */
     int      devices;       /* Placeto: the device count it places on (its
                                one-hot input and output width); 0 -> 4    */
+    int      insertion;     /* DOPPLER: in the partial schedule that PLC sees
+                               and the cp expert follows, an op may start in
+                               an idle gap its device left (HEFT's insertion;
+                               the FIFO runtime also runs a later-placed op
+                               that is ready in such a gap), instead of
+                               after the device's last op (0, the paper's).
+                               The pretrained policy uses it (bench/RESULTS.md
+                               part 4). Saved with the policy (file version 3;
+                               without it version 2 is written)              */
 } dp_policy_opts;
 
 typedef struct dp_policy {
@@ -5007,6 +5021,11 @@ typedef struct dp__gctx {
     int *legal, nlegal, *pend, *assign, *order, *pos;
     double *end, *avail, *work, *psum, *pmean, *cnt, *prob, *logit, *est;
     int *expert;
+    int insertion;        /* the policy's dp_policy_opts.insertion: est may
+                             fall in an idle gap of the device */
+    double *busy_s, *busy_e; /* [nd n] with insertion: each device's placed
+                             ops' [start, end), by start (busy_n[d] each) */
+    int *busy_n;
     double *xe;           /* [m] edge e's transfer time between any two
                              devices where every link is alike, else NULL */
     double *wsel;         /* [n] inference: exp(SEL score - the largest),
@@ -5110,6 +5129,7 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
         DP__A(x->end, n, double); DP__A(x->avail, nd, double); DP__A(x->work, nd, double); DP__A(x->psum, (size_t)nd * H, double);
         DP__A(x->pmean, (size_t)nd * H, double);
         DP__A(x->cnt, nd, double); DP__A(x->prob, n > nd ? n : nd, double); DP__A(x->logit, nd, double); DP__A(x->est, nd, double);
+        DP__A(x->busy_s, (size_t)nd * n, double); DP__A(x->busy_e, (size_t)nd * n, double); DP__A(x->busy_n, nd, int);
         DP__A(x->expert, n > nd ? n : nd, int);
         if (!train) DP__A(x->wsel, n, double);
         if (alike) DP__A(x->xe, m, double);
@@ -5686,6 +5706,28 @@ static void dp__plc_inputs_alike(dp__gctx *x, int v, double *f)
     }
 }
 
+/* With insertion: the earliest start at or after ready of an op taking w
+   on device d, in the first idle gap of d long enough for it (HEFT's
+   insertion policy), else after d's last op. The busy intervals are sorted
+   and disjoint, so their ends are sorted too: a binary search finds the
+   first that ends after ready, and the scan goes on from there. */
+static double dp__gap_start(const dp__gctx *x, int d, double ready, double w)
+{
+    const double *S = x->busy_s + (size_t)d * x->n, *E = x->busy_e + (size_t)d * x->n;
+    int lo = 0, hi = x->busy_n[d], q;
+    double t;
+    while (lo < hi) {                    /* the first interval ending after ready */
+        int mid = (lo + hi) / 2;
+        if (E[mid] <= ready) lo = mid + 1; else hi = mid;
+    }
+    t = ready;
+    for (q = lo; q < x->busy_n[d]; q++) {
+        if (t + w <= S[q]) return t;     /* fits before interval q */
+        if (E[q] > t) t = E[q];
+    }
+    return t;
+}
+
 /* PLC's inputs for placing op v: each device's features from the partial
    schedule into f (work, input work, first and last input's end, earliest
    start, its distance to the earliest, earliest or not) and the device's
@@ -5699,7 +5741,8 @@ static double dp__plc_features(dp__gctx *x, int v, double *f, double *zs)
     else dp__plc_inputs(x, v, f);
     for (d = 0; d < nd; d++) {
         double *fd = f + (size_t)d * DP__DF;
-        if (x->avail[d] > x->est[d]) x->est[d] = x->avail[d];
+        if (x->insertion) x->est[d] = dp__gap_start(x, d, x->est[d], x->optime[(size_t)v * nd + d]);
+        else if (x->avail[d] > x->est[d]) x->est[d] = x->avail[d];
         if (x->est[d] < emin) emin = x->est[d];
         fd[0] = x->work[d] / x->scale; fd[1] = fd[1] / x->scale;
         fd[2] = fd[2] / x->scale; fd[3] = fd[3] / x->scale; fd[4] = x->est[d] / x->scale;
@@ -5751,7 +5794,14 @@ static void dp__place_step(dp__gctx *x, int t, int v, int a)
     x->assign[v] = a;
     x->order[t] = v;
     x->end[v] = x->est[a] + x->optime[(size_t)v * nd + a];
-    x->avail[a] = x->end[v];
+    if (x->insertion) {   /* into a's busy intervals, by start */
+        double *S = x->busy_s + (size_t)a * x->n, *E = x->busy_e + (size_t)a * x->n;
+        int q = x->busy_n[a];
+        while (q > 0 && S[q - 1] > x->est[a]) { S[q] = S[q - 1]; E[q] = E[q - 1]; q--; }
+        S[q] = x->est[a]; E[q] = x->end[v];
+        x->busy_n[a]++;
+        if (x->end[v] > x->avail[a]) x->avail[a] = x->end[v];
+    } else x->avail[a] = x->end[v];
     x->work[a] += x->optime[(size_t)v * nd + a];
     dp__vadd(x->psum + (size_t)a * H, x->psum + (size_t)a * H, x->P + (size_t)v * H, H);
     x->cnt[a] += 1;
@@ -5850,7 +5900,7 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
         x->assign[v] = -1;
         if (!x->pend[v]) { x->pos[v] = x->nlegal; x->legal[x->nlegal++] = v; }
     }
-    for (d = 0; d < nd; d++) { x->avail[d] = 0; x->work[d] = 0; x->cnt[d] = 0; }
+    for (d = 0; d < nd; d++) { x->avail[d] = 0; x->work[d] = 0; x->cnt[d] = 0; x->busy_n[d] = 0; }
     memset(x->psum, 0, sizeof(double) * (size_t)nd * H);
     x->crem = x->wtot;
     if (ro->train) {
@@ -6471,6 +6521,8 @@ static int dp__policy_alloc(dp_policy *p, const dp_policy_opts *opts, dp_error *
     if (pt && p->opts.devices == 0) p->opts.devices = 4;
     if (pt && (p->opts.devices < 1 || p->opts.devices > DP_MAX_DEVICES)) return dp__fail(err, p->opts.devices < 1 ? DP_ERR_RANGE : DP_ERR_LIMIT, "placeto: devices %d not in 1..%d (DP_MAX_DEVICES)", p->opts.devices, DP_MAX_DEVICES);
     if (!pt) p->opts.devices = 0;
+    if (p->opts.insertion != 0 && (pt || p->opts.insertion != 1))
+        return dp__fail(err, DP_ERR_ARG, "policy: insertion %d (0 or 1, and DOPPLER only)", p->opts.insertion);
     p->opts.shared_gnn = !pt && p->opts.shared_gnn != 0;
     p->algo = p->opts.algo;
     dp__policy_sizes(&p->opts, &p->n_sel, &p->n_plc);
@@ -6852,6 +6904,7 @@ static int dp__trainer_init(dp__trainer *T, const dp_cluster *c)
         rc = !ci ? dp__fail(err, DP_ERR_ARG, "no cluster (c and opts.clusters[%d] are NULL)", i)
            : T->pt ? dp__pt_init(&T->ptx[i], T->graphs[i], ci, p, T->start, T->o.order, 1, err)
                    : dp__gctx_init(&T->ctx[i], T->graphs[i], ci, p->opts.hidden, p->opts.layers, p->opts.shared_gnn, 1, err);
+        if (!rc && !T->pt) T->ctx[i].insertion = p->opts.insertion;
         if (rc) {
             char pre[64];
             snprintf(pre, sizeof pre, "training graph %d: ", i);
@@ -7390,6 +7443,7 @@ DPDEF int dp_policy_place(const dp_policy *p, const dp_graph *g, const dp_cluste
     if (p->algo == DP_ALGO_PLACETO) return dp__pt_place(p, g, c, &o, assign, order, makespan, err);
     if (p->algo != DP_ALGO_DOPPLER) return dp__fail(err, DP_ERR_ARG, "place: unknown policy algorithm %d", (int)p->algo);
     if ((rc = dp__gctx_init(&x, g, c, p->opts.hidden, p->opts.layers, p->opts.shared_gnn, 0, err))) return rc;
+    x.insertion = p->opts.insertion;
     dp_rng_seed(&rng, o.seed);
     dp__forward(&x, p);
     memset(&ro, 0, sizeof ro);
@@ -7576,14 +7630,16 @@ DPDEF int dp_train_stages_parse(dp_train_opts *opts, const char *stages, const c
    One format for both learned placers. Little-endian: "DPPOLICY", u32
    version, u32 algo (1 doppler, 2 placeto), u32 hidden, u32 layers, u32
    shared, u32 devices (version 2 on; Placeto's device count, 0 for
-   doppler), u32 op features, u32 device features, u64 n_sel, u64 n_plc,
-   f64 parameters (SEL then PLC), u64 FNV-1a of all the bytes before it.
-   Version 1 (no devices field, doppler only) is still read.
+   doppler), u32 insertion (version 3 on; dp_policy_opts.insertion), u32
+   op features, u32 device features, u64 n_sel, u64 n_plc, f64 parameters
+   (SEL then PLC), u64 FNV-1a of all the bytes before it. A policy is
+   written in the oldest version that holds it (3 only with insertion), so
+   files without it read as before; version 1 (no devices field, doppler
+   only) is still read.
    ====================================================================== */
 #define DP__CKPT_MAGIC "DPPOLICY"
-#define DP__CKPT_VERSION 2u
-#define DP__CKPT_HEADER_V(ver) (8 + ((ver) >= 2 ? 8 : 7) * 4 + 2 * 8)
-#define DP__CKPT_HEADER DP__CKPT_HEADER_V(DP__CKPT_VERSION)
+#define DP__CKPT_VERSION 3u
+#define DP__CKPT_HEADER_V(ver) (8 + ((ver) >= 3 ? 9 : (ver) >= 2 ? 8 : 7) * 4 + 2 * 8)
 #define DP__PT_N_FEAT 4   /* Placeto's op features besides the device one-hot */
 
 static uint64_t dp__fnv(const unsigned char *b, size_t n)
@@ -7603,15 +7659,18 @@ DPDEF int dp_policy_save(const dp_policy *p, const char *path, dp_error *err)
     unsigned char *buf, *q;
     dp__out o;
     int rc, i;
+    unsigned ver;
     if (!p || !p->plc) return dp__fail(err, DP_ERR_ARG, "save: policy not initialised");
-    n = DP__CKPT_HEADER + 8 * ((size_t)p->n_sel + p->n_plc) + 8;
+    ver = p->opts.insertion ? 3 : 2;   /* the oldest version that holds it */
+    n = DP__CKPT_HEADER_V(ver) + 8 * ((size_t)p->n_sel + p->n_plc) + 8;
     buf = (unsigned char *)dp__alloc(n, 1, err, "checkpoint");
     if (!buf) return DP_ERR_NOMEM;
     q = buf;
     memcpy(q, DP__CKPT_MAGIC, 8); q += 8;
-    dp__put(&q, DP__CKPT_VERSION, 4); dp__put(&q, (uint64_t)p->algo, 4);
+    dp__put(&q, ver, 4); dp__put(&q, (uint64_t)p->algo, 4);
     dp__put(&q, (uint64_t)p->opts.hidden, 4); dp__put(&q, (uint64_t)p->opts.layers, 4);
     dp__put(&q, (uint64_t)p->opts.shared_gnn, 4); dp__put(&q, (uint64_t)p->opts.devices, 4);
+    if (ver >= 3) dp__put(&q, (uint64_t)p->opts.insertion, 4);
     if (p->algo == DP_ALGO_PLACETO) { dp__put(&q, DP__PT_N_FEAT, 4); dp__put(&q, 0, 4); }
     else { dp__put(&q, DP_N_FEAT, 4); dp__put(&q, DP_N_DEVFEAT, 4); }
     dp__put(&q, (uint64_t)p->n_sel, 8); dp__put(&q, (uint64_t)p->n_plc, 8);
@@ -7653,6 +7712,7 @@ DPDEF int dp_policy_load_mem(dp_policy *p, const void *data, size_t len, const c
     memset(&po, 0, sizeof po);
     po.hidden = (int)dp__get(&q, 4); po.layers = (int)dp__get(&q, 4); po.shared_gnn = (int)dp__get(&q, 4);
     po.devices = ver >= 2 ? (int)dp__get(&q, 4) : 0;
+    po.insertion = ver >= 3 ? (int)dp__get(&q, 4) : 0;
     nf = dp__get(&q, 4); ndf = dp__get(&q, 4); n_sel = dp__get(&q, 8); n_plc = dp__get(&q, 8);
     if (algo != DP_ALGO_DOPPLER && algo != DP_ALGO_PLACETO) return dp__fail(err, DP_ERR_PARSE, "%s: unknown algorithm tag %llu", name, (unsigned long long)algo);
     po.algo = (dp_algo)algo;
@@ -7667,6 +7727,8 @@ DPDEF int dp_policy_load_mem(dp_policy *p, const void *data, size_t len, const c
         return dp__fail(err, DP_ERR_PARSE, "%s: bad hyperparameters (hidden %d, layers %d, shared %d)", name, po.hidden, po.layers, po.shared_gnn);
     if (algo == DP_ALGO_PLACETO ? (po.devices < 1 || po.devices > DP_MAX_DEVICES || po.shared_gnn) : po.devices != 0)
         return dp__fail(err, DP_ERR_PARSE, "%s: bad device count %d for a %s policy", name, po.devices, algo == DP_ALGO_PLACETO ? "placeto" : "doppler");
+    if (po.insertion != 0 && (po.insertion != 1 || algo == DP_ALGO_PLACETO))
+        return dp__fail(err, DP_ERR_PARSE, "%s: bad insertion flag %d for a %s policy (0 or 1, doppler only)", name, po.insertion, algo == DP_ALGO_PLACETO ? "placeto" : "doppler");
     dp__policy_sizes(&po, &es, &ep);
     if (n_sel != (uint64_t)es || n_plc != (uint64_t)ep) return dp__fail(err, DP_ERR_PARSE, "%s: %llu + %llu parameters, but hidden %d layers %d needs %d + %d", name, (unsigned long long)n_sel, (unsigned long long)n_plc, po.hidden, po.layers, es, ep);
     if (len != hdr + 8 * (size_t)(es + ep) + 8) return dp__fail(err, DP_ERR_PARSE, "%s: %zu bytes, expected %zu (truncated or padded)", name, len, hdr + 8 * (size_t)(es + ep) + 8);

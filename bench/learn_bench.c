@@ -41,6 +41,8 @@
    --init P: quality starts every seed from the policy in P (e.g. the
             pretrained policies/doppler_family.dpl; give --il 0) instead of
             a new one: DOPPLER's stage II on the target graph only.
+   --insertion 1: dp_policy_opts.insertion (the partial schedule lets an
+            op start in an idle gap of its device).
    --anchor X: dp_train_opts.anchor (-1: off, the paper's REINFORCE);
    --select N: dp_train_opts.select (-1: none).
    --ppo E, --ppo-clip C: dp_train_opts.ppo_epochs, ppo_clip (PPO);
@@ -111,12 +113,13 @@ static int within5(const curve *c)
 }
 
 static int hidden, layers;       /* --hidden, --layers: 0 -> the library's defaults */
+static int insertion;            /* --insertion 1: dp_policy_opts.insertion */
 static const char *init_path;    /* --init P: quality trains from this policy */
 
 static void policy_opts(dp_policy_opts *po, const dp_cluster *c)
 {
     memset(po, 0, sizeof *po);
-    po->hidden = hidden; po->layers = layers;
+    po->hidden = hidden; po->layers = layers; po->insertion = placeto ? 0 : insertion;
     if (placeto) { po->algo = DP_ALGO_PLACETO; po->devices = c->n; }
 }
 
@@ -563,7 +566,7 @@ int main(int argc, char **argv)
         {"--gamma", NULL, &gamma_}, {"--anchor-rate", NULL, &anchor_rate}, {"--select", &select_, NULL},
         {"--anchor", NULL, &anchor}, {"--hidden", &hidden, NULL}, {"--layers", &layers, NULL},
         {"--ppo", &ppo, NULL}, {"--ppo-clip", NULL, &ppo_clip}, {"--critic", &critic, NULL}, {"--critic-lr", NULL, &critic_lr},
-        {"--reinforce", &pt_reinforce, NULL}, {"--tau", NULL, &pt_tau},
+        {"--reinforce", &pt_reinforce, NULL}, {"--tau", NULL, &pt_tau}, {"--insertion", &insertion, NULL},
     };
     for (size_t k = 0; k < sizeof train_opts / sizeof train_opts[0]; k++) {
         const char *v = opt(argc, argv, train_opts[k].name, "0");

@@ -10,7 +10,8 @@
                        [--seed S] [--order O] [--budget B] [--json | --md]
        doppler train   GRAPH... --out POLICY.dpl [--devices N | --cluster C]
                        [--stages il,sim,real] [--episodes E1,E2,..] [--lr L1,L2,..]
-                       [--hidden H] [--layers K] [--shared-gnn] [--entropy B]
+                       [--hidden H] [--layers K] [--shared-gnn] [--insertion]
+                       [--entropy B]
                        [--temperature T] [--greedy-baseline] [--self-imitation W]
                        [--adv-norm] [--ppo E] [--ppo-clip C] [--critic]
                        [--critic-lr L] [--reinforce] [--tau T]
@@ -200,6 +201,11 @@ static const char *help_train =
     "  --layers K      message-passing rounds (default 3); placeto: pairs of\n"
     "                  forward and backward passes (default 1)\n"
     "  --shared-gnn    one GNN for SEL and PLC\n"
+    "  --insertion     the partial schedule PLC sees (and the cp expert of\n"
+    "                  stage il follows) lets an op start in an idle gap of\n"
+    "                  its device, as HEFT and the FIFO runtime do, instead\n"
+    "                  of after the device's last op; saved with the policy\n"
+    "                  (the pretrained policy's)\n"
     "  --entropy B     entropy bonus weight (default 1e-3; not used by placeto)\n"
     "  --rollouts K    REINFORCE stages: K episodes of one graph per update, each\n"
     "                  one's baseline the mean cost of the other K - 1 (default 1:\n"
@@ -357,7 +363,7 @@ typedef struct cli {
     /* learning */
     const char *policy, *policy2, *stages, *episodes, *lr, *curve, *curve_svg;
     const char *algo, *from;
-    int hidden, layers, shared_gnn, samples, samples_set, entropy_set, rollouts, improve;
+    int hidden, layers, shared_gnn, insertion, samples, samples_set, entropy_set, rollouts, improve;
     int polish;             /* --polish P: local search from a policy's answer */
     int greedy_baseline, adv_norm, step_baseline;   /* step_baseline: 0 on, -1 off */
     int ppo;                /* --ppo E: PPO epochs (0: REINFORCE)       */
@@ -480,7 +486,7 @@ typedef struct opt_spec {
 #define OPT_NUM(n, f, lo, hi)  {n, 'd', offsetof(cli, f), lo, hi}
 static const opt_spec opt_specs[] = {
     OPT_FLAG("json", json), OPT_FLAG("md", md), OPT_FLAG("no-transfers", no_transfers),
-    OPT_FLAG("shared-gnn", shared_gnn), OPT_FLAG("no-verify", no_verify),
+    OPT_FLAG("shared-gnn", shared_gnn), OPT_FLAG("insertion", insertion), OPT_FLAG("no-verify", no_verify),
     OPT_FLAG("greedy-baseline", greedy_baseline), OPT_FLAG("adv-norm", adv_norm), OPT_FLAG("critic", critic),
     OPT_FLAG("reinforce", reinforce),
     OPT_STR("cluster", cluster), OPT_STR("method", method), OPT_STR("methods", methods),
@@ -1145,9 +1151,9 @@ static void place_print_text(const cli *o, const placed *p)
     printf("%-16s %s\n", "graph", p->path);
     printf("%-16s %s\n", "method", method_name(p->m));
     if (LEARNED(p->m))
-        printf("%-16s %s (hidden %d, %d layers%s)%s\n", "policy", p->pol_path,
+        printf("%-16s %s (hidden %d, %d layers%s%s)%s\n", "policy", p->pol_path,
                pol->opts.hidden, pol->opts.layers, pol->opts.shared_gnn ? ", shared GNN" : "",
-               o->samples ? "" : ", greedy");
+               pol->opts.insertion ? ", insertion" : "", o->samples ? "" : ", greedy");
     if (p->m == METHOD_PLACETO)
         printf("%-16s %s\n", "starts from", o->from ? o->from : "cp");
     if (LEARNED(p->m) && o->samples)
@@ -1688,6 +1694,7 @@ static int train_check_args(const cli *o, int placeto)
     if (!o->out) return usage(o->cmd, "--out POLICY.dpl is required");
     if (!placeto && o->from) return usage(o->cmd, "--from is for --algo placeto");
     if (placeto && o->shared_gnn) return usage(o->cmd, "--shared-gnn is for --algo doppler");
+    if (placeto && o->insertion) return usage(o->cmd, "--insertion is for --algo doppler");
     if (placeto && o->rollouts) return usage(o->cmd, "--rollouts is for --algo doppler");
     if (placeto && (o->temperature || o->greedy_baseline || o->self_imitation || o->adv_norm || o->step_baseline || o->anchor || o->anchor_rate || o->select || o->ppo || o->ppo_clip || o->critic || o->critic_lr))
         return usage(o->cmd, "--temperature, --greedy-baseline, --self-imitation, --adv-norm, --step-baseline off, --anchor, --select, --ppo, --ppo-clip, --critic and --critic-lr are for --algo doppler");
@@ -1784,10 +1791,10 @@ static void train_print_header(const cli *o, const train_set *ts, const train_ct
                 dev, order_name(o->order), o->from ? o->from : "cp", pol->opts.hidden,
                 pol->opts.layers, pol->opts.layers == 1 ? "" : "s", pol->n_plc);
     else
-        fprintf(t->out, "training on %d graph%s, %s devices, %s order; policy: hidden %d, %d layers%s, "
+        fprintf(t->out, "training on %d graph%s, %s devices, %s order; policy: hidden %d, %d layers%s%s, "
                 "%d + %d parameters\n", o->n_pos, o->n_pos == 1 ? "" : "s", dev, order_name(o->order),
                 pol->opts.hidden, pol->opts.layers, pol->opts.shared_gnn ? ", shared GNN" : "",
-                pol->n_sel, pol->n_plc);
+                pol->opts.insertion ? ", insertion" : "", pol->n_sel, pol->n_plc);
     if (have_real && o->backend)
         fprintf(t->out, "stage real: costs are the %s executor's wall time (median of %d run%s, in the graph's time units)\n",
                 strcmp(o->backend, "cuda") ? "CPU" : "CUDA", rt->reps, rt->reps == 1 ? "" : "s");
@@ -1873,9 +1880,9 @@ static void train_print_json(const cli *o, const train_set *ts, const train_ctx 
     if (placeto) json_key_str(stdout, "from", o->from ? o->from : "cp");
     json_key_str(stdout, "order", order_name(o->order));
     json_key_str(stdout, "policy", o->out);
-    printf(", \"hidden\": %d, \"layers\": %d, \"shared_gnn\": %s, \"parameters\": %d",
+    printf(", \"hidden\": %d, \"layers\": %d, \"shared_gnn\": %s, \"insertion\": %s, \"parameters\": %d",
            pol->opts.hidden, pol->opts.layers, pol->opts.shared_gnn ? "true" : "false",
-           pol->n_sel + pol->n_plc);
+           pol->opts.insertion ? "true" : "false", pol->n_sel + pol->n_plc);
     printf(", \"seed\": %llu, \"episodes\": %ld, \"simulations\": %ld",
            (unsigned long long)o->seed, res->episodes, res->simulations);
     json_key_num(stdout, "seconds", res->seconds);
@@ -1976,6 +1983,7 @@ static int cmd_train(cli *o)
     po.hidden = o->hidden;
     po.layers = o->layers;
     po.shared_gnn = o->shared_gnn;
+    po.insertion = o->insertion;
     po.seed = o->seed;
     po.algo = placeto ? DP_ALGO_PLACETO : DP_ALGO_DOPPLER;
     po.devices = placeto ? ts.cs[0].n : 0;
@@ -2319,7 +2327,7 @@ static const command commands[] = {
     {"bench", cmd_bench, "methods policy samples from devices cluster format seed order budget json md",
      &help_bench},
     {"train", cmd_train,
-     "algo from devices cluster format stages episodes lr hidden layers shared-gnn entropy order seed "
+     "algo from devices cluster format stages episodes lr hidden layers shared-gnn insertion entropy order seed "
      "rollouts temperature greedy-baseline self-imitation adv-norm ppo ppo-clip critic critic-lr reinforce tau step-baseline anchor anchor-rate select out out-assign curve curve-svg json backend reps dispatch",
      &help_train},
     {"convert", cmd_convert, "to format", &help_convert},

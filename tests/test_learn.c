@@ -955,6 +955,86 @@ static void test_plc_inputs_alike(void)
         }
 }
 
+/* dp_policy_opts.insertion, by hand: 2 devices of speed 1, links of
+   bandwidth 1, no latency; ops p (1), x (1), c (1, input x: 3 bytes),
+   d (2, input p: 10 bytes), e (1, input d: 0 bytes), placed in that order
+   on devices 0, 1, 0, 0, 0 (forced). c waits on 0 for x's transfer (1 +
+   3 = 4), leaving 0 idle over [1, 4). With insertion d (ready at 1 on 0)
+   fits the gap: [1, 3), and e (ready at 3) the rest of it: [3, 4); on
+   device 1 d would start at 1 + 10 = 11. Without, each op starts after
+   its device's last op: d [5, 7), e [7, 8). */
+static void test_insertion(void)
+{
+    const char *names[5] = {"p", "x", "c", "d", "e"};
+    const double cost[5] = {1, 1, 1, 2, 1};
+    const double want_end[2][5] = {{1, 1, 5, 7, 8}, {1, 1, 5, 3, 4}};
+    const double want_est_d[2][2] = {{5, 11}, {1, 11}};   /* d's earliest start on 0, 1 */
+    int ops[5], order[5], devs[5] = {0, 1, 0, 0, 0};
+    for (int ins = 0; ins <= 1; ins++) {
+        dp_graph g;
+        dp_cluster c;
+        dp_policy p;
+        dp__gctx x;
+        dp_op_desc d;
+        dp_graph_init(&g);
+        memset(&d, 0, sizeof d);
+        for (int i = 0; i < 5; i++) {
+            d.name = names[i]; d.compute = cost[i];
+            CHECK(dp_graph_add_op(&g, &d, &ops[i], &err) == 0, "op: %s", err.msg);
+        }
+        CHECK(dp_graph_add_edge(&g, ops[1], ops[2], 3, &err) == 0 && dp_graph_add_edge(&g, ops[0], ops[3], 10, &err) == 0 &&
+              dp_graph_add_edge(&g, ops[3], ops[4], 0, &err) == 0, "edge: %s", err.msg);
+        CHECK(dp_graph_finalize(&g, &err) == 0, "finalize: %s", err.msg);
+        CHECK(dp_cluster_homogeneous(&c, 2, 1, 1, 0, &err) == 0, "cluster: %s", err.msg);
+        dp_policy_opts po = {0};
+        po.hidden = 4; po.layers = 1; po.seed = 3; po.insertion = ins;
+        CHECK(dp_policy_init(&p, &po, &err) == 0, "policy: %s", err.msg);
+        CHECK(dp__gctx_init(&x, &g, &c, 4, 1, 0, 1, &err) == 0, "gctx: %s", err.msg);
+        x.insertion = p.opts.insertion;
+        for (int i = 0; i < 5; i++) order[i] = ops[i];
+        dp__roll_opts ro = {0};
+        dp__roll_stats rs;
+        dp_rng rng;
+        dp_rng_seed(&rng, 1);
+        ro.sample = 1; ro.train = 1; ro.gamma = 1; ro.force_op = order; ro.force_dev = devs;
+        dp__forward(&x, &p);
+        dp__rollout(&x, &p, &ro, &rng, &rs);
+        for (int i = 0; i < 5; i++)
+            CHECK(x.end[ops[i]] == want_end[ins][i], "insertion %d: %s ends at %g in the partial schedule, expected %g",
+                  ins, names[i], x.end[ops[i]], want_end[ins][i]);
+        /* step 3 (d): the earliest-start feature (fd[4], over the scale) and
+           the expert's choice, device 0 either way */
+        const double *f3 = x.step_f + (size_t)3 * 2 * DP__DF;
+        for (int dv = 0; dv < 2; dv++)
+            CHECK(fabs(f3[dv * DP__DF + 4] * x.scale - want_est_d[ins][dv]) < 1e-12, "insertion %d: d's start on device %d %g, expected %g",
+                  ins, dv, f3[dv * DP__DF + 4] * x.scale, want_est_d[ins][dv]);
+        CHECK(f3[6] == 1 && f3[DP__DF + 6] == 0, "insertion %d: d's earliest device is 0", ins);
+        CHECK(x.avail[0] == (ins ? 5 : 8) && x.avail[1] == 1, "insertion %d: device ends %g, %g", ins, x.avail[0], x.avail[1]);
+        if (ins) CHECK(x.busy_n[0] == 4 && x.busy_s[0] == 0 && x.busy_s[1] == 1 && x.busy_s[2] == 3 && x.busy_s[3] == 4,
+                       "device 0's busy intervals by start: %d, %g %g %g %g", x.busy_n[0], x.busy_s[0], x.busy_s[1], x.busy_s[2], x.busy_s[3]);
+        /* a second rollout starts from an empty schedule */
+        dp__rollout(&x, &p, &ro, &rng, &rs);
+        CHECK(x.end[ops[4]] == want_end[ins][4], "insertion %d, second rollout: e ends at %g", ins, x.end[ops[4]]);
+        /* the library's own placement (greedy) reports the simulator's
+           makespan of the assignment it returns */
+        int a[5];
+        double ms, sim_ms;
+        CHECK(dp_policy_place(&p, &g, &c, NULL, a, NULL, &ms, &err) == 0, "place: %s", err.msg);
+        CHECK(dp_simulate(&g, &c, a, NULL, &sim_ms, &err) == 0 && sim_ms == ms, "insertion %d: placed %g, simulated %g", ins, ms, sim_ms);
+        dp__gctx_free(&x);
+        dp_policy_free(&p);
+        dp_cluster_free(&c);
+        dp_graph_free(&g);
+    }
+    /* refused: insertion 2, and insertion for placeto */
+    dp_policy q;
+    dp_policy_opts po = {0};
+    po.insertion = 2;
+    CHECK(dp_policy_init(&q, &po, &err) == DP_ERR_ARG && strstr(err.msg, "insertion 2"), "insertion 2: %s", err.msg);
+    po.insertion = 1; po.algo = DP_ALGO_PLACETO;
+    CHECK(dp_policy_init(&q, &po, &err) == DP_ERR_ARG && strstr(err.msg, "insertion"), "placeto insertion: %s", err.msg);
+}
+
 /* ========================================================================
    3b. Several rollouts per update (dp_train_opts.rollouts)
    ======================================================================== */
@@ -1396,8 +1476,8 @@ static void test_checkpoint(void)
             refused(m, CK_PARAMS + 8, "expected", "header and checksum, no parameters");
             memcpy(m, b, len); m[0] = 'X';
             refused(m, len, "magic", "bad magic");
-            memcpy(m, b, len); put_le(m + CK_VERSION, 3, 4); fix_sum(m, len);
-            refused(m, len, "version", "version 3");
+            memcpy(m, b, len); put_le(m + CK_VERSION, 4, 4); fix_sum(m, len);
+            refused(m, len, "version", "version 4");
             /* the same policy written as version 1 (no devices field) loads */
             {
                 unsigned char *v1 = malloc(len);
@@ -1550,6 +1630,64 @@ static void test_checkpoint(void)
 /* ========================================================================
    5. Same seed, same result
    ======================================================================== */
+/* Version 3 (dp_policy_opts.insertion): "DPPOLICY", version @8, algo @12,
+   hidden @16, layers @20, shared @24, devices @28, insertion @32, features
+   @36, device features @40, n_sel @44, n_plc @52, parameters @60. Written
+   only for a policy with insertion; one without still writes version 2. */
+static void test_checkpoint_insertion(void)
+{
+    dp_graph g;
+    dp_cluster c;
+    dp_policy p, q;
+    dp_policy_opts po = {0};
+    char path[256], path2[256];
+    if (gen_graph(&g, 20, 0.5, 23)) return;
+    CHECK(dp_cluster_homogeneous(&c, 3, 1, 1, 0, &err) == 0, "cluster: %s", err.msg);
+    po.hidden = 4; po.layers = 1; po.seed = 7; po.insertion = 1;
+    CHECK(dp_policy_init(&p, &po, &err) == 0, "policy: %s", err.msg);
+    dp_test_tmp(path, sizeof path, "learn_ins.dpp");
+    CHECK(dp_policy_save(&p, path, &err) == 0, "save: %s", err.msg);
+    size_t len = 0, len2 = 0;
+    unsigned char *b = (unsigned char *)dp_test_read_file(path, &len);
+    size_t want = 60 + 8 * (size_t)(p.n_sel + p.n_plc) + 8;
+    CHECK(b && len == want, "version 3 checkpoint is %zu bytes, expected %zu", len, want);
+    if (!b || len != want) { free(b); dp_policy_free(&p); dp_cluster_free(&c); dp_graph_free(&g); return; }
+    CHECK(b[8] == 3 && b[12] == DP_ALGO_DOPPLER && b[32] == 1 && b[36] == DP_N_FEAT && b[40] == DP_N_DEVFEAT && b[44] == p.n_sel,
+          "header: version %d algo %d insertion %d features %d %d n_sel %d", b[8], b[12], b[32], b[36], b[40], b[44]);
+    CHECK(dp_policy_load(&q, path, &err) == 0, "load: %s", err.msg);
+    CHECK(q.opts.insertion == 1 && same_params(&p, &q), "loaded insertion %d, parameters %s", q.opts.insertion,
+          same_params(&p, &q) ? "same" : "differ");
+    int a1[20], a2[20];
+    double m1 = -1, m2 = -2;
+    CHECK(dp_policy_place(&p, &g, &c, NULL, a1, NULL, &m1, &err) == 0 && dp_policy_place(&q, &g, &c, NULL, a2, NULL, &m2, &err) == 0,
+          "place: %s", err.msg);
+    CHECK(memcmp(a1, a2, sizeof a1) == 0 && m1 == m2, "placement after load differs");
+    dp_test_tmp(path2, sizeof path2, "learn_ins_again.dpp");
+    CHECK(dp_policy_save(&q, path2, &err) == 0, "save: %s", err.msg);
+    unsigned char *b2 = (unsigned char *)dp_test_read_file(path2, &len2);
+    CHECK(b2 && len2 == len && memcmp(b, b2, len) == 0, "re-saved version 3 checkpoint differs");
+    free(b2);
+    dp_policy_free(&q);
+    /* the flag 0 in a version 3 file reads as 0; 2 is refused */
+    put_le(b + 32, 0, 4); fix_sum(b, len);
+    CHECK(dp_policy_load_mem(&q, b, len, "ins0.dpp", &err) == 0 && q.opts.insertion == 0, "insertion 0 in version 3: %s", err.msg);
+    dp_policy_free(&q);
+    put_le(b + 32, 2, 4); fix_sum(b, len);
+    refused(b, len, "insertion flag 2", "version 3 with insertion 2");
+    free(b);
+    dp_policy_free(&p);
+    /* without insertion: version 2, as before */
+    po.insertion = 0;
+    CHECK(dp_policy_init(&p, &po, &err) == 0 && dp_policy_save(&p, path, &err) == 0, "save: %s", err.msg);
+    b = (unsigned char *)dp_test_read_file(path, &len);
+    CHECK(b && len == (size_t)CK_PARAMS + 8 * (size_t)(p.n_sel + p.n_plc) + 8 && b[8] == 2, "a policy without insertion: version %d, %zu bytes",
+          b ? b[8] : -1, len);
+    free(b);
+    dp_policy_free(&p);
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+}
+
 static void train_once(const dp_graph *g, const dp_cluster *c, uint64_t pseed, uint64_t tseed,
                        dp_policy *p, int *asg, double *mk, dp_train_result *tr)
 {
@@ -1988,12 +2126,14 @@ int main(int argc, char **argv)
     test_inference_buffers();
     test_place_bound();
     test_plc_inputs_alike();
+    test_insertion();
     test_step_baseline();
     test_diagnostics();
     test_select();
     test_clusters();
     test_best_found();
     test_checkpoint();
+    test_checkpoint_insertion();
     test_determinism();
     test_explore_options();
     test_train_errors();
