@@ -247,6 +247,7 @@ expect 1 "missing policy file" "$D" place "$G" --method doppler --policy "$T/non
 # without --policy: the pretrained policy compiled in (policies/doppler_family.dpl), 64 samples
 expect 0 "place doppler without --policy: the pretrained policy" "$D" place "$G" --method doppler
 contains "$T/out" "doppler_family.dpl, pretrained" "the pretrained policy named"
+contains "$T/out" "insertion" "the pretrained policy's partial schedule fills idle gaps (--insertion)"
 contains "$T/out" "^samples  *64 " "the pretrained policy's 64 samples"
 # at most 65: a sample whose busiest device has more work than the best
 # makespan so far cannot win and is not simulated
@@ -377,6 +378,13 @@ expect 1 "train placeto with stage il" "$D" train "$G" --algo placeto --stages i
 contains "$T/err" "imitation" "placeto stage il: says why"
 expect 2 "train --algo unknown" "$D" train "$G" --algo gdp --out "$T/x.dpl"
 expect 2 "train placeto --shared-gnn" "$D" train "$G" --algo placeto --shared-gnn --out "$T/x.dpl"
+expect 2 "train placeto --insertion" "$D" train "$G" --algo placeto --insertion --out "$T/x.dpl"
+contains "$T/err" "insertion is for --algo doppler" "placeto --insertion: the refusal says why"
+expect 0 "train --insertion" "$D" train "$G" --stages il --episodes 5 --hidden 4 --layers 1 --insertion --out "$T/ins.dpl" --json
+json_check "$T/out" "j['insertion'] == True" "train --insertion reports it"
+if [ "$(od -An -tu1 -j8 -N1 "$T/ins.dpl" | tr -d ' ')" = 3 ]; then ok; else bad "train --insertion: policy file version not 3"; fi
+expect 0 "place with an insertion policy" "$D" place "$G" --method doppler --policy "$T/ins.dpl"
+contains "$T/out" "insertion" "place names the policy's insertion"
 if [ ! -e "$T/x.dpl" ]; then ok; else bad "a refused placeto training wrote a policy"; fi
 expect 0 "bench with both learned placers" "$D" bench "$G" --methods cp,placeto,doppler --policy "$T/p.dpl" --policy "$T/pt.dpl" --json
 json_check "$T/out" "[r['method'] for r in j] == ['cp', 'placeto', 'doppler']" "bench lists placeto and doppler"

@@ -23,7 +23,7 @@
 # of 0.3-0.6 and 2.8-5.6 instead of 0.005; SWEEP_COMM="S..." at the speeds
 # listed (1e13: CCR 28-56). FAMILY_EPISODES (read by
 # policies/make_family.sh) changes the stages' episodes: "4000,1" is
-# stage il alone. Run from the repository root after ./build.sh.
+# stage il alone; FAMILY_INSERTION set empty drops --insertion. Run from the repository root after ./build.sh.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 [ $# -gt 0 ] || { echo "usage: bench/family_sweep.sh VARIANT..." >&2; exit 2; }

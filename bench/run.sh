@@ -301,42 +301,47 @@ if [ -d "$DATA/doppler" ]; then
         echo
         echo "The family recipe with --ppo 3 and --critic, seeds 1-3, on the validation graphs:"
         echo
-        bench/family_sweep.sh "--seed "{1..3} "--seed "{1..3}" --ppo 3" "--seed "{1..3}" --critic" || status=1
+        FAMILY_INSERTION= bench/family_sweep.sh "--seed "{1..3} "--seed "{1..3}" --ppo 3" "--seed "{1..3}" --critic" || status=1
         echo
         echo "The embedding's width for the pretrained policy, seeds 1-8 (24: 1-4), on the validation graphs:"
         echo
-        bench/family_sweep.sh "--seed "{1..8}" --hidden 32" "--seed "{1..8}" --hidden 16" "--seed "{1..8}" --hidden 8" \
+        FAMILY_INSERTION= bench/family_sweep.sh "--seed "{1..8}" --hidden 32" "--seed "{1..8}" --hidden 16" "--seed "{1..8}" --hidden 8" \
             "--seed "{1..8}" --hidden 4" "--seed "{1..4}" --hidden 24" || status=1
         echo
-        echo "Seeds 1-8 of the shipped recipe, zero-shot on the unseen graphs above (the seed alone):"
+        echo "Seeds 1-8 of the shipped recipe, zero-shot on the unseen graphs above (the seed alone), then validation, and the recipe without --insertion (FAMILY_INSERTION=):"
         echo
         bench/pretrained.sh --seeds "1 2 3 4 5 6 7 8" || status=1
+        bench/family_sweep.sh "--seed "{1..8} || status=1
+        SWEEP_COMM=1 bench/family_sweep.sh "--seed "{1..4} || status=1
+        SWEEP_COMM=1e13 bench/family_sweep.sh "--seed "{1..4} || status=1
+        FAMILY_INSERTION= bench/pretrained.sh --seeds "1 2 3 4 5 6 7 8" || status=1
+        FAMILY_INSERTION= bench/family_sweep.sh "--seed "{1..8} || status=1
         echo
         echo "What stage sim adds to the family: stage il alone (FAMILY_EPISODES=IL,1) against the recipe, on the validation graphs and on the validation workloads timed on faster devices (SWEEP_COMM=1):"
         echo
         for comm in 0 1; do
-            SWEEP_COMM=$comm bench/family_sweep.sh "--seed "{1..4} || status=1
-            SWEEP_COMM=$comm FAMILY_EPISODES=4000,1 bench/family_sweep.sh "--seed "{1..4} || status=1
+            FAMILY_INSERTION= SWEEP_COMM=$comm bench/family_sweep.sh "--seed "{1..4} || status=1
+            FAMILY_INSERTION= SWEEP_COMM=$comm FAMILY_EPISODES=4000,1 bench/family_sweep.sh "--seed "{1..4} || status=1
         done
-        FAMILY_EPISODES=24000,1 bench/family_sweep.sh "--seed "{1..8} || status=1
-        FAMILY_EPISODES=24000,8000 bench/family_sweep.sh "--seed "{1..8} || status=1
-        FAMILY_EPISODES=48000,1 bench/family_sweep.sh "--seed "{1..8} || status=1
-        FAMILY_EPISODES=48000,8000 bench/family_sweep.sh "--seed "{1..4} "--seed "{1..4}" --anchor 1" "--seed "{1..4}" --anchor 0.3" || status=1
-        SWEEP_COMM=1 FAMILY_EPISODES=48000,1 bench/family_sweep.sh "--seed "{1..4} || status=1
-        FAMILY_EPISODES=12000,8000 bench/family_sweep.sh "--seed "{1..8} || status=1
+        FAMILY_INSERTION= FAMILY_EPISODES=24000,1 bench/family_sweep.sh "--seed "{1..8} || status=1
+        FAMILY_INSERTION= FAMILY_EPISODES=24000,8000 bench/family_sweep.sh "--seed "{1..8} || status=1
+        FAMILY_INSERTION= FAMILY_EPISODES=48000,1 bench/family_sweep.sh "--seed "{1..8} || status=1
+        FAMILY_INSERTION= FAMILY_EPISODES=48000,8000 bench/family_sweep.sh "--seed "{1..4} "--seed "{1..4}" --anchor 1" "--seed "{1..4}" --anchor 0.3" || status=1
+        FAMILY_INSERTION= SWEEP_COMM=1 FAMILY_EPISODES=48000,1 bench/family_sweep.sh "--seed "{1..4} || status=1
+        FAMILY_INSERTION= FAMILY_EPISODES=12000,8000 bench/family_sweep.sh "--seed "{1..8} || status=1
         echo
         echo "The same on the validation workloads on devices 10^4 x faster (SWEEP_COMM=1e13): the recipe, il 4000, il 12000 + sim 8000, il 48000 (+ sim 8000):"
         echo
         for e in 4000,8000 4000,1 12000,8000; do
-            SWEEP_COMM=1e13 FAMILY_EPISODES=$e bench/family_sweep.sh "--seed "{1..4} || status=1
+            FAMILY_INSERTION= SWEEP_COMM=1e13 FAMILY_EPISODES=$e bench/family_sweep.sh "--seed "{1..4} || status=1
         done
-        SWEEP_COMM=1e13 FAMILY_EPISODES=48000,1 bench/family_sweep.sh "--seed "{1..2} || status=1
-        SWEEP_COMM=1e13 FAMILY_EPISODES=48000,8000 bench/family_sweep.sh "--seed "{1..4} || status=1
+        FAMILY_INSERTION= SWEEP_COMM=1e13 FAMILY_EPISODES=48000,1 bench/family_sweep.sh "--seed "{1..2} || status=1
+        FAMILY_INSERTION= SWEEP_COMM=1e13 FAMILY_EPISODES=48000,8000 bench/family_sweep.sh "--seed "{1..4} || status=1
         echo
         echo "Stage il alone (48000 episodes), then il 12000 + sim 8000, seeds 1-8, zero-shot on the unseen graphs above:"
         echo
-        FAMILY_EPISODES=48000,1 bench/pretrained.sh --seeds "1 2 3 4 5 6 7 8" || status=1
-        FAMILY_EPISODES=12000,8000 bench/pretrained.sh --seeds "1 2 3 4 5 6 7 8" || status=1
+        FAMILY_INSERTION= FAMILY_EPISODES=48000,1 bench/pretrained.sh --seeds "1 2 3 4 5 6 7 8" || status=1
+        FAMILY_INSERTION= FAMILY_EPISODES=12000,8000 bench/pretrained.sh --seeds "1 2 3 4 5 6 7 8" || status=1
     fi
 fi
 echo

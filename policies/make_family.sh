@@ -6,8 +6,9 @@
 #     policies/make_family.sh [DOPPLER] [OUT]
 #
 # DOPPLER: the CLI (default build/doppler); OUT: the policy (default
-# policies/doppler_family.dpl). FAMILY_EPISODES and FAMILY_OPTS (more train
-# options, after the shipped ones, so that they win: "--seed 2") are for
+# policies/doppler_family.dpl). FAMILY_EPISODES, FAMILY_OPTS (more train
+# options, after the shipped ones, so that they win: "--seed 2") and
+# FAMILY_INSERTION (set empty: the recipe without --insertion) are for
 # experiments (bench/family_sweep.sh); unset, they make the shipped file. The training family is generated into a
 # temporary folder with 'doppler gen': block-partitioned chainmm, ffnn,
 # llama-block and llama-layer at several block counts and widths, and
@@ -41,6 +42,9 @@ done
 # 4-wide embedding placed at or below min(cp, heft) 21.5 of 24 on average
 # (hidden 8: 21.0, 16: 21.0, 32, the library's default: 19.5) and came
 # nearest anneal (+2.2%; 8: +2.4, 16: +2.5, 32: +2.7%), in about 2/3 of the
-# time (bench/RESULTS.md part 4).
+# time. --insertion (the partial schedule lets an op start in an idle gap of
+# its device, so the cp expert becomes HEFT's rule): on the same graphs
+# +1.5% from anneal instead of +2.2%, and on their workloads on faster
+# devices (SWEEP_COMM=1, 1e13) closer too (bench/RESULTS.md part 4).
 "$DOPPLER" train "$dir"/*.dpg --devices 2,4,8 --stages il,sim --episodes ${FAMILY_EPISODES:-4000,8000} \
-    --hidden 4 --seed 1 ${FAMILY_OPTS:-} --out "$OUT"
+    --hidden 4 ${FAMILY_INSERTION---insertion} --seed 1 ${FAMILY_OPTS:-} --out "$OUT"
