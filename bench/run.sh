@@ -276,6 +276,10 @@ if [ -d "$DATA/doppler" ]; then
         echo "The same with place --improve 8000:"
         echo
         IMPROVE=8000 improve_polish "$DATA"/doppler/*.txt
+        echo
+        echo "From scratch with --insertion (il 500 + sim 2000):"
+        echo
+        quality "$DATA"/doppler/*.txt -- --seeds 10 --insertion 1
         # part 4: the same at smaller budgets
         for n in 100 500; do
             echo
