@@ -5021,8 +5021,9 @@ typedef struct dp__gctx {
     int *legal, nlegal, *pend, *assign, *order, *pos;
     double *end, *avail, *work, *psum, *pmean, *cnt, *prob, *logit, *est;
     int *expert;
-    int insertion;        /* the policy's dp_policy_opts.insertion: est may
-                             fall in an idle gap of the device */
+    int insertion;        /* the rolled-out policy's dp_policy_opts.insertion
+                             (set by dp__rollout): est may fall in an idle
+                             gap of the device */
     double *busy_s, *busy_e; /* [nd n] with insertion: each device's placed
                              ops' [start, end), by start (busy_n[d] each) */
     int *busy_n;
@@ -5800,8 +5801,8 @@ static void dp__place_step(dp__gctx *x, int t, int v, int a)
         while (q > 0 && S[q - 1] > x->est[a]) { S[q] = S[q - 1]; E[q] = E[q - 1]; q--; }
         S[q] = x->est[a]; E[q] = x->end[v];
         x->busy_n[a]++;
-        if (x->end[v] > x->avail[a]) x->avail[a] = x->end[v];
-    } else x->avail[a] = x->end[v];
+    }
+    if (x->end[v] > x->avail[a]) x->avail[a] = x->end[v];   /* without insertion v starts at or after avail */
     x->work[a] += x->optime[(size_t)v * nd + a];
     dp__vadd(x->psum + (size_t)a * H, x->psum + (size_t)a * H, x->P + (size_t)v * H, H);
     x->cnt[a] += 1;
@@ -5900,6 +5901,7 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
         x->assign[v] = -1;
         if (!x->pend[v]) { x->pos[v] = x->nlegal; x->legal[x->nlegal++] = v; }
     }
+    x->insertion = p->opts.insertion;
     for (d = 0; d < nd; d++) { x->avail[d] = 0; x->work[d] = 0; x->cnt[d] = 0; x->busy_n[d] = 0; }
     memset(x->psum, 0, sizeof(double) * (size_t)nd * H);
     x->crem = x->wtot;
@@ -6904,7 +6906,6 @@ static int dp__trainer_init(dp__trainer *T, const dp_cluster *c)
         rc = !ci ? dp__fail(err, DP_ERR_ARG, "no cluster (c and opts.clusters[%d] are NULL)", i)
            : T->pt ? dp__pt_init(&T->ptx[i], T->graphs[i], ci, p, T->start, T->o.order, 1, err)
                    : dp__gctx_init(&T->ctx[i], T->graphs[i], ci, p->opts.hidden, p->opts.layers, p->opts.shared_gnn, 1, err);
-        if (!rc && !T->pt) T->ctx[i].insertion = p->opts.insertion;
         if (rc) {
             char pre[64];
             snprintf(pre, sizeof pre, "training graph %d: ", i);
@@ -7443,7 +7444,6 @@ DPDEF int dp_policy_place(const dp_policy *p, const dp_graph *g, const dp_cluste
     if (p->algo == DP_ALGO_PLACETO) return dp__pt_place(p, g, c, &o, assign, order, makespan, err);
     if (p->algo != DP_ALGO_DOPPLER) return dp__fail(err, DP_ERR_ARG, "place: unknown policy algorithm %d", (int)p->algo);
     if ((rc = dp__gctx_init(&x, g, c, p->opts.hidden, p->opts.layers, p->opts.shared_gnn, 0, err))) return rc;
-    x.insertion = p->opts.insertion;
     dp_rng_seed(&rng, o.seed);
     dp__forward(&x, p);
     memset(&ro, 0, sizeof ro);

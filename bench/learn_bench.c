@@ -538,15 +538,16 @@ static int zeroshot(int argc, char **argv)
         free(a); free(ah);
         dp_graph_free(&g);
     }
+    int nr = rows ? rows : 1;   /* the means' divisor */
     printf("\nzero-shot, %d placements: at or below min(cp, heft) %d (%.0f%%); doppler / anneal - 1: mean %+.1f%%, worst %+.1f%%; "
            "time: doppler %.2f s, anneal %.2f s (1/%.0f; worst placement 1/%.0f)\n",
-           rows, below, 100.0 * below / (rows ? rows : 1), 100 * rel / (rows ? rows : 1), 100 * worst_rel, t_pol, t_ann,
+           rows, below, 100.0 * below / nr, 100 * rel / nr, 100 * worst_rel, t_pol, t_ann,
            t_pol > 0 ? t_ann / t_pol : 0, worst_t > 0 ? 1 / worst_t : 0);
     if (polish)
         printf("with --polish %d: at or below min(cp, heft) %d (%.0f%%); / anneal - 1: mean %+.1f%%; at or below anneal given as many "
                "simulations %d of %d (that anneal: %+.1f%%); time %.2f s (1/%.0f of anneal's); the better of cp and heft so polished: %+.1f%%\n",
-               polish, pbelow, 100.0 * pbelow / (rows ? rows : 1), 100 * prel / (rows ? rows : 1), pwin, rows,
-               100 * psrel / (rows ? rows : 1), t_pp, t_pp > 0 ? t_ann / t_pp : 0, 100 * hrel / (rows ? rows : 1));
+               polish, pbelow, 100.0 * pbelow / nr, 100 * prel / nr, pwin, rows,
+               100 * psrel / nr, t_pp, t_pp > 0 ? t_ann / t_pp : 0, 100 * hrel / nr);
     dp_policy_free(&p);
     return 0;
 }

@@ -990,7 +990,6 @@ static void test_insertion(void)
         po.hidden = 4; po.layers = 1; po.seed = 3; po.insertion = ins;
         CHECK(dp_policy_init(&p, &po, &err) == 0, "policy: %s", err.msg);
         CHECK(dp__gctx_init(&x, &g, &c, 4, 1, 0, 1, &err) == 0, "gctx: %s", err.msg);
-        x.insertion = p.opts.insertion;
         for (int i = 0; i < 5; i++) order[i] = ops[i];
         dp__roll_opts ro = {0};
         dp__roll_stats rs;
