@@ -888,6 +888,16 @@ typedef struct dp_policy {
     dp_policy_opts opts;     /* with defaults filled in                    */
     int     n_sel, n_plc;    /* parameter counts (Placeto: 0 and all)      */
     double *sel, *plc;       /* flat parameter buffers (Placeto: sel NULL)  */
+    /* DOPPLER: per-op logits learnt on one graph (dp_train_opts.op_logits):
+       on that graph and cluster (op_key: a hash of its edges, their bytes
+       and every op's time on every device) op v goes to device d with
+       probability softmax(op_table[v * op_devices .. + op_devices])_d,
+       greedy: the largest (ties: the lower device); SEL's order stays the
+       network's. Elsewhere the network places as before. NULL: none.
+       Saved with the policy (file version 4).                           */
+    double  *op_table;
+    int      op_n, op_devices;
+    uint64_t op_key;
 } dp_policy;
 
 DPDEF int  dp_policy_init(dp_policy *p, const dp_policy_opts *opts, dp_error *err);
@@ -1054,6 +1064,23 @@ typedef struct dp_train_opts {
                                 cost still to come (Adam at critic_lr). It
                                 lives for one dp_train call (not saved)    */
     double   critic_lr;      /* 0 -> 1e-2                                   */
+    double   op_logits;      /* DOPPLER on one graph: > 0 -> the REINFORCE
+                                stages learn per-op logits (dp_policy's
+                                op_table) instead of the network's weights,
+                                which stay as they are: where the policy
+                                has no table for this graph and cluster,
+                                it starts at op_prior on the device of the
+                                network's placement (greedy + 64 samples,
+                                seed) and 0 on the others; each episode
+                                draws every op's device from its softmax,
+                                and theta_v += op_logits (b - cost) / b
+                                (onehot(drawn) - p_v), b the running mean
+                                (baseline_decay). The per-op policy of
+                                Post (Gao et al., NeurIPS 2018) with the
+                                network's answer as its start. 0 -> none   */
+    double   op_prior;       /* 0 -> 4: the start's logit on its device;
+                                each other device's chance is then
+                                1 / (e^4 + D - 1) (3.3% for D = 4)      */
     /* Optional outputs, per training graph i: the best placement any
        episode reached (the search of DOPPLER's deployment stage), over the
        stages scored alike (il and sim; real restarts it when it has its
@@ -1155,6 +1182,9 @@ typedef struct dp_improve_opts {
     const char *start;       /* Placeto: the starting placement's method   */
     int      polish;         /* then local search from the best placement,
                                 as dp_infer_opts.polish                    */
+    double   op_logits, op_prior; /* DOPPLER: as dp_train_opts (the episodes
+                                learn per-op logits from the policy's
+                                placement instead of tuning the network)  */
     long    *simulations;    /* optional output: the simulations made (the
                                 training's, the placement's, the polish's) */
 } dp_improve_opts;
@@ -5021,6 +5051,7 @@ typedef struct dp__gctx {
     int *legal, nlegal, *pend, *assign, *order, *pos;
     double *end, *avail, *work, *psum, *pmean, *cnt, *prob, *logit, *est;
     int *expert;
+    uint64_t key;         /* dp__graph_key: where a policy's op_table applies */
     int insertion;        /* the rolled-out policy's dp_policy_opts.insertion
                              (set by dp__rollout): est may fall in an idle
                              gap of the device */
@@ -5101,6 +5132,30 @@ static void dp__zscore(double *X, int n, int stride, int cols)
         sd = sqrt(sd / n);
         for (v = 0; v < n; v++) X[(size_t)v * stride + f] = sd > 1e-12 * (fabs(mu) + 1e-300) ? (X[(size_t)v * stride + f] - mu) / sd : 0;
     }
+}
+
+/* The graph and cluster a policy's op_table belongs to: FNV-1a of the op,
+   device and edge counts, each edge's ends and bytes, and every op's time
+   on every device (x->optime: the costs and the devices' speeds). */
+static uint64_t dp__graph_key(const dp__gctx *x)
+{
+    const dp_graph *g = x->g;
+    uint64_t h = 1469598103934665603ULL, w[3];
+    size_t i, k, j;
+    w[0] = (uint64_t)x->n; w[1] = (uint64_t)x->nd; w[2] = (uint64_t)x->m;
+    for (j = 0; j < 3 * 8; j++) { h ^= (w[j / 8] >> (8 * (j % 8))) & 0xff; h *= 1099511628211ULL; }
+    for (i = 0; i < (size_t)x->m + (size_t)x->n * x->nd; i++) {
+        if (i < (size_t)x->m) {
+            w[0] = (uint64_t)(uint32_t)g->src[i] << 32 | (uint32_t)g->dst[i];
+            memcpy(&w[1], &g->bytes[i], 8);
+            k = 2;
+        } else {
+            memcpy(&w[0], &x->optime[i - (size_t)x->m], 8);
+            k = 1;
+        }
+        for (j = 0; j < k * 8; j++) { h ^= (w[j / 8] >> (8 * (j % 8))) & 0xff; h *= 1099511628211ULL; }
+    }
+    return h;
 }
 
 static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, int H, int K, int shared,
@@ -5190,6 +5245,7 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
         }
         x->tlen[v] = 1 + (x->tprev[v] >= 0 ? x->tlen[x->tprev[v]] : 0);
     }
+    x->key = dp__graph_key(x);
     return 0;
 }
 
@@ -6536,7 +6592,7 @@ static int dp__policy_alloc(dp_policy *p, const dp_policy_opts *opts, dp_error *
 DPDEF void dp_policy_free(dp_policy *p)
 {
     if (!p) return;
-    DP_FREE(p->sel); DP_FREE(p->plc);
+    DP_FREE(p->sel); DP_FREE(p->plc); DP_FREE(p->op_table);
     memset(p, 0, sizeof *p);
 }
 
@@ -6813,6 +6869,10 @@ static int dp__train_opts_check(dp_train_opts *o, int pt, dp_method *start, dp_e
         return dp__fail(err, DP_ERR_RANGE, "train: critic %d (0 or 1) and critic_lr %g (finite, not negative)", o->critic, o->critic_lr);
     if (pt && o->critic) return dp__fail(err, DP_ERR_ARG, "train: critic: for DOPPLER (Placeto's baseline is per step of its sweep)");
     if (o->critic_lr == 0) o->critic_lr = 1e-2;
+    if (!dp__finite(o->op_logits) || o->op_logits < 0 || !dp__finite(o->op_prior) || o->op_prior < 0)
+        return dp__fail(err, DP_ERR_RANGE, "train: op_logits %g and op_prior %g must be finite and not negative", o->op_logits, o->op_prior);
+    if (pt && o->op_logits > 0) return dp__fail(err, DP_ERR_ARG, "train: op_logits: for DOPPLER (Placeto has no per-op logits)");
+    if (o->op_prior == 0) o->op_prior = 4;
     if (o->lr_final == 0) o->lr_final = 0.1;
     if (o->entropy == 0) o->entropy = 1e-3;
     if (o->entropy < 0) o->entropy = 0;
@@ -7271,6 +7331,125 @@ static int dp__train_group(dp__trainer *T, dp__group *G, double ts, double *tail
     return 0;
 }
 
+/* ---- per-op logits (dp_train_opts.op_logits) ----------------------------
+   The table theta (n x D) of dp_policy.op_table: p_v = softmax(theta_v),
+   the greedy placement its rows' largest (ties: the lower device). */
+static const double *dp__op_table(const dp_policy *p, const dp__gctx *x)
+{
+    return p->op_table && p->op_n == x->n && p->op_devices == x->nd && p->op_key == x->key ? p->op_table : NULL;
+}
+
+/* Each row's softmax into pr; returns the mean entropy of the rows. */
+static double dp__op_probs(const double *th, int n, int nd, double *pr)
+{
+    double ent = 0;
+    int v;
+    for (v = 0; v < n; v++) ent += dp__softmax(th + (size_t)v * nd, pr + (size_t)v * nd, nd, 1);
+    return n ? ent / n : 0;
+}
+
+static void dp__op_draw(const double *pr, int n, int nd, dp_rng *r, int *a)
+{
+    int v;
+    for (v = 0; v < n; v++) a[v] = dp__choose(pr + (size_t)v * nd, nd, 1, 0, r);
+}
+
+static void dp__op_argmax(const double *th, int n, int nd, int *a)
+{
+    int v, d;
+    for (v = 0; v < n; v++)
+        for (a[v] = 0, d = 1; d < nd; d++) if (th[(size_t)v * nd + d] > th[(size_t)v * nd + a[v]]) a[v] = d;
+}
+
+/* REINFORCE's step on the table for one episode that drew a: the
+   gradient of A log P(a) w.r.t. theta_v is A (onehot(a_v) - p_v). */
+static void dp__op_step(double *th, const double *pr, const int *a, int n, int nd, double lr, double A)
+{
+    int v, d;
+    for (v = 0; v < n; v++)
+        for (d = 0; d < nd; d++) th[(size_t)v * nd + d] += lr * A * ((d == a[v]) - pr[(size_t)v * nd + d]);
+}
+
+/* A REINFORCE stage on the table (the network's weights stay): its start
+   where the policy has none for this graph, the network's greedy SEL
+   order for every episode (the runtime order under PRIORITY), then per
+   episode a drawn placement, its cost, the step. */
+static int dp__train_stage_ops(dp__trainer *T, int st)
+{
+    dp_policy *p = T->p;
+    const dp_train_opts *o = &T->o;
+    dp__gctx *x = &T->ctx[0];
+    dp_cost_fn fn = st == DP_STAGE_REAL ? o->cost : NULL;
+    int n = x->n, nd = x->nd, E = o->episodes[st], ep, rc = 0, *order = NULL;
+    double *pr = NULL, b, cost, ts = dp_now(), tail = 0, lb = x->lower_bound;
+    long ntail = 0;
+    dp__group G;   /* for dp__train_stop's message */
+    memset(&G, 0, sizeof G);
+    G.st = st;
+    if (E == 0) return 0;
+    order = (int *)dp__alloc((size_t)n, sizeof(int), T->err, "per-op logits");
+    pr = (double *)dp__alloc((size_t)n * nd, sizeof(double), T->err, "per-op logits");
+    if (!order || !pr) { rc = DP_ERR_NOMEM; goto done; }
+    if (!dp__op_table(p, x)) {
+        /* the start: the network's placement, op_prior on its devices */
+        dp_infer_opts io;
+        double *th, m;
+        long sims = 0;
+        int v;
+        memset(&io, 0, sizeof io);
+        io.samples = 64; io.seed = o->seed; io.order = o->order; io.simulations = &sims;
+        if ((rc = dp_policy_place(p, x->g, x->c, &io, x->assign, x->order, &m, T->err))) goto done;
+        T->r.simulations += sims;
+        dp__keep_best(m, x->assign, x->order, n, &T->tbest[0], T->tb_assign[0], T->tb_order[0]);
+        if (!(th = (double *)dp__alloc((size_t)n * nd, sizeof(double), T->err, "per-op logits"))) { rc = DP_ERR_NOMEM; goto done; }
+        for (v = 0; v < n; v++) th[(size_t)v * nd + x->assign[v]] = o->op_prior;
+        DP_FREE(p->op_table);
+        p->op_table = th; p->op_n = n; p->op_devices = nd; p->op_key = x->key;
+    }
+    {
+        dp__roll_opts ro;
+        dp__roll_stats rs;
+        memset(&ro, 0, sizeof ro);
+        ro.gamma = 1;
+        dp__forward(x, p);
+        dp__rollout(x, p, &ro, NULL, &rs);
+        memcpy(order, x->order, sizeof(int) * (size_t)n);
+    }
+    if (fn) T->tbest[0] = HUGE_VAL;   /* another cost: a new best */
+    /* the baseline starts at the greedy placement's cost */
+    dp__op_argmax(p->op_table, n, nd, x->assign);
+    if ((rc = dp__cost(x, o->order, fn, o->cost_ctx, &b, T->err))) goto done;
+    T->r.simulations++;
+    if (!dp__finite(b) || b < 0) { rc = dp__train_stop(T, &G, 0, 0, "the start's cost %g is not a finite non-negative number", b); goto done; }
+    dp__keep_best(b, x->assign, order, n, &T->tbest[0], T->tb_assign[0], T->tb_order[0]);
+    for (ep = 0; ep < E && !T->stop; ep++) {
+        dp_episode_info info;
+        double A, ent = dp__op_probs(p->op_table, n, nd, pr);
+        dp__op_draw(pr, n, nd, &T->rng, x->assign);
+        memcpy(x->order, order, sizeof(int) * (size_t)n);
+        if ((rc = dp__cost(x, o->order, fn, o->cost_ctx, &cost, T->err))) goto done;
+        T->r.simulations++;
+        if (!dp__finite(cost) || cost < 0) { rc = dp__train_stop(T, &G, ep, ep, "cost %g is not a finite non-negative number", cost); goto done; }
+        dp__keep_best(cost, x->assign, order, n, &T->tbest[0], T->tb_assign[0], T->tb_order[0]);
+        A = b > 0 ? (b - cost) / b : 0;
+        dp__op_step(p->op_table, pr, x->assign, n, nd, o->op_logits, A);
+        memset(&info, 0, sizeof info);
+        info.stage = (dp_stage)st; info.episode = ep; info.episodes = E; info.graph = 0;
+        info.cost = cost; info.lower_bound = lb; info.best = T->tbest[0]; info.baseline = b;
+        info.lr = o->op_logits; info.loss = -A; info.entropy = ent; info.plc_entropy = ent;
+        info.seconds = dp_now() - ts;
+        b = o->baseline_decay * b + (1 - o->baseline_decay) * cost;
+        T->r.episodes++;
+        if (ep >= E - (E + 9) / 10) { tail += cost; ntail++; }
+        if (o->on_episode && o->on_episode(o->on_episode_ctx, &info)) T->stop = 1;
+    }
+    T->r.final_cost[st] = ntail ? tail / ntail : 0;
+done:
+    DP_FREE(order);
+    DP_FREE(pr);
+    return rc;
+}
+
 /* Stage st: groups of episodes (one graph drawn per group), and model
    selection: the greedy score of the parameters entering the stage, every
    sel episodes and at the end; the best one's parameters are kept. */
@@ -7282,6 +7461,7 @@ static int dp__train_stage(dp__trainer *T, int st)
     double ts = dp_now(), tail = 0, score;
     long ntail = 0;
     dp_cost_fn fn = st == DP_STAGE_REAL ? o->cost : NULL;
+    if (!T->pt && o->op_logits > 0 && st != DP_STAGE_IL) return dp__train_stage_ops(T, st);
     if (E == 0) return 0;
     if (fn) for (i = 0; i < n; i++) T->tbest[i] = HUGE_VAL;   /* another cost: a new best */
     for (i = 0; i < n; i++) {
@@ -7333,6 +7513,7 @@ DPDEF int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_
     T.pt = p->algo == DP_ALGO_PLACETO;
     if (n < 1 || !graphs) return dp__fail(err, DP_ERR_ARG, "train: no graphs given");
     if ((rc = dp__train_opts_check(&T.o, T.pt, &T.start, err))) return rc;
+    if (T.o.op_logits > 0 && n != 1) return dp__fail(err, DP_ERR_ARG, "train: op_logits: per-op logits belong to one graph (%d given)", n);
     T.K = T.pt || T.o.rollouts == 0 ? 1 : T.o.rollouts;   /* REINFORCE stages only */
     if ((rc = dp__trainer_init(&T, c))) goto done;
     dp_rng_seed(&T.rng, T.o.seed);
@@ -7433,7 +7614,8 @@ DPDEF int dp_policy_place(const dp_policy *p, const dp_graph *g, const dp_cluste
     dp__roll_opts ro;
     dp__roll_stats rs;
     dp_rng rng;
-    double best = HUGE_VAL, cost;
+    double best = HUGE_VAL, cost, *pr = NULL;
+    const double *th;
     int rc, k;
     long sims = 0;
     memset(&o, 0, sizeof o);
@@ -7448,11 +7630,19 @@ DPDEF int dp_policy_place(const dp_policy *p, const dp_graph *g, const dp_cluste
     dp__forward(&x, p);
     memset(&ro, 0, sizeof ro);
     ro.gamma = 1;
+    if ((th = dp__op_table(p, &x))) {
+        /* per-op logits: the network's greedy SEL order, the table's devices */
+        dp__rollout(&x, p, &ro, &rng, &rs);
+        if (!(pr = (double *)dp__alloc((size_t)x.n * x.nd, sizeof(double), err, "placement"))) { rc = DP_ERR_NOMEM; goto done; }
+        dp__op_probs(th, x.n, x.nd, pr);
+    }
     for (k = 0; k <= o.samples; k++) {
         ro.sample = k > 0;
-        dp__rollout(&x, p, &ro, &rng, &rs);
+        if (!th) dp__rollout(&x, p, &ro, &rng, &rs);
+        else if (k == 0) dp__op_argmax(th, x.n, x.nd, x.assign);
+        else dp__op_draw(pr, x.n, x.nd, &rng, x.assign);
         /* a sample that cannot beat the best so far is not simulated */
-        if (best < HUGE_VAL && dp__place_bound(&x) > best * (1 + 1e-9)) continue;
+        if (!th && best < HUGE_VAL && dp__place_bound(&x) > best * (1 + 1e-9)) continue;
         if ((rc = dp__cost(&x, o.order, NULL, NULL, &cost, err))) goto done;
         sims++;
         if (cost < best) {
@@ -7467,6 +7657,7 @@ DPDEF int dp_policy_place(const dp_policy *p, const dp_graph *g, const dp_cluste
     if (order) memcpy(order, x.best_order, sizeof(int) * (size_t)x.n);
     if (makespan) *makespan = best;
 done:
+    DP_FREE(pr);
     dp__gctx_free(&x);
     return rc;
 }
@@ -7504,9 +7695,16 @@ DPDEF int dp_policy_improve(const dp_policy *p, const dp_graph *g, const dp_clus
     if ((rc = dp_policy_init(&q, &p->opts, err))) goto done;
     if (p->n_sel) memcpy(q.sel, p->sel, sizeof(double) * (size_t)p->n_sel);
     memcpy(q.plc, p->plc, sizeof(double) * (size_t)p->n_plc);
+    if (p->op_table) {
+        size_t nb = (size_t)p->op_n * p->op_devices;
+        if (!(q.op_table = (double *)dp__alloc(nb, sizeof(double), err, "improve"))) { rc = DP_ERR_NOMEM; goto done; }
+        memcpy(q.op_table, p->op_table, sizeof(double) * nb);
+        q.op_n = p->op_n; q.op_devices = p->op_devices; q.op_key = p->op_key;
+    }
     memset(&to, 0, sizeof to);
     gs[0] = g;
     to.episodes[DP_STAGE_SIM] = o.episodes;
+    to.op_logits = o.op_logits; to.op_prior = o.op_prior;
     to.order = o.order;
     to.seed = o.seed;
     to.start = o.start;
@@ -7632,13 +7830,15 @@ DPDEF int dp_train_stages_parse(dp_train_opts *opts, const char *stages, const c
    shared, u32 devices (version 2 on; Placeto's device count, 0 for
    doppler), u32 insertion (version 3 on; dp_policy_opts.insertion), u32
    op features, u32 device features, u64 n_sel, u64 n_plc, f64 parameters
-   (SEL then PLC), u64 FNV-1a of all the bytes before it. A policy is
-   written in the oldest version that holds it (3 only with insertion), so
-   files without it read as before; version 1 (no devices field, doppler
-   only) is still read.
+   (SEL then PLC), then (version 4 on, doppler) u64 op_key, u32 op_n, u32
+   op_devices and f64 op_table[op_n op_devices] (per-op logits), u64
+   FNV-1a of all the bytes before it. A policy is written in the oldest
+   version that holds it (3 only with insertion, 4 only with per-op
+   logits), so files without them read as before; version 1 (no devices
+   field, doppler only) is still read.
    ====================================================================== */
 #define DP__CKPT_MAGIC "DPPOLICY"
-#define DP__CKPT_VERSION 3u
+#define DP__CKPT_VERSION 4u
 #define DP__CKPT_HEADER_V(ver) (8 + ((ver) >= 3 ? 9 : (ver) >= 2 ? 8 : 7) * 4 + 2 * 8)
 #define DP__PT_N_FEAT 4   /* Placeto's op features besides the device one-hot */
 
@@ -7661,8 +7861,9 @@ DPDEF int dp_policy_save(const dp_policy *p, const char *path, dp_error *err)
     int rc, i;
     unsigned ver;
     if (!p || !p->plc) return dp__fail(err, DP_ERR_ARG, "save: policy not initialised");
-    ver = p->opts.insertion ? 3 : 2;   /* the oldest version that holds it */
+    ver = p->op_table ? 4 : p->opts.insertion ? 3 : 2;   /* the oldest version that holds it */
     n = DP__CKPT_HEADER_V(ver) + 8 * ((size_t)p->n_sel + p->n_plc) + 8;
+    if (p->op_table) n += 16 + 8 * (size_t)p->op_n * p->op_devices;
     buf = (unsigned char *)dp__alloc(n, 1, err, "checkpoint");
     if (!buf) return DP_ERR_NOMEM;
     q = buf;
@@ -7684,6 +7885,19 @@ DPDEF int dp_policy_save(const dp_policy *p, const char *path, dp_error *err)
         memcpy(&bits, &v, 8);
         dp__put(&q, bits, 8);
     }
+    if (p->op_table) {
+        size_t k, nb = (size_t)p->op_n * p->op_devices;
+        dp__put(&q, p->op_key, 8); dp__put(&q, (uint64_t)p->op_n, 4); dp__put(&q, (uint64_t)p->op_devices, 4);
+        for (k = 0; k < nb; k++) {
+            uint64_t bits;
+            if (!dp__finite(p->op_table[k])) {
+                DP_FREE(buf);
+                return dp__fail(err, DP_ERR_RANGE, "%s: per-op logit %zu is %g; refusing to save a policy that cannot be loaded", path, k, p->op_table[k]);
+            }
+            memcpy(&bits, &p->op_table[k], 8);
+            dp__put(&q, bits, 8);
+        }
+    }
     dp__put(&q, dp__fnv(buf, (size_t)(q - buf)), 8);
     if ((rc = dp__out_open(&o, path, err))) { DP_FREE(buf); return rc; }
     if (fwrite(buf, 1, n, o.f) != n) rc = dp__fail(err, DP_ERR_IO, "%s: write error", path);
@@ -7695,8 +7909,8 @@ DPDEF int dp_policy_load_mem(dp_policy *p, const void *data, size_t len, const c
 {
     const unsigned char *b = (const unsigned char *)data, *q = b;
     dp_policy_opts po;
-    uint64_t ver, algo, nf, ndf, n_sel, n_plc, sum, want_nf, want_ndf;
-    size_t hdr;
+    uint64_t ver, algo, nf, ndf, n_sel, n_plc, sum, want_nf, want_ndf, op_n = 0, op_d = 0;
+    size_t hdr, body;
     int rc, i, es, ep;
     memset(p, 0, sizeof *p);
     if (!name) name = "<memory>";
@@ -7731,7 +7945,19 @@ DPDEF int dp_policy_load_mem(dp_policy *p, const void *data, size_t len, const c
         return dp__fail(err, DP_ERR_PARSE, "%s: bad insertion flag %d for a %s policy (0 or 1, doppler only)", name, po.insertion, algo == DP_ALGO_PLACETO ? "placeto" : "doppler");
     dp__policy_sizes(&po, &es, &ep);
     if (n_sel != (uint64_t)es || n_plc != (uint64_t)ep) return dp__fail(err, DP_ERR_PARSE, "%s: %llu + %llu parameters, but hidden %d layers %d needs %d + %d", name, (unsigned long long)n_sel, (unsigned long long)n_plc, po.hidden, po.layers, es, ep);
-    if (len != hdr + 8 * (size_t)(es + ep) + 8) return dp__fail(err, DP_ERR_PARSE, "%s: %zu bytes, expected %zu (truncated or padded)", name, len, hdr + 8 * (size_t)(es + ep) + 8);
+    body = hdr + 8 * (size_t)(es + ep);
+    if (ver >= 4) {
+        /* per-op logits: their count checked against the file's length */
+        const unsigned char *t = b + body + 8;
+        if (algo != DP_ALGO_DOPPLER) return dp__fail(err, DP_ERR_PARSE, "%s: version %llu holds per-op logits, which a placeto policy does not have", name, (unsigned long long)ver);
+        if (len < body + 16 + 8) return dp__fail(err, DP_ERR_PARSE, "%s: %zu bytes, expected at least %zu (truncated per-op logits)", name, len, body + 16 + 8);
+        op_n = dp__get(&t, 4); op_d = dp__get(&t, 4);
+        if (op_n < 1 || op_n > DP_MAX_OPS || op_d < 1 || op_d > DP_MAX_DEVICES)
+            return dp__fail(err, DP_ERR_PARSE, "%s: per-op logits for %llu ops on %llu devices (1..%d ops, 1..%d devices)", name,
+                            (unsigned long long)op_n, (unsigned long long)op_d, DP_MAX_OPS, DP_MAX_DEVICES);
+        body += 16 + 8 * (size_t)(op_n * op_d);
+    }
+    if (len != body + 8) return dp__fail(err, DP_ERR_PARSE, "%s: %zu bytes, expected %zu (truncated or padded)", name, len, body + 8);
     {
         const unsigned char *s = b + len - 8;
         sum = dp__get(&s, 8);
@@ -7744,6 +7970,17 @@ DPDEF int dp_policy_load_mem(dp_policy *p, const void *data, size_t len, const c
         memcpy(&v, &bits, 8);
         if (!dp__finite(v)) { dp_policy_free(p); return dp__fail(err, DP_ERR_PARSE, "%s: parameter %d is not finite", name, i); }
         if (i < es) p->sel[i] = v; else p->plc[i - es] = v;
+    }
+    if (ver >= 4) {
+        size_t k, nb = (size_t)(op_n * op_d);
+        p->op_key = dp__get(&q, 8); q += 8;   /* op_n, op_devices: read above */
+        p->op_n = (int)op_n; p->op_devices = (int)op_d;
+        if (!(p->op_table = (double *)dp__alloc(nb, sizeof(double), err, "per-op logits"))) { dp_policy_free(p); return DP_ERR_NOMEM; }
+        for (k = 0; k < nb; k++) {
+            uint64_t bits = dp__get(&q, 8);
+            memcpy(&p->op_table[k], &bits, 8);
+            if (!dp__finite(p->op_table[k])) { dp_policy_free(p); return dp__fail(err, DP_ERR_PARSE, "%s: per-op logit %zu is not finite", name, k); }
+        }
     }
     return 0;
 }

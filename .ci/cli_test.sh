@@ -385,6 +385,19 @@ json_check "$T/out" "j['insertion'] == True" "train --insertion reports it"
 if [ "$(od -An -tu1 -j8 -N1 "$T/ins.dpl" | tr -d ' ')" = 3 ]; then ok; else bad "train --insertion: policy file version not 3"; fi
 expect 0 "place with an insertion policy" "$D" place "$G" --method doppler --policy "$T/ins.dpl"
 contains "$T/out" "insertion" "place names the policy's insertion"
+expect 0 "train --op-logits" "$D" train "$G" --stages il,sim --episodes 5,20 --hidden 4 --layers 1 --op-logits 3 --out "$T/ops.dpl" --json
+json_check "$T/out" "j['op_logits'] == 3 and j['op_prior'] == 4 and j['episodes'] == 25" "train --op-logits reports its rate, prior and episodes"
+if [ "$(od -An -tu1 -j8 -N1 "$T/ops.dpl" | tr -d ' ')" = 4 ]; then ok; else bad "train --op-logits: policy file version not 4"; fi
+expect 0 "place with per-op logits" "$D" place "$G" --method doppler --policy "$T/ops.dpl"
+contains "$T/out" "per-op logits" "place names the policy's per-op logits"
+expect 0 "per-op logits on another cluster" "$D" place "$G" --method doppler --policy "$T/ops.dpl" --devices 3
+expect 2 "train --op-logits on two graphs" "$D" train "$G" "$G" --op-logits 3 --out "$T/x.dpl"
+contains "$T/err" "exactly one GRAPH" "--op-logits on two graphs: says why"
+expect 2 "train --op-prior alone" "$D" train "$G" --op-prior 2 --out "$T/x.dpl"
+expect 2 "train placeto --op-logits" "$D" train "$G" --algo placeto --op-logits 3 --out "$T/x.dpl"
+expect 2 "place --op-logits without --improve" "$D" place "$G" --method doppler --op-logits 3
+expect 0 "place --improve --op-logits" "$D" place "$G" --method doppler --improve 20 --op-logits 3 --op-prior 3 --json
+json_check "$T/out" "j['makespan'] > 0" "place --improve --op-logits answers"
 if [ ! -e "$T/x.dpl" ]; then ok; else bad "a refused placeto training wrote a policy"; fi
 expect 0 "bench with both learned placers" "$D" bench "$G" --methods cp,placeto,doppler --policy "$T/p.dpl" --policy "$T/pt.dpl" --json
 json_check "$T/out" "[r['method'] for r in j] == ['cp', 'placeto', 'doppler']" "bench lists placeto and doppler"

@@ -15,6 +15,7 @@
                        [--temperature T] [--greedy-baseline] [--self-imitation W]
                        [--adv-norm] [--ppo E] [--ppo-clip C] [--critic]
                        [--critic-lr L] [--reinforce] [--tau T]
+                       [--op-logits R] [--op-prior K]
                        [--step-baseline on|off] [--anchor X|off]
                        [--anchor-rate R] [--select N|off] [--order fifo|priority]
                        [--seed S] [--curve OUT.csv]
@@ -109,6 +110,10 @@ static const char *help_place =
     "                 (DOPPLER's deployment stage, on the simulator; the policy\n"
     "                 file is not changed); the answer is the best placement any\n"
     "                 of them or of the samples reached\n"
+    "  --op-logits R  with --improve: those episodes learn per-op logits from\n"
+    "                 the policy's placement at rate R (e.g. 3) instead of\n"
+    "                 tuning the network (see 'doppler help train')\n"
+    "  --op-prior K   with --op-logits: the start's logit (default 4)\n"
     "  --polish P     doppler, placeto: then local search from the policy's\n"
     "                 answer, at most P passes (1..100) of enumopt's moves:\n"
     "                 each op tried on every other device, a strict gain kept\n"
@@ -227,6 +232,14 @@ static const char *help_train =
     "                  critic's (a linear value function of the partial\n"
     "                  schedule, shared by the graphs) instead of running means\n"
     "  --critic-lr L   the critic's learning rate (default 1e-2)\n"
+    "  --op-logits R   one GRAPH: stages sim and real learn per-op logits at\n"
+    "                  rate R (e.g. 3) instead of the network's weights: op v\n"
+    "                  goes to device d with probability softmax(theta_v)_d,\n"
+    "                  theta_v starting at --op-prior on the device of the\n"
+    "                  network's placement (greedy + 64 samples); REINFORCE on\n"
+    "                  each op's own logits (Post, Gao et al. 2018). Saved in the\n"
+    "                  policy, used on this graph and cluster only\n"
+    "  --op-prior K    with --op-logits: the start's logit (default 4)\n"
     "  --reinforce     placeto: the paper's update, REINFORCE over sampled\n"
     "                  sweeps, instead of the one-step improvement\n"
     "  --tau T         placeto's one-step improvement: the policy moves toward\n"
@@ -369,7 +382,7 @@ typedef struct cli {
     int ppo;                /* --ppo E: PPO epochs (0: REINFORCE)       */
     double ppo_clip;
     int critic;
-    double critic_lr;
+    double critic_lr, op_logits, op_prior;
     int reinforce;          /* --reinforce: placeto's REINFORCE update  */
     double tau;             /* --tau: placeto's one-step improvement    */
     double entropy, temperature, self_imitation;
@@ -496,6 +509,7 @@ static const opt_spec opt_specs[] = {
     OPT_STR("backend", backend), OPT_STR("trace-svg", trace_svg),
     OPT_INT("hidden", hidden, 1, DP_MAX_HIDDEN), OPT_INT("rollouts", rollouts, 1, 4096),
     OPT_INT("ppo", ppo, 1, 64), OPT_NUM("ppo-clip", ppo_clip, 1e-6, 0.999), OPT_NUM("critic-lr", critic_lr, 1e-9, 1e3),
+    OPT_NUM("op-logits", op_logits, 1e-9, 1e6), OPT_NUM("op-prior", op_prior, 1e-9, 100),
     OPT_NUM("tau", tau, 1e-9, 1e6),
     OPT_INT("improve", improve, 1, 100000000), OPT_INT("polish", polish, 1, 100), OPT_INT("budget", budget, 1, INT_MAX),
     OPT_INT("nodes", gen.nodes, 1, DP_MAX_OPS), OPT_INT("width", gen.width, 1, DP_MAX_OPS),
@@ -936,6 +950,8 @@ static int place_learned(const cli *o, const dp_policy *p, const dp_graph *g,
         im.order = o->order;
         im.start = o->from;
         im.polish = o->polish;
+        im.op_logits = o->op_logits;
+        im.op_prior = o->op_prior;
         im.simulations = sims;
         rc = dp_policy_improve(p, g, c, &im, assign, order, makespan, &e);
     } else {
@@ -1114,6 +1130,10 @@ static int place_check_args(const cli *o, int *m)
         return usage(o->cmd, "--start and --budget are not for --method %s", method_name(*m));
     if (o->improve && *m != METHOD_DOPPLER)
         return usage(o->cmd, "--improve is for --method doppler");
+    if ((o->op_logits || o->op_prior) && !o->improve)
+        return usage(o->cmd, "--op-logits and --op-prior are for --improve E");
+    if (o->op_prior && !o->op_logits)
+        return usage(o->cmd, "--op-prior is for --op-logits");
     if (o->polish && !LEARNED(*m))
         return usage(o->cmd, "--polish is for --method doppler or placeto (a heuristic's answer: --method enumopt --start A)");
     if (o->from && *m != METHOD_PLACETO)
@@ -1154,6 +1174,9 @@ static void place_print_text(const cli *o, const placed *p)
         printf("%-16s %s (hidden %d, %d layers%s%s)%s\n", "policy", p->pol_path,
                pol->opts.hidden, pol->opts.layers, pol->opts.shared_gnn ? ", shared GNN" : "",
                pol->opts.insertion ? ", insertion" : "", o->samples ? "" : ", greedy");
+    if (LEARNED(p->m) && pol->op_table)
+        printf("%-16s %d ops x %d devices (used on the graph and cluster they were learnt on)\n", "per-op logits",
+               pol->op_n, pol->op_devices);
     if (p->m == METHOD_PLACETO)
         printf("%-16s %s\n", "starts from", o->from ? o->from : "cp");
     if (LEARNED(p->m) && o->samples)
@@ -1701,6 +1724,9 @@ static int train_check_args(const cli *o, int placeto)
     if (o->critic && o->step_baseline < 0) return usage(o->cmd, "--critic is a per-step baseline: not with --step-baseline off");
     if (!placeto && (o->reinforce || o->tau)) return usage(o->cmd, "--reinforce and --tau are for --algo placeto");
     if (o->reinforce && o->tau) return usage(o->cmd, "--tau is for placeto's one-step improvement: not with --reinforce");
+    if (placeto && (o->op_logits || o->op_prior)) return usage(o->cmd, "--op-logits and --op-prior are for --algo doppler");
+    if (o->op_prior && !o->op_logits) return usage(o->cmd, "--op-prior is for --op-logits");
+    if (o->op_logits && (o->n_pos != 1 || o->n_dev_list > 1)) return usage(o->cmd, "--op-logits needs exactly one GRAPH and one device count (per-op logits belong to one graph)");
     if (o->out_assign && (o->n_pos != 1 || o->n_dev_list > 1)) return usage(o->cmd, "--out-assign needs exactly one GRAPH and one device count");
     if (placeto && o->n_dev_list > 1) return usage(o->cmd, "--devices: a list is for --algo doppler (a placeto policy is tied to its device count)");
     return 0;
@@ -1723,6 +1749,8 @@ static void train_opts_from_cli(const cli *o, train_set *ts, train_ctx *t, dp_tr
     to->ppo_clip = o->ppo_clip;
     to->critic = o->critic;
     to->critic_lr = o->critic_lr;
+    to->op_logits = o->op_logits;
+    to->op_prior = o->op_prior;
     to->placeto_reinforce = o->reinforce;
     to->placeto_tau = o->tau;
     to->anchor = o->anchor;
@@ -1883,6 +1911,7 @@ static void train_print_json(const cli *o, const train_set *ts, const train_ctx 
     printf(", \"hidden\": %d, \"layers\": %d, \"shared_gnn\": %s, \"insertion\": %s, \"parameters\": %d",
            pol->opts.hidden, pol->opts.layers, pol->opts.shared_gnn ? "true" : "false",
            pol->opts.insertion ? "true" : "false", pol->n_sel + pol->n_plc);
+    if (o->op_logits) printf(", \"op_logits\": %.17g, \"op_prior\": %.17g", o->op_logits, o->op_prior ? o->op_prior : 4.0);
     printf(", \"seed\": %llu, \"episodes\": %ld, \"simulations\": %ld",
            (unsigned long long)o->seed, res->episodes, res->simulations);
     json_key_num(stdout, "seconds", res->seconds);
@@ -2321,14 +2350,14 @@ typedef struct command {
 static const command commands[] = {
     {"info", cmd_info, "devices cluster format json", &help_info},
     {"place", cmd_place,
-     "method policy samples improve polish from devices cluster format seed order budget start out gantt no-transfers json",
+     "method policy samples improve op-logits op-prior polish from devices cluster format seed order budget start out gantt no-transfers json",
      &help_place},
     {"sim", cmd_sim, "assign devices cluster format order gantt no-transfers json", &help_sim},
     {"bench", cmd_bench, "methods policy samples from devices cluster format seed order budget json md",
      &help_bench},
     {"train", cmd_train,
      "algo from devices cluster format stages episodes lr hidden layers shared-gnn insertion entropy order seed "
-     "rollouts temperature greedy-baseline self-imitation adv-norm ppo ppo-clip critic critic-lr reinforce tau step-baseline anchor anchor-rate select out out-assign curve curve-svg json backend reps dispatch",
+     "rollouts temperature greedy-baseline self-imitation adv-norm ppo ppo-clip critic critic-lr op-logits op-prior reinforce tau step-baseline anchor anchor-rate select out out-assign curve curve-svg json backend reps dispatch",
      &help_train},
     {"convert", cmd_convert, "to format", &help_convert},
     {"gen", cmd_gen, "nodes width density regularity jump ccr seed out parts dim batch layers", &help_gen},

@@ -1475,8 +1475,8 @@ static void test_checkpoint(void)
             refused(m, CK_PARAMS + 8, "expected", "header and checksum, no parameters");
             memcpy(m, b, len); m[0] = 'X';
             refused(m, len, "magic", "bad magic");
-            memcpy(m, b, len); put_le(m + CK_VERSION, 4, 4); fix_sum(m, len);
-            refused(m, len, "version", "version 4");
+            memcpy(m, b, len); put_le(m + CK_VERSION, 5, 4); fix_sum(m, len);
+            refused(m, len, "version", "version 5");
             /* the same policy written as version 1 (no devices field) loads */
             {
                 unsigned char *v1 = malloc(len);
@@ -1684,6 +1684,205 @@ static void test_checkpoint_insertion(void)
     free(b);
     dp_policy_free(&p);
     dp_cluster_free(&c);
+    dp_graph_free(&g);
+}
+
+/* ---- per-op logits (dp_train_opts.op_logits) ------------------------------ */
+
+/* Two independent ops of compute c0, c1 (time = compute on speed-1
+   devices, no edges): on one device the makespan is c0 + c1, apart
+   max(c0, c1). */
+static int two_ops(dp_graph *g, double c0, double c1)
+{
+    dp_op_desc d;
+    dp_graph_init(g);
+    memset(&d, 0, sizeof d);
+    d.compute = c0;
+    int rc = dp_graph_add_op(g, &d, NULL, &err);
+    d.compute = c1;
+    if (!rc) rc = dp_graph_add_op(g, &d, NULL, &err);
+    if (!rc) rc = dp_graph_finalize(g, &err);
+    CHECK(rc == 0, "two ops: %s", err.msg);
+    return rc;
+}
+
+/* A table for (g, c) set by hand: its key from a context of the graph. */
+static int set_table(dp_policy *p, const dp_graph *g, const dp_cluster *c, const double *th)
+{
+    dp__gctx x;
+    int n = g->n_ops, nd = c->n;
+    if (dp__gctx_init(&x, g, c, p->opts.hidden, p->opts.layers, p->opts.shared_gnn, 0, &err)) { CHECK(0, "gctx: %s", err.msg); return 1; }
+    DP_FREE(p->op_table);
+    p->op_table = (double *)malloc(sizeof(double) * (size_t)n * nd);
+    memcpy(p->op_table, th, sizeof(double) * (size_t)n * nd);
+    p->op_n = n; p->op_devices = nd; p->op_key = x.key;
+    dp__gctx_free(&x);
+    return 0;
+}
+
+static void test_op_logits(void)
+{
+    /* the step is the gradient of log P(a): central differences of the
+       rows' log-softmax at random logits (3 ops, 4 devices) */
+    {
+        double th[12], th0[12], pr[12], h = 1e-6, worst = 0;
+        int a[3] = { 2, 0, 3 }, n = 3, nd = 4;
+        dp_rng r;
+        dp_rng_seed(&r, 5);
+        for (int i = 0; i < 12; i++) th[i] = th0[i] = 4 * dp_rng_uniform(&r) - 2;
+        dp__op_probs(th, n, nd, pr);
+        dp__op_step(th, pr, a, n, nd, 1.0, 1.0);
+        for (int i = 0; i < 12; i++) {
+            double tp[12], tm[12], pp[12], pm[12], lp = 0, lm = 0;
+            memcpy(tp, th0, sizeof tp); memcpy(tm, th0, sizeof tm);
+            tp[i] += h; tm[i] -= h;
+            dp__op_probs(tp, n, nd, pp); dp__op_probs(tm, n, nd, pm);
+            for (int v = 0; v < n; v++) { lp += log(pp[v * nd + a[v]]); lm += log(pm[v * nd + a[v]]); }
+            double fd = (lp - lm) / (2 * h), d = fabs((th[i] - th0[i]) - fd);
+            if (d > worst) worst = d;
+        }
+        CHECK(worst < 1e-7, "per-op step against d log P(a) / d theta: worst difference %g", worst);
+    }
+    dp_graph g, g2;
+    dp_cluster c;
+    dp_policy p, q;
+    dp_policy_opts po = {0};
+    if (two_ops(&g, 1, 1)) return;
+    if (two_ops(&g2, 2, 1)) { dp_graph_free(&g); return; }
+    CHECK(dp_cluster_homogeneous(&c, 2, 1, 1, 0, &err) == 0, "cluster: %s", err.msg);
+    po.hidden = 4; po.layers = 1; po.seed = 3;
+    CHECK(dp_policy_init(&p, &po, &err) == 0, "policy: %s", err.msg);
+    /* placement from a table set by hand: greedy is each row's largest;
+       apart the makespan is 1, together 2 (by hand) */
+    {
+        double apart[4] = { 0, 5, 5, 0 }, together[4] = { 5, 0, 5, 0 }, m = 0;
+        int a[2] = { -1, -1 };
+        if (!set_table(&p, &g, &c, apart)) {
+            CHECK(dp_policy_place(&p, &g, &c, NULL, a, NULL, &m, &err) == 0, "place: %s", err.msg);
+            CHECK(a[0] == 1 && a[1] == 0 && fabs(m - 1) < 1e-12, "table apart: devices %d %d, makespan %g (expected 1 0, 1)", a[0], a[1], m);
+        }
+        if (!set_table(&p, &g, &c, together)) {
+            CHECK(dp_policy_place(&p, &g, &c, NULL, a, NULL, &m, &err) == 0, "place: %s", err.msg);
+            CHECK(a[0] == 0 && a[1] == 0 && fabs(m - 2) < 1e-12, "table together: devices %d %d, makespan %g (expected 0 0, 2)", a[0], a[1], m);
+            /* another graph (other costs): the table does not apply, the
+               network places it as a policy without a table would */
+            int a2[2] = { -1, -1 };
+            double m2 = 0;
+            CHECK(dp_policy_init(&q, &po, &err) == 0, "policy: %s", err.msg);
+            CHECK(dp_policy_place(&p, &g2, &c, NULL, a, NULL, &m, &err) == 0 && dp_policy_place(&q, &g2, &c, NULL, a2, NULL, &m2, &err) == 0,
+                  "place: %s", err.msg);
+            CHECK(a[0] == a2[0] && a[1] == a2[1] && m == m2, "a table for another graph was used (%d %d against %d %d)", a[0], a[1], a2[0], a2[1]);
+            dp_policy_free(&q);
+            /* training from that table (stage sim, rate 3) learns to split
+               the ops: greedy makespan 1, the optimum; the network's
+               weights are not touched */
+            dp_policy_opts po2 = po;
+            CHECK(dp_policy_init(&q, &po2, &err) == 0, "policy: %s", err.msg);
+            dp_train_opts to;
+            dp_train_result tr;
+            double best = 0;
+            memset(&to, 0, sizeof to);
+            to.episodes[DP_STAGE_SIM] = 300; to.seed = 4; to.op_logits = 3; to.best_cost = &best;
+            const dp_graph *gs[1] = { &g };
+            CHECK(dp_train(&p, gs, 1, &c, &to, &tr, &err) == 0, "train: %s", err.msg);
+            CHECK(same_params(&p, &q), "per-op training changed the network's weights");
+            CHECK(dp_policy_place(&p, &g, &c, NULL, a, NULL, &m, &err) == 0, "place: %s", err.msg);
+            CHECK(a[0] != a[1] && fabs(m - 1) < 1e-12 && fabs(best - 1) < 1e-12,
+                  "after per-op training: devices %d %d, makespan %g, best %g (expected apart, 1, 1)", a[0], a[1], m, best);
+            CHECK(tr.episodes == 300 && tr.simulations == 301, "episodes %ld (300), simulations %ld (301: the start and 300)", tr.episodes, tr.simulations);
+            /* the same seed again: the same table, bit for bit */
+            dp_policy r2;
+            CHECK(dp_policy_init(&r2, &po, &err) == 0, "policy: %s", err.msg);
+            if (!set_table(&r2, &g, &c, together)) {
+                CHECK(dp_train(&r2, gs, 1, &c, &to, &tr, &err) == 0, "train: %s", err.msg);
+                CHECK(r2.op_table && memcmp(r2.op_table, p.op_table, sizeof(double) * 4) == 0, "same seed, another table");
+            }
+            dp_policy_free(&r2);
+            dp_policy_free(&q);
+        }
+    }
+    /* without a table, training starts one from the network's placement:
+       op_prior on its device, 0 elsewhere (no episode: the start alone) */
+    {
+        dp_policy s;
+        dp_train_opts to;
+        dp_train_result tr;
+        int a[2];
+        double m;
+        CHECK(dp_policy_init(&s, &po, &err) == 0, "policy: %s", err.msg);
+        dp_infer_opts io = {0};
+        io.samples = 64; io.seed = 9;
+        CHECK(dp_policy_place(&s, &g2, &c, &io, a, NULL, &m, &err) == 0, "place: %s", err.msg);
+        memset(&to, 0, sizeof to);
+        to.episodes[DP_STAGE_SIM] = 1; to.seed = 9; to.op_logits = 1e-12; to.op_prior = 2.5;
+        const dp_graph *gs[1] = { &g2 };
+        CHECK(dp_train(&s, gs, 1, &c, &to, &tr, &err) == 0, "train: %s", err.msg);
+        int ok = s.op_table && s.op_n == 2 && s.op_devices == 2;
+        for (int v = 0; ok && v < 2; v++)
+            for (int d = 0; d < 2; d++) ok &= fabs(s.op_table[v * 2 + d] - (d == a[v] ? 2.5 : 0)) < 1e-9;
+        CHECK(ok, "the start table: not 2.5 on the network's devices (%d %d) and 0 elsewhere", a[0], a[1]);
+        dp_policy_free(&s);
+    }
+    /* the checkpoint: version 4, the table after the parameters, round
+       trip and re-save byte for byte; malformed tables refused */
+    {
+        char path[256], path2[256];
+        size_t len = 0, len2 = 0;
+        dp_test_tmp(path, sizeof path, "learn_ops.dpp");
+        CHECK(p.op_table && dp_policy_save(&p, path, &err) == 0, "save: %s", err.msg);
+        unsigned char *b = (unsigned char *)dp_test_read_file(path, &len);
+        size_t body = 60 + 8 * (size_t)(p.n_sel + p.n_plc), want = body + 16 + 8 * 4 + 8;
+        CHECK(b && len == want && b[8] == 4, "version 4 checkpoint: %zu bytes (expected %zu), version %d", len, want, b ? b[8] : -1);
+        if (b && len == want) {
+            CHECK(get_le(b + body, 8) == p.op_key && get_le(b + body + 8, 4) == 2 && get_le(b + body + 12, 4) == 2,
+                  "table header: key, 2 ops, 2 devices");
+            CHECK(dp_policy_load(&q, path, &err) == 0, "load: %s", err.msg);
+            CHECK(same_params(&p, &q) && q.op_table && q.op_n == 2 && q.op_devices == 2 && q.op_key == p.op_key &&
+                  memcmp(q.op_table, p.op_table, sizeof(double) * 4) == 0, "loaded table differs");
+            dp_test_tmp(path2, sizeof path2, "learn_ops_again.dpp");
+            CHECK(dp_policy_save(&q, path2, &err) == 0, "save: %s", err.msg);
+            unsigned char *b2 = (unsigned char *)dp_test_read_file(path2, &len2);
+            CHECK(b2 && len2 == len && memcmp(b, b2, len) == 0, "re-saved version 4 checkpoint differs");
+            free(b2);
+            dp_policy_free(&q);
+            refused(b, len - 8, "truncated", "version 4 without its last logit");
+            unsigned char *c2 = (unsigned char *)malloc(len);
+            memcpy(c2, b, len); put_le(c2 + body + 8, 0, 4); fix_sum(c2, len);
+            refused(c2, len, "0 ops", "a table of 0 ops");
+            memcpy(c2, b, len); put_le(c2 + body + 8, 3, 4); fix_sum(c2, len);
+            refused(c2, len, "expected", "a table of 3 ops in a file holding 2");
+            memcpy(c2, b, len); put_le(c2 + body + 16, 0x7ff0000000000000ULL, 8); fix_sum(c2, len);
+            refused(c2, len, "not finite", "an infinite logit");
+            memcpy(c2, b, len); put_le(c2 + 12, DP_ALGO_PLACETO, 4); fix_sum(c2, len);
+            refused(c2, len, "features", "a placeto policy with per-op logits");
+            free(c2);
+        }
+        free(b);
+        p.op_table[1] = NAN;
+        CHECK(dp_policy_save(&p, path, &err) == DP_ERR_RANGE && strstr(err.msg, "per-op logit 1"), "saving a NaN logit: %s", err.msg);
+    }
+    /* refusals */
+    {
+        dp_train_opts to;
+        const dp_graph *gs[2] = { &g, &g2 };
+        memset(&to, 0, sizeof to);
+        to.episodes[DP_STAGE_SIM] = 2; to.op_logits = 1;
+        CHECK(dp_train(&p, gs, 2, &c, &to, NULL, &err) == DP_ERR_ARG && strstr(err.msg, "one graph"), "two graphs: %s", err.msg);
+        to.op_logits = -1;
+        CHECK(dp_train(&p, gs, 1, &c, &to, NULL, &err) == DP_ERR_RANGE && strstr(err.msg, "op_logits -1"), "negative rate: %s", err.msg);
+        to.op_logits = 1; to.op_prior = NAN;
+        CHECK(dp_train(&p, gs, 1, &c, &to, NULL, &err) == DP_ERR_RANGE && strstr(err.msg, "op_prior"), "NaN prior: %s", err.msg);
+        dp_policy pt;
+        dp_policy_opts pto = {0};
+        pto.algo = DP_ALGO_PLACETO; pto.devices = 2; pto.hidden = 4;
+        CHECK(dp_policy_init(&pt, &pto, &err) == 0, "placeto: %s", err.msg);
+        to.op_prior = 0;
+        CHECK(dp_train(&pt, gs, 1, &c, &to, NULL, &err) == DP_ERR_ARG && strstr(err.msg, "op_logits"), "placeto: %s", err.msg);
+        dp_policy_free(&pt);
+    }
+    dp_policy_free(&p);
+    dp_cluster_free(&c);
+    dp_graph_free(&g2);
     dp_graph_free(&g);
 }
 
@@ -2133,6 +2332,7 @@ int main(int argc, char **argv)
     test_best_found();
     test_checkpoint();
     test_checkpoint_insertion();
+    test_op_logits();
     test_determinism();
     test_explore_options();
     test_train_errors();
