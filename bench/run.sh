@@ -51,9 +51,9 @@ trap 'rm -rf "$tmp"' EXIT
 NOGUARDS=(--anchor -1 --select -1)
 
 # improve_polish GRAPH...: per graph, the pretrained policy tuned on it for
-# IMPROVE episodes (default 2000), its best placement polished (place
-# --improve IMPROVE --polish 100) at seeds 1-10, against anneal at its
-# default budget
+# IMPROVE episodes (default 2000; IMPROVE_OPTS: more place options), its
+# best placement polished (place --improve IMPROVE --polish 100) at seeds
+# 1-10, against anneal at its default budget
 improve_polish() {
     local f s out ms sims an r sum n below simsum
     echo "| graph | seeds | improve + polish, mean makespan / lower bound | at or below anneal | mean simulations | anneal (default budget) | anneal's simulations |"
@@ -66,7 +66,8 @@ improve_polish() {
         ansims=$(echo "$out" | awk '/^simulations/ { print $2 }')
         sum=0; n=0; below=0; simsum=0
         for s in 1 2 3 4 5 6 7 8 9 10; do
-            out=$("${PIN[@]}" build/doppler place "$f" --method doppler --improve "${IMPROVE:-2000}" --polish 100 --seed "$s") || { status=1; continue; }
+            # shellcheck disable=SC2086
+            out=$("${PIN[@]}" build/doppler place "$f" --method doppler --improve "${IMPROVE:-2000}" ${IMPROVE_OPTS:-} --polish 100 --seed "$s") || { status=1; continue; }
             ms=$(echo "$out" | awk '/^makespan/ { print $2 }')
             r=$(echo "$out" | sed -n 's/^makespan .*(\(.*\) x lower bound)$/\1/p')
             sims=$(echo "$out" | awk '/^simulations/ { print $2 }')
@@ -133,6 +134,34 @@ quality() {
         echo "Per seed (the runs above; percent: best of samples or search against the best heuristic, - is better):"
         cat "$tmp/perseed"
     fi
+}
+# op_validation: per-graph training from the pretrained policy on six
+# generated graphs that no setting was tuned on (none in the family or the
+# zero-shot set; transfers weigh as on the reference graphs: workloads on
+# devices of 1e11 or 1e12 FLOP/s, DAGs of CCR 1 and 2), sim 2000, seeds
+# 1-10: the network tuned (the default) against per-op logits at the rates
+# and priors tried; the rate and prior of the per-graph table were chosen here
+op_validation() {
+    local d=$tmp/opval f v
+    mkdir -p "$d"
+    build/doppler gen chainmm --parts 4 --dim 512 --layers 4 -o "$d/cm.dpg" >/dev/null
+    build/doppler gen ffnn --parts 4 --layers 3 --batch 96 --dim 384 -o "$d/ff.dpg" >/dev/null
+    build/doppler gen llama-layer --parts 3 --dim 384 --layers 1 -o "$d/ll.dpg" >/dev/null
+    build/doppler gen llama-block --parts 4 --dim 512 -o "$d/lb.dpg" >/dev/null
+    sed "s/^units speed=1000000000 /units speed=1e12 /" "$d/cm.dpg" >"$d/chainmm_p4_s1e12.dpg"
+    sed "s/^units speed=1000000000 /units speed=1e12 /" "$d/ff.dpg" >"$d/ffnn_p4_s1e12.dpg"
+    sed "s/^units speed=1000000000 /units speed=1e12 /" "$d/ll.dpg" >"$d/llama_layer_p3_s1e12.dpg"
+    sed "s/^units speed=1000000000 /units speed=1e11 /" "$d/lb.dpg" >"$d/llama_block_p4_s1e11.dpg"
+    rm "$d/cm.dpg" "$d/ff.dpg" "$d/ll.dpg" "$d/lb.dpg"
+    build/doppler gen layered --nodes 150 --ccr 2 --seed 77 -o "$d/layered_150_ccr2.dpg" >/dev/null
+    build/doppler gen random --nodes 120 --ccr 1 --seed 78 -o "$d/random_120_ccr1.dpg" >/dev/null
+    for v in "" "--op-logits 1 --op-prior 2" "--op-logits 1 --op-prior 4" "--op-logits 3 --op-prior 4"; do
+        echo
+        echo "Options: ${v:-(none: the network tuned)}"
+        echo
+        # shellcheck disable=SC2086
+        quality "$d"/*.dpg -- --seeds 10 --il 0 --sim 2000 --init policies/doppler_family.dpl $v
+    done
 }
 # stability GRAPH... -- OPTIONS: one table, a row per graph
 stability() {
@@ -268,14 +297,25 @@ if [ -d "$DATA/doppler" ]; then
     echo
     quality "$DATA"/doppler/*.txt -- --seeds 10 --il 0 --sim 2000 --init policies/doppler_family.dpl
     echo
+    echo "The same with per-op logits (--op-logits 3: stage sim learns a per-op table from the policy's placement, the network's weights stay):"
+    echo
+    quality "$DATA"/doppler/*.txt -- --seeds 10 --il 0 --sim 2000 --init policies/doppler_family.dpl --op-logits 3
+    echo
     echo "The deployment stage's best placement polished until no single move gains (place --improve 2000 --polish 100), seeds 1-10, against anneal at its default budget (seed 1):"
     echo
     improve_polish "$DATA"/doppler/*.txt
+    echo
+    echo "The same with per-op logits (place --improve 2000 --op-logits 3 --polish 100):"
+    echo
+    IMPROVE_OPTS="--op-logits 3" improve_polish "$DATA"/doppler/*.txt
     if [ "$ALL" = 1 ]; then
         echo
         echo "The same with place --improve 8000:"
         echo
         IMPROVE=8000 improve_polish "$DATA"/doppler/*.txt
+        echo
+        echo "Per-op logits against the network tuned, on generated graphs (the rate and prior chosen there):"
+        op_validation
         echo
         echo "From scratch with --insertion (il 500 + sim 2000):"
         echo
