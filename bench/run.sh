@@ -320,12 +320,18 @@ if [ -d "$DATA/doppler" ]; then
         echo "From scratch with --insertion (il 500 + sim 2000):"
         echo
         quality "$DATA"/doppler/*.txt -- --seeds 10 --insertion 1
-        # part 4: the same at smaller budgets
+        # part 4: the same at other budgets
         for n in 100 500; do
             echo
             echo "The same with sim $n:"
             echo
             quality "$DATA"/doppler/*.txt -- --seeds 10 --il 0 --sim "$n" --init policies/doppler_family.dpl
+        done
+        for n in 500 1000 4000; do
+            echo
+            echo "Per-op logits (--op-logits 3) with sim $n:"
+            echo
+            quality "$DATA"/doppler/*.txt -- --seeds 10 --il 0 --sim "$n" --init policies/doppler_family.dpl --op-logits 3
         done
         # part 4, "PPO and a learned critic": the same with each option set
         for v in "--rollouts 4" "--ppo 3" "--ppo 4 --rollouts 4" "--critic 1" "--critic 1 --ppo 3"; do
