@@ -1064,23 +1064,29 @@ typedef struct dp_train_opts {
                                 cost still to come (Adam at critic_lr). It
                                 lives for one dp_train call (not saved)    */
     double   critic_lr;      /* 0 -> 1e-2                                   */
-    double   op_logits;      /* DOPPLER on one graph: > 0 -> the REINFORCE
-                                stages learn per-op logits (dp_policy's
+    double   op_logits;      /* DOPPLER on one graph: > 0 -> stages sim and
+                                real learn per-op logits (dp_policy's
                                 op_table) instead of the network's weights,
-                                which stay as they are: where the policy
-                                has no table for this graph and cluster,
-                                it starts at op_prior on the device of the
-                                network's placement (greedy + 64 samples,
-                                seed) and 0 on the others; each episode
-                                draws every op's device from its softmax,
-                                and theta_v += op_logits (b - cost) / b
-                                (onehot(drawn) - p_v), b the running mean
-                                (baseline_decay). The per-op policy of
-                                Post (Gao et al., NeurIPS 2018) with the
+                                which stay as they are, by the cross-entropy
+                                method at this rate (3 in bench/RESULTS.md):
+                                where the policy has no table for this graph
+                                and cluster, it starts at op_prior on the
+                                device of the network's placement (greedy +
+                                64 samples, seed) and 0 on the others; each
+                                episode draws every op's device from its
+                                softmax p_v; after each op_batch episodes
+                                theta_v += op_logits sum_k u_k (onehot(a_k)
+                                - p_v), u_k = 1 / op_elite - 1 / op_batch
+                                for the op_elite cheapest, - 1 / op_batch
+                                for the others. The per-op policy of Post
+                                (Gao et al., NeurIPS 2018) with the
                                 network's answer as its start. 0 -> none   */
-    double   op_prior;       /* 0 -> 4: the start's logit on its device;
-                                each other device's chance is then
-                                1 / (e^4 + D - 1) (3.3% for D = 4)      */
+    double   op_prior;       /* the start's logit on its device; 0 -> the
+                                one at which a sample moves 3 ops on
+                                average: ln((D - 1) (n / 3 - 1)), at
+                                least 1 (n ops, D devices)                 */
+    int      op_batch, op_elite; /* 0 -> 32 episodes per step, 0 -> the 2
+                                cheapest of them pulled toward           */
     /* Optional outputs, per training graph i: the best placement any
        episode reached (the search of DOPPLER's deployment stage), over the
        stages scored alike (il and sim; real restarts it when it has its
@@ -6872,7 +6878,10 @@ static int dp__train_opts_check(dp_train_opts *o, int pt, dp_method *start, dp_e
     if (!dp__finite(o->op_logits) || o->op_logits < 0 || !dp__finite(o->op_prior) || o->op_prior < 0)
         return dp__fail(err, DP_ERR_RANGE, "train: op_logits %g and op_prior %g must be finite and not negative", o->op_logits, o->op_prior);
     if (pt && o->op_logits > 0) return dp__fail(err, DP_ERR_ARG, "train: op_logits: for DOPPLER (Placeto has no per-op logits)");
-    if (o->op_prior == 0) o->op_prior = 4;
+    if (o->op_batch == 0) o->op_batch = 32;
+    if (o->op_elite == 0) o->op_elite = 2;
+    if (o->op_batch < 1 || o->op_batch > 4096 || o->op_elite < 1 || o->op_elite > o->op_batch)
+        return dp__fail(err, DP_ERR_RANGE, "train: op_batch %d (1..4096) and op_elite %d (1..op_batch)", o->op_batch, o->op_elite);
     if (o->lr_final == 0) o->lr_final = 0.1;
     if (o->entropy == 0) o->entropy = 1e-3;
     if (o->entropy < 0) o->entropy = 0;
@@ -7361,27 +7370,43 @@ static void dp__op_argmax(const double *th, int n, int nd, int *a)
         for (a[v] = 0, d = 1; d < nd; d++) if (th[(size_t)v * nd + d] > th[(size_t)v * nd + a[v]]) a[v] = d;
 }
 
-/* REINFORCE's step on the table for one episode that drew a: the
-   gradient of A log P(a) w.r.t. theta_v is A (onehot(a_v) - p_v). */
-static void dp__op_step(double *th, const double *pr, const int *a, int n, int nd, double lr, double A)
+/* The step of one episode that drew a, weighted by u: theta_v += lr u
+   (onehot(a_v) - p_v), the gradient of u log P(a) w.r.t. theta_v. */
+static void dp__op_step(double *th, const double *pr, const int *a, int n, int nd, double lr, double u)
 {
     int v, d;
     for (v = 0; v < n; v++)
-        for (d = 0; d < nd; d++) th[(size_t)v * nd + d] += lr * A * ((d == a[v]) - pr[(size_t)v * nd + d]);
+        for (d = 0; d < nd; d++) th[(size_t)v * nd + d] += lr * u * ((d == a[v]) - pr[(size_t)v * nd + d]);
 }
 
-/* A REINFORCE stage on the table (the network's weights stay): its start
-   where the policy has none for this graph, the network's greedy SEL
-   order for every episode (the runtime order under PRIORITY), then per
-   episode a drawn placement, its cost, the step. */
+/* The cross-entropy method's step on a batch of k episodes (assignments
+   a, costs c): the e cheapest (ties: the earlier) weigh 1 / e - 1 / k,
+   the others - 1 / k; idx: k ints of scratch. */
+static void dp__op_batch_step(double *th, const double *pr, const int *a, const double *c, int k, int e, int n, int nd,
+                              double lr, int *idx)
+{
+    int i, j;
+    for (i = 0; i < k; i++) {
+        int t = i;
+        for (j = i; j > 0 && c[idx[j - 1]] > c[t]; j--) idx[j] = idx[j - 1];
+        idx[j] = t;
+    }
+    if (e > k) e = k;
+    for (i = 0; i < k; i++) dp__op_step(th, pr, a + (size_t)idx[i] * n, n, nd, lr, (i < e ? 1.0 / e : 0) - 1.0 / k);
+}
+
+/* A stage on the table (the network's weights stay): its start where the
+   policy has none for this graph, the network's greedy SEL order for
+   every episode (the runtime order under PRIORITY), then batches of
+   drawn placements, their costs and the cross-entropy step. */
 static int dp__train_stage_ops(dp__trainer *T, int st)
 {
     dp_policy *p = T->p;
     const dp_train_opts *o = &T->o;
     dp__gctx *x = &T->ctx[0];
     dp_cost_fn fn = st == DP_STAGE_REAL ? o->cost : NULL;
-    int n = x->n, nd = x->nd, E = o->episodes[st], ep, rc = 0, *order = NULL;
-    double *pr = NULL, b, cost, ts = dp_now(), tail = 0, lb = x->lower_bound;
+    int n = x->n, nd = x->nd, E = o->episodes[st], K = o->op_batch, ep, k, rc = 0, *order = NULL, *ba = NULL, *idx = NULL;
+    double *pr = NULL, *bc = NULL, b, ts = dp_now(), tail = 0, lb = x->lower_bound;
     long ntail = 0;
     dp__group G;   /* for dp__train_stop's message */
     memset(&G, 0, sizeof G);
@@ -7389,11 +7414,14 @@ static int dp__train_stage_ops(dp__trainer *T, int st)
     if (E == 0) return 0;
     order = (int *)dp__alloc((size_t)n, sizeof(int), T->err, "per-op logits");
     pr = (double *)dp__alloc((size_t)n * nd, sizeof(double), T->err, "per-op logits");
-    if (!order || !pr) { rc = DP_ERR_NOMEM; goto done; }
+    ba = (int *)dp__alloc((size_t)K * n, sizeof(int), T->err, "per-op logits");
+    bc = (double *)dp__alloc((size_t)K, sizeof(double), T->err, "per-op logits");
+    idx = (int *)dp__alloc((size_t)K, sizeof(int), T->err, "per-op logits");
+    if (!order || !pr || !ba || !bc || !idx) { rc = DP_ERR_NOMEM; goto done; }
     if (!dp__op_table(p, x)) {
         /* the start: the network's placement, op_prior on its devices */
         dp_infer_opts io;
-        double *th, m;
+        double *th, m, q = (nd - 1) * (n / 3.0 - 1), kap = o->op_prior > 0 ? o->op_prior : q > 2.718281828459045 ? log(q) : 1;
         long sims = 0;
         int v;
         memset(&io, 0, sizeof io);
@@ -7402,7 +7430,7 @@ static int dp__train_stage_ops(dp__trainer *T, int st)
         T->r.simulations += sims;
         dp__keep_best(m, x->assign, x->order, n, &T->tbest[0], T->tb_assign[0], T->tb_order[0]);
         if (!(th = (double *)dp__alloc((size_t)n * nd, sizeof(double), T->err, "per-op logits"))) { rc = DP_ERR_NOMEM; goto done; }
-        for (v = 0; v < n; v++) th[(size_t)v * nd + x->assign[v]] = o->op_prior;
+        for (v = 0; v < n; v++) th[(size_t)v * nd + x->assign[v]] = kap;
         DP_FREE(p->op_table);
         p->op_table = th; p->op_n = n; p->op_devices = nd; p->op_key = x->key;
     }
@@ -7416,37 +7444,45 @@ static int dp__train_stage_ops(dp__trainer *T, int st)
         memcpy(order, x->order, sizeof(int) * (size_t)n);
     }
     if (fn) T->tbest[0] = HUGE_VAL;   /* another cost: a new best */
-    /* the baseline starts at the greedy placement's cost */
+    /* the greedy placement's cost: the best so far, and the reports'
+       running mean starts there */
     dp__op_argmax(p->op_table, n, nd, x->assign);
     if ((rc = dp__cost(x, o->order, fn, o->cost_ctx, &b, T->err))) goto done;
     T->r.simulations++;
     if (!dp__finite(b) || b < 0) { rc = dp__train_stop(T, &G, 0, 0, "the start's cost %g is not a finite non-negative number", b); goto done; }
     dp__keep_best(b, x->assign, order, n, &T->tbest[0], T->tb_assign[0], T->tb_order[0]);
-    for (ep = 0; ep < E && !T->stop; ep++) {
-        dp_episode_info info;
-        double A, ent = dp__op_probs(p->op_table, n, nd, pr);
-        dp__op_draw(pr, n, nd, &T->rng, x->assign);
-        memcpy(x->order, order, sizeof(int) * (size_t)n);
-        if ((rc = dp__cost(x, o->order, fn, o->cost_ctx, &cost, T->err))) goto done;
-        T->r.simulations++;
-        if (!dp__finite(cost) || cost < 0) { rc = dp__train_stop(T, &G, ep, ep, "cost %g is not a finite non-negative number", cost); goto done; }
-        dp__keep_best(cost, x->assign, order, n, &T->tbest[0], T->tb_assign[0], T->tb_order[0]);
-        A = b > 0 ? (b - cost) / b : 0;
-        dp__op_step(p->op_table, pr, x->assign, n, nd, o->op_logits, A);
-        memset(&info, 0, sizeof info);
-        info.stage = (dp_stage)st; info.episode = ep; info.episodes = E; info.graph = 0;
-        info.cost = cost; info.lower_bound = lb; info.best = T->tbest[0]; info.baseline = b;
-        info.lr = o->op_logits; info.loss = -A; info.entropy = ent; info.plc_entropy = ent;
-        info.seconds = dp_now() - ts;
-        b = o->baseline_decay * b + (1 - o->baseline_decay) * cost;
-        T->r.episodes++;
-        if (ep >= E - (E + 9) / 10) { tail += cost; ntail++; }
-        if (o->on_episode && o->on_episode(o->on_episode_ctx, &info)) T->stop = 1;
+    for (ep = 0; ep < E && !T->stop; ep += k) {
+        int kk = E - ep < K ? E - ep : K;
+        double ent = dp__op_probs(p->op_table, n, nd, pr);
+        for (k = 0; k < kk && !T->stop; k++) {
+            dp_episode_info info;
+            int *a = ba + (size_t)k * n;
+            dp__op_draw(pr, n, nd, &T->rng, a);
+            memcpy(x->assign, a, sizeof(int) * (size_t)n);
+            memcpy(x->order, order, sizeof(int) * (size_t)n);
+            if ((rc = dp__cost(x, o->order, fn, o->cost_ctx, &bc[k], T->err))) goto done;
+            T->r.simulations++;
+            if (!dp__finite(bc[k]) || bc[k] < 0) { rc = dp__train_stop(T, &G, ep + k, ep + k, "cost %g is not a finite non-negative number", bc[k]); goto done; }
+            dp__keep_best(bc[k], a, order, n, &T->tbest[0], T->tb_assign[0], T->tb_order[0]);
+            memset(&info, 0, sizeof info);
+            info.stage = (dp_stage)st; info.episode = ep + k; info.episodes = E; info.graph = 0;
+            info.cost = bc[k]; info.lower_bound = lb; info.best = T->tbest[0]; info.baseline = b;
+            info.lr = o->op_logits; info.entropy = ent; info.plc_entropy = ent;
+            info.seconds = dp_now() - ts;
+            b = o->baseline_decay * b + (1 - o->baseline_decay) * bc[k];
+            T->r.episodes++;
+            if (ep + k >= E - (E + 9) / 10) { tail += bc[k]; ntail++; }
+            if (o->on_episode && o->on_episode(o->on_episode_ctx, &info)) T->stop = 1;
+        }
+        if (k == kk) dp__op_batch_step(p->op_table, pr, ba, bc, kk, o->op_elite, n, nd, o->op_logits, idx);
     }
     T->r.final_cost[st] = ntail ? tail / ntail : 0;
 done:
     DP_FREE(order);
     DP_FREE(pr);
+    DP_FREE(ba);
+    DP_FREE(bc);
+    DP_FREE(idx);
     return rc;
 }
 

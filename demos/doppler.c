@@ -113,7 +113,8 @@ static const char *help_place =
     "  --op-logits R  with --improve: those episodes learn per-op logits from\n"
     "                 the policy's placement at rate R (e.g. 3) instead of\n"
     "                 tuning the network (see 'doppler help train')\n"
-    "  --op-prior K   with --op-logits: the start's logit (default 4)\n"
+    "  --op-prior K   with --op-logits: the start's logit (default: a sample\n"
+    "                 moves 3 ops on average)\n"
     "  --polish P     doppler, placeto: then local search from the policy's\n"
     "                 answer, at most P passes (1..100) of enumopt's moves:\n"
     "                 each op tried on every other device, a strict gain kept\n"
@@ -236,10 +237,12 @@ static const char *help_train =
     "                  rate R (e.g. 3) instead of the network's weights: op v\n"
     "                  goes to device d with probability softmax(theta_v)_d,\n"
     "                  theta_v starting at --op-prior on the device of the\n"
-    "                  network's placement (greedy + 64 samples); REINFORCE on\n"
-    "                  each op's own logits (Post, Gao et al. 2018). Saved in the\n"
+    "                  network's placement (greedy + 64 samples); every 32\n"
+    "                  episodes the logits move toward the 2 cheapest (the\n"
+    "                  cross-entropy method; Post, Gao et al. 2018). Saved in the\n"
     "                  policy, used on this graph and cluster only\n"
-    "  --op-prior K    with --op-logits: the start's logit (default 4)\n"
+    "  --op-prior K    with --op-logits: the start's logit (default: the one\n"
+    "                  at which a sample moves 3 ops on average)\n"
     "  --reinforce     placeto: the paper's update, REINFORCE over sampled\n"
     "                  sweeps, instead of the one-step improvement\n"
     "  --tau T         placeto's one-step improvement: the policy moves toward\n"
@@ -1911,7 +1914,11 @@ static void train_print_json(const cli *o, const train_set *ts, const train_ctx 
     printf(", \"hidden\": %d, \"layers\": %d, \"shared_gnn\": %s, \"insertion\": %s, \"parameters\": %d",
            pol->opts.hidden, pol->opts.layers, pol->opts.shared_gnn ? "true" : "false",
            pol->opts.insertion ? "true" : "false", pol->n_sel + pol->n_plc);
-    if (o->op_logits) printf(", \"op_logits\": %.17g, \"op_prior\": %.17g", o->op_logits, o->op_prior ? o->op_prior : 4.0);
+    if (o->op_logits) {
+        printf(", \"op_logits\": %.17g", o->op_logits);
+        if (o->op_prior) printf(", \"op_prior\": %.17g", o->op_prior);
+        else printf(", \"op_prior\": null");
+    }
     printf(", \"seed\": %llu, \"episodes\": %ld, \"simulations\": %ld",
            (unsigned long long)o->seed, res->episodes, res->simulations);
     json_key_num(stdout, "seconds", res->seconds);

@@ -1743,6 +1743,17 @@ static void test_op_logits(void)
         }
         CHECK(worst < 1e-7, "per-op step against d log P(a) / d theta: worst difference %g", worst);
     }
+    /* the cross-entropy step by hand: one op, two devices at p = (1/2,
+       1/2), four episodes drawing 1, 0, 0, 1 at costs 3, 1, 2, 5; the two
+       cheapest (both device 0) weigh 1/2 - 1/4, the others -1/4: theta_0
+       gains 4 x 1/4 x 1/2 = 0.5, theta_1 loses as much */
+    {
+        double th[2] = { 0, 0 }, pr[2] = { 0.5, 0.5 }, c[4] = { 3, 1, 2, 5 };
+        int a[4] = { 1, 0, 0, 1 }, idx[4];
+        dp__op_batch_step(th, pr, a, c, 4, 2, 1, 2, 1.0, idx);
+        CHECK(fabs(th[0] - 0.5) < 1e-15 && fabs(th[1] + 0.5) < 1e-15, "cross-entropy step: theta %g %g (expected 0.5 -0.5)", th[0], th[1]);
+        CHECK(idx[0] == 1 && idx[1] == 2 && idx[2] == 0 && idx[3] == 3, "cross-entropy step: order %d %d %d %d (expected 1 2 0 3)", idx[0], idx[1], idx[2], idx[3]);
+    }
     dp_graph g, g2;
     dp_cluster c;
     dp_policy p, q;
@@ -1802,8 +1813,10 @@ static void test_op_logits(void)
         }
     }
     /* without a table, training starts one from the network's placement:
-       op_prior on its device, 0 elsewhere (no episode: the start alone) */
-    {
+       op_prior on its device, 0 elsewhere (one episode; 1e-12: no step to
+       speak of); by default the prior is ln((D - 1) (n / 3 - 1)), here
+       (2 ops, 2 devices) under e, so 1 */
+    for (int def = 0; def < 2; def++) {
         dp_policy s;
         dp_train_opts to;
         dp_train_result tr;
@@ -1814,13 +1827,14 @@ static void test_op_logits(void)
         io.samples = 64; io.seed = 9;
         CHECK(dp_policy_place(&s, &g2, &c, &io, a, NULL, &m, &err) == 0, "place: %s", err.msg);
         memset(&to, 0, sizeof to);
-        to.episodes[DP_STAGE_SIM] = 1; to.seed = 9; to.op_logits = 1e-12; to.op_prior = 2.5;
+        to.episodes[DP_STAGE_SIM] = 1; to.seed = 9; to.op_logits = 1e-12; to.op_prior = def ? 0 : 2.5;
         const dp_graph *gs[1] = { &g2 };
         CHECK(dp_train(&s, gs, 1, &c, &to, &tr, &err) == 0, "train: %s", err.msg);
+        double want = def ? 1 : 2.5;
         int ok = s.op_table && s.op_n == 2 && s.op_devices == 2;
         for (int v = 0; ok && v < 2; v++)
-            for (int d = 0; d < 2; d++) ok &= fabs(s.op_table[v * 2 + d] - (d == a[v] ? 2.5 : 0)) < 1e-9;
-        CHECK(ok, "the start table: not 2.5 on the network's devices (%d %d) and 0 elsewhere", a[0], a[1]);
+            for (int d = 0; d < 2; d++) ok &= fabs(s.op_table[v * 2 + d] - (d == a[v] ? want : 0)) < 1e-9;
+        CHECK(ok, "the start table: not %g on the network's devices (%d %d) and 0 elsewhere", want, a[0], a[1]);
         dp_policy_free(&s);
     }
     /* the checkpoint: version 4, the table after the parameters, round
@@ -1872,6 +1886,9 @@ static void test_op_logits(void)
         CHECK(dp_train(&p, gs, 1, &c, &to, NULL, &err) == DP_ERR_RANGE && strstr(err.msg, "op_logits -1"), "negative rate: %s", err.msg);
         to.op_logits = 1; to.op_prior = NAN;
         CHECK(dp_train(&p, gs, 1, &c, &to, NULL, &err) == DP_ERR_RANGE && strstr(err.msg, "op_prior"), "NaN prior: %s", err.msg);
+        to.op_prior = 0; to.op_batch = 4; to.op_elite = 5;
+        CHECK(dp_train(&p, gs, 1, &c, &to, NULL, &err) == DP_ERR_RANGE && strstr(err.msg, "op_elite 5"), "more elites than the batch: %s", err.msg);
+        to.op_batch = 0; to.op_elite = 0;
         dp_policy pt;
         dp_policy_opts pto = {0};
         pto.algo = DP_ALGO_PLACETO; pto.devices = 2; pto.hidden = 4;
