@@ -139,11 +139,12 @@ quality() {
 # generated graphs that no setting was tuned on (none in the family or the
 # zero-shot set; transfers weigh as on the reference graphs: workloads on
 # devices of 1e11 or 1e12 FLOP/s, DAGs of CCR 1 and 2), sim 2000, seeds
-# 1-10: the network tuned (the default) against per-op logits at the rates
-# and priors tried; the rate and prior of the per-graph table were chosen here
+# 1-10, 4 devices: the network tuned (the default) against per-op logits
+# (--op-logits) at the settings tried; then three other graphs on 2 and 8
+# devices, to confirm the choice. The per-op defaults were chosen here.
 op_validation() {
-    local d=$tmp/opval f v
-    mkdir -p "$d"
+    local d=$tmp/opval f v n
+    mkdir -p "$d/c"
     build/doppler gen chainmm --parts 4 --dim 512 --layers 4 -o "$d/cm.dpg" >/dev/null
     build/doppler gen ffnn --parts 4 --layers 3 --batch 96 --dim 384 -o "$d/ff.dpg" >/dev/null
     build/doppler gen llama-layer --parts 3 --dim 384 --layers 1 -o "$d/ll.dpg" >/dev/null
@@ -152,15 +153,30 @@ op_validation() {
     sed "s/^units speed=1000000000 /units speed=1e12 /" "$d/ff.dpg" >"$d/ffnn_p4_s1e12.dpg"
     sed "s/^units speed=1000000000 /units speed=1e12 /" "$d/ll.dpg" >"$d/llama_layer_p3_s1e12.dpg"
     sed "s/^units speed=1000000000 /units speed=1e11 /" "$d/lb.dpg" >"$d/llama_block_p4_s1e11.dpg"
-    rm "$d/cm.dpg" "$d/ff.dpg" "$d/ll.dpg" "$d/lb.dpg"
     build/doppler gen layered --nodes 150 --ccr 2 --seed 77 -o "$d/layered_150_ccr2.dpg" >/dev/null
     build/doppler gen random --nodes 120 --ccr 1 --seed 78 -o "$d/random_120_ccr1.dpg" >/dev/null
-    for v in "" "--op-logits 1 --op-prior 2" "--op-logits 1 --op-prior 4" "--op-logits 3 --op-prior 4"; do
+    build/doppler gen llama-block --parts 3 --dim 384 -o "$d/lb3.dpg" >/dev/null
+    build/doppler gen ffnn --parts 3 --layers 4 --dim 384 --batch 96 -o "$d/ff3.dpg" >/dev/null
+    sed "s/^units speed=1000000000 /units speed=1e12 /" "$d/lb3.dpg" >"$d/c/llama_block_p3_s1e12.dpg"
+    sed "s/^units speed=1000000000 /units speed=1e11 /" "$d/ff3.dpg" >"$d/c/ffnn_p3_l4_s1e11.dpg"
+    build/doppler gen layered --nodes 200 --ccr 1 --seed 91 -o "$d/c/layered_200_ccr1.dpg" >/dev/null
+    rm "$d"/cm.dpg "$d"/ff.dpg "$d"/ll.dpg "$d"/lb.dpg "$d"/lb3.dpg "$d"/ff3.dpg
+    for v in "" "--op-logits 3" "--op-logits 3 --op-prior 4" "--op-logits 3 --op-prior 6" "--op-logits 3 --op-batch 16" \
+             "--op-logits 3 --op-batch 8" "--op-logits 3 --op-elite 4 --op-prior 5" "--op-logits 1 --op-prior 4"; do
         echo
         echo "Options: ${v:-(none: the network tuned)}"
         echo
         # shellcheck disable=SC2086
         quality "$d"/*.dpg -- --seeds 10 --il 0 --sim 2000 --init policies/doppler_family.dpl $v
+    done
+    for n in 2 8; do
+        for v in "" "--op-logits 3" "--op-logits 3 --op-prior 6"; do
+            echo
+            echo "$n devices, options: ${v:-(none: the network tuned)}"
+            echo
+            # shellcheck disable=SC2086
+            quality "$d"/c/*.dpg -- --devices "$n" --seeds 10 --il 0 --sim 2000 --init policies/doppler_family.dpl $v
+        done
     done
 }
 # stability GRAPH... -- OPTIONS: one table, a row per graph
