@@ -398,6 +398,16 @@ expect 2 "train placeto --op-logits" "$D" train "$G" --algo placeto --op-logits 
 expect 2 "place --op-logits without --improve" "$D" place "$G" --method doppler --op-logits 3
 expect 0 "place --improve --op-logits" "$D" place "$G" --method doppler --improve 20 --op-logits 3 --op-prior 3 --json
 json_check "$T/out" "j['makespan'] > 0" "place --improve --op-logits answers"
+expect 0 "train --init pretrained" "$D" train "$G" --init pretrained --stages sim --episodes 20 --op-logits 3 --out "$T/init.dpl" --json
+json_check "$T/out" "j['init'] == 'pretrained' and j['hidden'] == 4 and j['insertion'] == True" "train --init pretrained: the pretrained policy's sizes"
+expect 0 "train --init FILE" "$D" train "$G" --init "$T/ops.dpl" --stages sim --episodes 5 --out "$T/init2.dpl" --json
+json_check "$T/out" "j['init'].endswith('ops.dpl') and j['hidden'] == 4 and j['layers'] == 1" "train --init FILE: that file's sizes"
+expect 2 "train --init with --hidden" "$D" train "$G" --init pretrained --hidden 8 --out "$T/x.dpl"
+contains "$T/err" "are the --init policy's" "--init with --hidden: says why"
+expect 1 "train --init a doppler policy as placeto" "$D" train "$G" --init "$T/ops.dpl" --algo placeto --out "$T/x.dpl"
+contains "$T/err" "a doppler policy, and --algo is placeto" "--init of the other algorithm: says why"
+expect 1 "train --init a missing file" "$D" train "$G" --init "$T/none.dpl" --out "$T/x.dpl"
+if [ ! -e "$T/x.dpl" ]; then ok; else bad "a refused --init wrote a policy"; fi
 if [ ! -e "$T/x.dpl" ]; then ok; else bad "a refused placeto training wrote a policy"; fi
 expect 0 "bench with both learned placers" "$D" bench "$G" --methods cp,placeto,doppler --policy "$T/p.dpl" --policy "$T/pt.dpl" --json
 json_check "$T/out" "[r['method'] for r in j] == ['cp', 'placeto', 'doppler']" "bench lists placeto and doppler"

@@ -10,8 +10,8 @@
                        [--seed S] [--order O] [--budget B] [--json | --md]
        doppler train   GRAPH... --out POLICY.dpl [--devices N | --cluster C]
                        [--stages il,sim,real] [--episodes E1,E2,..] [--lr L1,L2,..]
-                       [--hidden H] [--layers K] [--shared-gnn] [--insertion]
-                       [--entropy B]
+                       [--init POLICY.dpl|pretrained] [--hidden H] [--layers K]
+                       [--shared-gnn] [--insertion] [--entropy B]
                        [--temperature T] [--greedy-baseline] [--self-imitation W]
                        [--adv-norm] [--ppo E] [--ppo-clip C] [--critic]
                        [--critic-lr L] [--reinforce] [--tau T]
@@ -192,6 +192,9 @@ static const char *help_train =
     "cluster's device count.\n"
     "\n"
     "  --out P, -o P   the policy file to write (required)\n"
+    "  --init P        go on training the policy in file P (its algorithm,\n"
+    "                  sizes and --insertion), or the pretrained one with\n"
+    "                  --init pretrained: e.g. --stages sim on one graph\n"
     "  --algo A        doppler (default) or placeto\n"
     "  --from M        placeto: the starting placement's method (default cp; any\n"
     "                  of single, round-robin, random, cp, heft, enumopt, anneal)\n"
@@ -378,7 +381,7 @@ typedef struct cli {
     int budget;
     /* learning */
     const char *policy, *policy2, *stages, *episodes, *lr, *curve, *curve_svg;
-    const char *algo, *from;
+    const char *algo, *from, *init;
     int hidden, layers, shared_gnn, insertion, samples, samples_set, entropy_set, rollouts, improve;
     int polish;             /* --polish P: local search from a policy's answer */
     int greedy_baseline, adv_norm, step_baseline;   /* step_baseline: 0 on, -1 off */
@@ -508,7 +511,7 @@ static const opt_spec opt_specs[] = {
     OPT_STR("cluster", cluster), OPT_STR("method", method), OPT_STR("methods", methods),
     OPT_STR("assign", assign), OPT_STR("start", start), OPT_STR("out", out), OPT_STR("gantt", gantt),
     OPT_STR("to", to), OPT_STR("stages", stages), OPT_STR("episodes", episodes), OPT_STR("lr", lr),
-    OPT_STR("curve", curve), OPT_STR("curve-svg", curve_svg), OPT_STR("out-assign", out_assign),
+    OPT_STR("curve", curve), OPT_STR("curve-svg", curve_svg), OPT_STR("out-assign", out_assign), OPT_STR("init", init),
     OPT_STR("backend", backend), OPT_STR("trace-svg", trace_svg),
     OPT_INT("hidden", hidden, 1, DP_MAX_HIDDEN), OPT_INT("rollouts", rollouts, 1, 4096),
     OPT_INT("ppo", ppo, 1, 64), OPT_NUM("ppo-clip", ppo_clip, 1e-6, 0.999), OPT_NUM("critic-lr", critic_lr, 1e-9, 1e3),
@@ -1720,6 +1723,8 @@ static int train_check_args(const cli *o, int placeto)
     if (!o->out) return usage(o->cmd, "--out POLICY.dpl is required");
     if (!placeto && o->from) return usage(o->cmd, "--from is for --algo placeto");
     if (placeto && o->shared_gnn) return usage(o->cmd, "--shared-gnn is for --algo doppler");
+    if (o->init && (o->hidden || o->layers || o->shared_gnn || o->insertion))
+        return usage(o->cmd, "--hidden, --layers, --shared-gnn and --insertion are the --init policy's");
     if (placeto && o->insertion) return usage(o->cmd, "--insertion is for --algo doppler");
     if (placeto && o->rollouts) return usage(o->cmd, "--rollouts is for --algo doppler");
     if (placeto && (o->temperature || o->greedy_baseline || o->self_imitation || o->adv_norm || o->step_baseline || o->anchor || o->anchor_rate || o->select || o->ppo || o->ppo_clip || o->critic || o->critic_lr))
@@ -1911,6 +1916,7 @@ static void train_print_json(const cli *o, const train_set *ts, const train_ctx 
     if (placeto) json_key_str(stdout, "from", o->from ? o->from : "cp");
     json_key_str(stdout, "order", order_name(o->order));
     json_key_str(stdout, "policy", o->out);
+    if (o->init) json_key_str(stdout, "init", o->init);
     printf(", \"hidden\": %d, \"layers\": %d, \"shared_gnn\": %s, \"insertion\": %s, \"parameters\": %d",
            pol->opts.hidden, pol->opts.layers, pol->opts.shared_gnn ? "true" : "false",
            pol->opts.insertion ? "true" : "false", pol->n_sel + pol->n_plc);
@@ -2015,15 +2021,30 @@ static int cmd_train(cli *o)
     }
     rc = EXIT_FAIL;
     if (train_set_load(o, &ts)) goto done;
-    dp_policy_opts po = {0};
-    po.hidden = o->hidden;
-    po.layers = o->layers;
-    po.shared_gnn = o->shared_gnn;
-    po.insertion = o->insertion;
-    po.seed = o->seed;
-    po.algo = placeto ? DP_ALGO_PLACETO : DP_ALGO_DOPPLER;
-    po.devices = placeto ? ts.cs[0].n : 0;
-    if (dp_policy_init(&pol, &po, &e)) { fail(&e); goto done; }
+    if (o->init) {
+        /* training goes on from a saved policy (or the pretrained one) */
+        if (!strcmp(o->init, "pretrained") ? load_pretrained(&pol) : dp_policy_load(&pol, o->init, &e) ? fail(&e) : 0) goto done;
+        if ((pol.algo == DP_ALGO_PLACETO) != placeto) {
+            fprintf(stderr, "doppler train: --init %s: a %s policy, and --algo is %s\n", o->init,
+                    pol.algo == DP_ALGO_PLACETO ? "placeto" : "doppler", placeto ? "placeto" : "doppler");
+            goto done;
+        }
+        if (placeto && pol.opts.devices != ts.cs[0].n) {
+            fprintf(stderr, "doppler train: --init %s: the policy places on %d devices, the cluster has %d\n", o->init,
+                    pol.opts.devices, ts.cs[0].n);
+            goto done;
+        }
+    } else {
+        dp_policy_opts po = {0};
+        po.hidden = o->hidden;
+        po.layers = o->layers;
+        po.shared_gnn = o->shared_gnn;
+        po.insertion = o->insertion;
+        po.seed = o->seed;
+        po.algo = placeto ? DP_ALGO_PLACETO : DP_ALGO_DOPPLER;
+        po.devices = placeto ? ts.cs[0].n : 0;
+        if (dp_policy_init(&pol, &po, &e)) { fail(&e); goto done; }
+    }
     train_opts_from_cli(o, &ts, &t, &to);
     if ((rc = train_runtime(o, have_real, &rt, &rt_eo, &to))) goto done;
     rc = EXIT_FAIL;
@@ -2363,7 +2384,7 @@ static const command commands[] = {
     {"bench", cmd_bench, "methods policy samples from devices cluster format seed order budget json md",
      &help_bench},
     {"train", cmd_train,
-     "algo from devices cluster format stages episodes lr hidden layers shared-gnn insertion entropy order seed "
+     "algo from init devices cluster format stages episodes lr hidden layers shared-gnn insertion entropy order seed "
      "rollouts temperature greedy-baseline self-imitation adv-norm ppo ppo-clip critic critic-lr op-logits op-prior reinforce tau step-baseline anchor anchor-rate select out out-assign curve curve-svg json backend reps dispatch",
      &help_train},
     {"convert", cmd_convert, "to format", &help_convert},
