@@ -5140,27 +5140,46 @@ static void dp__zscore(double *X, int n, int stride, int cols)
     }
 }
 
+/* FNV-1a, 64 bits: h (DP__FNV_OFFSET to begin) after n more bytes, or
+   after a word's 8 bytes, the least significant first (the same on any
+   host). The policy file's checksum and dp__graph_key use it. */
+#define DP__FNV_OFFSET 1469598103934665603ULL
+static uint64_t dp__fnv_add(uint64_t h, const unsigned char *b, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) { h ^= b[i]; h *= 1099511628211ULL; }
+    return h;
+}
+
+static uint64_t dp__fnv_word(uint64_t h, uint64_t w)
+{
+    unsigned char b[8];
+    int k;
+    for (k = 0; k < 8; k++) b[k] = (unsigned char)(w >> (8 * k));
+    return dp__fnv_add(h, b, 8);
+}
+
+static uint64_t dp__fnv_double(uint64_t h, double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, 8);
+    return dp__fnv_word(h, bits);
+}
+
 /* The graph and cluster a policy's op_table belongs to: FNV-1a of the op,
    device and edge counts, each edge's ends and bytes, and every op's time
    on every device (x->optime: the costs and the devices' speeds). */
 static uint64_t dp__graph_key(const dp__gctx *x)
 {
     const dp_graph *g = x->g;
-    uint64_t h = 1469598103934665603ULL, w[3];
-    size_t i, k, j;
-    w[0] = (uint64_t)x->n; w[1] = (uint64_t)x->nd; w[2] = (uint64_t)x->m;
-    for (j = 0; j < 3 * 8; j++) { h ^= (w[j / 8] >> (8 * (j % 8))) & 0xff; h *= 1099511628211ULL; }
-    for (i = 0; i < (size_t)x->m + (size_t)x->n * x->nd; i++) {
-        if (i < (size_t)x->m) {
-            w[0] = (uint64_t)(uint32_t)g->src[i] << 32 | (uint32_t)g->dst[i];
-            memcpy(&w[1], &g->bytes[i], 8);
-            k = 2;
-        } else {
-            memcpy(&w[0], &x->optime[i - (size_t)x->m], 8);
-            k = 1;
-        }
-        for (j = 0; j < k * 8; j++) { h ^= (w[j / 8] >> (8 * (j % 8))) & 0xff; h *= 1099511628211ULL; }
+    uint64_t h = DP__FNV_OFFSET;
+    size_t i;
+    h = dp__fnv_word(h, (uint64_t)x->n); h = dp__fnv_word(h, (uint64_t)x->nd); h = dp__fnv_word(h, (uint64_t)x->m);
+    for (i = 0; i < (size_t)x->m; i++) {
+        h = dp__fnv_word(h, (uint64_t)(uint32_t)g->src[i] << 32 | (uint32_t)g->dst[i]);
+        h = dp__fnv_double(h, g->bytes[i]);
     }
+    for (i = 0; i < (size_t)x->n * x->nd; i++) h = dp__fnv_double(h, x->optime[i]);
     return h;
 }
 
@@ -7405,19 +7424,18 @@ static int dp__train_stage_ops(dp__trainer *T, int st)
     const dp_train_opts *o = &T->o;
     dp__gctx *x = &T->ctx[0];
     dp_cost_fn fn = st == DP_STAGE_REAL ? o->cost : NULL;
-    int n = x->n, nd = x->nd, E = o->episodes[st], K = o->op_batch, ep, k, rc = 0, *order = NULL, *ba = NULL, *idx = NULL;
+    int n = x->n, nd = x->nd, E = o->episodes[st], K = o->op_batch, ep, k, rc = 0, *ba = NULL, *idx = NULL;
     double *pr = NULL, *bc = NULL, b, ts = dp_now(), tail = 0, lb = x->lower_bound;
     long ntail = 0;
     dp__group G;   /* for dp__train_stop's message */
     memset(&G, 0, sizeof G);
     G.st = st;
     if (E == 0) return 0;
-    order = (int *)dp__alloc((size_t)n, sizeof(int), T->err, "per-op logits");
     pr = (double *)dp__alloc((size_t)n * nd, sizeof(double), T->err, "per-op logits");
     ba = (int *)dp__alloc((size_t)K * n, sizeof(int), T->err, "per-op logits");
     bc = (double *)dp__alloc((size_t)K, sizeof(double), T->err, "per-op logits");
     idx = (int *)dp__alloc((size_t)K, sizeof(int), T->err, "per-op logits");
-    if (!order || !pr || !ba || !bc || !idx) { rc = DP_ERR_NOMEM; goto done; }
+    if (!pr || !ba || !bc || !idx) { rc = DP_ERR_NOMEM; goto done; }
     if (!dp__op_table(p, x)) {
         /* the start: the network's placement, op_prior on its devices */
         dp_infer_opts io;
@@ -7435,13 +7453,14 @@ static int dp__train_stage_ops(dp__trainer *T, int st)
         p->op_table = th; p->op_n = n; p->op_devices = nd; p->op_key = x->key;
     }
     {
+        /* the network's greedy order stays in x->order: the stage below
+           changes only x->assign */
         dp__roll_opts ro;
         dp__roll_stats rs;
         memset(&ro, 0, sizeof ro);
         ro.gamma = 1;
         dp__forward(x, p);
         dp__rollout(x, p, &ro, NULL, &rs);
-        memcpy(order, x->order, sizeof(int) * (size_t)n);
     }
     if (fn) T->tbest[0] = HUGE_VAL;   /* another cost: a new best */
     /* the greedy placement's cost: the best so far, and the reports'
@@ -7450,7 +7469,7 @@ static int dp__train_stage_ops(dp__trainer *T, int st)
     if ((rc = dp__cost(x, o->order, fn, o->cost_ctx, &b, T->err))) goto done;
     T->r.simulations++;
     if (!dp__finite(b) || b < 0) { rc = dp__train_stop(T, &G, 0, 0, "the start's cost %g is not a finite non-negative number", b); goto done; }
-    dp__keep_best(b, x->assign, order, n, &T->tbest[0], T->tb_assign[0], T->tb_order[0]);
+    dp__keep_best(b, x->assign, x->order, n, &T->tbest[0], T->tb_assign[0], T->tb_order[0]);
     for (ep = 0; ep < E && !T->stop; ep += k) {
         int kk = E - ep < K ? E - ep : K;
         double ent = dp__op_probs(p->op_table, n, nd, pr);
@@ -7459,11 +7478,10 @@ static int dp__train_stage_ops(dp__trainer *T, int st)
             int *a = ba + (size_t)k * n;
             dp__op_draw(pr, n, nd, &T->rng, a);
             memcpy(x->assign, a, sizeof(int) * (size_t)n);
-            memcpy(x->order, order, sizeof(int) * (size_t)n);
             if ((rc = dp__cost(x, o->order, fn, o->cost_ctx, &bc[k], T->err))) goto done;
             T->r.simulations++;
             if (!dp__finite(bc[k]) || bc[k] < 0) { rc = dp__train_stop(T, &G, ep + k, ep + k, "cost %g is not a finite non-negative number", bc[k]); goto done; }
-            dp__keep_best(bc[k], a, order, n, &T->tbest[0], T->tb_assign[0], T->tb_order[0]);
+            dp__keep_best(bc[k], a, x->order, n, &T->tbest[0], T->tb_assign[0], T->tb_order[0]);
             memset(&info, 0, sizeof info);
             info.stage = (dp_stage)st; info.episode = ep + k; info.episodes = E; info.graph = 0;
             info.cost = bc[k]; info.lower_bound = lb; info.best = T->tbest[0]; info.baseline = b;
@@ -7478,7 +7496,6 @@ static int dp__train_stage_ops(dp__trainer *T, int st)
     }
     T->r.final_cost[st] = ntail ? tail / ntail : 0;
 done:
-    DP_FREE(order);
     DP_FREE(pr);
     DP_FREE(ba);
     DP_FREE(bc);
@@ -7878,13 +7895,7 @@ DPDEF int dp_train_stages_parse(dp_train_opts *opts, const char *stages, const c
 #define DP__CKPT_HEADER_V(ver) (8 + ((ver) >= 3 ? 9 : (ver) >= 2 ? 8 : 7) * 4 + 2 * 8)
 #define DP__PT_N_FEAT 4   /* Placeto's op features besides the device one-hot */
 
-static uint64_t dp__fnv(const unsigned char *b, size_t n)
-{
-    uint64_t h = 1469598103934665603ULL;
-    size_t i;
-    for (i = 0; i < n; i++) { h ^= b[i]; h *= 1099511628211ULL; }
-    return h;
-}
+static uint64_t dp__fnv(const unsigned char *b, size_t n) { return dp__fnv_add(DP__FNV_OFFSET, b, n); }
 
 static void dp__put(unsigned char **p, uint64_t v, int bytes) { int i; for (i = 0; i < bytes; i++) *(*p)++ = (unsigned char)(v >> (8 * i)); }
 static uint64_t dp__get(const unsigned char **p, int bytes) { uint64_t v = 0; int i; for (i = 0; i < bytes; i++) v |= (uint64_t)*(*p)++ << (8 * i); return v; }
