@@ -406,6 +406,8 @@ expect 2 "train --init with --hidden" "$D" train "$G" --init pretrained --hidden
 contains "$T/err" "are the --init policy's" "--init with --hidden: says why"
 expect 1 "train --init a doppler policy as placeto" "$D" train "$G" --init "$T/ops.dpl" --algo placeto --out "$T/x.dpl"
 contains "$T/err" "a doppler policy, and --algo is placeto" "--init of the other algorithm: says why"
+expect 1 "train --init a placeto policy for 4 devices on 3" "$D" train "$G" --algo placeto --init "$T/pt.dpl" --devices 3 --stages sim --episodes 2 --out "$T/x.dpl"
+contains "$T/err" "places on 4 devices, the cluster has 3" "--init placeto device count: says both counts"
 expect 1 "train --init a missing file" "$D" train "$G" --init "$T/none.dpl" --out "$T/x.dpl"
 if [ ! -e "$T/x.dpl" ]; then ok; else bad "a refused --init wrote a policy"; fi
 if [ ! -e "$T/x.dpl" ]; then ok; else bad "a refused placeto training wrote a policy"; fi

@@ -2029,11 +2029,6 @@ static int cmd_train(cli *o)
                     pol.algo == DP_ALGO_PLACETO ? "placeto" : "doppler", placeto ? "placeto" : "doppler");
             goto done;
         }
-        if (placeto && pol.opts.devices != ts.cs[0].n) {
-            fprintf(stderr, "doppler train: --init %s: the policy places on %d devices, the cluster has %d\n", o->init,
-                    pol.opts.devices, ts.cs[0].n);
-            goto done;
-        }
     } else {
         dp_policy_opts po = {0};
         po.hidden = o->hidden;
