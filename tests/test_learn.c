@@ -1753,6 +1753,12 @@ static void test_op_logits(void)
         dp__op_batch_step(th, pr, a, c, 4, 2, 1, 2, 1.0, idx);
         CHECK(fabs(th[0] - 0.5) < 1e-15 && fabs(th[1] + 0.5) < 1e-15, "cross-entropy step: theta %g %g (expected 0.5 -0.5)", th[0], th[1]);
         CHECK(idx[0] == 1 && idx[1] == 2 && idx[2] == 0 && idx[3] == 3, "cross-entropy step: order %d %d %d %d (expected 1 2 0 3)", idx[0], idx[1], idx[2], idx[3]);
+        /* drawing 1, 0, 0, 0 instead, the -1/4 of the others counts: theta_0
+           gains 1/8 + 1/8 + 1/8 - 1/8 = 0.25 (without it, 0.5) */
+        double t2[2] = { 0, 0 };
+        int a2[4] = { 1, 0, 0, 0 };
+        dp__op_batch_step(t2, pr, a2, c, 4, 2, 1, 2, 1.0, idx);
+        CHECK(fabs(t2[0] - 0.25) < 1e-15 && fabs(t2[1] + 0.25) < 1e-15, "cross-entropy step, unbalanced draws: theta %g %g (expected 0.25 -0.25)", t2[0], t2[1]);
     }
     dp_graph g, g2;
     dp_cluster c;
@@ -1763,6 +1769,23 @@ static void test_op_logits(void)
     CHECK(dp_cluster_homogeneous(&c, 2, 1, 1, 0, &err) == 0, "cluster: %s", err.msg);
     po.hidden = 4; po.layers = 1; po.seed = 3;
     CHECK(dp_policy_init(&p, &po, &err) == 0, "policy: %s", err.msg);
+    /* the key a table is bound by: the same graph and cluster give the
+       same one; other op costs or other device speeds another */
+    {
+        dp__gctx x1, x2, x3;
+        dp_cluster c2;
+        CHECK(dp_cluster_homogeneous(&c2, 2, 2, 1, 0, &err) == 0, "cluster: %s", err.msg);
+        if (dp__gctx_init(&x1, &g, &c, 4, 1, 0, 0, &err) == 0) {
+            CHECK(dp__gctx_init(&x2, &g, &c, 4, 1, 0, 0, &err) == 0 && x2.key == x1.key, "the same graph, another key");
+            dp__gctx_free(&x2);
+            CHECK(dp__gctx_init(&x2, &g2, &c, 4, 1, 0, 0, &err) == 0 && x2.key != x1.key, "other op costs, the same key");
+            CHECK(dp__gctx_init(&x3, &g, &c2, 4, 1, 0, 0, &err) == 0 && x3.key != x1.key, "other device speeds, the same key");
+            dp__gctx_free(&x3);
+            dp__gctx_free(&x2);
+            dp__gctx_free(&x1);
+        }
+        dp_cluster_free(&c2);
+    }
     /* placement from a table set by hand: greedy is each row's largest;
        apart the makespan is 1, together 2 (by hand) */
     {
