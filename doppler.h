@@ -1087,6 +1087,12 @@ typedef struct dp_train_opts {
                                 least 1 (n ops, D devices)                 */
     int      op_batch, op_elite; /* 0 -> 32 episodes per step, 0 -> the 2
                                 cheapest of them pulled toward           */
+    int      op_restart;     /* after this many batches in a row without a
+                                new best placement, the table starts again
+                                at op_prior on the best one's devices (the
+                                cross-entropy method converges, then
+                                draws one placement again and again);
+                                0 -> 8, < 0 -> never                       */
     /* Optional outputs, per training graph i: the best placement any
        episode reached (the search of DOPPLER's deployment stage), over the
        stages scored alike (il and sim; real restarts it when it has its
@@ -6899,6 +6905,7 @@ static int dp__train_opts_check(dp_train_opts *o, int pt, dp_method *start, dp_e
     if (pt && o->op_logits > 0) return dp__fail(err, DP_ERR_ARG, "train: op_logits: for DOPPLER (Placeto has no per-op logits)");
     if (o->op_batch == 0) o->op_batch = 32;
     if (o->op_elite == 0) o->op_elite = 2;
+    if (o->op_restart == 0) o->op_restart = 8;
     if (o->op_batch < 1 || o->op_batch > 4096 || o->op_elite < 1 || o->op_elite > o->op_batch)
         return dp__fail(err, DP_ERR_RANGE, "train: op_batch %d (1..4096) and op_elite %d (1..op_batch)", o->op_batch, o->op_elite);
     if (o->lr_final == 0) o->lr_final = 0.1;
@@ -7424,8 +7431,9 @@ static int dp__train_stage_ops(dp__trainer *T, int st)
     const dp_train_opts *o = &T->o;
     dp__gctx *x = &T->ctx[0];
     dp_cost_fn fn = st == DP_STAGE_REAL ? o->cost : NULL;
-    int n = x->n, nd = x->nd, E = o->episodes[st], K = o->op_batch, ep, k, rc = 0, *ba = NULL, *idx = NULL;
-    double *pr = NULL, *bc = NULL, b, ts = dp_now(), tail = 0, lb = x->lower_bound;
+    int n = x->n, nd = x->nd, E = o->episodes[st], K = o->op_batch, ep, k, rc = 0, *ba = NULL, *idx = NULL, stale = 0;
+    double *pr = NULL, *bc = NULL, b, ts = dp_now(), tail = 0, lb = x->lower_bound, q = (nd - 1) * (n / 3.0 - 1);
+    double kap = o->op_prior > 0 ? o->op_prior : q > 2.718281828459045 ? log(q) : 1;
     long ntail = 0;
     dp__group G;   /* for dp__train_stop's message */
     memset(&G, 0, sizeof G);
@@ -7439,7 +7447,7 @@ static int dp__train_stage_ops(dp__trainer *T, int st)
     if (!dp__op_table(p, x)) {
         /* the start: the network's placement, op_prior on its devices */
         dp_infer_opts io;
-        double *th, m, q = (nd - 1) * (n / 3.0 - 1), kap = o->op_prior > 0 ? o->op_prior : q > 2.718281828459045 ? log(q) : 1;
+        double *th, m;
         long sims = 0;
         int v;
         memset(&io, 0, sizeof io);
@@ -7472,7 +7480,15 @@ static int dp__train_stage_ops(dp__trainer *T, int st)
     dp__keep_best(b, x->assign, x->order, n, &T->tbest[0], T->tb_assign[0], T->tb_order[0]);
     for (ep = 0; ep < E && !T->stop; ep += k) {
         int kk = E - ep < K ? E - ep : K;
-        double ent = dp__op_probs(p->op_table, n, nd, pr);
+        double ent, best0 = T->tbest[0];
+        if (o->op_restart > 0 && stale >= o->op_restart) {
+            /* converged: start again around the best placement */
+            int v;
+            memset(p->op_table, 0, sizeof(double) * (size_t)n * nd);
+            for (v = 0; v < n; v++) p->op_table[(size_t)v * nd + T->tb_assign[0][v]] = kap;
+            stale = 0;
+        }
+        ent = dp__op_probs(p->op_table, n, nd, pr);
         for (k = 0; k < kk && !T->stop; k++) {
             dp_episode_info info;
             int *a = ba + (size_t)k * n;
@@ -7493,6 +7509,7 @@ static int dp__train_stage_ops(dp__trainer *T, int st)
             if (o->on_episode && o->on_episode(o->on_episode_ctx, &info)) T->stop = 1;
         }
         if (k == kk) dp__op_batch_step(p->op_table, pr, ba, bc, kk, o->op_elite, n, nd, o->op_logits, idx);
+        stale = T->tbest[0] < best0 ? 0 : stale + 1;
     }
     T->r.final_cost[st] = ntail ? tail / ntail : 0;
 done:

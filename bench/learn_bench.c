@@ -10,7 +10,7 @@
                                        [--init POLICY] [--ppo E] [--ppo-clip C] [--critic 1]
                                        [--critic-lr L] [--reinforce 1] [--tau T]
                                        [--insertion 1] [--op-logits R] [--op-prior K]
-                                       [--op-batch B] [--op-elite E]
+                                       [--op-batch B] [--op-elite E] [--op-restart N]
        build/learn_bench stability GRAPH [--il E] [--sim E] [--seeds N] [--per-seed] [options of quality]
        build/learn_bench diag GRAPH [--il E] [--sim E] [--seed S] [--window W] [options of quality]
        build/learn_bench general STG_DIR [--procs P] [--il E] [--sim E]
@@ -45,9 +45,10 @@
             a new one: DOPPLER's stage II on the target graph only.
    --insertion 1: dp_policy_opts.insertion (the partial schedule lets an
             op start in an idle gap of its device).
-   --op-logits R, --op-prior K, --op-batch B, --op-elite E:
-            dp_train_opts.op_logits, op_prior, op_batch, op_elite (one
-            graph: stages sim and real learn per-op logits).
+   --op-logits R, --op-prior K, --op-batch B, --op-elite E, --op-restart N:
+            dp_train_opts.op_logits, op_prior, op_batch, op_elite,
+            op_restart (one graph: stages sim and real learn per-op
+            logits; --op-restart -1: never restart).
    --anchor X: dp_train_opts.anchor (-1: off, the paper's REINFORCE);
    --select N: dp_train_opts.select (-1: none).
    --ppo E, --ppo-clip C: dp_train_opts.ppo_epochs, ppo_clip (PPO);
@@ -188,7 +189,7 @@ static int timing(const char *path, int devices, int E)
 
 static double lr_sim, eps_sim, temp, sil, ent, gamma_, anchor, anchor_rate;
 static int select_;              /* --select N: 0 the library's default, -1 none */   /* 0: the library's defaults */
-static int greedy_bl, adv_norm, step_bl, ppo, critic, op_batch, op_elite;
+static int greedy_bl, adv_norm, step_bl, ppo, critic, op_batch, op_elite, op_restart;
 static double ppo_clip, critic_lr, op_logits, op_prior;
 static int pt_reinforce;         /* --reinforce 1: placeto's REINFORCE update */
 static double pt_tau;            /* --tau T: placeto's one-step improvement */
@@ -206,7 +207,7 @@ static void sim_opts(dp_train_opts *to)
     to->ppo_epochs = placeto ? 0 : ppo; to->ppo_clip = ppo_clip;
     to->critic = placeto ? 0 : critic; to->critic_lr = critic_lr;
     to->op_logits = placeto ? 0 : op_logits; to->op_prior = op_prior;
-    to->op_batch = op_batch; to->op_elite = op_elite;
+    to->op_batch = op_batch; to->op_elite = op_elite; to->op_restart = op_restart;
     to->placeto_reinforce = pt_reinforce; to->placeto_tau = pt_tau;
 }
 
@@ -576,7 +577,7 @@ int main(int argc, char **argv)
         {"--ppo", &ppo, NULL}, {"--ppo-clip", NULL, &ppo_clip}, {"--critic", &critic, NULL}, {"--critic-lr", NULL, &critic_lr},
         {"--reinforce", &pt_reinforce, NULL}, {"--tau", NULL, &pt_tau}, {"--insertion", &insertion, NULL},
         {"--op-logits", NULL, &op_logits}, {"--op-prior", NULL, &op_prior},
-        {"--op-batch", &op_batch, NULL}, {"--op-elite", &op_elite, NULL},
+        {"--op-batch", &op_batch, NULL}, {"--op-elite", &op_elite, NULL}, {"--op-restart", &op_restart, NULL},
     };
     for (size_t k = 0; k < sizeof train_opts / sizeof train_opts[0]; k++) {
         const char *v = opt(argc, argv, train_opts[k].name, "0");

@@ -1720,6 +1720,16 @@ static int set_table(dp_policy *p, const dp_graph *g, const dp_cluster *c, const
     return 0;
 }
 
+/* on_episode: each episode's entropy and best so far */
+typedef struct { int n; double ent[16], best[16]; } ent_log;
+static int ent_cb(void *ctx, const dp_episode_info *info)
+{
+    ent_log *l = (ent_log *)ctx;
+    if (l->n < 16) { l->ent[l->n] = info->entropy; l->best[l->n] = info->best; }
+    l->n++;
+    return 0;
+}
+
 static void test_op_logits(void)
 {
     /* the step is the gradient of log P(a): central differences of the
@@ -1833,6 +1843,43 @@ static void test_op_logits(void)
             }
             dp_policy_free(&r2);
             dp_policy_free(&q);
+        }
+    }
+    /* restarts: from the table "apart" (greedy: the optimum, 1), no
+       episode can be better, so with op_restart 1 the second batch of 4
+       draws from the table started again at the prior (here 1) on the
+       best placement's devices: each row's entropy is then that of
+       softmax(1, 0), -(p ln p + (1 - p) ln(1 - p)) with p = e / (1 + e),
+       0.58220 (by hand); the first batch's is that of softmax(5, 0),
+       0.04019. Never restarting (-1), the second batch draws from the
+       table after one step. From an even table (greedy 2), the first
+       batch finds the optimum (a new best), so the second starts no
+       restart either. */
+    {
+        double apart[4] = { 0, 5, 5, 0 }, even[4] = { 0, 0, 0, 0 };
+        double pe = exp(1) / (1 + exp(1)), h1 = -(pe * log(pe) + (1 - pe) * log(1 - pe));
+        double p5 = exp(5) / (1 + exp(5)), h5 = -(p5 * log(p5) + (1 - p5) * log(1 - p5));
+        for (int k = 0; k < 3; k++) {
+            dp_policy s;
+            dp_train_opts to;
+            ent_log el;
+            memset(&el, 0, sizeof el);
+            memset(&to, 0, sizeof to);
+            to.episodes[DP_STAGE_SIM] = 8; to.seed = 6; to.op_logits = 3; to.op_batch = 4;
+            to.op_restart = k == 1 ? -1 : 1;
+            to.on_episode = ent_cb; to.on_episode_ctx = &el;
+            const dp_graph *gs[1] = { &g };
+            CHECK(dp_policy_init(&s, &po, &err) == 0, "policy: %s", err.msg);
+            if (set_table(&s, &g, &c, k == 2 ? even : apart)) { dp_policy_free(&s); continue; }
+            CHECK(dp_train(&s, gs, 1, &c, &to, NULL, &err) == 0 && el.n == 8, "train: %s (%d episodes)", err.msg, el.n);
+            if (k < 2) {
+                CHECK(fabs(el.ent[0] - h5) < 1e-12 && fabs(el.ent[3] - h5) < 1e-12, "first batch's entropy %g (expected %g)", el.ent[0], h5);
+                CHECK(el.best[3] == 1, "best after the first batch %g (expected 1)", el.best[3]);
+            } else
+                CHECK(el.best[0] == 2 && el.best[3] == 1, "even table: best %g after one episode, %g after four (expected 2, 1)", el.best[0], el.best[3]);
+            if (k == 0) CHECK(fabs(el.ent[4] - h1) < 1e-12 && fabs(el.ent[7] - h1) < 1e-12, "restarted: entropy %g (expected %g)", el.ent[4], h1);
+            else CHECK(fabs(el.ent[4] - h1) > 1e-3 && el.ent[4] == el.ent[7], "not restarted (%d): entropy %g, %g (expected one value, not %g)", k, el.ent[4], el.ent[7], h1);
+            dp_policy_free(&s);
         }
     }
     /* without a table, training starts one from the network's placement:
