@@ -140,8 +140,9 @@ quality() {
 # zero-shot set; transfers weigh as on the reference graphs: workloads on
 # devices of 1e11 or 1e12 FLOP/s, DAGs of CCR 1 and 2), sim 2000, seeds
 # 1-10, 4 devices: the network tuned (the default) against per-op logits
-# (--op-logits) at the settings tried; then three other graphs on 2 and 8
-# devices, to confirm the choice. The per-op defaults were chosen here.
+# (--op-logits) at the settings tried, restarts at 4000 and 8000 too, and at
+# anneal's default budget; then three other graphs on 2 and 8 devices, to
+# confirm the choice. The per-op defaults were chosen here.
 op_validation() {
     local d=$tmp/opval f v n
     mkdir -p "$d/c"
@@ -161,16 +162,38 @@ op_validation() {
     sed "s/^units speed=1000000000 /units speed=1e11 /" "$d/ff3.dpg" >"$d/c/ffnn_p3_l4_s1e11.dpg"
     build/doppler gen layered --nodes 200 --ccr 1 --seed 91 -o "$d/c/layered_200_ccr1.dpg" >/dev/null
     rm "$d"/cm.dpg "$d"/ff.dpg "$d"/ll.dpg "$d"/lb.dpg "$d"/lb3.dpg "$d"/ff3.dpg
-    for v in "" "--op-logits 3" "--op-logits 3 --op-prior 4" "--op-logits 3 --op-prior 6" "--op-logits 3 --op-batch 16" \
-             "--op-logits 3 --op-batch 8" "--op-logits 3 --op-elite 4 --op-prior 5" "--op-logits 1 --op-prior 4"; do
+    for v in "" "--op-logits 3" "--op-logits 3 --op-restart -1" "--op-logits 3 --op-prior 4" "--op-logits 3 --op-prior 6" \
+             "--op-logits 3 --op-batch 16" "--op-logits 3 --op-batch 8" "--op-logits 3 --op-elite 4 --op-prior 5" \
+             "--op-logits 1 --op-prior 4" "--op-logits 3 --op-restart 2" "--op-logits 3 --op-restart 4" \
+             "--op-logits 3 --op-restart 12" "--op-logits 3 --op-restart 16"; do
         echo
         echo "Options: ${v:-(none: the network tuned)}"
         echo
         # shellcheck disable=SC2086
         quality "$d"/*.dpg -- --seeds 10 --il 0 --sim 2000 --init policies/doppler_family.dpl $v
     done
+    # restarts (--op-restart, default 8) against none at larger budgets
+    for n in 4000 8000; do
+        for v in "--op-logits 3" "--op-logits 3 --op-restart -1"; do
+            echo
+            echo "sim $n, options: $v"
+            echo
+            # shellcheck disable=SC2086
+            quality "$d"/*.dpg -- --seeds 10 --il 0 --sim "$n" --init policies/doppler_family.dpl $v
+        done
+    done
+    # per-op logits given anneal's default budget (20 x ops x devices), one graph at a time
+    echo
+    echo "Per-op logits given anneal's default budget:"
+    echo
+    echo "$QHEAD"
+    echo "$QRULE"
+    for f in "$d"/*.dpg; do
+        n=$(build/doppler place "$f" --method anneal | awk '/^simulations/ { print $2 }')
+        "${PIN[@]}" build/learn_bench quality "$f" --seeds 10 --il 0 --sim "$n" --init policies/doppler_family.dpl --op-logits 3 || status=1
+    done
     for n in 2 8; do
-        for v in "" "--op-logits 3" "--op-logits 3 --op-prior 6"; do
+        for v in "" "--op-logits 3" "--op-logits 3 --op-restart -1" "--op-logits 3 --op-prior 6"; do
             echo
             echo "$n devices, options: ${v:-(none: the network tuned)}"
             echo
@@ -367,11 +390,11 @@ if [ -d "$DATA/doppler" ]; then
         echo
         echo "The family recipe with --ppo 3 and --critic, seeds 1-3, on the validation graphs:"
         echo
-        FAMILY_INSERTION= bench/family_sweep.sh "--seed "{1..3} "--seed "{1..3}" --ppo 3" "--seed "{1..3}" --critic" || status=1
+        FAMILY_INSERTION='' bench/family_sweep.sh "--seed "{1..3} "--seed "{1..3}" --ppo 3" "--seed "{1..3}" --critic" || status=1
         echo
         echo "The embedding's width for the pretrained policy, seeds 1-8 (24: 1-4), on the validation graphs:"
         echo
-        FAMILY_INSERTION= bench/family_sweep.sh "--seed "{1..8}" --hidden 32" "--seed "{1..8}" --hidden 16" "--seed "{1..8}" --hidden 8" \
+        FAMILY_INSERTION='' bench/family_sweep.sh "--seed "{1..8}" --hidden 32" "--seed "{1..8}" --hidden 16" "--seed "{1..8}" --hidden 8" \
             "--seed "{1..8}" --hidden 4" "--seed "{1..4}" --hidden 24" || status=1
         echo
         echo "Seeds 1-8 of the shipped recipe, zero-shot on the unseen graphs above (the seed alone), then validation, and the recipe without --insertion (FAMILY_INSERTION=):"
@@ -380,34 +403,34 @@ if [ -d "$DATA/doppler" ]; then
         bench/family_sweep.sh "--seed "{1..8} || status=1
         SWEEP_COMM=1 bench/family_sweep.sh "--seed "{1..4} || status=1
         SWEEP_COMM=1e13 bench/family_sweep.sh "--seed "{1..4} || status=1
-        FAMILY_INSERTION= bench/pretrained.sh --seeds "1 2 3 4 5 6 7 8" || status=1
-        FAMILY_INSERTION= bench/family_sweep.sh "--seed "{1..8} || status=1
+        FAMILY_INSERTION='' bench/pretrained.sh --seeds "1 2 3 4 5 6 7 8" || status=1
+        FAMILY_INSERTION='' bench/family_sweep.sh "--seed "{1..8} || status=1
         echo
         echo "What stage sim adds to the family: stage il alone (FAMILY_EPISODES=IL,1) against the recipe, on the validation graphs and on the validation workloads timed on faster devices (SWEEP_COMM=1):"
         echo
         for comm in 0 1; do
-            FAMILY_INSERTION= SWEEP_COMM=$comm bench/family_sweep.sh "--seed "{1..4} || status=1
-            FAMILY_INSERTION= SWEEP_COMM=$comm FAMILY_EPISODES=4000,1 bench/family_sweep.sh "--seed "{1..4} || status=1
+            FAMILY_INSERTION='' SWEEP_COMM=$comm bench/family_sweep.sh "--seed "{1..4} || status=1
+            FAMILY_INSERTION='' SWEEP_COMM=$comm FAMILY_EPISODES=4000,1 bench/family_sweep.sh "--seed "{1..4} || status=1
         done
-        FAMILY_INSERTION= FAMILY_EPISODES=24000,1 bench/family_sweep.sh "--seed "{1..8} || status=1
-        FAMILY_INSERTION= FAMILY_EPISODES=24000,8000 bench/family_sweep.sh "--seed "{1..8} || status=1
-        FAMILY_INSERTION= FAMILY_EPISODES=48000,1 bench/family_sweep.sh "--seed "{1..8} || status=1
-        FAMILY_INSERTION= FAMILY_EPISODES=48000,8000 bench/family_sweep.sh "--seed "{1..4} "--seed "{1..4}" --anchor 1" "--seed "{1..4}" --anchor 0.3" || status=1
-        FAMILY_INSERTION= SWEEP_COMM=1 FAMILY_EPISODES=48000,1 bench/family_sweep.sh "--seed "{1..4} || status=1
-        FAMILY_INSERTION= FAMILY_EPISODES=12000,8000 bench/family_sweep.sh "--seed "{1..8} || status=1
+        FAMILY_INSERTION='' FAMILY_EPISODES=24000,1 bench/family_sweep.sh "--seed "{1..8} || status=1
+        FAMILY_INSERTION='' FAMILY_EPISODES=24000,8000 bench/family_sweep.sh "--seed "{1..8} || status=1
+        FAMILY_INSERTION='' FAMILY_EPISODES=48000,1 bench/family_sweep.sh "--seed "{1..8} || status=1
+        FAMILY_INSERTION='' FAMILY_EPISODES=48000,8000 bench/family_sweep.sh "--seed "{1..4} "--seed "{1..4}" --anchor 1" "--seed "{1..4}" --anchor 0.3" || status=1
+        FAMILY_INSERTION='' SWEEP_COMM=1 FAMILY_EPISODES=48000,1 bench/family_sweep.sh "--seed "{1..4} || status=1
+        FAMILY_INSERTION='' FAMILY_EPISODES=12000,8000 bench/family_sweep.sh "--seed "{1..8} || status=1
         echo
         echo "The same on the validation workloads on devices 10^4 x faster (SWEEP_COMM=1e13): the recipe, il 4000, il 12000 + sim 8000, il 48000 (+ sim 8000):"
         echo
         for e in 4000,8000 4000,1 12000,8000; do
-            FAMILY_INSERTION= SWEEP_COMM=1e13 FAMILY_EPISODES=$e bench/family_sweep.sh "--seed "{1..4} || status=1
+            FAMILY_INSERTION='' SWEEP_COMM=1e13 FAMILY_EPISODES=$e bench/family_sweep.sh "--seed "{1..4} || status=1
         done
-        FAMILY_INSERTION= SWEEP_COMM=1e13 FAMILY_EPISODES=48000,1 bench/family_sweep.sh "--seed "{1..2} || status=1
-        FAMILY_INSERTION= SWEEP_COMM=1e13 FAMILY_EPISODES=48000,8000 bench/family_sweep.sh "--seed "{1..4} || status=1
+        FAMILY_INSERTION='' SWEEP_COMM=1e13 FAMILY_EPISODES=48000,1 bench/family_sweep.sh "--seed "{1..2} || status=1
+        FAMILY_INSERTION='' SWEEP_COMM=1e13 FAMILY_EPISODES=48000,8000 bench/family_sweep.sh "--seed "{1..4} || status=1
         echo
         echo "Stage il alone (48000 episodes), then il 12000 + sim 8000, seeds 1-8, zero-shot on the unseen graphs above:"
         echo
-        FAMILY_INSERTION= FAMILY_EPISODES=48000,1 bench/pretrained.sh --seeds "1 2 3 4 5 6 7 8" || status=1
-        FAMILY_INSERTION= FAMILY_EPISODES=12000,8000 bench/pretrained.sh --seeds "1 2 3 4 5 6 7 8" || status=1
+        FAMILY_INSERTION='' FAMILY_EPISODES=48000,1 bench/pretrained.sh --seeds "1 2 3 4 5 6 7 8" || status=1
+        FAMILY_INSERTION='' FAMILY_EPISODES=12000,8000 bench/pretrained.sh --seeds "1 2 3 4 5 6 7 8" || status=1
     fi
 fi
 echo
