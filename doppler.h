@@ -1197,6 +1197,7 @@ typedef struct dp_improve_opts {
     double   op_logits, op_prior; /* DOPPLER: as dp_train_opts (the episodes
                                 learn per-op logits from the policy's
                                 placement instead of tuning the network)  */
+    int      op_restart;     /* as dp_train_opts                            */
     long    *simulations;    /* optional output: the simulations made (the
                                 training's, the placement's, the polish's) */
 } dp_improve_opts;
@@ -7405,6 +7406,15 @@ static void dp__op_step(double *th, const double *pr, const int *a, int n, int n
         for (d = 0; d < nd; d++) th[(size_t)v * nd + d] += lr * u * ((d == a[v]) - pr[(size_t)v * nd + d]);
 }
 
+/* A table centred on placement a: kap on each op's device, 0 elsewhere
+   (the per-op stage's start and its restarts). */
+static void dp__op_center(double *th, const int *a, int n, int nd, double kap)
+{
+    int v;
+    memset(th, 0, sizeof(double) * (size_t)n * nd);
+    for (v = 0; v < n; v++) th[(size_t)v * nd + a[v]] = kap;
+}
+
 /* The cross-entropy method's step on a batch of k episodes (assignments
    a, costs c): the e cheapest (ties: the earlier) weigh 1 / e - 1 / k,
    the others - 1 / k; idx: k ints of scratch. */
@@ -7424,7 +7434,9 @@ static void dp__op_batch_step(double *th, const double *pr, const int *a, const 
 /* A stage on the table (the network's weights stay): its start where the
    policy has none for this graph, the network's greedy SEL order for
    every episode (the runtime order under PRIORITY), then batches of
-   drawn placements, their costs and the cross-entropy step. */
+   drawn placements, their costs and the cross-entropy step; after
+   op_restart batches without a new best, the table is centred on the
+   best again. */
 static int dp__train_stage_ops(dp__trainer *T, int st)
 {
     dp_policy *p = T->p;
@@ -7449,14 +7461,13 @@ static int dp__train_stage_ops(dp__trainer *T, int st)
         dp_infer_opts io;
         double *th, m;
         long sims = 0;
-        int v;
         memset(&io, 0, sizeof io);
         io.samples = 64; io.seed = o->seed; io.order = o->order; io.simulations = &sims;
         if ((rc = dp_policy_place(p, x->g, x->c, &io, x->assign, x->order, &m, T->err))) goto done;
         T->r.simulations += sims;
         dp__keep_best(m, x->assign, x->order, n, &T->tbest[0], T->tb_assign[0], T->tb_order[0]);
         if (!(th = (double *)dp__alloc((size_t)n * nd, sizeof(double), T->err, "per-op logits"))) { rc = DP_ERR_NOMEM; goto done; }
-        for (v = 0; v < n; v++) th[(size_t)v * nd + x->assign[v]] = kap;
+        dp__op_center(th, x->assign, n, nd, kap);
         DP_FREE(p->op_table);
         p->op_table = th; p->op_n = n; p->op_devices = nd; p->op_key = x->key;
     }
@@ -7483,9 +7494,7 @@ static int dp__train_stage_ops(dp__trainer *T, int st)
         double ent, best0 = T->tbest[0];
         if (o->op_restart > 0 && stale >= o->op_restart) {
             /* converged: start again around the best placement */
-            int v;
-            memset(p->op_table, 0, sizeof(double) * (size_t)n * nd);
-            for (v = 0; v < n; v++) p->op_table[(size_t)v * nd + T->tb_assign[0][v]] = kap;
+            dp__op_center(p->op_table, T->tb_assign[0], n, nd, kap);
             stale = 0;
         }
         ent = dp__op_probs(p->op_table, n, nd, pr);
@@ -7774,7 +7783,7 @@ DPDEF int dp_policy_improve(const dp_policy *p, const dp_graph *g, const dp_clus
     memset(&to, 0, sizeof to);
     gs[0] = g;
     to.episodes[DP_STAGE_SIM] = o.episodes;
-    to.op_logits = o.op_logits; to.op_prior = o.op_prior;
+    to.op_logits = o.op_logits; to.op_prior = o.op_prior; to.op_restart = o.op_restart;
     to.order = o.order;
     to.seed = o.seed;
     to.start = o.start;

@@ -386,7 +386,16 @@ if [ "$(od -An -tu1 -j8 -N1 "$T/ins.dpl" | tr -d ' ')" = 3 ]; then ok; else bad 
 expect 0 "place with an insertion policy" "$D" place "$G" --method doppler --policy "$T/ins.dpl"
 contains "$T/out" "insertion" "place names the policy's insertion"
 expect 0 "train --op-logits" "$D" train "$G" --stages il,sim --episodes 5,20 --hidden 4 --layers 1 --op-logits 3 --out "$T/ops.dpl" --json
-json_check "$T/out" "j['op_logits'] == 3 and j['op_prior'] is None and j['episodes'] == 25" "train --op-logits reports its rate, default prior and episodes"
+json_check "$T/out" "j['op_logits'] == 3 and j['op_prior'] is None and j['op_restart'] == 8 and j['episodes'] == 25" "train --op-logits reports its rate, default prior and restart, and episodes"
+expect 0 "train --op-restart -1" "$D" train "$G" --stages il,sim --episodes 5,20 --hidden 4 --layers 1 --op-logits 3 --op-restart -1 --out "$T/ops_nr.dpl" --json
+json_check "$T/out" "j['op_restart'] == -1" "train --op-restart reports it"
+expect 2 "train --op-restart alone" "$D" train "$G" --op-restart 4 --out "$T/x.dpl"
+contains "$T/err" "--op-restart are for --op-logits" "--op-restart alone: says why"
+expect 2 "train --op-restart -2" "$D" train "$G" --op-logits 3 --op-restart -2 --out "$T/x.dpl"
+expect 2 "train placeto --op-restart" "$D" train "$G" --algo placeto --op-restart 4 --out "$T/x.dpl"
+expect 2 "place --op-restart without --op-logits" "$D" place "$G" --method doppler --improve 20 --op-restart 2
+expect 0 "place --improve --op-logits --op-restart" "$D" place "$G" --method doppler --improve 20 --op-logits 3 --op-restart 1 --json
+json_check "$T/out" "j['makespan'] > 0" "place --improve --op-restart answers"
 if [ "$(od -An -tu1 -j8 -N1 "$T/ops.dpl" | tr -d ' ')" = 4 ]; then ok; else bad "train --op-logits: policy file version not 4"; fi
 expect 0 "place with per-op logits" "$D" place "$G" --method doppler --policy "$T/ops.dpl"
 contains "$T/out" "per-op logits" "place names the policy's per-op logits"

@@ -15,7 +15,7 @@
                        [--temperature T] [--greedy-baseline] [--self-imitation W]
                        [--adv-norm] [--ppo E] [--ppo-clip C] [--critic]
                        [--critic-lr L] [--reinforce] [--tau T]
-                       [--op-logits R] [--op-prior K]
+                       [--op-logits R] [--op-prior K] [--op-restart N]
                        [--step-baseline on|off] [--anchor X|off]
                        [--anchor-rate R] [--select N|off] [--order fifo|priority]
                        [--seed S] [--curve OUT.csv]
@@ -115,6 +115,8 @@ static const char *help_place =
     "                 tuning the network (see 'doppler help train')\n"
     "  --op-prior K   with --op-logits: the start's logit (default: a sample\n"
     "                 moves 3 ops on average)\n"
+    "  --op-restart N with --op-logits: batches without a new best before the\n"
+    "                 logits start again around the best (default 8, -1 never)\n"
     "  --polish P     doppler, placeto: then local search from the policy's\n"
     "                 answer, at most P passes (1..100) of enumopt's moves:\n"
     "                 each op tried on every other device, a strict gain kept\n"
@@ -246,6 +248,9 @@ static const char *help_train =
     "                  policy, used on this graph and cluster only\n"
     "  --op-prior K    with --op-logits: the start's logit (default: the one\n"
     "                  at which a sample moves 3 ops on average)\n"
+    "  --op-restart N  with --op-logits: after N batches in a row without a\n"
+    "                  new best placement the logits start again, at the\n"
+    "                  prior on the best one's devices (default 8, -1 never)\n"
     "  --reinforce     placeto: the paper's update, REINFORCE over sampled\n"
     "                  sweeps, instead of the one-step improvement\n"
     "  --tau T         placeto's one-step improvement: the policy moves toward\n"
@@ -389,6 +394,7 @@ typedef struct cli {
     double ppo_clip;
     int critic;
     double critic_lr, op_logits, op_prior;
+    int op_restart;         /* --op-restart N: 0 default, -1 never      */
     int reinforce;          /* --reinforce: placeto's REINFORCE update  */
     double tau;             /* --tau: placeto's one-step improvement    */
     double entropy, temperature, self_imitation;
@@ -516,6 +522,7 @@ static const opt_spec opt_specs[] = {
     OPT_INT("hidden", hidden, 1, DP_MAX_HIDDEN), OPT_INT("rollouts", rollouts, 1, 4096),
     OPT_INT("ppo", ppo, 1, 64), OPT_NUM("ppo-clip", ppo_clip, 1e-6, 0.999), OPT_NUM("critic-lr", critic_lr, 1e-9, 1e3),
     OPT_NUM("op-logits", op_logits, 1e-9, 1e6), OPT_NUM("op-prior", op_prior, 1e-9, 100),
+    OPT_INT("op-restart", op_restart, -1, 1000000),
     OPT_NUM("tau", tau, 1e-9, 1e6),
     OPT_INT("improve", improve, 1, 100000000), OPT_INT("polish", polish, 1, 100), OPT_INT("budget", budget, 1, INT_MAX),
     OPT_INT("nodes", gen.nodes, 1, DP_MAX_OPS), OPT_INT("width", gen.width, 1, DP_MAX_OPS),
@@ -958,6 +965,7 @@ static int place_learned(const cli *o, const dp_policy *p, const dp_graph *g,
         im.polish = o->polish;
         im.op_logits = o->op_logits;
         im.op_prior = o->op_prior;
+        im.op_restart = o->op_restart;
         im.simulations = sims;
         rc = dp_policy_improve(p, g, c, &im, assign, order, makespan, &e);
     } else {
@@ -1136,10 +1144,10 @@ static int place_check_args(const cli *o, int *m)
         return usage(o->cmd, "--start and --budget are not for --method %s", method_name(*m));
     if (o->improve && *m != METHOD_DOPPLER)
         return usage(o->cmd, "--improve is for --method doppler");
-    if ((o->op_logits || o->op_prior) && !o->improve)
-        return usage(o->cmd, "--op-logits and --op-prior are for --improve E");
-    if (o->op_prior && !o->op_logits)
-        return usage(o->cmd, "--op-prior is for --op-logits");
+    if ((o->op_logits || o->op_prior || o->op_restart) && !o->improve)
+        return usage(o->cmd, "--op-logits, --op-prior and --op-restart are for --improve E");
+    if ((o->op_prior || o->op_restart) && !o->op_logits)
+        return usage(o->cmd, "--op-prior and --op-restart are for --op-logits");
     if (o->polish && !LEARNED(*m))
         return usage(o->cmd, "--polish is for --method doppler or placeto (a heuristic's answer: --method enumopt --start A)");
     if (o->from && *m != METHOD_PLACETO)
@@ -1732,8 +1740,8 @@ static int train_check_args(const cli *o, int placeto)
     if (o->critic && o->step_baseline < 0) return usage(o->cmd, "--critic is a per-step baseline: not with --step-baseline off");
     if (!placeto && (o->reinforce || o->tau)) return usage(o->cmd, "--reinforce and --tau are for --algo placeto");
     if (o->reinforce && o->tau) return usage(o->cmd, "--tau is for placeto's one-step improvement: not with --reinforce");
-    if (placeto && (o->op_logits || o->op_prior)) return usage(o->cmd, "--op-logits and --op-prior are for --algo doppler");
-    if (o->op_prior && !o->op_logits) return usage(o->cmd, "--op-prior is for --op-logits");
+    if (placeto && (o->op_logits || o->op_prior || o->op_restart)) return usage(o->cmd, "--op-logits, --op-prior and --op-restart are for --algo doppler");
+    if ((o->op_prior || o->op_restart) && !o->op_logits) return usage(o->cmd, "--op-prior and --op-restart are for --op-logits");
     if (o->op_logits && (o->n_pos != 1 || o->n_dev_list > 1)) return usage(o->cmd, "--op-logits needs exactly one GRAPH and one device count (per-op logits belong to one graph)");
     if (o->out_assign && (o->n_pos != 1 || o->n_dev_list > 1)) return usage(o->cmd, "--out-assign needs exactly one GRAPH and one device count");
     if (placeto && o->n_dev_list > 1) return usage(o->cmd, "--devices: a list is for --algo doppler (a placeto policy is tied to its device count)");
@@ -1759,6 +1767,7 @@ static void train_opts_from_cli(const cli *o, train_set *ts, train_ctx *t, dp_tr
     to->critic_lr = o->critic_lr;
     to->op_logits = o->op_logits;
     to->op_prior = o->op_prior;
+    to->op_restart = o->op_restart;
     to->placeto_reinforce = o->reinforce;
     to->placeto_tau = o->tau;
     to->anchor = o->anchor;
@@ -1924,6 +1933,7 @@ static void train_print_json(const cli *o, const train_set *ts, const train_ctx 
         printf(", \"op_logits\": %.17g", o->op_logits);
         if (o->op_prior) printf(", \"op_prior\": %.17g", o->op_prior);
         else printf(", \"op_prior\": null");
+        printf(", \"op_restart\": %d", o->op_restart ? o->op_restart : 8);
     }
     printf(", \"seed\": %llu, \"episodes\": %ld, \"simulations\": %ld",
            (unsigned long long)o->seed, res->episodes, res->simulations);
@@ -2373,14 +2383,14 @@ typedef struct command {
 static const command commands[] = {
     {"info", cmd_info, "devices cluster format json", &help_info},
     {"place", cmd_place,
-     "method policy samples improve op-logits op-prior polish from devices cluster format seed order budget start out gantt no-transfers json",
+     "method policy samples improve op-logits op-prior op-restart polish from devices cluster format seed order budget start out gantt no-transfers json",
      &help_place},
     {"sim", cmd_sim, "assign devices cluster format order gantt no-transfers json", &help_sim},
     {"bench", cmd_bench, "methods policy samples from devices cluster format seed order budget json md",
      &help_bench},
     {"train", cmd_train,
      "algo from init devices cluster format stages episodes lr hidden layers shared-gnn insertion entropy order seed "
-     "rollouts temperature greedy-baseline self-imitation adv-norm ppo ppo-clip critic critic-lr op-logits op-prior reinforce tau step-baseline anchor anchor-rate select out out-assign curve curve-svg json backend reps dispatch",
+     "rollouts temperature greedy-baseline self-imitation adv-norm ppo ppo-clip critic critic-lr op-logits op-prior op-restart reinforce tau step-baseline anchor anchor-rate select out out-assign curve curve-svg json backend reps dispatch",
      &help_train},
     {"convert", cmd_convert, "to format", &help_convert},
     {"gen", cmd_gen, "nodes width density regularity jump ccr seed out parts dim batch layers", &help_gen},
