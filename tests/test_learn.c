@@ -1720,6 +1720,17 @@ static int set_table(dp_policy *p, const dp_graph *g, const dp_cluster *c, const
     return 0;
 }
 
+/* A runtime that disagrees with the simulator on two ops: both on device
+   1 cost 1, both on device 0 cost 3, apart 2 (the simulator: apart 1). */
+static int runtime_11(void *ctx, const dp_graph *g, const dp_cluster *c, const int *assign, const int *order,
+                      double *cost, dp_error *e)
+{
+    (void)g; (void)c; (void)order; (void)e;
+    ++*(int *)ctx;
+    *cost = assign[0] == 1 && assign[1] == 1 ? 1 : assign[0] == 0 && assign[1] == 0 ? 3 : 2;
+    return 0;
+}
+
 /* on_episode: each episode's entropy and best so far */
 typedef struct { int n; double ent[16], best[16]; } ent_log;
 static int ent_cb(void *ctx, const dp_episode_info *info)
@@ -1844,6 +1855,31 @@ static void test_op_logits(void)
             dp_policy_free(&r2);
             dp_policy_free(&q);
         }
+    }
+    /* stage real learns from the runtime's cost, not the simulator's: from
+       the table "apart" (the simulator's optimum), 300 episodes move both
+       ops to device 1, the runtime's optimum (cost 1); the best placement
+       reported is that one, at that cost */
+    {
+        double apart[4] = { 0, 5, 5, 0 }, best = 0;
+        int b2[2] = { -1, -1 }, *ba = b2, calls = 0;
+        dp_policy s;
+        dp_train_opts to;
+        dp_train_result tr;
+        memset(&to, 0, sizeof to);
+        to.episodes[DP_STAGE_REAL] = 300; to.seed = 2; to.op_logits = 3;
+        to.cost = runtime_11; to.cost_ctx = &calls;
+        to.best_cost = &best; to.best_assign = &ba;
+        const dp_graph *gs[1] = { &g };
+        CHECK(dp_policy_init(&s, &po, &err) == 0, "policy: %s", err.msg);
+        if (!set_table(&s, &g, &c, apart)) {
+            CHECK(dp_train(&s, gs, 1, &c, &to, &tr, &err) == 0, "train: %s", err.msg);
+            CHECK(calls == 301 && tr.simulations == 301, "runtime called %d times, %ld counted (expected 301: the start and 300)", calls, tr.simulations);
+            CHECK(s.op_table[1] > s.op_table[0] && s.op_table[3] > s.op_table[2], "stage real, per-op: greedy not both on device 1 (theta %g %g, %g %g)",
+                  s.op_table[0], s.op_table[1], s.op_table[2], s.op_table[3]);
+            CHECK(best == 1 && b2[0] == 1 && b2[1] == 1, "stage real, per-op: best %g on %d %d (expected 1 on 1 1)", best, b2[0], b2[1]);
+        }
+        dp_policy_free(&s);
     }
     /* restarts: from the table "apart" (greedy: the optimum, 1), no
        episode can be better, so with op_restart 1 the second batch of 4
