@@ -135,6 +135,18 @@ quality() {
         cat "$tmp/perseed"
     fi
 }
+# at_anneal_budget GRAPH...: per-op logits (--op-logits 3) from the
+# pretrained policy given anneal's default budget (20 x ops x devices
+# simulations), seeds 1-10, one table
+at_anneal_budget() {
+    local f n
+    echo "$QHEAD"
+    echo "$QRULE"
+    for f in "$@"; do
+        n=$(build/doppler place "$f" --method anneal | awk '/^simulations/ { print $2 }')
+        "${PIN[@]}" build/learn_bench quality "$f" --seeds 10 --il 0 --sim "$n" --init policies/doppler_family.dpl --op-logits 3 || status=1
+    done
+}
 # op_validation: per-graph training from the pretrained policy on six
 # generated graphs that no setting was tuned on (none in the family or the
 # zero-shot set; transfers weigh as on the reference graphs: workloads on
@@ -142,7 +154,8 @@ quality() {
 # 1-10, 4 devices: the network tuned (the default) against per-op logits
 # (--op-logits) at the settings tried, restarts at 4000 and 8000 too, and at
 # anneal's default budget; then three other graphs on 2 and 8 devices, to
-# confirm the choice. The per-op defaults were chosen here.
+# confirm the choice, and four fresh graphs for the restarts. The per-op
+# defaults were chosen here.
 op_validation() {
     local d=$tmp/opval f v n
     mkdir -p "$d/c"
@@ -182,15 +195,27 @@ op_validation() {
             quality "$d"/*.dpg -- --seeds 10 --il 0 --sim "$n" --init policies/doppler_family.dpl $v
         done
     done
-    # per-op logits given anneal's default budget (20 x ops x devices), one graph at a time
     echo
     echo "Per-op logits given anneal's default budget:"
     echo
-    echo "$QHEAD"
-    echo "$QRULE"
-    for f in "$d"/*.dpg; do
-        n=$(build/doppler place "$f" --method anneal | awk '/^simulations/ { print $2 }')
-        "${PIN[@]}" build/learn_bench quality "$f" --seeds 10 --il 0 --sim "$n" --init policies/doppler_family.dpl --op-logits 3 || status=1
+    at_anneal_budget "$d"/*.dpg
+    # four fresh graphs, larger (200-304 ops), made after the choice
+    mkdir -p "$d/f"
+    build/doppler gen llama-layer --parts 4 --dim 256 --layers 1 -o "$d/f/ll.dpg" >/dev/null
+    build/doppler gen chainmm --parts 3 --dim 384 --layers 5 -o "$d/f/cm.dpg" >/dev/null
+    sed "s/^units speed=1000000000 /units speed=1e12 /" "$d/f/ll.dpg" >"$d/f/llama_layer_p4_s1e12.dpg"
+    sed "s/^units speed=1000000000 /units speed=1e11 /" "$d/f/cm.dpg" >"$d/f/chainmm_p3_s1e11.dpg"
+    rm "$d/f/ll.dpg" "$d/f/cm.dpg"
+    build/doppler gen layered --nodes 250 --ccr 0.5 --seed 301 -o "$d/f/layered_250_ccr05.dpg" >/dev/null
+    build/doppler gen random --nodes 200 --ccr 3 --seed 302 -o "$d/f/random_200_ccr3.dpg" >/dev/null
+    for n in 2000 4000; do
+        for v in "--op-logits 3" "--op-logits 3 --op-restart -1"; do
+            echo
+            echo "Fresh graphs, sim $n, options: $v"
+            echo
+            # shellcheck disable=SC2086
+            quality "$d"/f/*.dpg -- --seeds 10 --il 0 --sim "$n" --init policies/doppler_family.dpl $v
+        done
     done
     for n in 2 8; do
         for v in "" "--op-logits 3" "--op-logits 3 --op-restart -1" "--op-logits 3 --op-prior 6"; do
@@ -348,10 +373,16 @@ if [ -d "$DATA/doppler" ]; then
     echo
     IMPROVE_OPTS="--op-logits 3" improve_polish "$DATA"/doppler/*.txt
     if [ "$ALL" = 1 ]; then
+        for n in 6000 12000; do
+            echo
+            echo "The same with place --improve $n:"
+            echo
+            IMPROVE=$n improve_polish "$DATA"/doppler/*.txt
+        done
         echo
-        echo "The same with place --improve 8000:"
+        echo "Per-op logits given anneal's default budget (seeds 1-10):"
         echo
-        IMPROVE=8000 improve_polish "$DATA"/doppler/*.txt
+        at_anneal_budget "$DATA"/doppler/*.txt
         echo
         echo "Per-op logits against the network tuned, on generated graphs (the rate and prior chosen there):"
         op_validation
