@@ -7,7 +7,8 @@
 # three DOPPLER reference graphs, on 2, 4 and 8 devices, against cp, heft
 # and anneal at its default budget (build/learn_bench zeroshot); then the
 # same placements polished by local search (one pass, and up to 100: place
-# --polish) against anneal given as many simulations.
+# --polish) against anneal given as many simulations; last, anneal at its
+# default budget started from the policy's placement against from cp's.
 # Run from the repository root after ./build.sh bench; DP_DATA as run.sh.
 #
 #     bench/pretrained.sh --seeds "1 2 3"
@@ -73,4 +74,26 @@ echo
 echo "#### The same, polished until no move gains (at most 100 passes): the summary"
 echo
 "${PIN[@]}" build/learn_bench zeroshot policies/doppler_family.dpl --devices 2,4,8 --samples 64 --polish 100 "${graphs[@]}" | tail -n 1 || status=1
+echo
+echo "#### anneal (default budget, seeds 1-3) started from the policy's placement against from cp's"
+echo
+# place --method doppler --out P, then place --method anneal --start P
+n=0; sum_cp=0; sum_pol=0; better=0; worse=0
+for f in "${graphs[@]}"; do
+    for d in 2 4 8; do
+        build/doppler place "$f" --method doppler --devices "$d" --out "$dir/p.assign" >/dev/null || { status=1; continue; }
+        for s in 1 2 3; do
+            a=$("${PIN[@]}" build/doppler place "$f" --method anneal --devices "$d" --seed "$s" | sed -n 's/^makespan .*(\(.*\) x lower bound)$/\1/p')
+            b=$("${PIN[@]}" build/doppler place "$f" --method anneal --devices "$d" --seed "$s" --start "$dir/p.assign" | sed -n 's/^makespan .*(\(.*\) x lower bound)$/\1/p')
+            if [ -z "$a" ] || [ -z "$b" ]; then status=1; continue; fi
+            n=$((n + 1))
+            sum_cp=$(awk -v x="$sum_cp" -v y="$a" 'BEGIN { print x + y }')
+            sum_pol=$(awk -v x="$sum_pol" -v y="$b" 'BEGIN { print x + y }')
+            awk -v x="$b" -v y="$a" 'BEGIN { exit !(x + 0 < y + 0) }' && better=$((better + 1))
+            awk -v x="$b" -v y="$a" 'BEGIN { exit !(x + 0 > y + 0) }' && worse=$((worse + 1))
+        done
+    done
+done
+[ "$n" -gt 0 ] && awk -v n="$n" -v a="$sum_cp" -v b="$sum_pol" -v w="$better" -v l="$worse" \
+    'BEGIN { printf "%d runs: from cp %.4f, from the policy %.4f (mean makespan / lower bound); better %d, worse %d, tied %d\n", n, a / n, b / n, w, l, n - w - l }'
 exit $status
