@@ -403,6 +403,13 @@ if [ -d "$DATA/doppler" ]; then
             echo
             quality "$DATA"/doppler/*.txt -- --seeds 10 --il 0 --sim "$n" --init policies/doppler_family.dpl --op-logits 3
         done
+        for v in "--op-logits 3" "--op-logits 3 --op-restart -1"; do
+            echo
+            echo "Seeds 11-20, sim 2000, $v:"
+            echo
+            # shellcheck disable=SC2086
+            quality "$DATA"/doppler/*.txt -- --seeds 10 --seed 11 --il 0 --sim 2000 --init policies/doppler_family.dpl $v
+        done
         # part 4, "PPO and a learned critic": the same with each option set
         for v in "--rollouts 4" "--ppo 3" "--ppo 4 --rollouts 4" "--critic 1" "--critic 1 --ppo 3"; do
             echo
