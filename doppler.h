@@ -1078,9 +1078,12 @@ typedef struct dp_train_opts {
                                 theta_v += op_logits sum_k u_k (onehot(a_k)
                                 - p_v), u_k = 1 / op_elite - 1 / op_batch
                                 for the op_elite cheapest, - 1 / op_batch
-                                for the others. The per-op policy of Post
-                                (Gao et al., NeurIPS 2018) with the
-                                network's answer as its start. 0 -> none   */
+                                for the others. The stage ends with the
+                                table centred on the best placement found
+                                (op_prior on its devices, as anneal returns
+                                its best). The per-op policy of Post (Gao
+                                et al., NeurIPS 2018) with the network's
+                                answer as its start. 0 -> none             */
     double   op_prior;       /* the start's logit on its device; 0 -> the
                                 one at which a sample moves 3 ops on
                                 average: ln((D - 1) (n / 3 - 1)), at
@@ -7520,6 +7523,9 @@ static int dp__train_stage_ops(dp__trainer *T, int st)
         if (k == kk) dp__op_batch_step(p->op_table, pr, ba, bc, kk, o->op_elite, n, nd, o->op_logits, idx);
         stale = T->tbest[0] < best0 ? 0 : stale + 1;
     }
+    /* the table kept is centred on the best placement found, as anneal
+       returns its best: greedy places it, samples try around it */
+    dp__op_center(p->op_table, T->tb_assign[0], n, nd, kap);
     T->r.final_cost[st] = ntail ? tail / ntail : 0;
 done:
     DP_FREE(pr);

@@ -1859,7 +1859,8 @@ static void test_op_logits(void)
     /* stage real learns from the runtime's cost, not the simulator's: from
        the table "apart" (the simulator's optimum), 300 episodes move both
        ops to device 1, the runtime's optimum (cost 1); the best placement
-       reported is that one, at that cost */
+       reported is that one, at that cost, and the table kept is centred on
+       it: the prior (here 1) on device 1, 0 on device 0 */
     {
         double apart[4] = { 0, 5, 5, 0 }, best = 0;
         int b2[2] = { -1, -1 }, *ba = b2, calls = 0;
@@ -1875,7 +1876,8 @@ static void test_op_logits(void)
         if (!set_table(&s, &g, &c, apart)) {
             CHECK(dp_train(&s, gs, 1, &c, &to, &tr, &err) == 0, "train: %s", err.msg);
             CHECK(calls == 301 && tr.simulations == 301, "runtime called %d times, %ld counted (expected 301: the start and 300)", calls, tr.simulations);
-            CHECK(s.op_table[1] > s.op_table[0] && s.op_table[3] > s.op_table[2], "stage real, per-op: greedy not both on device 1 (theta %g %g, %g %g)",
+            CHECK(s.op_table[0] == 0 && s.op_table[1] == 1 && s.op_table[2] == 0 && s.op_table[3] == 1,
+                  "stage real, per-op: table %g %g, %g %g (expected 0 1, 0 1: centred on both on device 1)",
                   s.op_table[0], s.op_table[1], s.op_table[2], s.op_table[3]);
             CHECK(best == 1 && b2[0] == 1 && b2[1] == 1, "stage real, per-op: best %g on %d %d (expected 1 on 1 1)", best, b2[0], b2[1]);
         }
