@@ -309,16 +309,18 @@ cmd_demo() {
     do_build cli || exit 1
     local graphs g best name t0
     local train_graph=graphs/layered_100.dpg pol=build/demo_policy.dpl
-    local episodes=500 samples=32   # per training stage; samples at placement
+    local samples=32   # at placement
     local sims
     t0=$(date +%s.%N)
-    echo "== DOPPLER: train a policy on $train_graph, 4 devices, three stages"
-    echo "   (il: imitate the critical-path expert; sim: REINFORCE on the simulator;"
-    echo "    real: REINFORCE on a runtime's cost; the simulator stands in here, so that"
-    echo "    the demo is short and gives the same result on every machine; train with"
-    echo "    --backend cpu to learn from the CPU executor's measured wall time)"
+    echo "== DOPPLER on one graph: $train_graph, 4 devices, from the pretrained policy"
+    echo "   (policies/doppler_family.dpl), stages sim and real with per-op logits"
+    echo "   (--op-logits 3: a device distribution per op, started from the policy's"
+    echo "   placement, moved toward the 2 cheapest of every 32 episodes). Stage real"
+    echo "   learns from a runtime's cost: the simulator stands in here, so that the demo"
+    echo "   is short and the same on every machine (--backend cpu: the CPU executor's"
+    echo "   wall time). The paper's pipeline from scratch: train --stages il,sim,real"
     echo
-    build/doppler train "$train_graph" --stages il,sim,real --episodes "$episodes,$episodes,$episodes" --seed 1 \
+    build/doppler train "$train_graph" --init pretrained --stages sim,real --episodes 2000,500 --op-logits 3 --seed 1 \
         --out "$pol" --curve build/demo_curve.csv --curve-svg build/demo_curve.svg \
         --out-assign build/demo_search.assign | tee build/demo_train.out
     [ "${PIPESTATUS[0]}" = 0 ] || exit 1
