@@ -1395,6 +1395,19 @@ static void fix_sum(unsigned char *b, size_t len)
 
 /* The buffer must be refused: nonzero code, the policy left empty, and a
    message naming the file and containing `fault` (when not NULL). */
+/* save -> load -> save gives the same bytes: q (loaded from bytes b of
+   length len) saved again to the temporary file name reads back as b */
+static void resaves_same(const dp_policy *q, const void *b, size_t len, const char *name, const char *what)
+{
+    char path[256];
+    size_t len2 = 0;
+    dp_test_tmp(path, sizeof path, name);
+    CHECK(dp_policy_save(q, path, &err) == 0, "save: %s", err.msg);
+    char *b2 = dp_test_read_file(path, &len2);
+    CHECK(b && b2 && len2 == len && memcmp(b, b2, len) == 0, "re-saved %s differs", what);
+    free(b2);
+}
+
 static void refused(const void *buf, size_t len, const char *fault, const char *what)
 {
     dp_policy p;
@@ -1413,7 +1426,7 @@ static void test_checkpoint(void)
 {
     dp_graph g;
     dp_cluster c;
-    char path[256], path2[256];
+    char path[256];
     if (gen_graph(&g, 30, 0.5, 21)) return;
     CHECK(dp_cluster_homogeneous(&c, 3, 1, 1, 0, &err) == 0, "cluster: %s", err.msg);
     const dp_graph *gs[1] = { &g };
@@ -1443,13 +1456,10 @@ static void test_checkpoint(void)
                   "shared=%d samples=%d: placement after load differs", shared, samples);
         }
         /* save -> load -> save gives the same bytes */
-        size_t len1 = 0, len2 = 0;
-        dp_test_tmp(path2, sizeof path2, "learn_again.dpp");
-        CHECK(dp_policy_save(&q, path2, &err) == 0, "save: %s", err.msg);
-        char *f1 = dp_test_read_file(path, &len1), *f2 = dp_test_read_file(path2, &len2);
-        CHECK(f1 && f2 && len1 == len2 && memcmp(f1, f2, len1) == 0, "re-saved checkpoint differs");
+        size_t len1 = 0;
+        char *f1 = dp_test_read_file(path, &len1);
+        resaves_same(&q, f1, len1, "learn_again.dpp", "checkpoint");
         CHECK(len1 == (size_t)CK_PARAMS + 8 * (size_t)(p.n_sel + p.n_plc) + 8, "checkpoint is %zu bytes", len1);
-        free(f2);
         dp_policy_free(&q);
 
         if (!shared && f1) {
@@ -1639,14 +1649,14 @@ static void test_checkpoint_insertion(void)
     dp_cluster c;
     dp_policy p, q;
     dp_policy_opts po = {0};
-    char path[256], path2[256];
+    char path[256];
     if (gen_graph(&g, 20, 0.5, 23)) return;
     CHECK(dp_cluster_homogeneous(&c, 3, 1, 1, 0, &err) == 0, "cluster: %s", err.msg);
     po.hidden = 4; po.layers = 1; po.seed = 7; po.insertion = 1;
     CHECK(dp_policy_init(&p, &po, &err) == 0, "policy: %s", err.msg);
     dp_test_tmp(path, sizeof path, "learn_ins.dpp");
     CHECK(dp_policy_save(&p, path, &err) == 0, "save: %s", err.msg);
-    size_t len = 0, len2 = 0;
+    size_t len = 0;
     unsigned char *b = (unsigned char *)dp_test_read_file(path, &len);
     size_t want = 60 + 8 * (size_t)(p.n_sel + p.n_plc) + 8;
     CHECK(b && len == want, "version 3 checkpoint is %zu bytes, expected %zu", len, want);
@@ -1661,11 +1671,7 @@ static void test_checkpoint_insertion(void)
     CHECK(dp_policy_place(&p, &g, &c, NULL, a1, NULL, &m1, &err) == 0 && dp_policy_place(&q, &g, &c, NULL, a2, NULL, &m2, &err) == 0,
           "place: %s", err.msg);
     CHECK(memcmp(a1, a2, sizeof a1) == 0 && m1 == m2, "placement after load differs");
-    dp_test_tmp(path2, sizeof path2, "learn_ins_again.dpp");
-    CHECK(dp_policy_save(&q, path2, &err) == 0, "save: %s", err.msg);
-    unsigned char *b2 = (unsigned char *)dp_test_read_file(path2, &len2);
-    CHECK(b2 && len2 == len && memcmp(b, b2, len) == 0, "re-saved version 3 checkpoint differs");
-    free(b2);
+    resaves_same(&q, b, len, "learn_ins_again.dpp", "version 3 checkpoint");
     dp_policy_free(&q);
     /* the flag 0 in a version 3 file reads as 0; 2 is refused */
     put_le(b + 32, 0, 4); fix_sum(b, len);
@@ -1948,8 +1954,8 @@ static void test_op_logits(void)
     /* the checkpoint: version 4, the table after the parameters, round
        trip and re-save byte for byte; malformed tables refused */
     {
-        char path[256], path2[256];
-        size_t len = 0, len2 = 0;
+        char path[256];
+        size_t len = 0;
         dp_test_tmp(path, sizeof path, "learn_ops.dpp");
         CHECK(p.op_table && dp_policy_save(&p, path, &err) == 0, "save: %s", err.msg);
         unsigned char *b = (unsigned char *)dp_test_read_file(path, &len);
@@ -1961,11 +1967,7 @@ static void test_op_logits(void)
             CHECK(dp_policy_load(&q, path, &err) == 0, "load: %s", err.msg);
             CHECK(same_params(&p, &q) && q.op_table && q.op_n == 2 && q.op_devices == 2 && q.op_key == p.op_key &&
                   memcmp(q.op_table, p.op_table, sizeof(double) * 4) == 0, "loaded table differs");
-            dp_test_tmp(path2, sizeof path2, "learn_ops_again.dpp");
-            CHECK(dp_policy_save(&q, path2, &err) == 0, "save: %s", err.msg);
-            unsigned char *b2 = (unsigned char *)dp_test_read_file(path2, &len2);
-            CHECK(b2 && len2 == len && memcmp(b, b2, len) == 0, "re-saved version 4 checkpoint differs");
-            free(b2);
+            resaves_same(&q, b, len, "learn_ops_again.dpp", "version 4 checkpoint");
             dp_policy_free(&q);
             refused(b, len - 8, "truncated", "version 4 without its last logit");
             unsigned char *c2 = (unsigned char *)malloc(len);
