@@ -7931,6 +7931,9 @@ static uint64_t dp__fnv(const unsigned char *b, size_t n) { return dp__fnv_add(D
 
 static void dp__put(unsigned char **p, uint64_t v, int bytes) { int i; for (i = 0; i < bytes; i++) *(*p)++ = (unsigned char)(v >> (8 * i)); }
 static uint64_t dp__get(const unsigned char **p, int bytes) { uint64_t v = 0; int i; for (i = 0; i < bytes; i++) v |= (uint64_t)*(*p)++ << (8 * i); return v; }
+/* A double as its 8 bytes (IEEE-754 bits, little-endian), both ways. */
+static void dp__put_f64(unsigned char **p, double v) { uint64_t bits; memcpy(&bits, &v, 8); dp__put(p, bits, 8); }
+static double dp__get_f64(const unsigned char **p) { uint64_t bits = dp__get(p, 8); double v; memcpy(&v, &bits, 8); return v; }
 
 DPDEF int dp_policy_save(const dp_policy *p, const char *path, dp_error *err)
 {
@@ -7956,25 +7959,21 @@ DPDEF int dp_policy_save(const dp_policy *p, const char *path, dp_error *err)
     dp__put(&q, (uint64_t)p->n_sel, 8); dp__put(&q, (uint64_t)p->n_plc, 8);
     for (i = 0; i < p->n_sel + p->n_plc; i++) {
         double v = i < p->n_sel ? p->sel[i] : p->plc[i - p->n_sel];
-        uint64_t bits;
         if (!dp__finite(v)) {
             DP_FREE(buf);
             return dp__fail(err, DP_ERR_RANGE, "%s: parameter %d is %g; refusing to save a policy that cannot be loaded", path, i, v);
         }
-        memcpy(&bits, &v, 8);
-        dp__put(&q, bits, 8);
+        dp__put_f64(&q, v);
     }
     if (p->op_table) {
         size_t k, nb = (size_t)p->op_n * p->op_devices;
         dp__put(&q, p->op_key, 8); dp__put(&q, (uint64_t)p->op_n, 4); dp__put(&q, (uint64_t)p->op_devices, 4);
         for (k = 0; k < nb; k++) {
-            uint64_t bits;
             if (!dp__finite(p->op_table[k])) {
                 DP_FREE(buf);
                 return dp__fail(err, DP_ERR_RANGE, "%s: per-op logit %zu is %g; refusing to save a policy that cannot be loaded", path, k, p->op_table[k]);
             }
-            memcpy(&bits, &p->op_table[k], 8);
-            dp__put(&q, bits, 8);
+            dp__put_f64(&q, p->op_table[k]);
         }
     }
     dp__put(&q, dp__fnv(buf, (size_t)(q - buf)), 8);
@@ -8044,9 +8043,7 @@ DPDEF int dp_policy_load_mem(dp_policy *p, const void *data, size_t len, const c
     }
     if ((rc = dp__policy_alloc(p, &po, err))) return rc;
     for (i = 0; i < es + ep; i++) {
-        uint64_t bits = dp__get(&q, 8);
-        double v;
-        memcpy(&v, &bits, 8);
+        double v = dp__get_f64(&q);
         if (!dp__finite(v)) { dp_policy_free(p); return dp__fail(err, DP_ERR_PARSE, "%s: parameter %d is not finite", name, i); }
         if (i < es) p->sel[i] = v; else p->plc[i - es] = v;
     }
@@ -8056,8 +8053,7 @@ DPDEF int dp_policy_load_mem(dp_policy *p, const void *data, size_t len, const c
         p->op_n = (int)op_n; p->op_devices = (int)op_d;
         if (!(p->op_table = (double *)dp__alloc(nb, sizeof(double), err, "per-op logits"))) { dp_policy_free(p); return DP_ERR_NOMEM; }
         for (k = 0; k < nb; k++) {
-            uint64_t bits = dp__get(&q, 8);
-            memcpy(&p->op_table[k], &bits, 8);
+            p->op_table[k] = dp__get_f64(&q);
             if (!dp__finite(p->op_table[k])) { dp_policy_free(p); return dp__fail(err, DP_ERR_PARSE, "%s: per-op logit %zu is not finite", name, k); }
         }
     }
