@@ -135,6 +135,14 @@ quality() {
         cat "$tmp/perseed"
     fi
 }
+# gen_at SPEED OUT ARGS...: a `doppler gen ARGS` workload with its devices at
+# SPEED FLOP/s instead of 1e9 (transfers weigh more)
+gen_at() {
+    local s=$1 out=$2
+    shift 2
+    build/doppler gen "$@" -o "$out.tmp" >/dev/null &&
+        sed "s/^units speed=1000000000 /units speed=$s /" "$out.tmp" >"$out" && rm "$out.tmp" || status=1
+}
 # at_anneal_budget GRAPH...: per-op logits (--op-logits 3) from the
 # pretrained policy given anneal's default budget (20 x ops x devices
 # simulations), seeds 1-10, one table
@@ -159,22 +167,15 @@ at_anneal_budget() {
 op_validation() {
     local d=$tmp/opval f v n
     mkdir -p "$d/c"
-    build/doppler gen chainmm --parts 4 --dim 512 --layers 4 -o "$d/cm.dpg" >/dev/null
-    build/doppler gen ffnn --parts 4 --layers 3 --batch 96 --dim 384 -o "$d/ff.dpg" >/dev/null
-    build/doppler gen llama-layer --parts 3 --dim 384 --layers 1 -o "$d/ll.dpg" >/dev/null
-    build/doppler gen llama-block --parts 4 --dim 512 -o "$d/lb.dpg" >/dev/null
-    sed "s/^units speed=1000000000 /units speed=1e12 /" "$d/cm.dpg" >"$d/chainmm_p4_s1e12.dpg"
-    sed "s/^units speed=1000000000 /units speed=1e12 /" "$d/ff.dpg" >"$d/ffnn_p4_s1e12.dpg"
-    sed "s/^units speed=1000000000 /units speed=1e12 /" "$d/ll.dpg" >"$d/llama_layer_p3_s1e12.dpg"
-    sed "s/^units speed=1000000000 /units speed=1e11 /" "$d/lb.dpg" >"$d/llama_block_p4_s1e11.dpg"
+    gen_at 1e12 "$d/chainmm_p4_s1e12.dpg" chainmm --parts 4 --dim 512 --layers 4
+    gen_at 1e12 "$d/ffnn_p4_s1e12.dpg" ffnn --parts 4 --layers 3 --batch 96 --dim 384
+    gen_at 1e12 "$d/llama_layer_p3_s1e12.dpg" llama-layer --parts 3 --dim 384 --layers 1
+    gen_at 1e11 "$d/llama_block_p4_s1e11.dpg" llama-block --parts 4 --dim 512
     build/doppler gen layered --nodes 150 --ccr 2 --seed 77 -o "$d/layered_150_ccr2.dpg" >/dev/null
     build/doppler gen random --nodes 120 --ccr 1 --seed 78 -o "$d/random_120_ccr1.dpg" >/dev/null
-    build/doppler gen llama-block --parts 3 --dim 384 -o "$d/lb3.dpg" >/dev/null
-    build/doppler gen ffnn --parts 3 --layers 4 --dim 384 --batch 96 -o "$d/ff3.dpg" >/dev/null
-    sed "s/^units speed=1000000000 /units speed=1e12 /" "$d/lb3.dpg" >"$d/c/llama_block_p3_s1e12.dpg"
-    sed "s/^units speed=1000000000 /units speed=1e11 /" "$d/ff3.dpg" >"$d/c/ffnn_p3_l4_s1e11.dpg"
+    gen_at 1e12 "$d/c/llama_block_p3_s1e12.dpg" llama-block --parts 3 --dim 384
+    gen_at 1e11 "$d/c/ffnn_p3_l4_s1e11.dpg" ffnn --parts 3 --layers 4 --dim 384 --batch 96
     build/doppler gen layered --nodes 200 --ccr 1 --seed 91 -o "$d/c/layered_200_ccr1.dpg" >/dev/null
-    rm "$d"/cm.dpg "$d"/ff.dpg "$d"/ll.dpg "$d"/lb.dpg "$d"/lb3.dpg "$d"/ff3.dpg
     for v in "" "--op-logits 3" "--op-logits 3 --op-restart -1" "--op-logits 3 --op-prior 4" "--op-logits 3 --op-prior 6" \
              "--op-logits 3 --op-batch 16" "--op-logits 3 --op-batch 8" "--op-logits 3 --op-elite 4 --op-prior 5" \
              "--op-logits 1 --op-prior 4" "--op-logits 3 --op-restart 2" "--op-logits 3 --op-restart 4" \
@@ -201,11 +202,8 @@ op_validation() {
     at_anneal_budget "$d"/*.dpg
     # four fresh graphs, larger (200-304 ops), made after the choice
     mkdir -p "$d/f"
-    build/doppler gen llama-layer --parts 4 --dim 256 --layers 1 -o "$d/f/ll.dpg" >/dev/null
-    build/doppler gen chainmm --parts 3 --dim 384 --layers 5 -o "$d/f/cm.dpg" >/dev/null
-    sed "s/^units speed=1000000000 /units speed=1e12 /" "$d/f/ll.dpg" >"$d/f/llama_layer_p4_s1e12.dpg"
-    sed "s/^units speed=1000000000 /units speed=1e11 /" "$d/f/cm.dpg" >"$d/f/chainmm_p3_s1e11.dpg"
-    rm "$d/f/ll.dpg" "$d/f/cm.dpg"
+    gen_at 1e12 "$d/f/llama_layer_p4_s1e12.dpg" llama-layer --parts 4 --dim 256 --layers 1
+    gen_at 1e11 "$d/f/chainmm_p3_s1e11.dpg" chainmm --parts 3 --dim 384 --layers 5
     build/doppler gen layered --nodes 250 --ccr 0.5 --seed 301 -o "$d/f/layered_250_ccr05.dpg" >/dev/null
     build/doppler gen random --nodes 200 --ccr 3 --seed 302 -o "$d/f/random_200_ccr3.dpg" >/dev/null
     for n in 2000 4000; do
