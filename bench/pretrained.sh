@@ -5,7 +5,8 @@
 # graphs that are not in its training family: other sizes, block counts,
 # widths, seeds and communication ratios of the same generators, and the
 # three DOPPLER reference graphs, on 2, 4 and 8 devices, against cp, heft
-# and anneal at its default budget (build/learn_bench zeroshot); then the
+# and anneal at its default budget (build/learn_bench zeroshot; seed 1, then
+# the mean over seeds 1-10 of the policy's samples and anneal); then the
 # same placements polished by local search (one pass, and up to 100: place
 # --polish) against anneal given as many simulations; last, anneal at its
 # default budget started from the policy's placement against from cp's.
@@ -69,7 +70,7 @@ fi
 echo
 echo "#### Zero-shot on unseen graphs, makespan / lower bound (one core; seconds per placement)"
 echo
-"${PIN[@]}" build/learn_bench zeroshot policies/doppler_family.dpl --devices 2,4,8 --samples 64 --polish 1 "${graphs[@]}" || status=1
+"${PIN[@]}" build/learn_bench zeroshot policies/doppler_family.dpl --devices 2,4,8 --samples 64 --polish 1 --seeds 10 "${graphs[@]}" || status=1
 echo
 echo "#### The same, polished until no move gains (at most 100 passes): the summary"
 echo
