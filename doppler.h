@@ -948,6 +948,9 @@ typedef struct dp_episode_info {
                                 its update's episodes, before its step     */
 } dp_episode_info;
 
+/* dp_train_opts.op_restart's default (batches without a new best). */
+#define DP_OP_RESTART 8
+
 typedef struct dp_train_opts {
     int      episodes[DP_STAGE__COUNT]; /* 0 = skip the stage               */
     double   lr[DP_STAGE__COUNT];       /* 0 -> 1e-3, 5e-4, 5e-4 (the reference: 1e-3, 1e-4, 1e-4; see bench/RESULTS.md) */
@@ -1095,7 +1098,7 @@ typedef struct dp_train_opts {
                                 at op_prior on the best one's devices (the
                                 cross-entropy method converges, then
                                 draws one placement again and again);
-                                0 -> 8, < 0 -> never                       */
+                                0 -> DP_OP_RESTART (8), < 0 -> never       */
     /* Optional outputs, per training graph i: the best placement any
        episode reached (the search of DOPPLER's deployment stage), over the
        stages scored alike (il and sim; real restarts it when it has its
@@ -6909,7 +6912,7 @@ static int dp__train_opts_check(dp_train_opts *o, int pt, dp_method *start, dp_e
     if (pt && o->op_logits > 0) return dp__fail(err, DP_ERR_ARG, "train: op_logits: for DOPPLER (Placeto has no per-op logits)");
     if (o->op_batch == 0) o->op_batch = 32;
     if (o->op_elite == 0) o->op_elite = 2;
-    if (o->op_restart == 0) o->op_restart = 8;
+    if (o->op_restart == 0) o->op_restart = DP_OP_RESTART;
     if (o->op_batch < 1 || o->op_batch > 4096 || o->op_elite < 1 || o->op_elite > o->op_batch)
         return dp__fail(err, DP_ERR_RANGE, "train: op_batch %d (1..4096) and op_elite %d (1..op_batch)", o->op_batch, o->op_elite);
     if (o->lr_final == 0) o->lr_final = 0.1;

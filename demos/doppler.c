@@ -1934,7 +1934,7 @@ static void train_print_json(const cli *o, const train_set *ts, const train_ctx 
         printf(", \"op_logits\": %.17g", o->op_logits);
         if (o->op_prior) printf(", \"op_prior\": %.17g", o->op_prior);
         else printf(", \"op_prior\": null");
-        printf(", \"op_restart\": %d", o->op_restart ? o->op_restart : 8);
+        printf(", \"op_restart\": %d", o->op_restart ? o->op_restart : DP_OP_RESTART);
     }
     printf(", \"seed\": %llu, \"episodes\": %ld, \"simulations\": %ld",
            (unsigned long long)o->seed, res->episodes, res->simulations);
