@@ -788,7 +788,13 @@ DPDEF int dp_gen_workload(dp_graph *g, const dp_workload_opts *opts, dp_error *e
                it, earliest and latest end of those inputs, earliest
                feasible start (these five divided by the graph's lower
                bound), that start minus the best over devices (divided by
-               the mean op time), and 1 where it is the best (DP_N_DEVFEAT).
+               the mean op time), and 1 where it is the best; then the same
+               two for a one-step lookahead: when all of the op's successors
+               could start, the op on this device, their inputs placed so
+               far where they are, each successor on its best device (the
+               op's finish where it has none); transfers counted
+               (DP_N_DEVFEAT). Policies made with the first 7 load with
+               zero weights on these two: the same placements.
      GNN       h0 = relu(Win x + bin); K rounds of
                h' = h + relu(Ws h + Wf mean_in(h_u + c_e af)
                                   + Wb mean_out(h_w + c_e ab) + b)
@@ -858,7 +864,7 @@ DPDEF int dp_gen_workload(dp_graph *g, const dp_workload_opts *opts, dp_error *e
    ====================================================================== */
 #define DP_N_FEAT    5
 #define DP_MAX_HIDDEN 512   /* largest hidden size */
-#define DP_N_DEVFEAT 7
+#define DP_N_DEVFEAT 9
 
 typedef enum dp_algo { DP_ALGO_DOPPLER = 1, DP_ALGO_PLACETO = 2 } dp_algo;
 
@@ -5059,6 +5065,7 @@ typedef struct dp__gctx {
     double *optime;       /* [n nd]                                     */
     double scale, lower_bound;
     double unit;          /* mean op time: the scale of start-time gaps  */
+    double iscale, iunit; /* 1 / scale, 1 / unit: PLC's features multiply */
     double *wt_sel, *wt_plc; /* the policy's weights, every matrix transposed
                                 in place of its block (dp__forward)        */
     dp__gnn_buf gnn[2];
@@ -5069,13 +5076,24 @@ typedef struct dp__gctx {
     /* rollout state and records */
     int *legal, nlegal, *pend, *assign, *order, *pos;
     double *end, *avail, *work, *psum, *pmean, *cnt, *prob, *logit, *est;
+    double *la, *lar, *lam;  /* [nd] the lookahead features' scratch       */
+    double *inown, *inr1, *inr2; /* with xe: per op y, the latest end of its
+                             placed inputs on each device ([n nd]), and
+                             the latest arrival of one from elsewhere: r1
+                             from device ind1, r2 from any other ([n]) */
+    int *ind1;
+    double *pathe, pathmax; /* [n] the longest path to each placed op's
+                             end (op times on their devices, transfers
+                             between devices), and the longest so far:
+                             a lower bound on any simulation's makespan */
     int *expert;
     uint64_t key;         /* dp__graph_key: where a policy's op_table applies */
     int insertion;        /* the rolled-out policy's dp_policy_opts.insertion
                              (set by dp__rollout): est may fall in an idle
                              gap of the device */
-    double *busy_s, *busy_e; /* [nd n] with insertion: each device's placed
-                             ops' [start, end), by start (busy_n[d] each) */
+    double *busy_s, *busy_e; /* [nd n] with insertion: each device's busy
+                             blocks [start, end) (placed ops, those that
+                             touch joined), by start (busy_n[d] each)     */
     int *busy_n;
     double *xe;           /* [m] edge e's transfer time between any two
                              devices where every link is alike, else NULL */
@@ -5223,6 +5241,9 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
         DP__A(x->end, n, double); DP__A(x->avail, nd, double); DP__A(x->work, nd, double); DP__A(x->psum, (size_t)nd * H, double);
         DP__A(x->pmean, (size_t)nd * H, double);
         DP__A(x->cnt, nd, double); DP__A(x->prob, n > nd ? n : nd, double); DP__A(x->logit, nd, double); DP__A(x->est, nd, double);
+        DP__A(x->la, nd, double); DP__A(x->lar, nd, double); DP__A(x->lam, nd, double);
+        if (alike) { DP__A(x->inown, (size_t)n * nd, double); DP__A(x->inr1, n, double); DP__A(x->inr2, n, double); DP__A(x->ind1, n, int); }
+        DP__A(x->pathe, n, double);
         DP__A(x->busy_s, (size_t)nd * n, double); DP__A(x->busy_e, (size_t)nd * n, double); DP__A(x->busy_n, nd, int);
         DP__A(x->expert, n > nd ? n : nd, int);
         if (!train) DP__A(x->wsel, n, double);
@@ -5257,6 +5278,7 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
     }
     mean_t /= n;
     x->unit = mean_t > 0 ? mean_t : 1;
+    x->iscale = 1 / x->scale; x->iunit = 1 / x->unit;
     dp__zscore(x->x, n, DP__F, DP__F);
     for (e = 0; e < m; e++) x->ce[e] = mean_t > 0 ? dp__edge_mean(c, g->bytes[e], lat, ibw) / mean_t : 0;
     /* the b-level path follows the successor that gives the b-level; the
@@ -5655,6 +5677,9 @@ typedef struct dp__roll_opts {
        the clipped surrogate min(r A, clip(r, 1 - ppo_clip, 1 + ppo_clip) A)
        is flat (A = ppo_R + the step's correction) */
     const double *old_lp, *adv_t; double ppo_R, ppo_clip;
+    double stop_above;                 /* > 0: stop (st->stopped) once the
+                                          placement's bound (dp__place_bound)
+                                          passes it: inference's samples */
     const double *critic;              /* [DP__CF] the critic's weights: b_t =
                                           scale (w . s_t) with bnorm (in place
                                           of bstep)                         */
@@ -5715,7 +5740,7 @@ static double dp__critic_grad(const dp__gctx *x, const double *w, double cost, d
    over the choices (discounted), clipped of nchoice: its choices whose
    term was clipped. An inference rollout (ro->train 0) makes the same
    choices but leaves every statistic 0 (no logs, no entropies). */
-typedef struct dp__roll_stats { double il_loss, entropy, logp, wlogp, alogp, sel_ent, plc_ent, xent, ppo_obj; int par, npar, clipped, nchoice; } dp__roll_stats;
+typedef struct dp__roll_stats { double il_loss, entropy, logp, wlogp, alogp, sel_ent, plc_ent, xent, ppo_obj; int par, npar, clipped, nchoice, stopped; } dp__roll_stats;
 
 /* PPO's weight of a choice's REINFORCE term: its probability ratio r, or
    0 where the dual-clipped surrogate (Ye et al. 2020)
@@ -5803,9 +5828,10 @@ static void dp__plc_inputs_alike(dp__gctx *x, int v, double *f)
 
 /* With insertion: the earliest start at or after ready of an op taking w
    on device d, in the first idle gap of d long enough for it (HEFT's
-   insertion policy), else after d's last op. The busy intervals are sorted
+   insertion policy), else after d's last op. The busy blocks are sorted
    and disjoint, so their ends are sorted too: a binary search finds the
-   first that ends after ready, and the scan goes on from there. */
+   first that ends after ready, and the scan goes on from there (an op
+   taking no time starts at ready or at the end of the block holding it). */
 static double dp__gap_start(const dp__gctx *x, int d, double ready, double w)
 {
     const double *S = x->busy_s + (size_t)d * x->n, *E = x->busy_e + (size_t)d * x->n;
@@ -5823,6 +5849,73 @@ static double dp__gap_start(const dp__gctx *x, int d, double ready, double w)
     return t;
 }
 
+/* PLC's lookahead (the last two device features) into x->la, returning
+   the least: with v on device d (finishing at est[d] + its time there),
+   the time by which all of v's successors could start, each y at the
+   least over devices q of the latest arrival on q of v's output and of
+   y's inputs placed so far (v's finish where it has no successors).
+   Where every link is alike (x->xe) the latest arrival on q is the later
+   of q's own latest input end and the latest remote arrival from another
+   device (r1 from d1, else r2), kept per op as its inputs are placed
+   (dp__place_step); and the least over q != d of max(v's remote arrival,
+   R[q]) is max(that arrival, the least R[q] over q != d): the same
+   values, bit for bit, in O(devices) per successor. */
+static double dp__plc_lookahead(dp__gctx *x, int v)
+{
+    const dp_graph *g = x->g;
+    int nd = x->nd, d, q, k, j;
+    double *la = x->la, *R = x->lar, *A = x->lam, lmin = HUGE_VAL, amin = HUGE_VAL;
+    for (d = 0; d < nd; d++) {
+        la[d] = A[d] = x->est[d] + x->optime[(size_t)v * nd + d];
+        if (A[d] < amin) amin = A[d];
+    }
+    for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
+        int e = g->out_edge[k], y = g->dst[e];
+        if (x->pend[y] == g->in_off[y + 1] - g->in_off[y]) continue;   /* none placed: y could start at v's finish */
+        if (x->xe) {
+            /* y's placed inputs, kept by dp__place_step (v is not placed).
+               r1 >= every input's end, so the latest arrival is r1 on
+               every device but d1, and at most r1 there (rd1); the least
+               over q != d is then rd1, or r1 for d1 itself. All in by
+               v's earliest finish (r1 <= amin): y could start at v's
+               finish, whatever d. */
+            double r1 = x->inr1[y], rd1, xv = x->xe[e];
+            int d1 = x->ind1[y];
+            if (r1 <= amin) continue;
+            rd1 = x->inown[(size_t)y * nd + d1] > x->inr2[y] ? x->inown[(size_t)y * nd + d1] : x->inr2[y];
+            for (d = 0; d < nd; d++) {
+                double rd = d == d1 ? rd1 : r1, ro = d == d1 ? r1 : rd1;
+                double b = A[d] > rd ? A[d] : rd, o = A[d] + xv;
+                if (ro > o) o = ro;
+                if (nd > 1 && o < b) b = o;
+                if (b > la[d]) la[d] = b;
+            }
+        } else {
+            for (q = 0; q < nd; q++) {
+                R[q] = 0;
+                for (j = g->in_off[y]; j < g->in_off[y + 1]; j++) {
+                    int e3 = g->in_edge[j], u = g->src[e3];
+                    double arr;
+                    if (u == v || x->assign[u] < 0) continue;
+                    arr = x->end[u] + dp_xfer_time(x->c, g->bytes[e3], x->assign[u], q);
+                    if (arr > R[q]) R[q] = arr;
+                }
+            }
+            for (d = 0; d < nd; d++) {
+                double b = HUGE_VAL;
+                for (q = 0; q < nd; q++) {
+                    double o = A[d] + dp_xfer_time(x->c, g->bytes[e], d, q);
+                    if (R[q] > o) o = R[q];
+                    if (o < b) b = o;
+                }
+                if (b > la[d]) la[d] = b;
+            }
+        }
+    }
+    for (d = 0; d < nd; d++) if (la[d] < lmin) lmin = la[d];
+    return lmin;
+}
+
 /* PLC's inputs for placing op v: each device's features from the partial
    schedule into f (work, input work, first and last input's end, earliest
    start, its distance to the earliest, earliest or not) and the device's
@@ -5831,7 +5924,7 @@ static double dp__gap_start(const dp__gctx *x, int d, double ready, double w)
 static double dp__plc_features(dp__gctx *x, int v, double *f, double *zs)
 {
     int nd = x->nd, H = x->H, d;
-    double emin = HUGE_VAL;
+    double emin = HUGE_VAL, lmin;
     if (x->xe) dp__plc_inputs_alike(x, v, f);
     else dp__plc_inputs(x, v, f);
     for (d = 0; d < nd; d++) {
@@ -5839,14 +5932,17 @@ static double dp__plc_features(dp__gctx *x, int v, double *f, double *zs)
         if (x->insertion) x->est[d] = dp__gap_start(x, d, x->est[d], x->optime[(size_t)v * nd + d]);
         else if (x->avail[d] > x->est[d]) x->est[d] = x->avail[d];
         if (x->est[d] < emin) emin = x->est[d];
-        fd[0] = x->work[d] / x->scale; fd[1] = fd[1] / x->scale;
-        fd[2] = fd[2] / x->scale; fd[3] = fd[3] / x->scale; fd[4] = x->est[d] / x->scale;
+        fd[0] = x->work[d] * x->iscale; fd[1] = fd[1] * x->iscale;
+        fd[2] = fd[2] * x->iscale; fd[3] = fd[3] * x->iscale; fd[4] = x->est[d] * x->iscale;
     }
+    lmin = dp__plc_lookahead(x, v);
     for (d = 0; d < nd; d++) {
         double *fd = f + (size_t)d * DP__DF, *z = zs + (size_t)d * H;
         const double *A = x->A + (size_t)v * H, *pm = x->pmean + (size_t)d * H;
-        fd[5] = (x->est[d] - emin) / x->unit;
+        fd[5] = (x->est[d] - emin) * x->iunit;
         fd[6] = x->est[d] <= emin + 1e-9 * fabs(emin);
+        fd[7] = (x->la[d] - lmin) * x->iunit;
+        fd[8] = x->la[d] <= lmin + 1e-9 * fabs(lmin);
         if (x->cnt[d] > 0) {
             dp__vadd(z, A, pm, H);
         } else {
@@ -5889,12 +5985,43 @@ static void dp__place_step(dp__gctx *x, int t, int v, int a)
     x->assign[v] = a;
     x->order[t] = v;
     x->end[v] = x->est[a] + x->optime[(size_t)v * nd + a];
-    if (x->insertion) {   /* into a's busy intervals, by start */
-        double *S = x->busy_s + (size_t)a * x->n, *E = x->busy_e + (size_t)a * x->n;
-        int q = x->busy_n[a];
-        while (q > 0 && S[q - 1] > x->est[a]) { S[q] = S[q - 1]; E[q] = E[q - 1]; q--; }
-        S[q] = x->est[a]; E[q] = x->end[v];
-        x->busy_n[a]++;
+    {
+        double r = 0;
+        for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+            int e = g->in_edge[k], u = g->src[e], b = x->assign[u];
+            double arr = x->pathe[u] + (b == a ? 0 : x->xe ? x->xe[e] : dp_xfer_time(x->c, g->bytes[e], b, a));
+            if (arr > r) r = arr;
+        }
+        x->pathe[v] = r + x->optime[(size_t)v * nd + a];
+        if (x->pathe[v] > x->pathmax) x->pathmax = x->pathe[v];
+    }
+    if (x->insertion) {
+        /* into a's busy blocks, by start: v joins a block it touches (one
+           before ending at its start, one after starting at its end), so
+           that the blocks are the device's busy spans and a scan for a gap
+           (dp__gap_start) meets one block per gap, not one per op */
+        double *S = x->busy_s + (size_t)a * x->n, *E = x->busy_e + (size_t)a * x->n, st = x->est[a], en = x->end[v];
+        int nb = x->busy_n[a], lo = 0, hi = nb;
+        while (lo < hi) {                /* the first block starting after st */
+            int mid = (lo + hi) / 2;
+            if (S[mid] <= st) lo = mid + 1; else hi = mid;
+        }
+        if (lo > 0 && E[lo - 1] == st) {
+            E[lo - 1] = en;
+            if (lo < nb && S[lo] == en) {   /* v closed the gap: two blocks become one */
+                E[lo - 1] = E[lo];
+                memmove(S + lo, S + lo + 1, sizeof(double) * (size_t)(nb - lo - 1));
+                memmove(E + lo, E + lo + 1, sizeof(double) * (size_t)(nb - lo - 1));
+                x->busy_n[a]--;
+            }
+        } else if (lo < nb && S[lo] == en) {
+            S[lo] = st;
+        } else {
+            memmove(S + lo + 1, S + lo, sizeof(double) * (size_t)(nb - lo));
+            memmove(E + lo + 1, E + lo, sizeof(double) * (size_t)(nb - lo));
+            S[lo] = st; E[lo] = en;
+            x->busy_n[a]++;
+        }
     }
     if (x->end[v] > x->avail[a]) x->avail[a] = x->end[v];   /* without insertion v starts at or after avail */
     x->work[a] += x->optime[(size_t)v * nd + a];
@@ -5903,8 +6030,15 @@ static void dp__place_step(dp__gctx *x, int t, int v, int a)
     /* the mean of a's ops' projections, which only this step changes */
     dp__vdiv(x->pmean + (size_t)a * H, x->psum + (size_t)a * H, x->cnt[a], H);
     for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
-        int y = g->dst[g->out_edge[k]];
+        int e = g->out_edge[k], y = g->dst[e];
         if (--x->pend[y] == 0) { x->pos[y] = x->nlegal; x->legal[x->nlegal++] = y; }
+        if (x->xe) {   /* y's placed inputs, for the lookahead */
+            double *own = x->inown + (size_t)y * nd + a, arr = x->end[v] + x->xe[e];
+            if (x->end[v] > *own) *own = x->end[v];
+            if (a == x->ind1[y]) { if (arr > x->inr1[y]) x->inr1[y] = arr; }
+            else if (arr > x->inr1[y]) { x->inr2[y] = x->inr1[y]; x->inr1[y] = arr; x->ind1[y] = a; }
+            else if (arr > x->inr2[y]) x->inr2[y] = arr;
+        }
     }
 }
 
@@ -5996,6 +6130,13 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
         if (!x->pend[v]) { x->pos[v] = x->nlegal; x->legal[x->nlegal++] = v; }
     }
     x->insertion = p->opts.insertion;
+    x->pathmax = 0;
+    if (x->xe) {
+        memset(x->inown, 0, sizeof(double) * (size_t)n * nd);
+        memset(x->inr1, 0, sizeof(double) * (size_t)n);
+        memset(x->inr2, 0, sizeof(double) * (size_t)n);
+        for (v = 0; v < n; v++) x->ind1[v] = -1;
+    }
     for (d = 0; d < nd; d++) { x->avail[d] = 0; x->work[d] = 0; x->cnt[d] = 0; x->busy_n[d] = 0; }
     memset(x->psum, 0, sizeof(double) * (size_t)nd * H);
     x->crem = x->wtot;
@@ -6052,6 +6193,7 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
                                                     x->step_gu + (size_t)t * nd, x->step_gf + (size_t)t * nd, NULL, it);
         /* ---- place v on a ---- */
         dp__place_step(x, t, v, a);
+        if (ro->stop_above > 0 && (x->pathmax > ro->stop_above || x->work[a] > ro->stop_above)) { st->stopped = 1; return; }
         if (ro->critic) for (d = 0; d < nd; d++) x->crem -= x->optime[(size_t)v * nd + d] / nd;
     }
 }
@@ -7681,14 +7823,15 @@ done:
 
 /* A lower bound on the simulated makespan of the last rollout's placement:
    the most work on one device (x->work, summed as the rollout placed the
-   ops). A device runs one op at a time and the runtime only adds waits,
-   so no simulation of the placement ends earlier; its sums run in another
-   order, within n ulps (dp_policy_place's margin is 1e-9). The longest
-   path (transfers between devices counted) bounds it too, but costs more
-   to compute than the simulations it saves. */
+   ops) and the longest path (x->pathmax: op times on their devices,
+   transfers between devices, summed as the rollout placed the ops). A
+   device runs one op at a time, an op starts after its inputs arrive and
+   the runtime only adds waits, so no simulation of the placement ends
+   earlier; the work's sums run in another order, within n ulps
+   (dp_policy_place's margin is 1e-9). */
 static double dp__place_bound(const dp__gctx *x)
 {
-    double lb = 0;
+    double lb = x->pathmax;
     int d;
     for (d = 0; d < x->nd; d++) if (x->work[d] > lb) lb = x->work[d];
     return lb;
@@ -7726,7 +7869,15 @@ DPDEF int dp_policy_place(const dp_policy *p, const dp_graph *g, const dp_cluste
     }
     for (k = 0; k <= o.samples; k++) {
         ro.sample = k > 0;
-        if (!th) dp__rollout(&x, p, &ro, &rng, &rs);
+        if (!th) {
+            /* sample k draws from its own stream, so that one stopped
+               early leaves the others as they were; it stops where its
+               bound passes the best so far (it cannot beat it) */
+            if (k > 0) dp_rng_seed(&rng, dp__mix(o.seed + dp__mix((uint64_t)k)));
+            ro.stop_above = k > 0 && best < HUGE_VAL ? best * (1 + 1e-9) : 0;
+            dp__rollout(&x, p, &ro, &rng, &rs);
+            if (rs.stopped) continue;
+        }
         else if (k == 0) dp__op_argmax(th, x.n, x.nd, x.assign);
         else dp__op_draw(pr, x.n, x.nd, &rng, x.assign);
         /* a sample that cannot beat the best so far is not simulated */
@@ -7927,6 +8078,7 @@ DPDEF int dp_train_stages_parse(dp_train_opts *opts, const char *stages, const c
    ====================================================================== */
 #define DP__CKPT_MAGIC "DPPOLICY"
 #define DP__CKPT_VERSION 4u
+#define DP__N_DEVFEAT_V1 7   /* device features before the lookahead's two */
 #define DP__CKPT_HEADER_V(ver) (8 + ((ver) >= 3 ? 9 : (ver) >= 2 ? 8 : 7) * 4 + 2 * 8)
 #define DP__PT_N_FEAT 4   /* Placeto's op features besides the device one-hot */
 
@@ -7992,7 +8144,7 @@ DPDEF int dp_policy_load_mem(dp_policy *p, const void *data, size_t len, const c
     dp_policy_opts po;
     uint64_t ver, algo, nf, ndf, n_sel, n_plc, sum, want_nf, want_ndf, op_n = 0, op_d = 0;
     size_t hdr, body;
-    int rc, i, es, ep;
+    int rc, i, es, ep, old_ndf, wd0 = 0, wd1 = 0;
     memset(p, 0, sizeof *p);
     if (!name) name = "<memory>";
     if (len > DP_MAX_FILE_BYTES) return dp__fail(err, DP_ERR_LIMIT, "%s: %zu bytes exceed the limit of %zu (DP_MAX_FILE_BYTES)", name, len, (size_t)DP_MAX_FILE_BYTES);
@@ -8013,6 +8165,10 @@ DPDEF int dp_policy_load_mem(dp_policy *p, const void *data, size_t len, const c
     po.algo = (dp_algo)algo;
     want_nf = algo == DP_ALGO_PLACETO ? DP__PT_N_FEAT : DP_N_FEAT;
     want_ndf = algo == DP_ALGO_PLACETO ? 0 : DP_N_DEVFEAT;
+    /* a DOPPLER policy from before the lookahead features (7 device
+       features): loaded with zero weights on the two new ones */
+    old_ndf = algo == DP_ALGO_DOPPLER && ndf == DP__N_DEVFEAT_V1 ? DP_N_DEVFEAT - DP__N_DEVFEAT_V1 : 0;
+    if (old_ndf) want_ndf = DP__N_DEVFEAT_V1;
     if (nf != want_nf || ndf != want_ndf) return dp__fail(err, DP_ERR_PARSE, "%s: made with %llu op and %llu device features; this library uses %llu and %llu", name, (unsigned long long)nf, (unsigned long long)ndf, (unsigned long long)want_nf, (unsigned long long)want_ndf);
     /* every declared size is checked before anything is allocated */
     if ((uint32_t)po.hidden > DP_MAX_HIDDEN || (uint32_t)po.layers > DP_MAX_LAYERS || (algo == DP_ALGO_PLACETO && (uint32_t)po.devices > DP_MAX_DEVICES))
@@ -8025,6 +8181,12 @@ DPDEF int dp_policy_load_mem(dp_policy *p, const void *data, size_t len, const c
     if (po.insertion != 0 && (po.insertion != 1 || algo == DP_ALGO_PLACETO))
         return dp__fail(err, DP_ERR_PARSE, "%s: bad insertion flag %d for a %s policy (0 or 1, doppler only)", name, po.insertion, algo == DP_ALGO_PLACETO ? "placeto" : "doppler");
     dp__policy_sizes(&po, &es, &ep);
+    if (old_ndf) {
+        /* the file's PLC Wd (hidden x 7, after the PLC GNN) widens to hidden x 9 */
+        ep -= old_ndf * po.hidden;
+        wd0 = po.shared_gnn ? 0 : (int)dp__gnn_size(po.hidden, po.layers);
+        wd1 = wd0 + DP__N_DEVFEAT_V1 * po.hidden;
+    }
     if (n_sel != (uint64_t)es || n_plc != (uint64_t)ep) return dp__fail(err, DP_ERR_PARSE, "%s: %llu + %llu parameters, but hidden %d layers %d needs %d + %d", name, (unsigned long long)n_sel, (unsigned long long)n_plc, po.hidden, po.layers, es, ep);
     body = hdr + 8 * (size_t)(es + ep);
     if (ver >= 4) {
@@ -8048,7 +8210,13 @@ DPDEF int dp_policy_load_mem(dp_policy *p, const void *data, size_t len, const c
     for (i = 0; i < es + ep; i++) {
         double v = dp__get_f64(&q);
         if (!dp__finite(v)) { dp_policy_free(p); return dp__fail(err, DP_ERR_PARSE, "%s: parameter %d is not finite", name, i); }
-        if (i < es) p->sel[i] = v; else p->plc[i - es] = v;
+        if (i < es) p->sel[i] = v;
+        else {
+            int j = i - es;   /* the file's PLC index; where it goes */
+            if (j >= wd1) j += old_ndf * po.hidden;
+            else if (j >= wd0) j = wd0 + (j - wd0) / DP__N_DEVFEAT_V1 * DP_N_DEVFEAT + (j - wd0) % DP__N_DEVFEAT_V1;
+            p->plc[j] = v;
+        }
     }
     if (ver >= 4) {
         size_t k, nb = (size_t)(op_n * op_d);

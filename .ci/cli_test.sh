@@ -273,7 +273,8 @@ if [ ! -e "$T/x.dpl" ]; then ok; else bad "a bad train usage wrote a policy"; fi
 # the best placement found in training, rollouts, deployment-stage search
 expect 0 "train --rollouts --out-assign --json" "$D" train "$G" --stages il,sim --episodes 20,24 --rollouts 4 --hidden 8 --layers 1 --select off --out "$T/pr.dpl" --out-assign "$T/best.assign" --json
 cp "$T/out" "$T/tr.json"
-json_check "$T/tr.json" "j['episodes'] == 44 and j['simulations'] == 44 and j['out_assign'] == '$T/best.assign' and j['best_found'][0]['cost'] <= j['greedy'][0]['makespan'] * (1 + 1e-12) and j['best_found'][0]['ratio'] >= 1 - 1e-12" "train --json reports the best placement found"
+# (the final greedy placement is no episode: without selection it may beat them all)
+json_check "$T/tr.json" "j['episodes'] == 44 and j['simulations'] == 44 and j['out_assign'] == '$T/best.assign' and j['best_found'][0]['ratio'] >= 1 - 1e-12 and j['greedy'][0]['ratio'] >= 1 - 1e-12" "train --json reports the best placement found"
 # selection (on by default): 44 episodes, and the greedy placement scored at
 # the stage's start, after sim episodes 4, 8, 12, 16 and 20 (rollouts of 4)
 # and at its end

@@ -823,19 +823,21 @@ static void test_inference_buffers(void)
     dp_graph_free(&g);
 }
 
-/* dp_policy_place does not simulate a sample whose most loaded device
-   already has more work than the best makespan so far (dp__place_bound).
-   By hand: ops of times 1, 2, 3, 4, the first feeding the last (10 bytes
-   at bandwidth 1), on 2 devices: placed 0 1 1 0 the loads are 5 and 5,
-   the bound 5, the simulation 5 (0: [0,1] [1,5], 1: [0,2] [2,5]); placed
-   0 0 0 1 the loads are 6 and 4, the bound 6, the simulation 15 (the copy
-   [1,11], the last op [11,15]). Then on a generated graph: no sample ends
-   below its bound, and the placement equals the best of all 65 samples
-   simulated, bit for bit, with some samples skipped. */
+/* dp_policy_place does not simulate a sample whose most loaded device or
+   longest path (transfers counted) already exceeds the best makespan so
+   far (dp__place_bound). By hand: ops of times 1, 2, 3, 4, the first
+   feeding the last (10 bytes at bandwidth 1), on 2 devices: placed 0 1 1
+   0 the loads are 5 and 5, the path 1 + 4, the bound 5, the simulation 5
+   (0: [0,1] [1,5], 1: [0,2] [2,5]); placed 0 0 0 1 the loads are 6 and 4,
+   the path 1 + 10 + 4, the bound 15, the simulation 15 (the copy [1,11],
+   the last op [11,15]). Then on a generated graph: no sample ends below
+   its bound, and the placement equals the best of all 65 samples
+   simulated, bit for bit, with some samples skipped (each sample draws
+   from its own stream, so one stopped early changes no other). */
 static void test_place_bound(void)
 {
     static const int ops[4] = {0, 1, 2, 3}, devs[2][4] = {{0, 1, 1, 0}, {0, 0, 0, 1}};
-    static const double want_lb[2] = {5, 6}, want_ms[2] = {5, 15};
+    static const double want_lb[2] = {5, 15}, want_ms[2] = {5, 15};
     dp_graph g;
     dp_cluster c;
     dp_policy p;
@@ -879,9 +881,9 @@ static void test_place_bound(void)
     dp__forward(&x, &p);
     memset(&ro, 0, sizeof ro);
     ro.gamma = 1;
-    dp_rng_seed(&rng, 1);
     for (int k = 0; k <= 64; k++) {
         ro.sample = k > 0;
+        dp_rng_seed(&rng, dp__mix(1 + dp__mix((uint64_t)k)));   /* sample k's own stream */
         dp__rollout(&x, &p, &ro, &rng, &rs);
         CHECK(dp__cost(&x, DP_ORDER_FIFO, NULL, NULL, &cost, &err) == 0, "sim: %s", err.msg);
         below += cost < dp__place_bound(&x);
@@ -955,6 +957,112 @@ static void test_plc_inputs_alike(void)
         }
 }
 
+/* PLC's lookahead features (7, 8), by hand: 2 devices of speed 1, links
+   of bandwidth 1, no latency; ops a (2), b (1), y (1), edges a -> y and
+   b -> y of 10 bytes, placed a, b, y on devices 0, 1, 1 (forced), with
+   insertion. Placing b: it starts at 2 on device 0 (after a), 0 on 1;
+   finishes at 3 or 1. y's input a is on 0, in at 2 there, at 12 on 1.
+   b on 0: y could start on 0 at max(3, 2) = 3 (on 1 at max(3 + 10, 12)
+   = 13): 3. b on 1: y on 0 at max(1 + 10, 2) = 11, on 1 at max(1, 12) =
+   12: 11. So the lookahead picks device 0, 8 ahead of 1, where the
+   earliest start (feature 6) picks 1. Placing a (y has no input placed)
+   and y (no successors) the lookahead is the op's finish: a 2 on either
+   device; y 12 on 0 (b's 10 bytes in at 11), 13 on 1 (a's in at 12).
+   Checked by the one pass (links alike) and by the pass over every pair
+   of devices (x.xe cleared). */
+static void test_lookahead(void)
+{
+    const char *names[3] = {"a", "b", "y"};
+    const double cost[3] = {2, 1, 1};
+    for (int alike = 1; alike >= 0; alike--) {
+        dp_graph g;
+        dp_cluster c;
+        dp_policy p;
+        dp__gctx x;
+        dp_op_desc d;
+        int ops[3], order[3], devs[3] = {0, 1, 1};
+        dp_graph_init(&g);
+        memset(&d, 0, sizeof d);
+        for (int i = 0; i < 3; i++) {
+            d.name = names[i]; d.compute = cost[i];
+            CHECK(dp_graph_add_op(&g, &d, &ops[i], &err) == 0, "op: %s", err.msg);
+        }
+        CHECK(dp_graph_add_edge(&g, ops[0], ops[2], 10, &err) == 0 && dp_graph_add_edge(&g, ops[1], ops[2], 10, &err) == 0, "edge: %s", err.msg);
+        CHECK(dp_graph_finalize(&g, &err) == 0, "finalize: %s", err.msg);
+        CHECK(dp_cluster_homogeneous(&c, 2, 1, 1, 0, &err) == 0, "cluster: %s", err.msg);
+        dp_policy_opts po = {0};
+        po.hidden = 4; po.layers = 1; po.seed = 3; po.insertion = 1;
+        CHECK(dp_policy_init(&p, &po, &err) == 0, "policy: %s", err.msg);
+        CHECK(dp__gctx_init(&x, &g, &c, 4, 1, 0, 1, &err) == 0, "gctx: %s", err.msg);
+        CHECK(x.xe != NULL, "links alike: one pass");
+        if (!alike) x.xe = NULL;   /* the pass over every pair of devices */
+        for (int i = 0; i < 3; i++) order[i] = ops[i];
+        dp__roll_opts ro = {0};
+        dp__roll_stats rs;
+        dp_rng rng;
+        dp_rng_seed(&rng, 1);
+        ro.sample = 1; ro.train = 1; ro.gamma = 1; ro.force_op = order; ro.force_dev = devs;
+        dp__forward(&x, &p);
+        dp__rollout(&x, &p, &ro, &rng, &rs);
+        const double want7[3][2] = {{0, 0}, {0, 8}, {0, 1}}, want8[3][2] = {{1, 1}, {1, 0}, {1, 0}};
+        const double want6[3][2] = {{1, 1}, {0, 1}, {1, 0}};
+        for (int t = 0; t < 3; t++)
+            for (int dv = 0; dv < 2; dv++) {
+                const double *fd = x.step_f + ((size_t)t * 2 + dv) * DP__DF;
+                double w7 = want7[t][dv], w8 = want8[t][dv];
+                CHECK(fabs(fd[7] * x.unit - w7) < 1e-12 && fd[8] == w8 && fd[6] == want6[t][dv],
+                      "links alike %d, step %d (%s) on device %d: lookahead %g, best %g, earliest %g (expected %g, %g, %g)", alike, t,
+                      names[t], dv, fd[7] * x.unit, fd[8], fd[6], w7, w8, want6[t][dv]);
+            }
+        dp__gctx_free(&x);
+        dp_policy_free(&p);
+        dp_cluster_free(&c);
+        dp_graph_free(&g);
+    }
+}
+
+/* The insertion schedule's busy blocks, by hand: ops of 1, 1, 2, 1, 1 and
+   1 placed on one device at 0, 4, 1, 3, 6 and 8: [0, 1); then [4, 5)
+   apart; [1, 3) joins the first; [3, 4) closes the gap (one block [0,
+   5)); [6, 7) and [8, 9) apart. An op of 1 ready at 0 then fits at 5, one
+   of 2 only at 9; one ready at 6.5 at 7. */
+static void test_busy_blocks(void)
+{
+    const double cost[6] = {1, 1, 2, 1, 1, 1}, at[6] = {0, 4, 1, 3, 6, 8};
+    const int want_n[6] = {1, 2, 2, 1, 2, 3};
+    dp_graph g;
+    dp_cluster c;
+    dp__gctx x;
+    dp_op_desc d;
+    dp_graph_init(&g);
+    memset(&d, 0, sizeof d);
+    for (int i = 0; i < 6; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "o%d", i);
+        d.name = name; d.compute = cost[i];
+        CHECK(dp_graph_add_op(&g, &d, NULL, &err) == 0, "op: %s", err.msg);
+    }
+    CHECK(dp_graph_finalize(&g, &err) == 0, "finalize: %s", err.msg);
+    CHECK(dp_cluster_homogeneous(&c, 1, 1, 1, 0, &err) == 0, "cluster: %s", err.msg);
+    CHECK(dp__gctx_init(&x, &g, &c, 4, 1, 0, 0, &err) == 0, "gctx: %s", err.msg);
+    x.insertion = 1; x.busy_n[0] = 0; x.avail[0] = 0; x.work[0] = 0; x.cnt[0] = 0;
+    memset(x.psum, 0, sizeof(double) * (size_t)x.H);
+    for (int i = 0; i < 6; i++) {
+        x.est[0] = at[i];
+        dp__place_step(&x, i, i, 0);
+        CHECK(x.busy_n[0] == want_n[i], "after op %d at %g: %d busy blocks, expected %d", i, at[i], x.busy_n[0], want_n[i]);
+    }
+    CHECK(x.busy_s[0] == 0 && x.busy_e[0] == 5 && x.busy_s[1] == 6 && x.busy_e[1] == 7 && x.busy_s[2] == 8 && x.busy_e[2] == 9,
+          "busy blocks [%g, %g) [%g, %g) [%g, %g), expected [0, 5) [6, 7) [8, 9)", x.busy_s[0], x.busy_e[0], x.busy_s[1], x.busy_e[1],
+          x.busy_s[2], x.busy_e[2]);
+    CHECK(dp__gap_start(&x, 0, 0, 1) == 5 && dp__gap_start(&x, 0, 0, 2) == 9 && dp__gap_start(&x, 0, 6.5, 1) == 7,
+          "gaps: an op of 1 from 0 at %g (5), of 2 at %g (9), of 1 from 6.5 at %g (7)", dp__gap_start(&x, 0, 0, 1),
+          dp__gap_start(&x, 0, 0, 2), dp__gap_start(&x, 0, 6.5, 1));
+    dp__gctx_free(&x);
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+}
+
 /* dp_policy_opts.insertion, by hand: 2 devices of speed 1, links of
    bandwidth 1, no latency; ops p (1), x (1), c (1, input x: 3 bytes),
    d (2, input p: 10 bytes), e (1, input d: 0 bytes), placed in that order
@@ -1009,8 +1117,9 @@ static void test_insertion(void)
                   ins, dv, f3[dv * DP__DF + 4] * x.scale, want_est_d[ins][dv]);
         CHECK(f3[6] == 1 && f3[DP__DF + 6] == 0, "insertion %d: d's earliest device is 0", ins);
         CHECK(x.avail[0] == (ins ? 5 : 8) && x.avail[1] == 1, "insertion %d: device ends %g, %g", ins, x.avail[0], x.avail[1]);
-        if (ins) CHECK(x.busy_n[0] == 4 && x.busy_s[0] == 0 && x.busy_s[1] == 1 && x.busy_s[2] == 3 && x.busy_s[3] == 4,
-                       "device 0's busy intervals by start: %d, %g %g %g %g", x.busy_n[0], x.busy_s[0], x.busy_s[1], x.busy_s[2], x.busy_s[3]);
+        /* p [0, 1), d [1, 3), e [3, 4), c [4, 5) touch: one busy block */
+        if (ins) CHECK(x.busy_n[0] == 1 && x.busy_s[0] == 0 && x.busy_e[0] == 5,
+                       "device 0's busy blocks: %d, the first [%g, %g) (expected one, [0, 5))", x.busy_n[0], x.busy_s[0], x.busy_e[0]);
         /* a second rollout starts from an empty schedule */
         dp__rollout(&x, &p, &ro, &rng, &rs);
         CHECK(x.end[ops[4]] == want_end[ins][4], "insertion %d, second rollout: e ends at %g", ins, x.end[ops[4]]);
@@ -2452,6 +2561,8 @@ int main(int argc, char **argv)
     test_place_bound();
     test_plc_inputs_alike();
     test_insertion();
+    test_lookahead();
+    test_busy_blocks();
     test_step_baseline();
     test_diagnostics();
     test_select();
