@@ -1745,6 +1745,70 @@ static void test_checkpoint(void)
     dp_graph_free(&g);
 }
 
+/* Policies made before the lookahead features (7 device features) load
+   with zero weights on features 7 and 8. A policy whose weights there are
+   0, written as such a file (the device feature count 7, PLC Wd's last
+   two columns cut, n_plc 2 x hidden smaller), loads to the same
+   parameters, places alike and saves as the 9-feature file; with n_plc
+   left at the 9-feature count it is refused. Versions 2 and 3 (without
+   and with insertion), a PLC GNN of its own and a shared one. */
+static void test_checkpoint_devfeat_v1(void)
+{
+    dp_graph g;
+    dp_cluster c;
+    if (gen_graph(&g, 20, 0.5, 29)) return;
+    CHECK(dp_cluster_homogeneous(&c, 3, 1, 1, 0, &err) == 0, "cluster: %s", err.msg);
+    for (int ins = 0; ins <= 1; ins++)
+        for (int shared = 0; shared <= 1; shared++) {
+            dp_policy p, q;
+            dp_policy_opts po = {0};
+            dp__heads w;
+            char path[256];
+            size_t len = 0;
+            po.hidden = 4; po.layers = 2; po.seed = 11; po.insertion = ins; po.shared_gnn = shared;
+            CHECK(dp_policy_init(&p, &po, &err) == 0, "policy: %s", err.msg);
+            int H = p.opts.hidden, K = p.opts.layers;
+            dp__heads_map(&w, p.sel, p.plc, H, K, shared);
+            for (int r = 0; r < H; r++) w.p_wd[r * DP_N_DEVFEAT + 7] = w.p_wd[r * DP_N_DEVFEAT + 8] = 0;
+            dp_test_tmp(path, sizeof path, "learn_v7.dpp");
+            CHECK(dp_policy_save(&p, path, &err) == 0, "save: %s", err.msg);
+            unsigned char *b = (unsigned char *)dp_test_read_file(path, &len);
+            size_t ndf_at = ins ? 40 : 36, par = ndf_at + 20, cut = 2 * (size_t)H, m_len = len - 8 * cut;
+            size_t wd0 = par + 8 * ((size_t)p.n_sel + (shared ? 0 : dp__gnn_size(H, K)));
+            unsigned char *m = (unsigned char *)malloc(len);
+            CHECK(b && m && b[ndf_at] == DP_N_DEVFEAT && b[8] == 2 + ins, "header: version %d, device features %d", b ? b[8] : -1,
+                  b ? b[ndf_at] : -1);
+            if (!b || !m) { free(b); free(m); dp_policy_free(&p); continue; }
+            /* the old file: everything up to Wd, then Wd's rows of 7, then the rest */
+            size_t o = 0;
+            memcpy(m, b, wd0); o = wd0;
+            for (int r = 0; r < H; r++) { memcpy(m + o, b + wd0 + 8 * (size_t)r * DP_N_DEVFEAT, 8 * 7); o += 8 * 7; }
+            memcpy(m + o, b + wd0 + 8 * (size_t)H * DP_N_DEVFEAT, len - (wd0 + 8 * (size_t)H * DP_N_DEVFEAT));
+            put_le(m + ndf_at, 7, 4);
+            put_le(m + ndf_at + 12, (uint64_t)p.n_plc - cut, 8);
+            fix_sum(m, m_len);
+            memset(&err, 0, sizeof err);
+            CHECK(dp_policy_load_mem(&q, m, m_len, "v7.dpp", &err) == 0, "insertion %d shared %d: a 7-feature file: %s", ins, shared, err.msg);
+            CHECK(same_params(&p, &q) && q.opts.insertion == ins && q.opts.shared_gnn == shared,
+                  "insertion %d shared %d: the 7-feature file loads to other parameters", ins, shared);
+            int a1[20], a2[20];
+            double m1 = -1, m2 = -2;
+            CHECK(dp_policy_place(&p, &g, &c, NULL, a1, NULL, &m1, &err) == 0 && dp_policy_place(&q, &g, &c, NULL, a2, NULL, &m2, &err) == 0,
+                  "place: %s", err.msg);
+            CHECK(memcmp(a1, a2, sizeof a1) == 0 && m1 == m2, "insertion %d shared %d: the old file places otherwise", ins, shared);
+            resaves_same(&q, b, len, "learn_v7_again.dpp", "7-feature file saved anew");
+            dp_policy_free(&q);
+            put_le(m + ndf_at + 12, (uint64_t)p.n_plc, 8);
+            fix_sum(m, m_len);
+            refused(m, m_len, "parameters", "7 device features with the 9-feature parameter count");
+            free(m);
+            free(b);
+            dp_policy_free(&p);
+        }
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+}
+
 /* ========================================================================
    5. Same seed, same result
    ======================================================================== */
@@ -2570,6 +2634,7 @@ int main(int argc, char **argv)
     test_best_found();
     test_checkpoint();
     test_checkpoint_insertion();
+    test_checkpoint_devfeat_v1();
     test_op_logits();
     test_determinism();
     test_explore_options();
