@@ -1037,7 +1037,7 @@ static void test_busy_blocks(void)
     dp_graph_init(&g);
     memset(&d, 0, sizeof d);
     for (int i = 0; i < 6; i++) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof name, "o%d", i);
         d.name = name; d.compute = cost[i];
         CHECK(dp_graph_add_op(&g, &d, NULL, &err) == 0, "op: %s", err.msg);
