@@ -1154,10 +1154,12 @@ typedef struct dp_infer_opts {
 /* Places g with the policy (either algorithm); order (may be NULL) gets
    SEL's op order, or for Placeto the order it visited the ops in. Placeto
    returns the best placement of its sweep (every step is simulated).
-   DOPPLER simulates a sample only where its most loaded device has less
-   work than the best makespan so far (else it cannot be better): the same
-   answer as simulating all, with fewer simulations. With opts->polish the
-   answer is then improved by local search (never made worse). */
+   DOPPLER draws sample k from its own stream (seeded by seed and k), stops
+   a sample once its most loaded device or its longest path (transfers
+   counted) passes the best makespan so far, and simulates only the rest
+   (the others cannot be better): the same answer as simulating all, with
+   fewer simulations. With opts->polish the answer is then improved by
+   local search (never made worse). */
 DPDEF int dp_policy_place(const dp_policy *p, const dp_graph *g, const dp_cluster *c,
                           const dp_infer_opts *opts, int *assign, int *order,
                           double *makespan, dp_error *err);
