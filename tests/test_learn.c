@@ -957,6 +957,43 @@ static void test_plc_inputs_alike(void)
         }
 }
 
+/* The by-hand tests' setting: ops names[i] taking cost[i] (ids into ops),
+   edges {from, to, bytes} by index; 2 devices of speed 1, links of
+   bandwidth 1, no latency (a single device for n_dev 1); with policy p
+   (hidden 4, 1 round, seed 3, insertion ins) and its training context x,
+   forward pass made. Returns 0 when all was made (checks counted). */
+static int hand_setting(dp_graph *g, dp_cluster *c, dp_policy *p, dp__gctx *x, int n, const char *const *names,
+                        const double *cost, int *ops, int ne, const int (*edges)[3], int n_dev, int ins)
+{
+    dp_op_desc d;
+    dp_policy_opts po = {0};
+    int ok = 1;
+    dp_graph_init(g);
+    memset(&d, 0, sizeof d);
+    for (int i = 0; i < n && ok; i++) {
+        d.name = names[i]; d.compute = cost[i];
+        ok = dp_graph_add_op(g, &d, &ops[i], &err) == 0;
+    }
+    for (int k = 0; k < ne && ok; k++) ok = dp_graph_add_edge(g, ops[edges[k][0]], ops[edges[k][1]], edges[k][2], &err) == 0;
+    ok = ok && dp_graph_finalize(g, &err) == 0 && dp_cluster_homogeneous(c, n_dev, 1, 1, 0, &err) == 0;
+    CHECK(ok, "graph and cluster: %s", err.msg);
+    if (!ok) return 1;
+    po.hidden = 4; po.layers = 1; po.seed = 3; po.insertion = ins;
+    ok = dp_policy_init(p, &po, &err) == 0 && dp__gctx_init(x, g, c, 4, 1, 0, 1, &err) == 0;
+    CHECK(ok, "policy and context: %s", err.msg);
+    if (ok) dp__forward(x, p);
+    return !ok;
+}
+
+/* One training rollout of x placing order[t] on devs[t] at step t. */
+static void forced_rollout(dp__gctx *x, const dp_policy *p, const int *order, const int *devs, dp_rng *rng)
+{
+    dp__roll_opts ro = {0};
+    dp__roll_stats rs;
+    ro.sample = 1; ro.train = 1; ro.gamma = 1; ro.force_op = order; ro.force_dev = devs;
+    dp__rollout(x, p, &ro, rng, &rs);
+}
+
 /* PLC's lookahead features (7, 8), by hand: 2 devices of speed 1, links
    of bandwidth 1, no latency; ops a (2), b (1), y (1), edges a -> y and
    b -> y of 10 bytes, placed a, b, y on devices 0, 1, 1 (forced), with
@@ -974,36 +1011,19 @@ static void test_lookahead(void)
 {
     const char *names[3] = {"a", "b", "y"};
     const double cost[3] = {2, 1, 1};
+    static const int edges[2][3] = {{0, 2, 10}, {1, 2, 10}};
     for (int alike = 1; alike >= 0; alike--) {
         dp_graph g;
         dp_cluster c;
         dp_policy p;
         dp__gctx x;
-        dp_op_desc d;
-        int ops[3], order[3], devs[3] = {0, 1, 1};
-        dp_graph_init(&g);
-        memset(&d, 0, sizeof d);
-        for (int i = 0; i < 3; i++) {
-            d.name = names[i]; d.compute = cost[i];
-            CHECK(dp_graph_add_op(&g, &d, &ops[i], &err) == 0, "op: %s", err.msg);
-        }
-        CHECK(dp_graph_add_edge(&g, ops[0], ops[2], 10, &err) == 0 && dp_graph_add_edge(&g, ops[1], ops[2], 10, &err) == 0, "edge: %s", err.msg);
-        CHECK(dp_graph_finalize(&g, &err) == 0, "finalize: %s", err.msg);
-        CHECK(dp_cluster_homogeneous(&c, 2, 1, 1, 0, &err) == 0, "cluster: %s", err.msg);
-        dp_policy_opts po = {0};
-        po.hidden = 4; po.layers = 1; po.seed = 3; po.insertion = 1;
-        CHECK(dp_policy_init(&p, &po, &err) == 0, "policy: %s", err.msg);
-        CHECK(dp__gctx_init(&x, &g, &c, 4, 1, 0, 1, &err) == 0, "gctx: %s", err.msg);
+        dp_rng rng;
+        int ops[3], devs[3] = {0, 1, 1};
+        if (hand_setting(&g, &c, &p, &x, 3, names, cost, ops, 2, edges, 2, 1)) return;
         CHECK(x.xe != NULL, "links alike: one pass");
         if (!alike) x.xe = NULL;   /* the pass over every pair of devices */
-        for (int i = 0; i < 3; i++) order[i] = ops[i];
-        dp__roll_opts ro = {0};
-        dp__roll_stats rs;
-        dp_rng rng;
         dp_rng_seed(&rng, 1);
-        ro.sample = 1; ro.train = 1; ro.gamma = 1; ro.force_op = order; ro.force_dev = devs;
-        dp__forward(&x, &p);
-        dp__rollout(&x, &p, &ro, &rng, &rs);
+        forced_rollout(&x, &p, ops, devs, &rng);
         const double want7[3][2] = {{0, 0}, {0, 8}, {0, 1}}, want8[3][2] = {{1, 1}, {1, 0}, {1, 0}};
         const double want6[3][2] = {{1, 1}, {0, 1}, {1, 0}};
         for (int t = 0; t < 3; t++)
@@ -1028,28 +1048,20 @@ static void test_lookahead(void)
    of 2 only at 9; one ready at 6.5 at 7. */
 static void test_busy_blocks(void)
 {
+    const char *names[6] = {"o0", "o1", "o2", "o3", "o4", "o5"};
     const double cost[6] = {1, 1, 2, 1, 1, 1}, at[6] = {0, 4, 1, 3, 6, 8};
     const int want_n[6] = {1, 2, 2, 1, 2, 3};
     dp_graph g;
     dp_cluster c;
+    dp_policy p;
     dp__gctx x;
-    dp_op_desc d;
-    dp_graph_init(&g);
-    memset(&d, 0, sizeof d);
-    for (int i = 0; i < 6; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "o%d", i);
-        d.name = name; d.compute = cost[i];
-        CHECK(dp_graph_add_op(&g, &d, NULL, &err) == 0, "op: %s", err.msg);
-    }
-    CHECK(dp_graph_finalize(&g, &err) == 0, "finalize: %s", err.msg);
-    CHECK(dp_cluster_homogeneous(&c, 1, 1, 1, 0, &err) == 0, "cluster: %s", err.msg);
-    CHECK(dp__gctx_init(&x, &g, &c, 4, 1, 0, 0, &err) == 0, "gctx: %s", err.msg);
+    int ops[6];
+    if (hand_setting(&g, &c, &p, &x, 6, names, cost, ops, 0, NULL, 1, 1)) return;
     x.insertion = 1; x.busy_n[0] = 0; x.avail[0] = 0; x.work[0] = 0; x.cnt[0] = 0;
     memset(x.psum, 0, sizeof(double) * (size_t)x.H);
     for (int i = 0; i < 6; i++) {
         x.est[0] = at[i];
-        dp__place_step(&x, i, i, 0);
+        dp__place_step(&x, i, ops[i], 0);
         CHECK(x.busy_n[0] == want_n[i], "after op %d at %g: %d busy blocks, expected %d", i, at[i], x.busy_n[0], want_n[i]);
     }
     CHECK(x.busy_s[0] == 0 && x.busy_e[0] == 5 && x.busy_s[1] == 6 && x.busy_e[1] == 7 && x.busy_s[2] == 8 && x.busy_e[2] == 9,
@@ -1059,6 +1071,7 @@ static void test_busy_blocks(void)
           "gaps: an op of 1 from 0 at %g (5), of 2 at %g (9), of 1 from 6.5 at %g (7)", dp__gap_start(&x, 0, 0, 1),
           dp__gap_start(&x, 0, 0, 2), dp__gap_start(&x, 0, 6.5, 1));
     dp__gctx_free(&x);
+    dp_policy_free(&p);
     dp_cluster_free(&c);
     dp_graph_free(&g);
 }
@@ -1077,35 +1090,17 @@ static void test_insertion(void)
     const double cost[5] = {1, 1, 1, 2, 1};
     const double want_end[2][5] = {{1, 1, 5, 7, 8}, {1, 1, 5, 3, 4}};
     const double want_est_d[2][2] = {{5, 11}, {1, 11}};   /* d's earliest start on 0, 1 */
-    int ops[5], order[5], devs[5] = {0, 1, 0, 0, 0};
+    static const int edges[3][3] = {{1, 2, 3}, {0, 3, 10}, {3, 4, 0}};
+    int ops[5], devs[5] = {0, 1, 0, 0, 0};
     for (int ins = 0; ins <= 1; ins++) {
         dp_graph g;
         dp_cluster c;
         dp_policy p;
         dp__gctx x;
-        dp_op_desc d;
-        dp_graph_init(&g);
-        memset(&d, 0, sizeof d);
-        for (int i = 0; i < 5; i++) {
-            d.name = names[i]; d.compute = cost[i];
-            CHECK(dp_graph_add_op(&g, &d, &ops[i], &err) == 0, "op: %s", err.msg);
-        }
-        CHECK(dp_graph_add_edge(&g, ops[1], ops[2], 3, &err) == 0 && dp_graph_add_edge(&g, ops[0], ops[3], 10, &err) == 0 &&
-              dp_graph_add_edge(&g, ops[3], ops[4], 0, &err) == 0, "edge: %s", err.msg);
-        CHECK(dp_graph_finalize(&g, &err) == 0, "finalize: %s", err.msg);
-        CHECK(dp_cluster_homogeneous(&c, 2, 1, 1, 0, &err) == 0, "cluster: %s", err.msg);
-        dp_policy_opts po = {0};
-        po.hidden = 4; po.layers = 1; po.seed = 3; po.insertion = ins;
-        CHECK(dp_policy_init(&p, &po, &err) == 0, "policy: %s", err.msg);
-        CHECK(dp__gctx_init(&x, &g, &c, 4, 1, 0, 1, &err) == 0, "gctx: %s", err.msg);
-        for (int i = 0; i < 5; i++) order[i] = ops[i];
-        dp__roll_opts ro = {0};
-        dp__roll_stats rs;
         dp_rng rng;
+        if (hand_setting(&g, &c, &p, &x, 5, names, cost, ops, 3, edges, 2, ins)) return;
         dp_rng_seed(&rng, 1);
-        ro.sample = 1; ro.train = 1; ro.gamma = 1; ro.force_op = order; ro.force_dev = devs;
-        dp__forward(&x, &p);
-        dp__rollout(&x, &p, &ro, &rng, &rs);
+        forced_rollout(&x, &p, ops, devs, &rng);
         for (int i = 0; i < 5; i++)
             CHECK(x.end[ops[i]] == want_end[ins][i], "insertion %d: %s ends at %g in the partial schedule, expected %g",
                   ins, names[i], x.end[ops[i]], want_end[ins][i]);
@@ -1121,7 +1116,7 @@ static void test_insertion(void)
         if (ins) CHECK(x.busy_n[0] == 1 && x.busy_s[0] == 0 && x.busy_e[0] == 5,
                        "device 0's busy blocks: %d, the first [%g, %g) (expected one, [0, 5))", x.busy_n[0], x.busy_s[0], x.busy_e[0]);
         /* a second rollout starts from an empty schedule */
-        dp__rollout(&x, &p, &ro, &rng, &rs);
+        forced_rollout(&x, &p, ops, devs, &rng);
         CHECK(x.end[ops[4]] == want_end[ins][4], "insertion %d, second rollout: e ends at %g", ins, x.end[ops[4]]);
         /* the library's own placement (greedy) reports the simulator's
            makespan of the assignment it returns */
