@@ -5084,10 +5084,11 @@ typedef struct dp__gctx {
                              the latest arrival of one from elsewhere: r1
                              from device ind1, r2 from any other ([n]) */
     int *ind1;
-    double *pathe, pathmax; /* [n] the longest path to each placed op's
-                             end (op times on their devices, transfers
-                             between devices), and the longest so far:
-                             a lower bound on any simulation's makespan */
+    double *pathe, pathmax; /* inference ([n], else NULL and 0): the
+                             longest path to each placed op's end (op
+                             times on their devices, transfers between
+                             devices), and the longest so far: a lower
+                             bound on any simulation's makespan */
     int *expert;
     uint64_t key;         /* dp__graph_key: where a policy's op_table applies */
     int insertion;        /* the rolled-out policy's dp_policy_opts.insertion
@@ -5245,7 +5246,7 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
         DP__A(x->cnt, nd, double); DP__A(x->prob, n > nd ? n : nd, double); DP__A(x->logit, nd, double); DP__A(x->est, nd, double);
         DP__A(x->la, nd, double); DP__A(x->lar, nd, double); DP__A(x->lam, nd, double);
         if (alike) { DP__A(x->inown, (size_t)n * nd, double); DP__A(x->inr1, n, double); DP__A(x->inr2, n, double); DP__A(x->ind1, n, int); }
-        DP__A(x->pathe, n, double);
+        if (!train) DP__A(x->pathe, n, double);
         DP__A(x->busy_s, (size_t)nd * n, double); DP__A(x->busy_e, (size_t)nd * n, double); DP__A(x->busy_n, nd, int);
         DP__A(x->expert, n > nd ? n : nd, int);
         if (!train) DP__A(x->wsel, n, double);
@@ -5987,7 +5988,7 @@ static void dp__place_step(dp__gctx *x, int t, int v, int a)
     x->assign[v] = a;
     x->order[t] = v;
     x->end[v] = x->est[a] + x->optime[(size_t)v * nd + a];
-    {
+    if (x->pathe) {   /* inference: the sample bound's longest path */
         double r = 0;
         for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
             int e = g->in_edge[k], u = g->src[e], b = x->assign[u];
