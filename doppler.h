@@ -241,7 +241,16 @@
      stay. Its workspace (mem_bytes) lives while it runs. A copy's buffer
      (edge bytes) is allocated on the destination when the copy is issued
      and freed when its consumer finishes. Frees at time t come before
-     allocations at t.
+     allocations at t. Resident bytes are held from before the run starts
+     to its end: each op's own (resident) on its device, and each weight
+     once on every device that runs an op using it (a parameter shared by
+     ops on several devices is replicated on each, as data-parallel and
+     tensor-parallel runtimes do; it is never moved at run time).
+     Placers keep the static total within each device's memory: every
+     buffer above counted for the whole run (dp_static_memory), an upper
+     bound of the runtime's peak, so a placement they return never runs
+     out. Not modelled: recomputation, offloading to host memory, weights
+     streamed between devices.
 
    LICENSE: MIT, see the end of the file.
 */
@@ -354,6 +363,8 @@ typedef struct dp_graph {
     double  *compute;    /* FLOPs or abstract units, >= 0                 */
     double  *out_bytes;  /* size of the op's output tensor               */
     double  *mem_bytes;  /* workspace while it runs (0 = none)           */
+    double  *resident;   /* bytes held on its device for the whole run:
+                            its own weights or parameters (0 = none)      */
     int     *rows, *cols;/* output tensor shape of real ops (0 for opaque)  */
     int     *arg;        /* op parameter (split: the column block)         */
     int      n_dev_time; /* columns of dev_time (0 = no overrides)        */
@@ -361,6 +372,17 @@ typedef struct dp_graph {
     /* per edge, in the order added */
     int    *src, *dst;
     double *bytes;       /* tensor bytes carried                          */
+    /* weights: named resident tensors that ops use (parameters shared by
+       several ops). A weight is held, for the whole run, once on every
+       device that runs an op using it (shared weights are replicated) */
+    int     n_weights, n_uses;
+    char  **weight_name;   /* [n_weights] unique among weights           */
+    double *weight_bytes;  /* [n_weights]                                */
+    int    *use_op, *use_weight; /* [n_uses] (op, weight) pairs, as added */
+    int    *wuse_off, *wuse;  /* after finalize: op v uses weights
+                                 wuse[wuse_off[v] .. wuse_off[v + 1])     */
+    int    *wop_off, *wop;    /* after finalize: weight w is used by ops
+                                 wop[wop_off[w] .. wop_off[w + 1])         */
     /* adjacency (CSR): edges leaving v are out_edge[out_off[v]..out_off[v+1]) */
     int *out_off, *out_edge, *in_off, *in_edge;
     int *topo;           /* ops in topological order (ties: lower index)  */
@@ -372,12 +394,14 @@ typedef struct dp_graph {
     int    finalized;
     void  *dp__names;      /* private: name -> id index                   */
     void  *dp__edges;      /* private: (src, dst) set while building      */
+    void  *dp__wnames;     /* private: weight name -> id index            */
 } dp_graph;
 
 typedef struct dp_op_desc {
     const char *name;        /* NULL -> "op<index>"                        */
     dp_kind     kind;        /* 0 = DP_OP_OPAQUE                            */
     double      compute, out_bytes, mem_bytes;
+    double      resident;    /* bytes held on its device all run (weights) */
     int         rows, cols, arg; /* real ops: output shape (float32), parameter */
     const double *dev_time;  /* optional per-device times, n_dev_time of them */
     int          n_dev_time;
@@ -387,6 +411,12 @@ DPDEF void dp_graph_init(dp_graph *g);           /* empty graph, units 1 and 1 *
 DPDEF int  dp_graph_add_op(dp_graph *g, const dp_op_desc *op, int *id, dp_error *err);
 DPDEF int  dp_graph_add_edge(dp_graph *g, int src, int dst, double bytes, dp_error *err);
 DPDEF int  dp_graph_find(const dp_graph *g, const char *name);   /* id or -1 */
+/* A weight (a resident tensor of `bytes` bytes, name as an op's, unique
+   among weights) and the ops that use it, before dp_graph_finalize; an op
+   uses a weight at most once. A weight no op uses is held nowhere. */
+DPDEF int  dp_graph_add_weight(dp_graph *g, const char *name, double bytes, int *id, dp_error *err);
+DPDEF int  dp_graph_use_weight(dp_graph *g, int op, int weight, dp_error *err);
+DPDEF int  dp_graph_find_weight(const dp_graph *g, const char *name);   /* id or -1 */
 /* Validates (cycles, naming an op on one), builds adjacency and topo.
    Refuses with DP_ERR_RANGE, naming the op or edge where a sum first is
    not finite, a graph whose total compute, output and workspace bytes or
@@ -404,15 +434,23 @@ DPDEF int  dp_graph_copy(dp_graph *dst, const dp_graph *src, dp_error *err);
        units speed=1e10 bandwidth=1e10        (optional, default 1 1)
        external_inputs 36                     (optional, DOPPLER files)
        devtimes 3                             (optional: columns of time=)
+       weight NAME [bytes=B]                  (optional: a resident tensor
+                                               that ops share, see below)
        op NAME [kind=K] [compute=C] [bytes=B] [mem=M] [time=t0,t1,...]
                [shape=RxC] [arg=A]   (real ops: float32 output shape, parameter)
+               [resident=R]          (bytes held on its device all run)
+               [weights=W1,W2,...]   (declared weights it uses)
        edge SRC DST [bytes=B]                 (default: SRC's bytes)
-   Ops are declared before the edges that use them; numbers are written
+   Weights are declared before the first op, ops before the edges that use
+   them; numbers are written
    with 17 significant digits so that a file round-trips exactly.
    DOPPLER format: see ../shared/data/README.md; costs in the reference's
    units, so dp_cluster_for_graph gives speed = bandwidth = 1e10.
    STG: costs as given, no communication; task 0 and n+1 (the dummy entry
    and exit) are kept as zero-cost ops so node i is task i.
+   The DOPPLER and STG formats carry no workspace, resident bytes or
+   weights (writing a graph with resident bytes or weights to them fails
+   with DP_ERR_FORMAT).
    Assignment file: line i holds the device of node i; '#' comments.
    Every text input (graphs, assignments, clusters) may end its lines in
    CRLF and start with a UTF-8 byte-order mark, which is skipped.
@@ -642,11 +680,19 @@ typedef struct dp_stats {
 /* DP_ERR_RANGE when a value would not be finite: a cluster dp_check refuses. */
 DPDEF int dp_graph_stats(const dp_graph *g, const dp_cluster *c, dp_stats *out);
 
-/* Memory each device needs to hold everything placed on it: outputs and
-   workspaces of its ops plus the copy made by every edge that reaches it
-   from another device (the simulator's per-edge transfers). The
-   placers keep this within dp_cluster.memory when that is set. */
+/* Memory each device needs to hold everything placed on it: outputs,
+   workspaces and resident bytes of its ops, each weight its ops use once,
+   plus the copy made by every edge that reaches it from another device
+   (the simulator's per-edge transfers). The placers keep this within
+   dp_cluster.memory when that is set; it bounds the simulated peak.
+   dp_resident_memory: the resident part alone (own bytes and weights),
+   held from before the run starts. */
 DPDEF int dp_static_memory(const dp_graph *g, const dp_cluster *c, const int *assign, double *bytes);
+DPDEF int dp_resident_memory(const dp_graph *g, const dp_cluster *c, const int *assign, double *bytes);
+/* After a dp_sim_run with track_memory: DP_ERR_INFEASIBLE, naming the
+   first device whose peak passes its memory (with the peak and the
+   limit), when one does; 0 otherwise (and for unlimited memory). */
+DPDEF int dp_sim_check_memory(const dp_sim *s, dp_error *err);
 
 /* ======================================================================
    >>api-placers
@@ -2205,17 +2251,23 @@ static int dp__index_reserve(void **pix, size_t count)
     return 0;
 }
 
-static int dp__index_find_name(const dp_graph *g, const char *name, uint64_t h)
+/* The id of `name` (hash h) in index ixp over names[] (ops' or weights'). */
+static int dp__index_find_str(const void *ixp, char *const *names, const char *name, uint64_t h)
 {
-    const dp__index *ix = (const dp__index *)g->dp__names;
+    const dp__index *ix = (const dp__index *)ixp;
     size_t i;
     if (!ix) return -1;
     for (i = (size_t)(h >> 32) & (ix->cap - 1); ix->slot[i]; i = (i + 1) & (ix->cap - 1))
         if ((ix->slot[i] >> 32) == (h >> 32)) {
             int id = (int)(uint32_t)ix->slot[i] - 1;
-            if (strcmp(g->name[id], name) == 0) return id;
+            if (strcmp(names[id], name) == 0) return id;
         }
     return -1;
+}
+
+static int dp__index_find_name(const dp_graph *g, const char *name, uint64_t h)
+{
+    return dp__index_find_str(g->dp__names, g->name, name, h);
 }
 
 static int dp__index_find_edge(const dp_graph *g, int src, int dst, uint64_t h)
@@ -2250,8 +2302,12 @@ DPDEF void dp_graph_free(dp_graph *g)
     int i;
     if (!g) return;
     for (i = 0; i < (int)DP__LEN(g->name); i++) DP_FREE(g->name[i]);
+    for (i = 0; i < (int)DP__LEN(g->weight_name); i++) DP_FREE(g->weight_name[i]);
     DP__ARRFREE(g->name); DP__ARRFREE(g->kind); DP__ARRFREE(g->compute); DP__ARRFREE(g->out_bytes);
-    DP__ARRFREE(g->mem_bytes); DP__ARRFREE(g->dev_time); DP__ARRFREE(g->src); DP__ARRFREE(g->dst);
+    DP__ARRFREE(g->mem_bytes); DP__ARRFREE(g->resident); DP__ARRFREE(g->dev_time); DP__ARRFREE(g->src); DP__ARRFREE(g->dst);
+    DP__ARRFREE(g->weight_name); DP__ARRFREE(g->weight_bytes); DP__ARRFREE(g->use_op); DP__ARRFREE(g->use_weight);
+    DP_FREE(g->wuse_off); DP_FREE(g->wuse); DP_FREE(g->wop_off); DP_FREE(g->wop);
+    DP_FREE(g->dp__wnames);
     DP__ARRFREE(g->rows); DP__ARRFREE(g->cols); DP__ARRFREE(g->arg);
     DP__ARRFREE(g->bytes);
     DP_FREE(g->out_off); DP_FREE(g->out_edge); DP_FREE(g->in_off); DP_FREE(g->in_edge);
@@ -2304,6 +2360,7 @@ DPDEF int dp_graph_add_op(dp_graph *g, const dp_op_desc *op, int *id, dp_error *
     if ((rc = dp__check_cost(op->compute, "compute cost", name, err))) return rc;
     if ((rc = dp__check_cost(op->out_bytes, "output bytes", name, err))) return rc;
     if ((rc = dp__check_cost(op->mem_bytes, "memory bytes", name, err))) return rc;
+    if ((rc = dp__check_cost(op->resident, "resident bytes", name, err))) return rc;
     if (op->rows < 0 || op->cols < 0 || op->rows > (1 << 20) || op->cols > (1 << 20) ||
         (double)op->rows * op->cols > (double)(1 << 28) || (op->rows == 0) != (op->cols == 0))
         return dp__fail(err, DP_ERR_RANGE, "op '%s': shape %dx%d out of range (both 0, or 1..2^20 with at most 2^28 elements)", name, op->rows, op->cols);
@@ -2330,7 +2387,7 @@ DPDEF int dp_graph_add_op(dp_graph *g, const dp_op_desc *op, int *id, dp_error *
     {
         size_t cnt = (size_t)n + 1, ndt = (size_t)(n == 0 ? op->n_dev_time : g->n_dev_time);
         if (DP__GROW(g->name, cnt) || DP__GROW(g->kind, cnt) || DP__GROW(g->compute, cnt) ||
-            DP__GROW(g->out_bytes, cnt) || DP__GROW(g->mem_bytes, cnt) || DP__GROW(g->rows, cnt) ||
+            DP__GROW(g->out_bytes, cnt) || DP__GROW(g->mem_bytes, cnt) || DP__GROW(g->resident, cnt) || DP__GROW(g->rows, cnt) ||
             DP__GROW(g->cols, cnt) || DP__GROW(g->arg, cnt) || (ndt && DP__GROW(g->dev_time, cnt * ndt)) ||
             dp__index_reserve(&g->dp__names, cnt) || !(copy = dp__strdup(name)))
             return dp__fail(err, DP_ERR_NOMEM, "out of memory adding op '%s' (op %d)", name, n);
@@ -2341,6 +2398,7 @@ DPDEF int dp_graph_add_op(dp_graph *g, const dp_op_desc *op, int *id, dp_error *
     DP__PUT(g->compute, op->compute);
     DP__PUT(g->out_bytes, op->out_bytes);
     DP__PUT(g->mem_bytes, op->mem_bytes);
+    DP__PUT(g->resident, op->resident);
     DP__PUT(g->rows, op->rows);
     DP__PUT(g->cols, op->cols);
     DP__PUT(g->arg, op->arg);
@@ -2374,6 +2432,53 @@ DPDEF int dp_graph_add_edge(dp_graph *g, int src, int dst, double bytes, dp_erro
     DP__PUT(g->bytes, bytes);
     dp__index_put((dp__index *)g->dp__edges, h, g->n_edges);
     g->n_edges++;
+    return 0;
+}
+
+DPDEF int dp_graph_find_weight(const dp_graph *g, const char *name)
+{
+    return name ? dp__index_find_str(g->dp__wnames, g->weight_name, name, dp__hash_str(name)) : -1;
+}
+
+DPDEF int dp_graph_add_weight(dp_graph *g, const char *name, double bytes, int *id, dp_error *err)
+{
+    char *copy = NULL;
+    int n = g->n_weights, k;
+    uint64_t h;
+    if (g->finalized) return dp__fail(err, DP_ERR_ARG, "graph already finalised; cannot add weight");
+    if (n >= DP_MAX_OPS) return dp__fail(err, DP_ERR_LIMIT, "more than %d weights (the limit DP_MAX_OPS)", DP_MAX_OPS);
+    if (!name || !dp__valid_name(name))
+        return dp__fail(err, DP_ERR_PARSE, "weight name '%.*s' is empty, longer than %d bytes or holds a space, '#', '=' or ','",
+                        DP_MAX_NAME + 8, name ? name : "", DP_MAX_NAME);
+    if (bytes != bytes || bytes == HUGE_VAL || bytes == -HUGE_VAL)
+        return dp__fail(err, DP_ERR_RANGE, "weight '%s': bytes '%g' is not finite", name, bytes);
+    if (bytes < 0) return dp__fail(err, DP_ERR_RANGE, "weight '%s': bytes '%.10g' is negative", name, bytes);
+    h = dp__hash_str(name);
+    if ((k = dp__index_find_str(g->dp__wnames, g->weight_name, name, h)) >= 0)
+        return dp__fail(err, DP_ERR_GRAPH, "duplicate weight name '%s' (first defined as weight %d)", name, k);
+    if (DP__GROW(g->weight_name, (size_t)n + 1) || DP__GROW(g->weight_bytes, (size_t)n + 1) ||
+        dp__index_reserve(&g->dp__wnames, (size_t)n + 1) || !(copy = dp__strdup(name)))
+        return dp__fail(err, DP_ERR_NOMEM, "out of memory adding weight '%s' (weight %d)", name, n);
+    DP__PUT(g->weight_name, copy);
+    DP__PUT(g->weight_bytes, bytes);
+    dp__index_put((dp__index *)g->dp__wnames, h, n);
+    g->n_weights = n + 1;
+    if (id) *id = n;
+    return 0;
+}
+
+DPDEF int dp_graph_use_weight(dp_graph *g, int op, int weight, dp_error *err)
+{
+    if (g->finalized) return dp__fail(err, DP_ERR_ARG, "graph already finalised; cannot add a weight's use");
+    if (op < 0 || op >= g->n_ops) return dp__fail(err, DP_ERR_GRAPH, "weight use: op %d is not an op (0..%d)", op, g->n_ops - 1);
+    if (weight < 0 || weight >= g->n_weights)
+        return dp__fail(err, DP_ERR_GRAPH, "op '%s': weight %d is not a weight (0..%d)", g->name[op], weight, g->n_weights - 1);
+    if (g->n_uses >= DP_MAX_EDGES) return dp__fail(err, DP_ERR_LIMIT, "more than %d weight uses (the limit DP_MAX_EDGES)", DP_MAX_EDGES);
+    if (DP__GROW(g->use_op, (size_t)g->n_uses + 1) || DP__GROW(g->use_weight, (size_t)g->n_uses + 1))
+        return dp__fail(err, DP_ERR_NOMEM, "out of memory adding op '%s''s use of weight '%s'", g->name[op], g->weight_name[weight]);
+    DP__PUT(g->use_op, op);
+    DP__PUT(g->use_weight, weight);
+    g->n_uses++;
     return 0;
 }
 
@@ -2442,10 +2547,17 @@ static int dp__check_totals(const dp_graph *g, dp_error *err)
             return dp__fail(err, DP_ERR_RANGE, "op '%s' (node %d): the total compute of the ops up to it, %g + %g, is not finite",
                             g->name[v], v, comp, g->compute[v]);
         comp = t;
-        t = mem + g->out_bytes[v] + g->mem_bytes[v];
+        t = mem + g->out_bytes[v] + g->mem_bytes[v] + g->resident[v];
         if (!(t < HUGE_VAL))
-            return dp__fail(err, DP_ERR_RANGE, "op '%s' (node %d): the total output and workspace bytes of the ops up to it, %g + %g + %g, is not finite",
-                            g->name[v], v, mem, g->out_bytes[v], g->mem_bytes[v]);
+            return dp__fail(err, DP_ERR_RANGE, "op '%s' (node %d): the total output, workspace and resident bytes of the ops up to it, %g + %g + %g + %g, is not finite",
+                            g->name[v], v, mem, g->out_bytes[v], g->mem_bytes[v], g->resident[v]);
+        mem = t;
+    }
+    for (v = 0; v < g->n_uses; v++) {   /* a weight held on every device: at most once per use */
+        t = mem + g->weight_bytes[g->use_weight[v]];
+        if (!(t < HUGE_VAL))
+            return dp__fail(err, DP_ERR_RANGE, "weight '%s' (used by op '%s'): the total bytes with the weights up to it, %g + %g, is not finite",
+                            g->weight_name[g->use_weight[v]], g->name[g->use_op[v]], mem, g->weight_bytes[g->use_weight[v]]);
         mem = t;
     }
     for (e = 0; e < g->n_edges; e++) {
@@ -2541,6 +2653,28 @@ DPDEF int dp_graph_finalize(dp_graph *g, dp_error *err)
             }
             indeg[d] = i;
         }
+    /* weights: uses by op and by weight; an op uses a weight once */
+    if (g->n_uses > 0 || g->n_weights > 0) {
+        int W = g->n_weights, U = g->n_uses;
+        g->wuse_off = (int *)dp__alloc((size_t)n + 1, sizeof(int), err, "weight uses");
+        g->wuse = (int *)dp__alloc((size_t)U + 1, sizeof(int), err, "weight uses");
+        g->wop_off = (int *)dp__alloc((size_t)W + 1, sizeof(int), err, "weight uses");
+        g->wop = (int *)dp__alloc((size_t)U + 1, sizeof(int), err, "weight uses");
+        if (!g->wuse_off || !g->wuse || !g->wop_off || !g->wop) goto nomem;
+        dp__csr(n, U, g->use_op, g->wuse_off, g->wuse);
+        for (k = 0; k < U; k++) g->wuse[k] = g->use_weight[g->wuse[k]];
+        dp__csr(W, U, g->use_weight, g->wop_off, g->wop);
+        for (k = 0; k < U; k++) g->wop[k] = g->use_op[g->wop[k]];
+        for (i = 0; i < n; i++) indeg[i] = -1;
+        for (i = 0; i < W; i++)
+            for (k = g->wop_off[i]; k < g->wop_off[i + 1]; k++) {
+                if (indeg[g->wop[k]] == i) {
+                    rc = dp__fail(err, DP_ERR_GRAPH, "op '%s' uses weight '%s' twice", g->name[g->wop[k]], g->weight_name[i]);
+                    goto fail;
+                }
+                indeg[g->wop[k]] = i;
+            }
+    }
     for (i = 0; i < n; i++) indeg[i] = g->in_off[i + 1] - g->in_off[i];
     /* Kahn's algorithm taking the lowest ready index first: the topo order
        is the lexicographically smallest, whatever the edge order */
@@ -2568,7 +2702,9 @@ nomem:
 fail:
     DP_FREE(indeg); DP_FREE(heap);
     DP_FREE(g->out_off); DP_FREE(g->in_off); DP_FREE(g->out_edge); DP_FREE(g->in_edge); DP_FREE(g->topo);
+    DP_FREE(g->wuse_off); DP_FREE(g->wuse); DP_FREE(g->wop_off); DP_FREE(g->wop);
     g->out_off = g->in_off = g->out_edge = g->in_edge = g->topo = NULL;
+    g->wuse_off = g->wuse = g->wop_off = g->wop = NULL;
     return rc;
 }
 
@@ -2580,7 +2716,7 @@ DPDEF int dp_graph_copy(dp_graph *dst, const dp_graph *src, dp_error *err)
         dp_op_desc d;
         memset(&d, 0, sizeof d);
         d.name = src->name[i]; d.kind = src->kind[i]; d.compute = src->compute[i];
-        d.out_bytes = src->out_bytes[i]; d.mem_bytes = src->mem_bytes[i];
+        d.out_bytes = src->out_bytes[i]; d.mem_bytes = src->mem_bytes[i]; d.resident = src->resident[i];
         d.rows = src->rows[i]; d.cols = src->cols[i]; d.arg = src->arg[i];
         d.n_dev_time = src->n_dev_time;
         d.dev_time = src->n_dev_time ? src->dev_time + (size_t)i * src->n_dev_time : NULL;
@@ -2588,6 +2724,10 @@ DPDEF int dp_graph_copy(dp_graph *dst, const dp_graph *src, dp_error *err)
     }
     for (i = 0; i < src->n_edges; i++)
         if ((rc = dp_graph_add_edge(dst, src->src[i], src->dst[i], src->bytes[i], err))) goto fail;
+    for (i = 0; i < src->n_weights; i++)
+        if ((rc = dp_graph_add_weight(dst, src->weight_name[i], src->weight_bytes[i], NULL, err))) goto fail;
+    for (i = 0; i < src->n_uses; i++)
+        if ((rc = dp_graph_use_weight(dst, src->use_op[i], src->use_weight[i], err))) goto fail;
     dst->unit_speed = src->unit_speed; dst->unit_bandwidth = src->unit_bandwidth;
     dst->n_ext_inputs = src->n_ext_inputs; dst->format = src->format;
     if ((rc = dp_graph_finalize(dst, err))) goto fail;
@@ -2730,7 +2870,8 @@ static int dp__read_native(dp_graph *g, dp__text *t, dp_error *err)
             if (!times) { rc = DP_ERR_NOMEM; goto done; }
         } else if (strcmp(tok[0], "op") == 0) {
             dp_op_desc d;
-            const char *s;
+            const char *s, *wl;
+            int id;
             memset(&d, 0, sizeof d);
             if (n < 2 || strchr(tok[1], '=')) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: 'op' needs a name", t->name, t->line); goto done; }
             d.name = tok[1]; used[1] = 1;
@@ -2744,6 +2885,8 @@ static int dp__read_native(dp_graph *g, dp__text *t, dp_error *err)
             DP__NUMFIELD("compute", d.compute, "compute cost")
             DP__NUMFIELD("bytes", d.out_bytes, "bytes")
             DP__NUMFIELD("mem", d.mem_bytes, "mem")
+            DP__NUMFIELD("resident", d.resident, "resident")
+            wl = dp__kv(tok, n, "weights", used);
             if ((s = dp__kv(tok, n, "shape", used)) != NULL) {
                 char *x = NULL;
                 long long r1 = 0, c1 = 0;
@@ -2783,8 +2926,28 @@ static int dp__read_native(dp_graph *g, dp__text *t, dp_error *err)
             }
 #undef DP__NUMFIELD
             for (i = 0; i < n; i++) if (!used[i]) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: op '%s': unknown field '%s'", t->name, t->line, d.name, tok[i]); goto done; }
-            if ((rc = dp_graph_add_op(g, &d, NULL, err))) { dp__at(err, rc, t->name, t->line); goto done; }
+            if ((rc = dp_graph_add_op(g, &d, &id, err))) { dp__at(err, rc, t->name, t->line); goto done; }
+            while (wl && *wl) {   /* weights=A,B,...: declared weights */
+                char wn[DP_MAX_NAME + 2];
+                size_t l = strcspn(wl, ",");
+                int w = -1;
+                if (l > 0 && l <= DP_MAX_NAME) { memcpy(wn, wl, l); wn[l] = 0; w = dp_graph_find_weight(g, wn); }
+                if (w < 0) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: op '%s': weight '%.*s' is not a declared weight", t->name, t->line, d.name, (int)(l < 200 ? l : 200), wl); goto done; }
+                if ((rc = dp_graph_use_weight(g, id, w, err))) { dp__at(err, rc, t->name, t->line); goto done; }
+                wl += l;
+                if (*wl == ',') wl++;
+            }
             any_op = 1;
+            continue;
+        } else if (strcmp(tok[0], "weight") == 0) {
+            double wb = 0;
+            const char *s;
+            if (any_op) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: 'weight' must come before the first op", t->name, t->line); goto done; }
+            if (n < 2 || strchr(tok[1], '=')) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: 'weight' needs a name", t->name, t->line); goto done; }
+            used[1] = 1;
+            if ((s = dp__kv(tok, n, "bytes", used)) && (r = dp__num(s, &wb, 0)) != 0) { rc = dp__fail(err, dp__num_code(r), "%s:%d: weight '%s': bytes '%s' %s", t->name, t->line, tok[1], s, dp__num_problem(r)); goto done; }
+            for (i = 0; i < n; i++) if (!used[i]) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: weight '%s': unknown field '%s'", t->name, t->line, tok[1], tok[i]); goto done; }
+            if ((rc = dp_graph_add_weight(g, tok[1], wb, NULL, err))) { dp__at(err, rc, t->name, t->line); goto done; }
             continue;
         } else if (strcmp(tok[0], "edge") == 0) {
             int a, b;
@@ -2800,7 +2963,7 @@ static int dp__read_native(dp_graph *g, dp__text *t, dp_error *err)
             if ((rc = dp_graph_add_edge(g, a, b, bytes, err))) { dp__at(err, rc, t->name, t->line); goto done; }
             continue;
         } else {
-            rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unknown record '%s' (expected op, edge, units, devtimes)", t->name, t->line, tok[0]);
+            rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unknown record '%s' (expected op, edge, weight, units, devtimes)", t->name, t->line, tok[0]);
             goto done;
         }
         for (i = 0; i < n; i++) if (!used[i]) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unknown field '%s'", t->name, t->line, tok[i]); goto done; }
@@ -2823,12 +2986,22 @@ static int dp__write_native(const dp_graph *g, FILE *f)
         fprintf(f, "units speed=%.17g bandwidth=%.17g\n", g->unit_speed, g->unit_bandwidth);
     if (g->n_ext_inputs) fprintf(f, "external_inputs %d\n", g->n_ext_inputs);
     if (g->n_dev_time) fprintf(f, "devtimes %d\n", g->n_dev_time);
+    for (i = 0; i < g->n_weights; i++) {
+        fprintf(f, "weight %s", g->weight_name[i]);
+        dp__write_num(f, "bytes", g->weight_bytes[i]);
+        fputc('\n', f);
+    }
     for (i = 0; i < g->n_ops; i++) {
         fprintf(f, "op %s", g->name[i]);
         if (g->kind[i] != DP_OP_OPAQUE) fprintf(f, " kind=%s", dp_kind_name(g->kind[i]));
         dp__write_num(f, "compute", g->compute[i]);
         if (g->out_bytes[i] != 0) dp__write_num(f, "bytes", g->out_bytes[i]);
         if (g->mem_bytes[i] != 0) dp__write_num(f, "mem", g->mem_bytes[i]);
+        if (g->resident[i] != 0) dp__write_num(f, "resident", g->resident[i]);
+        if (g->wuse_off && g->wuse_off[i + 1] > g->wuse_off[i]) {
+            for (k = g->wuse_off[i]; k < g->wuse_off[i + 1]; k++)
+                fprintf(f, "%s%s", k == g->wuse_off[i] ? " weights=" : ",", g->weight_name[g->wuse[k]]);
+        }
         if (g->rows[i]) fprintf(f, " shape=%dx%d", g->rows[i], g->cols[i]);
         if (g->arg[i]) fprintf(f, " arg=%d", g->arg[i]);
         if (g->n_dev_time) {
@@ -2935,10 +3108,25 @@ done:
 
 static int dp__integral(double v) { return v >= 0 && v <= 9007199254740992.0 && v == floor(v); }
 
-static int dp__write_doppler(const dp_graph *g, FILE *f, dp_error *err)
+/* DP_ERR_FORMAT when g holds resident bytes or weights, which format fmt
+   cannot carry (only the native one can). */
+static int dp__no_resident(const dp_graph *g, const char *fmt, dp_error *err)
 {
     int i;
+    if (g->n_uses > 0)
+        return dp__fail(err, DP_ERR_FORMAT, "op '%s' uses weight '%s'; the %s format has no weights (write the native format)",
+                        g->name[g->use_op[0]], g->weight_name[g->use_weight[0]], fmt);
+    for (i = 0; i < g->n_ops; i++)
+        if (g->resident[i] != 0)
+            return dp__fail(err, DP_ERR_FORMAT, "op '%s' holds %.17g resident bytes; the %s format has no resident memory (write the native format)", g->name[i], g->resident[i], fmt);
+    return 0;
+}
+
+static int dp__write_doppler(const dp_graph *g, FILE *f, dp_error *err)
+{
+    int i, rc;
     if (g->n_dev_time) return dp__fail(err, DP_ERR_FORMAT, "the DOPPLER format has no per-device times (graph has %d columns)", g->n_dev_time);
+    if ((rc = dp__no_resident(g, "DOPPLER", err))) return rc;
     for (i = 0; i < g->n_ops; i++)
         if (!dp__integral(g->compute[i]) || !dp__integral(g->out_bytes[i]))
             return dp__fail(err, DP_ERR_FORMAT, "op '%s': DOPPLER format needs integer costs, found compute %.17g, bytes %.17g", g->name[i], g->compute[i], g->out_bytes[i]);
@@ -3028,6 +3216,7 @@ static int dp__write_stg(const dp_graph *g, FILE *f, dp_error *err)
        cost 0) is written as is; otherwise they are added around it. */
     int i, k, n = g->n_ops, shaped, sources = 0, sinks = 0, off;
     if (g->n_dev_time) return dp__fail(err, DP_ERR_FORMAT, "the STG format has no per-device times (graph has %d columns)", g->n_dev_time);
+    if ((k = dp__no_resident(g, "STG", err))) return k;
     for (i = 0; i < g->n_edges; i++)
         if (g->bytes[i] != 0) return dp__fail(err, DP_ERR_FORMAT, "edge %s -> %s carries %.17g bytes; the STG format has no communication", g->name[g->src[i]], g->name[g->dst[i]], g->bytes[i]);
     for (i = 0; i < n; i++) {
@@ -3637,6 +3826,26 @@ DPDEF int dp_fastest_device(const dp_graph *g, const dp_cluster *c, int op)
    ====================================================================== */
 static int dp__is_real(const dp_graph *g, int v) { return g->kind[v] != DP_OP_OPAQUE; }
 
+/* A set of devices (at most DP_MAX_DEVICES): 4 words of bits. */
+#define DP__DSET_WORDS ((DP_MAX_DEVICES + 63) / 64)
+#define DP__DSET_HAS(set, d) (((set)[(d) >> 6] >> ((d) & 63)) & 1u)
+#define DP__DSET_ADD(set, d) ((set)[(d) >> 6] |= (uint64_t)1 << ((d) & 63))
+
+/* Adds the resident bytes of placement assign to bytes[]: each op's own on
+   its device, each weight once on every device of an op that uses it. */
+static void dp__resident_add(const dp_graph *g, const int *assign, double *bytes)
+{
+    int v, w, k;
+    for (v = 0; v < g->n_ops; v++) bytes[assign[v]] += g->resident[v];
+    for (w = 0; w < g->n_weights; w++) {
+        uint64_t held[DP__DSET_WORDS] = {0};
+        for (k = g->wop_off[w]; k < g->wop_off[w + 1]; k++) {
+            int d = assign[g->wop[k]];
+            if (!DP__DSET_HAS(held, d)) { DP__DSET_ADD(held, d); bytes[d] += g->weight_bytes[w]; }
+        }
+    }
+}
+
 /* DP__INLINE: inlined wherever called, so that each driver's loop gets its
    own copy of the functions that handle an event, with sim a constant
    (left to itself, gcc -O2 kept them out of line: 12% more instructions
@@ -3675,6 +3884,9 @@ typedef struct dp__rt {
     /* hooks (dp_dispatch, the executors) */
     double spu, limit;            /* seconds per time unit; arena bytes (0: the
                                      cluster's memory)                           */
+    double bscale;                /* bytes per byte of the graph's (exec)         */
+    double *resid;                /* [nd] resident bytes of the placement, held
+                                     all run (exec: in buffer bytes)             */
     size_t *obytes, *ebytes;      /* each op's output and edge's copy:
                                      dp_exec_op_bytes, dp_exec_edge_bytes         */
     char *xstate;                 /* per edge: 0 none, 1 copying, 2 copied, 3 delivered */
@@ -3730,6 +3942,7 @@ static int dp__rt_init(dp__rt *w, const dp_graph *g, const dp_cluster *c, dp_sim
         DP__A(w->q, n, int); DP__A(w->qoff, nd + 1, int); DP__A(w->qlen, nd, int); DP__A(w->running, nd, int);
         DP__A(w->dirty, nd, int); DP__A(w->is_dirty, nd, char);
         DP__A(w->link_free, (size_t)nd * nd, double); DP__A(w->cur, nd, double); DP__A(w->peak, nd, double);
+        DP__A(w->resid, nd, double);
         if (s) {
             DP__A(w->ev, (size_t)n + m + 1, dp__event); DP__A(w->op_time, (size_t)n * nd, double);
             DP__A(s->start, n, double); DP__A(s->end, n, double); DP__A(s->busy, nd, double); DP__A(s->xfers, m, dp_xfer);
@@ -3743,7 +3956,7 @@ static int dp__rt_init(dp__rt *w, const dp_graph *g, const dp_cluster *c, dp_sim
         for (v = 0; v < n; v++)
             for (d = 0; d < nd; d++) w->op_time[(size_t)v * nd + d] = dp_op_time(g, c, v, d);
     } else {
-        w->spu = opts->seconds_per_unit; w->limit = opts->device_bytes; w->track = 1;
+        w->spu = opts->seconds_per_unit; w->limit = opts->device_bytes; w->track = 1; w->bscale = opts->bytes_scale;
         for (v = 0; v < n; v++) w->obytes[v] = dp_exec_op_bytes(g, v, opts->bytes_scale);
         for (v = 0; v < m; v++) w->ebytes[v] = dp_exec_edge_bytes(g, v, opts->bytes_scale);
     }
@@ -3764,6 +3977,26 @@ static void dp__rt_plan(dp__rt *w, const int *assign, dp_order order, const doub
     memset(w->qoff, 0, sizeof(int) * ((size_t)w->nd + 1));
     for (v = 0; v < w->n; v++) w->qoff[assign[v] + 1]++;
     for (d = 0; d < w->nd; d++) w->qoff[d + 1] += w->qoff[d];
+    /* resident bytes, counted from the start when bytes are (only then:
+       the simulator's hot path does not pay for it) */
+    for (d = 0; d < w->nd; d++) w->resid[d] = 0;
+    if (w->track) {
+        dp__resident_add(w->g, assign, w->resid);
+        if (!w->s) for (d = 0; d < w->nd; d++) w->resid[d] = w->resid[d] > 0 ? floor(w->resid[d] * w->bscale + 0.5) : 0;
+    }
+}
+
+/* With hooks: DP_ERR_INFEASIBLE when a device's resident bytes alone pass
+   its arena (before anything runs). */
+static int dp__rt_resident_fits(const dp__rt *w, dp_error *err)
+{
+    int d;
+    for (d = 0; d < w->nd; d++) {
+        double limit = w->limit > 0 ? w->limit : w->c->memory ? w->c->memory[d] : 0;
+        if (limit > 0 && w->resid[d] > limit)
+            return dp__fail(err, DP_ERR_INFEASIBLE, "exec: device %d: its resident bytes (weights), %.0f, pass its arena of %.0f", d, w->resid[d], limit);
+    }
+    return 0;
 }
 
 /* Device d may start an op. */
@@ -3786,7 +4019,7 @@ static void dp__rt_reset(dp__rt *w, double t)
 {
     const dp_graph *g = w->g;
     int v, d;
-    for (d = 0; d < w->nd; d++) { w->qlen[d] = 0; w->running[d] = -1; w->is_dirty[d] = 0; w->cur[d] = w->peak[d] = 0; }
+    for (d = 0; d < w->nd; d++) { w->qlen[d] = 0; w->running[d] = -1; w->is_dirty[d] = 0; w->cur[d] = w->peak[d] = w->resid[d]; }
     if (w->c->link == DP_LINK_SERIAL) for (d = 0; d < w->nd * w->nd; d++) w->link_free[d] = 0;
     if (w->xstate) memset(w->xstate, 0, (size_t)w->m);
     w->ndirty = w->ndone = w->inflight = w->ndl = w->nev = 0;
@@ -4176,6 +4409,14 @@ DPDEF int dp_graph_stats(const dp_graph *g, const dp_cluster *c, dp_stats *out)
     return 0;
 }
 
+DPDEF int dp_resident_memory(const dp_graph *g, const dp_cluster *c, const int *assign, double *bytes)
+{
+    int d;
+    for (d = 0; d < c->n; d++) bytes[d] = 0;
+    dp__resident_add(g, assign, bytes);
+    return 0;
+}
+
 DPDEF int dp_static_memory(const dp_graph *g, const dp_cluster *c, const int *assign, double *bytes)
 {
     int v, e;
@@ -4183,6 +4424,19 @@ DPDEF int dp_static_memory(const dp_graph *g, const dp_cluster *c, const int *as
     for (v = 0; v < g->n_ops; v++) bytes[assign[v]] += g->out_bytes[v] + g->mem_bytes[v];
     for (e = 0; e < g->n_edges; e++)
         if (assign[g->src[e]] != assign[g->dst[e]]) bytes[assign[g->dst[e]]] += g->bytes[e];
+    dp__resident_add(g, assign, bytes);
+    return 0;
+}
+
+DPDEF int dp_sim_check_memory(const dp_sim *s, dp_error *err)
+{
+    int d;
+    const dp_cluster *c = s->c;
+    if (!c || !s->peak_bytes) return dp__fail(err, DP_ERR_ARG, "memory check: no simulation run");
+    for (d = 0; d < c->n; d++)
+        if (c->memory[d] > 0 && s->peak_bytes[d] > c->memory[d] * (1 + 1e-12))
+            return dp__fail(err, DP_ERR_INFEASIBLE, "memory: device %d peaks at %.6g bytes, over its memory of %.6g (the placement does not fit)",
+                            d, s->peak_bytes[d], c->memory[d]);
     return 0;
 }
 
@@ -8789,6 +9043,7 @@ DPDEF int dp_dispatch(const dp_graph *g, const dp_cluster *c, const int *assign,
     dp_exec_scales(g, c, &o.seconds_per_unit, &o.bytes_scale);
     if ((rc = dp__rt_init(&w, g, c, NULL, &o, err))) return rc;
     dp__rt_plan(&w, assign, o.order, o.priority);
+    if ((rc = dp__rt_resident_fits(&w, err))) { dp__rt_free(&w); return rc; }
     dp__rt_reset(&w, hooks->now(hooks->ctx));
     rc = dp__rt_loop(&w, hooks, w.done, w.n + w.m, err);
     if (!rc && peak_bytes) memcpy(peak_bytes, w.peak, sizeof(double) * (size_t)w.nd);
@@ -8831,6 +9086,7 @@ typedef struct dp__cpux {
     int timing;             /* the device whose copy worker sleeps until armed, or -1 */
     double armed;
     unsigned char **buf, **xbuf;
+    unsigned char **resbuf; /* [nd] each device's resident bytes, held all call */
     size_t *len;            /* [n] bytes of each op's output buffer */
     size_t *sizes;          /* [nsizes] every buffer size of the run, sorted */
     int nsizes;
@@ -9402,6 +9658,7 @@ DPDEF int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign,
     if ((rc = dp_graph_check_tensors(g, err))) return rc;
     if ((rc = dp__rt_init(&x.rt, g, c, NULL, &o, err))) return rc;
     dp__rt_plan(&x.rt, assign, o.order, o.priority);
+    if ((rc = dp__rt_resident_fits(&x.rt, err))) { dp__rt_free(&x.rt); return rc; }
     for (pass = 0; pass < 2; pass++) {
         if (pass && (rc = dp__arena_alloc(&ar, &x.arena, err, "executor"))) goto done;
         DP__A(x.cv, nd, pthread_cond_t); DP__A(x.xcv, nd, pthread_cond_t); DP__A(x.op, nd, int);
@@ -9415,6 +9672,14 @@ DPDEF int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign,
         DP__A(runs_start, (size_t)o.reps * n, double); DP__A(runs_end, (size_t)o.reps * n, double); DP__A(runs_cpu, (size_t)o.reps * n, double);
         DP__A(x.cpu, n, double);
         DP__A(runs_busy, (size_t)o.reps * nd, double); DP__A(runs_peak, (size_t)o.reps * nd, double);
+        DP__A(x.resbuf, nd, unsigned char *);
+    }
+    /* resident bytes (weights): allocated, and touched, before the runs */
+    for (d = 0; d < nd; d++) {
+        size_t rb = (size_t)x.rt.resid[d];
+        if (rb == 0) continue;
+        if (!(x.resbuf[d] = (unsigned char *)DP_MALLOC(rb))) { rc = dp__fail(err, DP_ERR_NOMEM, "exec: device %d: out of memory allocating its %zu resident bytes", d, rb); goto done; }
+        memset(x.resbuf[d], 0, rb);
     }
     if ((rc = dp__cpu_pool_init(&x, err))) goto done;
     if ((rc = dp__exec_result_alloc(res, n, nd, &o, err))) goto done;
@@ -9486,6 +9751,7 @@ done:
         for (k = 0; k < nd * x.nsizes; k++)
             while (x.pool[k]) { unsigned char *b = x.pool[k]; x.pool[k] = dp__cpu_next(b); DP_FREE(b); }
     DP_FREE(x.pool);
+    if (x.resbuf) for (d = 0; d < nd; d++) DP_FREE(x.resbuf[d]);
     for (d = 0; d < ncv; d++) pthread_cond_destroy(&x.cv[d]);
     for (d = 0; d < nxcv; d++) pthread_cond_destroy(&x.xcv[d]);
     if (mutex_ok) pthread_mutex_destroy(&x.mu);

@@ -734,6 +734,7 @@ typedef struct dp__cux {
     cudaEvent_t *evx;            /* [m] copy done (cross edges)               */
     unsigned long long **st;     /* [nd] opaque ops' start time and hash      */
     void **buf, **xbuf;          /* [n] outputs, [m] copies                   */
+    void **res;                  /* [nd] resident bytes (weights), held all call */
     const float **inp;           /* [m + 1] input pointers of one launch      */
     unsigned char *host;         /* read-back buffer                          */
     size_t host_len;
@@ -985,6 +986,14 @@ static int dp__cu_static_plan(dp__cux *x, const dp_exec_opts *o, int *seq, doubl
     for (int v = 0; v < n; v++) held[x->assign[v]] += (double)dp_exec_op_bytes(g, v, x->bscale);
     for (int e = 0; e < x->m; e++)
         if (x->assign[g->src[e]] != x->assign[g->dst[e]]) held[x->assign[g->dst[e]]] += (double)dp_exec_edge_bytes(g, e, x->bscale);
+    {
+        /* and the resident bytes (weights), as the dispatcher counts them */
+        double *rb = (double *)calloc((size_t)x->nd, sizeof *rb);
+        if (!rb) { rc = dp__fail(err, DP_ERR_NOMEM, "exec (cuda): out of memory"); goto done; }
+        (void)dp_resident_memory(g, x->c, x->assign, rb);
+        for (int d = 0; d < x->nd; d++) held[d] += rb[d] > 0 ? floor(rb[d] * x->bscale + 0.5) : 0;
+        free(rb);
+    }
     for (int d = 0; d < x->nd; d++) {
         double limit = o->device_bytes > 0 ? o->device_bytes : x->c->memory ? x->c->memory[d] : 0;
         if (limit > 0 && held[d] > limit) {
@@ -1162,6 +1171,7 @@ static void dp__cu_teardown(dp__cux *x)
         for (int e = 0; e < x->m; e++) if (x->evx[e]) (void)cudaEventDestroy(x->evx[e]);
         for (int d = 0; d < x->nd; d++) {
             if (x->st[d]) { (void)cudaSetDevice(x->gpu[d]); (void)cudaFree(x->st[d]); }
+            if (x->res && x->res[d]) { (void)cudaSetDevice(x->gpu[d]); (void)cudaFree(x->res[d]); }
             if (x->cs[d]) (void)cudaStreamDestroy(x->cs[d]);
         }
         for (long i = 0; i < (long)x->nd * x->nd; i++) if (x->xs[i]) (void)cudaStreamDestroy(x->xs[i]);
@@ -1174,7 +1184,7 @@ static void dp__cu_teardown(dp__cux *x)
     x->cur_dev = -1;
     free(x->gpu); free(x->cap); free(x->cs); free(x->xs); free(x->ctl); free(x->pool); free(x->ev0);
     free(x->evs); free(x->eve); free(x->evx); free(x->st); free(x->buf); free(x->xbuf); free(x->inp);
-    free(x->host); free(x->fl); free(x->done); free(x->evd); free(x->evj);
+    free(x->host); free(x->fl); free(x->done); free(x->evd); free(x->evj); free(x->res);
     (void)cudaGetLastError();   /* leave no error of ours behind for the caller's next call */
 }
 
@@ -1203,8 +1213,8 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
     DP__CA(x->gpu, nd); DP__CA(x->cap, nd); DP__CA(x->cs, nd); DP__CA(x->xs, (size_t)nd * nd); DP__CA(x->ctl, G);
     DP__CA(x->pool, G); DP__CA(x->ev0, G); DP__CA(x->evs, n); DP__CA(x->eve, n); DP__CA(x->evx, m); DP__CA(x->st, nd);
     DP__CA(x->buf, n); DP__CA(x->xbuf, m); DP__CA(x->inp, m); DP__CA(x->fl, n + m); DP__CA(x->done, n + m);
-    DP__CA(x->evd, n); DP__CA(x->evj, nd + (size_t)nd * nd);
-    DP__CA(reserve, G);
+    DP__CA(x->evd, n); DP__CA(x->evj, nd + (size_t)nd * nd); DP__CA(x->res, nd);
+    DP__CA(reserve, nd);   /* [G] below, then [nd] for the resident bytes */
 #undef DP__CA
     /* the bytes each GPU could hold at once, to grow its pool before the first run */
     for (int v = 0; v < n; v++) reserve[x->assign[v] % G] += (double)dp_exec_op_bytes(g, v, x->bscale);
@@ -1261,6 +1271,16 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
         cudaCheck(cudaStreamCreateWithFlags(&x->cs[d], cudaStreamNonBlocking));
         cudaCheck(cudaMalloc((void **)&x->st[d], 2 * sizeof(unsigned long long)));
         cudaCheck(cudaMemsetAsync(x->st[d], 0, 2 * sizeof(unsigned long long), x->cs[d]));
+    }
+    /* resident bytes (weights): allocated and cleared before the first run,
+       held to the end of the call (reserve is free again: it holds them) */
+    (void)dp_resident_memory(g, x->c, x->assign, reserve);
+    for (int d = 0; d < nd; d++) {
+        double rb = reserve[d] > 0 ? floor(reserve[d] * x->bscale + 0.5) : 0;
+        if (rb < 1) continue;
+        if ((rc = dp__cu_use(&x->cur_dev, x->gpu[d], err))) goto done;
+        cudaCheck(cudaMalloc(&x->res[d], (size_t)rb));
+        cudaCheck(cudaMemsetAsync(x->res[d], 0, (size_t)rb, x->cs[d]));
     }
     for (int v = 0; v < n; v++) {
         if ((rc = dp__cu_use(&x->cur_dev, x->gpu[x->assign[v]], err))) goto done;
