@@ -717,13 +717,25 @@ DPDEF int dp_sim_check_memory(const dp_sim *s, dp_error *err);
                   Metropolis rule, temperature from 5% to 0.01% of the
                   start makespan, geometric over opts->budget simulations;
                   returns the best placement seen
+     pipeline     what a hand split or torch's pipelining gives: the ops
+                  in topological order cut into at most N consecutive
+                  stages, stage k on device k, the cuts minimising the
+                  slowest stage's compute time with every stage within
+                  its device's memory (a binary search on that time, each
+                  stage grown while it holds both)
    When a cluster device has memory > 0, every placer keeps
-   dp_static_memory within it, or fails with DP_ERR_INFEASIBLE.
+   dp_static_memory within it, or fails with DP_ERR_INFEASIBLE naming
+   the op that fits nowhere and every device's room.
+   Never worse than one device: every method but single also scores the
+   best single-device placement that fits (the device that runs the whole
+   graph fastest) and returns it instead when its makespan is lower, or
+   when the method found no placement within memory
+   (dp_place_result.fallback = 1; dp_place_opts.no_fallback turns it off).
    ====================================================================== */
 #define DP_METHODS(X)                                                   \
     X(SINGLE, "single")    X(ROUND_ROBIN, "round-robin")                \
     X(RANDOM, "random")    X(CP, "cp")    X(HEFT, "heft")               \
-    X(ENUMOPT, "enumopt")  X(ANNEAL, "anneal")
+    X(ENUMOPT, "enumopt")  X(ANNEAL, "anneal") X(PIPELINE, "pipeline")
 
 #define DP__METHOD_ENUM(id, text) DP_METHOD_##id,
 typedef enum dp_method { DP_METHODS(DP__METHOD_ENUM) DP_METHOD__COUNT } dp_method;
@@ -738,6 +750,8 @@ typedef struct dp_place_opts {
     int      budget;        /* anneal: simulations; 0 -> 20 * ops * devices */
     int      max_passes;    /* enumopt: 0 -> until no move improves (<=100) */
     const int *start;       /* enumopt, anneal: initial placement; NULL -> cp */
+    int      no_fallback;   /* 1: return the method's own answer even where
+                               one device does better                     */
 } dp_place_opts;
 
 typedef struct dp_place_result {
@@ -746,6 +760,9 @@ typedef struct dp_place_result {
     double lower_bound;
     long   simulations;     /* simulator runs, the final scoring one included */
     double seconds;
+    int    fallback;        /* 1: the best single device was returned (it
+                               beat the method's answer, or the method found
+                               none within memory)                        */
 } dp_place_result;
 
 DPDEF int dp_place(dp_method m, const dp_graph *g, const dp_cluster *c,
@@ -4464,15 +4481,27 @@ static int dp__limited(const dp_cluster *c)
     return 0;
 }
 
+/* The static memory (dp_static_memory) of a placement built op by op,
+   each op after its inputs: bytes per device, and for each weight the
+   devices that hold it already (a weight costs only its first op on a
+   device). used [nd], held [n_weights * DP__DSET_WORDS], both zeroed. */
+typedef struct dp__mem { const dp_graph *g; const dp_cluster *c; double *used; uint64_t *held; } dp__mem;
+
 /* Bytes that placing v on d adds to d, given its placed predecessors. */
-static double dp__mem_cost(const dp_graph *g, const int *assign, int v, int d)
+static double dp__mem_cost(const dp__mem *m, const int *assign, int v, int d)
 {
-    double b = g->out_bytes[v] + g->mem_bytes[v];
+    const dp_graph *g = m->g;
+    double b = g->out_bytes[v] + g->mem_bytes[v] + g->resident[v];
     int k;
     for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
         int e = g->in_edge[k];
         if (assign[g->src[e]] != d) b += g->bytes[e];
     }
+    if (g->wuse_off)
+        for (k = g->wuse_off[v]; k < g->wuse_off[v + 1]; k++) {
+            int w = g->wuse[k];
+            if (!DP__DSET_HAS(m->held + (size_t)w * DP__DSET_WORDS, d)) b += g->weight_bytes[w];
+        }
     return b;
 }
 
@@ -4480,6 +4509,23 @@ static int dp__fits(const dp_cluster *c, const double *used, int d, double extra
 {
     return c->memory[d] <= 0 || used[d] + extra <= c->memory[d] * (1 + 1e-12);
 }
+
+static int dp__mem_fits(const dp__mem *m, const int *assign, int v, int d)
+{
+    return m->c->memory[d] <= 0 || dp__fits(m->c, m->used, d, dp__mem_cost(m, assign, v, d));
+}
+
+/* v goes to d (assign[v] is set by the caller). */
+static void dp__mem_place(dp__mem *m, const int *assign, int v, int d)
+{
+    const dp_graph *g = m->g;
+    int k;
+    m->used[d] += dp__mem_cost(m, assign, v, d);
+    if (g->wuse_off)
+        for (k = g->wuse_off[v]; k < g->wuse_off[v + 1]; k++) DP__DSET_ADD(m->held + (size_t)g->wuse[k] * DP__DSET_WORDS, d);
+}
+
+static size_t dp__mem_words(const dp_graph *g) { return (size_t)g->n_weights * DP__DSET_WORDS; }
 
 static int dp__all_fit(const dp_graph *g, const dp_cluster *c, const int *assign, double *scratch)
 {
@@ -4489,38 +4535,57 @@ static int dp__all_fit(const dp_graph *g, const dp_cluster *c, const int *assign
     return 1;
 }
 
-static int dp__infeasible(const dp_graph *g, const dp_cluster *c, const int *assign, const double *used, int v, dp_error *err)
+/* DP_ERR_INFEASIBLE: op v fits on no device; the message names it and
+   every device's room (the first 8). */
+static int dp__infeasible(const dp__mem *m, const int *assign, int v, dp_error *err)
 {
-    int d, best = 0;
-    double need = 0;
-    for (d = 0; d < c->n; d++) {
-        double free_d = c->memory[d] - used[d], free_b = c->memory[best] - used[best];
-        if (c->memory[d] > 0 && free_d > free_b) best = d;
+    const dp_cluster *c = m->c;
+    char room[256];
+    size_t at = 0;
+    int d;
+    room[0] = 0;
+    for (d = 0; d < c->n && d < 8 && at < sizeof room; d++) {
+        int k = snprintf(room + at, sizeof room - at, "%s%d: %.4g of %.4g free, needs %.4g", d ? "; " : "", d,
+                         c->memory[d] > 0 ? c->memory[d] - m->used[d] : HUGE_VAL, c->memory[d] > 0 ? c->memory[d] : HUGE_VAL,
+                         dp__mem_cost(m, assign, v, d));
+        if (k < 0) break;
+        at += (size_t)k;
     }
-    need = dp__mem_cost(g, assign, v, best);
-    return dp__fail(err, DP_ERR_INFEASIBLE, "memory: op '%s' needs %.6g bytes with its inputs on device %d, which has %.6g of %.6g free (the most of any device); no feasible placement found",
-                    g->name[v], need, best, c->memory[best] - used[best], c->memory[best]);
+    if (at < sizeof room && d < c->n) snprintf(room + at, sizeof room - at, "; ...");
+    return dp__fail(err, DP_ERR_INFEASIBLE, "memory: op '%s' (node %d) fits on no device (%s): no feasible placement found", m->g->name[v], v, room);
 }
 
 /* ---- single, round-robin, random ---------------------------------------- */
+/* The single device that runs the whole graph fastest and holds it all
+   (-1 when none does), and assign[] filled with it. */
+static int dp__best_single(const dp_graph *g, const dp_cluster *c, int *assign, double *scratch)
+{
+    int d, v, best = -1;
+    double best_t = 0;
+    for (d = 0; d < c->n; d++) {
+        double tt = 0;
+        for (v = 0; v < g->n_ops; v++) { assign[v] = d; tt += dp_op_time(g, c, v, d); }
+        if (!dp__all_fit(g, c, assign, scratch)) continue;
+        if (best < 0 || tt < best_t) { best = d; best_t = tt; }
+    }
+    for (v = 0; v < g->n_ops; v++) assign[v] = best;
+    return best;
+}
+
 static int dp__place_simple(dp_method m, const dp_graph *g, const dp_cluster *c, uint64_t seed, int *assign, dp_error *err)
 {
     int n = g->n_ops, nd = c->n, i, v, d, rc = 0;
     double *used = (double *)dp__alloc((size_t)nd, sizeof(double), err, "placer");
     int *fit = (int *)dp__alloc((size_t)nd, sizeof(int), err, "placer");
+    uint64_t *held = (uint64_t *)dp__alloc(dp__mem_words(g) + 1, sizeof(uint64_t), err, "placer");
+    dp__mem mem;
     dp_rng rng;
-    if (!used || !fit) { rc = DP_ERR_NOMEM; goto done; }
+    if (!used || !fit || !held) { rc = DP_ERR_NOMEM; goto done; }
+    mem.g = g; mem.c = c; mem.used = used; mem.held = held;
     dp_rng_seed(&rng, seed);
     if (m == DP_METHOD_SINGLE) {
         /* the device that runs everything fastest and holds it all */
-        int best = -1;
-        double best_t = 0;
-        for (d = 0; d < nd; d++) {
-            double tt = 0;
-            for (v = 0; v < n; v++) { assign[v] = d; tt += dp_op_time(g, c, v, d); }
-            if (!dp__all_fit(g, c, assign, used)) continue;
-            if (best < 0 || tt < best_t) { best = d; best_t = tt; }
-        }
+        int best = dp__best_single(g, c, assign, used);
         if (best < 0) { rc = dp__fail(err, DP_ERR_INFEASIBLE, "no single device can hold all %d ops", n); goto done; }
         for (v = 0; v < n; v++) assign[v] = best;
         goto done;
@@ -4529,8 +4594,8 @@ static int dp__place_simple(dp_method m, const dp_graph *g, const dp_cluster *c,
     for (i = 0; i < n; i++) {
         int nf = 0;
         v = g->topo[i];
-        for (d = 0; d < nd; d++) if (dp__fits(c, used, d, dp__mem_cost(g, assign, v, d))) fit[nf++] = d;
-        if (nf == 0) { rc = dp__infeasible(g, c, assign, used, v, err); goto done; }
+        for (d = 0; d < nd; d++) if (dp__mem_fits(&mem, assign, v, d)) fit[nf++] = d;
+        if (nf == 0) { rc = dp__infeasible(&mem, assign, v, err); goto done; }
         if (m == DP_METHOD_ROUND_ROBIN) {
             /* device i mod N, or the next one round that fits */
             int want = i % nd, k;
@@ -4543,11 +4608,11 @@ static int dp__place_simple(dp_method m, const dp_graph *g, const dp_cluster *c,
         } else {
             d = fit[dp_rng_int(&rng, nf)];
         }
-        used[d] += dp__mem_cost(g, assign, v, d);
+        dp__mem_place(&mem, assign, v, d);
         assign[v] = d;
     }
 done:
-    DP_FREE(used); DP_FREE(fit);
+    DP_FREE(used); DP_FREE(fit); DP_FREE(held);
     return rc;
 }
 
@@ -4572,6 +4637,8 @@ static int dp__list_schedule(const dp_graph *g, const dp_cluster *c, int inserti
 {
     int n = g->n_ops, nd = c->n, k, v, d, rc = 0, placed = 0, pass;
     double *bl, *st, *fin, *avail, *used;
+    uint64_t *held;
+    dp__mem mem;
     int *pend, *slots, *nslot;
     int *out = assign;   /* written only on success */
     void *block = NULL;
@@ -4587,7 +4654,9 @@ static int dp__list_schedule(const dp_graph *g, const dp_cluster *c, int inserti
            by start (n slots each) */
         DP__A(slots, insertion ? (size_t)n * nd : (size_t)n, int);
         DP__A(nslot, nd, int); DP__A(q.h, n, int); DP__A(assign, n, int);
+        DP__A(held, dp__mem_words(g), uint64_t);
     }
+    mem.g = g; mem.c = c; mem.used = used; mem.held = held;
     q.n = 0; q.key = bl;
     dp_blevel(g, c, bl);
     for (v = 0; v < n; v++) {
@@ -4601,7 +4670,7 @@ static int dp__list_schedule(const dp_graph *g, const dp_cluster *c, int inserti
         v = dp__oh_pop(&q);
         for (d = 0; d < nd; d++) {
             double ready = dp__inputs_ready(g, c, assign, fin, v, d), w = dp_op_time(g, c, v, d), s;
-            if (!dp__fits(c, used, d, dp__mem_cost(g, assign, v, d))) continue;
+            if (!dp__mem_fits(&mem, assign, v, d)) continue;
             if (!insertion) {
                 s = ready > avail[d] ? ready : avail[d];
                 if (best_d < 0 || s < best_s) { best_d = d; best_s = s; best_f = s + w; }
@@ -4619,9 +4688,9 @@ static int dp__list_schedule(const dp_graph *g, const dp_cluster *c, int inserti
                 if (best_d < 0 || s + w < best_f) { best_d = d; best_s = s; best_f = s + w; }
             }
         }
-        if (best_d < 0) { rc = dp__infeasible(g, c, assign, used, v, err); goto done; }
+        if (best_d < 0) { rc = dp__infeasible(&mem, assign, v, err); goto done; }
         d = best_d;
-        used[d] += dp__mem_cost(g, assign, v, d);
+        dp__mem_place(&mem, assign, v, d);
         assign[v] = d;
         st[v] = best_s; fin[v] = best_f;
         if (best_f > len) len = best_f;
@@ -4748,6 +4817,60 @@ done:
     return rc;
 }
 
+/* ---- pipeline and the single-device fallback ------------------------- */
+/* The stages for bottleneck T: ops in topological order fill device 0
+   while its stage's time stays within T and its memory within its own,
+   then device 1, ...; 1 when every op found a stage, else 0 with *stuck
+   the op that did not (mem, assign: the state reached). */
+static int dp__pipeline_cut(const dp_graph *g, const dp_cluster *c, double T, dp__mem *mem, int *assign, int *stuck)
+{
+    int i, d = 0, nd = c->n;
+    double t = 0;
+    memset(mem->used, 0, sizeof(double) * (size_t)nd);
+    if (mem->held) memset(mem->held, 0, sizeof(uint64_t) * dp__mem_words(g));
+    for (i = 0; i < g->n_ops; i++) assign[i] = -1;
+    for (i = 0; i < g->n_ops; i++) {
+        int v = g->topo[i];
+        double tv = dp_op_time(g, c, v, d);
+        while (t + tv > T || !dp__mem_fits(mem, assign, v, d)) {
+            if (t == 0 || d + 1 >= nd) { *stuck = v; return 0; }   /* alone on an empty stage, or no stage left */
+            d++; t = 0; tv = dp_op_time(g, c, v, d);
+        }
+        dp__mem_place(mem, assign, v, d);
+        assign[v] = d;
+        t += tv;
+    }
+    return 1;
+}
+
+static int dp__pipeline(const dp_graph *g, const dp_cluster *c, int *assign, dp_error *err)
+{
+    int nd = c->n, v, d, it, stuck = 0, rc = 0;
+    double lo = 0, hi = 0;
+    double *used = (double *)dp__alloc((size_t)nd, sizeof(double), err, "pipeline");
+    uint64_t *held = (uint64_t *)dp__alloc(dp__mem_words(g) + 1, sizeof(uint64_t), err, "pipeline");
+    dp__mem mem;
+    if (!used || !held) { rc = DP_ERR_NOMEM; goto done; }
+    mem.g = g; mem.c = c; mem.used = used; mem.held = held;
+    /* hi: every op on one stage of the slowest device's time always holds
+       the time; the memory then decides */
+    for (v = 0; v < g->n_ops; v++) {
+        double mx = 0;
+        for (d = 0; d < nd; d++) if (dp_op_time(g, c, v, d) > mx) mx = dp_op_time(g, c, v, d);
+        hi += mx;
+    }
+    hi = hi * (1 + 1e-9) + 1e-300;
+    if (!dp__pipeline_cut(g, c, hi, &mem, assign, &stuck)) { rc = dp__infeasible(&mem, assign, stuck, err); goto done; }
+    for (it = 0; it < 100 && hi - lo > 1e-9 * hi; it++) {
+        double mid = 0.5 * (lo + hi);
+        if (dp__pipeline_cut(g, c, mid, &mem, assign, &stuck)) hi = mid; else lo = mid;
+    }
+    (void)dp__pipeline_cut(g, c, hi, &mem, assign, &stuck);
+done:
+    DP_FREE(used); DP_FREE(held);
+    return rc;
+}
+
 DPDEF int dp_place(dp_method m, const dp_graph *g, const dp_cluster *c, const dp_place_opts *opts,
                    int *assign, dp_place_result *res, dp_error *err)
 {
@@ -4795,6 +4918,9 @@ DPDEF int dp_place(dp_method m, const dp_graph *g, const dp_cluster *c, const dp
         if (!rc) rc = m == DP_METHOD_ENUMOPT ? dp__enumopt(g, c, &o, &sim, &so, assign, &r.simulations, err)
                                              : dp__anneal(g, c, &o, &sim, &so, assign, &r.simulations, err);
         break;
+    case DP_METHOD_PIPELINE:
+        rc = dp__pipeline(g, c, assign, err);
+        break;
     default:
         rc = dp__fail(err, DP_ERR_ARG, "unknown placement method %d", (int)m);
     }
@@ -4803,8 +4929,33 @@ DPDEF int dp_place(dp_method m, const dp_graph *g, const dp_cluster *c, const dp
         r.simulations++;   /* the scoring run */
         r.makespan = sim.makespan;
         if (m != DP_METHOD_CP && m != DP_METHOD_HEFT) r.schedule_length = r.makespan;
-        rc = dp__lower_bound(g, c, &r.lower_bound, err);
     }
+    /* never worse than one device (and one device where the method found
+       nothing within memory) */
+    if ((!rc || rc == DP_ERR_INFEASIBLE) && m != DP_METHOD_SINGLE && !o.no_fallback && c->n > 1) {
+        int *one = (int *)dp__alloc((size_t)g->n_ops, sizeof(int), NULL, "fallback");
+        double *sc = (double *)dp__alloc((size_t)c->n, sizeof(double), NULL, "fallback");
+        int failed = rc;
+        if (!one || !sc) rc = dp__fail(err, DP_ERR_NOMEM, "out of memory scoring the single-device fallback");
+        else if (dp__best_single(g, c, one, sc) >= 0) {
+            dp_sim_opts fo = so;
+            int frc;
+            fo.track_memory = 0;
+            if ((frc = dp_sim_run(&sim, one, &fo, failed ? err : NULL)) != 0) { if (failed) rc = frc; }
+            else {
+                r.simulations++;
+                if (failed || sim.makespan < r.makespan) {
+                    memcpy(assign, one, sizeof(int) * (size_t)g->n_ops);
+                    r.makespan = r.schedule_length = sim.makespan;
+                    r.fallback = 1;
+                    rc = 0;
+                    dp__ok(err);
+                }
+            }
+        }
+        DP_FREE(one); DP_FREE(sc);
+    }
+    if (!rc) rc = dp__lower_bound(g, c, &r.lower_bound, err);
     if (!rc) {
         r.seconds = dp_now() - t_begin;
         if (res) *res = r;

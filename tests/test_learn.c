@@ -638,8 +638,10 @@ static void test_reinforce(void)
     /* the hand numbers, against the library */
     int cp[4], better[4] = {0, 0, 0, 0}, asg[4];
     dp_place_result pr;
+    dp_place_opts own = {0};
     double mk = -1;
-    CHECK(dp_place(DP_METHOD_CP, &g, &c, NULL, cp, &pr, &err) == 0, "cp: %s", err.msg);
+    own.no_fallback = 1;   /* cp's own answer: one device (7) beats it */
+    CHECK(dp_place(DP_METHOD_CP, &g, &c, &own, cp, &pr, &err) == 0, "cp: %s", err.msg);
     CHECK(cp[0] == 0 && cp[1] == 0 && cp[2] == 1 && cp[3] == 0, "cp placed {%d %d %d %d}, expected {0 0 1 0}", cp[0], cp[1], cp[2], cp[3]);
     CHECK_NEAR(pr.schedule_length, RL_CP_MAKESPAN, 0, "cp schedule length");
     CHECK_NEAR(pr.makespan, RL_CP_MAKESPAN, 0, "cp simulated makespan");

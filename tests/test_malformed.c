@@ -241,7 +241,7 @@ static const bad_t CASES[] = {
     {"mf_sum_compute.stg", K_GRAPH, DP_FORMAT_STG, "2\n0 0 0\n1 1e308 1 0\n2 1e308 1 1\n3 0 1 2\n", 0,
      DP_ERR_RANGE, 0, "op 't2' (node 2): the total compute"},
     {"mf_sum_memory.dpg", K_GRAPH, DP_FORMAT_NATIVE, HDR "op a compute=1 bytes=1e308 mem=1e308\n", 0,
-     DP_ERR_RANGE, 0, "op 'a' (node 0): the total output and workspace bytes"},
+     DP_ERR_RANGE, 0, "op 'a' (node 0): the total output, workspace and resident bytes"},
     {"mf_sum_edges.dpg", K_GRAPH, DP_FORMAT_NATIVE,
      HDR "op a compute=1\nop b\nop c\nedge a b bytes=1e308\nedge a c bytes=1e308\n", 0,
      DP_ERR_RANGE, 0, "edge a -> c (edge 1): the total bytes"},

@@ -134,12 +134,23 @@ static void test_simple(void)
     CHECK(memcmp(asg, want_s, sizeof asg) == 0, "single placement");
     CHECK_NEAR(res.makespan, 15, 0, "single makespan");
     CHECK(res.makespan == res.schedule_length, "single: schedule_length != makespan");
+    CHECK(res.fallback == 0, "single reports a fallback");
     /* round-robin: 0 1 2 0 1; every edge crosses devices: 15 + 4 x 1 = 19 */
+    po.no_fallback = 1;
     CHECK(place(DP_METHOD_ROUND_ROBIN, &g, &c, &po, asg, &res) == 0, "round-robin: %s", err.msg);
     int want_r[5] = {0, 1, 2, 0, 1};
     CHECK(memcmp(asg, want_r, sizeof asg) == 0, "round-robin placement %d %d %d %d %d", asg[0], asg[1],
           asg[2], asg[3], asg[4]);
     CHECK_NEAR(res.makespan, 19, 0, "round-robin makespan");
+    CHECK(res.fallback == 0 && res.simulations == 1, "round-robin without fallback: fallback %d, %ld simulations", res.fallback, res.simulations);
+    /* with the fallback (the default): one device's 15 beats 19, and is
+       returned, scored by one more simulation */
+    po.no_fallback = 0;
+    CHECK(place(DP_METHOD_ROUND_ROBIN, &g, &c, &po, asg, &res) == 0, "round-robin: %s", err.msg);
+    CHECK(memcmp(asg, want_s, sizeof asg) == 0, "round-robin's fallback placement %d %d %d %d %d", asg[0], asg[1],
+          asg[2], asg[3], asg[4]);
+    CHECK_NEAR(res.makespan, 15, 0, "round-robin's fallback makespan");
+    CHECK(res.fallback == 1 && res.simulations == 2, "round-robin: fallback %d, %ld simulations", res.fallback, res.simulations);
     dp_cluster_free(&c);
     dp_graph_free(&g);
 
@@ -201,7 +212,8 @@ static void test_search(void)
     /* 200 random single-op moves over 16 placements, a quarter of them
        improving from the start: anneal keeps the best it saw */
     CHECK_NEAR(res.makespan, 9, 0, "anneal from all-on-d0");
-    CHECK(res.simulations > 0 && res.simulations <= 201, "anneal used %ld simulations for budget 200",
+    /* the budget, the scoring run and the one-device fallback's */
+    CHECK(res.simulations > 0 && res.simulations <= 202, "anneal used %ld simulations for budget 200",
           res.simulations);
     dp_cluster_free(&c);
     dp_graph_free(&g);
