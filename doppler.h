@@ -826,14 +826,25 @@ DPDEF int dp_gen(dp_graph *g, const dp_gen_opts *opts, dp_error *err);
    heads of transpose, scores, scale, softmax, weighted sum; output
    projection and residual; rmsnorm, gated SiLU MLP, residual);
    llama-layer: `layers` such blocks stacked. Each block's attention is
-   over the batch rows (a sequence of `batch` tokens). */
-typedef enum dp_workload { DP_WL_CHAINMM = 0, DP_WL_FFNN, DP_WL_LLAMA_BLOCK, DP_WL_LLAMA_LAYER } dp_workload;
+   over the batch rows (a sequence of `batch` tokens). gpt: a GPT-style
+   decoder stack: `layers` blocks of layernorm, Q/K/V, P heads, output
+   projection, residual, layernorm, a GELU MLP 4 dim wide, residual; then
+   a final layernorm and the language-model head (dim x vocab).
+   With weights = 1 the weight matrices are the graph's weights (resident,
+   see >>api-graph): each block of W becomes a weight of its bytes used by
+   the matmuls that read it, and the graph is of opaque ops (the same
+   FLOPs, bytes and edges, less the weights' input ops): a model whose
+   weights must fit in device memory, for placement and the simulator
+   (real kernels read every operand from an edge). */
+typedef enum dp_workload { DP_WL_CHAINMM = 0, DP_WL_FFNN, DP_WL_LLAMA_BLOCK, DP_WL_LLAMA_LAYER, DP_WL_GPT } dp_workload;
 typedef struct dp_workload_opts {
     dp_workload kind;
     int parts;    /* P; 0 -> 2   */
     int dim;      /* 0 -> 256    */
     int batch;    /* 0 -> 64     */
     int layers;   /* 0 -> 3      */
+    int vocab;    /* gpt: 0 -> 8 dim (a multiple of P)                   */
+    int weights;  /* 1: weight matrices as resident weights (see above)  */
 } dp_workload_opts;
 DPDEF int dp_workload_parse(const char *name, dp_workload *out);  /* "chainmm" */
 DPDEF int dp_gen_workload(dp_graph *g, const dp_workload_opts *opts, dp_error *err);
@@ -1212,6 +1223,11 @@ typedef struct dp_infer_opts {
                                 The policy's placement is a better start
                                 for it than cp's (bench/RESULTS.md part 4) */
     long    *simulations;    /* optional output: the simulations made      */
+    int     *fallback;       /* optional output: 1 when the best single
+                                device that fits was returned (it beat the
+                                policy's placement, or the policy found
+                                none within memory), as dp_place          */
+    int      no_fallback;    /* 1: the policy's own answer, as dp_place_opts */
 } dp_infer_opts;
 
 /* Places g with the policy (either algorithm); order (may be NULL) gets
@@ -1277,6 +1293,8 @@ typedef struct dp_improve_opts {
     int      op_restart;     /* as dp_train_opts                            */
     long    *simulations;    /* optional output: the simulations made (the
                                 training's, the placement's, the polish's) */
+    int     *fallback;       /* optional output, as dp_infer_opts           */
+    int      no_fallback;    /* as dp_infer_opts                            */
 } dp_improve_opts;
 DPDEF int dp_policy_improve(const dp_policy *p, const dp_graph *g, const dp_cluster *c,
                       const dp_improve_opts *opts, int *assign, int *order,
@@ -5520,6 +5538,16 @@ typedef struct dp__gctx {
     /* backward scratch */
     double *G, *snap, *gAP, *prio; /* gAP [n][2H]: gA_v then gP_v     */
     int *best_assign, *best_order;
+    /* device memory (a cluster with limits only; else mlim 0 and NULLs):
+       the static memory of the ops placed so far (dp__mem), each step's
+       devices where the op fits (PLC's mask), and whether the rollout
+       met a dead end (an op that fit nowhere went to the device with the
+       most room: over its memory) */
+    int mlim, overfull, deadend;
+    dp__mem mem;
+    char *mfit;           /* [nd] */
+    double *mdead;        /* [nd] each device's bytes in use at the dead end */
+    double pen;           /* an over-full placement's cost added (dp__cost) */
     void *arena;          /* every buffer above lives in this one block  */
     dp_sim sim;
     /* training statistics */
@@ -5664,6 +5692,26 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
         DP__A(x->prio, n, double);
         DP__A(x->wt_sel, dp__gnn_size(H, K) + dp__selhead_size(H), double);
         DP__A(x->wt_plc, (shared ? 0 : dp__gnn_size(H, K)) + dp__plchead_size(H), double); DP__A(x->best_assign, n, int); DP__A(x->best_order, n, int);
+        if (dp__limited(c)) { DP__A(x->mem.used, nd, double); DP__A(x->mem.held, dp__mem_words(g) + 1, uint64_t); DP__A(x->mfit, nd, char); DP__A(x->mdead, nd, double); }
+    }
+    x->mlim = dp__limited(c);
+    x->mem.g = g; x->mem.c = c;
+    if (x->mlim) {
+        /* more than any makespan: every op on its slowest device in turn,
+           then every edge on the slowest link (dp_check's bound) */
+        double pen = 0, wib = 0, wlat = 0;
+        for (v = 0; v < n; v++) {
+            double mx = 0;
+            for (k = 0; k < nd; k++) if (dp_op_time(g, c, v, k) > mx) mx = dp_op_time(g, c, v, k);
+            pen += mx;
+        }
+        for (k = 0; k < nd * nd; k++) {
+            if (k / nd == k % nd) continue;
+            if (1 / c->bandwidth[k] > wib) wib = 1 / c->bandwidth[k];
+            if (c->latency[k] > wlat) wlat = c->latency[k];
+        }
+        for (e = 0; e < m; e++) pen += g->bytes[e] * wib + wlat;
+        x->pen = pen > 0 ? pen : 1;
     }
     if ((rc = dp_sim_init(&x->sim, g, c, err))) { dp__gctx_free(x); return rc; }
     if (alike) for (e = 0; e < m; e++) x->xe[e] = dp_xfer_time(c, g->bytes[e], 0, 1);
@@ -6514,6 +6562,36 @@ static double dp__choice_record(dp__gctx *x, const dp__roll_opts *ro, dp__roll_s
     return wc;
 }
 
+/* PLC's memory mask for op v (a cluster with limits): the devices where
+   v still fits (x->mfit) keep their logits, the others get -inf, so the
+   softmax, its gradient and its entropy are over the devices it fits; the
+   cp expert's choices become the earliest start among those (cp's rule
+   within memory). Where it fits nowhere (a dead end: earlier choices
+   filled the devices), the device with the most room is the only one,
+   and the rollout is over-full (x->overfull; dp__cost penalises it). */
+static void dp__plc_mask(dp__gctx *x, int v)
+{
+    const dp_cluster *c = x->c;
+    int d, nd = x->nd, nf = 0, room = 0;
+    double emin = HUGE_VAL;
+    for (d = 0; d < nd; d++) {
+        x->mfit[d] = (char)dp__mem_fits(&x->mem, x->assign, v, d);
+        nf += x->mfit[d];
+        if (x->mfit[d] && x->est[d] < emin) emin = x->est[d];
+        if (c->memory[d] - x->mem.used[d] > c->memory[room] - x->mem.used[room]) room = d;   /* matters only when v fits nowhere: all limited */
+    }
+    if (nf == 0) {
+        x->mfit[room] = 1;
+        emin = x->est[room];
+        if (!x->overfull) { x->deadend = v; memcpy(x->mdead, x->mem.used, sizeof(double) * (size_t)nd); }
+        x->overfull = 1;
+    }
+    for (d = 0; d < nd; d++) {
+        if (!x->mfit[d]) x->logit[d] = -HUGE_VAL;
+        x->expert[d] = x->mfit[d] && x->est[d] <= emin + 1e-9 * fabs(emin);
+    }
+}
+
 static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro, dp_rng *rng, dp__roll_stats *st)
 {
     const dp_graph *g = x->g;
@@ -6548,6 +6626,11 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
     for (d = 0; d < nd; d++) { x->avail[d] = 0; x->work[d] = 0; x->cnt[d] = 0; x->busy_n[d] = 0; }
     memset(x->psum, 0, sizeof(double) * (size_t)nd * H);
     x->crem = x->wtot;
+    x->overfull = 0; x->deadend = -1;
+    if (x->mlim) {
+        memset(x->mem.used, 0, sizeof(double) * (size_t)nd);
+        memset(x->mem.held, 0, sizeof(uint64_t) * dp__mem_words(g));
+    }
     if (ro->train) {
         memset(x->gsel_pg, 0, sizeof(double) * (size_t)n);
         memset(x->gsel_fix, 0, sizeof(double) * (size_t)n);
@@ -6589,8 +6672,15 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
             x->logit[d] *= it;
             x->expert[d] = x->est[d] <= emin + 1e-9 * fabs(emin);
         }
+        if (x->mlim) dp__plc_mask(x, v);
         ent = dp__softmax(x->logit, lp, nd, tr);
         a = ro->force_dev ? ro->force_dev[t] : dp__choose(lp, nd, ro->sample, ro->eps, rng);
+        if (x->mlim && !x->mfit[a] && !ro->force_dev) {   /* exploration's uniform pick: among the devices it fits */
+            int nf = 0;
+            for (d = 0; d < nd; d++) nf += x->mfit[d];
+            for (k = dp_rng_int(rng, nf), a = 0; ; a++) if (x->mfit[a] && k-- == 0) break;
+        }
+        if (x->mlim) dp__mem_place(&x->mem, x->assign, v, a);
         wc = tr ? dp__choice_record(x, ro, st, t, 1, lp, nd, a, ent, wdisc, adv, &pe) : wdisc;
         if (tr && g->in_off[v + 1] > g->in_off[v]) {   /* joined an input's device? */
             st->npar++;
@@ -6601,6 +6691,7 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
                                                     x->step_gu + (size_t)t * nd, x->step_gf + (size_t)t * nd, NULL, it);
         /* ---- place v on a ---- */
         dp__place_step(x, t, v, a);
+        if (x->overfull && ro->stop_above > 0) { st->stopped = 1; return; }   /* a sample over memory: no answer */
         if (ro->stop_above > 0 && (x->pathmax > ro->stop_above || x->work[a] > ro->stop_above)) { st->stopped = 1; return; }
         if (ro->critic) for (d = 0; d < nd; d++) x->crem -= x->optime[(size_t)v * nd + d] / nd;
     }
@@ -6819,6 +6910,10 @@ typedef struct dp__pctx {
     double *lp;           /* [n] log p of each step's move               */
     double *md;           /* [D] one-step improvement: the makespan with the
                              current op on each device                  */
+    int mlim;             /* a cluster with memory limits: a move must keep
+                             the placement within them                   */
+    char *mfit;           /* [D] the devices the current op may move to  */
+    double *mscr;         /* [D] scratch of dp__all_fit                   */
     long sims;            /* simulations in the last episode              */
     double m0;            /* makespan of the starting placement          */
     long start_sims;      /* the simulations that placement took          */
@@ -6861,8 +6956,10 @@ static int dp__pt_init(dp__pctx *x, const dp_graph *g, const dp_cluster *c, cons
         DP__A(x->base, n, double); DP__A(x->mstep, n, double); DP__A(x->adv, n, double); DP__A(x->prio, n, double);
         DP__A(x->lp, n, double); DP__A(x->md, D, double); DP__A(x->wt, dp__pt_size(H, D, K), double);
         DP__A(x->tb_assign, n, int); DP__A(x->tb_order, n, int);
+        DP__A(x->mfit, D, char); DP__A(x->mscr, D, double);
         dp__gnn_buf_carve(&ar, &x->gnn, n, H, 2 * K, train, NULL);
     }
+    x->mlim = dp__limited(c);
     if ((rc = dp_sim_init(&x->sim, g, c, err))) { dp__pt_free(x); return rc; }
     dp__mean_link(c, &lat, &ibw);
     for (v = 0; v < n; v++) {
@@ -6877,6 +6974,7 @@ static int dp__pt_init(dp__pctx *x, const dp_graph *g, const dp_cluster *c, cons
     for (e = 0; e < m; e++) x->ce[e] = mean_t > 0 ? dp__edge_mean(c, g->bytes[e], lat, ibw) / mean_t : 0;
     memset(&po, 0, sizeof po);
     po.order = order;
+    po.no_fallback = 1;   /* the method's own placement */
     {
         dp_place_result pr;
         char pre[96];
@@ -7021,6 +7119,7 @@ static int dp__pt_improve(dp__pctx *x, const dp_policy *p, const dp__roll_opts *
     double mx = -HUGE_VAL, z = 0;
     for (d = 0; d < D; d++) {
         if (d == cur) { x->md[d] = M; continue; }
+        if (x->mlim && !x->mfit[d]) { x->md[d] = HUGE_VAL; continue; }   /* over memory: q_d = 0 */
         x->assign[v] = d;
         rc = dp__pt_makespan(x, order, &x->md[d], err);
         if (!rc && x->md[d] < x->run_best) { x->run_best = x->md[d]; memcpy(x->best_assign, x->assign, sizeof(int) * (size_t)x->n); }
@@ -7080,11 +7179,29 @@ static int dp__pt_episode(dp__pctx *x, const dp_policy *p, const dp__roll_opts *
         row[2] = 1;
         dp__pt_embed(x, p->plc);
         ent = dp__pt_head(x, p->plc, v);
+        for (d = 0; d < D; d++) x->mfit[d] = 1;
+        if (x->mlim) {
+            /* the moves that keep the placement within memory: the policy's
+               softmax renormalised over them (its current device always) */
+            int cur = x->assign[v];
+            double z = 0;
+            for (d = 0; d < D; d++) {
+                if (d != cur) { x->assign[v] = d; x->mfit[d] = (char)dp__all_fit(x->g, x->c, x->assign, x->mscr); }
+                if (x->mfit[d]) z += x->prob[d];
+            }
+            x->assign[v] = cur;
+            ent = 0;
+            for (d = 0; d < D; d++) {
+                x->prob[d] = x->mfit[d] ? (z > 0 ? x->prob[d] / z : d == cur) : 0;
+                if (x->prob[d] > 0) ent -= x->prob[d] * log(x->prob[d]);
+            }
+        }
         if (force) a = x->act[t];
         else if (ro->improve) {
             a = dp__choose(x->prob, D, 0, 0, rng);
             if (ro->eps > 0 && dp_rng_uniform(rng) < ro->eps) a = dp_rng_int(rng, D);
         } else a = dp__choose(x->prob, D, ro->sample, ro->eps, rng);
+        if (!x->mfit[a]) a = x->assign[v];   /* exploration's uniform pick over memory: stay */
         x->act[t] = a;
         x->mstep[t] = M;
         x->lp[t] = log(x->prob[a] > 1e-300 ? x->prob[a] : 1e-300);
@@ -7320,8 +7437,13 @@ static int dp__sim_cost(dp_sim *s, const int *assign, const int *order, dp_order
 /* The cost of the placement in x->assign (SEL's order in x->order). */
 static int dp__cost(dp__gctx *x, dp_order order, dp_cost_fn fn, void *ctx, double *cost, dp_error *err)
 {
-    if (fn) return fn(ctx, x->g, x->c, x->assign, x->order, cost, err);
-    return dp__sim_cost(&x->sim, x->assign, x->order, order, x->prio, cost, err);
+    int rc;
+    if (fn && !x->overfull) return fn(ctx, x->g, x->c, x->assign, x->order, cost, err);
+    /* an over-full placement (a memory dead end) is never run: its
+       simulated makespan plus more than any makespan (x->pen) */
+    if ((rc = dp__sim_cost(&x->sim, x->assign, x->order, order, x->prio, cost, err))) return rc;
+    if (x->overfull) *cost += x->pen;
+    return 0;
 }
 
 static int dp__finite(double v) { return v == v && v != HUGE_VAL && v != -HUGE_VAL; }
@@ -7953,6 +8075,49 @@ static void dp__op_argmax(const double *th, int n, int nd, int *a)
         for (a[v] = 0, d = 1; d < nd; d++) if (th[(size_t)v * nd + d] > th[(size_t)v * nd + a[v]]) a[v] = d;
 }
 
+/* The per-op table's placement into x->assign: each op's device drawn
+   from its row pr (rng) or its row's most probable (rng NULL). Under
+   memory limits the ops go in topological order, each among the devices
+   where it still fits (its row renormalised over them; a dead end: the
+   device with the most room, x->overfull), as PLC's mask. */
+static void dp__op_place(dp__gctx *x, const double *pr, dp_rng *rng)
+{
+    const dp_graph *g = x->g;
+    int n = x->n, nd = x->nd, i, d;
+    if (!x->mlim) {
+        if (rng) dp__op_draw(pr, n, nd, rng, x->assign);
+        else dp__op_argmax(pr, n, nd, x->assign);
+        return;
+    }
+    x->overfull = 0; x->deadend = -1;
+    memset(x->mem.used, 0, sizeof(double) * (size_t)nd);
+    memset(x->mem.held, 0, sizeof(uint64_t) * dp__mem_words(g));
+    for (i = 0; i < n; i++) x->assign[i] = -1;
+    for (i = 0; i < n; i++) {
+        int v = g->topo[i], a = -1;
+        const double *p = pr + (size_t)v * nd;
+        double tot = 0, u;
+        for (d = 0; d < nd; d++) {
+            x->mfit[d] = (char)dp__mem_fits(&x->mem, x->assign, v, d);
+            if (x->mfit[d]) tot += p[d];
+        }
+        for (d = 0; d < nd && a < 0; d++) if (x->mfit[d]) a = d;
+        if (a < 0) {   /* a dead end: the most room */
+            for (a = 0, d = 1; d < nd; d++)
+                if (x->c->memory[d] - x->mem.used[d] > x->c->memory[a] - x->mem.used[a]) a = d;
+            if (!x->overfull) { x->deadend = v; memcpy(x->mdead, x->mem.used, sizeof(double) * (size_t)nd); }
+            x->overfull = 1;
+        } else if (rng && tot > 0) {
+            u = dp_rng_uniform(rng) * tot;
+            for (d = 0; d < nd; d++) if (x->mfit[d]) { a = d; u -= p[d]; if (u < 0) break; }
+        } else {
+            for (d = 0; d < nd; d++) if (x->mfit[d] && p[d] > p[a]) a = d;
+        }
+        dp__mem_place(&x->mem, x->assign, v, a);
+        x->assign[v] = a;
+    }
+}
+
 /* The step of one episode that drew a, weighted by u: theta_v += lr u
    (onehot(a_v) - p_v), the gradient of u log P(a) w.r.t. theta_v. */
 static void dp__op_step(double *th, const double *pr, const int *a, int n, int nd, double lr, double u)
@@ -8040,7 +8205,7 @@ static int dp__train_stage_ops(dp__trainer *T, int st)
     if (fn) T->tbest[0] = HUGE_VAL;   /* another cost: a new best */
     /* the greedy placement's cost: the best so far, and the reports'
        running mean starts there */
-    dp__op_argmax(p->op_table, n, nd, x->assign);
+    dp__op_place(x, p->op_table, NULL);
     if ((rc = dp__cost(x, o->order, fn, o->cost_ctx, &b, T->err))) goto done;
     T->r.simulations++;
     if (!dp__finite(b) || b < 0) { rc = dp__train_stop(T, &G, 0, 0, "the start's cost %g is not a finite non-negative number", b); goto done; }
@@ -8057,8 +8222,8 @@ static int dp__train_stage_ops(dp__trainer *T, int st)
         for (k = 0; k < kk && !T->stop; k++) {
             dp_episode_info info;
             int *a = ba + (size_t)k * n;
-            dp__op_draw(pr, n, nd, &T->rng, a);
-            memcpy(x->assign, a, sizeof(int) * (size_t)n);
+            dp__op_place(x, pr, &T->rng);
+            memcpy(a, x->assign, sizeof(int) * (size_t)n);
             if ((rc = dp__cost(x, o->order, fn, o->cost_ctx, &bc[k], T->err))) goto done;
             T->r.simulations++;
             if (!dp__finite(bc[k]) || bc[k] < 0) { rc = dp__train_stop(T, &G, ep + k, ep + k, "cost %g is not a finite non-negative number", bc[k]); goto done; }
@@ -8192,6 +8357,33 @@ static int dp__polish(dp_sim *s, const dp_graph *g, const dp_cluster *c, int pas
     return 0;
 }
 
+/* Never worse than one device, as dp_place: the best single device that
+   fits, scored as the policy's answer is (mode, order), replaces assign
+   (and *best) when its makespan is lower, or when *best is HUGE_VAL (no
+   answer within memory); *fell is then 1. */
+static int dp__single_fallback(dp_sim *s, const dp_graph *g, const dp_cluster *c, dp_order mode, const int *order,
+                               double *prio, int *assign, double *best, int *fell, long *sims, dp_error *err)
+{
+    int *one = NULL, rc = 0;
+    double *sc = NULL, ms;
+    *fell = 0;
+    if (c->n < 2) return 0;
+    one = (int *)dp__alloc((size_t)g->n_ops, sizeof(int), err, "fallback");
+    sc = (double *)dp__alloc((size_t)c->n, sizeof(double), err, "fallback");
+    if (!one || !sc) { rc = DP_ERR_NOMEM; goto done; }
+    if (dp__best_single(g, c, one, sc) < 0) goto done;
+    if ((rc = dp__sim_cost(s, one, order, mode, prio, &ms, err))) goto done;
+    ++*sims;
+    if (ms < *best) {
+        memcpy(assign, one, sizeof(int) * (size_t)g->n_ops);
+        *best = ms;
+        *fell = 1;
+    }
+done:
+    DP_FREE(one); DP_FREE(sc);
+    return rc;
+}
+
 /* Placeto's placement: the greedy sweep, then o->samples sampled sweeps,
    each from the starting placement; the best placement any step reached. */
 static int dp__pt_place(const dp_policy *p, const dp_graph *g, const dp_cluster *c, const dp_infer_opts *o,
@@ -8219,6 +8411,11 @@ static int dp__pt_place(const dp_policy *p, const dp_graph *g, const dp_cluster 
         if (x.run_best < best) { best = x.run_best; memcpy(keep, x.best_assign, sizeof(int) * (size_t)x.n); }
     }
     if (o->polish > 0 && (rc = dp__polish(&x.sim, g, c, o->polish, o->order, g->topo, x.prio, keep, &best, &sims, err))) goto done;
+    if (!o->no_fallback) {
+        int fell;
+        if ((rc = dp__single_fallback(&x.sim, g, c, o->order, g->topo, x.prio, keep, &best, &fell, &sims, err))) goto done;
+        if (o->fallback) *o->fallback = fell;
+    }
     if (o->simulations) *o->simulations = x.start_sims + sims;
     memcpy(assign, keep, sizeof(int) * (size_t)x.n);
     if (order) memcpy(order, g->topo, sizeof(int) * (size_t)x.n);
@@ -8255,10 +8452,11 @@ DPDEF int dp_policy_place(const dp_policy *p, const dp_graph *g, const dp_cluste
     dp_rng rng;
     double best = HUGE_VAL, cost, *pr = NULL;
     const double *th;
-    int rc, k;
+    int rc, k, dead = -1;
     long sims = 0;
     memset(&o, 0, sizeof o);
     if (opts) o = *opts;
+    if (o.fallback) *o.fallback = 0;
     if (!p || !p->plc) return dp__fail(err, DP_ERR_ARG, "place: policy not initialised");
     if (o.samples < 0) return dp__fail(err, DP_ERR_RANGE, "place: samples %d is negative", o.samples);
     if (o.polish < 0 || o.polish > 100) return dp__fail(err, DP_ERR_RANGE, "place: polish %d not in 0..100 passes", o.polish);
@@ -8284,10 +8482,13 @@ DPDEF int dp_policy_place(const dp_policy *p, const dp_graph *g, const dp_cluste
             if (k > 0) dp_rng_seed(&rng, dp__mix(o.seed + dp__mix((uint64_t)k)));
             ro.stop_above = k > 0 && best < HUGE_VAL ? best * (1 + 1e-9) : 0;
             dp__rollout(&x, p, &ro, &rng, &rs);
-            if (rs.stopped) continue;
+            if (rs.stopped && !x.overfull) continue;
         }
-        else if (k == 0) dp__op_argmax(th, x.n, x.nd, x.assign);
-        else dp__op_draw(pr, x.n, x.nd, &rng, x.assign);
+        else dp__op_place(&x, k == 0 ? th : pr, k == 0 ? NULL : &rng);
+        if (x.overfull) {   /* met a memory dead end: no answer */
+            dead = x.deadend;   /* the last one's: x.mdead is its room */
+            continue;
+        }
         /* a sample that cannot beat the best so far is not simulated */
         if (!th && best < HUGE_VAL && dp__place_bound(&x) > best * (1 + 1e-9)) continue;
         if ((rc = dp__cost(&x, o.order, NULL, NULL, &cost, err))) goto done;
@@ -8298,7 +8499,29 @@ DPDEF int dp_policy_place(const dp_policy *p, const dp_graph *g, const dp_cluste
             memcpy(x.best_order, x.order, sizeof(int) * (size_t)x.n);
         }
     }
-    if (o.polish > 0 && (rc = dp__polish(&x.sim, g, c, o.polish, o.order, x.best_order, x.prio, x.best_assign, &best, &sims, err))) goto done;
+    if (best == HUGE_VAL) memcpy(x.best_order, x.order, sizeof(int) * (size_t)x.n);   /* SEL's order, for scoring */
+    else if (o.polish > 0 && (rc = dp__polish(&x.sim, g, c, o.polish, o.order, x.best_order, x.prio, x.best_assign, &best, &sims, err))) goto done;
+    if (!o.no_fallback) {
+        int fell;
+        if ((rc = dp__single_fallback(&x.sim, g, c, o.order, x.best_order, x.prio, x.best_assign, &best, &fell, &sims, err))) goto done;
+        if (o.fallback) *o.fallback = fell;
+    }
+    if (best == HUGE_VAL) {
+        /* every placement met a dead end, and no one device holds it all:
+           the last dead end's op and the devices' room then */
+        char room[200];
+        size_t at = 0;
+        int d;
+        room[0] = 0;
+        for (d = 0; d < x.nd && d < 6 && at < sizeof room; d++) {
+            int w = snprintf(room + at, sizeof room - at, "%s%d: %.4g of %.4g free", d ? "; " : "", d, c->memory[d] - x.mdead[d], c->memory[d]);
+            if (w < 0) break;
+            at += (size_t)w;
+        }
+        rc = dp__fail(err, DP_ERR_INFEASIBLE, "memory: in each of the policy's %d placements an op fit on no device (in the last, op '%s', node %d, with %s%s), and no device holds the whole graph: no feasible placement found",
+                      o.samples + 1, dead >= 0 ? g->name[dead] : "?", dead, room, d < x.nd ? "; ..." : "");
+        goto done;
+    }
     if (o.simulations) *o.simulations = sims;
     memcpy(assign, x.best_assign, sizeof(int) * (size_t)x.n);
     if (order) memcpy(order, x.best_order, sizeof(int) * (size_t)x.n);
@@ -8319,7 +8542,7 @@ DPDEF int dp_policy_improve(const dp_policy *p, const dp_graph *g, const dp_clus
     dp_infer_opts io;
     dp_policy q;
     const dp_graph *gs[1];
-    int *ba = NULL, *bo = NULL, *oo = NULL, rc;
+    int *ba = NULL, *bo = NULL, *oo = NULL, rc, fell = 0;
     double best = HUGE_VAL, ms = HUGE_VAL, *prio = NULL;
     dp_train_result tr;
     long sims = 0;
@@ -8365,18 +8588,35 @@ DPDEF int dp_policy_improve(const dp_policy *p, const dp_graph *g, const dp_clus
     io.seed = o.seed;
     io.order = o.order;
     io.start = o.start;
-    if ((rc = dp_policy_place(&q, g, c, &io, assign, oo, &ms, err))) goto done;
+    io.fallback = &fell;
+    io.no_fallback = o.no_fallback;
+    rc = dp_policy_place(&q, g, c, &io, assign, oo, &ms, err);
+    if (rc == DP_ERR_INFEASIBLE) ms = HUGE_VAL;   /* training may still have found one within memory */
+    else if (rc) goto done;
+    if (best < ms && dp__limited(c)) {
+        /* an over-full episode's cost carries a penalty, but may be the
+           only one: it must fit */
+        double *sc = (double *)dp__alloc((size_t)c->n, sizeof(double), err, "improve");
+        if (!sc) { rc = DP_ERR_NOMEM; goto done; }
+        if (!dp__all_fit(g, c, ba, sc)) best = HUGE_VAL;
+        DP_FREE(sc);
+    }
     if (best < ms) {
         memcpy(assign, ba, sizeof(int) * (size_t)g->n_ops);
         memcpy(oo, bo, sizeof(int) * (size_t)g->n_ops);
         ms = best;
+        fell = 0;
     }
-    if (o.polish > 0) {
+    if (ms == HUGE_VAL) goto done;   /* dp_policy_place's DP_ERR_INFEASIBLE stands */
+    rc = 0;
+    dp__ok(err);
+    if (o.polish > 0 && !fell) {
         prio = (double *)dp__alloc((size_t)g->n_ops + 1, sizeof(double), err, "improve");
         if (!prio) { rc = DP_ERR_NOMEM; goto done; }
         if ((rc = dp_sim_init(&s, g, c, err))) goto done;
         if ((rc = dp__polish(&s, g, c, o.polish, o.order, oo, prio, assign, &ms, &sims, err))) goto done;
     }
+    if (o.fallback) *o.fallback = fell;
     if (o.simulations) *o.simulations = tr.simulations + sims;
     if (order) memcpy(order, oo, sizeof(int) * (size_t)g->n_ops);
     if (makespan) *makespan = ms;

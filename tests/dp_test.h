@@ -187,8 +187,8 @@ static inline int dp_test_same_double(double a, double b)
 }
 
 /* Compares every user-visible field of two finalised graphs bitwise:
-   counts, names, kinds, compute/out_bytes/mem_bytes, dev_time, edges in
-   order with bytes, units; n_ext_inputs when check_ext. Prints the first
+   counts, names, kinds, compute/out_bytes/mem_bytes/resident, dev_time,
+   weights and each op's uses, edges in order with bytes, units; n_ext_inputs when check_ext. Prints the first
    few differences under the label `what`; returns 1 when equal. */
 static inline int dp_test_graph_equal(const dp_graph *a, const dp_graph *b,
                                       int check_ext, const char *what)
@@ -220,6 +220,8 @@ static inline int dp_test_graph_equal(const dp_graph *a, const dp_graph *b,
             DP_T_DIFF("op %d out_bytes %.17g vs %.17g", i, a->out_bytes[i], b->out_bytes[i]);
         if (!dp_test_same_double(a->mem_bytes[i], b->mem_bytes[i]))
             DP_T_DIFF("op %d mem_bytes %.17g vs %.17g", i, a->mem_bytes[i], b->mem_bytes[i]);
+        if (!dp_test_same_double(a->resident[i], b->resident[i]))
+            DP_T_DIFF("op %d resident %.17g vs %.17g", i, a->resident[i], b->resident[i]);
         for (int d = 0; d < a->n_dev_time; d++)
             if (!dp_test_same_double(a->dev_time[i * a->n_dev_time + d],
                                      b->dev_time[i * b->n_dev_time + d]))
@@ -232,6 +234,20 @@ static inline int dp_test_graph_equal(const dp_graph *a, const dp_graph *b,
             DP_T_DIFF("edge %d %d->%d vs %d->%d", e, a->src[e], a->dst[e], b->src[e], b->dst[e]);
         if (!dp_test_same_double(a->bytes[e], b->bytes[e]))
             DP_T_DIFF("edge %d bytes %.17g vs %.17g", e, a->bytes[e], b->bytes[e]);
+    }
+    if (a->n_weights != b->n_weights || a->n_uses != b->n_uses)
+        DP_T_DIFF("weights %d (%d uses) vs %d (%d uses)", a->n_weights, a->n_uses, b->n_weights, b->n_uses);
+    else {
+        for (int w = 0; w < a->n_weights; w++)
+            if (strcmp(a->weight_name[w], b->weight_name[w]) != 0 || !dp_test_same_double(a->weight_bytes[w], b->weight_bytes[w]))
+                DP_T_DIFF("weight %d '%s' %.17g vs '%s' %.17g", w, a->weight_name[w], a->weight_bytes[w], b->weight_name[w], b->weight_bytes[w]);
+        for (int v = 0; v < a->n_ops && a->wuse_off && b->wuse_off; v++) {
+            int na = a->wuse_off[v + 1] - a->wuse_off[v], nb = b->wuse_off[v + 1] - b->wuse_off[v];
+            if (na != nb) { DP_T_DIFF("op %d uses %d vs %d weights", v, na, nb); continue; }
+            for (int k = 0; k < na; k++)
+                if (a->wuse[a->wuse_off[v] + k] != b->wuse[b->wuse_off[v] + k])
+                    DP_T_DIFF("op %d weight use %d: %d vs %d", v, k, a->wuse[a->wuse_off[v] + k], b->wuse[b->wuse_off[v] + k]);
+        }
     }
 #undef DP_T_DIFF
     return diffs == 0;

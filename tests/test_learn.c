@@ -661,8 +661,12 @@ static void test_reinforce(void)
     po.hidden = 8; po.layers = 2; po.seed = 11;
     CHECK(dp_policy_init(&p, &po, &err) == 0, "policy: %s", err.msg);
     const dp_graph *gs[1] = { &g };
-    dp_infer_opts io = {0};
+    dp_infer_opts io = {0}, own_io = {0};
     double before = 0;
+    own_io.no_fallback = 1;
+    /* the policy's own answer: one device (7, the optimum) would otherwise
+       stand in for it */
+    io.no_fallback = 1;
     CHECK(dp_policy_place(&p, &g, &c, &io, asg, NULL, &before, &err) == 0, "place: %s", err.msg);
     dp_train_opts to;
     memset(&to, 0, sizeof to);
@@ -692,7 +696,7 @@ static void test_reinforce(void)
     to.episodes[DP_STAGE_IL] = 200;
     to.lr[DP_STAGE_IL] = 1e-2;
     CHECK(dp_train(&p, gs, 1, &c, &to, &tr, &err) == 0, "train il: %s", err.msg);
-    CHECK(dp_policy_place(&p, &g, &c, NULL, asg, NULL, &before, &err) == 0, "place: %s", err.msg);
+    CHECK(dp_policy_place(&p, &g, &c, &own_io, asg, NULL, &before, &err) == 0, "place: %s", err.msg);
     CHECK_NEAR(before, RL_CP_MAKESPAN, 0, "greedy makespan after imitation (cp's)");
     memset(&to, 0, sizeof to);
     to.seed = 7;
@@ -701,7 +705,7 @@ static void test_reinforce(void)
     to.eps_start[DP_STAGE_SIM] = 0.3;
     t0 = dp_now();
     CHECK(dp_train(&p, gs, 1, &c, &to, &tr, &err) == 0, "train sim: %s", err.msg);
-    CHECK(dp_policy_place(&p, &g, &c, NULL, asg, NULL, &after, &err) == 0, "place: %s", err.msg);
+    CHECK(dp_policy_place(&p, &g, &c, &own_io, asg, NULL, &after, &err) == 0, "place: %s", err.msg);
     printf("  reinforce after imitation: %d episodes in %.2f s: greedy makespan %g -> %g; final mean cost %g\n",
            RL_EPISODES, dp_now() - t0, before, after, tr.final_cost[DP_STAGE_SIM]);
     CHECK_NEAR(after, RL_BETTER_MAKESPAN, 0, "greedy makespan after imitation + REINFORCE");
@@ -725,7 +729,7 @@ static void test_reinforce(void)
     to.select = -1;   /* simulations: the episodes' alone */
     CHECK(dp_train(&p, gs, 1, &c, &to, &tr, &err) == 0, "train sim: %s", err.msg);
     CHECK(tr.episodes == RL_EPISODES && tr.simulations == RL_EPISODES, "rollouts 4: %ld episodes, %ld simulations", tr.episodes, tr.simulations);
-    CHECK(dp_policy_place(&p, &g, &c, NULL, asg, NULL, &after, &err) == 0, "place: %s", err.msg);
+    CHECK(dp_policy_place(&p, &g, &c, &own_io, asg, NULL, &after, &err) == 0, "place: %s", err.msg);
     printf("  reinforce after imitation, 4 rollouts per update: greedy makespan %g; final mean cost %g\n", after, tr.final_cost[DP_STAGE_SIM]);
     CHECK_NEAR(after, RL_BETTER_MAKESPAN, 0, "greedy makespan after imitation + REINFORCE with 4 rollouts per update");
     dp_policy_free(&p);
