@@ -28,6 +28,12 @@
    training curves. Its CUDA
    companion, doppler_cuda.cu (>>api-cuda), runs placed graphs on GPUs with
    the same dispatcher: logical devices on streams, peer copies, events.
+   Placement is memory-true: ops hold resident bytes and shared weights
+   (held once on every device that uses them), every placer keeps each
+   device within its memory (DOPPLER's PLC masks the devices an op no
+   longer fits) or names the op that fits nowhere, and every method
+   returns the best single device when that does better (see THE RUNTIME
+   MODEL and >>api-placers).
 
    WHAT IT DOES NOT DO (YET)
    - the CUDA executor has not been run on a GPU yet: it compiles without
@@ -40,6 +46,10 @@
      load the simulator does not see (dp_calibrate_cpu_speed re-measures
      a drifting machine's speed cheaply, not other processes' load);
    - model transfer contention beyond "one transfer at a time per link";
+   - bound memory tighter than the static total (every output held to the
+     end of the run) when placing, recompute, offload to host memory or
+     stream weights between devices; the pretrained policy was trained
+     without memory limits (its mask keeps it within them);
    - learn a policy that beats every heuristic on every reference graph
      at every seed (anneal given as many simulations): bench/RESULTS.md,
      part 4, has the counts; the pretrained policy the CLI carries
@@ -646,6 +656,7 @@ typedef struct dp_sim {
     dp_xfer *xfers;          /* [n_xfers], in issue order                  */
     int     n_xfers;
     long    runs;            /* successful dp_sim_run calls so far          */
+    int     memory_tracked;  /* the last run had track_memory              */
     void   *dp__ws;          /* private workspace                          */
 } dp_sim;
 
@@ -708,11 +719,12 @@ DPDEF int dp_sim_check_memory(const dp_sim *s, dp_error *err);
                   lower device
      heft         Topcuoglu et al.: ops by upward rank (= b-level), each on
                   the device of earliest finish, inserting into idle gaps
-     enumopt      start from opts->start (default cp); visit ops by
+     enumopt      start from opts->start (default cp; under memory limits
+                  where cp finds none, heft's, then pipeline's); visit ops by
                   decreasing b-level, try every device for the op and keep
                   the one of lowest simulated makespan (a strict gain only);
                   repeat passes until one changes nothing
-     anneal       simulated annealing from opts->start (default cp): move
+     anneal       simulated annealing from opts->start (default as enumopt): move
                   one random op to a random other device, accept by the
                   Metropolis rule, temperature from 5% to 0.01% of the
                   start makespan, geometric over opts->budget simulations;
@@ -780,7 +792,9 @@ DPDEF int dp_place_heft(const dp_graph *g, const dp_cluster *c, int *assign,
 /* ======================================================================
    >>api-gantt
    One lane per device, ops as boxes with tooltips, transfers as arrows
-   between lanes, makespan and lower bound in the title.
+   between lanes, makespan and lower bound in the title; where the run
+   tracked memory (dp_sim_opts.track_memory), each device's peak bytes
+   beside its lane (of its memory, red when over it).
    ====================================================================== */
 typedef struct dp_gantt_opts {
     const char *title;      /* NULL -> "schedule"                          */
@@ -1226,7 +1240,11 @@ typedef struct dp_infer_opts {
     int     *fallback;       /* optional output: 1 when the best single
                                 device that fits was returned (it beat the
                                 policy's placement, or the policy found
-                                none within memory), as dp_place          */
+                                none within memory), as dp_place; 2 when
+                                every placement of the policy met a memory
+                                dead end and pipeline's (dp_place's, which
+                                packs tightest) was returned (polished
+                                with polish); 0: the policy's own          */
     int      no_fallback;    /* 1: the policy's own answer, as dp_place_opts */
 } dp_infer_opts;
 
@@ -4286,6 +4304,7 @@ DPDEF int dp_sim_run(dp_sim *s, const int *assign, const dp_sim_opts *opts, dp_e
                         g->name[v], v, assign[v], s->end[v]);
     }
     s->makespan = w->makespan;
+    s->memory_tracked = w->track;
     s->runs++;
     return 0;
 }
@@ -4931,7 +4950,11 @@ DPDEF int dp_place(dp_method m, const dp_graph *g, const dp_cluster *c, const dp
             }
             if (!rc) memcpy(assign, o.start, sizeof(int) * (size_t)g->n_ops);
         } else {
+            /* cp's placement, or where memory leaves cp none, the first of
+               heft's and pipeline's that fits (pipeline packs tightest) */
             rc = dp__list_schedule(g, c, 0, assign, NULL, NULL, NULL, NULL, err);
+            if (rc == DP_ERR_INFEASIBLE) rc = dp__list_schedule(g, c, 1, assign, NULL, NULL, NULL, NULL, err);
+            if (rc == DP_ERR_INFEASIBLE) rc = dp__pipeline(g, c, assign, err);
         }
         if (!rc) rc = m == DP_METHOD_ENUMOPT ? dp__enumopt(g, c, &o, &sim, &so, assign, &r.simulations, err)
                                              : dp__anneal(g, c, &o, &sim, &so, assign, &r.simulations, err);
@@ -5008,6 +5031,15 @@ static double dp__tick(double span, int n)
     return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
 }
 
+/* bytes as "512 B", "1.5 kB", "3.2 GB" (powers of 1000) */
+static void dp__bytes_text(char *buf, size_t n, double b)
+{
+    static const char *unit[] = { "B", "kB", "MB", "GB", "TB", "PB" };
+    int u = 0;
+    while (b >= 999.5 && u < 5) { b /= 1000; u++; }
+    snprintf(buf, n, u ? "%.3g %s" : "%.0f %s", b, unit[u]);
+}
+
 DPDEF int dp_gantt_svg_file(FILE *f, const dp_sim *s, const int *assign, const dp_gantt_opts *opts, dp_error *err)
 {
     static const char *pal[] = { "#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#edc948",
@@ -5048,6 +5080,13 @@ DPDEF int dp_gantt_svg_file(FILE *f, const dp_sim *s, const int *assign, const d
         fprintf(f, "<text x=\"8\" y=\"%.1f\" font-weight=\"bold\">", y + 14);
         dp__xml(f, c->name[d]);
         fprintf(f, "</text><text x=\"8\" y=\"%.1f\" fill=\"#666\">busy %.0f%%</text>\n", y + 28, 100.0 * s->busy[d] / ms);
+        if (s->memory_tracked) {   /* the device's peak bytes (of its memory) */
+            char pk[32], lim[32];
+            dp__bytes_text(pk, sizeof pk, s->peak_bytes[d]);
+            dp__bytes_text(lim, sizeof lim, c->memory[d]);
+            fprintf(f, "<text x=\"8\" y=\"%.1f\" fill=\"%s\">peak %s%s%s</text>\n", y + 41,
+                    c->memory[d] > 0 && s->peak_bytes[d] > c->memory[d] ? "#d62728" : "#666", pk, c->memory[d] > 0 ? " / " : "", c->memory[d] > 0 ? lim : "");
+        }
     }
     /* ops */
     for (v = 0; v < g->n_ops; v++) {
@@ -8452,7 +8491,7 @@ DPDEF int dp_policy_place(const dp_policy *p, const dp_graph *g, const dp_cluste
     dp_rng rng;
     double best = HUGE_VAL, cost, *pr = NULL;
     const double *th;
-    int rc, k, dead = -1;
+    int rc, k, dead = -1, piped = 0;
     long sims = 0;
     memset(&o, 0, sizeof o);
     if (opts) o = *opts;
@@ -8500,11 +8539,18 @@ DPDEF int dp_policy_place(const dp_policy *p, const dp_graph *g, const dp_cluste
         }
     }
     if (best == HUGE_VAL) memcpy(x.best_order, x.order, sizeof(int) * (size_t)x.n);   /* SEL's order, for scoring */
-    else if (o.polish > 0 && (rc = dp__polish(&x.sim, g, c, o.polish, o.order, x.best_order, x.prio, x.best_assign, &best, &sims, err))) goto done;
+    if (best == HUGE_VAL && x.mlim && !o.no_fallback && dp__pipeline(g, c, x.best_assign, NULL) == 0) {
+        /* every placement of the policy met a dead end: pipeline's, which
+           packs the devices tightest, when it fits */
+        if ((rc = dp__sim_cost(&x.sim, x.best_assign, x.best_order, o.order, x.prio, &best, err))) goto done;
+        sims++;
+        piped = 1;
+    }
+    if (best < HUGE_VAL && o.polish > 0 && (rc = dp__polish(&x.sim, g, c, o.polish, o.order, x.best_order, x.prio, x.best_assign, &best, &sims, err))) goto done;
     if (!o.no_fallback) {
         int fell;
         if ((rc = dp__single_fallback(&x.sim, g, c, o.order, x.best_order, x.prio, x.best_assign, &best, &fell, &sims, err))) goto done;
-        if (o.fallback) *o.fallback = fell;
+        if (o.fallback) *o.fallback = fell ? 1 : piped ? 2 : 0;
     }
     if (best == HUGE_VAL) {
         /* every placement met a dead end, and no one device holds it all:
@@ -8610,7 +8656,7 @@ DPDEF int dp_policy_improve(const dp_policy *p, const dp_graph *g, const dp_clus
     if (ms == HUGE_VAL) goto done;   /* dp_policy_place's DP_ERR_INFEASIBLE stands */
     rc = 0;
     dp__ok(err);
-    if (o.polish > 0 && !fell) {
+    if (o.polish > 0 && fell != 1) {
         prio = (double *)dp__alloc((size_t)g->n_ops + 1, sizeof(double), err, "improve");
         if (!prio) { rc = DP_ERR_NOMEM; goto done; }
         if ((rc = dp_sim_init(&s, g, c, err))) goto done;
@@ -9175,7 +9221,7 @@ static void dp__kernel(const dp_graph *g, int v, const float *const *in, float *
    >>workloads
    Block-partitioned ML workloads made of real ops (see >>api-gen).
    ====================================================================== */
-typedef struct dp__wb { dp_graph *g; dp_error *err; int rc; } dp__wb;
+typedef struct dp__wb { dp_graph *g; dp_error *err; int rc; int *wids; } dp__wb;   /* wids: the weight ops (a DP__ array) */
 
 static int dp__wl_op(dp__wb *b, const char *name, dp_kind kind, int rows, int cols, double flops)
 {
@@ -9226,8 +9272,18 @@ static int dp__wl_unary(dp__wb *b, const char *name, dp_kind kind, int in, int r
     return v;
 }
 
-/* rmsnorm over whole rows of P column blocks: concat, normalise, split. */
-static void dp__wl_rmsnorm(dp__wb *b, const char *tag, int P, int rows, int blk, const int *x, int *y)
+/* A weight matrix: an input op, listed in b->wids (the weights mode
+   turns it into a graph weight). */
+static int dp__wl_weight(dp__wb *b, const char *name, int rows, int cols)
+{
+    int v = dp__wl_op(b, name, DP_OP_INPUT, rows, cols, (double)rows * cols);
+    if (!b->rc && DP__PUSH(b->wids, v)) b->rc = dp__fail(b->err, DP_ERR_NOMEM, "workload: out of memory listing the weights");
+    return v;
+}
+
+/* A norm (rmsnorm or layernorm) over whole rows of P column blocks:
+   concat, normalise, split. */
+static void dp__wl_norm(dp__wb *b, dp_kind kind, const char *tag, int P, int rows, int blk, const int *x, int *y)
 {
     char nm[64];
     int j, cat, nrm;
@@ -9235,7 +9291,7 @@ static void dp__wl_rmsnorm(dp__wb *b, const char *tag, int P, int rows, int blk,
     cat = dp__wl_op(b, nm, DP_OP_CONCAT, rows, blk * P, (double)rows * blk * P);
     for (j = 0; j < P; j++) dp__wl_edge(b, x[j], cat);
     snprintf(nm, sizeof nm, "%s_norm", tag);
-    nrm = dp__wl_unary(b, nm, DP_OP_RMSNORM, cat, rows, blk * P, 0, 4.0 * rows * blk * P);
+    nrm = dp__wl_unary(b, nm, kind, cat, rows, blk * P, 0, dp_op_flops(kind, rows, blk * P, 0, 1));
     for (j = 0; j < P; j++) {
         snprintf(nm, sizeof nm, "%s_part%d", tag, j);
         y[j] = dp__wl_unary(b, nm, DP_OP_SPLIT, nrm, rows, blk, j, (double)rows * blk);
@@ -9253,10 +9309,10 @@ static void dp__wl_llama(dp__wb *b, int layer, int P, int B, int blk, int *x, in
     for (w = 0; w < 7; w++)
         for (j = 0; j < P * P; j++) {
             snprintf(nm, sizeof nm, "L%d_%s_%d%d", layer, wn[w], j / P, j % P);
-            W[w * P * P + j] = dp__wl_op(b, nm, DP_OP_INPUT, blk, blk, (double)blk * blk);
+            W[w * P * P + j] = dp__wl_weight(b, nm, blk, blk);
         }
     snprintf(tag, sizeof tag, "L%d_attn", layer);
-    dp__wl_rmsnorm(b, tag, P, B, blk, x, t1);
+    dp__wl_norm(b, DP_OP_RMSNORM, tag, P, B, blk, x, t1);
     snprintf(tag, sizeof tag, "L%d_q", layer); dp__wl_blockmm(b, tag, 1, P, t1, W + 0 * P * P, q);
     snprintf(tag, sizeof tag, "L%d_k", layer); dp__wl_blockmm(b, tag, 1, P, t1, W + 1 * P * P, k);
     snprintf(tag, sizeof tag, "L%d_v", layer); dp__wl_blockmm(b, tag, 1, P, t1, W + 2 * P * P, vv);
@@ -9284,7 +9340,7 @@ static void dp__wl_llama(dp__wb *b, int layer, int P, int B, int blk, int *x, in
         x[j] = t2[j];
     }
     snprintf(tag, sizeof tag, "L%d_mlp", layer);
-    dp__wl_rmsnorm(b, tag, P, B, blk, x, t1);
+    dp__wl_norm(b, DP_OP_RMSNORM, tag, P, B, blk, x, t1);
     snprintf(tag, sizeof tag, "L%d_gate", layer); dp__wl_blockmm(b, tag, 1, P, t1, W + 4 * P * P, t2);
     snprintf(tag, sizeof tag, "L%d_up", layer); dp__wl_blockmm(b, tag, 1, P, t1, W + 5 * P * P, t3);
     for (j = 0; j < P; j++) {
@@ -9305,11 +9361,113 @@ static void dp__wl_llama(dp__wb *b, int layer, int P, int B, int blk, int *x, in
     }
 }
 
-static const char *const dp__wl_names[] = { "chainmm", "ffnn", "llama-block", "llama-layer" };
+/* One GPT-2-style block on x (P column blocks of batch x blk): layernorm,
+   Q/K/V, P heads, output projection, residual; layernorm, an MLP 4 dim
+   wide in four chunks (x W1_c, gelu, times W2_c; the chunks' products
+   summed), residual. t1..t3: P ints of scratch each, mm: 4 P more. */
+static void dp__wl_gpt(dp__wb *b, int layer, int P, int B, int blk, int *x, int *t1, int *t2, int *t3, int *mm)
+{
+    char nm[64], tag[32];
+    int j, h, ch, q[8], k[8], vv[8], W[4 * 64];
+    const char *wn[4] = { "Wq", "Wk", "Wv", "Wo" };
+    for (h = 0; h < 4; h++)
+        for (j = 0; j < P * P; j++) {
+            snprintf(nm, sizeof nm, "G%d_%s_%d%d", layer, wn[h], j / P, j % P);
+            W[h * P * P + j] = dp__wl_weight(b, nm, blk, blk);
+        }
+    snprintf(tag, sizeof tag, "G%d_ln1", layer);
+    dp__wl_norm(b, DP_OP_LAYERNORM, tag, P, B, blk, x, t1);
+    snprintf(tag, sizeof tag, "G%d_q", layer); dp__wl_blockmm(b, tag, 1, P, t1, W + 0 * P * P, q);
+    snprintf(tag, sizeof tag, "G%d_k", layer); dp__wl_blockmm(b, tag, 1, P, t1, W + 1 * P * P, k);
+    snprintf(tag, sizeof tag, "G%d_v", layer); dp__wl_blockmm(b, tag, 1, P, t1, W + 2 * P * P, vv);
+    for (h = 0; h < P; h++) {
+        int kt, sc, ss, sm;
+        snprintf(nm, sizeof nm, "G%d_h%d_kT", layer, h);
+        kt = dp__wl_unary(b, nm, DP_OP_TRANSPOSE, k[h], blk, B, 0, (double)B * blk);
+        snprintf(nm, sizeof nm, "G%d_h%d_scores", layer, h);
+        sc = dp__wl_op(b, nm, DP_OP_MATMUL, B, B, 2.0 * B * blk * B);
+        dp__wl_edge(b, q[h], sc); dp__wl_edge(b, kt, sc);
+        snprintf(nm, sizeof nm, "G%d_h%d_scale", layer, h);
+        ss = dp__wl_unary(b, nm, DP_OP_SCALE, sc, B, B, blk, (double)B * B);
+        snprintf(nm, sizeof nm, "G%d_h%d_softmax", layer, h);
+        sm = dp__wl_unary(b, nm, DP_OP_SOFTMAX, ss, B, B, 0, 5.0 * B * B);
+        snprintf(nm, sizeof nm, "G%d_h%d_out", layer, h);
+        t2[h] = dp__wl_op(b, nm, DP_OP_MATMUL, B, blk, 2.0 * B * B * blk);
+        dp__wl_edge(b, sm, t2[h]); dp__wl_edge(b, vv[h], t2[h]);
+    }
+    snprintf(tag, sizeof tag, "G%d_o", layer); dp__wl_blockmm(b, tag, 1, P, t2, W + 3 * P * P, t3);
+    for (j = 0; j < P; j++) {
+        snprintf(nm, sizeof nm, "G%d_res1_%d", layer, j);
+        t2[j] = dp__wl_op(b, nm, DP_OP_ADD, B, blk, (double)B * blk);
+        dp__wl_edge(b, x[j], t2[j]); dp__wl_edge(b, t3[j], t2[j]);
+        x[j] = t2[j];
+    }
+    snprintf(tag, sizeof tag, "G%d_ln2", layer);
+    dp__wl_norm(b, DP_OP_LAYERNORM, tag, P, B, blk, x, t1);
+    for (ch = 0; ch < 4; ch++) {
+        int W1[64], W2[64];
+        for (j = 0; j < P * P; j++) {
+            snprintf(nm, sizeof nm, "G%d_W1c%d_%d%d", layer, ch, j / P, j % P);
+            W1[j] = dp__wl_weight(b, nm, blk, blk);
+            snprintf(nm, sizeof nm, "G%d_W2c%d_%d%d", layer, ch, j / P, j % P);
+            W2[j] = dp__wl_weight(b, nm, blk, blk);
+        }
+        snprintf(tag, sizeof tag, "G%d_fc%d", layer, ch); dp__wl_blockmm(b, tag, 1, P, t1, W1, t2);
+        for (j = 0; j < P; j++) {
+            snprintf(nm, sizeof nm, "G%d_gelu%d_%d", layer, ch, j);
+            t2[j] = dp__wl_unary(b, nm, DP_OP_GELU, t2[j], B, blk, 0, 8.0 * B * blk);
+        }
+        snprintf(tag, sizeof tag, "G%d_proj%d", layer, ch); dp__wl_blockmm(b, tag, 1, P, t2, W2, mm + ch * P);
+    }
+    for (j = 0; j < P; j++) {
+        snprintf(nm, sizeof nm, "G%d_res2_%d", layer, j);
+        t3[j] = dp__wl_op(b, nm, DP_OP_ADD, B, blk, 4.0 * B * blk);
+        dp__wl_edge(b, x[j], t3[j]);
+        for (ch = 0; ch < 4; ch++) dp__wl_edge(b, mm[ch * P + j], t3[j]);
+        x[j] = t3[j];
+    }
+}
+
+/* The weights mode: every weight op (wids) becomes a graph weight of its
+   bytes, used by the ops that read it (its edges dropped); every other op
+   an opaque op of the same name, FLOPs and bytes; g is replaced. */
+static int dp__wl_fold_weights(dp_graph *g, const int *wids, int nw, dp_error *err)
+{
+    dp_graph h;
+    int *map = (int *)dp__alloc((size_t)g->n_ops, sizeof(int), err, "workload"), v, e, i, rc = 0;
+    if (!map) return DP_ERR_NOMEM;
+    dp_graph_init(&h);
+    h.unit_speed = g->unit_speed; h.unit_bandwidth = g->unit_bandwidth;
+    for (v = 0; v < g->n_ops; v++) map[v] = 0;
+    for (i = 0; i < nw && !rc; i++) {   /* weight w: map -1 - w */
+        int w;
+        rc = dp_graph_add_weight(&h, g->name[wids[i]], g->out_bytes[wids[i]], &w, err);
+        map[wids[i]] = -1 - w;
+    }
+    for (v = 0; v < g->n_ops && !rc; v++) {
+        dp_op_desc d;
+        if (map[v] < 0) continue;
+        memset(&d, 0, sizeof d);
+        d.name = g->name[v]; d.compute = g->compute[v]; d.out_bytes = g->out_bytes[v]; d.mem_bytes = g->mem_bytes[v];
+        rc = dp_graph_add_op(&h, &d, &map[v], err);
+    }
+    for (e = 0; e < g->n_edges && !rc; e++) {
+        int u = g->src[e], x = g->dst[e];
+        rc = map[u] < 0 ? dp_graph_use_weight(&h, map[x], -1 - map[u], err) : dp_graph_add_edge(&h, map[u], map[x], g->bytes[e], err);
+    }
+    if (!rc) rc = dp_graph_finalize(&h, err);
+    DP_FREE(map);
+    if (rc) { dp_graph_free(&h); return rc; }
+    dp_graph_free(g);
+    *g = h;
+    return 0;
+}
+
+static const char *const dp__wl_names[] = { "chainmm", "ffnn", "llama-block", "llama-layer", "gpt" };
 
 DPDEF int dp_workload_parse(const char *name, dp_workload *out)
 {
-    int i = dp__name_index(dp__wl_names, 4, name);
+    int i = dp__name_index(dp__wl_names, 5, name);
     if (i >= 0) *out = (dp_workload)i;
     return i < 0 ? -1 : 0;
 }
@@ -9332,16 +9490,47 @@ DPDEF int dp_gen_workload(dp_graph *g, const dp_workload_opts *opts, dp_error *e
     if (o.dim < P || o.dim % P || o.dim > 8192) return dp__fail(err, DP_ERR_RANGE, "workload: dim %d must be a multiple of parts %d, at most 8192", o.dim, P);
     if (o.batch < 1 || o.batch > 8192) return dp__fail(err, DP_ERR_RANGE, "workload: batch %d not in 1..8192", o.batch);
     if (o.layers < 1 || o.layers > 64) return dp__fail(err, DP_ERR_RANGE, "workload: layers %d not in 1..64", o.layers);
-    if ((int)o.kind < 0 || o.kind > DP_WL_LLAMA_LAYER) return dp__fail(err, DP_ERR_ARG, "workload: unknown kind %d", (int)o.kind);
+    if ((int)o.kind < 0 || o.kind > DP_WL_GPT) return dp__fail(err, DP_ERR_ARG, "workload: unknown kind %d", (int)o.kind);
+    if (o.vocab == 0) o.vocab = 8 * o.dim;
+    if (o.vocab < P || o.vocab % P || o.vocab > (1 << 20) || (double)(o.dim / P) * (o.vocab / P) > (double)(1 << 28))
+        return dp__fail(err, DP_ERR_RANGE, "workload: vocab %d must be a multiple of parts %d, at most 2^20 (and dim / parts x vocab / parts at most 2^28)", o.vocab, P);
     blk = o.dim / P;
-    b.g = g; b.err = err; b.rc = 0;
+    b.g = g; b.err = err; b.rc = 0; b.wids = NULL;
     /* the cost units: FLOPs at 1e9 per second, bytes at 1e10 per second */
     g->unit_speed = 1e9; g->unit_bandwidth = 1e10;
     A = (int *)dp__alloc((size_t)P * P, sizeof(int), err, "workload");
     B = (int *)dp__alloc((size_t)P * P * 7, sizeof(int), err, "workload");
     C = (int *)dp__alloc((size_t)P * P * 3, sizeof(int), err, "workload");
     if (!A || !B || !C) { b.rc = DP_ERR_NOMEM; goto done; }
-    if (o.kind == DP_WL_LLAMA_BLOCK || o.kind == DP_WL_LLAMA_LAYER) {
+    if (o.kind == DP_WL_GPT) {
+        /* embedded tokens (the lookup: an input per block), the blocks, a
+           final layernorm and the head: P column blocks of vocab / P, each
+           the sum over the P row blocks of x_k W_kj */
+        int *mm = (int *)dp__alloc((size_t)4 * P, sizeof(int), err, "workload"), V = o.vocab / P;
+        if (!mm) { b.rc = DP_ERR_NOMEM; goto done; }
+        for (j = 0; j < P; j++) { snprintf(nm, sizeof nm, "X_%d", j); A[j] = dp__wl_op(&b, nm, DP_OP_INPUT, o.batch, blk, (double)o.batch * blk); }
+        for (l = 0; l < o.layers && !b.rc; l++) dp__wl_gpt(&b, l, P, o.batch, blk, A, C, C + P, C + 2 * P, mm);
+        dp__wl_norm(&b, DP_OP_LAYERNORM, "lnf", P, o.batch, blk, A, C);
+        for (j = 0; j < P && !b.rc; j++) {
+            int part[8], k;
+            for (k = 0; k < P; k++) {
+                int w;
+                snprintf(nm, sizeof nm, "head_W_%d%d", k, j);
+                w = dp__wl_weight(&b, nm, blk, V);
+                snprintf(nm, sizeof nm, "head_mm%d_%d", j, k);
+                part[k] = dp__wl_op(&b, nm, DP_OP_MATMUL, o.batch, V, 2.0 * o.batch * blk * V);
+                dp__wl_edge(&b, C[k], part[k]);
+                dp__wl_edge(&b, w, part[k]);
+            }
+            if (P > 1) {
+                int sum;
+                snprintf(nm, sizeof nm, "head_sum%d", j);
+                sum = dp__wl_op(&b, nm, DP_OP_REDUCE, o.batch, V, (double)(P - 1) * o.batch * V);
+                for (k = 0; k < P; k++) dp__wl_edge(&b, part[k], sum);
+            }
+        }
+        DP_FREE(mm);
+    } else if (o.kind == DP_WL_LLAMA_BLOCK || o.kind == DP_WL_LLAMA_LAYER) {
         int nl = o.kind == DP_WL_LLAMA_BLOCK ? 1 : o.layers;
         for (j = 0; j < P; j++) { snprintf(nm, sizeof nm, "X_%d", j); A[j] = dp__wl_op(&b, nm, DP_OP_INPUT, o.batch, blk, (double)o.batch * blk); }
         for (l = 0; l < nl && !b.rc; l++) dp__wl_llama(&b, l, P, o.batch, blk, A, B, C, C + P, C + 2 * P);
@@ -9350,7 +9539,7 @@ DPDEF int dp_gen_workload(dp_graph *g, const dp_workload_opts *opts, dp_error *e
         for (i = 0; i < P * P; i++) { snprintf(nm, sizeof nm, "M0_%d%d", i / P, i % P); A[i] = dp__wl_op(&b, nm, DP_OP_INPUT, blk, blk, (double)blk * blk); }
         for (l = 1; l <= o.layers; l++) {
             char tag[16];
-            for (i = 0; i < P * P; i++) { snprintf(nm, sizeof nm, "M%d_%d%d", l, i / P, i % P); B[i] = dp__wl_op(&b, nm, DP_OP_INPUT, blk, blk, (double)blk * blk); }
+            for (i = 0; i < P * P; i++) { snprintf(nm, sizeof nm, "M%d_%d%d", l, i / P, i % P); B[i] = dp__wl_weight(&b, nm, blk, blk); }
             snprintf(tag, sizeof tag, "c%d", l);
             dp__wl_blockmm(&b, tag, P, P, A, B, C);
             memcpy(A, C, sizeof(int) * (size_t)P * P);
@@ -9360,7 +9549,7 @@ DPDEF int dp_gen_workload(dp_graph *g, const dp_workload_opts *opts, dp_error *e
         for (j = 0; j < P; j++) { snprintf(nm, sizeof nm, "X_%d", j); A[j] = dp__wl_op(&b, nm, DP_OP_INPUT, o.batch, blk, (double)o.batch * blk); }
         for (l = 1; l <= o.layers; l++) {
             char tag[16];
-            for (i = 0; i < P * P; i++) { snprintf(nm, sizeof nm, "W%d_%d%d", l, i / P, i % P); B[i] = dp__wl_op(&b, nm, DP_OP_INPUT, blk, blk, (double)blk * blk); }
+            for (i = 0; i < P * P; i++) { snprintf(nm, sizeof nm, "W%d_%d%d", l, i / P, i % P); B[i] = dp__wl_weight(&b, nm, blk, blk); }
             snprintf(tag, sizeof tag, "f%d", l);
             dp__wl_blockmm(&b, tag, 1, P, A, B, C);
             for (j = 0; j < P; j++) {
@@ -9372,8 +9561,10 @@ DPDEF int dp_gen_workload(dp_graph *g, const dp_workload_opts *opts, dp_error *e
     }
     if (!b.rc) b.rc = dp_graph_finalize(g, err);
     if (!b.rc) b.rc = dp_graph_check_tensors(g, err);
+    if (!b.rc && o.weights) b.rc = dp__wl_fold_weights(g, b.wids, (int)DP__LEN(b.wids), err);
 done:
     DP_FREE(A); DP_FREE(B); DP_FREE(C);
+    DP__ARRFREE(b.wids);
     if (b.rc) dp_graph_free(g);
     return b.rc;
 }

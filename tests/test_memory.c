@@ -73,6 +73,26 @@ static void test_hand(void)
     c.memory[1] = 1014;
     CHECK(dp_sim_check_memory(&s, &err) == DP_ERR_INFEASIBLE && strstr(err.msg, "device 1") && strstr(err.msg, "1015") && strstr(err.msg, "1014"),
           "over memory: %s", err.msg);
+    /* the chart gives each device's peak (of its memory) when tracked:
+       1115 bytes as "1.11 kB" (3 digits), d0's 2000 as "2 kB" */
+    {
+        char svg[256], *txt;
+        c.memory[0] = 2000; c.memory[1] = 0;
+        dp_test_tmp(svg, sizeof svg, "mem_gantt.svg");
+        CHECK(dp_sim_run(&s, asg, &so, &err) == 0 && s.memory_tracked == 1, "tracked run");
+        CHECK(dp_gantt_svg(svg, &s, asg, NULL, &err) == 0, "gantt: %s", err.msg);
+        txt = dp_test_read_file(svg, NULL);
+        CHECK(txt && strstr(txt, ">peak 1.11 kB / 2 kB<") && strstr(txt, ">peak 1.01 kB<"), "gantt peaks missing");
+        free(txt);
+        so.track_memory = 0;
+        CHECK(dp_sim_run(&s, asg, &so, &err) == 0 && s.memory_tracked == 0, "untracked run");
+        CHECK(dp_gantt_svg(svg, &s, asg, NULL, &err) == 0, "gantt: %s", err.msg);
+        txt = dp_test_read_file(svg, NULL);
+        CHECK(txt && !strstr(txt, ">peak "), "gantt peaks without tracking");
+        free(txt);
+        so.track_memory = 1;
+        c.memory[0] = 1115; c.memory[1] = 1014;
+    }
     /* without tracking the same run costs the same */
     so.track_memory = 0;
     CHECK(dp_sim_run(&s, asg, &so, &err) == 0 && s.makespan == 15, "untracked run");
@@ -370,6 +390,59 @@ static void test_unlimited_alike(void)
     dp_graph_free(&h);
 }
 
+/* Workloads with their weights as resident weights (by hand: every W
+   block of 128 x 128 floats is 65536 bytes). */
+static void test_workloads(void)
+{
+    dp_graph g;
+    dp_workload_opts wo;
+    int v, w, ok = 1;
+    memset(&wo, 0, sizeof wo);
+    /* ffnn, P 2, 2 layers: X_0, X_1, and per layer 4 block matmuls, 2
+       reduces, 2 relus (18 ops); edges: 4 into the matmuls, 4 into the
+       reduces, 2 into the relus per layer (20); 8 weights, each used by
+       one matmul */
+    wo.kind = DP_WL_FFNN; wo.parts = 2; wo.dim = 256; wo.layers = 2; wo.weights = 1;
+    CHECK(dp_gen_workload(&g, &wo, &err) == 0, "ffnn: %s", err.msg);
+    CHECK(g.n_ops == 18 && g.n_edges == 20 && g.n_weights == 8 && g.n_uses == 8, "ffnn: %d ops, %d edges, %d weights, %d uses", g.n_ops, g.n_edges, g.n_weights, g.n_uses);
+    for (w = 0; w < g.n_weights; w++) ok &= g.weight_bytes[w] == 65536 && g.wop_off[w + 1] - g.wop_off[w] == 1 && g.kind[g.wop[g.wop_off[w]]] == DP_OP_OPAQUE;
+    for (v = 0; v < g.n_ops; v++) ok &= g.kind[v] == DP_OP_OPAQUE;
+    CHECK(ok, "ffnn: weights of 65536 bytes read by one opaque op each");
+    dp_graph_free(&g);
+    /* chainmm, P 2, 1 layer: M0's 4 blocks stay inputs, M1's 4 are
+       weights; each B[k][j] is read by the 2 row blocks' matmuls (8 uses) */
+    wo.kind = DP_WL_CHAINMM; wo.layers = 1;
+    CHECK(dp_gen_workload(&g, &wo, &err) == 0, "chainmm: %s", err.msg);
+    CHECK(g.n_ops == 4 + 8 + 4 && g.n_weights == 4 && g.n_uses == 8, "chainmm: %d ops, %d weights, %d uses", g.n_ops, g.n_weights, g.n_uses);
+    for (w = 0; w < g.n_weights; w++) ok &= g.wop_off[w + 1] - g.wop_off[w] == 2;
+    CHECK(ok, "chainmm: each weight read by two matmuls");
+    dp_graph_free(&g);
+    /* gpt, P 1, dim 64, 1 layer, vocab 512 (8 dim), batch 64: X_0; ln1
+       (cat, norm, part), q, k, v, a head (kT, scores, scale, softmax, out),
+       o, res1, ln2, 4 MLP chunks (fc, gelu, proj), res2, lnf, the head's
+       matmul: 34 ops; weights Wq Wk Wv Wo, 8 chunk matrices of 64 x 64
+       (16384 bytes each) and the head's 64 x 512 (131072) */
+    wo.kind = DP_WL_GPT; wo.parts = 1; wo.dim = 64; wo.layers = 1; wo.batch = 64;
+    CHECK(dp_gen_workload(&g, &wo, &err) == 0, "gpt: %s", err.msg);
+    if (g.finalized) {
+        double tot = 0, head = -1;
+        int hv = dp_graph_find(&g, "head_mm0_0");
+        for (w = 0; w < g.n_weights; w++) tot += g.weight_bytes[w];
+        CHECK(g.n_ops == 34 && g.n_weights == 13, "gpt: %d ops, %d weights", g.n_ops, g.n_weights);
+        CHECK_NEAR(tot, 12 * 16384 + 131072, 0, "gpt: weight bytes");
+        if (hv >= 0 && g.wuse_off[hv + 1] - g.wuse_off[hv] == 1) head = g.weight_bytes[g.wuse[g.wuse_off[hv]]];
+        CHECK_NEAR(head, 131072, 0, "gpt: the head's weight");
+        CHECK(hv >= 0 && g.compute[hv] == 2.0 * 64 * 64 * 512, "gpt: the head's FLOPs");
+    }
+    dp_graph_free(&g);
+    /* real ops without weights: the same gpt runs its kernels */
+    wo.weights = 0;
+    CHECK(dp_gen_workload(&g, &wo, &err) == 0 && g.n_ops == 34 + 13 && g.n_weights == 0, "gpt, real ops: %s", err.msg);
+    dp_graph_free(&g);
+    wo.vocab = 3; wo.parts = 2;
+    CHECK(dp_gen_workload(&g, &wo, &err) == DP_ERR_RANGE && strstr(err.msg, "vocab 3"), "gpt, vocab not a multiple of parts: %s", err.msg);
+}
+
 int main(void)
 {
     test_hand();
@@ -377,5 +450,6 @@ int main(void)
     test_heuristics();
     test_learned();
     test_unlimited_alike();
+    test_workloads();
     return dp_test_done();
 }
