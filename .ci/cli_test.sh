@@ -76,6 +76,22 @@ expect 2 "gen --density 2" "$D" gen layered --density 2 -o "$T/x.dpg"
 expect 2 "convert with one argument" "$D" convert graphs/heft_example.dpg
 expect 2 "convert --to xml" "$D" convert graphs/heft_example.dpg "$T/x" --to xml
 expect 2 "--json and --md" "$D" bench graphs/heft_example.dpg --json --md
+expect 2 "--memory -1" "$D" info graphs/heft_example.dpg --memory -1
+contains "$T/err" "--memory: '-1' is not a number of bytes >= 0" "--memory -1: the message names the value"
+expect 2 "--memory abc" "$D" place graphs/heft_example.dpg --method cp --memory abc
+contains "$T/err" "--memory: 'abc' is not a number" "--memory abc: the message names the value"
+expect 2 "--memory inf" "$D" sim graphs/heft_example.dpg --assign "$T/none.assign" --memory inf
+expect 2 "--memory nan" "$D" bench graphs/heft_example.dpg --memory nan
+expect 2 "--memory 5x" "$D" exec graphs/heft_example.dpg --assign "$T/none.assign" --backend cpu --memory 5x
+expect 2 "--memory empty" "$D" train graphs/heft_example.dpg --out "$T/x.dpl" --memory ''
+expect 2 "--memory without a value" "$D" bench graphs/heft_example.dpg --memory
+expect 2 "--memory for gen" "$D" gen layered --nodes 10 --memory 100 -o "$T/x.dpg"
+contains "$T/err" "unknown option '--memory'" "gen takes no --memory"
+expect 2 "gen layered --weights" "$D" gen layered --weights -o "$T/x.dpg"
+contains "$T/err" "--weights is for the workloads" "--weights on a random DAG: says why"
+expect 2 "gen chainmm --vocab" "$D" gen chainmm --vocab 64 -o "$T/x.dpg"
+contains "$T/err" "--vocab is for gpt" "--vocab on chainmm: says why"
+expect 2 "gen gpt --vocab 0" "$D" gen gpt --vocab 0 -o "$T/x.dpg"
 
 # ---- failures: exit 1 with the library's message ---------------------------
 expect 1 "missing graph" "$D" info "$T/none.dpg"
@@ -144,6 +160,105 @@ expect 0 "bench table" "$D" bench "$T/l.dpg" graphs/heft_example.dpg --methods s
 contains "$T/out" "best per graph" "bench prints the best method per graph"
 expect 1 "bench with a bad graph" "$D" bench "$T/l.dpg" "$T/none.dpg" --methods cp
 contains "$T/out" "cp" "bench keeps the good graph's rows"
+
+# ---- memory: resident bytes and weights, refusals, infeasible cells ---------
+# a and b share the weight W (1000 bytes) and hold their own resident bytes
+printf 'doppler-graph 1\nweight W bytes=1000\nop a compute=1 bytes=10 resident=100 weights=W\nop b compute=1 bytes=10 mem=5 resident=50 weights=W\nedge a b\n' >"$T/w.dpg"
+printf '0\n1\n' >"$T/w.assign"
+expect 0 "info on a graph with a shared weight" "$D" info "$T/w.dpg" --devices 2 --memory 2e3 --json
+# resident: 100 + 50 + W once; the largest op: a, its 100 and W's 1000
+json_check "$T/out" "j['weights'] == 1 and j['resident_bytes'] == 1150 and j['max_op_resident'] == 1100 and j['max_op_resident_op'] == 'a' and j['memory'] == [2000, 2000]" "info: 1 weight, 1150 resident bytes, op a holds 1100, --memory on each device"
+expect 0 "info text with a shared weight" "$D" info "$T/w.dpg" --devices 2
+contains "$T/out" "^weights  *1$" "info prints the weights"
+contains "$T/out" "^resident  *1150 bytes" "info prints the resident bytes"
+contains "$T/out" "^largest op  *1100 bytes (op 'a'" "info prints the largest op's resident bytes"
+contains "$T/out" "^memory  *unlimited" "info: unlimited memory by default"
+expect 0 "info on a graph without resident bytes" "$D" info graphs/heft_example.dpg --json
+json_check "$T/out" "j['weights'] == 0 and j['resident_bytes'] == 0 and j['max_op_resident'] == 0 and j['max_op_resident_op'] is None and j['memory'] == [0, 0, 0]" "info: no resident bytes, zeros"
+# The runtime's peaks by hand (a on device 0, b on 1; W is held on both):
+# device 0 holds 100 + 1000 from the start, and a's output (10) from a's
+# start: 1110; device 1 holds 50 + 1000, the copy of a's output (10) from
+# a's end, then b's output (10) and workspace (5) while b runs: 1075.
+# Makespan: a 1, the copy 10 bytes at bandwidth 1, b 1.
+expect 0 "sim with a shared weight" "$D" sim "$T/w.dpg" --assign "$T/w.assign" --devices 2 --json
+json_check "$T/out" "j['peak_bytes'] == [1110, 1075] and j['makespan'] == 12" "sim: each device's peak by hand (1110, 1075), makespan 12"
+expect 0 "sim at a peak equal to the memory" "$D" sim "$T/w.dpg" --assign "$T/w.assign" --devices 2 --memory 1110
+contains "$T/out" "^0  .*  1110$" "sim prints device 0's peak"
+expect 1 "sim over memory" "$D" sim "$T/w.dpg" --assign "$T/w.assign" --devices 2 --memory 1109 --gantt "$T/over.svg" --json
+contains "$T/err" "device 0 peaks at 1110 bytes, over its memory of 1109" "sim over memory: the message names the device, its peak and its memory"
+if [ ! -e "$T/over.svg" ] && [ ! -s "$T/out" ]; then ok; else bad "sim over memory wrote a chart or a result"; fi
+printf 'doppler-cluster 1\ndevices 2\nmemory 1109\n' >"$T/m1109.dpc"
+expect 1 "sim over a cluster file's memory" "$D" sim "$T/w.dpg" --assign "$T/w.assign" --cluster "$T/m1109.dpc"
+contains "$T/err" "device 0 peaks at 1110 bytes, over its memory of 1109" "the cluster file's memory: the same refusal"
+expect 0 "--memory 0 lifts a cluster file's memory" "$D" sim "$T/w.dpg" --assign "$T/w.assign" --cluster "$T/m1109.dpc" --memory 0 --gantt "$T/w.svg"
+contains "$T/w.svg" "</svg>" "sim --gantt with memory tracked writes a whole SVG"
+expect 1 "exec over memory" "$D" exec "$T/w.dpg" --assign "$T/w.assign" --backend cpu --devices 2 --memory 1109 --trace-svg "$T/over2.svg" --json
+contains "$T/err" "device 0 peaks at 1110 bytes, over its memory of 1109" "exec over memory: refused with the simulator's peak"
+if [ ! -e "$T/over2.svg" ] && [ ! -s "$T/out" ]; then ok; else bad "exec over memory ran or wrote something"; fi
+expect 0 "exec at a peak equal to the memory" "$D" exec "$T/w.dpg" --assign "$T/w.assign" --backend cpu --devices 2 --memory 1110 --reps 1 --json
+json_check "$T/out" "j['outputs_match'] is True and j['devices'] == 2" "exec within memory runs (the single-device check unlimited)"
+# op a alone needs 10 + 100 + 1000 bytes: it fits on no device of 1100
+expect 1 "place where an op fits nowhere" "$D" place "$T/w.dpg" --method cp --devices 2 --memory 1100 --out "$T/w_none.assign"
+contains "$T/err" "op 'a'" "place infeasible: the message names the op"
+if [ ! -e "$T/w_none.assign" ]; then ok; else bad "an infeasible place wrote an assignment"; fi
+# four independent ops of 60 resident bytes, devices of 100: one op a device.
+# On 4 devices single is infeasible and every other method places one op on
+# each (makespan 1); on 2 devices every method is.
+printf 'doppler-graph 1\nop a compute=1 resident=60\nop b compute=1 resident=60\nop c compute=1 resident=60\nop d compute=1 resident=60\n' >"$T/r4.dpg"
+expect 0 "bench with an infeasible cell --json" "$D" bench "$T/r4.dpg" --devices 4 --memory 100 --json
+json_check "$T/out" "[r['method'] for r in j] == ['single', 'round-robin', 'random', 'cp', 'heft', 'enumopt', 'anneal', 'pipeline'] and j[0]['infeasible'] is True and j[0]['makespan'] is None and j[0]['ratio'] is None and j[0]['assignment'] is None and 'no single device' in j[0]['reason'] and j[0]['lower_bound'] == 1 and all(r['infeasible'] is False and r['fallback'] is None and r['makespan'] == 1 and sorted(r['assignment']) == [0, 1, 2, 3] for r in j[1:])" "bench --json: single infeasible (makespan null), every other method one op a device"
+expect 0 "bench with an infeasible cell" "$D" bench "$T/r4.dpg" --devices 4 --memory 100
+contains "$T/out" "^r4 .* single  *infeasible  *1  *- " "the infeasible cell in the table"
+contains "$T/out" "^r4 .* pipeline  *1  *1  *1.000 " "the table goes on after it"
+contains "$T/out" "^  r4  *round-robin  *1 " "best per graph: the first placed method"
+contains "$T/err" "r4.dpg with single: no single device" "the infeasible cell's reason on stderr"
+expect 0 "bench --md with an infeasible cell" "$D" bench "$T/r4.dpg" --devices 4 --memory 100 --methods single,cp --md
+contains "$T/out" "^| r4 .*| single  *| *infeasible |" "the infeasible cell in the markdown table"
+if [ "$(grep -c '^| r4 ' "$T/out")" = 2 ]; then ok; else bad "bench --md: not 2 rows"; fi
+expect 0 "bench where every method is infeasible" "$D" bench "$T/r4.dpg" --devices 2 --memory 100 --methods all
+if [ "$(grep -c '^r4 .* infeasible ' "$T/out")" = 8 ] && ! grep -q "best per graph" "$T/out"; then ok; else bad "bench all infeasible: not 8 infeasible rows and no best"; fi
+expect 1 "bench with an infeasible cell and a missing graph" "$D" bench "$T/r4.dpg" "$T/none.dpg" --devices 4 --memory 100 --methods single,cp
+contains "$T/out" "^r4 .* cp  *1 " "bench: the infeasible cell and the good rows kept beside a bad graph"
+expect 0 "train --memory" "$D" train "$T/r4.dpg" --devices 4 --memory 100 --stages il,sim --episodes 5,5 --hidden 4 --layers 1 --out "$T/r4.dpl" --out-assign "$T/r4.assign" --json
+json_check "$T/out" "j['devices'] == 4 and j['best_found'][0]['cost'] == 1" "train within memory: the best placement found, one op a device (1)"
+expect 0 "sim the training's best within memory" "$D" sim "$T/r4.dpg" --assign "$T/r4.assign" --devices 4 --memory 100 --json
+json_check "$T/out" "sorted(j['assignment']) == [0, 1, 2, 3] and j['peak_bytes'] == [60, 60, 60, 60]" "the training's best: one op a device, 60 bytes each"
+
+# ---- pipeline and the single-device fallback --------------------------------
+# a -> c, b -> d, each of compute 2, on 2 devices: topological order a b c d
+# cut into stages {a, b} {c, d} (4 each); c starts when a ends (2), d when b
+# ends (4): makespan 6, below one device's 8 (no fallback)
+printf 'doppler-graph 1\nop a compute=2\nop b compute=2\nop c compute=2\nop d compute=2\nedge a c\nedge b d\n' >"$T/pp.dpg"
+expect 0 "place pipeline" "$D" place "$T/pp.dpg" --method pipeline --devices 2 --json
+json_check "$T/out" "j['method'] == 'pipeline' and j['assignment'] == [0, 0, 1, 1] and j['makespan'] == 6 and j['fallback'] is None" "pipeline: stages {a, b} {c, d}, makespan 6, no fallback"
+# a chain a(4) b(1) c(1) d(2): stages {a} {b, c, d} (4 and 4); with b, c, d
+# of 50 resident bytes on devices of 100, {b, c, d} does not fit: {a, b}
+# {c, d} (5 and 3). One device (8, the same makespan) holds 150: no fallback
+printf 'doppler-graph 1\nop a compute=4\nop b compute=1 resident=50\nop c compute=1 resident=50\nop d compute=2 resident=50\nedge a b\nedge b c\nedge c d\n' >"$T/pm.dpg"
+expect 0 "place pipeline, unlimited memory" "$D" place "$T/pm.dpg" --method pipeline --devices 2 --json
+json_check "$T/out" "j['assignment'] == [0, 1, 1, 1] and j['makespan'] == 8 and j['fallback'] is None" "pipeline: stages {a} {b, c, d}"
+expect 0 "place pipeline within memory" "$D" place "$T/pm.dpg" --method pipeline --devices 2 --memory 100 --json
+json_check "$T/out" "j['assignment'] == [0, 0, 1, 1] and j['makespan'] == 8 and j['fallback'] is None" "pipeline within memory: stages {a, b} {c, d}"
+expect 0 "place pipeline text" "$D" place "$T/pp.dpg" --method pipeline --devices 2
+contains "$T/out" "^method  *pipeline$" "place names the pipeline method"
+if grep -q "^fallback" "$T/out"; then bad "place pipeline: a fallback line without a fallback"; else ok; fi
+# a -> b -> c, compute 1, edges of 100 bytes at bandwidth 1: round-robin puts
+# b on device 1 (1 + 100 + 1 + 100 + 1 = 203); one device takes 3
+printf 'doppler-graph 1\nop a compute=1 bytes=100\nop b compute=1 bytes=100\nop c compute=1\nedge a b\nedge b c\n' >"$T/ch.dpg"
+expect 0 "place round-robin: the single-device fallback" "$D" place "$T/ch.dpg" --method round-robin --devices 2 --json
+json_check "$T/out" "j['fallback'] == 'single' and j['assignment'] == [0, 0, 0] and j['makespan'] == 3" "round-robin on the chain: fallback single, device 0, makespan 3"
+expect 0 "place round-robin: the fallback in text" "$D" place "$T/ch.dpg" --method round-robin --devices 2
+contains "$T/out" "^fallback  *single device 0: better than round-robin's own answer" "place says it fell back to one device"
+expect 0 "place doppler: the fallback field" "$D" place "$T/ch.dpg" --method doppler --devices 2 --json
+json_check "$T/out" "j['fallback'] in (None, 'single') and j['makespan'] == 3 and (j['fallback'] is None or j['assignment'] == [0, 0, 0])" "doppler on the chain: never worse than one device (3)"
+expect 0 "place doppler --improve: the fallback field" "$D" place "$T/ch.dpg" --method doppler --devices 2 --improve 5 --samples 2 --json
+json_check "$T/out" "j['fallback'] in (None, 'single') and j['makespan'] == 3" "doppler --improve on the chain: never worse than one device (3)"
+expect 0 "bench marks the fallback" "$D" bench "$T/ch.dpg" --devices 2 --methods round-robin,cp --json
+json_check "$T/out" "[r['fallback'] for r in j] == ['single', None] and [r['makespan'] for r in j] == [3, 3]" "bench --json: fallback single for round-robin, null for cp"
+expect 0 "bench marks the fallback in text" "$D" bench "$T/ch.dpg" --devices 2 --methods round-robin,cp
+contains "$T/out" "^ch .* round-robin  *3\* " "bench: the fallback's makespan marked '*'"
+contains "$T/out" "^ch .* cp  *3  " "bench: cp's own makespan unmarked"
+contains "$T/out" "^\* a fallback: the best single device" "bench: the legend of '*'"
 
 # ---- costs whose sums overflow: refused, never a result of inf or nan --------
 printf 'doppler-graph 1\nop a compute=1e308\nop b compute=1e308\nedge a b\n' >"$T/sum.dpg"
@@ -249,10 +364,11 @@ expect 0 "place doppler without --policy: the pretrained policy" "$D" place "$G"
 contains "$T/out" "doppler_family.dpl, pretrained" "the pretrained policy named"
 contains "$T/out" "insertion" "the pretrained policy's partial schedule fills idle gaps (--insertion)"
 contains "$T/out" "^samples  *64 " "the pretrained policy's 64 samples"
-# at most 65: a sample whose busiest device has more work than the best
-# makespan so far cannot win and is not simulated
+# 2 to 66: the greedy placement and the best single device (the fallback)
+# always, and of the 64 samples only those that can still win (a sample
+# whose busiest device has more work than the best makespan so far cannot)
 sims=$(awk '/^simulations/ { print $2 }' "$T/out")
-if [ -n "$sims" ] && [ "$sims" -ge 1 ] && [ "$sims" -le 65 ]; then ok; else bad "greedy + 64 samples: '$sims' simulations, not 1..65"; fi
+if [ -n "$sims" ] && [ "$sims" -ge 2 ] && [ "$sims" -le 66 ]; then ok; else bad "greedy + 64 samples + one device: '$sims' simulations, not 2..66"; fi
 expect 0 "place doppler --polish 2" "$D" place "$G" --method doppler --polish 2 --json --out "$T/pol.assign"
 cp "$T/out" "$T/pol.json"
 json_check "$T/pol.json" "j['polish'] == 2 and j['simulations'] > 65 and j['makespan'] >= j['lower_bound'] * (1 - 1e-12)" "place --polish: the passes' simulations counted"
@@ -262,7 +378,7 @@ expect 2 "place cp --polish" "$D" place "$G" --method cp --polish 2
 contains "$T/err" "enumopt --start" "--polish with a heuristic points to enumopt"
 expect 2 "place doppler --polish 101" "$D" place "$G" --method doppler --polish 101
 expect 0 "place doppler, the pretrained policy, --samples 0" "$D" place "$G" --method doppler --samples 0 --json
-json_check "$T/out" "j['samples'] == 0 and j['simulations'] == 1 and 'pretrained' in j['policy']" "pretrained, greedy only"
+json_check "$T/out" "j['samples'] == 0 and j['simulations'] == 2 and 'pretrained' in j['policy']" "pretrained, greedy only (and the single-device fallback scored)"
 expect 2 "place placeto without --policy" "$D" place "$G" --method placeto
 contains "$T/err" "placeto needs --policy" "placeto without --policy"
 expect 2 "train: unknown stage" "$D" train "$G" --stages il,foo --out "$T/x.dpl"
@@ -289,7 +405,8 @@ expect 0 "place doppler --improve" "$D" place "$G" --method doppler --policy "$T
 cp "$T/out" "$T/imp.json"
 # 30 episodes, selection's 31 greedy scores (the start, then after each
 # episode: every 30 / 20 = 1), then greedy + 4 samples (1 to 5 simulated)
-json_check "$T/imp.json" "j['improve'] == 30 and 62 <= j['simulations'] <= 66 and j['makespan'] >= j['lower_bound'] * (1 - 1e-12)" "place --improve: simulations counted"
+# and the single-device fallback (1)
+json_check "$T/imp.json" "j['improve'] == 30 and 63 <= j['simulations'] <= 67 and j['makespan'] >= j['lower_bound'] * (1 - 1e-12)" "place --improve: simulations counted"
 expect 0 "sim the --improve assignment" "$D" sim "$G" --assign "$T/imp.assign" --json
 json_check "$T/out" "j['makespan'] == json.load(open('$T/imp.json'))['makespan']" "the --improve assignment simulates to its makespan"
 expect 2 "place --improve with cp" "$D" place "$G" --method cp --improve 10
@@ -366,6 +483,10 @@ expect 0 "place cp" "$D" place "$G" --method cp --json
 json_check "$T/out" "json.load(open('$T/pt.json'))['makespan'] <= j['makespan']" "placeto from cp is never worse than cp"
 expect 0 "place placeto --from single --samples" "$D" place "$G" --method placeto --policy "$T/pt.dpl" --from single --samples 3
 contains "$T/out" "starts from      single" "place placeto names its start"
+expect 0 "place placeto: the fallback field" "$D" place "$T/ch.dpg" --method placeto --policy "$T/pt.dpl" --from round-robin --json
+json_check "$T/out" "j['fallback'] in (None, 'single') and j['makespan'] == 3 and (j['fallback'] is None or j['assignment'] == [0, 0, 0])" "placeto from round-robin on the chain: never worse than one device (3)"
+expect 0 "place --method pipeline as placeto's start" "$D" place "$G" --method placeto --policy "$T/pt.dpl" --from pipeline --json
+json_check "$T/out" "j['from'] == 'pipeline' and len(j['assignment']) == 50" "placeto starts from pipeline"
 expect 1 "a doppler policy for --method placeto" "$D" place "$G" --method placeto --policy "$T/p.dpl"
 contains "$T/err" "is a doppler policy" "doppler policy refused by placeto: says why"
 contains "$T/err" "p.dpl" "doppler policy refused by placeto: names the file"
@@ -435,6 +556,25 @@ expect 2 "gen an unknown workload" "$D" gen llama-everything -o "$T/x.dpg"
 expect 0 "gen llama-block" "$D" gen llama-block --parts 2 --dim 32 --batch 8 -o "$T/lb.dpg"
 expect 0 "gen llama-layer" "$D" gen llama-layer --parts 2 --dim 32 --batch 8 --layers 2 -o "$T/ll.dpg"
 expect 0 "place llama-layer" "$D" place "$T/ll.dpg" --method random --devices 2 --out "$T/ll.asg"
+# weights (the library's gpt and --weights): resident weights, opaque ops
+expect 0 "gen ffnn --weights" "$D" gen ffnn --parts 2 --dim 64 --batch 16 --layers 2 --weights -o "$T/ffw.dpg"
+expect 0 "info on ffnn --weights" "$D" info "$T/ffw.dpg" --json
+# 2 layers' W, each 2 x 2 blocks of 32 x 32 float32 (4096 bytes), each block
+# read by one matmul
+json_check "$T/out" "j['weights'] == 8 and j['resident_bytes'] == 8 * 4096 and j['max_op_resident'] == 4096" "ffnn --weights: 8 weight blocks of 4096 bytes, one per matmul"
+expect 0 "gen gpt --weights --vocab" "$D" gen gpt --parts 2 --dim 32 --batch 8 --layers 1 --vocab 64 --weights -o "$T/gpt.dpg"
+expect 0 "info on gpt --weights" "$D" info "$T/gpt.dpg" --json
+# one block: Q, K, V and the output projection (32 x 32 each, 2 x 2 blocks
+# of 16 x 16), the MLP's 32 x 128 and 128 x 32 (4 chunks of 32 x 32 each, in
+# 2 x 2 blocks), the head 32 x 64 (2 x 2 blocks of 16 x 32): 16 + 32 + 4
+# weights, 12 x 32^2 + 32 x 64 floats; a head matmul reads 16 x 32 floats
+cp "$T/out" "$T/gpt.json"
+json_check "$T/gpt.json" "j['weights'] == 52 and j['resident_bytes'] == 4 * (12 * 32 * 32 + 32 * 64) and j['max_op_resident'] == 4 * 16 * 32 and j['max_op_resident_op'].startswith('head_mm')" "gpt --weights: 52 weight blocks, 57344 bytes, a head matmul holds 2048"
+# 57344 resident bytes fit no device of 40000: pipeline spreads them, within memory
+expect 0 "place gpt with pipeline within memory" "$D" place "$T/gpt.dpg" --method pipeline --devices 4 --memory 40000 --json --out "$T/gpt.assign"
+json_check "$T/out" "len(j['assignment']) == json.load(open('$T/gpt.json'))['nodes'] and j['fallback'] is None and len(set(j['assignment'])) >= 2" "pipeline places gpt over several devices"
+expect 0 "sim gpt's pipeline within memory" "$D" sim "$T/gpt.dpg" --assign "$T/gpt.assign" --devices 4 --memory 40000 --json
+json_check "$T/out" "0 < max(j['peak_bytes']) <= 40000" "gpt's pipeline placement peaks within memory"
 expect 0 "exec llama-layer" "$D" exec "$T/ll.dpg" --assign "$T/ll.asg" --backend cpu --devices 2 --json
 json_check "$T/out" "j['outputs_match'] is True" "exec: llama-layer gives the single-device outputs"
 expect 0 "place chainmm" "$D" place "$T/cm.dpg" --method round-robin --devices 2 --out "$T/cm.asg"

@@ -1,14 +1,14 @@
 /* doppler - the command-line front end of doppler.h.
 
-       doppler info    GRAPH [--devices N | --cluster C] [--json]
-       doppler place   GRAPH --method M [--devices N | --cluster C] [--seed S]
+       doppler info    GRAPH [--devices N | --cluster C] [--memory B] [--json]
+       doppler place   GRAPH --method M [--devices N | --cluster C] [--memory B] [--seed S]
                        [--order fifo|priority] [--budget B] [--start ASSIGN]
                        [--out ASSIGN] [--gantt OUT.svg [--no-transfers]] [--json]
-       doppler sim     GRAPH --assign ASSIGN [--devices N | --cluster C]
+       doppler sim     GRAPH --assign ASSIGN [--devices N | --cluster C] [--memory B]
                        [--order fifo|priority] [--gantt OUT.svg [--no-transfers]] [--json]
        doppler bench   GRAPH... [--methods m1,m2,...|all] [--devices N | --cluster C]
-                       [--seed S] [--order O] [--budget B] [--json | --md]
-       doppler train   GRAPH... --out POLICY.dpl [--devices N | --cluster C]
+                       [--memory B] [--seed S] [--order O] [--budget B] [--json | --md]
+       doppler train   GRAPH... --out POLICY.dpl [--devices N | --cluster C] [--memory B]
                        [--stages il,sim,real] [--episodes E1,E2,..] [--lr L1,L2,..]
                        [--init POLICY.dpl|pretrained] [--hidden H] [--layers K]
                        [--shared-gnn] [--insertion] [--entropy B]
@@ -24,6 +24,10 @@
        doppler convert IN OUT [--to FORMAT]
        doppler gen     layered|random [--nodes N] [--width W] [--density D]
                        [--regularity R] [--jump J] [--ccr C] [--seed S] -o GRAPH
+       doppler gen     chainmm|ffnn|llama-block|llama-layer|gpt [--parts P] [--dim D]
+                       [--batch B] [--layers L] [--vocab V] [--weights] -o GRAPH
+       doppler exec    GRAPH --assign ASSIGN --backend cpu|cuda [--devices N | --cluster C]
+                       [--memory B] [--reps R] [--json] ...
        doppler help [COMMAND]
 
    Every command that reads a graph takes --format F (native, doppler, stg;
@@ -66,41 +70,59 @@ static const char *help_main =
     "  train    train a DOPPLER (SEL/PLC) or Placeto policy on one graph or a family\n"
     "  convert  convert a graph between formats\n"
     "  gen      generate a random DAG (layered, random) or a workload (chainmm, ffnn,\n"
-    "           llama-block, llama-layer)\n"
+    "           llama-block, llama-layer, gpt)\n"
     "  exec     run a placed graph for real on the CPU or CUDA executor\n"
     "  calibrate  measure this machine (CPU or GPUs) into a cluster file\n"
     "  help     this text, or 'doppler help COMMAND'\n"
     "\n"
-    "methods: single, round-robin, random, cp, heft, enumopt, anneal,\n"
+    "methods: single, round-robin, random, cp, heft, enumopt, anneal, pipeline,\n"
     "         doppler (--policy POLICY.dpl, or the pretrained policy), placeto\n"
     "         (--policy POLICY.dpl)\n"
     "formats: native (.dpg), doppler (the DOPPLER reference's .txt), stg (.stg)\n"
     "cluster: --devices N (N devices in the graph's own units; default 4, or the\n"
     "         graph's per-device time columns when it has them) or --cluster C\n"
-    "         where C is a cluster file (.dpc) or a preset: reference, homogeneous:N\n"
+    "         where C is a cluster file (.dpc) or a preset: reference, homogeneous:N;\n"
+    "         --memory B sets every device's memory to B bytes (0: unlimited)\n"
+    "memory:  ops' outputs, workspaces and resident bytes (weights; a weight shared\n"
+    "         by ops on several devices is held on each) must fit each device's\n"
+    "         memory: the placers keep within it, sim and exec refuse a placement\n"
+    "         whose simulated peak passes it\n"
     "exit status: 0 success, 1 failure, 2 bad usage\n";
 
 static const char *help_info =
-    "usage: doppler info GRAPH [--devices N | --cluster C] [--format F] [--json]\n"
+    "usage: doppler info GRAPH [--devices N | --cluster C] [--memory B] [--format F]\n"
+    "                          [--json]\n"
     "\n"
     "Prints nodes, edges, sources, sinks, depth (ops on the longest chain), total\n"
     "compute, total edge bytes, the critical-path length (fastest device, no\n"
     "communication), the work bound (total work / devices) and the lower bound on\n"
-    "the makespan for the cluster (their maximum).\n"
+    "the makespan for the cluster (their maximum); then the resident memory: the\n"
+    "number of weights, the resident bytes in all (every op's own resident bytes,\n"
+    "each weight an op uses once) and the most one op holds (its own and its\n"
+    "weights'), and the devices' memory.\n"
     "\n"
     "  --devices N    N devices in the graph's units (default 4)\n"
     "  --cluster C    cluster file or preset (reference, homogeneous:N)\n"
+    "  --memory B     every device's memory, in bytes (0: unlimited, the default;\n"
+    "                 replaces the cluster's)\n"
     "  --format F     graph format: native, doppler, stg (default: detect)\n"
-    "  --json         one JSON object\n";
+    "  --json         one JSON object (weights, resident_bytes, max_op_resident,\n"
+    "                 max_op_resident_op, memory: each device's)\n";
 
 static const char *help_place =
     "usage: doppler place GRAPH --method M [--devices N | --cluster C] [OPTIONS]\n"
     "\n"
     "Places every op of GRAPH on a device with method M, prints the simulated\n"
-    "makespan with its ratio to the lower bound and the load of each device.\n"
+    "makespan with its ratio to the lower bound and the load and peak memory of\n"
+    "each device. Every method keeps within the devices' memory (or fails when no\n"
+    "placement it finds fits) and is never worse than one device: when the best\n"
+    "single device that fits beats the method's answer, or the method found none\n"
+    "within memory, that device is the answer and the output says so (fallback).\n"
     "\n"
     "  --method M     single, round-robin, random, cp, heft, enumopt, anneal,\n"
-    "                 doppler or placeto\n"
+    "                 pipeline (the ops in topological order cut into at most N\n"
+    "                 stages of balanced compute, stage k on device k), doppler\n"
+    "                 or placeto\n"
     "  --policy P     doppler, placeto: the policy file written by 'doppler train'\n"
     "                 (its algorithm must match the method); doppler without it:\n"
     "                 the pretrained policy (policies/doppler_family.dpl)\n"
@@ -123,17 +145,21 @@ static const char *help_place =
     "  --from M       placeto: the placement its sweep starts from (default cp)\n"
     "  --devices N    N devices in the graph's units (default 4)\n"
     "  --cluster C    cluster file or preset (reference, homogeneous:N)\n"
+    "  --memory B     every device's memory, in bytes (0: unlimited, the default;\n"
+    "                 replaces the cluster's)\n"
     "  --seed S       seed of random, anneal and doppler's samples (default 1)\n"
     "  --order O      runtime order scoring placements: fifo (default), priority\n"
     "                 (doppler: SEL's op order is the priority)\n"
     "  --budget B     anneal: simulations (default 20 x ops x devices)\n"
     "  --start A      enumopt, anneal: initial assignment file (default: cp's)\n"
     "  --out A, -o A  write the assignment (line i: device of node i)\n"
-    "  --gantt F.svg  write an SVG Gantt chart of the simulated schedule\n"
+    "  --gantt F.svg  write an SVG Gantt chart of the simulated schedule (with\n"
+    "                 each device's peak memory)\n"
     "  --no-transfers leave the transfer arrows out of the chart\n"
     "  --format F     graph format: native, doppler, stg (default: detect)\n"
-    "  --json         one JSON object (with the assignment; doppler adds\n"
-    "                 sel_order, the ops in the order SEL chose them)\n";
+    "  --json         one JSON object (with the assignment and fallback: \"single\"\n"
+    "                 when the best single device was the answer, else null;\n"
+    "                 doppler adds sel_order, the ops in the order SEL chose them)\n";
 
 static const char *help_sim =
     "usage: doppler sim GRAPH --assign A [--devices N | --cluster C] [OPTIONS]\n"
@@ -141,12 +167,17 @@ static const char *help_sim =
     "Simulates the assignment in file A (line i: device of node i, '#' comments)\n"
     "on the work-conserving runtime and prints the makespan with its ratio to the\n"
     "lower bound, and per device its ops, busy time, utilisation and peak memory.\n"
+    "A placement whose peak passes a device's memory is refused (exit 1, the\n"
+    "device, its peak and its memory named; no chart written).\n"
     "\n"
     "  --assign A     assignment file (required)\n"
     "  --devices N    N devices in the graph's units (default 4)\n"
     "  --cluster C    cluster file or preset (reference, homogeneous:N)\n"
+    "  --memory B     every device's memory, in bytes (0: unlimited, the default;\n"
+    "                 replaces the cluster's)\n"
     "  --order O      fifo (default: earliest ready first) or priority (b-level)\n"
-    "  --gantt F.svg  write an SVG Gantt chart of the schedule\n"
+    "  --gantt F.svg  write an SVG Gantt chart of the schedule (with each device's\n"
+    "                 peak memory)\n"
     "  --no-transfers leave the transfer arrows out of the chart\n"
     "  --format F     graph format: native, doppler, stg (default: detect)\n"
     "  --json         one JSON object, with every op as\n"
@@ -156,9 +187,16 @@ static const char *help_bench =
     "usage: doppler bench GRAPH... [--methods m1,m2,...] [OPTIONS]\n"
     "\n"
     "Places every graph with every method; one row per (graph, method) with the\n"
-    "makespan, the lower bound, their ratio and the seconds the placer took.\n"
+    "makespan, the lower bound, their ratio and the seconds the placer took. A\n"
+    "method that finds no placement within the devices' memory gets 'infeasible'\n"
+    "(its reason on stderr; JSON: infeasible true, makespan null, reason) and the\n"
+    "table goes on: the exit status stays 0. A makespan marked '*' is a fallback's:\n"
+    "the best single device's, which beat the method's own answer (JSON: fallback\n"
+    "\"single\"), or for a learned method whose every placement met a memory dead\n"
+    "end, pipeline's (JSON: fallback \"pipeline\").\n"
     "\n"
-    "  --methods L    comma-separated methods, or all (default: all; all includes\n"
+    "  --methods L    comma-separated methods, or all (default: all: single,\n"
+    "                 round-robin, random, cp, heft, enumopt, anneal, pipeline, and\n"
     "                 doppler and placeto when their policies are given)\n"
     "  --policy P     the policy of method doppler or placeto (give it twice for\n"
     "                 both: one file of each algorithm); doppler without it: the\n"
@@ -168,6 +206,8 @@ static const char *help_bench =
     "  --from M       placeto: the placement its sweep starts from (default cp)\n"
     "  --devices N    N devices in each graph's units (default 4)\n"
     "  --cluster C    cluster file or preset (reference, homogeneous:N)\n"
+    "  --memory B     every device's memory, in bytes (0: unlimited, the default;\n"
+    "                 replaces the cluster's)\n"
     "  --seed S       seed of random and anneal (default 1)\n"
     "  --order O      fifo (default) or priority\n"
     "  --budget B     anneal: simulations (default 20 x ops x devices)\n"
@@ -199,10 +239,13 @@ static const char *help_train =
     "                  --init pretrained: e.g. --stages sim on one graph\n"
     "  --algo A        doppler (default) or placeto\n"
     "  --from M        placeto: the starting placement's method (default cp; any\n"
-    "                  of single, round-robin, random, cp, heft, enumopt, anneal)\n"
+    "                  of single, round-robin, random, cp, heft, enumopt, anneal,\n"
+    "                  pipeline)\n"
     "  --devices N     N devices in the graphs' units (default 4); a list such\n"
     "                  as 2,4,8 trains on every graph at each count (doppler)\n"
     "  --cluster C     cluster file or preset (reference, homogeneous:N)\n"
+    "  --memory B      every device's memory, in bytes (0: unlimited, the default;\n"
+    "                  replaces the cluster's)\n"
     "  --stages L      any of il,sim,real in that order (default il,sim;\n"
     "                  placeto: sim)\n"
     "  --episodes L    episodes per listed stage, e.g. 2000,2000 (default 2000 each)\n"
@@ -315,10 +358,13 @@ static const char *help_exec =
     "run's (CUDA: also whether they are within the stated tolerance of the CPU\n"
     "executor's). Real ops (from 'doppler gen chainmm|ffnn|llama-*') run their\n"
     "kernels; opaque ops run as busy kernels of their modelled time (the\n"
-    "single-device run takes 0.1 s).\n"
+    "single-device run takes 0.1 s). A placement whose simulated peak passes a\n"
+    "device's memory is refused before anything runs (exit 1).\n"
     "\n"
     "  --backend B    cpu, or cuda (a build with nvcc; a GPU)\n"
     "  --devices N    N devices (default 4) or --cluster C (a file from 'doppler calibrate')\n"
+    "  --memory B     every device's memory, in bytes (0: unlimited, the default;\n"
+    "                 replaces the cluster's)\n"
     "  --reps R       runs; the median is reported (default 3)\n"
     "  --order O      fifo (default) or priority (b-level)\n"
     "  --dispatch D   cuda: dynamic (default: each device takes its next ready op\n"
@@ -346,8 +392,9 @@ static const char *help_calibrate =
 
 static const char *help_gen =
     "usage: doppler gen layered|random [OPTIONS] -o GRAPH\n"
-    "       doppler gen chainmm|ffnn|llama-block|llama-layer [--parts P] [--dim D]\n"
-    "                   [--batch B] [--layers L] -o GRAPH\n"
+    "       doppler gen chainmm|ffnn|llama-block|llama-layer|gpt [--parts P]\n"
+    "                   [--dim D] [--batch B] [--layers L] [--vocab V] [--weights]\n"
+    "                   -o GRAPH\n"
     "\n"
     "layered, random: a random DAG in the manner of DAGGEN: ops in levels, costs\n"
     "uniform in [1, 10]. layered: edges between consecutive levels only.\n"
@@ -356,9 +403,14 @@ static const char *help_gen =
     "chainmm multiplies L+1 DxD matrices, ffnn applies L layers relu(X W) to a\n"
     "BxD input, llama-block is one Llama-style block (rmsnorm, P attention\n"
     "heads, output projection, gated SiLU MLP, residuals) on B tokens of width\n"
-    "D, llama-layer L such blocks; every matrix is cut into PxP blocks\n"
-    "(defaults P 2, D 256, B 64, L 3). Costs in FLOPs; calibrate the cluster\n"
-    "with 'doppler calibrate'.\n"
+    "D, llama-layer L such blocks, gpt a GPT-style decoder of L blocks\n"
+    "(layernorm, P attention heads, output projection, a GELU MLP 4D wide,\n"
+    "residuals) then a final layernorm and the language-model head (D x V);\n"
+    "every matrix is cut into PxP blocks (defaults P 2, D 256, B 64, L 3,\n"
+    "V 8D). Costs in FLOPs; calibrate the cluster with 'doppler calibrate'.\n"
+    "With --weights the weight matrices' blocks are the graph's weights,\n"
+    "resident on every device that runs an op using them (placement and the\n"
+    "simulator; the ops are then opaque).\n"
     "\n"
     "  --nodes N       ops (default 100)\n"
     "  --width W       mean ops per level (default sqrt(nodes))\n"
@@ -367,6 +419,9 @@ static const char *help_gen =
     "  --jump J        levels an edge may span (default 1 layered, 3 random)\n"
     "  --ccr C         mean transfer time / mean op time (default 0: none)\n"
     "  --seed S        seed (default 1)\n"
+    "  --parts P, --dim D, --batch B, --layers L  workloads (see above)\n"
+    "  --vocab V       gpt: the vocabulary (default 8 D, a multiple of P)\n"
+    "  --weights       workloads: weight matrices as resident weights\n"
     "  --out G, -o G   output graph ('-' = standard output; format by extension)\n";
 
 /* ----------------------------------------------------------------------
@@ -379,6 +434,8 @@ typedef struct cli {
     int devices, devices_set;
     int dev_list[8], n_dev_list;   /* train: --devices 2,4,8 (a family) */
     const char *cluster;
+    double memory;          /* --memory BYTES: every device's (0 unlimited) */
+    int memory_set;
     dp_format fmt;
     int json, md, no_transfers;
     const char *method, *methods, *assign, *start, *out, *gantt, *to;
@@ -514,7 +571,7 @@ static const opt_spec opt_specs[] = {
     OPT_FLAG("json", json), OPT_FLAG("md", md), OPT_FLAG("no-transfers", no_transfers),
     OPT_FLAG("shared-gnn", shared_gnn), OPT_FLAG("insertion", insertion), OPT_FLAG("no-verify", no_verify),
     OPT_FLAG("greedy-baseline", greedy_baseline), OPT_FLAG("adv-norm", adv_norm), OPT_FLAG("critic", critic),
-    OPT_FLAG("reinforce", reinforce),
+    OPT_FLAG("reinforce", reinforce), OPT_FLAG("weights", wl.weights),
     OPT_STR("cluster", cluster), OPT_STR("method", method), OPT_STR("methods", methods),
     OPT_STR("assign", assign), OPT_STR("start", start), OPT_STR("out", out), OPT_STR("gantt", gantt),
     OPT_STR("to", to), OPT_STR("stages", stages), OPT_STR("episodes", episodes), OPT_STR("lr", lr),
@@ -529,6 +586,7 @@ static const opt_spec opt_specs[] = {
     OPT_INT("nodes", gen.nodes, 1, DP_MAX_OPS), OPT_INT("width", gen.width, 1, DP_MAX_OPS),
     OPT_INT("jump", gen.jump, 1, DP_MAX_OPS), OPT_INT("parts", wl.parts, 1, 8),
     OPT_INT("dim", wl.dim, 1, 8192), OPT_INT("batch", wl.batch, 1, 8192), OPT_INT("reps", reps, 1, 10000),
+    OPT_INT("vocab", wl.vocab, 1, 1 << 20),
     OPT_NUM("temperature", temperature, 1e-3, 1e3), OPT_NUM("anchor-rate", anchor_rate, 1e-9, 1e3),
     OPT_NUM("self-imitation", self_imitation, 0, 1e6), OPT_NUM("density", gen.density, 0, 1),
     OPT_NUM("regularity", gen.regularity, 0, 1), OPT_NUM("ccr", gen.ccr, 0, 1e6),
@@ -643,6 +701,14 @@ static int set_special(cli *o, const char *name, const char *val)
     } else if (!strcmp(name, "select")) {
         if (!strcmp(val, "off")) o->select = -1;
         else { rc = parse_long(cmd, "--select", val, 1, 100000000, &l); o->select = (int)l; }
+    } else if (!strcmp(name, "memory")) {
+        char *end;
+        errno = 0;
+        d = strtod(val, &end);
+        if (!*val || *end || errno || !(d >= 0) || !isfinite(d))
+            rc = usage(cmd, "--memory: '%s' is not a number of bytes >= 0 (0: unlimited)", val);
+        o->memory = d;
+        o->memory_set = 1;
     } else if (!strcmp(name, "entropy")) {
         rc = parse_double(cmd, "--entropy", val, 0, 1e6, &d);
         o->entropy = d;
@@ -739,6 +805,7 @@ static int make_cluster(const cli *o, const char *path, const dp_graph *g, dp_cl
               : g->n_dev_time > 0 ? g->n_dev_time : DEFAULT_DEVICES;
         rc = dp_cluster_for_graph(c, g, n, &e);
     }
+    for (int d = 0; !rc && o->memory_set && d < c->n; d++) c->memory[d] = o->memory;   /* --memory */
     if (!rc && (rc = dp_check(g, c, &e)) != 0) {
         char msg[sizeof e.msg];
         snprintf(msg, sizeof msg, "%s", e.msg);
@@ -835,8 +902,10 @@ static const char *order_name(dp_order o)
     return o == DP_ORDER_PRIORITY ? "priority" : "fifo";
 }
 
-/* Runs the simulator once on `assign` and keeps the dp_sim for the caller
-   (per-device table, ops, Gantt chart). */
+/* Runs the simulator once on `assign`, tracking memory, and keeps the
+   dp_sim for the caller (per-device table, ops, Gantt chart with each
+   device's peak). A placement whose peak passes a device's memory is
+   refused with the library's message (the device, its peak and limit). */
 static int simulate(const dp_graph *g, const dp_cluster *c, const int *assign,
                     dp_order order, const double *priority, dp_sim *s)
 {
@@ -846,7 +915,7 @@ static int simulate(const dp_graph *g, const dp_cluster *c, const int *assign,
     so.priority = priority;
     so.track_memory = 1;
     memset(s, 0, sizeof *s);
-    if (dp_sim_init(s, g, c, &e) || dp_sim_run(s, assign, &so, &e)) {
+    if (dp_sim_init(s, g, c, &e) || dp_sim_run(s, assign, &so, &e) || dp_sim_check_memory(s, &e)) {
         dp_sim_free(s);
         memset(s, 0, sizeof *s);
         return fail(&e);
@@ -950,11 +1019,11 @@ static const dp_policy *policy_for(const policies *ps, int m, const char **path)
 /* Places g with a learned policy: greedy, or the best of greedy and
    o->samples samples; with --improve E first E REINFORCE episodes on g
    with a copy of p (DOPPLER's deployment stage). order gets SEL's op order
-   (placeto: its visit order). */
-static int place_learned(const cli *o, const dp_policy *p, const dp_graph *g,
-                         const dp_cluster *c, int *assign, int *order, double *makespan, long *sims)
+   (placeto: its visit order), *fallback 1 when the best single device
+   replaced the policy's answer. Returns the library's code (e filled). */
+static int place_learned(const cli *o, const dp_policy *p, const dp_graph *g, const dp_cluster *c,
+                         int *assign, int *order, double *makespan, long *sims, int *fallback, dp_error *e)
 {
-    dp_error e = {0};
     int rc;
     if (o->improve) {
         dp_improve_opts im = {0};
@@ -968,7 +1037,8 @@ static int place_learned(const cli *o, const dp_policy *p, const dp_graph *g,
         im.op_prior = o->op_prior;
         im.op_restart = o->op_restart;
         im.simulations = sims;
-        rc = dp_policy_improve(p, g, c, &im, assign, order, makespan, &e);
+        im.fallback = fallback;
+        rc = dp_policy_improve(p, g, c, &im, assign, order, makespan, e);
     } else {
         dp_infer_opts io = {0};
         io.samples = o->samples;
@@ -977,9 +1047,10 @@ static int place_learned(const cli *o, const dp_policy *p, const dp_graph *g,
         io.start = o->from;
         io.polish = o->polish;
         io.simulations = sims;
-        rc = dp_policy_place(p, g, c, &io, assign, order, makespan, &e);
+        io.fallback = fallback;
+        rc = dp_policy_place(p, g, c, &io, assign, order, makespan, e);
     }
-    return rc ? fail(&e) : 0;
+    return rc;
 }
 
 static int write_gantt(const char *path, const dp_sim *s, const int *assign,
@@ -1022,6 +1093,25 @@ static int cluster_label(const cli *o, const dp_cluster *c, char *buf, size_t n)
 /* ----------------------------------------------------------------------
    doppler info
    ---------------------------------------------------------------------- */
+/* The resident memory of g: *total every op's own resident bytes plus
+   each weight that an op uses once (all of it on one device), *largest
+   the most one op holds (its own and its weights'), *op that op (-1:
+   none holds any). */
+static void resident_totals(const dp_graph *g, double *total, double *largest, int *op)
+{
+    *total = *largest = 0;
+    *op = -1;
+    for (int v = 0; v < g->n_ops; v++) {
+        double r = g->resident[v];
+        *total += r;
+        if (g->wuse_off)
+            for (int k = g->wuse_off[v]; k < g->wuse_off[v + 1]; k++) r += g->weight_bytes[g->wuse[k]];
+        if (r > *largest) { *largest = r; *op = v; }
+    }
+    for (int w = 0; w < g->n_weights; w++)
+        if (g->wop_off && g->wop_off[w + 1] > g->wop_off[w]) *total += g->weight_bytes[w];
+}
+
 static int cmd_info(cli *o)
 {
     if (o->n_pos != 1) return usage(o->cmd, "expects exactly one GRAPH");
@@ -1037,6 +1127,9 @@ static int cmd_info(cli *o)
         dp_graph_free(&g);
         return fail(&e);
     }
+    double res_total, res_max;
+    int res_op;
+    resident_totals(&g, &res_total, &res_max, &res_op);
     if (o->json) {
         printf("{\"graph\": ");
         json_str(stdout, path);
@@ -1049,7 +1142,16 @@ static int cmd_info(cli *o)
         json_key_num(stdout, "cp_length", st.cp_length);
         json_key_num(stdout, "work_bound", st.work_bound);
         json_key_num(stdout, "lower_bound", st.lower_bound);
-        printf("}\n");
+        printf(", \"weights\": %d", g.n_weights);
+        json_key_num(stdout, "resident_bytes", res_total);
+        json_key_num(stdout, "max_op_resident", res_max);
+        json_key_str(stdout, "max_op_resident_op", res_op >= 0 ? g.name[res_op] : NULL);
+        fputs(", \"memory\": [", stdout);
+        for (int d = 0; d < c.n; d++) {
+            if (d) fputs(", ", stdout);
+            json_num(stdout, c.memory[d]);
+        }
+        printf("]}\n");
     } else {
         char dev[96];
         cluster_label(o, &c, dev, sizeof dev);
@@ -1066,6 +1168,20 @@ static int cmd_info(cli *o)
         printf("%-14s %s\n", "devices", dev);
         printf("%-14s %.6g\n", "work bound", st.work_bound);
         printf("%-14s %.6g\n", "lower bound", st.lower_bound);
+        printf("%-14s %d\n", "weights", g.n_weights);
+        printf("%-14s %.6g bytes (every op's own, each weight once)\n", "resident", res_total);
+        if (res_op >= 0)
+            printf("%-14s %.6g bytes (op '%s': its own and its weights')\n", "largest op", res_max, g.name[res_op]);
+        else
+            printf("%-14s 0 bytes\n", "largest op");
+        double lo = INFINITY, hi = 0;
+        for (int d = 0; d < c.n; d++) {
+            if (c.memory[d] < lo) lo = c.memory[d];
+            if (c.memory[d] > hi) hi = c.memory[d];
+        }
+        if (hi == 0) printf("%-14s unlimited\n", "memory");
+        else if (lo == hi) printf("%-14s %.6g bytes per device\n", "memory", hi);
+        else printf("%-14s %.6g to %.6g bytes per device (0: unlimited)\n", "memory", lo, hi);
     }
     dp_cluster_free(&c);
     dp_graph_free(&g);
@@ -1073,14 +1189,18 @@ static int cmd_info(cli *o)
 }
 
 /* Places g with method m (learned ones with policy p), timed into *secs;
-   res gets the makespan, the schedule length and the simulations made.
-   A failure is reported, naming path and the method when path is given. */
+   res gets the makespan, the schedule length, the simulations made and
+   whether the best single device replaced the method's answer (fallback).
+   Returns 0 or the library's code (DP_ERR_INFEASIBLE: nothing fits the
+   devices' memory); a failure is reported, naming path and the method
+   when path is given, and e (may be NULL) gets it. */
 static int run_method(const cli *o, int m, const dp_policy *p, const dp_graph *g, const dp_cluster *c,
                       const int *start, int *assign, int *order, dp_place_result *res, double *secs,
-                      const char *path)
+                      const char *path, dp_error *err)
 {
     dp_error e = {0};
     dp_place_opts po = {0};
+    int rc;
     po.seed = o->seed;
     po.order = o->order;
     po.budget = o->budget;
@@ -1088,15 +1208,19 @@ static int run_method(const cli *o, int m, const dp_policy *p, const dp_graph *g
     memset(res, 0, sizeof *res);
     double t0 = dp_now();
     if (LEARNED(m)) {
-        if (place_learned(o, p, g, c, assign, order, &res->makespan, &res->simulations)) return EXIT_FAIL;
+        rc = place_learned(o, p, g, c, assign, order, &res->makespan, &res->simulations, &res->fallback, &e);
         res->schedule_length = res->makespan;
-    } else if (dp_place((dp_method)m, g, c, &po, assign, res, &e)) {
-        if (!path) return fail(&e);
-        fprintf(stderr, "doppler: %s with %s: %s\n", path, method_name(m), e.msg[0] ? e.msg : dp_code_text(e.code));
-        return EXIT_FAIL;
+    } else {
+        rc = dp_place((dp_method)m, g, c, &po, assign, res, &e);
     }
     *secs = dp_now() - t0;
-    return 0;
+    if (rc) {
+        if (!e.code) e.code = (dp_code)rc;
+        if (err) *err = e;
+        if (!path) fail(&e);
+        else fprintf(stderr, "doppler: %s with %s: %s\n", path, method_name(m), e.msg[0] ? e.msg : dp_code_text(e.code));
+    }
+    return rc;
 }
 
 /* The JSON fields of a placement that place and bench print after their
@@ -1169,6 +1293,7 @@ static void place_print_json(const cli *o, const placed *p)
         if (p->m == METHOD_PLACETO) json_key_str(stdout, "from", o->from ? o->from : "cp");
     }
     printf(", \"devices\": %d", p->c->n);
+    json_key_str(stdout, "fallback", p->res.fallback == 2 ? "pipeline" : p->res.fallback ? "single" : NULL);
     json_result(o, &p->res, p->lb, p->secs, p->assign, p->g->n_ops);
     if (p->order) {
         fputs(p->m == METHOD_PLACETO ? ", \"visit_order\": [" : ", \"sel_order\": [", stdout);
@@ -1208,6 +1333,11 @@ static void place_print_text(const cli *o, const placed *p)
         printf("%-16s %.6g  (%s x lower bound; the placer's own schedule)\n",
                "schedule length", p->res.schedule_length,
                fmt_ratio(rb, sizeof rb, ratio_of(p->res.schedule_length, p->lb)));
+    if (p->res.fallback == 2)
+        printf("%-16s pipeline: every placement of %s met a memory dead end; pipeline's fits\n", "fallback", method_name(p->m));
+    else if (p->res.fallback)
+        printf("%-16s single device %d: better than %s's own answer (or %s found none within memory)\n",
+               "fallback", p->g->n_ops > 0 ? p->assign[0] : 0, method_name(p->m), method_name(p->m));
     printf("%-16s %ld\n", "simulations", p->res.simulations);
     printf("%-16s %.4g\n", "seconds", p->secs);
     if (o->out) printf("%-16s %s\n", "assignment", o->out);
@@ -1244,7 +1374,7 @@ static int cmd_place(cli *o)
     }
     if (!assign || (o->start && !start) || (LEARNED(m) && (!order || !prio))) { oom(); goto done; }
     if (start && dp_assign_read(o->start, g.n_ops, c.n, start, &e)) { fail(&e); goto done; }
-    if (run_method(o, m, p.pol, &g, &c, start, assign, order, &p.res, &p.secs, NULL)) goto done;
+    if (run_method(o, m, p.pol, &g, &c, start, assign, order, &p.res, &p.secs, NULL, NULL)) goto done;
     if (LEARNED(m) && o->order == DP_ORDER_PRIORITY) dp_order_to_priority(order, g.n_ops, prio);
     if (simulate(&g, &c, assign, o->order, o->order == DP_ORDER_PRIORITY ? prio : NULL, &s)) goto done;
     if (s.makespan != p.res.makespan)
@@ -1478,14 +1608,53 @@ static void bench_header(const cli *o, const int *ms, int n_ms, bench_table *t)
 /* The best method on one graph, for the summary under the human table. */
 typedef struct bench_best { char name[32]; double makespan, ratio; } bench_best;
 
-/* Every method on the graph at path: one row each. rows counts the rows
-   printed so far (JSON separators). */
+/* One row of the table: a placement (res), or an infeasible cell (res
+   NULL: nothing fits the devices' memory, why says so). */
+static void bench_row(const cli *o, const bench_table *t, const char *path, const dp_graph *g, const dp_cluster *c,
+                      int m, const dp_place_result *res, const char *why, double lb, double secs,
+                      const int *assign, int row)
+{
+    if (o->json) {
+        printf("%s\n{\"graph\": ", row ? "," : "");
+        json_str(stdout, path);
+        json_key_str(stdout, "method", method_name(m));
+        printf(", \"devices\": %d, \"ops\": %d, \"infeasible\": %s", c->n, g->n_ops, res ? "false" : "true");
+        if (!res) json_key_str(stdout, "reason", why);
+        json_key_str(stdout, "fallback", res && res->fallback == 2 ? "pipeline" : res && res->fallback ? "single" : NULL);
+        if (res) {
+            json_result(o, res, lb, secs, assign, g->n_ops);
+        } else {
+            json_key_str(stdout, "order", order_name(o->order));
+            fputs(", \"makespan\": null", stdout);
+            json_key_num(stdout, "lower_bound", lb);
+            fputs(", \"ratio\": null, \"schedule_length\": null, \"simulations\": 0", stdout);
+            json_key_num(stdout, "seconds", secs);
+            fputs(", \"assignment\": null", stdout);
+        }
+        printf("}");
+    } else {
+        /* the makespan, '*' when it is the best single device's (the
+           legend under the table), or "infeasible" */
+        char rb[32], mb[48], gb[256];
+        const char *sep = t->sep;
+        if (!res) snprintf(mb, sizeof mb, "infeasible");
+        else snprintf(mb, sizeof mb, "%.6g%s", res->makespan, !res->fallback ? "" : o->md ? "\\*" : "*");
+        printf("%s%-*s%s%6d%s%7d%s%-*s%s%12s%s%12.6g%s%7s%s%10.6f%s\n", t->lead, t->wg,
+               base_name(path, gb, sizeof gb), sep, g->n_ops, sep, c->n, sep, t->wm,
+               method_name(m), sep, mb, sep, lb, sep,
+               res ? fmt_ratio(rb, sizeof rb, ratio_of(res->makespan, lb)) : "-", sep, secs, t->tail);
+    }
+}
+
+/* Every method on the graph at path: one row each; a method that finds
+   no placement within the devices' memory gets an infeasible cell and the
+   others go on. rows counts the rows printed so far (JSON separators),
+   *fell those where the best single device replaced the method's answer. */
 static int bench_graph(const cli *o, const char *path, const int *ms, int n_ms, const dp_policy *const pol_of[2],
-                       const bench_table *t, bench_best *best, int *rows)
+                       const bench_table *t, bench_best *best, int *rows, int *fell)
 {
     dp_graph g;
     dp_cluster c;
-    char gb[256];
     int rc = EXIT_OK;
     best->makespan = INFINITY;
     if (load_input(o, path, &g, &c)) return EXIT_FAIL;
@@ -1495,32 +1664,20 @@ static int bench_graph(const cli *o, const char *path, const int *ms, int n_ms, 
     if (!assign || !order) rc = oom();
     for (int k = 0; rc == EXIT_OK && k < n_ms; k++) {
         dp_place_result res;
+        dp_error e = {0};
         double secs = 0;
-        if (run_method(o, ms[k], pol_of[ms[k] == METHOD_PLACETO], &g, &c, NULL, assign, order, &res, &secs, path)) {
+        int prc = run_method(o, ms[k], pol_of[ms[k] == METHOD_PLACETO], &g, &c, NULL, assign, order, &res, &secs, path, &e);
+        if (prc && prc != DP_ERR_INFEASIBLE) {
             rc = EXIT_FAIL;
             continue;
         }
-        double ratio = ratio_of(res.makespan, lb);
-        if (res.makespan < best->makespan) {
+        if (!prc && res.makespan < best->makespan) {
             best->makespan = res.makespan;
-            best->ratio = ratio;
-            snprintf(best->name, sizeof best->name, "%s", method_name(ms[k]));
+            best->ratio = ratio_of(res.makespan, lb);
+            snprintf(best->name, sizeof best->name, "%s%s", method_name(ms[k]), res.fallback ? "*" : "");
         }
-        if (o->json) {
-            printf("%s\n{\"graph\": ", *rows ? "," : "");
-            json_str(stdout, path);
-            json_key_str(stdout, "method", method_name(ms[k]));
-            printf(", \"devices\": %d, \"ops\": %d", c.n, g.n_ops);
-            json_result(o, &res, lb, secs, assign, g.n_ops);
-            printf("}");
-        } else {
-            char rb[32];
-            const char *sep = t->sep;
-            printf("%s%-*s%s%6d%s%7d%s%-*s%s%12.6g%s%12.6g%s%7s%s%10.6f%s\n", t->lead, t->wg,
-                   base_name(path, gb, sizeof gb), sep, g.n_ops, sep, c.n, sep, t->wm,
-                   method_name(ms[k]), sep, res.makespan, sep, lb, sep,
-                   fmt_ratio(rb, sizeof rb, ratio), sep, secs, t->tail);
-        }
+        if (!prc && res.fallback) *fell = 1;
+        bench_row(o, t, path, &g, &c, ms[k], prc ? NULL : &res, e.msg, lb, secs, assign, *rows);
         (*rows)++;
         fflush(stdout);
     }
@@ -1534,7 +1691,7 @@ static int bench_graph(const cli *o, const char *path, const int *ms, int n_ms, 
 static int cmd_bench(cli *o)
 {
     if (o->n_pos < 1) return usage(o->cmd, "expects at least one GRAPH");
-    int ms[64], n_ms, rc, rows = 0;
+    int ms[64], n_ms, rc, rows = 0, fell = 0;
     policies ps;
     const dp_policy *pol_of[2];
     bench_table t;
@@ -1543,8 +1700,11 @@ static int cmd_bench(cli *o)
     if (!best) { policies_free(&ps); return oom(); }
     bench_header(o, ms, n_ms, &t);
     for (int i = 0; i < o->n_pos; i++)
-        if (bench_graph(o, o->pos[i], ms, n_ms, pol_of, &t, &best[i], &rows)) rc = EXIT_FAIL;
+        if (bench_graph(o, o->pos[i], ms, n_ms, pol_of, &t, &best[i], &rows, &fell)) rc = EXIT_FAIL;
     policies_free(&ps);
+    if (fell && !o->json)
+        printf("%s%s a fallback: the best single device, which beat the method's own placement (or the method found none within memory), or for a learned method whose placements all met a memory dead end, pipeline's\n",
+               o->md ? "\n" : "", o->md ? "\\*" : "*");
     if (o->json) {
         printf("%s]\n", rows ? "\n" : "");
     } else if (!o->md) {
@@ -2122,12 +2282,14 @@ static int cmd_convert(cli *o)
 static int cmd_gen(cli *o)
 {
     int workload = 0;
-    if (o->n_pos != 1) return usage(o->cmd, "expects the shape: layered, random, chainmm, ffnn, llama-block or llama-layer");
+    if (o->n_pos != 1) return usage(o->cmd, "expects the shape: layered, random, chainmm, ffnn, llama-block, llama-layer or gpt");
     if (!strcmp(o->pos[0], "layered")) o->gen.shape = DP_GEN_LAYERED;
     else if (!strcmp(o->pos[0], "random")) o->gen.shape = DP_GEN_RANDOM;
     else if (!dp_workload_parse(o->pos[0], &o->wl.kind)) workload = 1;
-    else return usage(o->cmd, "unknown shape '%s' (layered, random, chainmm, ffnn, llama-block, llama-layer)", o->pos[0]);
+    else return usage(o->cmd, "unknown shape '%s' (layered, random, chainmm, ffnn, llama-block, llama-layer, gpt)", o->pos[0]);
     if (!o->out) return usage(o->cmd, "-o GRAPH is required");
+    if (o->wl.weights && !workload) return usage(o->cmd, "--weights is for the workloads (chainmm, ffnn, llama-block, llama-layer, gpt)");
+    if (o->wl.vocab && !(workload && o->wl.kind == DP_WL_GPT)) return usage(o->cmd, "--vocab is for gpt");
     dp_graph g;
     dp_error e = {0};
     dp_graph_init(&g);
@@ -2197,6 +2359,7 @@ static int exec_trace_svg(const cli *o, const exec_report *x, const dp_graph *g,
     memcpy(s->start, r->start, sizeof(double) * (size_t)g->n_ops);
     memcpy(s->end, r->end, sizeof(double) * (size_t)g->n_ops);
     memcpy(s->busy, r->busy, sizeof(double) * (size_t)c->n);
+    if (s->peak_bytes && r->peak_bytes) memcpy(s->peak_bytes, r->peak_bytes, sizeof(double) * (size_t)c->n);   /* measured */
     s->makespan = r->wall_median;
     s->n_xfers = 0;
     if (cuda)
@@ -2271,7 +2434,7 @@ static int cmd_exec(cli *o)
     dp_exec_opts eo;
     dp_sim s;
     int *assign = NULL, *one = NULL, match = -1, match_cpu = -1, cuda = !strcmp(o->backend, "cuda"), real = 0;
-    double predicted = 0, cpu_err = -1;
+    double predicted = 0, cpu_err = -1, *unlimited = NULL;
     dp_exec_fn run = backend_fn(o);
     memset(&r, 0, sizeof r); memset(&r1, 0, sizeof r1); memset(&rc1, 0, sizeof rc1); memset(&s, 0, sizeof s);
     if (load_input(o, path, &g, &c)) return EXIT_FAIL;
@@ -2286,21 +2449,28 @@ static int cmd_exec(cli *o)
         if (cores > 0 && c.n > cores)
             fprintf(stderr, "doppler exec: warning: %d devices on %ld cores; their compute threads will share cores and the wall time will stretch\n", c.n, cores);
     }
+    /* the simulator's run first: its prediction, and a placement over a
+       device's memory is refused before anything runs */
+    if (simulate(&g, &c, assign, o->order, NULL, &s)) goto done;
     memset(&eo, 0, sizeof eo);
     eo.order = o->order; eo.reps = o->reps ? o->reps : 3; eo.seed = o->seed;
     eo.keep_outputs = cuda && real && !o->no_verify;
     eo.dispatch = o->dispatch;
     if (run(&g, &c, assign, &eo, &r, &e)) { fail(&e); goto done; }
     if (!o->no_verify) {
+        /* the single-device run checks outputs, not memory: one device
+           need not hold what the placement spreads (unlimited memory) */
+        dp_cluster cv = c;
+        if (!(cv.memory = unlimited = calloc((size_t)c.n, sizeof(double)))) { oom(); goto done; }
         eo.reps = 1;
         eo.seconds_per_unit = r.seconds_per_unit;
-        if (run(&g, &c, one, &eo, &r1, &e)) { fail(&e); goto done; }
+        if (run(&g, &cv, one, &eo, &r1, &e)) { fail(&e); goto done; }
         match = r1.digest == r.digest;
         if (eo.keep_outputs) {
             /* the GPU's outputs against the CPU executor's, within the tolerance */
             int worst = -1;
             eo.dispatch = DP_DISPATCH_DYNAMIC;   /* the CPU executor's only one */
-            if (dp_exec_cpu(&g, &c, one, &eo, &rc1, &e) || dp_exec_compare(&g, &r, &rc1, &cpu_err, &worst, &e)) { fail(&e); goto done; }
+            if (dp_exec_cpu(&g, &cv, one, &eo, &rc1, &e) || dp_exec_compare(&g, &r, &rc1, &cpu_err, &worst, &e)) { fail(&e); goto done; }
             match_cpu = cpu_err <= DP_EXEC_TOL;
             if (!match_cpu)
                 fprintf(stderr, "doppler exec: the GPU's outputs are %.3g off the CPU executor's at '%s' (tolerance %g)\n",
@@ -2308,10 +2478,6 @@ static int cmd_exec(cli *o)
         }
     }
     {
-        dp_sim_opts so;
-        memset(&so, 0, sizeof so);
-        so.order = o->order;
-        if (dp_sim_init(&s, &g, &c, &e) || dp_sim_run(&s, assign, &so, &e)) { fail(&e); goto done; }
         /* opaque ops run seconds_per_unit per time unit; a graph of real
            ops runs its kernels, and the cluster's units are then seconds
            (a calibrated cluster) */
@@ -2326,7 +2492,7 @@ static int cmd_exec(cli *o)
 done:
     dp_sim_free(&s);
     dp_exec_result_free(&r); dp_exec_result_free(&r1); dp_exec_result_free(&rc1);
-    free(assign); free(one);
+    free(assign); free(one); free(unlimited);
     dp_cluster_free(&c);
     dp_graph_free(&g);
     return rc;
@@ -2382,20 +2548,20 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
-    {"info", cmd_info, "devices cluster format json", &help_info},
+    {"info", cmd_info, "devices cluster memory format json", &help_info},
     {"place", cmd_place,
-     "method policy samples improve op-logits op-prior op-restart polish from devices cluster format seed order budget start out gantt no-transfers json",
+     "method policy samples improve op-logits op-prior op-restart polish from devices cluster memory format seed order budget start out gantt no-transfers json",
      &help_place},
-    {"sim", cmd_sim, "assign devices cluster format order gantt no-transfers json", &help_sim},
-    {"bench", cmd_bench, "methods policy samples from devices cluster format seed order budget json md",
+    {"sim", cmd_sim, "assign devices cluster memory format order gantt no-transfers json", &help_sim},
+    {"bench", cmd_bench, "methods policy samples from devices cluster memory format seed order budget json md",
      &help_bench},
     {"train", cmd_train,
-     "algo from init devices cluster format stages episodes lr hidden layers shared-gnn insertion entropy order seed "
+     "algo from init devices cluster memory format stages episodes lr hidden layers shared-gnn insertion entropy order seed "
      "rollouts temperature greedy-baseline self-imitation adv-norm ppo ppo-clip critic critic-lr op-logits op-prior op-restart reinforce tau step-baseline anchor anchor-rate select out out-assign curve curve-svg json backend reps dispatch",
      &help_train},
     {"convert", cmd_convert, "to format", &help_convert},
-    {"gen", cmd_gen, "nodes width density regularity jump ccr seed out parts dim batch layers", &help_gen},
-    {"exec", cmd_exec, "assign backend devices cluster format reps order dispatch trace-svg json no-verify seed", &help_exec},
+    {"gen", cmd_gen, "nodes width density regularity jump ccr seed out parts dim batch layers vocab weights", &help_gen},
+    {"exec", cmd_exec, "assign backend devices cluster memory format reps order dispatch trace-svg json no-verify seed", &help_exec},
     {"calibrate", cmd_calibrate, "backend devices dispatch out json", &help_calibrate},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
