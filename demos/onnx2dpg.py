@@ -2,7 +2,7 @@
 """onnx2dpg.py - convert an ONNX model into a doppler graph (native format).
 
 usage: demos/onnx2dpg.py MODEL.onnx -o GRAPH.dpg [--batch N] [--dim NAME=VALUE ...]
-                         [--coarsen K] [--opaque] [--speed S] [--bandwidth B]
+                         [--coarsen K] [--opaque] [--no-weights] [--speed S] [--bandwidth B]
 
 Reads MODEL with the `onnx` package (Debian: python3-onnx, which installs
 for /usr/bin/python3: when the python3 running this script cannot import
@@ -18,6 +18,18 @@ What becomes what
   input, bytes = its tensor's size. Initializers and Constant nodes are not
   ops: weights are taken to be wherever their consumer runs, so they cost
   neither compute nor transfers.
+- Weights (resident memory): every initializer (dense or sparse) and every
+  Constant node's output that a node reads becomes a `weight NAME bytes=B`
+  record (B = element count x the dtype's element size, rounded up for
+  4-bit types; a sparse initializer counts as dense; strings: the bytes of
+  their characters), and every op reading it lists it in `weights=W1,...`.
+  A tensor several ops read is one weight used by each: doppler holds it
+  once on every device that runs one of them (replicated), for the whole
+  run. Weight names follow the op names' rule (disallowed characters
+  become '_', at most 127 bytes, '_2', '_3', ... where two would clash).
+  Initializers no node reads are left out. --no-weights writes none (the
+  graph as before weights existed). Weights change nothing else written:
+  ops, FLOPs, bytes and edges are the same with and without them.
 - An edge u -> v for every producer u of a tensor v consumes; its bytes are
   the sizes of the distinct tensors of u that v reads. An op's bytes are the
   sizes of all of its node's outputs (shape from inference times the dtype's
@@ -67,13 +79,15 @@ whose inputs all come from one op (or merged op) joins it, while that holds
 fewer than K nodes. The merged op is named after what it holds ('a+b+c', or
 'a+N_more' past the name limit, every member listed in a comment line above
 it), its compute is the sum of its members' (the total is unchanged), its
-kind that of its costliest member, its bytes the tensors that leave it.
+kind that of its costliest member, its bytes the tensors that leave it, its
+weights the union of its members' (each once).
 
 Malformed or unsupported models (unreadable file, a tensor nobody produces,
 a cycle, a node with subgraphs, a shape inference cannot find) give exit
 status 1 and a message naming the node; no output file is written (the
 graph goes to GRAPH.tmp and is renamed at the end).
 """
+import math
 import os
 import sys
 import time
@@ -269,7 +283,8 @@ def dim_hint(free):
     return "; ".join(dict.fromkeys(hints))
 
 
-def convert(path, batch=None, dims=None, coarsen=1, opaque=False, speed=1e9, bandwidth=1e10, warn=None):
+def convert(path, batch=None, dims=None, coarsen=1, opaque=False, speed=1e9, bandwidth=1e10, warn=None,
+            weights=True):
     """Returns the text of the native graph and a summary dict."""
     import onnx
     from onnx import shape_inference
@@ -305,12 +320,15 @@ def convert(path, batch=None, dims=None, coarsen=1, opaque=False, speed=1e9, ban
         if dt is not None and (vi.name not in info or info[vi.name][1] is None):
             info[vi.name] = (dt, ds)
     consts = {}                 # constant tensors (initializers, Constant outputs): name -> numel
+    const_bytes = {}            # the same: name -> bytes held (the weights)
     for t in graph.initializer:
         info[t.name] = (t.data_type, list(t.dims))
         consts[t.name] = prod(t.dims)
+        const_bytes[t.name] = tensor_bytes(t)
     for t in graph.sparse_initializer:
         info[t.values.name] = (t.values.data_type, list(t.dims))
         consts[t.values.name] = prod(t.dims)
+        const_bytes[t.values.name] = tensor_bytes(t.values, t.dims)
 
     nodes = list(graph.node)
     producer = {}               # tensor -> index of the node making it
@@ -319,6 +337,8 @@ def convert(path, batch=None, dims=None, coarsen=1, opaque=False, speed=1e9, ban
         if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
             is_const_node[i] = True
             for o in node.output:
+                if o:
+                    const_bytes[o] = constant_bytes(node)
                 if o in info and info[o][1] is not None:
                     consts[o] = prod(d for d in info[o][1] if isinstance(d, int))
                 else:
@@ -435,7 +455,7 @@ def convert(path, batch=None, dims=None, coarsen=1, opaque=False, speed=1e9, ban
         if vi.name in first_reader:
             who += " (read by %s)" % node_label(nodes[first_reader[vi.name]], first_reader[vi.name])
         ops.append({"name": names.take(vi.name), "kind": "input", "compute": 0.0, "bytes": nbytes(vi.name, who),
-                    "outs": [vi.name], "members": [vi.name], "type": None, "node": None})
+                    "outs": [vi.name], "members": [vi.name], "type": None, "node": None, "weights": []})
         op_of_tensor[vi.name] = len(ops) - 1
     no_rule = {}
     for i in order:
@@ -452,8 +472,10 @@ def convert(path, batch=None, dims=None, coarsen=1, opaque=False, speed=1e9, ban
             sizes[o] = DTYPE_BYTES[s[0]] * prod(s[1]) if s else 0
         flops, kind = node_flops(node, who, numel, shape, consts, no_rule)
         name = names.take(node.name or "%s_%d" % (node.op_type, i))
+        ws = [t for t in dict.fromkeys(node.input) if t in const_bytes] if weights else []
         ops.append({"name": name, "kind": kind, "compute": float(flops), "bytes": float(sum(sizes.values())),
-                    "outs": outs, "sizes": sizes, "members": [name], "type": node.op_type, "node": i})
+                    "outs": outs, "sizes": sizes, "members": [name], "type": node.op_type, "node": i,
+                    "weights": ws})
         for o in outs:
             op_of_tensor[o] = len(ops) - 1
     if no_rule:
@@ -520,7 +542,7 @@ def convert(path, batch=None, dims=None, coarsen=1, opaque=False, speed=1e9, ban
         if len(mem) == 1:
             op = ops[h]
             final_name[h] = nm2.take(op["name"])
-            out_ops.append((final_name[h], op["kind"], op["compute"], op["bytes"], None))
+            out_ops.append((final_name[h], op["kind"], op["compute"], op["bytes"], None, op["weights"]))
             continue
         leaving = 0.0
         for v in mem:
@@ -536,7 +558,8 @@ def convert(path, batch=None, dims=None, coarsen=1, opaque=False, speed=1e9, ban
             joined = ops[h]["name"].encode("utf-8")[:MAX_NAME - len(suffix)].decode("utf-8", "ignore") + suffix
         final_name[h] = nm2.take(joined)
         out_ops.append((final_name[h], ops[costliest]["kind"], sum(ops[v]["compute"] for v in mem), leaving,
-                        " ".join(ops[v]["name"] for v in mem)))
+                        " ".join(ops[v]["name"] for v in mem),
+                        list(dict.fromkeys(t for v in mem for t in ops[v]["weights"]))))
 
     lines = ["doppler-graph 1",
              "# %s, converted by onnx2dpg.py%s%s%s" % (
@@ -545,19 +568,41 @@ def convert(path, batch=None, dims=None, coarsen=1, opaque=False, speed=1e9, ban
                  " --coarsen %d" % coarsen if coarsen > 1 else ""),
              "# %d ops (%d ONNX nodes), %d edges; compute in FLOPs, bytes in bytes" % (len(out_ops), n, len(edges)),
              "units speed=%s bandwidth=%s" % (num(speed), num(bandwidth))]
-    for name, kind, compute, nb, held in out_ops:
+    # weights: the constant tensors the ops read, in the order of their first reader
+    wname = {}
+    wnames = Names()
+    for o in out_ops:
+        for t in o[5]:
+            if t not in wname:
+                wname[t] = wnames.take(t)
+    unsized = [t for t in wname if const_bytes[t] is None]
+    if unsized:
+        warn("%s: warning: weight%s %s: data type of unknown element size, written with bytes=0" % (
+            PROG, "s" if len(unsized) > 1 else "", ", ".join("'%s'" % t for t in unsized[:5]) +
+            (" and %d more" % (len(unsized) - 5) if len(unsized) > 5 else "")))
+        for t in unsized:
+            const_bytes[t] = 0
+    wtotal = sum(const_bytes[t] for t in wname)
+    if wname:
+        lines.append("# %d weights (initializers and Constant outputs), %s bytes, held on every device that uses them" % (
+            len(wname), num(wtotal)))
+    for t, w in wname.items():
+        lines.append("weight %s bytes=%s" % (w, num(const_bytes[t])))
+    for name, kind, compute, nb, held, ws in out_ops:
         if held is not None:
             lines.append("# %s holds: %s" % (name, held))
         k = "opaque" if opaque else kind
-        lines.append("op %s%s compute=%s bytes=%s" % (name, "" if k == "opaque" else " kind=" + k, num(compute), num(nb)))
+        lines.append("op %s%s compute=%s bytes=%s%s" % (name, "" if k == "opaque" else " kind=" + k, num(compute), num(nb),
+                                                       " weights=" + ",".join(wname[t] for t in ws) if ws else ""))
     src_bytes = {}
-    for h, (name, kind, compute, nb, held) in zip(heads, out_ops):
-        src_bytes[h] = nb
+    for h, o in zip(heads, out_ops):
+        src_bytes[h] = o[3]
     for (a, b), ts in sorted(edges.items(), key=lambda e: (e[0][1], e[0][0])):
         eb = sum(tbytes[t] for t in ts)
         lines.append("edge %s %s%s" % (final_name[a], final_name[b], "" if eb == src_bytes[a] else " bytes=" + num(eb)))
     summary = {"ops": len(out_ops), "nodes": n, "edges": len(edges),
-               "compute": sum(o[2] for o in out_ops), "no_rule": no_rule}
+               "compute": sum(o[2] for o in out_ops), "no_rule": no_rule,
+               "weights": len(wname), "weight_bytes": wtotal}
     return "\n".join(lines) + "\n", summary
 
 
@@ -566,6 +611,37 @@ def num(x):
     if x == int(x) and abs(x) < 2 ** 53:
         return "%d" % int(x)
     return "%.17g" % x
+
+
+def tensor_bytes(t, dims=None):
+    """Bytes a TensorProto holds: element count x element size (dims: a sparse
+    tensor's dense shape); strings: the bytes of their characters."""
+    if t.data_type == 8:   # STRING
+        return sum(len(x) for x in t.string_data)
+    if t.data_type not in DTYPE_BYTES:
+        return None        # an element size this script does not know
+    n = prod(t.dims if dims is None else dims)
+    return int(math.ceil(n * DTYPE_BYTES[t.data_type]))
+
+
+def constant_bytes(node):
+    """Bytes of a Constant node's value (from its attribute)."""
+    for a in node.attribute:
+        if a.name == "value":
+            return tensor_bytes(a.t)
+        if a.name == "sparse_value":
+            return tensor_bytes(a.sparse_tensor.values, a.sparse_tensor.dims)
+        if a.name == "value_float" or a.name == "value_int":
+            return 4 if a.name == "value_float" else 8
+        if a.name == "value_floats":
+            return 4 * len(a.floats)
+        if a.name == "value_ints":
+            return 8 * len(a.ints)
+        if a.name == "value_string":
+            return len(a.s)
+        if a.name == "value_strings":
+            return sum(len(x) for x in a.strings)
+    return 0
 
 
 def attr(node, name, default=None):
@@ -645,6 +721,9 @@ def parse_args(argv):
     ap.add_argument("--coarsen", type=int, default=1, metavar="K",
                     help="merge cheap element-wise ops into their producer, at most K nodes per op (default 1: off)")
     ap.add_argument("--opaque", action="store_true", help="write every op as kind opaque (for doppler exec)")
+    ap.add_argument("--no-weights", dest="weights", action="store_false",
+                    help="write no weights (by default every initializer and Constant a node reads is a weight: "
+                         "resident bytes held on each device running an op that reads it)")
     ap.add_argument("--speed", type=float, default=1e9, help="units speed: FLOPs per time unit of a default device (1e9)")
     ap.add_argument("--bandwidth", type=float, default=1e10, help="units bandwidth: bytes per time unit of a default link (1e10)")
     ap.add_argument("-q", "--quiet", action="store_true", help="no summary line")
@@ -671,7 +750,7 @@ def main(argv):
     find_onnx()
     t0 = time.time()
     try:
-        text, s = convert(a.model, a.batch, a.dims, a.coarsen, a.opaque, a.speed, a.bandwidth)
+        text, s = convert(a.model, a.batch, a.dims, a.coarsen, a.opaque, a.speed, a.bandwidth, weights=a.weights)
     except ConvertError as e:
         sys.stderr.write("%s: %s: %s\n" % (PROG, a.model, e))
         return 1
@@ -691,8 +770,9 @@ def main(argv):
         sys.stderr.write("%s: %s: %s\n" % (PROG, a.out, e))
         return 1
     if not a.quiet:
-        print("%s: %d ops from %d ONNX nodes, %d edges, %.6g FLOPs -> %s (%.2f s)" % (
-            PROG, s["ops"], s["nodes"], s["edges"], s["compute"], a.out, time.time() - t0))
+        print("%s: %d ops from %d ONNX nodes, %d edges, %.6g FLOPs, %d weights of %.6g bytes -> %s (%.2f s)" % (
+            PROG, s["ops"], s["nodes"], s["edges"], s["compute"], s["weights"], s["weight_bytes"], a.out,
+            time.time() - t0))
     return 0
 
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """test_onnx.py - demos/onnx2dpg.py on ONNX models built with onnx.helper
 (demos/onnx_models.py: an MLP, a Llama-style block, a small convnet, a
-10,000-node chain) and, when torch is importable, one exported by
-torch.onnx.export. Every expected count, FLOP total, byte size and edge is
+10,000-node chain; a model whose initializers, one shared by two ops, and
+Constant become weights, simulated with the shared weight on two devices)
+and, when torch is importable, one exported by torch.onnx.export. Every expected count, FLOP total, byte size and edge is
 written here from the model's dimensions and the documented rules; the
 converted graphs are then placed with every method of build/doppler (or
 $DOPPLER_CLI). Run from the repository root (./build.sh test does); skips
@@ -70,7 +71,7 @@ def convert(model, out, *args):
 
 
 def read_dpg(path):
-    """ops: name -> dict(kind, compute, bytes, held); edges: (src, dst) -> bytes."""
+    """ops: name -> dict(kind, compute, bytes, held, weights (names, in order)); edges: (src, dst) -> bytes."""
     ops, edges, held = {}, {}, {}
     with open(path) as f:
         for line in f:
@@ -82,11 +83,35 @@ def read_dpg(path):
             elif tok[0] == "op":
                 kv = dict(t.split("=", 1) for t in tok[2:])
                 ops[tok[1]] = {"kind": kv.get("kind", "opaque"), "compute": float(kv.get("compute", 0)),
-                               "bytes": float(kv.get("bytes", 0)), "held": held.get(tok[1])}
+                               "bytes": float(kv.get("bytes", 0)), "held": held.get(tok[1]),
+                               "weights": kv["weights"].split(",") if "weights" in kv else []}
             elif tok[0] == "edge":
                 kv = dict(t.split("=", 1) for t in tok[3:])
                 edges[(tok[1], tok[2])] = float(kv["bytes"]) if "bytes" in kv else ops[tok[1]]["bytes"]
     return ops, edges
+
+
+def read_weights(path):
+    """The weight records: [(name, bytes)] in file order."""
+    out = []
+    with open(path) as f:
+        for line in f:
+            tok = line.split()
+            if tok and tok[0] == "weight":
+                kv = dict(t.split("=", 1) for t in tok[2:])
+                out.append((tok[1], float(kv.get("bytes", 0))))
+    return out
+
+
+def without_weights(path):
+    """The file's records less the weight records and the ops' weights= fields."""
+    keep = []
+    with open(path) as f:
+        for line in f:
+            tok = line.split()
+            if tok and tok[0] not in ("#", "weight"):
+                keep.append(" ".join(t for t in tok if not t.startswith("weights=")))
+    return keep
 
 
 def info(path):
@@ -145,6 +170,13 @@ def test_mlp():
     check_graph("mlp", out, want, chain_edges(want, [("X", "fc1"), ("fc1", "fc1_bias"), ("fc1_bias", "relu1"),
                                                      ("relu1", "fc2"), ("fc2", "softmax")]))
     check(r.stderr == "", "mlp: a rule is missing: %s" % r.stderr)
+    # the initializers as weights: W1 [D, H], b1 [H], W2 [C, H], b2 [C], float32
+    ws = read_weights(out)
+    check(ws == [("W1", 4 * D * H), ("b1", 4 * H), ("W2", 4 * C * H), ("b2", 4 * C)], "mlp: weights %s" % ws)
+    ops, _ = read_dpg(out)
+    uses = {k: o["weights"] for k, o in ops.items()}
+    check(uses == {"X": [], "fc1": ["W1"], "fc1_bias": ["b1"], "relu1": [], "fc2": ["W2", "b2"], "softmax": []},
+          "mlp: weights used %s" % uses)
 
     # --coarsen 4: the bias add and the relu join fc1; Softmax is not element-wise
     outc = TMP + "/mlp_c4.dpg"
@@ -155,6 +187,7 @@ def test_mlp():
     ops, _ = check_graph("mlp --coarsen 4", outc, wc, chain_edges(wc, [("X", g), (g, "fc2"), ("fc2", "softmax")]))
     if g in ops:
         check(ops[g]["held"] == ["fc1", "fc1_bias", "relu1"], "mlp --coarsen 4: holds %s" % ops[g]["held"])
+        check(ops[g]["weights"] == ["W1", "b1"], "mlp --coarsen 4: %s uses %s" % (g, ops[g]["weights"]))
     # --coarsen 2: at most two nodes per op
     out2 = TMP + "/mlp_c2.dpg"
     r = convert(m, out2, "--batch", str(B), "--coarsen", "2")
@@ -250,6 +283,18 @@ def test_llama():
     check(len(pairs) == 44, "llama: %d expected edges" % len(pairs))
     check_graph("llama", out, want, chain_edges(want, pairs))
     total = sum(c for _, c, _ in want.values())
+    # weights: Wq, Wk, Wv, Wo (D x D), Wgate, Wup (D x F), Wdown (F x D), two gains (D), float32; the
+    # scalars two, eps, inv_sqrt_hd (float32); heads_shape (4 x int64), model_shape (3 x int64)
+    ws = dict(read_weights(out))
+    wbytes = 4 * (4 * D * D + 3 * D * F + 2 * D + 3) + 8 * (4 + 3)
+    check(len(ws) == 14 and sum(ws.values()) == wbytes, "llama: %d weights, %g bytes, expected 14 and %d" % (
+        len(ws), sum(ws.values()), wbytes))
+    ops, _ = read_dpg(out)
+    # shared: heads_shape by the three head reshapes, two and eps by both norms
+    for w, users in (("heads_shape", ["L0_q_heads", "L0_k_heads", "L0_v_heads"]),
+                     ("two", [a + "_pow", n + "_pow"]), ("eps", [a + "_eps", n + "_eps"])):
+        got = sorted(k for k, o in ops.items() if w in o["weights"])
+        check(got == sorted(users), "llama: weight %s used by %s, expected %s" % (w, got, users))
 
     # --coarsen 8: element-wise chains join their producer (worked out by hand
     # from the model: an op joins when all its inputs come from one group)
@@ -361,6 +406,12 @@ def test_torch():
     # the matmuls and the norm
     elem = B * T * F + B * T * F + B * T * D + B * T * D
     total = 2 * 2 * B * T * D * F + 5 * B * T * D + elem
+    # the parameters as weights: LayerNorm scale and bias (D each), up (D x F, F), down (F x D, D); float32
+    ws = read_weights(out)
+    wbytes = 4 * (2 * D + D * F + F + F * D + D)
+    check(len(ws) == 6 and sum(b for _, b in ws) == wbytes, "torch: weights %s, expected 6 of %d bytes in all" % (ws, wbytes))
+    mm_w = [len(o["weights"]) for o in ops.values() if o["kind"] == "matmul"]
+    check(mm_w == [1, 1], "torch: the matmuls use %s weights, expected one each" % mm_w)
     j = info(out)
     check(j is not None and j["nodes"] == 8 and abs(j["total_compute"] - total) <= 1e-9 * total,
           "torch: %s ops (expected 7 nodes and the input), compute %s (expected %d)" % (
@@ -430,6 +481,103 @@ def test_errors():
               "frob: ops %s" % ops)
 
 
+def test_weights():
+    """Initializers and Constant outputs as weights: records, uses, --coarsen, and the
+    simulated peaks with a shared weight on two devices (worked out by hand)."""
+    V = helper.make_tensor_value_info
+    F = TensorProto.FLOAT
+    nodes = [
+        helper.make_node("Constant", [], ["s_1_shared"], name="const",
+                         value=helper.make_tensor("cv", F, [2, 8], [0.0] * 16)),
+        helper.make_node("MatMul", ["X", "W"], ["h"], name="mm"),
+        helper.make_node("Add", ["h", "s=1 shared"], ["a"], name="add_a"),
+        helper.make_node("Mul", ["h", "s=1 shared"], ["b"], name="mul_b"),
+        helper.make_node("Sum", ["a", "b", "s_1_shared"], ["Y"], name="join"),
+    ]
+    inits = [helper.make_tensor("W", F, [4, 8], [0.0] * 32),            # 4 x 8 float32 = 128 bytes
+             helper.make_tensor("s=1 shared", F, [8], [0.0] * 8),       # 32 bytes, read by add_a and mul_b
+             helper.make_tensor("unused", F, [100], [0.0] * 100)]       # read by no node: no weight
+    g = helper.make_graph(nodes, "weights", [V("X", F, [2, 4])], [V("Y", F, [2, 8])], inits)
+    mm = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    mm.ir_version = 8
+    m, out = TMP + "/weights.onnx", TMP + "/weights.dpg"
+    onnx.save(mm, m)
+    r = convert(m, out)
+    check(r.returncode == 0, "weights: exit %d: %s" % (r.returncode, r.stderr))
+    if r.returncode:
+        return
+    # names by the op names' rule: ' ' and '=' become '_'; the Constant's output, also
+    # s_1_shared, comes second (its reader is later in the file) and gets _2
+    ws = read_weights(out)
+    check(ws == [("W", 128), ("s_1_shared", 4 * 8), ("s_1_shared_2", 4 * 2 * 8)], "weights: records %s" % ws)
+    want = {"X": ("input", 0, 4 * 2 * 4),
+            "mm": ("matmul", 2 * 2 * 8 * 4, 4 * 2 * 8),
+            "add_a": ("add", 2 * 8, 4 * 2 * 8),
+            "mul_b": ("mul", 2 * 8, 4 * 2 * 8),          # not scale: the weight has 8 elements
+            "join": ("add", 2 * 8, 4 * 2 * 8)}
+    ops, _ = check_graph("weights", out, want, chain_edges(want, [("X", "mm"), ("mm", "add_a"), ("mm", "mul_b"),
+                                                                  ("add_a", "join"), ("mul_b", "join")]))
+    uses = {k: o["weights"] for k, o in ops.items()}
+    check(uses == {"X": [], "mm": ["W"], "add_a": ["s_1_shared"], "mul_b": ["s_1_shared"], "join": ["s_1_shared_2"]},
+          "weights: uses %s" % uses)
+    # --no-weights: the same graph less the weights (the figures before weights)
+    out0 = TMP + "/weights_none.dpg"
+    r = convert(m, out0, "--no-weights")
+    check(r.returncode == 0 and read_weights(out0) == [] and "weights=" not in open(out0).read(),
+          "weights --no-weights: exit %d, weights written" % r.returncode)
+    check(r.returncode == 0 and without_weights(out) == without_weights(out0),
+          "weights: ops, edges or bytes differ with and without weights")
+    # --coarsen 4: add_a, mul_b and join (element-wise, reading only mm's group) join mm;
+    # the shared weight is used once by the merged op
+    outc = TMP + "/weights_c4.dpg"
+    r = convert(m, outc, "--coarsen", "4")
+    grp = "mm+add_a+mul_b+join"
+    wc = {"X": want["X"], grp: ("matmul", 2 * 2 * 8 * 4 + 3 * 2 * 8, 4 * 2 * 8)}
+    ops, _ = check_graph("weights --coarsen 4", outc, wc, chain_edges(wc, [("X", grp)]))
+    check(read_weights(outc) == ws, "weights --coarsen 4: records %s" % read_weights(outc))
+    if grp in ops:
+        check(ops[grp]["weights"] == ["W", "s_1_shared", "s_1_shared_2"],
+              "weights --coarsen 4: %s uses %s" % (grp, ops[grp]["weights"]))
+
+    # doppler sim, 2 devices (speed 1e9, bandwidth 1e10, no latency): X, mm, add_a, join on
+    # device 0, mul_b on device 1, so the shared weight (32) is held on both. Times in ns:
+    #   dev 0: X 0..0 (out 32); mm 0..128 (out h 64; X's output freed at 128); add_a
+    #          128..144 (out a 64; h freed at 144, after its copy); copy of b (64) from 150.4;
+    #          join 156.8..172.8 (out Y 64, a sink's, stays): peak at 156.8 = a + copy of b + Y
+    #          = 192 over the weights W + shared + constant = 128 + 32 + 64 = 224 -> 416
+    #   dev 1: copy of h (64) at 128, arrives 134.4; mul_b 134.4..150.4 (out b 64): peak
+    #          64 + 64 = 128 over the shared weight 32 -> 160
+    assign = TMP + "/weights.assign"
+    with open(assign, "w") as f:
+        f.write("0\n0\n0\n1\n0\n")
+    peaks = {}
+    for tag, g in (("weights", out), ("no weights", out0)):
+        r = run([CLI, "sim", g, "--devices", "2", "--assign", assign, "--json"])
+        j = json.loads(r.stdout) if r.returncode == 0 else {}
+        peaks[tag] = j.get("peak_bytes")
+        check(r.returncode == 0 and abs(j.get("makespan", 0) - 172.8e-9) <= 1e-15,
+              "weights: sim %s: exit %d, makespan %s (expected 172.8 ns) %s" % (tag, r.returncode, j.get("makespan"),
+                                                                             r.stderr.strip()))
+    check(peaks["weights"] == [416, 160], "weights: sim peak bytes %s, expected [416, 160]" % peaks["weights"])
+    check(peaks["no weights"] == [192, 128], "weights: sim peak bytes without weights %s, expected [192, 128]" %
+          peaks["no weights"])
+    # all on device 0: every weight once there; nothing on device 1
+    with open(assign, "w") as f:
+        f.write("0\n0\n0\n0\n0\n")
+    r = run([CLI, "sim", out, "--devices", "2", "--assign", assign, "--json"])
+    j = json.loads(r.stdout) if r.returncode == 0 else {}
+    # one device: X 32 until mm ends; h, a, b, Y 64 each; peak when join runs: a + b + Y = 192
+    # (h freed when mul_b, its last reader, ends), or during mul_b: h + a + b = 192
+    check(j.get("peak_bytes") == [224 + 192, 0], "weights: sim on one device: peak bytes %s, expected [416, 0]" %
+          j.get("peak_bytes"))
+    # doppler info reads it; where it reports resident memory, the weights total 224
+    j = info(out)
+    if j is not None:
+        for k in ("weight_bytes", "resident_bytes"):
+            if k in j:
+                check(j[k] == 224, "weights: doppler info %s %s, expected 224" % (k, j[k]))
+
+
 def test_chain():
     """10,000 nodes: the count and the FLOPs; the time is printed (bench/RESULTS.md)."""
     n, B, W = 10000, 4, 16
@@ -487,6 +635,7 @@ def main():
     graphs += test_convnet()
     graphs += test_torch()
     test_errors()
+    test_weights()
     test_chain()
     test_place(graphs)
     print("test_onnx took %.1f s (python %s, onnx %s)" % (time.time() - t0, sys.version.split()[0], onnx.__version__))
