@@ -22,6 +22,8 @@
 #   6. CUDA executor: only when build/doppler_cuda_probe finds a GPU.
 #   7. Hardening: not run here (./build.sh fuzz, test, sanitize, valgrind).
 #   8. ONNX import: bench/onnx_bench.sh (skipped without the onnx package).
+#   9. placement within device memory: bench/memory.sh (memory-bound
+#      workloads, every method within memory, against the pretrained policy).
 # --all also runs what the page lists only as tried and not kept or in
 # summary, which the default run leaves out: the per-seed tables (quality
 # --per-seed), the training diagnostics of two long runs with and without
@@ -532,4 +534,8 @@ echo
 echo "## 8. ONNX import"
 echo
 bench/onnx_bench.sh || status=1
+echo
+echo "## 9. Placement within device memory"
+echo
+bench/memory.sh || status=1
 exit $status
