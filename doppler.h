@@ -4916,7 +4916,7 @@ DPDEF int dp_place(dp_method m, const dp_graph *g, const dp_cluster *c, const dp
     dp_sim_opts so;
     dp_place_result r;
     double t_begin = dp_now(), *scratch = NULL;
-    int rc, *out;
+    int rc, *out, bad_start = 0;
     memset(&o, 0, sizeof o);
     if (opts) o = *opts;
     memset(&r, 0, sizeof r);
@@ -4946,7 +4946,12 @@ DPDEF int dp_place(dp_method m, const dp_graph *g, const dp_cluster *c, const dp
             if (!rc && dp__limited(c)) {
                 scratch = (double *)dp__alloc((size_t)c->n, sizeof(double), err, "placer");
                 if (!scratch) rc = DP_ERR_NOMEM;
-                else if (!dp__all_fit(g, c, o.start, scratch)) rc = dp__fail(err, DP_ERR_INFEASIBLE, "start placement exceeds a device's memory");
+                else if (!dp__all_fit(g, c, o.start, scratch)) {
+                    int d;
+                    for (d = 0; d < c->n && !(c->memory[d] > 0 && scratch[d] > c->memory[d] * (1 + 1e-12)); d++) {}
+                    rc = dp__fail(err, DP_ERR_INFEASIBLE, "start placement exceeds device %d's memory: it needs %.6g bytes of %.6g", d, d < c->n ? scratch[d] : 0.0, d < c->n ? c->memory[d] : 0.0);
+                    bad_start = 1;   /* the caller's own placement: no fallback hides it */
+                }
             }
             if (!rc) memcpy(assign, o.start, sizeof(int) * (size_t)g->n_ops);
         } else {
@@ -4973,7 +4978,7 @@ DPDEF int dp_place(dp_method m, const dp_graph *g, const dp_cluster *c, const dp
     }
     /* never worse than one device (and one device where the method found
        nothing within memory) */
-    if ((!rc || rc == DP_ERR_INFEASIBLE) && m != DP_METHOD_SINGLE && !o.no_fallback && c->n > 1) {
+    if ((!rc || (rc == DP_ERR_INFEASIBLE && !bad_start)) && m != DP_METHOD_SINGLE && !o.no_fallback && c->n > 1) {
         int *one = (int *)dp__alloc((size_t)g->n_ops, sizeof(int), NULL, "fallback");
         double *sc = (double *)dp__alloc((size_t)c->n, sizeof(double), NULL, "fallback");
         int failed = rc;

@@ -219,9 +219,18 @@ static void test_heuristics(void)
             CHECK(memcmp(a, want, sizeof a) == 0, "%s placed {%d %d %d %d}, expected {0 0 1 1}", dp_method_name((dp_method)m), a[0], a[1], a[2], a[3]);
         if (m == DP_METHOD_ROUND_ROBIN) CHECK_NEAR(r.makespan, 34, 0, "round-robin {0 1 0 1}");
     }
-    /* unlimited: cp keeps the chain on device 0 (4), pipeline too (one
-       stage of time 4 beats two of 2 plus a cut? pipeline balances compute:
-       2 + 2, the cut costs 10: 14), and the fallback gives one device */
+    /* a start of the caller's over memory is refused, not replaced by a
+       fallback: all on device 0 needs 400 + 40 */
+    {
+        int all0[4] = {0, 0, 0, 0};
+        po.start = all0;
+        CHECK(dp_place(DP_METHOD_ANNEAL, &g, &c, &po, a, &r, &err) == DP_ERR_INFEASIBLE && strstr(err.msg, "device 0's memory: it needs 440 bytes of 250"),
+              "anneal from a start over memory: %s", err.msg);
+        po.start = NULL;
+    }
+    /* unlimited: cp keeps the chain on device 0 (4); pipeline balances
+       compute, 2 + 2, and pays the cut (14), so its fallback gives one
+       device (4) */
     c.memory[0] = c.memory[1] = 0;
     CHECK(dp_place(DP_METHOD_CP, &g, &c, &po, a, &r, &err) == 0 && r.makespan == 4 && a[3] == 0, "cp unlimited: %g", r.makespan);
     po.no_fallback = 1;
