@@ -48,8 +48,8 @@
    - model transfer contention beyond "one transfer at a time per link";
    - bound memory tighter than the static total (every output held to the
      end of the run) when placing, recompute, offload to host memory or
-     stream weights between devices; the pretrained policy was trained
-     without memory limits (its mask keeps it within them);
+     stream weights between devices; give PLC a memory input (its mask
+     keeps it within memory; it sees no memory pressure coming);
    - learn a policy that beats every heuristic on every reference graph
      at every seed (anneal given as many simulations): bench/RESULTS.md,
      part 4, has the counts; the pretrained policy the CLI carries

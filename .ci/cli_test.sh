@@ -84,6 +84,20 @@ expect 2 "--memory inf" "$D" sim graphs/heft_example.dpg --assign "$T/none.assig
 expect 2 "--memory nan" "$D" bench graphs/heft_example.dpg --memory nan
 expect 2 "--memory 5x" "$D" exec graphs/heft_example.dpg --assign "$T/none.assign" --backend cpu --memory 5x
 expect 2 "--memory empty" "$D" train graphs/heft_example.dpg --out "$T/x.dpl" --memory ''
+expect 2 "--memory-ratio 0" "$D" train graphs/heft_example.dpg --out "$T/x.dpl" --memory-ratio 0
+contains "$T/err" "--memory-ratio: '0' is not a list of at most 8 numbers > 0" "--memory-ratio 0: the message names the value"
+expect 2 "--memory-ratio, two values for three counts" "$D" train graphs/heft_example.dpg --out "$T/x.dpl" --devices 2,4,8 --memory-ratio 1.5,2
+contains "$T/err" "2 values for 3 device counts" "--memory-ratio count: says why"
+expect 2 "--memory-ratio with --memory" "$D" train graphs/heft_example.dpg --out "$T/x.dpl" --memory 10 --memory-ratio 2
+# --memory-ratio 1.5: a -> b, each 100 resident bytes, a's output 10 (the
+# transfer costs 10: unconstrained, cp and its imitation keep them together);
+# one device needs 210, the devices hold 210 / 1.5 = 140 each: apart (110
+# each, b's copy of a's output counted)
+printf 'doppler-graph 1\nop a compute=1 bytes=10 resident=100\nop b compute=1 resident=100\nedge a b\n' >"$T/mr.dpg"
+expect 0 "train without --memory-ratio" "$D" train "$T/mr.dpg" --devices 2 --stages il --episodes 20 --out "$T/mr.dpl" --out-assign "$T/mr.assign"
+if [ "$(grep -v '^#' "$T/mr.assign" | sort -u | wc -l)" = 1 ]; then ok; else bad "train, unlimited: a and b apart: $(tr '\n' ' ' <"$T/mr.assign")"; fi
+expect 0 "train --memory-ratio" "$D" train "$T/mr.dpg" --devices 2 --memory-ratio 1.5 --stages il --episodes 20 --out "$T/mr.dpl" --out-assign "$T/mr.assign"
+if [ "$(grep -v '^#' "$T/mr.assign" | sort -u | wc -l)" = 2 ]; then ok; else bad "train --memory-ratio 1.5: the two ops share a device: $(tr '\n' ' ' <"$T/mr.assign")"; fi
 expect 2 "--memory without a value" "$D" bench graphs/heft_example.dpg --memory
 expect 2 "--memory for gen" "$D" gen layered --nodes 10 --memory 100 -o "$T/x.dpg"
 contains "$T/err" "unknown option '--memory'" "gen takes no --memory"

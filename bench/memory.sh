@@ -20,7 +20,7 @@
 # heft), its mean ratio to anneal, its time against anneal's. From the
 # repository root after ./build.sh; about 30 s.
 #
-#     bench/memory.sh [SEED]
+#     bench/memory.sh [SEED]        (POLICY=P.dpl: that policy for doppler)
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 SEED=${1:-1}
@@ -58,7 +58,7 @@ for g in "$dir"/*.dpg; do
         for m in $methods; do
             a=$dir/a.assign
             extra=()
-            [ "$m" = doppler ] && extra=(--samples 64)
+            [ "$m" = doppler ] && extra=(--samples 64 ${POLICY:+--policy "$POLICY"})
             if out=$("${PIN[@]}" "$D" place "$g" --method "$m" --cluster "$c" --seed "$SEED" "${extra[@]}" --json -o "$a" 2>"$dir/err"); then
                 ms=$(echo "$out" | sed -n 's/.*"makespan": *\([0-9.eE+-]*\).*/\1/p' | head -1)
                 lb=$(echo "$out" | sed -n 's/.*"lower_bound": *\([0-9.eE+-]*\).*/\1/p' | head -1)

@@ -8,7 +8,7 @@
                        [--order fifo|priority] [--gantt OUT.svg [--no-transfers]] [--json]
        doppler bench   GRAPH... [--methods m1,m2,...|all] [--devices N | --cluster C]
                        [--memory B] [--seed S] [--order O] [--budget B] [--json | --md]
-       doppler train   GRAPH... --out POLICY.dpl [--devices N | --cluster C] [--memory B]
+       doppler train   GRAPH... --out POLICY.dpl [--devices N | --cluster C] [--memory B | --memory-ratio K]
                        [--stages il,sim,real] [--episodes E1,E2,..] [--lr L1,L2,..]
                        [--init POLICY.dpl|pretrained] [--hidden H] [--layers K]
                        [--shared-gnn] [--insertion] [--entropy B]
@@ -246,6 +246,9 @@ static const char *help_train =
     "  --cluster C     cluster file or preset (reference, homogeneous:N)\n"
     "  --memory B      every device's memory, in bytes (0: unlimited, the default;\n"
     "                  replaces the cluster's)\n"
+    "  --memory-ratio K  graphs that hold weights (resident bytes) train on devices\n"
+    "                  of their one-device memory / K each (a list: one K per\n"
+    "                  --devices count); the others stay unlimited\n"
     "  --stages L      any of il,sim,real in that order (default il,sim;\n"
     "                  placeto: sim)\n"
     "  --episodes L    episodes per listed stage, e.g. 2000,2000 (default 2000 each)\n"
@@ -436,6 +439,8 @@ typedef struct cli {
     const char *cluster;
     double memory;          /* --memory BYTES: every device's (0 unlimited) */
     int memory_set;
+    double mem_ratio[8];    /* train --memory-ratio K,...: one per device count */
+    int n_mem_ratio;
     dp_format fmt;
     int json, md, no_transfers;
     const char *method, *methods, *assign, *start, *out, *gantt, *to;
@@ -709,6 +714,20 @@ static int set_special(cli *o, const char *name, const char *val)
             rc = usage(cmd, "--memory: '%s' is not a number of bytes >= 0 (0: unlimited)", val);
         o->memory = d;
         o->memory_set = 1;
+    } else if (!strcmp(name, "memory-ratio")) {
+        /* K or K1,K2,... (one per --devices count), each > 0 */
+        const char *p = val;
+        o->n_mem_ratio = 0;
+        while (!rc) {
+            char *end;
+            errno = 0;
+            d = strtod(p, &end);
+            if (end == p || errno || !(d > 0) || !isfinite(d) || o->n_mem_ratio >= 8 || (*end && *end != ','))
+                { rc = usage(cmd, "--memory-ratio: '%s' is not a list of at most 8 numbers > 0", val); break; }
+            o->mem_ratio[o->n_mem_ratio++] = d;
+            if (!*end) break;
+            p = end + 1;
+        }
     } else if (!strcmp(name, "entropy")) {
         rc = parse_double(cmd, "--entropy", val, 0, 1e6, &d);
         o->entropy = d;
@@ -1882,6 +1901,19 @@ static int train_set_load(const cli *o, train_set *ts)
         if (ts->nd > 1) oi.devices = o->dev_list[i % ts->nd];
         if (make_cluster(&oi, ts->path[i], &ts->g[i], &ts->cs[i])) return EXIT_FAIL;
         ts->csp[i] = &ts->cs[i];
+        double rtot, rmax;
+        int rop;
+        resident_totals(&ts->g[i], &rtot, &rmax, &rop);
+        if (o->n_mem_ratio && rtot > 0) {
+            /* --memory-ratio: a graph that holds weights gets devices of
+               its one-device static memory / K (K: the device count's) */
+            double k = o->mem_ratio[o->n_mem_ratio > 1 ? i % ts->nd : 0], *b = calloc((size_t)ts->cs[i].n + 1, sizeof *b);
+            int *one = calloc((size_t)ts->g[i].n_ops + 1, sizeof *one);
+            if (!b || !one) { free(b); free(one); return oom(); }
+            dp_static_memory(&ts->g[i], &ts->cs[i], one, b);
+            for (int d = 0; d < ts->cs[i].n; d++) ts->cs[i].memory[d] = b[0] / k;
+            free(b); free(one);
+        }
     }
     return 0;
 }
@@ -1906,6 +1938,9 @@ static int train_check_args(const cli *o, int placeto)
     if (o->op_logits && (o->n_pos != 1 || o->n_dev_list > 1)) return usage(o->cmd, "--op-logits needs exactly one GRAPH and one device count (per-op logits belong to one graph)");
     if (o->out_assign && (o->n_pos != 1 || o->n_dev_list > 1)) return usage(o->cmd, "--out-assign needs exactly one GRAPH and one device count");
     if (placeto && o->n_dev_list > 1) return usage(o->cmd, "--devices: a list is for --algo doppler (a placeto policy is tied to its device count)");
+    if (o->n_mem_ratio > 1 && o->n_mem_ratio != (o->n_dev_list > 1 ? o->n_dev_list : 1))
+        return usage(o->cmd, "--memory-ratio: %d values for %d device counts (give one, or one per count)", o->n_mem_ratio, o->n_dev_list > 1 ? o->n_dev_list : 1);
+    if (o->n_mem_ratio && o->memory_set) return usage(o->cmd, "--memory-ratio and --memory: one or the other");
     return 0;
 }
 
@@ -2556,7 +2591,7 @@ static const command commands[] = {
     {"bench", cmd_bench, "methods policy samples from devices cluster memory format seed order budget json md",
      &help_bench},
     {"train", cmd_train,
-     "algo from init devices cluster memory format stages episodes lr hidden layers shared-gnn insertion entropy order seed "
+     "algo from init devices cluster memory memory-ratio format stages episodes lr hidden layers shared-gnn insertion entropy order seed "
      "rollouts temperature greedy-baseline self-imitation adv-norm ppo ppo-clip critic critic-lr op-logits op-prior op-restart reinforce tau step-baseline anchor anchor-rate select out out-assign curve curve-svg json backend reps dispatch",
      &help_train},
     {"convert", cmd_convert, "to format", &help_convert},

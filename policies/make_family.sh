@@ -9,7 +9,8 @@
 # policies/doppler_family.dpl). FAMILY_EPISODES, FAMILY_OPTS (more train
 # options, after the shipped ones, so that they win: "--seed 2") and
 # FAMILY_INSERTION (set empty: the recipe without --insertion) are for
-# experiments (bench/family_sweep.sh); unset, they make the shipped file. The training family is generated into a
+# experiments (bench/family_sweep.sh), and FAMILY_MEMORY (set empty: without
+# the memory-bound models); unset, they make the shipped file. The training family is generated into a
 # temporary folder with 'doppler gen': block-partitioned chainmm, ffnn,
 # llama-block and llama-layer at several block counts and widths, and
 # layered and random DAGs at several sizes and communication ratios, each
@@ -38,6 +39,19 @@ for n in 60 150; do
         gen random --nodes $n --ccr $ccr --seed 202 -o "$dir/random_${n}_$ccr.dpg"
     done
 done
+# Memory-bound models (their weights as resident weights), on devices of
+# their one-device memory / 1.5, 2.5 and 3 (2, 4, 8 devices): PLC's mask
+# acts in training too, and dead ends cost (none of bench/memory.sh's
+# sizes). FAMILY_MEMORY='' leaves them out (the recipe before them).
+mem=()
+if [ -n "${FAMILY_MEMORY-1}" ]; then
+    gen llama-layer --parts 2 --dim 2048 --layers 3 --batch 64 --weights -o "$dir/w_llama_layer.dpg"
+    gen gpt --parts 2 --dim 768 --layers 4 --batch 64 --weights -o "$dir/w_gpt.dpg"
+    gen ffnn --parts 3 --dim 3072 --layers 3 --batch 64 --weights -o "$dir/w_ffnn.dpg"
+    gen llama-block --parts 3 --dim 3072 --batch 64 --weights -o "$dir/w_llama_block.dpg"
+    gen chainmm --parts 2 --dim 2048 --layers 2 --weights -o "$dir/w_chainmm.dpg"
+    mem=(--memory-ratio 1.5,2.5,3)
+fi
 # --hidden 4: on bench/family_sweep.sh's validation graphs (8 seeds each) the
 # 4-wide embedding placed at or below min(cp, heft) 21.5 of 24 on average
 # (hidden 8: 21.0, 16: 21.0, 32, the library's default: 19.5) and came
@@ -46,5 +60,5 @@ done
 # its device, so the cp expert becomes HEFT's rule): on the same graphs
 # +1.5% from anneal instead of +2.2%, and on their workloads on faster
 # devices (SWEEP_COMM=1, 1e13) closer too (bench/RESULTS.md part 4).
-"$DOPPLER" train "$dir"/*.dpg --devices 2,4,8 --stages il,sim --episodes ${FAMILY_EPISODES:-4000,8000} \
+"$DOPPLER" train "$dir"/*.dpg --devices 2,4,8 "${mem[@]}" --stages il,sim --episodes ${FAMILY_EPISODES:-4000,8000} \
     --hidden 4 ${FAMILY_INSERTION---insertion} --seed 1 ${FAMILY_OPTS:-} --out "$OUT"
