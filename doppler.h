@@ -9303,12 +9303,48 @@ static void dp__wl_norm(dp__wb *b, dp_kind kind, const char *tag, int P, int row
     }
 }
 
+/* A block's attention and its residual, x += attention(y): Q, K, V block
+   matmuls of y (P column blocks of B x blk), P heads (K transposed,
+   scores, scale, softmax, the weighted sum of V), the output projection
+   and the residual adds; W: the P x P blocks of Wq, Wk, Wv, Wo in turn;
+   ops named "<pre><layer>_...". t2, t3: P ints of scratch each. */
+static void dp__wl_attention(dp__wb *b, char pre, int layer, int P, int B, int blk, const int *y, const int *W, int *x, int *t2, int *t3)
+{
+    char nm[64], tag[32];
+    int j, h, q[8], k[8], vv[8];
+    snprintf(tag, sizeof tag, "%c%d_q", pre, layer); dp__wl_blockmm(b, tag, 1, P, y, W + 0 * P * P, q);
+    snprintf(tag, sizeof tag, "%c%d_k", pre, layer); dp__wl_blockmm(b, tag, 1, P, y, W + 1 * P * P, k);
+    snprintf(tag, sizeof tag, "%c%d_v", pre, layer); dp__wl_blockmm(b, tag, 1, P, y, W + 2 * P * P, vv);
+    for (h = 0; h < P; h++) {
+        int kt, sc, ss, sm;
+        snprintf(nm, sizeof nm, "%c%d_h%d_kT", pre, layer, h);
+        kt = dp__wl_unary(b, nm, DP_OP_TRANSPOSE, k[h], blk, B, 0, (double)B * blk);
+        snprintf(nm, sizeof nm, "%c%d_h%d_scores", pre, layer, h);
+        sc = dp__wl_op(b, nm, DP_OP_MATMUL, B, B, 2.0 * B * blk * B);
+        dp__wl_edge(b, q[h], sc); dp__wl_edge(b, kt, sc);
+        snprintf(nm, sizeof nm, "%c%d_h%d_scale", pre, layer, h);
+        ss = dp__wl_unary(b, nm, DP_OP_SCALE, sc, B, B, blk, (double)B * B);
+        snprintf(nm, sizeof nm, "%c%d_h%d_softmax", pre, layer, h);
+        sm = dp__wl_unary(b, nm, DP_OP_SOFTMAX, ss, B, B, 0, 5.0 * B * B);
+        snprintf(nm, sizeof nm, "%c%d_h%d_out", pre, layer, h);
+        t2[h] = dp__wl_op(b, nm, DP_OP_MATMUL, B, blk, 2.0 * B * B * blk);
+        dp__wl_edge(b, sm, t2[h]); dp__wl_edge(b, vv[h], t2[h]);
+    }
+    snprintf(tag, sizeof tag, "%c%d_o", pre, layer); dp__wl_blockmm(b, tag, 1, P, t2, W + 3 * P * P, t3);
+    for (j = 0; j < P; j++) {
+        snprintf(nm, sizeof nm, "%c%d_res1_%d", pre, layer, j);
+        t2[j] = dp__wl_op(b, nm, DP_OP_ADD, B, blk, (double)B * blk);
+        dp__wl_edge(b, x[j], t2[j]); dp__wl_edge(b, t3[j], t2[j]);
+        x[j] = t2[j];
+    }
+}
+
 /* One Llama-style block on x (P column blocks of batch x blk): attention
    with P heads (one per block) and a gated MLP, both with residuals. */
 static void dp__wl_llama(dp__wb *b, int layer, int P, int B, int blk, int *x, int *W, int *t1, int *t2, int *t3)
 {
     char nm[64], tag[32];
-    int j, h, q[8], k[8], vv[8];
+    int j;
     const char *wn[7] = { "Wq", "Wk", "Wv", "Wo", "W1", "W3", "W2" };
     int w;
     for (w = 0; w < 7; w++)
@@ -9318,32 +9354,7 @@ static void dp__wl_llama(dp__wb *b, int layer, int P, int B, int blk, int *x, in
         }
     snprintf(tag, sizeof tag, "L%d_attn", layer);
     dp__wl_norm(b, DP_OP_RMSNORM, tag, P, B, blk, x, t1);
-    snprintf(tag, sizeof tag, "L%d_q", layer); dp__wl_blockmm(b, tag, 1, P, t1, W + 0 * P * P, q);
-    snprintf(tag, sizeof tag, "L%d_k", layer); dp__wl_blockmm(b, tag, 1, P, t1, W + 1 * P * P, k);
-    snprintf(tag, sizeof tag, "L%d_v", layer); dp__wl_blockmm(b, tag, 1, P, t1, W + 2 * P * P, vv);
-    for (h = 0; h < P; h++) {
-        int kt, sc, ss, sm, o;
-        snprintf(nm, sizeof nm, "L%d_h%d_kT", layer, h);
-        kt = dp__wl_unary(b, nm, DP_OP_TRANSPOSE, k[h], blk, B, 0, (double)B * blk);
-        snprintf(nm, sizeof nm, "L%d_h%d_scores", layer, h);
-        sc = dp__wl_op(b, nm, DP_OP_MATMUL, B, B, 2.0 * B * blk * B);
-        dp__wl_edge(b, q[h], sc); dp__wl_edge(b, kt, sc);
-        snprintf(nm, sizeof nm, "L%d_h%d_scale", layer, h);
-        ss = dp__wl_unary(b, nm, DP_OP_SCALE, sc, B, B, blk, (double)B * B);
-        snprintf(nm, sizeof nm, "L%d_h%d_softmax", layer, h);
-        sm = dp__wl_unary(b, nm, DP_OP_SOFTMAX, ss, B, B, 0, 5.0 * B * B);
-        snprintf(nm, sizeof nm, "L%d_h%d_out", layer, h);
-        o = dp__wl_op(b, nm, DP_OP_MATMUL, B, blk, 2.0 * B * B * blk);
-        dp__wl_edge(b, sm, o); dp__wl_edge(b, vv[h], o);
-        t2[h] = o;
-    }
-    snprintf(tag, sizeof tag, "L%d_o", layer); dp__wl_blockmm(b, tag, 1, P, t2, W + 3 * P * P, t3);
-    for (j = 0; j < P; j++) {
-        snprintf(nm, sizeof nm, "L%d_res1_%d", layer, j);
-        t2[j] = dp__wl_op(b, nm, DP_OP_ADD, B, blk, (double)B * blk);
-        dp__wl_edge(b, x[j], t2[j]); dp__wl_edge(b, t3[j], t2[j]);
-        x[j] = t2[j];
-    }
+    dp__wl_attention(b, 'L', layer, P, B, blk, t1, W, x, t2, t3);
     snprintf(tag, sizeof tag, "L%d_mlp", layer);
     dp__wl_norm(b, DP_OP_RMSNORM, tag, P, B, blk, x, t1);
     snprintf(tag, sizeof tag, "L%d_gate", layer); dp__wl_blockmm(b, tag, 1, P, t1, W + 4 * P * P, t2);
@@ -9373,7 +9384,7 @@ static void dp__wl_llama(dp__wb *b, int layer, int P, int B, int blk, int *x, in
 static void dp__wl_gpt(dp__wb *b, int layer, int P, int B, int blk, int *x, int *t1, int *t2, int *t3, int *mm)
 {
     char nm[64], tag[32];
-    int j, h, ch, q[8], k[8], vv[8], W[4 * 64];
+    int j, h, ch, W[4 * 64];
     const char *wn[4] = { "Wq", "Wk", "Wv", "Wo" };
     for (h = 0; h < 4; h++)
         for (j = 0; j < P * P; j++) {
@@ -9382,31 +9393,7 @@ static void dp__wl_gpt(dp__wb *b, int layer, int P, int B, int blk, int *x, int 
         }
     snprintf(tag, sizeof tag, "G%d_ln1", layer);
     dp__wl_norm(b, DP_OP_LAYERNORM, tag, P, B, blk, x, t1);
-    snprintf(tag, sizeof tag, "G%d_q", layer); dp__wl_blockmm(b, tag, 1, P, t1, W + 0 * P * P, q);
-    snprintf(tag, sizeof tag, "G%d_k", layer); dp__wl_blockmm(b, tag, 1, P, t1, W + 1 * P * P, k);
-    snprintf(tag, sizeof tag, "G%d_v", layer); dp__wl_blockmm(b, tag, 1, P, t1, W + 2 * P * P, vv);
-    for (h = 0; h < P; h++) {
-        int kt, sc, ss, sm;
-        snprintf(nm, sizeof nm, "G%d_h%d_kT", layer, h);
-        kt = dp__wl_unary(b, nm, DP_OP_TRANSPOSE, k[h], blk, B, 0, (double)B * blk);
-        snprintf(nm, sizeof nm, "G%d_h%d_scores", layer, h);
-        sc = dp__wl_op(b, nm, DP_OP_MATMUL, B, B, 2.0 * B * blk * B);
-        dp__wl_edge(b, q[h], sc); dp__wl_edge(b, kt, sc);
-        snprintf(nm, sizeof nm, "G%d_h%d_scale", layer, h);
-        ss = dp__wl_unary(b, nm, DP_OP_SCALE, sc, B, B, blk, (double)B * B);
-        snprintf(nm, sizeof nm, "G%d_h%d_softmax", layer, h);
-        sm = dp__wl_unary(b, nm, DP_OP_SOFTMAX, ss, B, B, 0, 5.0 * B * B);
-        snprintf(nm, sizeof nm, "G%d_h%d_out", layer, h);
-        t2[h] = dp__wl_op(b, nm, DP_OP_MATMUL, B, blk, 2.0 * B * B * blk);
-        dp__wl_edge(b, sm, t2[h]); dp__wl_edge(b, vv[h], t2[h]);
-    }
-    snprintf(tag, sizeof tag, "G%d_o", layer); dp__wl_blockmm(b, tag, 1, P, t2, W + 3 * P * P, t3);
-    for (j = 0; j < P; j++) {
-        snprintf(nm, sizeof nm, "G%d_res1_%d", layer, j);
-        t2[j] = dp__wl_op(b, nm, DP_OP_ADD, B, blk, (double)B * blk);
-        dp__wl_edge(b, x[j], t2[j]); dp__wl_edge(b, t3[j], t2[j]);
-        x[j] = t2[j];
-    }
+    dp__wl_attention(b, 'G', layer, P, B, blk, t1, W, x, t2, t3);
     snprintf(tag, sizeof tag, "G%d_ln2", layer);
     dp__wl_norm(b, DP_OP_LAYERNORM, tag, P, B, blk, x, t1);
     for (ch = 0; ch < 4; ch++) {
