@@ -898,6 +898,20 @@ DPDEF int dp_gen_workload(dp_graph *g, const dp_workload_opts *opts, dp_error *e
                schedule the placed ops make: each op after its device's
                last one, or with dp_policy_opts.insertion in the first idle
                gap of its device that fits it (dp__gap_start).
+     memory    on a cluster with device memory, the softmax is over the
+               devices where v still fits (its static bytes, as the
+               heuristics count them: dp_static_memory), in training and
+               inference alike, with the same features; the cp expert's
+               choice is the earliest start among them. Where v fits
+               nowhere (earlier choices filled the devices: a dead end)
+               the device with the most room takes it and the episode is
+               over-full: in training its cost is its simulated makespan
+               plus dp_check's bound (every op on its slowest device, every
+               edge on the slowest link: more than any placement that
+               fits; with dp_train_opts.cost the runtime is not called),
+               and dp_policy_place drops such a sample. Per-op logits draw
+               in topological order among the devices an op fits, Placeto
+               moves an op only where the placement still fits.
    Training: stage "il" imitates the cp expert (largest b-level op,
    earliest-start device, in that partial schedule: with insertion this is
    HEFT's rule; every tied choice counts as correct) on states
