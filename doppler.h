@@ -725,8 +725,9 @@ DPDEF int dp_sim_check_memory(const dp_sim *s, dp_error *err);
                   the one of lowest simulated makespan (a strict gain only);
                   repeat passes until one changes nothing
      anneal       simulated annealing from opts->start (default as enumopt): move
-                  one random op to a random other device, accept by the
-                  Metropolis rule, temperature from 5% to 0.01% of the
+                  one random op to a random other device (under memory
+                  limits the first one from there round where the
+                  placement still fits), accept by the Metropolis rule, temperature from 5% to 0.01% of the
                   start makespan, geometric over opts->budget simulations;
                   returns the best placement seen
      pipeline     what a hand split or torch's pipelining gives: the ops
@@ -4851,7 +4852,18 @@ static int dp__anneal(const dp_graph *g, const dp_cluster *c, const dp_place_opt
         double temp = t0 * pow(t1 / t0, (double)k / (double)budget), delta;
         if (d >= old) d++;
         assign[v] = d;
-        if (limited && !dp__all_fit(g, c, assign, scratch)) { assign[v] = old; continue; }
+        if (limited && !dp__all_fit(g, c, assign, scratch)) {
+            /* over memory: the next devices round from d, the first where
+               v fits (a refused move would spend the budget for nothing) */
+            int tries;
+            for (tries = 2; tries < nd; tries++) {
+                if (++d == nd) d = 0;
+                if (d == old && ++d == nd) d = 0;
+                assign[v] = d;
+                if (dp__all_fit(g, c, assign, scratch)) break;
+            }
+            if (tries >= nd) { assign[v] = old; continue; }
+        }
         if ((rc = dp_sim_run(sim, assign, so, err))) goto done;
         (*sims)++;
         delta = sim->makespan - cur;
