@@ -724,10 +724,11 @@ DPDEF int dp_sim_check_memory(const dp_sim *s, dp_error *err);
                   decreasing b-level, try every device for the op and keep
                   the one of lowest simulated makespan (a strict gain only);
                   repeat passes until one changes nothing
-     anneal       simulated annealing from opts->start (default as enumopt): move
-                  one random op to a random other device (under memory
-                  limits the first one from there round where the
-                  placement still fits), accept by the Metropolis rule, temperature from 5% to 0.01% of the
+     anneal       simulated annealing from opts->start (default as
+                  enumopt): move one random op to a random other device
+                  (under memory limits the first one from there round
+                  where the placement still fits), accept by the
+                  Metropolis rule, temperature from 5% to 0.01% of the
                   start makespan, geometric over opts->budget simulations;
                   returns the best placement seen
      pipeline     what a hand split or torch's pipelining gives: the ops
@@ -4497,15 +4498,23 @@ DPDEF int dp_static_memory(const dp_graph *g, const dp_cluster *c, const int *as
     return 0;
 }
 
+/* The first device whose bytes[] pass its memory (a relative 1e-12 of
+   rounding allowed), or -1 when none does. */
+static int dp__over_memory(const dp_cluster *c, const double *bytes)
+{
+    int d;
+    for (d = 0; d < c->n; d++) if (c->memory[d] > 0 && bytes[d] > c->memory[d] * (1 + 1e-12)) return d;
+    return -1;
+}
+
 DPDEF int dp_sim_check_memory(const dp_sim *s, dp_error *err)
 {
     int d;
     const dp_cluster *c = s->c;
     if (!c || !s->peak_bytes) return dp__fail(err, DP_ERR_ARG, "memory check: no simulation run");
-    for (d = 0; d < c->n; d++)
-        if (c->memory[d] > 0 && s->peak_bytes[d] > c->memory[d] * (1 + 1e-12))
-            return dp__fail(err, DP_ERR_INFEASIBLE, "memory: device %d peaks at %.6g bytes, over its memory of %.6g (the placement does not fit)",
-                            d, s->peak_bytes[d], c->memory[d]);
+    if ((d = dp__over_memory(c, s->peak_bytes)) >= 0)
+        return dp__fail(err, DP_ERR_INFEASIBLE, "memory: device %d peaks at %.6g bytes, over its memory of %.6g (the placement does not fit)",
+                        d, s->peak_bytes[d], c->memory[d]);
     return 0;
 }
 
@@ -4581,10 +4590,8 @@ static size_t dp__mem_words(const dp_graph *g) { return (size_t)g->n_weights * D
 
 static int dp__all_fit(const dp_graph *g, const dp_cluster *c, const int *assign, double *scratch)
 {
-    int d;
     dp_static_memory(g, c, assign, scratch);
-    for (d = 0; d < c->n; d++) if (c->memory[d] > 0 && scratch[d] > c->memory[d] * (1 + 1e-12)) return 0;
-    return 1;
+    return dp__over_memory(c, scratch) < 0;
 }
 
 /* DP_ERR_INFEASIBLE: op v fits on no device; the message names it and
@@ -4880,6 +4887,20 @@ done:
     return rc;
 }
 
+/* Every op on its slowest device, one after another: no placement's
+   compute takes longer (dp_check's bound, less its transfers). */
+static double dp__slowest_work(const dp_graph *g, const dp_cluster *c)
+{
+    double sum = 0;
+    int v, d;
+    for (v = 0; v < g->n_ops; v++) {
+        double mx = 0;
+        for (d = 0; d < c->n; d++) if (dp_op_time(g, c, v, d) > mx) mx = dp_op_time(g, c, v, d);
+        sum += mx;
+    }
+    return sum;
+}
+
 /* ---- pipeline and the single-device fallback ------------------------- */
 /* The stages for bottleneck T: ops in topological order fill device 0
    while its stage's time stays within T and its memory within its own,
@@ -4908,8 +4929,8 @@ static int dp__pipeline_cut(const dp_graph *g, const dp_cluster *c, double T, dp
 
 static int dp__pipeline(const dp_graph *g, const dp_cluster *c, int *assign, dp_error *err)
 {
-    int nd = c->n, v, d, it, stuck = 0, rc = 0;
-    double lo = 0, hi = 0;
+    int nd = c->n, it, stuck = 0, rc = 0;
+    double lo = 0, hi;
     double *used = (double *)dp__alloc((size_t)nd, sizeof(double), err, "pipeline");
     uint64_t *held = (uint64_t *)dp__alloc(dp__mem_words(g) + 1, sizeof(uint64_t), err, "pipeline");
     dp__mem mem;
@@ -4917,12 +4938,7 @@ static int dp__pipeline(const dp_graph *g, const dp_cluster *c, int *assign, dp_
     mem.g = g; mem.c = c; mem.used = used; mem.held = held;
     /* hi: every op on one stage of the slowest device's time always holds
        the time; the memory then decides */
-    for (v = 0; v < g->n_ops; v++) {
-        double mx = 0;
-        for (d = 0; d < nd; d++) if (dp_op_time(g, c, v, d) > mx) mx = dp_op_time(g, c, v, d);
-        hi += mx;
-    }
-    hi = hi * (1 + 1e-9) + 1e-300;
+    hi = dp__slowest_work(g, c) * (1 + 1e-9) + 1e-300;
     if (!dp__pipeline_cut(g, c, hi, &mem, assign, &stuck)) { rc = dp__infeasible(&mem, assign, stuck, err); goto done; }
     for (it = 0; it < 100 && hi - lo > 1e-9 * hi; it++) {
         double mid = 0.5 * (lo + hi);
@@ -4931,6 +4947,33 @@ static int dp__pipeline(const dp_graph *g, const dp_cluster *c, int *assign, dp_
     (void)dp__pipeline_cut(g, c, hi, &mem, assign, &stuck);
 done:
     DP_FREE(used); DP_FREE(held);
+    return rc;
+}
+
+/* Never worse than one device: the best single device that fits, scored
+   by so, replaces assign (and *best) when its makespan is lower, or when
+   *best is HUGE_VAL (no answer within memory); *fell is then 1. dp_place
+   and the learned placers (scored as their answer is) call it. */
+static int dp__single_fallback(dp_sim *s, const dp_graph *g, const dp_cluster *c, const dp_sim_opts *so,
+                               int *assign, double *best, int *fell, long *sims, dp_error *err)
+{
+    int *one = NULL, rc = 0;
+    double *sc = NULL;
+    *fell = 0;
+    if (c->n < 2) return 0;
+    one = (int *)dp__alloc((size_t)g->n_ops, sizeof(int), err, "fallback");
+    sc = (double *)dp__alloc((size_t)c->n, sizeof(double), err, "fallback");
+    if (!one || !sc) { rc = DP_ERR_NOMEM; goto done; }
+    if (dp__best_single(g, c, one, sc) < 0) goto done;
+    if ((rc = dp_sim_run(s, one, so, err))) goto done;
+    ++*sims;
+    if (s->makespan < *best) {
+        memcpy(assign, one, sizeof(int) * (size_t)g->n_ops);
+        *best = s->makespan;
+        *fell = 1;
+    }
+done:
+    DP_FREE(one); DP_FREE(sc);
     return rc;
 }
 
@@ -4973,9 +5016,8 @@ DPDEF int dp_place(dp_method m, const dp_graph *g, const dp_cluster *c, const dp
                 scratch = (double *)dp__alloc((size_t)c->n, sizeof(double), err, "placer");
                 if (!scratch) rc = DP_ERR_NOMEM;
                 else if (!dp__all_fit(g, c, o.start, scratch)) {
-                    int d;
-                    for (d = 0; d < c->n && !(c->memory[d] > 0 && scratch[d] > c->memory[d] * (1 + 1e-12)); d++) {}
-                    rc = dp__fail(err, DP_ERR_INFEASIBLE, "start placement exceeds device %d's memory: it needs %.6g bytes of %.6g", d, d < c->n ? scratch[d] : 0.0, d < c->n ? c->memory[d] : 0.0);
+                    int d = dp__over_memory(c, scratch);
+                    rc = dp__fail(err, DP_ERR_INFEASIBLE, "start placement exceeds device %d's memory: it needs %.6g bytes of %.6g", d, scratch[d], c->memory[d]);
                     bad_start = 1;   /* the caller's own placement: no fallback hides it */
                 }
             }
@@ -5004,28 +5046,15 @@ DPDEF int dp_place(dp_method m, const dp_graph *g, const dp_cluster *c, const dp
     }
     /* never worse than one device (and one device where the method found
        nothing within memory) */
-    if ((!rc || (rc == DP_ERR_INFEASIBLE && !bad_start)) && m != DP_METHOD_SINGLE && !o.no_fallback && c->n > 1) {
-        int *one = (int *)dp__alloc((size_t)g->n_ops, sizeof(int), NULL, "fallback");
-        double *sc = (double *)dp__alloc((size_t)c->n, sizeof(double), NULL, "fallback");
-        int failed = rc;
-        if (!one || !sc) rc = dp__fail(err, DP_ERR_NOMEM, "out of memory scoring the single-device fallback");
-        else if (dp__best_single(g, c, one, sc) >= 0) {
-            dp_sim_opts fo = so;
-            int frc;
-            fo.track_memory = 0;
-            if ((frc = dp_sim_run(&sim, one, &fo, failed ? err : NULL)) != 0) { if (failed) rc = frc; }
-            else {
-                r.simulations++;
-                if (failed || sim.makespan < r.makespan) {
-                    memcpy(assign, one, sizeof(int) * (size_t)g->n_ops);
-                    r.makespan = r.schedule_length = sim.makespan;
-                    r.fallback = 1;
-                    rc = 0;
-                    dp__ok(err);
-                }
-            }
+    if ((!rc || (rc == DP_ERR_INFEASIBLE && !bad_start)) && m != DP_METHOD_SINGLE && !o.no_fallback) {
+        double best = rc ? HUGE_VAL : r.makespan;
+        int frc = dp__single_fallback(&sim, g, c, &so, assign, &best, &r.fallback, &r.simulations, err);
+        if (frc) rc = frc;
+        else if (r.fallback) {
+            r.makespan = r.schedule_length = best;
+            rc = 0;
+            dp__ok(err);
         }
-        DP_FREE(one); DP_FREE(sc);
     }
     if (!rc) rc = dp__lower_bound(g, c, &r.lower_bound, err);
     if (!rc) {
@@ -5769,12 +5798,7 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
     if (x->mlim) {
         /* more than any makespan: every op on its slowest device in turn,
            then every edge on the slowest link (dp_check's bound) */
-        double pen = 0, wib = 0, wlat = 0;
-        for (v = 0; v < n; v++) {
-            double mx = 0;
-            for (k = 0; k < nd; k++) if (dp_op_time(g, c, v, k) > mx) mx = dp_op_time(g, c, v, k);
-            pen += mx;
-        }
+        double pen = dp__slowest_work(g, c), wib = 0, wlat = 0;
         for (k = 0; k < nd * nd; k++) {
             if (k / nd == k % nd) continue;
             if (1 / c->bandwidth[k] > wib) wib = 1 / c->bandwidth[k];
@@ -6632,6 +6656,20 @@ static double dp__choice_record(dp__gctx *x, const dp__roll_opts *ro, dp__roll_s
     return wc;
 }
 
+/* A memory dead end at op v (it fits on no device; every device is then
+   limited): the device with the most room takes it and the rollout is
+   over-full (dp__cost penalises it); the first dead end's op and each
+   device's bytes then are kept for the error message. Returns the device. */
+static int dp__dead_end(dp__gctx *x, int v)
+{
+    const dp_cluster *c = x->c;
+    int d, room = 0;
+    for (d = 1; d < x->nd; d++) if (c->memory[d] - x->mem.used[d] > c->memory[room] - x->mem.used[room]) room = d;
+    if (!x->overfull) { x->deadend = v; memcpy(x->mdead, x->mem.used, sizeof(double) * (size_t)x->nd); }
+    x->overfull = 1;
+    return room;
+}
+
 /* PLC's memory mask for op v (a cluster with limits): the devices where
    v still fits (x->mfit) keep their logits, the others get -inf, so the
    softmax, its gradient and its entropy are over the devices it fits; the
@@ -6641,20 +6679,17 @@ static double dp__choice_record(dp__gctx *x, const dp__roll_opts *ro, dp__roll_s
    and the rollout is over-full (x->overfull; dp__cost penalises it). */
 static void dp__plc_mask(dp__gctx *x, int v)
 {
-    const dp_cluster *c = x->c;
-    int d, nd = x->nd, nf = 0, room = 0;
+    int d, nd = x->nd, nf = 0;
     double emin = HUGE_VAL;
     for (d = 0; d < nd; d++) {
         x->mfit[d] = (char)dp__mem_fits(&x->mem, x->assign, v, d);
         nf += x->mfit[d];
         if (x->mfit[d] && x->est[d] < emin) emin = x->est[d];
-        if (c->memory[d] - x->mem.used[d] > c->memory[room] - x->mem.used[room]) room = d;   /* matters only when v fits nowhere: all limited */
     }
     if (nf == 0) {
+        int room = dp__dead_end(x, v);
         x->mfit[room] = 1;
         emin = x->est[room];
-        if (!x->overfull) { x->deadend = v; memcpy(x->mdead, x->mem.used, sizeof(double) * (size_t)nd); }
-        x->overfull = 1;
     }
     for (d = 0; d < nd; d++) {
         if (!x->mfit[d]) x->logit[d] = -HUGE_VAL;
@@ -8172,12 +8207,8 @@ static void dp__op_place(dp__gctx *x, const double *pr, dp_rng *rng)
             if (x->mfit[d]) tot += p[d];
         }
         for (d = 0; d < nd && a < 0; d++) if (x->mfit[d]) a = d;
-        if (a < 0) {   /* a dead end: the most room */
-            for (a = 0, d = 1; d < nd; d++)
-                if (x->c->memory[d] - x->mem.used[d] > x->c->memory[a] - x->mem.used[a]) a = d;
-            if (!x->overfull) { x->deadend = v; memcpy(x->mdead, x->mem.used, sizeof(double) * (size_t)nd); }
-            x->overfull = 1;
-        } else if (rng && tot > 0) {
+        if (a < 0) a = dp__dead_end(x, v);
+        else if (rng && tot > 0) {
             u = dp_rng_uniform(rng) * tot;
             for (d = 0; d < nd; d++) if (x->mfit[d]) { a = d; u -= p[d]; if (u < 0) break; }
         } else {
@@ -8427,33 +8458,6 @@ static int dp__polish(dp_sim *s, const dp_graph *g, const dp_cluster *c, int pas
     return 0;
 }
 
-/* Never worse than one device, as dp_place: the best single device that
-   fits, scored as the policy's answer is (mode, order), replaces assign
-   (and *best) when its makespan is lower, or when *best is HUGE_VAL (no
-   answer within memory); *fell is then 1. */
-static int dp__single_fallback(dp_sim *s, const dp_graph *g, const dp_cluster *c, dp_order mode, const int *order,
-                               double *prio, int *assign, double *best, int *fell, long *sims, dp_error *err)
-{
-    int *one = NULL, rc = 0;
-    double *sc = NULL, ms;
-    *fell = 0;
-    if (c->n < 2) return 0;
-    one = (int *)dp__alloc((size_t)g->n_ops, sizeof(int), err, "fallback");
-    sc = (double *)dp__alloc((size_t)c->n, sizeof(double), err, "fallback");
-    if (!one || !sc) { rc = DP_ERR_NOMEM; goto done; }
-    if (dp__best_single(g, c, one, sc) < 0) goto done;
-    if ((rc = dp__sim_cost(s, one, order, mode, prio, &ms, err))) goto done;
-    ++*sims;
-    if (ms < *best) {
-        memcpy(assign, one, sizeof(int) * (size_t)g->n_ops);
-        *best = ms;
-        *fell = 1;
-    }
-done:
-    DP_FREE(one); DP_FREE(sc);
-    return rc;
-}
-
 /* Placeto's placement: the greedy sweep, then o->samples sampled sweeps,
    each from the starting placement; the best placement any step reached. */
 static int dp__pt_place(const dp_policy *p, const dp_graph *g, const dp_cluster *c, const dp_infer_opts *o,
@@ -8482,8 +8486,10 @@ static int dp__pt_place(const dp_policy *p, const dp_graph *g, const dp_cluster 
     }
     if (o->polish > 0 && (rc = dp__polish(&x.sim, g, c, o->polish, o->order, g->topo, x.prio, keep, &best, &sims, err))) goto done;
     if (!o->no_fallback) {
+        dp_sim_opts so;
         int fell;
-        if ((rc = dp__single_fallback(&x.sim, g, c, o->order, g->topo, x.prio, keep, &best, &fell, &sims, err))) goto done;
+        dp__score_opts(&so, o->order, g->topo, x.n, x.prio);
+        if ((rc = dp__single_fallback(&x.sim, g, c, &so, keep, &best, &fell, &sims, err))) goto done;
         if (o->fallback) *o->fallback = fell;
     }
     if (o->simulations) *o->simulations = x.start_sims + sims;
@@ -8579,8 +8585,10 @@ DPDEF int dp_policy_place(const dp_policy *p, const dp_graph *g, const dp_cluste
     }
     if (best < HUGE_VAL && o.polish > 0 && (rc = dp__polish(&x.sim, g, c, o.polish, o.order, x.best_order, x.prio, x.best_assign, &best, &sims, err))) goto done;
     if (!o.no_fallback) {
+        dp_sim_opts so;
         int fell;
-        if ((rc = dp__single_fallback(&x.sim, g, c, o.order, x.best_order, x.prio, x.best_assign, &best, &fell, &sims, err))) goto done;
+        dp__score_opts(&so, o.order, x.best_order, x.n, x.prio);
+        if ((rc = dp__single_fallback(&x.sim, g, c, &so, x.best_assign, &best, &fell, &sims, err))) goto done;
         if (o.fallback) *o.fallback = fell ? 1 : piped ? 2 : 0;
     }
     if (best == HUGE_VAL) {
@@ -9329,6 +9337,19 @@ static void dp__wl_norm(dp__wb *b, dp_kind kind, const char *tag, int P, int row
     }
 }
 
+/* A block's weight matrices, names[0..count): each P x P blocks of blk x
+   blk, named "<pre><layer>_<name>_<i><j>", into W (count P^2 ints). */
+static void dp__wl_weight_blocks(dp__wb *b, char pre, int layer, const char *const *names, int count, int P, int blk, int *W)
+{
+    char nm[64];
+    int w, j;
+    for (w = 0; w < count; w++)
+        for (j = 0; j < P * P; j++) {
+            snprintf(nm, sizeof nm, "%c%d_%s_%d%d", pre, layer, names[w], j / P, j % P);
+            W[w * P * P + j] = dp__wl_weight(b, nm, blk, blk);
+        }
+}
+
 /* A block's attention and its residual, x += attention(y): Q, K, V block
    matmuls of y (P column blocks of B x blk), P heads (K transposed,
    scores, scale, softmax, the weighted sum of V), the output projection
@@ -9372,12 +9393,7 @@ static void dp__wl_llama(dp__wb *b, int layer, int P, int B, int blk, int *x, in
     char nm[64], tag[32];
     int j;
     const char *wn[7] = { "Wq", "Wk", "Wv", "Wo", "W1", "W3", "W2" };
-    int w;
-    for (w = 0; w < 7; w++)
-        for (j = 0; j < P * P; j++) {
-            snprintf(nm, sizeof nm, "L%d_%s_%d%d", layer, wn[w], j / P, j % P);
-            W[w * P * P + j] = dp__wl_weight(b, nm, blk, blk);
-        }
+    dp__wl_weight_blocks(b, 'L', layer, wn, 7, P, blk, W);
     snprintf(tag, sizeof tag, "L%d_attn", layer);
     dp__wl_norm(b, DP_OP_RMSNORM, tag, P, B, blk, x, t1);
     dp__wl_attention(b, 'L', layer, P, B, blk, t1, W, x, t2, t3);
@@ -9410,13 +9426,9 @@ static void dp__wl_llama(dp__wb *b, int layer, int P, int B, int blk, int *x, in
 static void dp__wl_gpt(dp__wb *b, int layer, int P, int B, int blk, int *x, int *t1, int *t2, int *t3, int *mm)
 {
     char nm[64], tag[32];
-    int j, h, ch, W[4 * 64];
+    int j, ch, W[4 * 64];
     const char *wn[4] = { "Wq", "Wk", "Wv", "Wo" };
-    for (h = 0; h < 4; h++)
-        for (j = 0; j < P * P; j++) {
-            snprintf(nm, sizeof nm, "G%d_%s_%d%d", layer, wn[h], j / P, j % P);
-            W[h * P * P + j] = dp__wl_weight(b, nm, blk, blk);
-        }
+    dp__wl_weight_blocks(b, 'G', layer, wn, 4, P, blk, W);
     snprintf(tag, sizeof tag, "G%d_ln1", layer);
     dp__wl_norm(b, DP_OP_LAYERNORM, tag, P, B, blk, x, t1);
     dp__wl_attention(b, 'G', layer, P, B, blk, t1, W, x, t2, t3);
