@@ -953,6 +953,12 @@ static const char *method_name(int m)
     return m == METHOD_DOPPLER ? "doppler" : m == METHOD_PLACETO ? "placeto" : dp_method_name((dp_method)m);
 }
 
+/* A result's fallback for JSON: "single" (1), "pipeline" (2), or NULL. */
+static const char *fallback_name(int fallback)
+{
+    return fallback == 2 ? "pipeline" : fallback ? "single" : NULL;
+}
+
 static int parse_method(const char *name, int *m)
 {
     dp_method dm;
@@ -1312,7 +1318,7 @@ static void place_print_json(const cli *o, const placed *p)
         if (p->m == METHOD_PLACETO) json_key_str(stdout, "from", o->from ? o->from : "cp");
     }
     printf(", \"devices\": %d", p->c->n);
-    json_key_str(stdout, "fallback", p->res.fallback == 2 ? "pipeline" : p->res.fallback ? "single" : NULL);
+    json_key_str(stdout, "fallback", fallback_name(p->res.fallback));
     json_result(o, &p->res, p->lb, p->secs, p->assign, p->g->n_ops);
     if (p->order) {
         fputs(p->m == METHOD_PLACETO ? ", \"visit_order\": [" : ", \"sel_order\": [", stdout);
@@ -1639,7 +1645,7 @@ static void bench_row(const cli *o, const bench_table *t, const char *path, cons
         json_key_str(stdout, "method", method_name(m));
         printf(", \"devices\": %d, \"ops\": %d, \"infeasible\": %s", c->n, g->n_ops, res ? "false" : "true");
         if (!res) json_key_str(stdout, "reason", why);
-        json_key_str(stdout, "fallback", res && res->fallback == 2 ? "pipeline" : res && res->fallback ? "single" : NULL);
+        json_key_str(stdout, "fallback", fallback_name(res ? res->fallback : 0));
         if (res) {
             json_result(o, res, lb, secs, assign, g->n_ops);
         } else {
