@@ -369,6 +369,11 @@ typedef struct dp_graph {
     int n_ops, n_edges;
     /* per op, index 0..n_ops-1 (the file's node order) */
     char   **name;       /* unique, no spaces                             */
+    char   **source;     /* names the op had in the model it came from
+                            (ONNX nodes; a merged op's members): NULL, or
+                            n_source[v] strings back to back, each ended by
+                            its NUL (dp_graph_source gives the i-th)      */
+    int     *n_source;
     dp_kind *kind;
     double  *compute;    /* FLOPs or abstract units, >= 0                 */
     double  *out_bytes;  /* size of the op's output tensor               */
@@ -415,12 +420,18 @@ typedef struct dp_op_desc {
     int         rows, cols, arg; /* real ops: output shape (float32), parameter */
     const double *dev_time;  /* optional per-device times, n_dev_time of them */
     int          n_dev_time;
+    const char *const *source; /* optional: the names the op had in the model it
+                                  came from, n_source of them, each non-empty
+                                  (any bytes but NUL), kept exactly */
+    int          n_source;
 } dp_op_desc;
 
 DPDEF void dp_graph_init(dp_graph *g);           /* empty graph, units 1 and 1 */
 DPDEF int  dp_graph_add_op(dp_graph *g, const dp_op_desc *op, int *id, dp_error *err);
 DPDEF int  dp_graph_add_edge(dp_graph *g, int src, int dst, double bytes, dp_error *err);
 DPDEF int  dp_graph_find(const dp_graph *g, const char *name);   /* id or -1 */
+/* The i-th source name of op v (0 <= i < g->n_source[v]), NULL past them. */
+DPDEF const char *dp_graph_source(const dp_graph *g, int v, int i);
 /* A weight (a resident tensor of `bytes` bytes, name as an op's, unique
    among weights) and the ops that use it, before dp_graph_finalize; an op
    uses a weight at most once. A weight no op uses is held nowhere. */
@@ -450,17 +461,22 @@ DPDEF int  dp_graph_copy(dp_graph *dst, const dp_graph *src, dp_error *err);
                [shape=RxC] [arg=A]   (real ops: float32 output shape, parameter)
                [resident=R]          (bytes held on its device all run)
                [weights=W1,W2,...]   (declared weights it uses)
+               [source=S1,S2,...]    (the names it had in its source model)
        edge SRC DST [bytes=B]                 (default: SRC's bytes)
    Weights are declared before the first op, ops before the edges that use
-   them; numbers are written
+   them. Source names are any non-empty byte strings without NUL (ONNX
+   node names with spaces, '#', 200 characters, ...), percent-encoded:
+   every byte <= 0x20, 0x7f and the bytes of '%' ',' '=' '#' as %XX (two
+   hex digits), every other byte as is; they round-trip exactly (op
+   names, which edges refer to, stay short identifiers). Numbers are written
    with 17 significant digits so that a file round-trips exactly.
    DOPPLER format: see ../shared/data/README.md; costs in the reference's
    units, so dp_cluster_for_graph gives speed = bandwidth = 1e10.
    STG: costs as given, no communication; task 0 and n+1 (the dummy entry
    and exit) are kept as zero-cost ops so node i is task i.
-   The DOPPLER and STG formats carry no workspace, resident bytes or
-   weights (writing a graph with resident bytes or weights to them fails
-   with DP_ERR_FORMAT).
+   The DOPPLER and STG formats carry no workspace, resident bytes,
+   weights or source names (writing a graph with resident bytes, weights
+   or source names to them fails with DP_ERR_FORMAT).
    Assignment file: line i holds the device of node i; '#' comments.
    Every text input (graphs, assignments, clusters) may end its lines in
    CRLF and start with a UTF-8 byte-order mark, which is skipped.
@@ -481,6 +497,27 @@ DPDEF int dp_assign_read(const char *path, int n_ops, int n_devices, int *assign
 DPDEF int dp_assign_read_mem(const char *buf, size_t len, const char *name,
                              int n_ops, int n_devices, int *assign, dp_error *err);
 DPDEF int dp_assign_write(const char *path, const int *assign, int n_ops, dp_error *err);
+
+/* Mapping file: a placement keyed by the names the ops had in the model
+   they came from, to hand it back to that model (demos/torch_place.py
+   applies one to a PyTorch module). JSON:
+     {"format": "doppler-mapping 1", "graph": G, "method": M,
+      "devices": N, "makespan": T, "ops": V, "entries": K,
+      "mapping": {"NAME": DEVICE, "SHARED NAME": [DEVICE, ...], ...}}
+   The keys are every op's source names (see the native format), or its
+   op name where it has none, in op order; a name that K > 1 entries share
+   (two ONNX nodes may both be named "dup") maps to the list of their
+   devices in that order. Strings are JSON-escaped; a byte that is not
+   part of valid UTF-8 is written as \u00XX. info may be NULL (graph,
+   method null; devices 1 + the largest device; makespan null when not
+   finite or negative). */
+typedef struct dp_mapping_info {
+    const char *graph, *method;  /* labels written as given (NULL: null)   */
+    int         devices;         /* 0: 1 + the largest device in assign    */
+    double      makespan;        /* < 0 or not finite: null                */
+} dp_mapping_info;
+DPDEF int dp_mapping_write(const char *path, const dp_graph *g, const int *assign,
+                           const dp_mapping_info *info, dp_error *err);
 
 /* Output files. Every file the library writes (graphs, assignments,
    clusters, policies, SVGs) and dp_write_file follow one rule:
@@ -2371,6 +2408,8 @@ DPDEF void dp_graph_free(dp_graph *g)
     int i;
     if (!g) return;
     for (i = 0; i < (int)DP__LEN(g->name); i++) DP_FREE(g->name[i]);
+    for (i = 0; i < (int)DP__LEN(g->source); i++) DP_FREE(g->source[i]);
+    DP__ARRFREE(g->source); DP__ARRFREE(g->n_source);
     for (i = 0; i < (int)DP__LEN(g->weight_name); i++) DP_FREE(g->weight_name[i]);
     DP__ARRFREE(g->name); DP__ARRFREE(g->kind); DP__ARRFREE(g->compute); DP__ARRFREE(g->out_bytes);
     DP__ARRFREE(g->mem_bytes); DP__ARRFREE(g->resident); DP__ARRFREE(g->dev_time); DP__ARRFREE(g->src); DP__ARRFREE(g->dst);
@@ -2389,6 +2428,14 @@ DPDEF void dp_graph_free(dp_graph *g)
 DPDEF int dp_graph_find(const dp_graph *g, const char *name)
 {
     return name ? dp__index_find_name(g, name, dp__hash_str(name)) : -1;
+}
+
+DPDEF const char *dp_graph_source(const dp_graph *g, int v, int i)
+{
+    const char *s;
+    if (!g || v < 0 || v >= g->n_ops || !g->n_source || i < 0 || i >= g->n_source[v]) return NULL;
+    for (s = g->source[v]; i > 0; i--) s += strlen(s) + 1;
+    return s;
 }
 
 static int dp__check_cost(double v, const char *what, const char *opname, dp_error *err)
@@ -2414,7 +2461,8 @@ DPDEF int dp_graph_add_op(dp_graph *g, const dp_op_desc *op, int *id, dp_error *
 {
     char auto_name[32];
     const char *name;
-    char *copy = NULL;
+    char *copy = NULL, *sources = NULL;
+    size_t src_len = 0;
     int n = g->n_ops, k, rc;
     uint64_t h;
     if (g->finalized) return dp__fail(err, DP_ERR_ARG, "graph already finalised; cannot add op");
@@ -2434,6 +2482,15 @@ DPDEF int dp_graph_add_op(dp_graph *g, const dp_op_desc *op, int *id, dp_error *
         (double)op->rows * op->cols > (double)(1 << 28) || (op->rows == 0) != (op->cols == 0))
         return dp__fail(err, DP_ERR_RANGE, "op '%s': shape %dx%d out of range (both 0, or 1..2^20 with at most 2^28 elements)", name, op->rows, op->cols);
     if (op->arg < 0) return dp__fail(err, DP_ERR_RANGE, "op '%s': arg %d is negative", name, op->arg);
+    if (op->n_source < 0 || op->n_source > DP_MAX_OPS || (op->n_source > 0 && !op->source))
+        return dp__fail(err, DP_ERR_ARG, "op '%s': %d source names%s", name, op->n_source, op->n_source > 0 ? " but no array" : " (0..DP_MAX_OPS)");
+    for (k = 0; k < op->n_source; k++) {
+        if (!op->source[k] || !op->source[k][0])
+            return dp__fail(err, DP_ERR_ARG, "op '%s': source name %d is %s", name, k, op->source[k] ? "empty" : "NULL");
+        src_len += strlen(op->source[k]) + 1;
+        if (src_len > DP_MAX_FILE_BYTES)
+            return dp__fail(err, DP_ERR_LIMIT, "op '%s': source names longer than %zu bytes in all (DP_MAX_FILE_BYTES)", name, (size_t)DP_MAX_FILE_BYTES);
+    }
     h = dp__hash_str(name);
     if ((k = dp__index_find_name(g, name, h)) >= 0)
         return dp__fail(err, DP_ERR_GRAPH, "duplicate op name '%s' (first defined as op %d)", name, k);
@@ -2458,11 +2515,22 @@ DPDEF int dp_graph_add_op(dp_graph *g, const dp_op_desc *op, int *id, dp_error *
         if (DP__GROW(g->name, cnt) || DP__GROW(g->kind, cnt) || DP__GROW(g->compute, cnt) ||
             DP__GROW(g->out_bytes, cnt) || DP__GROW(g->mem_bytes, cnt) || DP__GROW(g->resident, cnt) || DP__GROW(g->rows, cnt) ||
             DP__GROW(g->cols, cnt) || DP__GROW(g->arg, cnt) || (ndt && DP__GROW(g->dev_time, cnt * ndt)) ||
-            dp__index_reserve(&g->dp__names, cnt) || !(copy = dp__strdup(name)))
+            DP__GROW(g->source, cnt) || DP__GROW(g->n_source, cnt) ||
+            dp__index_reserve(&g->dp__names, cnt) || !(copy = dp__strdup(name)) ||
+            (src_len && !(sources = (char *)DP_MALLOC(src_len)))) {
+            DP_FREE(copy);
             return dp__fail(err, DP_ERR_NOMEM, "out of memory adding op '%s' (op %d)", name, n);
+        }
+    }
+    for (k = 0, src_len = 0; k < op->n_source; k++) {
+        size_t l = strlen(op->source[k]) + 1;
+        memcpy(sources + src_len, op->source[k], l);
+        src_len += l;
     }
     if (n == 0 && op->n_dev_time > 0) g->n_dev_time = op->n_dev_time;
     DP__PUT(g->name, copy);
+    DP__PUT(g->source, sources);
+    DP__PUT(g->n_source, op->n_source);
     DP__PUT(g->kind, op->kind);
     DP__PUT(g->compute, op->compute);
     DP__PUT(g->out_bytes, op->out_bytes);
@@ -2779,11 +2847,16 @@ fail:
 
 DPDEF int dp_graph_copy(dp_graph *dst, const dp_graph *src, dp_error *err)
 {
-    int i, rc;
+    int i, k, rc, most = 0;
+    const char **names = NULL;   /* one op's source names */
     dp_graph_init(dst);
+    for (i = 0; i < src->n_ops; i++) if (src->n_source[i] > most) most = src->n_source[i];
+    if (most && !(names = (const char **)dp__alloc((size_t)most, sizeof *names, err, "graph copy"))) return DP_ERR_NOMEM;
     for (i = 0; i < src->n_ops; i++) {
         dp_op_desc d;
         memset(&d, 0, sizeof d);
+        for (k = 0; k < src->n_source[i]; k++) names[k] = k ? names[k - 1] + strlen(names[k - 1]) + 1 : src->source[i];
+        d.source = names; d.n_source = src->n_source[i];
         d.name = src->name[i]; d.kind = src->kind[i]; d.compute = src->compute[i];
         d.out_bytes = src->out_bytes[i]; d.mem_bytes = src->mem_bytes[i]; d.resident = src->resident[i];
         d.rows = src->rows[i]; d.cols = src->cols[i]; d.arg = src->arg[i];
@@ -2800,8 +2873,10 @@ DPDEF int dp_graph_copy(dp_graph *dst, const dp_graph *src, dp_error *err)
     dst->unit_speed = src->unit_speed; dst->unit_bandwidth = src->unit_bandwidth;
     dst->n_ext_inputs = src->n_ext_inputs; dst->format = src->format;
     if ((rc = dp_graph_finalize(dst, err))) goto fail;
+    DP_FREE(names);
     return 0;
 fail:
+    DP_FREE(names);
     dp_graph_free(dst);
     return rc;
 }
@@ -2896,10 +2971,52 @@ static const char *dp__kv(char **tok, int n, const char *key, int *used)
 #define DP__MAX_TOKENS 16
 #define DP__CL_TOKENS (DP_MAX_CURVE + 4)   /* a cluster line: kindspeed with a full curve */
 
+static int dp__hexval(int ch)
+{
+    return ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
+}
+
+/* A bytes that a source name writes as %XX (see >>api-formats). */
+static int dp__source_escaped(unsigned char ch)
+{
+    return ch <= ' ' || ch == 127 || ch == '%' || ch == ',' || ch == '=' || ch == '#';
+}
+
+/* The value of an op's source= field, decoded in place: each name's %XX
+   escapes replaced, the commas between names turned into NULs; *names
+   (freed by the caller) points at the n names. */
+static int dp__read_sources(char *s, const char ***names, int *n, const char *file, int line, const char *op, dp_error *err)
+{
+    char *r = s, *w = s, sep;
+    int k = 1, i;
+    for (; *r; r++) k += *r == ',';
+    if (!(*names = (const char **)dp__alloc((size_t)k, sizeof **names, err, "source names"))) return DP_ERR_NOMEM;
+    *n = k;
+    for (i = 0, r = s; i < k; i++) {
+        (*names)[i] = w;
+        if (*r == ',' || !*r) return dp__fail(err, DP_ERR_PARSE, "%s:%d: op '%s': source name %d is empty", file, line, op, i);
+        for (; *r && *r != ','; r++) {
+            int hi, lo;
+            if (*r != '%') { *w++ = *r; continue; }
+            hi = dp__hexval((unsigned char)r[1]);
+            lo = hi < 0 ? -1 : dp__hexval((unsigned char)r[2]);
+            if (lo < 0 || (hi == 0 && lo == 0))
+                return dp__fail(err, DP_ERR_PARSE, "%s:%d: op '%s': source name %d: '%.3s' is not an escape %%XX of a byte 01..FF", file, line, op, i, r);
+            *w++ = (char)(hi * 16 + lo);
+            r += 2;
+        }
+        sep = *r;   /* w may be at r: read the comma before ending the name */
+        *w++ = 0;
+        if (sep == ',') r++;
+    }
+    return 0;
+}
+
 static int dp__read_native(dp_graph *g, dp__text *t, dp_error *err)
 {
     char *tok[DP__MAX_TOKENS];
     int used[DP__MAX_TOKENS];
+    const char **srcs = NULL;
     double *times = NULL;
     int header = 0, n_dev_time = 0, any_op = 0, rc = 0, r, i;
     while ((r = dp__text_line(t, 1)) > 0) {
@@ -2956,6 +3073,11 @@ static int dp__read_native(dp_graph *g, dp__text *t, dp_error *err)
             DP__NUMFIELD("mem", d.mem_bytes, "mem")
             DP__NUMFIELD("resident", d.resident, "resident")
             wl = dp__kv(tok, n, "weights", used);
+            if ((s = dp__kv(tok, n, "source", used)) != NULL) {
+                DP_FREE(srcs); srcs = NULL;
+                if ((rc = dp__read_sources((char *)s, &srcs, &d.n_source, t->name, t->line, d.name, err))) goto done;
+                d.source = srcs;
+            }
             if ((s = dp__kv(tok, n, "shape", used)) != NULL) {
                 char *x = NULL;
                 long long r1 = 0, c1 = 0;
@@ -3042,6 +3164,7 @@ static int dp__read_native(dp_graph *g, dp__text *t, dp_error *err)
     if (!any_op) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: no ops", t->name, t->line); goto done; }
 done:
     DP_FREE(times);
+    DP_FREE(srcs);
     return rc;
 }
 
@@ -3049,6 +3172,7 @@ static void dp__write_num(FILE *f, const char *key, double v) { fprintf(f, " %s=
 
 static int dp__write_native(const dp_graph *g, FILE *f)
 {
+    const unsigned char *p;
     int i, k;
     fprintf(f, "doppler-graph 1\n# %d ops, %d edges\n", g->n_ops, g->n_edges);
     if (g->unit_speed != 1.0 || g->unit_bandwidth != 1.0)
@@ -3077,6 +3201,12 @@ static int dp__write_native(const dp_graph *g, FILE *f)
             fprintf(f, " time=");
             for (k = 0; k < g->n_dev_time; k++)
                 fprintf(f, "%s%.17g", k ? "," : "", g->dev_time[(size_t)i * g->n_dev_time + k]);
+        }
+        for (k = 0, p = (const unsigned char *)g->source[i]; k < g->n_source[i]; k++, p++) {
+            fputs(k ? "," : " source=", f);
+            for (; *p; p++)
+                if (dp__source_escaped(*p)) fprintf(f, "%%%02X", *p);
+                else fputc(*p, f);
         }
         fputc('\n', f);
     }
@@ -3177,11 +3307,14 @@ done:
 
 static int dp__integral(double v) { return v >= 0 && v <= 9007199254740992.0 && v == floor(v); }
 
-/* DP_ERR_FORMAT when g holds resident bytes or weights, which format fmt
-   cannot carry (only the native one can). */
+/* DP_ERR_FORMAT when g holds resident bytes, weights or source names,
+   which format fmt cannot carry (only the native one can). */
 static int dp__no_resident(const dp_graph *g, const char *fmt, dp_error *err)
 {
     int i;
+    for (i = 0; i < g->n_ops; i++)
+        if (g->n_source[i])
+            return dp__fail(err, DP_ERR_FORMAT, "op '%s' has source names ('%.100s'...); the %s format has none (write the native format)", g->name[i], g->source[i], fmt);
     if (g->n_uses > 0)
         return dp__fail(err, DP_ERR_FORMAT, "op '%s' uses weight '%s'; the %s format has no weights (write the native format)",
                         g->name[g->use_op[0]], g->weight_name[g->use_weight[0]], fmt);
@@ -3447,6 +3580,120 @@ DPDEF int dp_assign_write(const char *path, const int *assign, int n_ops, dp_err
     fprintf(o.f, "# device of each op, in the graph file's node order (%d ops)\n", n_ops);
     for (i = 0; i < n_ops; i++) fprintf(o.f, "%d\n", assign[i]);
     return dp__out_close(&o, 0, err);
+}
+
+/* Length of the valid UTF-8 sequence at s (1..4), 0 when it is not one. */
+static int dp__utf8_len(const unsigned char *s)
+{
+    int n, i;
+    unsigned cp;
+    if (s[0] < 0x80) return 1;
+    if (s[0] >= 0xC2 && s[0] <= 0xDF) { n = 2; cp = s[0] & 0x1F; }
+    else if (s[0] >= 0xE0 && s[0] <= 0xEF) { n = 3; cp = s[0] & 0x0F; }
+    else if (s[0] >= 0xF0 && s[0] <= 0xF4) { n = 4; cp = s[0] & 0x07; }
+    else return 0;
+    for (i = 1; i < n; i++) {
+        if ((s[i] & 0xC0) != 0x80) return 0;
+        cp = cp << 6 | (s[i] & 0x3F);
+    }
+    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    return n;
+}
+
+static void dp__json_str(FILE *f, const char *str)
+{
+    const unsigned char *s = (const unsigned char *)(str ? str : "");
+    fputc('"', f);
+    while (*s) {
+        int n = dp__utf8_len(s);
+        if (*s == '"' || *s == '\\') { fputc('\\', f); fputc(*s++, f); }
+        else if (*s < 0x20 || *s == 0x7f || n == 0) fprintf(f, "\\u%04x", *s++);
+        else { fwrite(s, 1, (size_t)n, f); s += n; }
+    }
+    fputc('"', f);
+}
+
+typedef struct dp__mapping_ctx {
+    const dp_graph *g;
+    const int *assign;
+    const dp_mapping_info *info;
+    char **key;          /* [m] every entry's name, in op order           */
+    int *dev, *next, *first, m;   /* its device; the next entry with the same
+                                     name (-1: none); the first one's index */
+} dp__mapping_ctx;
+
+static int dp__mapping_body(void *ctx, FILE *f, dp_error *err)
+{
+    const dp__mapping_ctx *x = (const dp__mapping_ctx *)ctx;
+    const dp_mapping_info *in = x->info;
+    int j, k, devices = 0, first = 1;
+    (void)err;
+    for (j = 0; j < x->g->n_ops; j++) if (x->assign[j] + 1 > devices) devices = x->assign[j] + 1;
+    if (in && in->devices > 0) devices = in->devices;
+    fputs("{\"format\": \"doppler-mapping 1\", \"graph\": ", f);
+    if (in && in->graph) dp__json_str(f, in->graph); else fputs("null", f);
+    fputs(", \"method\": ", f);
+    if (in && in->method) dp__json_str(f, in->method); else fputs("null", f);
+    fprintf(f, ", \"devices\": %d, \"makespan\": ", devices);
+    if (in && in->makespan >= 0 && in->makespan < HUGE_VAL) fprintf(f, "%.17g", in->makespan); else fputs("null", f);
+    fprintf(f, ", \"ops\": %d, \"entries\": %d,\n \"mapping\": {", x->g->n_ops, x->m);
+    for (j = 0; j < x->m; j++) {
+        if (x->first[j] != j) continue;
+        fputs(first ? "\n  " : ",\n  ", f);
+        first = 0;
+        dp__json_str(f, x->key[j]);
+        if (x->next[j] < 0) { fprintf(f, ": %d", x->dev[j]); continue; }
+        fputs(": [", f);
+        for (k = j; k >= 0; k = x->next[k]) fprintf(f, k == j ? "%d" : ", %d", x->dev[k]);
+        fputc(']', f);
+    }
+    fputs("\n}}\n", f);
+    return 0;
+}
+
+DPDEF int dp_mapping_write(const char *path, const dp_graph *g, const int *assign,
+                           const dp_mapping_info *info, dp_error *err)
+{
+    dp__mapping_ctx x;
+    void *ix = NULL;
+    int *last = NULL, v, i, j, rc = 0;
+    size_t m = 0;
+    memset(&x, 0, sizeof x);
+    if (!g || !assign || !path) return dp__fail(err, DP_ERR_ARG, "mapping: graph, assignment or path missing");
+    for (v = 0; v < g->n_ops; v++) {
+        if (assign[v] < 0 || assign[v] >= DP_MAX_DEVICES) return dp__fail(err, DP_ERR_RANGE, "mapping: op '%s' on device %d (0..%d)", g->name[v], assign[v], DP_MAX_DEVICES - 1);
+        m += g->n_source[v] ? (size_t)g->n_source[v] : 1;
+    }
+    if (m > (size_t)INT_MAX / 2) return dp__fail(err, DP_ERR_LIMIT, "mapping: %zu entries", m);
+    x.g = g; x.assign = assign; x.info = info; x.m = (int)m;
+    x.key = (char **)dp__alloc(m, sizeof *x.key, err, "mapping");
+    x.dev = (int *)dp__alloc(m, sizeof(int), err, "mapping");
+    x.next = (int *)dp__alloc(m, sizeof(int), err, "mapping");
+    x.first = (int *)dp__alloc(m, sizeof(int), err, "mapping");
+    last = (int *)dp__alloc(m, sizeof(int), err, "mapping");
+    if (!x.key || !x.dev || !x.next || !x.first || !last || dp__index_reserve(&ix, m)) { rc = dp__fail(err, DP_ERR_NOMEM, "mapping: out of memory (%zu entries)", m); goto done; }
+    for (v = 0, j = 0; v < g->n_ops; v++) {
+        const char *s = g->n_source[v] ? g->source[v] : g->name[v];
+        for (i = 0; i < (g->n_source[v] ? g->n_source[v] : 1); i++, j++, s += strlen(s) + 1) {
+            uint64_t h = dp__hash_str(s);
+            int f;
+            x.key[j] = (char *)s;
+            x.dev[j] = assign[v];
+            x.next[j] = -1;
+            if ((f = dp__index_find_str(ix, x.key, s, h)) >= 0) {   /* a name seen before */
+                x.first[j] = f;
+                x.next[last[f]] = j;
+                last[f] = j;
+            } else {
+                dp__index_put((dp__index *)ix, h, j);
+                x.first[j] = last[j] = j;
+            }
+        }
+    }
+    rc = dp_write_file(path, dp__mapping_body, &x, err);
+done:
+    DP_FREE(x.key); DP_FREE(x.dev); DP_FREE(x.next); DP_FREE(x.first); DP_FREE(last); DP_FREE(ix);
+    return rc;
 }
 
 /* ======================================================================

@@ -152,7 +152,10 @@ static const char *help_place =
     "                 (doppler: SEL's op order is the priority)\n"
     "  --budget B     anneal: simulations (default 20 x ops x devices)\n"
     "  --start A      enumopt, anneal: initial assignment file (default: cp's)\n"
-    "  --out A, -o A  write the assignment (line i: device of node i)\n"
+    "  --out A, -o A  write the assignment (line i: device of node i); A ending\n"
+    "                 in .json: the mapping {source name: device} (the names the\n"
+    "                 ops had in the model, e.g. ONNX node names; op names where\n"
+    "                 there are none; see README, From a model to a placed model)\n"
     "  --gantt F.svg  write an SVG Gantt chart of the simulated schedule (with\n"
     "                 each device's peak memory)\n"
     "  --no-transfers leave the transfer arrows out of the chart\n"
@@ -319,6 +322,7 @@ static const char *help_train =
     "                  best parameters (default: every 1/20 of stage sim; stage\n"
     "                  real only when N is given, each score being a run)\n"
     "  --out-assign A  (one graph) write the best placement any episode reached\n"
+    "                  (A ending in .json: as a mapping, like place --out)\n"
     "                  (il and sim; real alone when it has its own cost)\n"
     "  --order O       runtime order: fifo (default) or priority (SEL's order)\n"
     "  --seed S        seed of the initial weights and of training (default 1)\n"
@@ -909,6 +913,19 @@ static void json_key_num(FILE *f, const char *k, double v)
     json_num(f, v);
 }
 
+/* An assignment file, or, for a name ending in .json, a mapping file
+   (the placement by the ops' source names, dp_mapping_write). */
+static int write_placement(const char *out, const dp_graph *g, const int *assign, const char *graph,
+                           const char *method, int devices, double makespan, dp_error *e)
+{
+    size_t n = strlen(out);
+    dp_mapping_info mi;
+    if (n < 5 || strcmp(out + n - 5, ".json") != 0) return dp_assign_write(out, assign, g->n_ops, e);
+    memset(&mi, 0, sizeof mi);
+    mi.graph = graph; mi.method = method; mi.devices = devices; mi.makespan = makespan;
+    return dp_mapping_write(out, g, assign, &mi, e);
+}
+
 static void json_assignment(FILE *f, const int *assign, int n)
 {
     fputs(", \"assignment\": [", f);
@@ -1405,7 +1422,7 @@ static int cmd_place(cli *o)
     if (s.makespan != p.res.makespan)
         fprintf(stderr, "doppler: warning: placer reports makespan %.17g, "
                 "the simulator gives %.17g\n", p.res.makespan, s.makespan);
-    if (o->out && dp_assign_write(o->out, assign, g.n_ops, &e)) { fail(&e); goto done; }
+    if (o->out && write_placement(o->out, &g, assign, path, method_name(m), c.n, s.makespan, &e)) { fail(&e); goto done; }
     if (o->gantt) {
         /* the chart's own subtitle gives makespan, lower bound and ratio */
         char title[512], gb[256];
@@ -2074,7 +2091,8 @@ static int train_write(const cli *o, const train_set *ts, const train_ctx *t, co
 {
     dp_error e = {0};
     if (dp_policy_save(pol, o->out, &e)) return fail(&e);
-    if (o->out_assign && dp_assign_write(o->out_assign, ts->best_a[0], ts->g[0].n_ops, &e)) return fail(&e);
+    if (o->out_assign && write_placement(o->out_assign, &ts->g[0], ts->best_a[0], o->pos[0], "doppler (training)",
+                                         ts->cs[0].n, ts->best[0], &e)) return fail(&e);
     if (o->curve && dp_curve_csv(o->curve, t->rec, t->n_rec, &e)) return fail(&e);
     if (o->curve_svg) {
         char title[512], gb[256];

@@ -421,6 +421,136 @@ static void test_assign(void)
     CHECK(c[0] == 1 && c[1] == 0 && c[2] == 2 && c[3] == 1, "assignment with comments values");
 }
 
+/* Source names (the names ops had in their model): kept exactly through
+   the native format and dp_graph_copy (escaped as %XX where the format
+   needs it), refused by the other formats, malformed escapes refused;
+   the mapping file keyed by them, duplicates as lists. Expected texts are
+   written out here by hand from the rules in >>api-formats. */
+static void test_sources(void)
+{
+    char long1[202], long2[202];
+    memset(long1, 'n', 201); long1[201] = 0;
+    memcpy(long2, long1, sizeof long1); long2[200] = 'm';        /* the same first 200 bytes */
+    const char *s0[] = {"x", "a b", "a_b"};
+    const char *s1[] = {"dup", "\xd0\xbd#=,%", long1};
+    const char *s2[] = {"dup", long2, "tab\there\r\n", "\xff\xfe"};   /* the last: not UTF-8 */
+    const char *const *srcs[] = {s0, s1, s2};
+    int ns[] = {3, 3, 4};
+    dp_graph g, h, c;
+    dp_graph_init(&g);
+    for (int i = 0; i < 3; i++) {
+        dp_op_desc d;
+        char name[8];
+        memset(&d, 0, sizeof d);
+        snprintf(name, sizeof name, "op%d", i);
+        d.name = name; d.compute = i + 1; d.out_bytes = 4;
+        d.source = srcs[i]; d.n_source = ns[i];
+        CHECK(dp_graph_add_op(&g, &d, NULL, &err) == 0, "add op with sources: %s", err.msg);
+    }
+    {   /* an op without sources */
+        dp_op_desc d;
+        memset(&d, 0, sizeof d);
+        d.name = "plain"; d.compute = 1;
+        CHECK(dp_graph_add_op(&g, &d, NULL, &err) == 0, "add plain: %s", err.msg);
+    }
+    CHECK(dp_graph_add_edge(&g, 0, 1, 4, &err) == 0 && dp_graph_add_edge(&g, 0, 2, 4, &err) == 0 &&
+          dp_graph_add_edge(&g, 2, 3, 4, &err) == 0, "edges: %s", err.msg);
+    CHECK(dp_graph_finalize(&g, &err) == 0, "finalize: %s", err.msg);
+    CHECK(g.n_source[3] == 0 && dp_graph_source(&g, 3, 0) == NULL, "op without sources");
+    CHECK(dp_graph_source(&g, 0, 3) == NULL && dp_graph_source(&g, 0, -1) == NULL && dp_graph_source(&g, 9, 0) == NULL,
+          "dp_graph_source out of range gives NULL");
+    if (write_read(&g, "fmt_sources.dpg", DP_FORMAT_NATIVE, DP_FORMAT_NATIVE, &h) == 0) {
+        int same = h.n_ops == 4;
+        for (int i = 0; i < 3 && same; i++) {
+            same = h.n_source[i] == ns[i];
+            for (int k = 0; k < ns[i] && same; k++) same = strcmp(dp_graph_source(&h, i, k), srcs[i][k]) == 0;
+        }
+        CHECK(same && h.n_source[3] == 0, "source names round-trip exactly through the native format");
+        dp_graph_free(&h);
+    }
+    {   /* the op lines as written: escapes where the format needs them */
+        char path[256];
+        size_t len;
+        dp_test_tmp(path, sizeof path, "fmt_sources.dpg");
+        char *txt = dp_test_read_file(path, &len);
+        CHECK(txt && strstr(txt, "op op0 compute=1 bytes=4 source=x,a%20b,a_b\n") != NULL, "op0's line: %s", txt ? txt : "");
+        CHECK(txt && strstr(txt, " source=dup,\xd0\xbd%23%3D%2C%25,nnnn") != NULL, "op1's escapes");
+        CHECK(txt && strstr(txt, ",tab%09here%0D%0A,\xff\xfe\n") != NULL, "op2's control bytes escaped, others as is");
+        CHECK(txt && strstr(txt, "op plain compute=1\n") != NULL, "an op without sources has no source=");
+        free(txt);
+    }
+    CHECK(dp_graph_copy(&c, &g, &err) == 0 && c.n_source[2] == 4 && strcmp(dp_graph_source(&c, 2, 3), "\xff\xfe") == 0 &&
+          strcmp(dp_graph_source(&c, 1, 2), long1) == 0, "dp_graph_copy keeps source names: %s", err.msg);
+    dp_graph_free(&c);
+    {   /* other formats cannot carry them */
+        char path[256];
+        dp_error e2;
+        memset(&e2, 0, sizeof e2);
+        dp_test_tmp(path, sizeof path, "fmt_sources.stg");
+        CHECK(dp_graph_write(&g, path, DP_FORMAT_STG, &e2) == DP_ERR_FORMAT && strstr(e2.msg, "op0") && strstr(e2.msg, "source"),
+              "STG writer refuses source names: %s", e2.msg);
+    }
+    {   /* the mapping file */
+        char path[256];
+        size_t len;
+        int assign[4] = {1, 0, 2, 2};
+        dp_mapping_info mi;
+        memset(&mi, 0, sizeof mi);
+        mi.graph = "g \"q\".dpg"; mi.method = "cp"; mi.devices = 3; mi.makespan = 2.5;
+        dp_test_tmp(path, sizeof path, "fmt_sources.json");
+        CHECK(dp_mapping_write(path, &g, assign, &mi, &err) == 0, "mapping write: %s", err.msg);
+        char *txt = dp_test_read_file(path, &len);
+        char want[2048];
+        snprintf(want, sizeof want,
+                 "{\"format\": \"doppler-mapping 1\", \"graph\": \"g \\\"q\\\".dpg\", \"method\": \"cp\", \"devices\": 3, "
+                 "\"makespan\": 2.5, \"ops\": 4, \"entries\": 11,\n \"mapping\": {\n"
+                 "  \"x\": 1,\n  \"a b\": 1,\n  \"a_b\": 1,\n  \"dup\": [0, 2],\n  \"\xd0\xbd#=,%%\": 0,\n  \"%s\": 0,\n"
+                 "  \"%s\": 2,\n  \"tab\\u0009here\\u000d\\u000a\": 2,\n  \"\\u00ff\\u00fe\": 2,\n  \"plain\": 2\n}}\n",
+                 long1, long2);
+        CHECK(txt && strcmp(txt, want) == 0, "mapping file:\n%s\nwanted:\n%s", txt ? txt : "", want);
+        free(txt);
+        /* no info: nulls, devices from the assignment */
+        CHECK(dp_mapping_write(path, &g, assign, NULL, &err) == 0, "mapping write, no info: %s", err.msg);
+        txt = dp_test_read_file(path, &len);
+        const char *head = "{\"format\": \"doppler-mapping 1\", \"graph\": null, \"method\": null, \"devices\": 3, \"makespan\": null,";
+        CHECK(txt && strncmp(txt, head, strlen(head)) == 0,
+              "mapping without info: %.120s", txt ? txt : "");
+        free(txt);
+        int bad[4] = {0, -1, 0, 0};
+        dp_error e2;
+        memset(&e2, 0, sizeof e2);
+        CHECK(dp_mapping_write(path, &g, bad, NULL, &e2) == DP_ERR_RANGE && strstr(e2.msg, "op1") && strstr(e2.msg, "-1"),
+              "a negative device is refused naming the op: %s", e2.msg);
+    }
+    dp_graph_free(&g);
+    {   /* malformed source fields: each names the line, op and entry */
+        static const struct { const char *field, *want; } bad[] = {
+            {"source=a,,b", "source name 1 is empty"}, {"source=a,", "source name 1 is empty"},
+            {"source=", "source name 0 is empty"}, {"source=a%2", "'%2' is not an escape"},
+            {"source=%GG", "'%GG' is not an escape"}, {"source=b,a%00", "'%00' is not an escape"},
+        };
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            char txt[256];
+            dp_error e2;
+            memset(&e2, 0, sizeof e2);
+            snprintf(txt, sizeof txt, "doppler-graph 1\nop ok compute=1\nop v compute=1 %s\n", bad[i].field);
+            CHECK(dp_graph_read_mem(&h, txt, strlen(txt), "s.dpg", DP_FORMAT_NATIVE, &e2) == DP_ERR_PARSE &&
+                  strstr(e2.msg, "s.dpg:3:") && strstr(e2.msg, "op 'v'") && strstr(e2.msg, bad[i].want),
+                  "%s: %s", bad[i].field, e2.msg);
+        }
+        const char *empty[] = {"a", ""};
+        dp_op_desc d;
+        dp_error e2;
+        memset(&d, 0, sizeof d);
+        memset(&e2, 0, sizeof e2);
+        dp_graph_init(&h);
+        d.name = "v"; d.source = empty; d.n_source = 2;
+        CHECK(dp_graph_add_op(&h, &d, NULL, &e2) == DP_ERR_ARG && strstr(e2.msg, "source name 1 is empty") && h.n_ops == 0,
+              "an empty source name is refused, nothing added: %s", e2.msg);
+        dp_graph_free(&h);
+    }
+}
+
 
 static void test_cluster_files(void)
 {
@@ -702,6 +832,7 @@ int main(void)
     test_stg_files();
     test_detect_and_names();
     test_assign();
+    test_sources();
     test_cluster_files();
     test_cluster_cost_model();
     test_bom();
