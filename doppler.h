@@ -566,6 +566,28 @@ DPDEF int dp_write_file(const char *path, dp_write_fn fn, void *ctx, dp_error *e
    Presets (dp_cluster_preset): "reference" = the DOPPLER reference's 4
    identical GPUs in its units (speed = bandwidth = 1e10, free links);
    "homogeneous:N" = N identical unit devices.
+   Real GPUs (dp_cluster_preset_at, a precision): "h100-sxm:N" (N = 1..8
+   H100 SXM5 80GB on NVLink 4 through NVSwitch, an HGX H100 board),
+   "h200-sxm:N" (H200 141GB, the same links), "h100-pcie:N" (H100 PCIe
+   80GB, PCIe Gen5 between them), "a100-sxm:N" (A100 SXM4 80GB, NVLink 3),
+   "a100-pcie:N" (A100 PCIe 80GB, PCIe Gen4); ":N" left out = 8. Units
+   are seconds, FLOP/s and bytes, the units of graphs that carry FLOPs and
+   bytes (demos/onnx2dpg.py writes them). Per precision ("fp32" by
+   default, "tf32", "bf16", "fp16", "fp8" on H100/H200): matmul at the
+   sustained matrix speed (70% of the datasheet's dense peak: fp32 on the
+   FMA units, the others on tensor cores); the memory-bound kinds
+   (element-wise, normalisations, softmax, copies, reductions, opaque) at
+   90% of the memory bandwidth over the bytes each FLOP of theirs moves
+   at that precision's element size (add: 3 elements read or written per
+   FLOP, relu 2, softmax and layernorm 2/5, ..., see dp__gpu_kinds);
+   links at 80% of the per-direction bandwidth, one transfer at a time
+   per pair (link serial); memory the whole HBM; 5 us per op (a kernel
+   launch) and 5 us (NVLink) or 10 us (PCIe) per transfer. The peaks
+   come from the vendors' datasheets (cited at dp__gpus); the three
+   fractions and the overheads are this library's assumptions, not
+   measurements: `doppler calibrate --backend cuda` measures a real GPU
+   into a cluster file. A matmul bound by memory (batch-1 GEMV) is priced
+   at the matrix speed: the cost model has no per-op memory traffic.
    ====================================================================== */
 typedef enum dp_link_model { DP_LINK_FREE = 0, DP_LINK_SERIAL } dp_link_model;
 
@@ -593,6 +615,9 @@ DPDEF int  dp_cluster_homogeneous(dp_cluster *c, int n, double speed, double ban
    n <= 0: as many as the graph has per-device times for, else 4. */
 DPDEF int  dp_cluster_for_graph(dp_cluster *c, const dp_graph *g, int n, dp_error *err);
 DPDEF int  dp_cluster_preset(dp_cluster *c, const char *name, dp_error *err);
+/* A preset with a precision (NULL = "fp32"); only the real GPUs take one
+   (others: DP_ERR_ARG unless precision is NULL). */
+DPDEF int  dp_cluster_preset_at(dp_cluster *c, const char *name, const char *precision, dp_error *err);
 DPDEF int  dp_cluster_read(dp_cluster *c, const char *path, dp_error *err);
 DPDEF int  dp_cluster_read_mem(dp_cluster *c, const char *buf, size_t len,
                                const char *name, dp_error *err);
@@ -3746,17 +3771,116 @@ DPDEF int dp_cluster_for_graph(dp_cluster *c, const dp_graph *g, int n, dp_error
     return dp_cluster_homogeneous(c, n, g->unit_speed, g->unit_bandwidth, 0.0, err);
 }
 
-DPDEF int dp_cluster_preset(dp_cluster *c, const char *name, dp_error *err)
+/* Real GPUs. Dense peak FLOP/s (sparsity's doubled figures halved),
+   memory and bandwidths from the vendors' datasheets:
+   - H100 SXM5 and PCIe: NVIDIA H100 Tensor Core GPU datasheet (2023) and
+     "NVIDIA H100 Tensor Core GPU Architecture" whitepaper (2022), table 3:
+     SXM5 FP32 66.9 TF, TF32 494.7, BF16/FP16 989.4, FP8 1978.9; 80 GB
+     HBM3 at 3.35 TB/s; NVLink 4 900 GB/s (both directions together).
+     PCIe: FP32 51.2 TF, TF32 378, BF16/FP16 756, FP8 1513; 80 GB HBM2e
+     at 2.0 TB/s; PCIe Gen5 x16 128 GB/s (both directions together).
+   - H200 SXM: NVIDIA H200 Tensor Core GPU datasheet (2024): the H100
+     SXM5's compute, 141 GB HBM3e at 4.8 TB/s, NVLink 900 GB/s.
+   - A100 SXM4 and PCIe 80GB: NVIDIA A100 Tensor Core GPU datasheet
+     (2021): FP32 19.5 TF, TF32 156, BF16/FP16 312, no FP8; SXM4 2.039
+     TB/s, NVLink 3 600 GB/s; PCIe 1.935 TB/s, PCIe Gen4 x16 64 GB/s.
+   A datasheet's "80 GB" is taken as 80 GiB (nvidia-smi shows 81559 MiB
+   on an H100 80GB). Links: half the two-way figure per direction. */
+typedef struct dp__gpu {
+    const char *name, *what;
+    double fp32, tf32, bf16, fp8;   /* dense peak FLOP/s; fp16 = bf16; 0: none */
+    double hbm, memory;             /* bytes/s; bytes                          */
+    double link, latency;           /* bytes/s per direction; seconds          */
+} dp__gpu;
+
+static const dp__gpu dp__gpus[] = {
+    {"h100-sxm", "H100 SXM5 80GB, NVLink 4 (NVSwitch)", 66.9e12, 494.7e12, 989.4e12, 1978.9e12, 3.35e12, 80.0 * 1073741824.0, 450e9, 5e-6},
+    {"h200-sxm", "H200 SXM 141GB, NVLink 4 (NVSwitch)", 66.9e12, 494.7e12, 989.4e12, 1978.9e12, 4.8e12, 141.0 * 1073741824.0, 450e9, 5e-6},
+    {"h100-pcie", "H100 PCIe 80GB, PCIe Gen5", 51.2e12, 378e12, 756e12, 1513e12, 2.0e12, 80.0 * 1073741824.0, 64e9, 10e-6},
+    {"a100-sxm", "A100 SXM4 80GB, NVLink 3 (NVSwitch)", 19.5e12, 156e12, 312e12, 0, 2.039e12, 80.0 * 1073741824.0, 300e9, 5e-6},
+    {"a100-pcie", "A100 PCIe 80GB, PCIe Gen4", 19.5e12, 156e12, 312e12, 0, 1.935e12, 80.0 * 1073741824.0, 32e9, 10e-6},
+};
+#define DP__N_GPUS ((int)(sizeof dp__gpus / sizeof dp__gpus[0]))
+#define DP__GPU_MAX_DEVICES 8      /* one HGX board / one PCIe server        */
+#define DP__GPU_MATRIX_EFF  0.7    /* assumed: sustained matmul / dense peak  */
+#define DP__GPU_HBM_EFF     0.9    /* assumed: streaming kernels / HBM peak   */
+#define DP__GPU_LINK_EFF    0.8    /* assumed: device-to-device copy / link   */
+#define DP__GPU_OVERHEAD    5e-6   /* assumed: seconds per op (kernel launch) */
+
+/* Elements read or written per FLOP of each memory-bound kind, by
+   demos/onnx2dpg.py's FLOP rules (element-wise 1 FLOP per output element,
+   transcendental 4, softmax and layernorm 5, rmsnorm 4, reductions 1 per
+   input element, copies 1 per output element): add reads two and writes
+   one (3), mul the same, scale and relu read one and write one (2), gelu
+   and silu 2 / 4, softmax and layernorm 2 / 5, rmsnorm 2 / 4, reduce 1,
+   concat, split, transpose, copy and opaque 2. Matmul and input: 0 (the
+   matrix speed; inputs cost nothing). */
+static double dp__gpu_kinds(dp_kind k)
+{
+    switch (k) {
+    case DP_OP_ADD: case DP_OP_MUL: return 3;
+    case DP_OP_SCALE: case DP_OP_RELU: return 2;
+    case DP_OP_GELU: case DP_OP_SILU: case DP_OP_RMSNORM: return 0.5;
+    case DP_OP_SOFTMAX: case DP_OP_LAYERNORM: return 0.4;
+    case DP_OP_REDUCE: return 1;
+    case DP_OP_CONCAT: case DP_OP_SPLIT: case DP_OP_TRANSPOSE: case DP_OP_COPY: case DP_OP_OPAQUE: return 2;
+    default: return 0;
+    }
+}
+
+static int dp__gpu_preset(dp_cluster *c, const dp__gpu *gpu, const char *name, const char *count, const char *precision, dp_error *err)
+{
+    static const char *const precs[] = {"fp32", "tf32", "bf16", "fp16", "fp8"};
+    static const double elem[] = {4, 4, 2, 2, 1};
+    long long n = DP__GPU_MAX_DEVICES;
+    double peak;
+    int p, d, k, rc;
+    if (!precision) precision = "fp32";
+    if ((p = dp__name_index(precs, 5, precision)) < 0)
+        return dp__fail(err, DP_ERR_ARG, "preset '%s': unknown precision '%s' (fp32, tf32, bf16, fp16, fp8)", name, precision);
+    peak = p == 0 ? gpu->fp32 : p == 1 ? gpu->tf32 : p == 4 ? gpu->fp8 : gpu->bf16;
+    if (!(peak > 0)) return dp__fail(err, DP_ERR_ARG, "preset '%s': the %s has no %s (fp32, tf32, bf16, fp16)", name, gpu->what, precision);
+    if (count && dp__count(count, 1, DP__GPU_MAX_DEVICES, &n, DP_ERR_RANGE))
+        return dp__fail(err, DP_ERR_RANGE, "preset '%s': device count '%s' not in 1..%d (one board)", name, count, DP__GPU_MAX_DEVICES);
+    if ((rc = dp_cluster_homogeneous(c, (int)n, DP__GPU_MATRIX_EFF * peak, DP__GPU_LINK_EFF * gpu->link, gpu->latency, err))) return rc;
+    c->link = DP_LINK_SERIAL;
+    for (d = 0; d < c->n; d++) {
+        c->memory[d] = gpu->memory;
+        c->overhead[d] = DP__GPU_OVERHEAD;
+        snprintf(c->name[d], 32, "%.20s:%d", gpu->name, d);
+        for (k = 0; k < DP_KIND__COUNT; k++) {
+            double per_flop = dp__gpu_kinds((dp_kind)k) * elem[p];   /* bytes per FLOP */
+            if (per_flop > 0) c->kind_speed[(size_t)d * DP_KIND__COUNT + k] = DP__GPU_HBM_EFF * gpu->hbm / per_flop;
+        }
+    }
+    return 0;
+}
+
+DPDEF int dp_cluster_preset_at(dp_cluster *c, const char *name, const char *precision, dp_error *err)
 {
     long long n;
+    int i;
     memset(c, 0, sizeof *c);
+    if (!name) return dp__fail(err, DP_ERR_ARG, "cluster preset: no name");
+    for (i = 0; i < DP__N_GPUS; i++) {
+        size_t l = strlen(dp__gpus[i].name);
+        if (strncmp(name, dp__gpus[i].name, l) == 0 && (name[l] == 0 || name[l] == ':'))
+            return dp__gpu_preset(c, &dp__gpus[i], name, name[l] ? name + l + 1 : NULL, precision, err);
+    }
+    if (precision)
+        return dp__fail(err, DP_ERR_ARG, "preset '%s': a precision ('%s') applies to the GPU presets only (h100-sxm, h200-sxm, h100-pcie, a100-sxm, a100-pcie)", name, precision);
     if (strcmp(name, "reference") == 0) return dp_cluster_homogeneous(c, 4, 1e10, 1e10, 0.0, err);
     if (strncmp(name, "homogeneous:", 12) == 0) {
         dp_code bad = dp__count(name + 12, 1, DP_MAX_DEVICES, &n, DP_ERR_RANGE);
         if (bad) return dp__fail(err, bad, "preset '%s': device count not in 1..%d (DP_MAX_DEVICES)", name, DP_MAX_DEVICES);
         return dp_cluster_homogeneous(c, (int)n, 1.0, 1.0, 0.0, err);
     }
-    return dp__fail(err, DP_ERR_ARG, "unknown cluster preset '%s' (known: reference, homogeneous:N)", name);
+    return dp__fail(err, DP_ERR_ARG, "unknown cluster preset '%s' (known: reference, homogeneous:N, h100-sxm:N, h200-sxm:N, h100-pcie:N, a100-sxm:N, a100-pcie:N)", name);
+}
+
+DPDEF int dp_cluster_preset(dp_cluster *c, const char *name, dp_error *err)
+{
+    return dp_cluster_preset_at(c, name, NULL, err);
 }
 
 /* A cluster file's "device I [name=N] [speed=S] [memory=M] [overhead=O]"

@@ -81,7 +81,11 @@ static const char *help_main =
     "formats: native (.dpg), doppler (the DOPPLER reference's .txt), stg (.stg)\n"
     "cluster: --devices N (N devices in the graph's own units; default 4, or the\n"
     "         graph's per-device time columns when it has them) or --cluster C\n"
-    "         where C is a cluster file (.dpc) or a preset: reference, homogeneous:N;\n"
+    "         where C is a cluster file (.dpc) or a preset: reference, homogeneous:N,\n"
+    "         or real GPUs (seconds, FLOP/s, bytes: for graphs of FLOPs and bytes such\n"
+    "         as onnx2dpg.py writes): h100-sxm:N, h200-sxm:N, h100-pcie:N,\n"
+    "         a100-sxm:N, a100-pcie:N (N = 1..8), at --precision fp32 (default),\n"
+    "         tf32, bf16, fp16 or fp8 (H100/H200); see doppler.h >>api-cluster;\n"
     "         --memory B sets every device's memory to B bytes (0: unlimited)\n"
     "memory:  ops' outputs, workspaces and resident bytes (weights; a weight shared\n"
     "         by ops on several devices is held on each) must fit each device's\n"
@@ -102,7 +106,8 @@ static const char *help_info =
     "weights'), and the devices' memory.\n"
     "\n"
     "  --devices N    N devices in the graph's units (default 4)\n"
-    "  --cluster C    cluster file or preset (reference, homogeneous:N)\n"
+    "  --cluster C    cluster file or preset (reference, homogeneous:N, h100-sxm:N, ...)\n"
+    "  --precision P  a GPU preset's precision: fp32 (default), tf32, bf16, fp16, fp8\n"
     "  --memory B     every device's memory, in bytes (0: unlimited, the default;\n"
     "                 replaces the cluster's)\n"
     "  --format F     graph format: native, doppler, stg (default: detect)\n"
@@ -144,7 +149,8 @@ static const char *help_place =
     "                 each op tried on every other device, a strict gain kept\n"
     "  --from M       placeto: the placement its sweep starts from (default cp)\n"
     "  --devices N    N devices in the graph's units (default 4)\n"
-    "  --cluster C    cluster file or preset (reference, homogeneous:N)\n"
+    "  --cluster C    cluster file or preset (reference, homogeneous:N, h100-sxm:N, ...)\n"
+    "  --precision P  a GPU preset's precision: fp32 (default), tf32, bf16, fp16, fp8\n"
     "  --memory B     every device's memory, in bytes (0: unlimited, the default;\n"
     "                 replaces the cluster's)\n"
     "  --seed S       seed of random, anneal and doppler's samples (default 1)\n"
@@ -175,7 +181,8 @@ static const char *help_sim =
     "\n"
     "  --assign A     assignment file (required)\n"
     "  --devices N    N devices in the graph's units (default 4)\n"
-    "  --cluster C    cluster file or preset (reference, homogeneous:N)\n"
+    "  --cluster C    cluster file or preset (reference, homogeneous:N, h100-sxm:N, ...)\n"
+    "  --precision P  a GPU preset's precision: fp32 (default), tf32, bf16, fp16, fp8\n"
     "  --memory B     every device's memory, in bytes (0: unlimited, the default;\n"
     "                 replaces the cluster's)\n"
     "  --order O      fifo (default: earliest ready first) or priority (b-level)\n"
@@ -208,7 +215,8 @@ static const char *help_bench =
     "                 64 with the pretrained policy)\n"
     "  --from M       placeto: the placement its sweep starts from (default cp)\n"
     "  --devices N    N devices in each graph's units (default 4)\n"
-    "  --cluster C    cluster file or preset (reference, homogeneous:N)\n"
+    "  --cluster C    cluster file or preset (reference, homogeneous:N, h100-sxm:N, ...)\n"
+    "  --precision P  a GPU preset's precision: fp32 (default), tf32, bf16, fp16, fp8\n"
     "  --memory B     every device's memory, in bytes (0: unlimited, the default;\n"
     "                 replaces the cluster's)\n"
     "  --seed S       seed of random and anneal (default 1)\n"
@@ -246,7 +254,8 @@ static const char *help_train =
     "                  pipeline)\n"
     "  --devices N     N devices in the graphs' units (default 4); a list such\n"
     "                  as 2,4,8 trains on every graph at each count (doppler)\n"
-    "  --cluster C     cluster file or preset (reference, homogeneous:N)\n"
+    "  --cluster C     cluster file or preset (reference, homogeneous:N, h100-sxm:N, ...)\n"
+    "  --precision P   a GPU preset's precision: fp32 (default), tf32, bf16, fp16, fp8\n"
     "  --memory B      every device's memory, in bytes (0: unlimited, the default;\n"
     "                  replaces the cluster's)\n"
     "  --memory-ratio K  graphs that hold weights (resident bytes) train on devices\n"
@@ -441,6 +450,7 @@ typedef struct cli {
     int devices, devices_set;
     int dev_list[8], n_dev_list;   /* train: --devices 2,4,8 (a family) */
     const char *cluster;
+    const char *precision;  /* a GPU preset's */
     double memory;          /* --memory BYTES: every device's (0 unlimited) */
     int memory_set;
     double mem_ratio[8];    /* train --memory-ratio K,...: one per device count */
@@ -581,7 +591,7 @@ static const opt_spec opt_specs[] = {
     OPT_FLAG("shared-gnn", shared_gnn), OPT_FLAG("insertion", insertion), OPT_FLAG("no-verify", no_verify),
     OPT_FLAG("greedy-baseline", greedy_baseline), OPT_FLAG("adv-norm", adv_norm), OPT_FLAG("critic", critic),
     OPT_FLAG("reinforce", reinforce), OPT_FLAG("weights", wl.weights),
-    OPT_STR("cluster", cluster), OPT_STR("method", method), OPT_STR("methods", methods),
+    OPT_STR("cluster", cluster), OPT_STR("precision", precision), OPT_STR("method", method), OPT_STR("methods", methods),
     OPT_STR("assign", assign), OPT_STR("start", start), OPT_STR("out", out), OPT_STR("gantt", gantt),
     OPT_STR("to", to), OPT_STR("stages", stages), OPT_STR("episodes", episodes), OPT_STR("lr", lr),
     OPT_STR("curve", curve), OPT_STR("curve-svg", curve_svg), OPT_STR("out-assign", out_assign), OPT_STR("init", init),
@@ -821,7 +831,7 @@ static int make_cluster(const cli *o, const char *path, const dp_graph *g, dp_cl
     int rc;
     memset(c, 0, sizeof *c);
     if (o->cluster) {
-        rc = is_preset_name(o->cluster) ? dp_cluster_preset(c, o->cluster, &e)
+        rc = is_preset_name(o->cluster) ? dp_cluster_preset_at(c, o->cluster, o->precision, &e)
                                         : dp_cluster_read(c, o->cluster, &e);
     } else {
         int n = o->devices_set ? o->devices
@@ -1127,7 +1137,10 @@ static void print_devices(const dp_sim *s, const int *assign)
 
 static int cluster_label(const cli *o, const dp_cluster *c, char *buf, size_t n)
 {
-    if (o->cluster) snprintf(buf, n, "%d (%s)", c->n, o->cluster);
+    if (o->cluster && is_preset_name(o->cluster) && strchr(o->cluster, '-'))   /* a GPU preset */
+        snprintf(buf, n, "%d (%s, %s: %.4g TFLOP/s matmul, %.4g GB/s links)", c->n, o->cluster,
+                 o->precision ? o->precision : "fp32", c->speed[0] / 1e12, c->n > 1 ? c->bandwidth[1] / 1e9 : c->bandwidth[0] / 1e9);
+    else if (o->cluster) snprintf(buf, n, "%d (%s)", c->n, o->cluster);
     else snprintf(buf, n, "%d", c->n);
     return 0;
 }
@@ -1195,7 +1208,7 @@ static int cmd_info(cli *o)
         }
         printf("]}\n");
     } else {
-        char dev[96];
+        char dev[160];
         cluster_label(o, &c, dev, sizeof dev);
         printf("%-14s %s\n", "graph", path);
         printf("%-14s %s\n", "format", dp_format_name(g.format));
@@ -1347,7 +1360,7 @@ static void place_print_json(const cli *o, const placed *p)
 
 static void place_print_text(const cli *o, const placed *p)
 {
-    char rb[32], dev[96];
+    char rb[32], dev[160];
     const dp_policy *pol = p->pol;
     cluster_label(o, p->c, dev, sizeof dev);
     printf("%-16s %s\n", "graph", p->path);
@@ -1532,7 +1545,7 @@ static int cmd_sim(cli *o)
     if (o->json) {
         sim_print_json(o, path, &g, &c, &s, assign, lb, secs);
     } else {
-        char rb[32], dev[96];
+        char rb[32], dev[160];
         cluster_label(o, &c, dev, sizeof dev);
         printf("%-12s %s\n", "graph", path);
         printf("%-12s %s\n", "assignment", o->assign);
@@ -2041,7 +2054,7 @@ static int train_runtime(const cli *o, int have_real, dp_runtime *rt, dp_exec_op
 static void train_print_header(const cli *o, const train_set *ts, const train_ctx *t, const dp_policy *pol,
                                int placeto, int have_real, const dp_runtime *rt)
 {
-    char dev[96];
+    char dev[160];
     int n = ts->n;
     cluster_label(o, &ts->cs[0], dev, sizeof dev);
     if (ts->nd > 1) {   /* the list: "2,4,8" */
@@ -2607,20 +2620,20 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
-    {"info", cmd_info, "devices cluster memory format json", &help_info},
+    {"info", cmd_info, "devices cluster precision memory format json", &help_info},
     {"place", cmd_place,
-     "method policy samples improve op-logits op-prior op-restart polish from devices cluster memory format seed order budget start out gantt no-transfers json",
+     "method policy samples improve op-logits op-prior op-restart polish from devices cluster precision memory format seed order budget start out gantt no-transfers json",
      &help_place},
-    {"sim", cmd_sim, "assign devices cluster memory format order gantt no-transfers json", &help_sim},
-    {"bench", cmd_bench, "methods policy samples from devices cluster memory format seed order budget json md",
+    {"sim", cmd_sim, "assign devices cluster precision memory format order gantt no-transfers json", &help_sim},
+    {"bench", cmd_bench, "methods policy samples from devices cluster precision memory format seed order budget json md",
      &help_bench},
     {"train", cmd_train,
-     "algo from init devices cluster memory memory-ratio format stages episodes lr hidden layers shared-gnn insertion entropy order seed "
+     "algo from init devices cluster precision memory memory-ratio format stages episodes lr hidden layers shared-gnn insertion entropy order seed "
      "rollouts temperature greedy-baseline self-imitation adv-norm ppo ppo-clip critic critic-lr op-logits op-prior op-restart reinforce tau step-baseline anchor anchor-rate select out out-assign curve curve-svg json backend reps dispatch",
      &help_train},
     {"convert", cmd_convert, "to format", &help_convert},
     {"gen", cmd_gen, "nodes width density regularity jump ccr seed out parts dim batch layers vocab weights", &help_gen},
-    {"exec", cmd_exec, "assign backend devices cluster memory format reps order dispatch trace-svg json no-verify seed", &help_exec},
+    {"exec", cmd_exec, "assign backend devices cluster precision memory format reps order dispatch trace-svg json no-verify seed", &help_exec},
     {"calibrate", cmd_calibrate, "backend devices dispatch out json", &help_calibrate},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
@@ -2663,6 +2676,9 @@ int main(int argc, char **argv)
     o.seed = 1;
     o.gen.seed = 1;
     int rc = parse_args(&o, argc, argv, 2, c->options, *c->help);
+    if (rc == 0 && o.precision && (!o.cluster || !is_preset_name(o.cluster)))
+        rc = usage(o.cmd, "--precision %s applies to a GPU preset given with --cluster (h100-sxm:N, ...)%s%s%s",
+                   o.precision, o.cluster ? ", not to the cluster file '" : "", o.cluster ? o.cluster : "", o.cluster ? "'" : "");
     if (rc < 0) rc = EXIT_OK;   /* --help */
     else if (rc == 0) rc = c->run(&o);
     free(o.pos);

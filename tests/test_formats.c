@@ -551,6 +551,77 @@ static void test_sources(void)
     }
 }
 
+/* The real-GPU presets: every figure here is worked out by hand from the
+   datasheet numbers and the stated fractions in >>api-cluster (70% of the
+   dense matrix peak, 90% of HBM over the bytes per FLOP, 80% of a link's
+   per-direction bandwidth, 5 us per op). */
+static void test_gpu_presets(void)
+{
+    dp_cluster c;
+    dp_error e2;
+    const double GiB = 1073741824.0;
+    memset(&e2, 0, sizeof e2);
+    CHECK(dp_cluster_preset_at(&c, "h100-sxm:4", "bf16", &e2) == 0, "h100-sxm:4 bf16: %s", e2.msg);
+    if (c.n == 4) {
+        CHECK_NEAR(c.speed[2], 692.58e12, 1e3, "H100 SXM bf16 matmul: 0.7 x 989.4 TFLOP/s");
+        CHECK_NEAR(c.kind_speed[2 * DP_KIND__COUNT + DP_OP_MATMUL], 0, 0, "matmul uses the device speed");
+        /* add: 3 bf16 elements (6 bytes) per FLOP at 0.9 x 3.35 TB/s */
+        CHECK_NEAR(c.kind_speed[1 * DP_KIND__COUNT + DP_OP_ADD], 0.9 * 3.35e12 / 6, 1, "H100 add speed");
+        /* softmax: 2 elements per 5 FLOPs, 0.8 bytes per FLOP */
+        CHECK_NEAR(c.kind_speed[DP_OP_SOFTMAX], 0.9 * 3.35e12 / 0.8, 1, "H100 softmax speed");
+        CHECK_NEAR(c.bandwidth[0 * 4 + 3], 360e9, 0, "NVLink 4: 0.8 x 450 GB/s a direction");
+        CHECK_NEAR(c.latency[1 * 4 + 2], 5e-6, 0, "NVLink latency");
+        CHECK_NEAR(c.latency[2 * 4 + 2], 0, 0, "no latency to itself");
+        CHECK_NEAR(c.memory[3], 80 * GiB, 0, "80 GiB each");
+        CHECK_NEAR(c.overhead[0], 5e-6, 0, "5 us per op");
+        CHECK(c.link == DP_LINK_SERIAL && strcmp(c.name[1], "h100-sxm:1") == 0, "serial links, names '%s'", c.name[1]);
+        /* an op of 1e9 FLOPs of kind add takes 5 us + 1e9 / 5.025e11 s */
+        dp_graph g;
+        dp_graph_init(&g);
+        dp_op_desc d;
+        memset(&d, 0, sizeof d);
+        d.name = "a"; d.kind = DP_OP_ADD; d.compute = 1e9;
+        CHECK(dp_graph_add_op(&g, &d, NULL, &err) == 0 && dp_graph_finalize(&g, &err) == 0, "graph: %s", err.msg);
+        CHECK_NEAR(dp_op_time(&g, &c, 0, 1), 5e-6 + 1e9 / 5.025e11, 1e-15, "time of a 1 GFLOP add on an H100");
+        dp_graph_free(&g);
+        dp_cluster_free(&c);
+    }
+    CHECK(dp_cluster_preset(&c, "a100-pcie", &e2) == 0 && c.n == 8, "a100-pcie: 8 devices by default: %s", e2.msg);
+    if (c.n == 8) {
+        CHECK_NEAR(c.speed[0], 13.65e12, 1e2, "A100 fp32 (the default): 0.7 x 19.5 TFLOP/s");
+        CHECK_NEAR(c.kind_speed[5 * DP_KIND__COUNT + DP_OP_RELU], 0.9 * 1.935e12 / 8, 1, "A100 PCIe relu at fp32: 8 bytes per FLOP");
+        CHECK_NEAR(c.bandwidth[7 * 8 + 6], 25.6e9, 0, "PCIe Gen4: 0.8 x 32 GB/s a direction");
+        CHECK_NEAR(c.latency[0 * 8 + 1], 10e-6, 0, "PCIe latency");
+        dp_cluster_free(&c);
+    }
+    CHECK(dp_cluster_preset_at(&c, "h200-sxm:1", "fp8", &e2) == 0 && c.n == 1, "h200-sxm:1 fp8: %s", e2.msg);
+    if (c.n == 1) {
+        CHECK_NEAR(c.speed[0], 0.7 * 1978.9e12, 1e3, "H200 fp8 matmul");
+        CHECK_NEAR(c.kind_speed[DP_OP_COPY], 0.9 * 4.8e12 / 2, 1, "H200 copy at fp8: 2 bytes per FLOP");
+        CHECK_NEAR(c.memory[0], 141 * GiB, 0, "141 GiB");
+        dp_cluster_free(&c);
+    }
+    CHECK(dp_cluster_preset_at(&c, "h100-pcie:2", "tf32", &e2) == 0 && c.n == 2, "h100-pcie:2 tf32: %s", e2.msg);
+    if (c.n == 2) {
+        CHECK_NEAR(c.speed[1], 0.7 * 378e12, 1e3, "H100 PCIe tf32");
+        CHECK_NEAR(c.kind_speed[DP_KIND__COUNT + DP_OP_LAYERNORM], 0.9 * 2.0e12 / 1.6, 1, "H100 PCIe layernorm, 4-byte elements");
+        CHECK_NEAR(c.bandwidth[1], 51.2e9, 0, "PCIe Gen5: 0.8 x 64 GB/s");
+        dp_cluster_free(&c);
+    }
+    static const struct { const char *name, *prec, *want; dp_code code; } bad[] = {
+        {"a100-sxm:2", "fp8", "has no fp8", DP_ERR_ARG}, {"h100-sxm:9", NULL, "'9' not in 1..8", DP_ERR_RANGE},
+        {"h100-sxm:0", "bf16", "'0' not in 1..8", DP_ERR_RANGE}, {"h100-sxm:x", NULL, "'x' not in 1..8", DP_ERR_RANGE},
+        {"h100-sxm:4", "int8", "unknown precision 'int8'", DP_ERR_ARG},
+        {"homogeneous:4", "bf16", "GPU presets only", DP_ERR_ARG}, {"h100", NULL, "unknown cluster preset 'h100'", DP_ERR_ARG},
+        {"h100-sxmx", NULL, "unknown cluster preset", DP_ERR_ARG},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        memset(&e2, 0, sizeof e2);
+        CHECK(dp_cluster_preset_at(&c, bad[i].name, bad[i].prec, &e2) == (int)bad[i].code && strstr(e2.msg, bad[i].want) && c.n == 0,
+              "%s %s: %s", bad[i].name, bad[i].prec ? bad[i].prec : "", e2.msg);
+    }
+}
+
 
 static void test_cluster_files(void)
 {
@@ -834,6 +905,7 @@ int main(void)
     test_assign();
     test_sources();
     test_cluster_files();
+    test_gpu_presets();
     test_cluster_cost_model();
     test_bom();
     return dp_test_done();
