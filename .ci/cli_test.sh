@@ -238,6 +238,35 @@ json_check "$T/out" "j['devices'] == 4 and j['best_found'][0]['cost'] == 1" "tra
 expect 0 "sim the training's best within memory" "$D" sim "$T/r4.dpg" --assign "$T/r4.assign" --devices 4 --memory 100 --json
 json_check "$T/out" "sorted(j['assignment']) == [0, 1, 2, 3] and j['peak_bytes'] == [60, 60, 60, 60]" "the training's best: one op a device, 60 bytes each"
 
+# ---- source names, mapping files, GPU presets ------------------------------
+cat >"$T/src.dpg" <<'EOF'
+doppler-graph 1
+op in compute=0 bytes=4e6 source=x
+op mm kind=matmul compute=4e12 bytes=4e6 source=a%20b,dup
+op act kind=relu compute=1e6 bytes=4e6 source=dup,%D0%BD%23
+edge in mm
+edge mm act
+EOF
+expect 0 "place with a mapping file" "$D" place "$T/src.dpg" --method cp --devices 2 --out "$T/map.json"
+expect 0 "the same placement as an assignment" "$D" place "$T/src.dpg" --method cp --devices 2 --out "$T/map.txt"
+a=($(grep -v '^#' "$T/map.txt"))
+if [ "${#a[@]}" = 3 ]; then ok; else bad "assignment file: $(tr '\n' ' ' <"$T/map.txt")"; fi
+json_check "$T/map.json" "j['format'] == 'doppler-mapping 1' and j['mapping'] == {'x': ${a[0]:-9}, 'a b': ${a[1]:-9}, 'dup': [${a[1]:-9}, ${a[2]:-9}], '\u043d#': ${a[2]:-9}} and j['devices'] == 2 and j['entries'] == 5 and j['method'] == 'cp'" \
+    "mapping: source names decoded, each on its op's device, a shared name as a list in op order"
+expect 0 "convert keeps source names" "$D" convert "$T/src.dpg" "$T/src2.dpg"
+contains "$T/src2.dpg" "source=dup,н%23" "convert: source names re-escaped"
+expect 1 "STG cannot carry source names" "$D" convert "$T/src.dpg" "$T/src.stg"
+contains "$T/err" "op 'in' has source names" "STG refusal names the op"
+# 4e12 FLOPs of matmul on an H100 at bf16: 5 us + 4e12 / (0.7 x 989.4e12) s
+expect 0 "place on an H100 preset" "$D" place "$T/src.dpg" --method single --cluster h100-sxm:2 --precision bf16 --json
+json_check "$T/out" "abs(j['makespan'] - (3*5e-6 + 4e12/(0.7*989.4e12) + 1e6/(0.9*3.35e12/4))) < 1e-12" "H100 bf16 makespan by hand"
+expect 2 "--precision without a preset" "$D" place "$T/src.dpg" --method cp --precision bf16
+contains "$T/err" "applies to a GPU preset" "--precision alone: the message"
+expect 1 "fp8 on an A100" "$D" info "$T/src.dpg" --cluster a100-sxm:2 --precision fp8
+contains "$T/err" "has no fp8" "fp8 on an A100: the message"
+expect 1 "nine GPUs on one board" "$D" info "$T/src.dpg" --cluster h100-sxm:9
+contains "$T/err" "'9' not in 1..8" "h100-sxm:9: the message"
+
 # ---- pipeline and the single-device fallback --------------------------------
 # a -> c, b -> d, each of compute 2, on 2 devices: topological order a b c d
 # cut into stages {a, b} {c, d} (4 each); c starts when a ends (2), d when b
