@@ -33,7 +33,11 @@
    device within its memory (DOPPLER's PLC masks the devices an op no
    longer fits) or names the op that fits nowhere, and every method
    returns the best single device when that does better (see THE RUNTIME
-   MODEL and >>api-placers).
+   MODEL and >>api-placers). Ops keep the names they had in the model they
+   came from (ONNX node names, any bytes), and a placement can be written
+   keyed by them (dp_mapping_write) to go back to that model; clusters of
+   real GPUs (H100, H200, A100; NVLink or PCIe) come as presets at a
+   chosen precision (>>api-cluster).
 
    WHAT IT DOES NOT DO (YET)
    - the CUDA executor has not been run on a GPU yet: it compiles without
@@ -518,6 +522,17 @@ typedef struct dp_mapping_info {
 } dp_mapping_info;
 DPDEF int dp_mapping_write(const char *path, const dp_graph *g, const int *assign,
                            const dp_mapping_info *info, dp_error *err);
+/* Reads a mapping file back into an assignment of g (devices 0..n_devices
+   - 1): its "mapping" object is matched against the ops' source names (op
+   names where an op has none), a list's devices in op order; the other
+   fields are not checked. Every entry of g must be there with one device
+   per entry, the entries of one op must agree, and every key must name an
+   entry of g: otherwise DP_ERR_GRAPH naming the op or key (and assign is
+   left as it was). \u escapes are decoded to UTF-8 (a byte the writer
+   escaped because it was not UTF-8 does not come back). */
+DPDEF int dp_mapping_read(const char *path, const dp_graph *g, int n_devices, int *assign, dp_error *err);
+DPDEF int dp_mapping_read_mem(const char *buf, size_t len, const char *name, const dp_graph *g,
+                              int n_devices, int *assign, dp_error *err);
 
 /* Output files. Every file the library writes (graphs, assignments,
    clusters, policies, SVGs) and dp_write_file follow one rule:
@@ -3718,6 +3733,281 @@ DPDEF int dp_mapping_write(const char *path, const dp_graph *g, const int *assig
     rc = dp_write_file(path, dp__mapping_body, &x, err);
 done:
     DP_FREE(x.key); DP_FREE(x.dev); DP_FREE(x.next); DP_FREE(x.first); DP_FREE(last); DP_FREE(ix);
+    return rc;
+}
+
+/* ---- reading a mapping file: just enough JSON ---------------------------- */
+typedef struct dp__json {
+    const char *p, *end, *name;
+    dp_error *err;
+} dp__json;
+
+static int dp__json_line(const dp__json *j, const char *start)
+{
+    int line = 1;
+    const char *q;
+    for (q = start; q < j->p; q++) line += *q == '\n';
+    return line;
+}
+
+/* A character of a bare JSON token (number, true, false, null). */
+static int dp__json_word(char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-' || c == '+' || c == '.';
+}
+
+static void dp__json_ws(dp__json *j)
+{
+    while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r')) j->p++;
+}
+
+static int dp__json_fail(dp__json *j, const char *start, const char *what)
+{
+    return dp__fail(j->err, DP_ERR_PARSE, "%s:%d: %s (found '%.12s')", j->name, dp__json_line(j, start), what,
+                    j->p < j->end ? j->p : "end of file");
+}
+
+static int dp__json_hex4(const char *s, unsigned *out)
+{
+    int i, v;
+    *out = 0;
+    for (i = 0; i < 4; i++) {
+        if ((v = dp__hexval((unsigned char)s[i])) < 0) return -1;
+        *out = *out << 4 | (unsigned)v;
+    }
+    return 0;
+}
+
+/* A JSON string at j->p, decoded (UTF-8) into a new buffer *out. */
+static int dp__json_string(dp__json *j, const char *start, char **out)
+{
+    const char *q;
+    char *w;
+    *out = NULL;
+    if (j->p >= j->end || *j->p != '"') return dp__json_fail(j, start, "expected a string");
+    for (q = ++j->p; q < j->end && *q != '"'; q++) if (*q == '\\') q++;
+    if (q >= j->end) return dp__json_fail(j, start, "unterminated string");
+    if (!(*out = w = (char *)DP_MALLOC((size_t)(q - j->p) + 1))) return dp__fail(j->err, DP_ERR_NOMEM, "%s: out of memory", j->name);
+    while (j->p < q) {
+        unsigned cp, lo;
+        char c = *j->p++;
+        if ((unsigned char)c < 0x20) { DP_FREE(*out); *out = NULL; return dp__json_fail(j, start, "control character in a string"); }
+        if (c != '\\') { *w++ = c; continue; }
+        c = *j->p++;
+        switch (c) {
+        case '"': case '\\': case '/': *w++ = c; continue;
+        case 'b': *w++ = '\b'; continue;
+        case 'f': *w++ = '\f'; continue;
+        case 'n': *w++ = '\n'; continue;
+        case 'r': *w++ = '\r'; continue;
+        case 't': *w++ = '\t'; continue;
+        case 'u': break;
+        default: DP_FREE(*out); *out = NULL; j->p--; return dp__json_fail(j, start, "unknown escape in a string");
+        }
+        if (q - j->p < 4 || dp__json_hex4(j->p, &cp)) { DP_FREE(*out); *out = NULL; return dp__json_fail(j, start, "bad \\u escape"); }
+        j->p += 4;
+        if (cp >= 0xD800 && cp <= 0xDBFF && q - j->p >= 6 && j->p[0] == '\\' && j->p[1] == 'u' &&
+            !dp__json_hex4(j->p + 2, &lo) && lo >= 0xDC00 && lo <= 0xDFFF) {
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            j->p += 6;
+        }
+        if (cp == 0 || (cp >= 0xD800 && cp <= 0xDFFF)) { DP_FREE(*out); *out = NULL; return dp__json_fail(j, start, "\\u0000 or a lone surrogate in a string"); }
+        if (cp < 0x80) *w++ = (char)cp;
+        else if (cp < 0x800) { *w++ = (char)(0xC0 | cp >> 6); *w++ = (char)(0x80 | (cp & 0x3F)); }
+        else if (cp < 0x10000) { *w++ = (char)(0xE0 | cp >> 12); *w++ = (char)(0x80 | (cp >> 6 & 0x3F)); *w++ = (char)(0x80 | (cp & 0x3F)); }
+        else { *w++ = (char)(0xF0 | cp >> 18); *w++ = (char)(0x80 | (cp >> 12 & 0x3F)); *w++ = (char)(0x80 | (cp >> 6 & 0x3F)); *w++ = (char)(0x80 | (cp & 0x3F)); }
+    }
+    *w = 0;
+    j->p = q + 1;
+    return 0;
+}
+
+/* Skips one JSON value (depth-limited). */
+static int dp__json_skip(dp__json *j, const char *start, int depth)
+{
+    char *s;
+    int rc;
+    dp__json_ws(j);
+    if (j->p >= j->end) return dp__json_fail(j, start, "expected a value");
+    if (depth > 64) return dp__json_fail(j, start, "nested too deeply");
+    if (*j->p == '"') { rc = dp__json_string(j, start, &s); DP_FREE(s); return rc; }
+    if (*j->p == '{' || *j->p == '[') {
+        char close = *j->p == '{' ? '}' : ']';
+        int obj = close == '}', first = 1;
+        j->p++;
+        for (;;) {
+            dp__json_ws(j);
+            if (j->p < j->end && *j->p == close) { j->p++; return 0; }
+            if (!first) {
+                if (j->p >= j->end || *j->p != ',') return dp__json_fail(j, start, "expected ',' or the end of a list or object");
+                j->p++;
+                dp__json_ws(j);
+            }
+            first = 0;
+            if (obj) {
+                if ((rc = dp__json_string(j, start, &s))) return rc;
+                DP_FREE(s);
+                dp__json_ws(j);
+                if (j->p >= j->end || *j->p != ':') return dp__json_fail(j, start, "expected ':'");
+                j->p++;
+            }
+            if ((rc = dp__json_skip(j, start, depth + 1))) return rc;
+        }
+    }
+    while (j->p < j->end && dp__json_word(*j->p)) j->p++;
+    return 0;
+}
+
+/* A device number at j->p: an integer in [0, n_devices). */
+static int dp__json_device(dp__json *j, const char *start, const char *key, int n_devices, int *out)
+{
+    char num[32];
+    size_t l = 0;
+    long long v;
+    dp__json_ws(j);
+    while (j->p < j->end && l + 1 < sizeof num && dp__json_word(*j->p)) num[l++] = *j->p++;
+    num[l] = 0;
+    if (dp__int(num, 0, n_devices - 1, &v))
+        return dp__fail(j->err, l && dp__int(num, LLONG_MIN, LLONG_MAX, &v) == 0 ? DP_ERR_RANGE : DP_ERR_PARSE,
+                        "%s:%d: '%.100s': device '%s' is not an integer in 0..%d", j->name, dp__json_line(j, start), key, num, n_devices - 1);
+    *out = (int)v;
+    return 0;
+}
+
+DPDEF int dp_mapping_read_mem(const char *buf, size_t len, const char *name, const dp_graph *g,
+                              int n_devices, int *assign, dp_error *err)
+{
+    dp__json j;
+    void *ix = NULL;
+    char **key = NULL, *s = NULL;
+    int *owner = NULL, *next = NULL, *first = NULL, *last = NULL, *dev = NULL, *taken = NULL, *tmp = NULL;
+    int v, i, e, rc = 0, found = 0;
+    size_t m = 0;
+    if (!buf || !g || !assign) return dp__fail(err, DP_ERR_ARG, "mapping read: buffer, graph or assignment missing");
+    if (!name) name = "<memory>";
+    if (n_devices < 1) return dp__fail(err, DP_ERR_ARG, "%s: %d devices", name, n_devices);
+    dp__skip_bom(&buf, &len);
+    j.p = buf; j.end = buf + len; j.name = name; j.err = err;
+    for (v = 0; v < g->n_ops; v++) m += g->n_source[v] ? (size_t)g->n_source[v] : 1;
+    key = (char **)dp__alloc(m, sizeof *key, err, "mapping");
+    owner = (int *)dp__alloc(m, sizeof(int), err, "mapping");
+    next = (int *)dp__alloc(m, sizeof(int), err, "mapping");
+    first = (int *)dp__alloc(m, sizeof(int), err, "mapping");
+    last = (int *)dp__alloc(m, sizeof(int), err, "mapping");
+    dev = (int *)dp__alloc(m, sizeof(int), err, "mapping");
+    taken = (int *)dp__alloc(m, sizeof(int), err, "mapping");
+    tmp = (int *)dp__alloc((size_t)g->n_ops, sizeof(int), err, "mapping");
+    if (!key || !owner || !next || !first || !last || !dev || !taken || !tmp || dp__index_reserve(&ix, m)) {
+        rc = dp__fail(err, DP_ERR_NOMEM, "%s: out of memory (%zu entries)", name, m);
+        goto done;
+    }
+    for (v = 0, e = 0; v < g->n_ops; v++) {   /* the entries of g, same names chained */
+        const char *k = g->n_source[v] ? g->source[v] : g->name[v];
+        for (i = 0; i < (g->n_source[v] ? g->n_source[v] : 1); i++, e++, k += strlen(k) + 1) {
+            uint64_t h = dp__hash_str(k);
+            int f = dp__index_find_str(ix, key, k, h);
+            key[e] = (char *)k; owner[e] = v; next[e] = -1; dev[e] = -1; taken[e] = 0;
+            if (f >= 0) { first[e] = f; next[last[f]] = e; last[f] = e; }
+            else { dp__index_put((dp__index *)ix, h, e); first[e] = last[e] = e; }
+        }
+    }
+    /* the top object: find "mapping", skip the rest */
+    dp__json_ws(&j);
+    if (j.p >= j.end || *j.p != '{') { rc = dp__json_fail(&j, buf, "a mapping file is a JSON object"); goto done; }
+    j.p++;
+    for (i = 0;; i++) {
+        dp__json_ws(&j);
+        if (j.p < j.end && *j.p == '}') { j.p++; break; }
+        if (i) {
+            if (j.p >= j.end || *j.p != ',') { rc = dp__json_fail(&j, buf, "expected ',' or '}'"); goto done; }
+            j.p++;
+            dp__json_ws(&j);
+        }
+        if ((rc = dp__json_string(&j, buf, &s))) goto done;
+        dp__json_ws(&j);
+        if (j.p >= j.end || *j.p != ':') { rc = dp__json_fail(&j, buf, "expected ':'"); goto done; }
+        j.p++;
+        if (strcmp(s, "mapping") != 0) {
+            DP_FREE(s); s = NULL;
+            if ((rc = dp__json_skip(&j, buf, 0))) goto done;
+            continue;
+        }
+        DP_FREE(s); s = NULL;
+        found = 1;
+        dp__json_ws(&j);
+        if (j.p >= j.end || *j.p != '{') { rc = dp__json_fail(&j, buf, "\"mapping\" must be an object"); goto done; }
+        j.p++;
+        for (int n = 0;; n++) {
+            int f, d;
+            dp__json_ws(&j);
+            if (j.p < j.end && *j.p == '}') { j.p++; break; }
+            if (n) {
+                if (j.p >= j.end || *j.p != ',') { rc = dp__json_fail(&j, buf, "expected ',' or '}' in \"mapping\""); goto done; }
+                j.p++;
+                dp__json_ws(&j);
+            }
+            if ((rc = dp__json_string(&j, buf, &s))) goto done;
+            dp__json_ws(&j);
+            if (j.p >= j.end || *j.p != ':') { rc = dp__json_fail(&j, buf, "expected ':'"); goto done; }
+            j.p++;
+            if ((f = dp__index_find_str(ix, key, s, dp__hash_str(s))) < 0) {
+                rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: '%.200s' is no op's source name or name in the graph", name, dp__json_line(&j, buf), s);
+                goto done;
+            }
+            if (taken[f]) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: '%.200s' is given twice", name, dp__json_line(&j, buf), s); goto done; }
+            taken[f] = 1;
+            dp__json_ws(&j);
+            if (j.p < j.end && *j.p == '[') {   /* one device per entry of that name, in op order */
+                int k = 0;
+                j.p++;
+                for (e = f;; k++) {
+                    dp__json_ws(&j);
+                    if (j.p < j.end && *j.p == ']') { j.p++; break; }
+                    if (k) {
+                        if (j.p >= j.end || *j.p != ',') { rc = dp__json_fail(&j, buf, "expected ',' or ']'"); goto done; }
+                        j.p++;
+                    }
+                    if ((rc = dp__json_device(&j, buf, s, n_devices, &d))) goto done;
+                    if (e < 0) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: '%.200s' lists more than the graph's %d entries of that name", name, dp__json_line(&j, buf), s, k); goto done; }
+                    dev[e] = d;
+                    e = next[e];
+                }
+                if (e >= 0) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: '%.200s' lists %d devices; the graph has more entries of that name", name, dp__json_line(&j, buf), s, k); goto done; }
+            } else {
+                if ((rc = dp__json_device(&j, buf, s, n_devices, &d))) goto done;
+                if (next[f] >= 0) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: '%.200s' names several entries of the graph: give a list of their devices", name, dp__json_line(&j, buf), s); goto done; }
+                dev[f] = d;
+            }
+            DP_FREE(s); s = NULL;
+        }
+    }
+    dp__json_ws(&j);
+    if (j.p < j.end) { rc = dp__json_fail(&j, buf, "text after the mapping object"); goto done; }
+    if (!found) { rc = dp__fail(err, DP_ERR_PARSE, "%s: no \"mapping\" object (not a doppler mapping file?)", name); goto done; }
+    for (v = 0; v < g->n_ops; v++) tmp[v] = -1;
+    for (e = 0; e < (int)m; e++) {
+        v = owner[e];
+        if (dev[e] < 0) { rc = dp__fail(err, DP_ERR_GRAPH, "%s: op '%s': no device for '%.200s'", name, g->name[v], key[e]); goto done; }
+        if (tmp[v] >= 0 && tmp[v] != dev[e]) {
+            rc = dp__fail(err, DP_ERR_GRAPH, "%s: op '%s': its names disagree ('%.200s' on device %d, an earlier one on %d)", name, g->name[v], key[e], dev[e], tmp[v]);
+            goto done;
+        }
+        tmp[v] = dev[e];
+    }
+    memcpy(assign, tmp, sizeof(int) * (size_t)g->n_ops);
+done:
+    DP_FREE(s); DP_FREE(key); DP_FREE(owner); DP_FREE(next); DP_FREE(first); DP_FREE(last); DP_FREE(dev); DP_FREE(taken); DP_FREE(tmp); DP_FREE(ix);
+    return rc;
+}
+
+DPDEF int dp_mapping_read(const char *path, const dp_graph *g, int n_devices, int *assign, dp_error *err)
+{
+    char *buf;
+    size_t len;
+    int rc;
+    if ((rc = dp__slurp(path, &buf, &len, err))) return rc;
+    rc = dp_mapping_read_mem(buf, len, path, g, n_devices, assign, err);
+    DP_FREE(buf);
     return rc;
 }
 

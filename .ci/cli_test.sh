@@ -253,6 +253,11 @@ a=($(grep -v '^#' "$T/map.txt"))
 if [ "${#a[@]}" = 3 ]; then ok; else bad "assignment file: $(tr '\n' ' ' <"$T/map.txt")"; fi
 json_check "$T/map.json" "j['format'] == 'doppler-mapping 1' and j['mapping'] == {'x': ${a[0]:-9}, 'a b': ${a[1]:-9}, 'dup': [${a[1]:-9}, ${a[2]:-9}], '\u043d#': ${a[2]:-9}} and j['devices'] == 2 and j['entries'] == 5 and j['method'] == 'cp'" \
     "mapping: source names decoded, each on its op's device, a shared name as a list in op order"
+expect 0 "sim reads the mapping back" "$D" sim "$T/src.dpg" --assign "$T/map.json" --devices 2 --json
+json_check "$T/out" "j['assignment'] == [${a[0]:-9}, ${a[1]:-9}, ${a[2]:-9}]" "sim --assign F.json: the placement place wrote"
+printf '{"mapping": {"x": 0, "a b": 1, "dup": [1, 0]}}\n' >"$T/bad.json"
+expect 1 "a mapping that leaves a name out" "$D" sim "$T/src.dpg" --assign "$T/bad.json" --devices 2
+contains "$T/err" "op 'act': no device for" "a mapping without an entry: the message names the op"
 expect 0 "convert keeps source names" "$D" convert "$T/src.dpg" "$T/src2.dpg"
 contains "$T/src2.dpg" "source=dup,н%23" "convert: source names re-escaped"
 expect 1 "STG cannot carry source names" "$D" convert "$T/src.dpg" "$T/src.stg"

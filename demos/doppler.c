@@ -157,7 +157,8 @@ static const char *help_place =
     "  --order O      runtime order scoring placements: fifo (default), priority\n"
     "                 (doppler: SEL's op order is the priority)\n"
     "  --budget B     anneal: simulations (default 20 x ops x devices)\n"
-    "  --start A      enumopt, anneal: initial assignment file (default: cp's)\n"
+    "  --start A      enumopt, anneal: initial assignment file (default: cp's; a\n"
+    "                 .json name: a mapping file, as --out writes)\n"
     "  --out A, -o A  write the assignment (line i: device of node i); A ending\n"
     "                 in .json: the mapping {source name: device} (the names the\n"
     "                 ops had in the model, e.g. ONNX node names; op names where\n"
@@ -179,7 +180,8 @@ static const char *help_sim =
     "A placement whose peak passes a device's memory is refused (exit 1, the\n"
     "device, its peak and its memory named; no chart written).\n"
     "\n"
-    "  --assign A     assignment file (required)\n"
+    "  --assign A     assignment file (required; a .json name: a mapping file,\n"
+    "                 as place --out F.json writes, matched by source names)\n"
     "  --devices N    N devices in the graph's units (default 4)\n"
     "  --cluster C    cluster file or preset (reference, homogeneous:N, h100-sxm:N, ...)\n"
     "  --precision P  a GPU preset's precision: fp32 (default), tf32, bf16, fp16, fp8\n"
@@ -365,7 +367,8 @@ static const char *help_convert =
 static const char *help_exec =
     "usage: doppler exec GRAPH --assign A --backend cpu|cuda [OPTIONS]\n"
     "\n"
-    "Runs GRAPH for real with the placement in A on the threaded CPU executor\n"
+    "Runs GRAPH for real with the placement in A (an assignment file, or a\n"
+    "mapping file F.json) on the threaded CPU executor\n"
     "(one compute and one copy thread per device) or the CUDA executor (the\n"
     "devices are logical devices on the GPUs present: device d on GPU d mod G,\n"
     "several sharing a GPU where there are fewer GPUs than devices) and reports\n"
@@ -936,6 +939,14 @@ static int write_placement(const char *out, const dp_graph *g, const int *assign
     return dp_mapping_write(out, g, assign, &mi, e);
 }
 
+/* An assignment file, or a mapping file (a name ending in .json). */
+static int read_placement(const char *in, const dp_graph *g, int devices, int *assign, dp_error *e)
+{
+    size_t n = strlen(in);
+    if (n >= 5 && strcmp(in + n - 5, ".json") == 0) return dp_mapping_read(in, g, devices, assign, e);
+    return dp_assign_read(in, g->n_ops, devices, assign, e);
+}
+
 static void json_assignment(FILE *f, const int *assign, int n)
 {
     fputs(", \"assignment\": [", f);
@@ -1428,7 +1439,7 @@ static int cmd_place(cli *o)
         prio = calloc((size_t)g.n_ops + 1, sizeof *prio);
     }
     if (!assign || (o->start && !start) || (LEARNED(m) && (!order || !prio))) { oom(); goto done; }
-    if (start && dp_assign_read(o->start, g.n_ops, c.n, start, &e)) { fail(&e); goto done; }
+    if (start && read_placement(o->start, &g, c.n, start, &e)) { fail(&e); goto done; }
     if (run_method(o, m, p.pol, &g, &c, start, assign, order, &p.res, &p.secs, NULL, NULL)) goto done;
     if (LEARNED(m) && o->order == DP_ORDER_PRIORITY) dp_order_to_priority(order, g.n_ops, prio);
     if (simulate(&g, &c, assign, o->order, o->order == DP_ORDER_PRIORITY ? prio : NULL, &s)) goto done;
@@ -1530,7 +1541,7 @@ static int cmd_sim(cli *o)
     if (load_input(o, path, &g, &c)) return EXIT_FAIL;
     assign = calloc((size_t)g.n_ops + 1, sizeof *assign);
     if (!assign) { oom(); goto done; }
-    if (dp_assign_read(o->assign, g.n_ops, c.n, assign, &e)) { fail(&e); goto done; }
+    if (read_placement(o->assign, &g, c.n, assign, &e)) { fail(&e); goto done; }
     double t0 = dp_now();
     if (simulate(&g, &c, assign, o->order, NULL, &s)) goto done;
     double secs = dp_now() - t0;
@@ -2514,7 +2525,7 @@ static int cmd_exec(cli *o)
     assign = malloc(sizeof(int) * (size_t)g.n_ops);
     one = calloc((size_t)g.n_ops, sizeof(int));
     if (!assign || !one) { oom(); goto done; }
-    if (dp_assign_read(o->assign, g.n_ops, c.n, assign, &e)) { fail(&e); goto done; }
+    if (read_placement(o->assign, &g, c.n, assign, &e)) { fail(&e); goto done; }
     for (int v = 0; v < g.n_ops; v++) real |= g.kind[v] != DP_OP_OPAQUE;
     if (!cuda) {
         long cores = sysconf(_SC_NPROCESSORS_ONLN);

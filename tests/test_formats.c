@@ -522,6 +522,73 @@ static void test_sources(void)
         CHECK(dp_mapping_write(path, &g, bad, NULL, &e2) == DP_ERR_RANGE && strstr(e2.msg, "op1") && strstr(e2.msg, "-1"),
               "a negative device is refused naming the op: %s", e2.msg);
     }
+    {   /* reading mappings back: the file just written, hand-written ones, refusals */
+        char path[256];
+        int assign[4] = {1, 0, 2, 2}, back[4] = {-1, -1, -1, -1};
+        dp_test_tmp(path, sizeof path, "fmt_sources.json");
+        {   /* a graph whose names are all UTF-8 round-trips */
+            const char *r0[] = {"x", "a b"}, *r1[] = {"dup"}, *r2[] = {"dup", long1, "\xe3\x83\x8e#\"\\\t"};
+            const char *const *rs[] = {r0, r1, r2, NULL};
+            int rn[] = {2, 1, 3, 0};
+            dp_graph r;
+            dp_graph_init(&r);
+            for (int i = 0; i < 4; i++) {
+                dp_op_desc d;
+                char name[8];
+                memset(&d, 0, sizeof d);
+                snprintf(name, sizeof name, "r%d", i);
+                d.name = name; d.compute = 1; d.source = rs[i]; d.n_source = rn[i];
+                CHECK(dp_graph_add_op(&r, &d, NULL, &err) == 0, "round-trip graph: %s", err.msg);
+            }
+            CHECK(dp_graph_finalize(&r, &err) == 0, "round-trip graph: %s", err.msg);
+            CHECK(dp_mapping_write(path, &r, assign, NULL, &err) == 0 && dp_mapping_read(path, &r, 3, back, &err) == 0 &&
+                  memcmp(assign, back, sizeof back) == 0, "mapping round trip: %s (%d %d %d %d)", err.msg, back[0], back[1], back[2], back[3]);
+            dp_graph_free(&r);
+        }
+        char txt[1200];
+        snprintf(txt, sizeof txt, "\xef\xbb\xbf { \"extra\": {\"a\": [1, {\"b\": null}], \"c\": \"}\"}, \"mapping\": {\"plain\": 0, \"x\": 2, "
+                 "\"a b\": 2, \"a_b\": 2, \"dup\": [1, 0], \"\\u043d#=,%%\": 1, \"%s\": 1, \"%s\": 0, "
+                 "\"tab\\there\\r\\n\": 0, \"\\u00ff\\u00fe\": 0}}\n", long1, long2);
+        /* the last key decodes to U+00FF U+00FE, not the bytes FF FE: no entry */
+        dp_error e2;
+        memset(&e2, 0, sizeof e2);
+        CHECK(dp_mapping_read_mem(txt, strlen(txt), "m.json", &g, 3, back, &e2) == DP_ERR_GRAPH && strstr(e2.msg, "no op's source name"),
+              "a non-UTF-8 name does not come back: %s", e2.msg);
+        char *cut = strstr(txt, ", \"\\u00ff");
+        if (cut) strcpy(cut, "}}");
+        memset(&e2, 0, sizeof e2);
+        CHECK(dp_mapping_read_mem(txt, strlen(txt), "m.json", &g, 3, back, &e2) == DP_ERR_GRAPH && strstr(e2.msg, "op 'op2': no device for"),
+              "an entry left out is named: %s", e2.msg);
+        static const struct { const char *text, *want; dp_code code; } bad[] = {
+            {"[1]", "m.json:1: a mapping file is a JSON object", DP_ERR_PARSE},
+            {"{\"devices\": 3}", "no \"mapping\" object", DP_ERR_PARSE},
+            {"{\"mapping\": {\"x\": 3}}", "'x': device '3' is not an integer in 0..2", DP_ERR_RANGE},
+            {"{\"mapping\": {\"x\": 1.5}}", "device '1.5'", DP_ERR_PARSE},
+            {"{\"mapping\": {\"nobody\": 1}}", "'nobody' is no op's source name", DP_ERR_GRAPH},
+            {"{\"mapping\": {\"x\": 1, \"x\": 1}}", "'x' is given twice", DP_ERR_GRAPH},
+            {"{\"mapping\": {\"dup\": 1}}", "'dup' names several entries", DP_ERR_GRAPH},
+            {"{\"mapping\": {\"dup\": [1]}}", "'dup' lists 1 devices", DP_ERR_GRAPH},
+            {"{\"mapping\": {\"dup\": [1, 1, 1]}}", "more than the graph's 2 entries", DP_ERR_GRAPH},
+            {"{\"mapping\": {\"x\": 1, \"a b\": 0}}", "", DP_ERR_GRAPH},
+            {"{\"mapping\": {\"x\": 1}} x", "text after the mapping object", DP_ERR_PARSE},
+            {"{\"mapping\": {\"x\\q\": 1}}", "unknown escape", DP_ERR_PARSE},
+            {"{\"mapping\": {\"x\": 1", "m.json:1: expected ',' or '}' in \"mapping\"", DP_ERR_PARSE},
+            {"{\n\"mapping\":\n {\"x", "m.json:3: unterminated string", DP_ERR_PARSE},
+        };
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            int keep[4] = {7, 7, 7, 7};
+            memset(&e2, 0, sizeof e2);
+            int rc = dp_mapping_read_mem(bad[i].text, strlen(bad[i].text), "m.json", &g, 3, keep, &e2);
+            CHECK(rc == (int)bad[i].code && strstr(e2.msg, bad[i].want) && keep[0] == 7 && keep[3] == 7,
+                  "mapping '%s': rc %d, '%s'", bad[i].text, rc, e2.msg);
+        }
+        /* an op whose names disagree */
+        snprintf(txt, sizeof txt, "{\"mapping\": {\"plain\": 0, \"x\": 2, \"a b\": 1, \"a_b\": 2, \"dup\": [1, 0], \"\\u043d#=,%%\": 1, "
+                 "\"%s\": 1, \"%s\": 0, \"tab\\there\\r\\n\": 0}}", long1, long2);
+        memset(&e2, 0, sizeof e2);
+        CHECK(dp_mapping_read_mem(txt, strlen(txt), "m.json", &g, 3, back, &e2) == DP_ERR_GRAPH &&
+              strstr(e2.msg, "op 'op0': its names disagree ('a b' on device 1, an earlier one on 2)"), "disagreeing names: %s", e2.msg);
+    }
     dp_graph_free(&g);
     {   /* malformed source fields: each names the line, op and entry */
         static const struct { const char *field, *want; } bad[] = {
