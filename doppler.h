@@ -4137,7 +4137,7 @@ static int dp__gpu_preset(dp_cluster *c, const dp__gpu *gpu, const char *name, c
     for (d = 0; d < c->n; d++) {
         c->memory[d] = gpu->memory;
         c->overhead[d] = DP__GPU_OVERHEAD;
-        snprintf(c->name[d], 32, "%.20s:%d", gpu->name, d);
+        snprintf(c->name[d], 32, "%.20s:%d", gpu->name, d & 0xff);   /* d < 8 */
         for (k = 0; k < DP_KIND__COUNT; k++) {
             double per_flop = dp__gpu_kinds((dp_kind)k) * elem[p];   /* bytes per FLOP */
             if (per_flop > 0) c->kind_speed[(size_t)d * DP_KIND__COUNT + k] = DP__GPU_HBM_EFF * gpu->hbm / per_flop;

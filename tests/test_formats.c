@@ -440,7 +440,7 @@ static void test_sources(void)
     dp_graph_init(&g);
     for (int i = 0; i < 3; i++) {
         dp_op_desc d;
-        char name[8];
+        char name[16];
         memset(&d, 0, sizeof d);
         snprintf(name, sizeof name, "op%d", i);
         d.name = name; d.compute = i + 1; d.out_bytes = 4;
@@ -534,7 +534,7 @@ static void test_sources(void)
             dp_graph_init(&r);
             for (int i = 0; i < 4; i++) {
                 dp_op_desc d;
-                char name[8];
+                char name[16];
                 memset(&d, 0, sizeof d);
                 snprintf(name, sizeof name, "r%d", i);
                 d.name = name; d.compute = 1; d.source = rs[i]; d.n_source = rn[i];
