@@ -18,7 +18,7 @@ usage: demos/onnx_models.py mlp|llama-block|convnet|chain -o MODEL.onnx
 Dimensions batch and seq stay symbolic: bind them when converting
 (demos/onnx2dpg.py MODEL -o G --batch 1 --dim seq=128). Weights are
 initializers filled with zeros (only their shapes matter to doppler).
-The tests (tests/test_onnx.py) and graphs/llama_block_onnx.dpg use these.
+The tests (tests/test_onnx.py) and graphs/onnx_llama_block.dpg use these.
 """
 import sys
 

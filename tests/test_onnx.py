@@ -2,13 +2,23 @@
 """test_onnx.py - demos/onnx2dpg.py on ONNX models built with onnx.helper
 (demos/onnx_models.py: an MLP, a Llama-style block, a small convnet, a
 10,000-node chain; a model whose initializers, one shared by two ops, and
-Constant become weights, simulated with the shared weight on two devices)
-and, when torch is importable, one exported by torch.onnx.export. Every expected count, FLOP total, byte size and edge is
-written here from the model's dimensions and the documented rules; the
-converted graphs are then placed with every method of build/doppler (or
-$DOPPLER_CLI). Run from the repository root (./build.sh test does); skips
-with a reason when no python has the onnx package. Closes with the line
-"N passed, N failed, N skipped" like the C tests."""
+Constant become weights, simulated with the shared weight on two devices;
+the patterns torch.onnx.export writes that folding makes convertible: a
+learned token expanded to a shape made of Constants, nn.MultiheadAttention's
+Slice ends from Shape -> Gather -> Add -> Div -> Mul, a Range of a bound
+dimension, a Reshape target from Shape, an Identity on a shared weight; a
+fixed batch rescaled and one refused; Conv kinds; unknown sizes and their
+causes; every folding rule op by op; source= names and the mapping JSON of
+`doppler place --out NAME.json` round-tripped) and, when torch is
+importable, models exported by torch.onnx.export (a block; a learned token
+concatenated, nn.MultiheadAttention, an embedding of torch.arange(seq)).
+Every expected count, FLOP total, byte size, edge and source list is
+written here from the model's dimensions and the documented rules (where
+torch chooses the node names, ops are found by kind); the converted graphs
+are then placed with every method of build/doppler (or $DOPPLER_CLI). Run
+from the repository root (./build.sh test does); skips with a reason when
+no python has the onnx package, and the torch parts when torch is missing.
+Closes with the line "N passed, N failed, N skipped" like the C tests."""
 import json
 import math
 import os
@@ -114,6 +124,92 @@ def without_weights(path):
     return keep
 
 
+def read_sources(path):
+    """[(op name, [source names])] in file order, the source= field percent-decoded;
+    also checks that the field holds only what the format allows."""
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            tok = line.split()
+            if not tok or tok[0] != "op":
+                continue
+            src = [t for t in tok[2:] if t.startswith("source=")]
+            if not check(len(src) == 1, "%s: op %s has %d source= fields" % (path, tok[1], len(src))):
+                out.append((tok[1], []))
+                continue
+            names = []
+            for enc in src[0][len("source="):].split(","):
+                raw = enc.encode("utf-8")
+                check(raw and not any(b <= 0x20 or b in b"\x7f=#," for b in raw),
+                      "%s: op %s: source entry %r holds a byte it must escape" % (path, tok[1], enc))
+                dec, i = bytearray(), 0
+                while i < len(raw):
+                    if raw[i] == ord("%"):
+                        hx = raw[i + 1:i + 3].decode("ascii", "replace")
+                        ok = len(hx) == 2 and all(c in "0123456789ABCDEF" for c in hx)
+                        check(ok, "%s: op %s: bad escape in %r" % (path, tok[1], enc))
+                        dec.append(int(hx, 16) if ok else 0)
+                        i += 3
+                    else:
+                        dec.append(raw[i])
+                        i += 1
+                names.append(dec.decode("utf-8"))
+            out.append((tok[1], names))
+    return out
+
+
+def node_names(m):
+    """The source names of a model's nodes (documented: the name, or OpType_INDEX) and graph inputs."""
+    inits = {t.name for t in m.graph.initializer}
+    return [vi.name for vi in m.graph.input if vi.name not in inits] + \
+        [nd.name or "%s_%d" % (nd.op_type, i) for i, nd in enumerate(m.graph.node)]
+
+
+def check_sources(tag, path, onnx_path):
+    """Every node and graph input of the model is listed once across the source lists."""
+    got = sorted(n for _, ns in read_sources(path) for n in ns)
+    want = sorted(node_names(onnx.load(onnx_path)))
+    check(got == want, "%s: source lists %d entries, the model %d names; differ: %s" % (
+        tag, len(got), len(want), sorted(set(got) ^ set(want))[:8]))
+
+
+def make_model(nodes, inputs, outputs, inits=(), vi=(), opsets=(("", 17),), name="m"):
+    g = helper.make_graph(nodes, name, inputs, outputs, list(inits), value_info=list(vi))
+    mm = helper.make_model(g, opset_imports=[helper.make_opsetid(a, b) for a, b in opsets])
+    mm.ir_version = 8
+    return mm
+
+
+def ints(name, vals):
+    return helper.make_tensor(name, TensorProto.INT64, [len(vals)], vals)
+
+
+def const(name, out, value):
+    """A Constant node named name; value: a TensorProto or a list of int64 or a Python int (a scalar)."""
+    if isinstance(value, list):
+        value = ints(name + "_v", value)
+    elif isinstance(value, int):
+        value = helper.make_tensor(name + "_v", TensorProto.INT64, [], [value])
+    return helper.make_node("Constant", [], [out], name=name, value=value)
+
+
+def zeros(name, dims, dtype=None):
+    return helper.make_tensor(name, dtype or TensorProto.FLOAT, dims, [0] * math.prod(dims))
+
+
+def save_convert(tag, m, *args):
+    """Saves model m as TMP/tag.onnx and converts it to TMP/tag.dpg; returns (process, dpg, onnx path)."""
+    p, out = TMP + "/%s.onnx" % tag, TMP + "/%s.dpg" % tag
+    onnx.save(m, p)
+    r = convert(p, out, *args)
+    return r, out, p
+
+
+def header(path):
+    with open(path, encoding="utf-8") as f:
+        return [next(f) for _ in range(3)][1:]
+
+
 def info(path):
     r = run([CLI, "info", path, "--json"])
     return json.loads(r.stdout) if r.returncode == 0 else None
@@ -187,6 +283,7 @@ def test_mlp():
     ops, _ = check_graph("mlp --coarsen 4", outc, wc, chain_edges(wc, [("X", g), (g, "fc2"), ("fc2", "softmax")]))
     if g in ops:
         check(ops[g]["held"] == ["fc1", "fc1_bias", "relu1"], "mlp --coarsen 4: holds %s" % ops[g]["held"])
+        check(dict(read_sources(outc)).get(g) == ["fc1", "fc1_bias", "relu1"], "mlp --coarsen 4: sources %s" % read_sources(outc))
         check(ops[g]["weights"] == ["W1", "b1"], "mlp --coarsen 4: %s uses %s" % (g, ops[g]["weights"]))
     # --coarsen 2: at most two nodes per op
     out2 = TMP + "/mlp_c2.dpg"
@@ -284,15 +381,17 @@ def test_llama():
     check_graph("llama", out, want, chain_edges(want, pairs))
     total = sum(c for _, c, _ in want.values())
     # weights: Wq, Wk, Wv, Wo (D x D), Wgate, Wup (D x F), Wdown (F x D), two gains (D), float32; the
-    # scalars two, eps, inv_sqrt_hd (float32); heads_shape (4 x int64), model_shape (3 x int64)
+    # scalars two, eps, inv_sqrt_hd (float32). heads_shape and model_shape, what the Reshapes read
+    # as their shape, are op parameters, not weights
     ws = dict(read_weights(out))
-    wbytes = 4 * (4 * D * D + 3 * D * F + 2 * D + 3) + 8 * (4 + 3)
-    check(len(ws) == 14 and sum(ws.values()) == wbytes, "llama: %d weights, %g bytes, expected 14 and %d" % (
+    wbytes = 4 * (4 * D * D + 3 * D * F + 2 * D + 3)
+    check(len(ws) == 12 and sum(ws.values()) == wbytes, "llama: %d weights, %g bytes, expected 12 and %d" % (
         len(ws), sum(ws.values()), wbytes))
     ops, _ = read_dpg(out)
-    # shared: heads_shape by the three head reshapes, two and eps by both norms
-    for w, users in (("heads_shape", ["L0_q_heads", "L0_k_heads", "L0_v_heads"]),
-                     ("two", [a + "_pow", n + "_pow"]), ("eps", [a + "_eps", n + "_eps"])):
+    check(not any(w in o["weights"] for o in ops.values() for w in ("heads_shape", "model_shape")),
+          "llama: a Reshape's shape is used as a weight")
+    # shared: two and eps by both norms
+    for w, users in (("two", [a + "_pow", n + "_pow"]), ("eps", [a + "_eps", n + "_eps"])):
         got = sorted(k for k, o in ops.items() if w in o["weights"])
         check(got == sorted(users), "llama: weight %s used by %s, expected %s" % (w, got, users))
 
@@ -321,6 +420,7 @@ def test_llama():
         check(ops[g]["bytes"] == 2 * 4 * T * D, "llama --coarsen 8: %s bytes %g" % (g, ops[g]["bytes"]))
         check(edges.get((g, n + "_mean+" + n + "_eps+" + n + "_sqrt")) == 4 * T * D and
               edges.get((g, "L0_residual2")) == 4 * T * D, "llama --coarsen 8: edge bytes out of %s" % g)
+    check_sources("llama --coarsen 8", outc, m)
     j = info(outc)
     check(j is not None and abs(j["total_compute"] - total) <= 1e-9 * total and j["edges"] == 29,
           "llama --coarsen 8: total compute %s (expected %g, unchanged), edges %s (expected 29)" % (
@@ -355,10 +455,10 @@ def test_convnet():
 
     want = {
         "X": ("input", 0, 4 * N * 3 * 16 * 16),
-        "conv1": ("opaque", conv(9, 3, 8, 16 * 16, 1), 4 * N * 8 * 16 * 16),
+        "conv1": ("matmul", conv(9, 3, 8, 16 * 16, 1), 4 * N * 8 * 16 * 16),     # an implicit GEMM
         "relu1": ("relu", N * 8 * 16 * 16, 4 * N * 8 * 16 * 16),
         "pool1": ("opaque", N * 8 * 8 * 8 * 4, 4 * N * 8 * 8 * 8),    # output x kernel (2x2)
-        "conv2": ("opaque", conv(9, 8, 16, 8 * 8, 2), 4 * N * 16 * 8 * 8),
+        "conv2": ("matmul", conv(9, 8, 16, 8 * 8, 2), 4 * N * 16 * 8 * 8),      # 2 groups of 4 channels
         "relu2": ("relu", N * 16 * 8 * 8, 4 * N * 16 * 8 * 8),
         "gap": ("opaque", N * 16 * 8 * 8, 4 * N * 16),               # one per input element
         "flatten": ("opaque", 0, 4 * N * 16),
@@ -389,8 +489,7 @@ def test_torch():
             return x + self.down(torch.nn.functional.relu(self.up(self.norm(x))))
 
     m = TMP + "/torch_block.onnx"
-    torch.onnx.export(Block(), torch.zeros(B, T, D), m, input_names=["x"], output_names=["y"],
-                      dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}}, opset_version=17)
+    torch_export(Block(), torch.zeros(B, T, D), m, ["x"], ["y"], {"x": {0: "batch"}, "y": {0: "batch"}})
     out = TMP + "/torch_block.dpg"
     r = convert(m, out, "--batch", str(B))
     check(r.returncode == 0, "torch: exit %d: %s" % (r.returncode, r.stderr))
@@ -417,6 +516,563 @@ def test_torch():
           "torch: %s ops (expected 7 nodes and the input), compute %s (expected %d)" % (
               j and j["nodes"], j and j["total_compute"], total))
     return [out]
+
+
+def torch_export(module, args, path, inputs, outputs, axes):
+    """torch.onnx.export at opset 17 with dynamic axes (torch 2.x: its TorchScript exporter)."""
+    import inspect
+    import torch
+    kw = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
+    torch.onnx.export(module, args, path, input_names=inputs, output_names=outputs, dynamic_axes=axes,
+                      opset_version=17, **kw)
+
+
+def test_torch_patterns():
+    """The three torch patterns that failed before folding, exported by torch itself."""
+    try:
+        import torch
+    except Exception as e:   # absent, or present and broken
+        skip("torch patterns: no torch for %s (%s)" % (sys.executable, str(e).splitlines()[0] if str(e) else type(e).__name__))
+        return []
+    torch.manual_seed(0)
+    graphs = []
+
+    # 1. a learned token expanded to the batch and concatenated (ViT's class token)
+    B, T, D = 3, 4, 8
+
+    class Tok(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tok = torch.nn.Parameter(torch.zeros(1, 1, D))
+
+        def forward(self, x):
+            return torch.cat([self.tok.expand(x.shape[0], -1, -1), x], dim=1)
+
+    m = TMP + "/torch_token.onnx"
+    torch_export(Tok(), torch.zeros(2, T, D), m, ["x"], ["y"], {"x": {0: "batch"}, "y": {0: "batch"}})
+    out = TMP + "/torch_token.dpg"
+    r = convert(m, out, "--batch", str(B))
+    check(r.returncode == 0 and r.stderr == "", "torch token: exit %d: %s" % (r.returncode, r.stderr))
+    if r.returncode == 0:
+        ops, _ = read_dpg(out)
+        cat = [k for k, o in ops.items() if o["kind"] == "concat"]
+        # the input and the Concat; everything else folds (the expanded token: B x 1 x D float32)
+        if check(len(ops) == 2 and len(cat) == 1, "torch token: ops %s" % sorted(ops)):
+            want = {"x": ("input", 0, 4 * B * T * D), cat[0]: ("concat", B * (T + 1) * D, 4 * B * (T + 1) * D)}
+            check_graph("torch token", out, want, chain_edges(want, [("x", cat[0])]))
+            ws = read_weights(out)
+            check(len(ws) == 1 and ws[0][1] == 4 * B * D and ops[cat[0]]["weights"] == [ws[0][0]],
+                  "torch token: weights %s" % ws)
+        check_sources("torch token", out, m)
+        graphs.append(out)
+
+    # 2. nn.MultiheadAttention: its chunks are Slices whose ends come from Shape -> Gather -> Add -> Div -> Mul
+    B, T, E, H = 2, 5, 16, 2
+    hd, N = E // H, B * T
+
+    class MHA(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.mha = torch.nn.MultiheadAttention(E, H, batch_first=True)
+
+        def forward(self, x):
+            return self.mha(x, x, x, need_weights=False)[0]
+
+    m = TMP + "/torch_mha.onnx"
+    torch_export(MHA().eval(), torch.zeros(3, T, E), m, ["x"], ["y"], {"x": {0: "batch"}, "y": {0: "batch"}})
+    out = TMP + "/torch_mha.dpg"
+    r = convert(m, out, "--batch", str(B))
+    check(r.returncode == 0 and r.stderr == "", "torch mha: exit %d: %s" % (r.returncode, r.stderr))
+    if r.returncode == 0:
+        ops, edges = read_dpg(out)
+        # in-projection (N x E -> 3E), scores and context per head (T x T x hd each), out-projection
+        mm = sorted(o["compute"] for o in ops.values() if o["kind"] == "matmul")
+        want_mm = sorted([2 * N * E * 3 * E, 2 * B * H * T * T * hd, 2 * B * H * T * hd * T, 2 * N * E * E])
+        check(mm == want_mm, "torch mha: matmul FLOPs %s, expected %s" % (mm, want_mm))
+        sm = [o for o in ops.values() if o["kind"] == "softmax"]
+        check(len(sm) == 1 and sm[0]["compute"] == 5 * B * H * T * T and sm[0]["bytes"] == 4 * B * H * T * T,
+              "torch mha: softmax %s" % sm)
+        # the parameters: in_proj weight and bias (3E x E, 3E), out_proj weight and bias; the one-element
+        # scale factors are weights of 4 bytes
+        big = sum(b for _, b in read_weights(out) if b > 8)
+        check(big == 4 * (3 * E * E + 3 * E + E * E + E), "torch mha: weights %s" % read_weights(out))
+        # one source (the input, 4 N E bytes out) and one sink (the output, N x E)
+        srcs = {a for a, b in edges} - {b for a, b in edges}
+        sinks = set(ops) - {a for a, b in edges}
+        check(srcs == {"x"} and ops["x"]["bytes"] == 4 * N * E and len(sinks) == 1 and
+              ops[sinks.pop()]["bytes"] == 4 * N * E, "torch mha: sources %s, sinks %s" % (srcs, sinks))
+        check_sources("torch mha", out, m)
+        graphs.append(out)
+
+    # 3. an embedding of torch.arange(seq): Range of the input's second dimension, bound by --dim
+    B, S, Vocab, P, D = 2, 5, 10, 16, 8
+
+    class Pos(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tok = torch.nn.Embedding(Vocab, D)
+            self.pos = torch.nn.Embedding(P, D)
+
+        def forward(self, i):
+            return self.tok(i) + self.pos(torch.arange(i.shape[1]))
+
+    m = TMP + "/torch_arange.onnx"
+    torch_export(Pos(), torch.zeros(3, 7, dtype=torch.long), m, ["i"], ["y"],
+                 {"i": {0: "batch", 1: "seq"}, "y": {0: "batch", 1: "seq"}})
+    out = TMP + "/torch_arange.dpg"
+    r = convert(m, out, "--batch", str(B), "--dim", "seq=%d" % S)
+    check(r.returncode == 0 and r.stderr == "", "torch arange: exit %d: %s" % (r.returncode, r.stderr))
+    if r.returncode == 0:
+        ops, _ = read_dpg(out)
+        g = [k for k in ops if k not in ("i",) and ops[k]["kind"] == "opaque"]
+        a = [k for k in ops if ops[k]["kind"] == "add"]
+        # the token Gather and the Add; Range and the position rows it picks fold (S x D float32, a weight)
+        if check(len(ops) == 3 and len(g) == 1 and len(a) == 1, "torch arange: ops %s" % ops):
+            want = {"i": ("input", 0, 8 * B * S), g[0]: ("opaque", B * S * D, 4 * B * S * D),
+                    a[0]: ("add", B * S * D, 4 * B * S * D)}
+            check_graph("torch arange", out, want, chain_edges(want, [("i", g[0]), (g[0], a[0])]))
+            ws = dict(read_weights(out))
+            check(sorted(ws.values()) == sorted([4 * Vocab * D, 4 * S * D]) and ws.get(ops[g[0]]["weights"][0]) == 4 * Vocab * D
+                  and ws.get(ops[a[0]]["weights"][0]) == 4 * S * D, "torch arange: weights %s" % ws)
+        check_sources("torch arange", out, m)
+        graphs.append(out)
+    r = convert(m, TMP + "/torch_arange_noseq.dpg", "--batch", str(B))
+    check(r.returncode == 1 and "--dim seq=" in r.stderr, "torch arange without seq: %d %r" % (r.returncode, r.stderr))
+    return graphs
+
+
+def test_fold_ops():
+    """The folding rules op by op (onnx2dpg.fold_node with numpy), against values worked out by hand."""
+    import numpy as np
+    import onnx2dpg as c
+    N = helper.make_node
+    i64, f32 = np.int64, np.float32
+    A = lambda *v, dt=i64: np.array(v, dtype=dt)                           # noqa: E731
+    grid = np.arange(24, dtype=i64).reshape(2, 3, 4)
+    cases = [  # (node, inputs, expected value; None: not folded)
+        (N("Div", ["a", "b"], ["y"]), [A(-7, 7, -8), A(2, 2, -3)], A(-3, 3, 2)),            # truncated toward zero
+        (N("Div", ["a", "b"], ["y"]), [A(1, 2), A(0, 1)], None),                             # by zero: stays an op
+        (N("Div", ["a", "b"], ["y"]), [A(3.0, dt=f32), A(2.0, dt=f32)], A(1.5, dt=f32)),
+        (N("Mod", ["a", "b"], ["y"]), [A(-7, 7), A(2, -2)], A(1, -1)),                       # the divisor's sign
+        (N("Mod", ["a", "b"], ["y"], fmod=1), [A(-7, 7), A(2, -2)], A(-1, 1)),               # the dividend's
+        (N("Shape", ["x"], ["y"], start=1, end=-1), [np.zeros((2, 3, 4, 5))], A(3, 4)),
+        (N("Shape", ["x"], ["y"], start=-10), [np.zeros((2, 3))], A(2, 3)),                  # clamped
+        (N("Size", ["x"], ["y"]), [np.zeros((2, 3, 4, 5))], np.array(120, dtype=i64)),
+        (N("Gather", ["x", "i"], ["y"]), [A(5, 6, 7), np.array(-1, dtype=i64)], np.array(7, dtype=i64)),
+        (N("Gather", ["x", "i"], ["y"], axis=1), [grid, A(2, 0)], grid[:, [2, 0]]),
+        (N("Concat", ["a", "b"], ["y"], axis=0), [A(1), A(2, 3)], A(1, 2, 3)),
+        (N("Unsqueeze", ["x", "ax"], ["y"]), [A(4, 5, 6), A(0, -1)], A(4, 5, 6).reshape(1, 3, 1)),
+        (N("Squeeze", ["x"], ["y"], axes=[1]), [np.zeros((2, 1, 3, 1))], np.zeros((2, 3, 1))),  # axes attribute
+        (N("Squeeze", ["x"], ["y"]), [np.zeros((2, 1, 3, 1))], np.zeros((2, 3))),               # every 1
+        (N("Squeeze", ["x", "ax"], ["y"]), [np.zeros((2, 3)), A(0)], None),                      # not a 1
+        (N("ConstantOfShape", ["s"], ["y"], value=helper.make_tensor("v", TensorProto.INT64, [1], [7])),
+         [A(2, 3)], np.full((2, 3), 7, dtype=i64)),
+        (N("ConstantOfShape", ["s"], ["y"]), [A(2)], np.zeros(2, dtype=f32)),                 # default: float 0
+        (N("Expand", ["x", "s"], ["y"]), [A(1, 2, 3).reshape(3, 1), A(2, 1, 4)], np.tile(A(1, 2, 3).reshape(1, 3, 1), (2, 1, 4))),
+        (N("Range", ["a", "b", "c"], ["y"]), [np.array(1, i64), np.array(10, i64), np.array(3, i64)], A(1, 4, 7)),
+        (N("Range", ["a", "b", "c"], ["y"]), [np.array(0, f32), np.array(1, f32), np.array(0.25, f32)],
+         A(0, 0.25, 0.5, 0.75, dt=f32)),
+        (N("Range", ["a", "b", "c"], ["y"]), [np.array(5, i64), np.array(1, i64), np.array(1, i64)], A(dt=i64)),  # empty
+        (N("Slice", ["x", "s", "e", "a", "t"], ["y"]), [np.arange(10, dtype=i64), A(8), A(-2 ** 63), A(0), A(-3)], A(8, 5, 2)),
+        (N("Slice", ["x", "s", "e", "a", "t"], ["y"]), [np.arange(10, dtype=i64), A(2), A(2 ** 62), A(-1), A(2)], A(2, 4, 6, 8)),
+        (N("Slice", ["x", "s", "e"], ["y"]), [grid, A(1, 1), A(2, -1)], grid[1:2, 1:2]),   # axes 0, 1 by default
+        (N("Where", ["c", "a", "b"], ["y"]), [A(True, False, dt=bool), A(1, 2), A(-1)], A(1, -1)),
+        (N("Equal", ["a", "b"], ["y"]), [A(1, 2), A(2)], A(False, True, dt=bool)),
+        (N("Less", ["a", "b"], ["y"]), [A(1, 2), A(2)], A(True, False, dt=bool)),
+        (N("Greater", ["a", "b"], ["y"]), [A(1, 3), A(2)], A(False, True, dt=bool)),
+        (N("Not", ["a"], ["y"]), [A(True, False, dt=bool)], A(False, True, dt=bool)),
+        (N("And", ["a", "b"], ["y"]), [A(True, True, dt=bool), A(True, False, dt=bool)], A(True, False, dt=bool)),
+        (N("Or", ["a", "b"], ["y"]), [A(False, False, dt=bool), A(True, False, dt=bool)], A(True, False, dt=bool)),
+        (N("Cast", ["a"], ["y"], to=TensorProto.INT64), [A(1.7, -1.7, dt=f32)], A(1, -1)),
+        (N("Cast", ["a"], ["y"], to=TensorProto.BFLOAT16), [A(1.0, dt=f32)], None),           # no numpy type
+        (N("Add", ["a", "b"], ["y"]), [A(1, 2), A(10)], A(11, 12)),
+        (N("Sub", ["a", "b"], ["y"]), [A(1, 2), A(10)], A(-9, -8)),
+        (N("Mul", ["a", "b"], ["y"]), [A(1, 2), A(10)], A(10, 20)),
+        (N("Neg", ["a"], ["y"]), [A(1, -2)], A(-1, 2)),
+        (N("Abs", ["a"], ["y"]), [A(1, -2)], A(1, 2)),
+        (N("Floor", ["a"], ["y"]), [A(1.5, -1.5, dt=f32)], A(1, -2, dt=f32)),
+        (N("Ceil", ["a"], ["y"]), [A(1.5, -1.5, dt=f32)], A(2, -1, dt=f32)),
+        (N("Sqrt", ["a"], ["y"]), [A(4, 9, dt=f32)], A(2, 3, dt=f32)),
+        (N("Pow", ["a", "b"], ["y"]), [A(2, 3), A(3)], A(8, 27)),                             # the base's type
+        (N("Max", ["a", "b", "c"], ["y"]), [A(1, 5), A(3), A(0, 4)], A(3, 5)),
+        (N("Min", ["a", "b"], ["y"]), [A(1, 5), A(3)], A(1, 3)),
+        (N("Reshape", ["x", "s"], ["y"]), [grid, A(0, -1)], grid.reshape(2, 12)),             # 0 copies, -1 infers
+        (N("Reshape", ["x", "s"], ["y"], allowzero=1), [np.zeros((0, 3)), A(3, 0)], np.zeros((3, 0))),
+        (N("Reshape", ["x", "s"], ["y"]), [grid, A(5, -1)], None),                             # 24 is no multiple of 5
+        (N("Transpose", ["x"], ["y"], perm=[2, 0, 1]), [grid], grid.transpose(2, 0, 1)),
+        (N("Transpose", ["x"], ["y"]), [grid], grid.transpose(2, 1, 0)),                       # reversed
+        (N("Identity", ["x"], ["y"]), [grid], grid),
+        (N("Flatten", ["x"], ["y"], axis=2), [grid], grid.reshape(6, 4)),
+        (N("Flatten", ["x"], ["y"], axis=0), [grid], grid.reshape(1, 24)),
+        (N("Tile", ["x", "r"], ["y"]), [A(1, 2).reshape(1, 2), A(2, 2)], A(1, 2, 1, 2, 1, 2, 1, 2).reshape(2, 4)),
+        (N("ReduceSum", ["x", "ax"], ["y"], keepdims=0), [grid, A(1)], grid.sum(axis=1)),
+        (N("ReduceProd", ["x"], ["y"], axes=[0]), [A(2, 3, 4).reshape(3, 1)], A(24).reshape(1, 1)),
+        (N("ReduceMax", ["x"], ["y"], keepdims=0), [grid], np.array(23, dtype=i64)),
+        (N("ReduceMin", ["x"], ["y"], axes=[-1]), [grid], grid.min(axis=-1, keepdims=True)),
+        (N("ReduceSum", ["x", "ax"], ["y"], noop_with_empty_axes=1), [grid, A(dt=i64)], grid),
+        (N("Trilu", ["x"], ["y"], upper=0), [np.ones((3, 3), i64)], A(1, 0, 0, 1, 1, 0, 1, 1, 1).reshape(3, 3)),
+        (N("Trilu", ["x", "k"], ["y"]), [np.ones((2, 3), i64), np.array(1, i64)], A(0, 1, 1, 0, 0, 1).reshape(2, 3)),
+        (N("CumSum", ["x", "ax"], ["y"]), [A(1, 2, 3), np.array(0, i64)], A(1, 3, 6)),
+        (N("CumSum", ["x", "ax"], ["y"], exclusive=1, reverse=1), [A(1, 2, 3), np.array(0, i64)], A(5, 3, 0)),
+        # the size cap: an output over 2^24 elements is not made (it stays an op)
+        (N("Expand", ["x", "s"], ["y"]), [A(1), A(2 ** 24 + 1)], None),
+        (N("ConstantOfShape", ["s"], ["y"]), [A(4096, 4097)], None),
+        (N("Range", ["a", "b", "c"], ["y"]), [np.array(0, i64), np.array(2 ** 24 + 1, i64), np.array(1, i64)], None),
+    ]
+    for node, ins, want in cases:
+        known = {x: c.Known.of(v) for x, v in zip(node.input, ins)}
+        tag = "fold %s %s: %s" % (node.op_type, [a.name for a in node.attribute], [v.tolist() for v in ins if v.size < 30])
+        got = c.fold_node(node, known, lambda t: None, c.folders())
+        if want is None:
+            check(got is None, "%s: folded, expected to stay an op" % tag)
+            continue
+        if not check(got is not None and "y" in got, "%s: not folded" % tag):
+            continue
+        v = got["y"].value()
+        check(v.dtype == want.dtype and v.shape == want.shape and np.array_equal(v, want),
+              "%s: %r, expected %r" % (tag, v, want))
+    # a view folds on its shape alone: an initializer whose data is in an external file
+    k = c.Known(TensorProto.FLOAT, (4, 8))                                   # no value
+    got = c.fold_node(N("Reshape", ["w", "s"], ["y"]), {"w": k, "s": c.Known.of(A(-1))}, lambda t: None, c.folders())
+    check(got is not None and got["y"].shape == (32,) and got["y"].value() is None, "fold Reshape of external data: %s" % got)
+    got = c.fold_node(N("Transpose", ["w"], ["y"]), {"w": k}, lambda t: None, c.folders())
+    check(got is None, "fold Transpose of external data: folded")
+    # Shape of a tensor that is not known, by its inferred shape
+    got = c.fold_node(N("Shape", ["t"], ["y"]), {}, lambda t: (3, 5), c.folders())
+    check(got is not None and got["y"].value().tolist() == [3, 5], "fold Shape by inference: %s" % got)
+    # percent-encoding of source names
+    check(c.percent_encode("a b,c=d#e%f\x7fg\x01ж") == "a%20b%2Cc%3Dd%23e%25f%7Fg%01ж",
+          "percent_encode: %r" % c.percent_encode("a b,c=d#e%f\x7fg\x01ж"))
+
+
+# ---------------------------------------------------------------------------
+# folding: the patterns torch.onnx.export writes, built with onnx.helper
+def test_expand_token():
+    """ViT's class token: Expand of a learned token to a shape made only of Constants
+    (torch turns expand(n, -1, -1) into Where(Equal(shape, -1), 1, shape)), then Concat."""
+    V, N = helper.make_tensor_value_info, helper.make_node
+    F = TensorProto.FLOAT
+    B, T, D = 2, 3, 8                 # a fixed batch of 2
+    nodes = [const("tok_shape", "ts", [B, -1, -1]),
+             const("minus_one", "m1", [-1]),
+             N("Equal", ["ts", "m1"], ["eq"], name="is_minus"),
+             const("ones3", "o3", [1, 1, 1]),
+             N("Where", ["eq", "o3", "ts"], ["shp"], name="fix_shape"),
+             N("Expand", ["cls", "shp"], ["tok"], name="expand_tok"),
+             N("Concat", ["tok", "x"], ["y0"], name="cat", axis=1),
+             N("Add", ["y0", "pos"], ["y"], name="add_pos")]
+    m = make_model(nodes, [V("x", F, [B, T, D])], [V("y", F, [B, T + 1, D])],
+                   [zeros("cls", [1, 1, D]), zeros("pos", [1, T + 1, D])])
+    r, out, p = save_convert("expand_token", m)
+    check(r.returncode == 0, "expand_token: exit %d: %s" % (r.returncode, r.stderr))
+    if r.returncode:
+        return
+    # is_minus, fix_shape, expand_tok fold; the three Constants are no ops either
+    want = {"x": ("input", 0, 4 * B * T * D),
+            "cat": ("concat", B * (T + 1) * D, 4 * B * (T + 1) * D),   # a copy: one per output element
+            "add_pos": ("add", B * (T + 1) * D, 4 * B * (T + 1) * D)}
+    ops, _ = check_graph("expand_token", out, want, chain_edges(want, [("x", "cat"), ("cat", "add_pos")]))
+    # the expanded token is a folded value read as data: a weight of its own, B x 1 x D float32
+    check(read_weights(out) == [("tok", 4 * B * D), ("pos", 4 * (T + 1) * D)], "expand_token: weights %s" % read_weights(out))
+    check({k: o["weights"] for k, o in ops.items()} == {"x": [], "cat": ["tok"], "add_pos": ["pos"]},
+          "expand_token: uses %s" % {k: o["weights"] for k, o in ops.items()})
+    src = read_sources(out)
+    check(src == [("x", ["x"]), ("cat", ["cat", "tok_shape", "minus_one", "is_minus", "ones3", "fix_shape", "expand_tok"]),
+                  ("add_pos", ["add_pos"])], "expand_token: sources %s" % src)
+    h = header(out)
+    check("; batch 2 (as exported)" in h[0] and h[1].startswith("# 3 ops (8 ONNX nodes: 3 Constant, 3 folded), 2 edges"),
+          "expand_token: header %s" % h)
+    # --batch 5 rescales the fixed batch, but the token's shape holds 2: Concat cannot join
+    # [2, 1, D] and [5, 3, D], so the model is refused with how to export it
+    r, out, p = save_convert("expand_token_b5", m, "--batch", "5")
+    check(r.returncode == 1 and not os.path.exists(out) and not os.path.exists(out + ".tmp"),
+          "expand_token --batch 5: exit %d, file written %s" % (r.returncode, os.path.exists(out)))
+    check(all(w in r.stderr for w in ("fixed batch of 2", "--batch 5", "dynamic_axes={'x': {0: 'batch'}")),
+          "expand_token --batch 5: message %r" % r.stderr)
+
+
+def test_mha_slice():
+    """nn.MultiheadAttention's chunking: Slice ends from Shape -> Gather -> Add -> Div -> Mul
+    of the in-projection, whose shape is fixed once --batch binds the batch."""
+    V, N = helper.make_tensor_value_info, helper.make_node
+    F = TensorProto.FLOAT
+    B, T, D = 2, 4, 8
+    nodes = [N("MatMul", ["x", "W"], ["h"], name="qkv"),                    # [B, T, 3D]
+             N("Shape", ["h"], ["s"], name="sh"),
+             const("idx", "i", -1),
+             N("Gather", ["s", "i"], ["n3"], name="g", axis=0),                 # 3D
+             const("one", "c1", 1),
+             N("Add", ["n3", "c1"], ["n3p"], name="a1"),                        # 3D + 1
+             const("three", "c3", 3),
+             N("Div", ["n3p", "c3"], ["dd"], name="d"),                         # (3D + 1) / 3 = D, truncated
+             N("Mul", ["dd", "c1"], ["e_q"], name="m_q"),
+             const("axes0", "ax0", [0]),
+             N("Unsqueeze", ["e_q", "ax0"], ["end_q"], name="u_q"),
+             const("zero1", "z1", [0]),
+             const("last", "axl", [-1]),
+             N("Slice", ["h", "z1", "end_q", "axl"], ["q"], name="slice_q"),
+             const("two", "c2", 2),
+             N("Mul", ["dd", "c2"], ["e_k"], name="m_k"),
+             N("Unsqueeze", ["e_k", "ax0"], ["end_k"], name="u_k"),
+             N("Slice", ["h", "end_q", "end_k", "axl"], ["k"], name="slice_k"),
+             N("Add", ["q", "k"], ["y"], name="sum_qk")]
+    m = make_model(nodes, [V("x", F, ["batch", T, D])], [V("y", F, ["batch", T, D])], [zeros("W", [D, 3 * D])])
+    r, out, p = save_convert("mha_slice", m, "--batch", str(B))
+    check(r.returncode == 0, "mha_slice: exit %d: %s" % (r.returncode, r.stderr))
+    if r.returncode:
+        return
+    want = {"x": ("input", 0, 4 * B * T * D),
+            "qkv": ("matmul", 2 * B * T * D * 3 * D, 4 * B * T * 3 * D),
+            "slice_q": ("opaque", B * T * D, 4 * B * T * D),     # a copy of the first D columns
+            "slice_k": ("opaque", B * T * D, 4 * B * T * D),
+            "sum_qk": ("add", B * T * D, 4 * B * T * D)}
+    ops, _ = check_graph("mha_slice", out, want, chain_edges(want, [("x", "qkv"), ("qkv", "slice_q"), ("qkv", "slice_k"),
+                                                                    ("slice_q", "sum_qk"), ("slice_k", "sum_qk")]))
+    # starts, ends and axes are op parameters: the only weight is W
+    check(read_weights(out) == [("W", 4 * D * 3 * D)] and ops.get("slice_q", {}).get("weights") == [],
+          "mha_slice: weights %s" % read_weights(out))
+    # what makes the ends goes with slice_q, the first op to read it; two, m_k, u_k only slice_k reads
+    src = dict(read_sources(out))
+    check(src.get("slice_q") == ["slice_q", "sh", "idx", "g", "one", "a1", "three", "d", "m_q", "axes0", "u_q",
+                                 "zero1", "last"] and src.get("slice_k") == ["slice_k", "two", "m_k", "u_k"],
+          "mha_slice: sources %s" % src)
+
+
+def test_range_embedding():
+    """torch.arange(seq): Range of a Shape's element, bound by --dim seq, then a position embedding."""
+    V, N = helper.make_tensor_value_info, helper.make_node
+    F, I64 = TensorProto.FLOAT, TensorProto.INT64
+    B, S, Vocab, P, D = 2, 5, 10, 16, 8
+    nodes = [N("Gather", ["emb", "ids"], ["e"], name="tok_emb"),              # [B, S, D]
+             N("Shape", ["ids"], ["s"], name="sh"),
+             const("one_idx", "i1", 1),
+             N("Gather", ["s", "i1"], ["n"], name="g"),
+             const("zero", "c0", 0),
+             const("step", "c1", 1),
+             N("Range", ["c0", "n", "c1"], ["r"], name="rng"),
+             N("Gather", ["pos", "r"], ["p"], name="pos_emb"),                 # [S, D]
+             N("Add", ["e", "p"], ["y"], name="add")]
+    m = make_model(nodes, [V("ids", I64, ["batch", "seq"])], [V("y", F, ["batch", "seq", D])],
+                   [zeros("emb", [Vocab, D]), zeros("pos", [P, D])])
+    r, out, p = save_convert("range_emb", m, "--batch", str(B), "--dim", "seq=%d" % S)
+    check(r.returncode == 0, "range_emb: exit %d: %s" % (r.returncode, r.stderr))
+    if r.returncode == 0:
+        # Range folds, and so does the Gather of the position rows (every input known): the
+        # S x D rows it picks are a weight of their own, read by add
+        want = {"ids": ("input", 0, 8 * B * S),
+                "tok_emb": ("opaque", B * S * D, 4 * B * S * D),
+                "add": ("add", B * S * D, 4 * B * S * D)}
+        ops, _ = check_graph("range_emb", out, want, chain_edges(want, [("ids", "tok_emb"), ("tok_emb", "add")]))
+        check(read_weights(out) == [("emb", 4 * Vocab * D), ("p", 4 * S * D)], "range_emb: weights %s" % read_weights(out))
+        check(dict(read_sources(out)).get("add") == ["add", "sh", "one_idx", "g", "zero", "step", "rng", "pos_emb"],
+              "range_emb: sources %s" % read_sources(out))
+    # seq unbound: the message names the flag (not "known only at run time")
+    r, out, p = save_convert("range_emb_noseq", m, "--batch", str(B))
+    check(r.returncode == 1 and "--dim seq=" in r.stderr and "run time" not in r.stderr,
+          "range_emb without seq: exit %d, %r" % (r.returncode, r.stderr))
+
+
+def test_reshape_from_shape():
+    """A Reshape whose target is Concat(Shape(x)[0], -1) (torch's x.view(x.size(0), -1))."""
+    V, N = helper.make_tensor_value_info, helper.make_node
+    F = TensorProto.FLOAT
+    B = 3
+    nodes = [N("Shape", ["x"], ["s"], name="sh"),
+             N("Gather", ["s", "idx0"], ["b"], name="g0"),                    # [1]: the batch
+             N("Concat", ["b", "minus1"], ["tgt"], name="target", axis=0),
+             N("Reshape", ["x", "tgt"], ["flat"], name="flatten"),
+             N("MatMul", ["flat", "W"], ["y"], name="fc")]
+    m = make_model(nodes, [V("x", F, ["batch", 4, 6])], [V("y", F, ["batch", 5])],
+                   [ints("idx0", [0]), ints("minus1", [-1]), zeros("W", [24, 5])])
+    r, out, p = save_convert("reshape_shape", m, "--batch", str(B))
+    check(r.returncode == 0, "reshape_shape: exit %d: %s" % (r.returncode, r.stderr))
+    if r.returncode:
+        return
+    want = {"x": ("input", 0, 4 * B * 24),
+            "flatten": ("opaque", 0, 4 * B * 24),                 # a view
+            "fc": ("matmul", 2 * B * 24 * 5, 4 * B * 5)}
+    check_graph("reshape_shape", out, want, chain_edges(want, [("x", "flatten"), ("flatten", "fc")]))
+    # idx0 and minus1 are read only by folded nodes: no weights
+    check(read_weights(out) == [("W", 4 * 24 * 5)], "reshape_shape: weights %s" % read_weights(out))
+    check(read_sources(out) == [("x", ["x"]), ("flatten", ["flatten", "sh", "g0", "target"]), ("fc", ["fc"])],
+          "reshape_shape: sources %s" % read_sources(out))
+
+
+def test_shared_weight():
+    """torch's Identity for a weight two modules share folds into its reader: one weight W;
+    a Transpose of W folds too but is a weight of its own."""
+    V, N = helper.make_tensor_value_info, helper.make_node
+    F = TensorProto.FLOAT
+    nodes = [N("Identity", ["W"], ["W2"], name="w_alias"),
+             N("Reshape", ["W2", "shape88"], ["W3"], name="w_view"),
+             N("MatMul", ["x", "W"], ["h"], name="mm1"),
+             N("MatMul", ["h", "W3"], ["h2"], name="mm2"),
+             N("Transpose", ["W"], ["Wt"], name="wt"),
+             N("MatMul", ["h2", "Wt"], ["y"], name="mm3")]
+    m = make_model(nodes, [V("x", F, [2, 8])], [V("y", F, [2, 8])], [zeros("W", [8, 8]), ints("shape88", [8, 8])])
+    r, out, p = save_convert("shared_weight", m)
+    check(r.returncode == 0, "shared_weight: exit %d: %s" % (r.returncode, r.stderr))
+    if r.returncode:
+        return
+    want = {"x": ("input", 0, 4 * 2 * 8)}
+    for k in ("mm1", "mm2", "mm3"):
+        want[k] = ("matmul", 2 * 2 * 8 * 8, 4 * 2 * 8)
+    ops, _ = check_graph("shared_weight", out, want, chain_edges(want, [("x", "mm1"), ("mm1", "mm2"), ("mm2", "mm3")]))
+    check(read_weights(out) == [("W", 4 * 64), ("Wt", 4 * 64)], "shared_weight: weights %s" % read_weights(out))
+    uses = {k: o["weights"] for k, o in ops.items()}
+    check(uses == {"x": [], "mm1": ["W"], "mm2": ["W"], "mm3": ["Wt"]}, "shared_weight: uses %s" % uses)
+    check(dict(read_sources(out)) == {"x": ["x"], "mm1": ["mm1"], "mm2": ["mm2", "w_alias", "w_view"], "mm3": ["mm3", "wt"]},
+          "shared_weight: sources %s" % read_sources(out))
+
+
+def test_rescale():
+    """--batch on a model exported with a fixed batch: rescaled where it follows."""
+    V, N = helper.make_tensor_value_info, helper.make_node
+    F = TensorProto.FLOAT
+    nodes = [N("MatMul", ["x", "W"], ["h"], name="mm"), N("Relu", ["h"], ["y"], name="relu")]
+    # the model's own value_info holds the exported batch 1: it is dropped when rescaling
+    m = make_model(nodes, [V("x", F, [1, 16])], [V("y", F, [1, 4])], [zeros("W", [16, 4])], vi=[V("h", F, [1, 4])])
+    for args, B, note in (([], 1, "batch 1 (as exported)"), (["--batch", "1"], 1, "batch 1\n"),
+                          (["--batch", "8"], 8, "batch 8 (the model's fixed batch 1, rescaled)")):
+        tag = "rescale_%s" % (args[1] if args else "none")
+        r, out, p = save_convert(tag, m, *args)
+        check(r.returncode == 0, "%s: exit %d: %s" % (tag, r.returncode, r.stderr))
+        if r.returncode:
+            continue
+        want = {"x": ("input", 0, 4 * B * 16), "mm": ("matmul", 2 * B * 16 * 4, 4 * B * 4), "relu": ("relu", B * 4, 4 * B * 4)}
+        check_graph(tag, out, want, chain_edges(want, [("x", "mm"), ("mm", "relu")]))
+        check(header(out)[0].endswith("; " + note.strip() + "\n"), "%s: header %r" % (tag, header(out)[0]))
+    # a Reshape to the constant shape [1, 16] keeps the batch at 1: refused
+    nodes = [N("Reshape", ["x", "to16"], ["f"], name="flat"), N("Relu", ["f"], ["y"], name="relu")]
+    m = make_model(nodes, [V("x", F, [1, 4, 4])], [V("y", F, [1, 16])], [ints("to16", [1, 16])])
+    r, out, p = save_convert("rescale_refused", m, "--batch", "8")
+    check(r.returncode == 1 and not os.path.exists(out) and not os.path.exists(out + ".tmp"),
+          "rescale_refused: exit %d, %s" % (r.returncode, r.stderr))
+    check(all(w in r.stderr for w in ("fixed batch of 1", "--batch 8", "dynamic_axes=")), "rescale_refused: %r" % r.stderr)
+    # --batch where no graph input has a first dimension: refused, never ignored
+    m = make_model([N("Relu", ["x"], ["y"], name="relu")], [V("x", F, [])], [V("y", F, [])])
+    r, out, p = save_convert("batch_scalar", m, "--batch", "4")
+    check(r.returncode == 1 and "--batch 4" in r.stderr and not os.path.exists(out), "batch_scalar: %d %r" % (r.returncode, r.stderr))
+
+
+def test_conv_kinds():
+    """Conv and ConvTranspose are matmul (implicit GEMM), a depthwise Conv opaque."""
+    V, N = helper.make_tensor_value_info, helper.make_node
+    F = TensorProto.FLOAT
+    nodes = [N("Conv", ["x", "Wd"], ["d"], name="dw", group=4, kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             N("ConvTranspose", ["d", "Wu"], ["y"], name="up", kernel_shape=[2, 2], strides=[2, 2])]
+    m = make_model(nodes, [V("x", F, [1, 4, 8, 8])], [V("y", F, [1, 2, 16, 16])],
+                   [zeros("Wd", [4, 1, 3, 3]), zeros("Wu", [4, 2, 2, 2])])
+    r, out, p = save_convert("conv_kinds", m)
+    check(r.returncode == 0, "conv_kinds: exit %d: %s" % (r.returncode, r.stderr))
+    if r.returncode:
+        return
+    want = {"x": ("input", 0, 4 * 4 * 64),
+            "dw": ("opaque", 2 * (4 * 64) * 1 * 9, 4 * 4 * 64),             # output x Cin/group x kernel
+            "up": ("matmul", 2 * (4 * 64) * 2 * 4, 4 * 2 * 256)}            # input x Cout/group x kernel
+    check_graph("conv_kinds", out, want, chain_edges(want, [("x", "dw"), ("dw", "up")]))
+
+
+def test_unknown_sizes():
+    """A size still unknown: the node, the tensor and the cause."""
+    V, N = helper.make_tensor_value_info, helper.make_node
+    F, I64 = TensorProto.FLOAT, TensorProto.INT64
+    # NonZero: its output size depends on the values
+    m = make_model([N("NonZero", ["x"], ["nz_out"], name="nz"), N("Transpose", ["nz_out"], ["y"], name="tp")],
+                   [V("x", F, [6])], [V("y", I64, None)])
+    r, out, p = save_convert("unknown_nonzero", m)
+    check(r.returncode == 1 and "'nz'" in r.stderr and "nz_out" in r.stderr and "known only at run time" in r.stderr,
+          "unknown_nonzero: %d %r" % (r.returncode, r.stderr))
+    # a Range to the largest value of the input: the input's values are needed
+    m = make_model([N("ReduceMax", ["x"], ["mx"], name="mx", keepdims=0),
+                    N("Range", ["c0", "mx", "c1"], ["r"], name="rng"),
+                    N("Neg", ["r"], ["y"], name="neg")],
+                   [V("x", I64, [6])], [V("y", I64, None)],
+                   [helper.make_tensor("c0", I64, [], [0]), helper.make_tensor("c1", I64, [], [1])])
+    r, out, p = save_convert("unknown_range", m)
+    check(r.returncode == 1 and "'rng'" in r.stderr and "known only at run time" in r.stderr and
+          "graph input 'x'" in r.stderr, "unknown_range: %d %r" % (r.returncode, r.stderr))
+    # a Reshape to a shape made from a dimension left free: the flag that binds it (named at the
+    # graph input, the first op written)
+    m = make_model([N("Shape", ["x"], ["s"], name="sh"),
+                    N("ReduceProd", ["s"], ["n"], name="count", keepdims=1),
+                    N("Reshape", ["x", "n"], ["y"], name="flat")],
+                   [V("x", F, [2, "seq"])], [V("y", F, None)])
+    r, out, p = save_convert("unknown_free", m)
+    check(r.returncode == 1 and "graph input 'x'" in r.stderr and "--dim seq=" in r.stderr and "run time" not in r.stderr,
+          "unknown_free: %d %r" % (r.returncode, r.stderr))
+    r, out, p = save_convert("unknown_free_bound", m, "--dim", "seq=3")
+    check(r.returncode == 0 and read_dpg(out)[0].get("flat", {}).get("bytes") == 4 * 6,
+          "unknown_free with --dim seq=3: %d %r" % (r.returncode, r.stderr))
+    # a NUL in a node's name: refused, naming the node by its position
+    m = make_model([N("Relu", ["x"], ["y"], name="a\0b")], [V("x", F, [2])], [V("y", F, [2])])
+    r, out, p = save_convert("nul_name", m)
+    check(r.returncode == 1 and "node 0 (Relu)" in r.stderr and "NUL" in r.stderr and not os.path.exists(out),
+          "nul_name: %d %r" % (r.returncode, r.stderr))
+
+
+def test_sources():
+    """source= round trip: exact node names back from the file, and the mapping JSON that
+    build/doppler writes for them (place --out NAME.json)."""
+    V, N = helper.make_tensor_value_info, helper.make_node
+    F = TensorProto.FLOAT
+    long1 = "L" * 150 + "a" * 51                  # 201 characters, equal to long2 in the first 150
+    long2 = "L" * 150 + "b" * 51
+    odd = "ноль→1 #=,%"
+    nodes = [helper.make_node("Constant", [], ["c"], name="const", value=zeros("cv", [512])),
+             N("Relu", ["x"], ["t0"], name="x"),                               # the graph input's name too
+             N("MatMul", ["t0", "Wa"], ["ta"], name="a b"),
+             N("MatMul", ["t0", "Wb"], ["tb"], name="a_b"),
+             N("Add", ["ta", "c"], ["t1"], name=long1),
+             N("Neg", ["c"], ["cneg"], name="fold me"),                        # folds (its input is known)
+             N("Add", ["tb", "cneg"], ["t2"], name=long2),
+             N("Relu", ["t1"], ["t3"], name="dup"),
+             N("Relu", ["t2"], ["t4"], name="dup"),
+             N("Add", ["t3", "t4"], ["y"], name=odd),
+             helper.make_node("Constant", [], ["unused"], name="dead", value=zeros("dv", [2]))]
+    m = make_model(nodes, [V("x", F, [2, 64])], [V("y", F, [2, 512])], [zeros("Wa", [64, 512]), zeros("Wb", [64, 512])])
+    r, out, p = save_convert("sources", m)
+    check(r.returncode == 0, "sources: exit %d: %s" % (r.returncode, r.stderr))
+    if r.returncode:
+        return
+    # op names: cleaned, at most 127 bytes, unique; source lists: exact, the Constant with its
+    # first reader, the folded Neg with its reader, the dead Constant with the last op
+    cut = long1[:127]
+    want = [("x", ["x"]), ("x_2", ["x"]), ("a_b", ["a b"]), ("a_b_2", ["a_b"]), (cut, [long1, "const"]),
+            (cut[:125] + "_2", [long2, "fold me"]), ("dup", ["dup"]), ("dup_2", ["dup"]),
+            ("ноль→1____%", [odd, "dead"])]
+    src = read_sources(out)
+    check(src == want, "sources: %s, expected %s" % (src, want))
+    text = open(out, encoding="utf-8").read()
+    check("source=a%20b\n" in text, "sources: 'a b' not written as a%20b")
+    check("source=ноль→1%20%23%3D%2C%25,dead\n" in text, "sources: the non-ASCII name's encoding")
+    check_sources("sources", out, p)
+
+    # the mapping JSON: keys exactly the model's node names, each with its op's device
+    # (a name several entries share: their devices in op order), as the assignment says
+    mp, asg = TMP + "/sources_map.json", TMP + "/sources.assign"
+    r1 = run([CLI, "place", out, "--method", "cp", "--devices", "2", "--out", mp])
+    r2 = run([CLI, "place", out, "--method", "cp", "--devices", "2", "--out", asg])
+    try:
+        j = json.load(open(mp, encoding="utf-8")) if r1.returncode == 0 else {}
+    except ValueError:
+        j = {}
+    if r1.returncode != 0 or j.get("format") != "doppler-mapping 1":
+        skip("mapping JSON: %s does not write one for --out NAME.json (exit %d: %s)" % (
+            CLI, r1.returncode, r1.stderr.strip()[-200:]))
+        return
+    check(r2.returncode == 0, "sources: place --out %s: exit %d %s" % (asg, r2.returncode, r2.stderr))
+    devs = [int(ln) for ln in open(asg) if ln.strip() and not ln.startswith("#")]
+    check(len(devs) == len(want), "sources: %d devices in the assignment, %d ops" % (len(devs), len(want)))
+    expect = {}
+    for (_, names), d in zip(want, devs):
+        for nm in names:
+            expect.setdefault(nm, []).append(d)
+    expect = {k: v[0] if len(v) == 1 else v for k, v in expect.items()}
+    check(set(j["mapping"]) == {nd.name for nd in m.graph.node}, "sources: mapping keys %s" % sorted(j["mapping"]))
+    check(j["mapping"] == expect, "sources: mapping %s, expected %s" % (j["mapping"], expect))
+    check(j.get("devices") == 2 and j.get("method") == "cp", "sources: mapping header %s" % {
+        k: v for k, v in j.items() if k != "mapping"})
 
 
 def test_errors():
@@ -520,6 +1176,9 @@ def test_weights():
     uses = {k: o["weights"] for k, o in ops.items()}
     check(uses == {"X": [], "mm": ["W"], "add_a": ["s_1_shared"], "mul_b": ["s_1_shared"], "join": ["s_1_shared_2"]},
           "weights: uses %s" % uses)
+    # the Constant node goes with join, the op that reads it
+    check(read_sources(out) == [("X", ["X"]), ("mm", ["mm"]), ("add_a", ["add_a"]), ("mul_b", ["mul_b"]),
+                                ("join", ["join", "const"])], "weights: sources %s" % read_sources(out))
     # --no-weights: the same graph less the weights (the figures before weights)
     out0 = TMP + "/weights_none.dpg"
     r = convert(m, out0, "--no-weights")
@@ -634,6 +1293,17 @@ def main():
     graphs += test_llama()
     graphs += test_convnet()
     graphs += test_torch()
+    graphs += test_torch_patterns()
+    test_fold_ops()
+    test_expand_token()
+    test_mha_slice()
+    test_range_embedding()
+    test_reshape_from_shape()
+    test_shared_weight()
+    test_rescale()
+    test_conv_kinds()
+    test_unknown_sizes()
+    test_sources()
     test_errors()
     test_weights()
     test_chain()
