@@ -24,6 +24,9 @@
 #   8. ONNX import: bench/onnx_bench.sh (skipped without the onnx package).
 #   9. placement within device memory: bench/memory.sh (memory-bound
 #      workloads, every method within memory, against the pretrained policy).
+#  10. PyTorch models: bench/torch_bench.sh (eight models converted, every
+#      method on the H100 presets, the bridge's overhead; skipped without
+#      torch, torchvision and onnx).
 # --all also runs what the page lists only as tried and not kept or in
 # summary, which the default run leaves out: the per-seed tables (quality
 # --per-seed), the training diagnostics of two long runs with and without
@@ -538,4 +541,8 @@ echo
 echo "## 9. Placement within device memory"
 echo
 bench/memory.sh || status=1
+echo
+echo "## 10. PyTorch models"
+echo
+bench/torch_bench.sh || status=1
 exit $status
