@@ -3822,6 +3822,27 @@ static int dp__json_string(dp__json *j, const char *start, char **out)
     return 0;
 }
 
+/* The next member of an object whose '{' was read (*count: members so far):
+   *key (the caller frees it) with j->p past its ':', or *key NULL at the
+   object's '}'; nonzero on an error. */
+static int dp__json_member(dp__json *j, const char *start, int *count, char **key)
+{
+    int rc;
+    *key = NULL;
+    dp__json_ws(j);
+    if (j->p < j->end && *j->p == '}') { j->p++; return 0; }
+    if ((*count)++) {
+        if (j->p >= j->end || *j->p != ',') return dp__json_fail(j, start, "expected ',' or '}'");
+        j->p++;
+        dp__json_ws(j);
+    }
+    if ((rc = dp__json_string(j, start, key))) return rc;
+    dp__json_ws(j);
+    if (j->p >= j->end || *j->p != ':') { DP_FREE(*key); *key = NULL; return dp__json_fail(j, start, "expected ':'"); }
+    j->p++;
+    return 0;
+}
+
 /* Skips one JSON value (depth-limited). */
 static int dp__json_skip(dp__json *j, const char *start, int depth)
 {
@@ -3831,24 +3852,23 @@ static int dp__json_skip(dp__json *j, const char *start, int depth)
     if (j->p >= j->end) return dp__json_fail(j, start, "expected a value");
     if (depth > 64) return dp__json_fail(j, start, "nested too deeply");
     if (*j->p == '"') { rc = dp__json_string(j, start, &s); DP_FREE(s); return rc; }
-    if (*j->p == '{' || *j->p == '[') {
-        char close = *j->p == '{' ? '}' : ']';
-        int obj = close == '}', first = 1;
+    if (*j->p == '{') {
+        int n = 0;
         j->p++;
         for (;;) {
+            if ((rc = dp__json_member(j, start, &n, &s))) return rc;
+            if (!s) return 0;
+            DP_FREE(s);
+            if ((rc = dp__json_skip(j, start, depth + 1))) return rc;
+        }
+    }
+    if (*j->p == '[') {
+        j->p++;
+        for (int n = 0;; n++) {
             dp__json_ws(j);
-            if (j->p < j->end && *j->p == close) { j->p++; return 0; }
-            if (!first) {
-                if (j->p >= j->end || *j->p != ',') return dp__json_fail(j, start, "expected ',' or the end of a list or object");
-                j->p++;
-                dp__json_ws(j);
-            }
-            first = 0;
-            if (obj) {
-                if ((rc = dp__json_string(j, start, &s))) return rc;
-                DP_FREE(s);
-                dp__json_ws(j);
-                if (j->p >= j->end || *j->p != ':') return dp__json_fail(j, start, "expected ':'");
+            if (j->p < j->end && *j->p == ']') { j->p++; return 0; }
+            if (n) {
+                if (j->p >= j->end || *j->p != ',') return dp__json_fail(j, start, "expected ',' or ']'");
                 j->p++;
             }
             if ((rc = dp__json_skip(j, start, depth + 1))) return rc;
@@ -3915,18 +3935,9 @@ DPDEF int dp_mapping_read_mem(const char *buf, size_t len, const char *name, con
     dp__json_ws(&j);
     if (j.p >= j.end || *j.p != '{') { rc = dp__json_fail(&j, buf, "a mapping file is a JSON object"); goto done; }
     j.p++;
-    for (i = 0;; i++) {
-        dp__json_ws(&j);
-        if (j.p < j.end && *j.p == '}') { j.p++; break; }
-        if (i) {
-            if (j.p >= j.end || *j.p != ',') { rc = dp__json_fail(&j, buf, "expected ',' or '}'"); goto done; }
-            j.p++;
-            dp__json_ws(&j);
-        }
-        if ((rc = dp__json_string(&j, buf, &s))) goto done;
-        dp__json_ws(&j);
-        if (j.p >= j.end || *j.p != ':') { rc = dp__json_fail(&j, buf, "expected ':'"); goto done; }
-        j.p++;
+    for (i = 0;;) {
+        if ((rc = dp__json_member(&j, buf, &i, &s))) goto done;
+        if (!s) break;
         if (strcmp(s, "mapping") != 0) {
             DP_FREE(s); s = NULL;
             if ((rc = dp__json_skip(&j, buf, 0))) goto done;
@@ -3937,19 +3948,10 @@ DPDEF int dp_mapping_read_mem(const char *buf, size_t len, const char *name, con
         dp__json_ws(&j);
         if (j.p >= j.end || *j.p != '{') { rc = dp__json_fail(&j, buf, "\"mapping\" must be an object"); goto done; }
         j.p++;
-        for (int n = 0;; n++) {
+        for (int n = 0;;) {
             int f, d;
-            dp__json_ws(&j);
-            if (j.p < j.end && *j.p == '}') { j.p++; break; }
-            if (n) {
-                if (j.p >= j.end || *j.p != ',') { rc = dp__json_fail(&j, buf, "expected ',' or '}' in \"mapping\""); goto done; }
-                j.p++;
-                dp__json_ws(&j);
-            }
-            if ((rc = dp__json_string(&j, buf, &s))) goto done;
-            dp__json_ws(&j);
-            if (j.p >= j.end || *j.p != ':') { rc = dp__json_fail(&j, buf, "expected ':'"); goto done; }
-            j.p++;
+            if ((rc = dp__json_member(&j, buf, &n, &s))) goto done;
+            if (!s) break;
             if ((f = dp__index_find_str(ix, key, s, dp__hash_str(s))) < 0) {
                 rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: '%.200s' is no op's source name or name in the graph", name, dp__json_line(&j, buf), s);
                 goto done;

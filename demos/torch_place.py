@@ -946,29 +946,13 @@ def node_key(node, i):
 
 
 def _topological(nodes):
-    """Node indices in topological order, the file's order among ready nodes."""
+    """Node indices in topological order (the file's where it is one):
+    onnx2dpg.py's, its cycle error as a PlaceError."""
     producer = {o: i for i, n in enumerate(nodes) for o in n.output if o}
-    preds = [{producer[t] for t in n.input if t in producer} for n in nodes]
-    if all(p < i for i in range(len(nodes)) for p in preds[i]):
-        return list(range(len(nodes)))
-    import heapq
-    succ = [[] for _ in nodes]
-    indeg = [len(p) for p in preds]
-    for i, ps in enumerate(preds):
-        for p in ps:
-            succ[p].append(i)
-    heap = [i for i in range(len(nodes)) if indeg[i] == 0]
-    order = []
-    while heap:
-        i = heapq.heappop(heap)
-        order.append(i)
-        for s in succ[i]:
-            indeg[s] -= 1
-            if indeg[s] == 0:
-                heapq.heappush(heap, s)
-    if len(order) < len(nodes):
-        raise PlaceError("the ONNX graph has a cycle")
-    return order
+    try:
+        return _onnx2dpg().topological_order(nodes, producer)
+    except _onnx2dpg().ConvertError as e:
+        raise PlaceError("the ONNX graph has a cycle: %s" % e)
 
 
 def check_supported(model):

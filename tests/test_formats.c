@@ -572,7 +572,7 @@ static void test_sources(void)
             {"{\"mapping\": {\"x\": 1, \"a b\": 0}}", "", DP_ERR_GRAPH},
             {"{\"mapping\": {\"x\": 1}} x", "text after the mapping object", DP_ERR_PARSE},
             {"{\"mapping\": {\"x\\q\": 1}}", "unknown escape", DP_ERR_PARSE},
-            {"{\"mapping\": {\"x\": 1", "m.json:1: expected ',' or '}' in \"mapping\"", DP_ERR_PARSE},
+            {"{\"mapping\": {\"x\": 1", "m.json:1: expected ',' or '}'", DP_ERR_PARSE},
             {"{\n\"mapping\":\n {\"x", "m.json:3: unterminated string", DP_ERR_PARSE},
         };
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
