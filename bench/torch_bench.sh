@@ -12,13 +12,13 @@
 #    h100-sxm:8, fp32 and bf16): makespan / lower bound per method, the
 #    lower bound and the best makespan in ms, doppler's (the pretrained
 #    policy, zero-shot, greedy + 64 samples; then with --polish 1, one pass
-#    of local search) and anneal's seconds. Placeto
-#    has no pretrained policy and is left out.
+#    of local search) and anneal's seconds; Placeto trained on each graph
+#    (stage sim, 50 episodes from cp's placement), then greedy.
 # 3. demos/torch_place.py --bench: the placed module with every op on one
 #    device against the original (CPU), the bridge's own overhead.
 # From the repository root after ./build.sh; needs /usr/bin/python3 (or
 # python3) with torch, torchvision and onnx; skips (exit 0) without them.
-# About 3 minutes on 2 cores.
+# About 7 minutes on 2 cores.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 D=build/doppler
@@ -46,21 +46,27 @@ for cl in h100-sxm:4 h100-sxm:8; do
         "$D" bench "${graphs[@]}" --cluster "$cl" --precision "$prec" --methods "$methods" --json >"$dir/bench.json" ||
             exit 1
         : >"$dir/polish.json"   # the policy's answer then one pass of local search
+        : >"$dir/placeto.json"  # Placeto trained on the graph (sim, 50 episodes from cp), then greedy
         for g in "${graphs[@]}"; do
             "$D" place "$g" --cluster "$cl" --precision "$prec" --method doppler --polish 1 --json >>"$dir/polish.json" ||
                 exit 1
+            "$D" train "$g" --algo placeto --stages sim --episodes 50 --cluster "$cl" --precision "$prec" \
+                --out "$dir/placeto.dpl" >/dev/null || exit 1
+            "$D" place "$g" --cluster "$cl" --precision "$prec" --method placeto --policy "$dir/placeto.dpl" \
+                --json >>"$dir/placeto.json" || exit 1
         done
-        "$py" - "$dir/bench.json" "$methods" "$dir/polish.json" <<'EOF'
+        "$py" - "$dir/bench.json" "$methods" "$dir/polish.json" "$dir/placeto.json" <<'EOF'
 import json, os, sys
 rows = json.load(open(sys.argv[1]))
 methods = sys.argv[2].split(",")
-for line in open(sys.argv[3]):
-    if line.strip():
-        r = json.loads(line)
-        r["method"] = "doppler+polish"
-        r.setdefault("infeasible", False)
-        rows.append(r)
-methods.append("doppler+polish")
+for path, name in ((sys.argv[3], "doppler+polish"), (sys.argv[4], "placeto")):
+    for line in open(path):
+        if line.strip():
+            r = json.loads(line)
+            r["method"] = name
+            r.setdefault("infeasible", False)
+            rows.append(r)
+    methods.append(name)
 by = {}
 for r in rows:
     by.setdefault(os.path.basename(r["graph"])[:-len("_b1.dpg")], {})[r["method"]] = r
