@@ -2,8 +2,9 @@
 # build.sh - build, test, demo and bench doppler. No make, no cmake.
 #
 #   ./build.sh            build the CLI, demos, bench programs and tests into build/
-#   ./build.sh test       build, then run every test program; the last line is
-#                         the total "N passed, N failed, N skipped"
+#   ./build.sh test       build, then run every test program (tests/test_*.c,
+#                         *.cpp, *.py, *.sh, then .ci/cli_test.sh); the last
+#                         line is the total "N passed, N failed, N skipped"
 #   ./build.sh sanitize   the same under -fsanitize=address,undefined (build/sanitize/)
 #   ./build.sh valgrind   .ci/valgrind.sh: one short round of every CLI command
 #                         under valgrind: zero errors and zero leaks
@@ -56,16 +57,11 @@ NVLIBS="-lpthread -lm"
 DATA=${DP_DATA:-../shared/data}   # the reference data, when present
 
 # stb_ds: only tests/test_stb_ds.c uses it (a program with its own stb_ds
-# links with doppler, which needs nothing); installed when we can, the test
-# skips without it
+# links with doppler, which needs nothing). build.sh installs nothing: the
+# test skips without it, saying how to install it (.ci/run installs it)
 want_stb() {
     if echo '#include <stb/stb_ds.h>' | "$CC" -E -x c - >/dev/null 2>&1; then return 0; fi
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-        echo "stb_ds.h not found (tests/test_stb_ds.c uses it): installing libstb-dev"
-        export DEBIAN_FRONTEND=noninteractive
-        if apt-get update && apt-get install -y libstb-dev; then return 0; fi
-    fi
-    echo "build.sh: stb_ds.h not found: tests/test_stb_ds.c will skip (Debian/Ubuntu: apt-get install libstb-dev)"
+    echo "build.sh: stb_ds.h not found: tests/test_stb_ds.c will skip (Debian/Ubuntu: sudo apt-get install libstb-dev)"
 }
 
 # ---------------------------------------------------------------------------
@@ -185,8 +181,9 @@ build_tests() {  # DIR
         job "$dir/${stem}_cpp" "$f" "CXX  " "$CXX" $CXXFLAGS -o "$dir/${stem}_cpp" "$f" $LIBS
         TEST_PROGS+=("$dir/${stem}_cpp")
     done
-    # Python tests (the ONNX importer): run as they are, against $DOPPLER_CLI
-    for f in tests/test_*.py; do [ -e "$f" ] && TEST_PROGS+=("$f"); done
+    # Python tests (the ONNX importer) and shell tests (the README's
+    # examples, the build's own rules): run as they are, against $DOPPLER_CLI
+    for f in tests/test_*.py tests/test_*.sh; do [ -e "$f" ] && TEST_PROGS+=("$f"); done
 }
 
 CUDA_OBJ=build/doppler_cuda.o
@@ -436,7 +433,7 @@ case "${1:-build}" in
     fuzz) .ci/fuzz.sh "${2:-60}" ;;
     valgrind) .ci/valgrind.sh ;;
     clean) rm -rf build ;;
-    help | -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' ;;
+    help | -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' ;;
     *)
         echo "usage: ./build.sh [build|test|sanitize|valgrind|demo|bench|fuzz [SECONDS]|clean]" >&2
         exit 2

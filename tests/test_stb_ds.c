@@ -60,7 +60,7 @@ static int diamond(dp_graph *g, dp_error *err)
 int main(void)
 {
 #ifndef HAVE_STB_DS
-    SKIP("<stb/stb_ds.h> not installed (Debian/Ubuntu: libstb-dev)");
+    SKIP("<stb/stb_ds.h> not installed (Debian/Ubuntu: sudo apt-get install libstb-dev)");
     return dp_test_done();
 #else
     dp_error err = {0};
