@@ -1,13 +1,16 @@
 /* example.c - the doppler.h API on one page: build a graph (or read one),
    place it with HEFT on two devices, simulate the placement, print it.
 
-       cc -std=gnu11 -O2 -I. -o build/example demos/example.c -lm
+       cc -std=gnu11 -O2 -I. -o build/example demos/example.c -lm -pthread
        build/example [GRAPH]
+
+   It compiles as C++ too (g++ -x c++ ...): tests/test_readme.sh checks both.
 */
 #define DOPPLER_IMPLEMENTATION
 #include "doppler.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #define CHECK(call)                                                    \
     do {                                                               \
@@ -19,7 +22,7 @@
 
 int main(int argc, char **argv)
 {
-    dp_error err = {0};
+    dp_error err = {DP_OK, {0}};   /* {0} alone is C only: C++ wants a dp_code */
     dp_graph g;
     dp_cluster c;
 
@@ -31,7 +34,8 @@ int main(int argc, char **argv)
         const char *names[] = {"a", "b", "c", "d"};
         const double cost[] = {2, 3, 3, 1};
         for (int i = 0; i < 4; i++) {
-            dp_op_desc op = {0};
+            dp_op_desc op;
+            memset(&op, 0, sizeof op);     /* zero = defaults */
             op.name = names[i];
             op.compute = cost[i];
             op.out_bytes = 1;
@@ -48,9 +52,10 @@ int main(int argc, char **argv)
     /* two devices in the graph's own units */
     CHECK(dp_cluster_for_graph(&c, &g, 2, &err));
 
-    int *assign = malloc(sizeof *assign * (size_t)g.n_ops);
+    int *assign = (int *)malloc(sizeof *assign * (size_t)g.n_ops);
     if (!assign) return 1;
-    dp_place_opts opts = {0};          /* zero = defaults */
+    dp_place_opts opts;
+    memset(&opts, 0, sizeof opts);
     dp_place_result res;
     CHECK(dp_place(DP_METHOD_HEFT, &g, &c, &opts, assign, &res, &err));
     printf("heft: makespan %g, %.3f x the lower bound %g\n", res.makespan,
@@ -59,7 +64,8 @@ int main(int argc, char **argv)
         printf("  %-8s -> device %d\n", g.name[v], assign[v]);
 
     /* the same placement, dispatched by b-level priority instead of FIFO */
-    dp_sim_opts so = {0};
+    dp_sim_opts so;
+    memset(&so, 0, sizeof so);
     so.order = DP_ORDER_PRIORITY;
     double makespan;
     CHECK(dp_simulate(&g, &c, assign, &so, &makespan, &err));
