@@ -298,30 +298,42 @@ out:
 }
 
 /* cal: the calibration's sweeps and seconds (0: the defaults) */
-static int workloads(int devices, int rounds, int reps, const dp_calibrate_opts *cal)
+/* workloads' graphs: the four checked-in real-op graphs, then each
+   workload at dim 512 in 2 and 4 parts; *ng of them (-1 after a failure,
+   reported). */
+static void wl_graphs(wl_graph *gs, int *ng)
 {
     static const char *files[4] = { "graphs/chainmm_256_p2.dpg", "graphs/ffnn_256_p2.dpg", "graphs/llama_block_256_p2.dpg", "graphs/llama_layer_256_p2.dpg" };
     static const char *kname[4] = { "chainmm", "ffnn", "llama-block", "llama-layer" };
     static char labels[WL_MAX][96];
-    dp_method ms[3] = { DP_METHOD_CP, DP_METHOD_HEFT, DP_METHOD_RANDOM };
-    wl_graph gs[WL_MAX];
-    int ng = 0, nc, r, i, k;
     dp_error e = {0};
+    int i;
+    *ng = 0;
     for (i = 0; i < 4; i++) {
-        if (dp_graph_read(&gs[ng].g, files[i], DP_FORMAT_AUTO, &e)) return die(&e);
-        gs[ng++].label = files[i];
+        if (dp_graph_read(&gs[*ng].g, files[i], DP_FORMAT_AUTO, &e)) { die(&e); *ng = -1; return; }
+        gs[(*ng)++].label = files[i];
     }
     for (i = 0; i < 4; i++)
         for (int P = 2; P <= 4; P += 2) {
             dp_workload_opts wo;
             memset(&wo, 0, sizeof wo);
             wo.kind = (dp_workload)i; wo.parts = P; wo.dim = 512; wo.batch = 256; wo.layers = 2;
-            if (dp_gen_workload(&gs[ng].g, &wo, &e)) return die(&e);
-            snprintf(labels[ng], sizeof labels[ng], "%s dim 512 P %d%s", kname[i], P,
+            if (dp_gen_workload(&gs[*ng].g, &wo, &e)) { die(&e); *ng = -1; return; }
+            snprintf(labels[*ng], sizeof labels[*ng], "%s dim 512 P %d%s", kname[i], P,
                      i == 0 ? "" : i == 3 ? " (batch 256, 2 blocks)" : " (batch 256)");
-            gs[ng].label = labels[ng];
-            ng++;
+            gs[*ng].label = labels[*ng];
+            (*ng)++;
         }
+}
+
+static int workloads(int devices, int rounds, int reps, const dp_calibrate_opts *cal)
+{
+    dp_method ms[3] = { DP_METHOD_CP, DP_METHOD_HEFT, DP_METHOD_RANDOM };
+    wl_graph gs[WL_MAX];
+    int ng = 0, nc, r, i, k;
+    dp_error e = {0};
+    wl_graphs(gs, &ng);
+    if (ng < 0) return 1;
     nc = ng * 3;
     int **as = calloc((size_t)nc, sizeof(int *));
     double *pred = calloc((size_t)nc * rounds, sizeof(double)), *meas = calloc((size_t)nc * rounds, sizeof(double));

@@ -475,6 +475,62 @@ static int general(const char *dir, int procs, int il, int sim)
     return 0;
 }
 
+/* zeroshot's seeds 2..N: the same placements, no rows (seed 1, the
+   table's, gave rows placements, below of them at or below min(cp, heft),
+   rel the sum of doppler / anneal - 1); each graph read once, cp and heft
+   (no seed) once per device count. */
+static int zeroshot_seeds(const dp_policy *p, int argc, char **argv, const int *dl, int nd, int samples, int seeds,
+                          int rows, int below, double rel)
+{
+    dp_error e = {0};
+    double *r_s = calloc((size_t)seeds, sizeof(double)), lo, hi, srel = rel;
+    int sbelow = below;
+    if (!r_s) return 1;
+    r_s[0] = rel;
+    for (int i = 3; i < argc; i++) {
+        if (argv[i][0] == '-' && argv[i][1] == '-') { i++; continue; }
+        dp_graph g;
+        if (dp_graph_read(&g, argv[i], DP_FORMAT_AUTO, &e)) return die(&e);
+        int *a = malloc(sizeof(int) * ((size_t)g.n_ops + 1));
+        if (!a) return 1;
+        for (int k = 0; k < nd; k++) {
+            dp_cluster c;
+            dp_place_opts po;
+            dp_place_result pc, ph, pa;
+            memset(&po, 0, sizeof po);
+            if (dp_cluster_for_graph(&c, &g, dl[k], &e) || dp_place(DP_METHOD_CP, &g, &c, &po, a, &pc, &e) ||
+                dp_place(DP_METHOD_HEFT, &g, &c, &po, a, &ph, &e))
+                return die(&e);
+            double h = pc.makespan < ph.makespan ? pc.makespan : ph.makespan;
+            for (int si = 2; si <= seeds; si++) {
+                dp_infer_opts io;
+                double ms;
+                memset(&io, 0, sizeof io);
+                io.samples = samples; io.seed = (uint64_t)si; po.seed = (uint64_t)si;
+                if (dp_policy_place(p, &g, &c, &io, a, NULL, &ms, &e) || dp_place(DP_METHOD_ANNEAL, &g, &c, &po, a, &pa, &e))
+                    return die(&e);
+                sbelow += ms <= h * (1 + 1e-9);
+                r_s[si - 1] += ms / pa.makespan - 1;
+            }
+            dp_cluster_free(&c);
+        }
+        free(a);
+        dp_graph_free(&g);
+    }
+    lo = hi = r_s[0];
+    for (int si = 1; si < seeds; si++) {
+        srel += r_s[si];
+        if (r_s[si] < lo) lo = r_s[si];
+        if (r_s[si] > hi) hi = r_s[si];
+    }
+    int n = rows * seeds;
+    printf("seeds 1-%d (the policy's samples and anneal at seed s), %d placements: at or below min(cp, heft) %d (%.0f%%); "
+           "doppler / anneal - 1: mean %+.1f%% (per seed %+.1f%% to %+.1f%%)\n",
+           seeds, n, sbelow, 100.0 * sbelow / n, 100 * srel / n, 100 * lo / rows, 100 * hi / rows);
+    free(r_s);
+    return 0;
+}
+
 static int zeroshot(int argc, char **argv)
 {
     const char *pol_path = argv[2], *devs = opt(argc, argv, "--devices", "2,4,8");
@@ -565,55 +621,7 @@ static int zeroshot(int argc, char **argv)
                "simulations %d of %d (that anneal: %+.1f%%); time %.2f s (1/%.0f of anneal's); the better of cp and heft so polished: %+.1f%%\n",
                polish, pbelow, 100.0 * pbelow / nr, 100 * prel / nr, pwin, rows,
                100 * psrel / nr, t_pp, t_pp > 0 ? t_ann / t_pp : 0, 100 * hrel / nr);
-    if (seeds > 1 && rows > 0) {
-        /* seeds 2..N: the same placements, no rows (seed 1 is the table's);
-           each graph read once, cp and heft (no seed) once per device count */
-        double *r_s = calloc((size_t)seeds, sizeof(double)), lo, hi, srel = rel;
-        int sbelow = below;
-        if (!r_s) return 1;
-        r_s[0] = rel;
-        for (int i = 3; i < argc; i++) {
-            if (argv[i][0] == '-' && argv[i][1] == '-') { i++; continue; }
-            dp_graph g;
-            if (dp_graph_read(&g, argv[i], DP_FORMAT_AUTO, &e)) return die(&e);
-            int *a = malloc(sizeof(int) * ((size_t)g.n_ops + 1));
-            if (!a) return 1;
-            for (int k = 0; k < nd; k++) {
-                dp_cluster c;
-                dp_place_opts po;
-                dp_place_result pc, ph, pa;
-                memset(&po, 0, sizeof po);
-                if (dp_cluster_for_graph(&c, &g, dl[k], &e) || dp_place(DP_METHOD_CP, &g, &c, &po, a, &pc, &e) ||
-                    dp_place(DP_METHOD_HEFT, &g, &c, &po, a, &ph, &e))
-                    return die(&e);
-                double h = pc.makespan < ph.makespan ? pc.makespan : ph.makespan;
-                for (int si = 2; si <= seeds; si++) {
-                    dp_infer_opts io;
-                    double ms;
-                    memset(&io, 0, sizeof io);
-                    io.samples = samples; io.seed = (uint64_t)si; po.seed = (uint64_t)si;
-                    if (dp_policy_place(&p, &g, &c, &io, a, NULL, &ms, &e) || dp_place(DP_METHOD_ANNEAL, &g, &c, &po, a, &pa, &e))
-                        return die(&e);
-                    sbelow += ms <= h * (1 + 1e-9);
-                    r_s[si - 1] += ms / pa.makespan - 1;
-                }
-                dp_cluster_free(&c);
-            }
-            free(a);
-            dp_graph_free(&g);
-        }
-        lo = hi = r_s[0];
-        for (int si = 1; si < seeds; si++) {
-            srel += r_s[si];
-            if (r_s[si] < lo) lo = r_s[si];
-            if (r_s[si] > hi) hi = r_s[si];
-        }
-        int n = rows * seeds;
-        printf("seeds 1-%d (the policy's samples and anneal at seed s), %d placements: at or below min(cp, heft) %d (%.0f%%); "
-               "doppler / anneal - 1: mean %+.1f%% (per seed %+.1f%% to %+.1f%%)\n",
-               seeds, n, sbelow, 100.0 * sbelow / n, 100 * srel / n, 100 * lo / rows, 100 * hi / rows);
-        free(r_s);
-    }
+    if (seeds > 1 && rows > 0 && zeroshot_seeds(&p, argc, argv, dl, nd, samples, seeds, rows, below, rel)) return 1;
     dp_policy_free(&p);
     return 0;
 }

@@ -37,6 +37,55 @@ static int parse_list(const char *s, int *out, int max)
     return n;
 }
 
+/* Every method on one STG graph on p processors against its proven
+   optimum opt: method k's figures go to row[k * stride]. */
+static void run_graph(const char *gpath, int p, double opt, const dp_method *ms, int n_ms, cell *row, size_t stride,
+                      int *errors, int *below_opt)
+{
+    dp_graph g;
+    dp_cluster c;
+    dp_error e = {0};
+    dp_graph_init(&g);
+    memset(&c, 0, sizeof c);
+    if (dp_graph_read(&g, gpath, DP_FORMAT_STG, &e) ||
+        dp_cluster_for_graph(&c, &g, p, &e)) {
+        fprintf(stderr, "stg_bench: %s\n", e.msg);
+        (*errors)++;
+        dp_cluster_free(&c);
+        dp_graph_free(&g);
+        return;
+    }
+    int *assign = malloc(sizeof *assign * (size_t)g.n_ops);
+    for (int k = 0; assign && k < n_ms; k++) {
+        dp_place_opts po = {0};
+        dp_place_result res;
+        po.seed = 1;
+        double t0 = dp_now();
+        if (dp_place(ms[k], &g, &c, &po, assign, &res, &e)) {
+            fprintf(stderr, "stg_bench: %s, %s: %s\n", gpath,
+                    dp_method_name(ms[k]), e.msg);
+            (*errors)++;
+            continue;
+        }
+        double r = res.makespan / opt;
+        cell *x = &row[(size_t)k * stride];
+        x->seconds += dp_now() - t0;
+        if (r < 1 - 1e-9) {
+            fprintf(stderr, "stg_bench: %s on %d: %s makespan %.17g is below "
+                    "the proven optimum %.17g\n", gpath, p,
+                    dp_method_name(ms[k]), res.makespan, opt);
+            (*below_opt)++;
+        }
+        x->n++;
+        x->sum += r;
+        if (r > x->worst) x->worst = r;
+        if (r <= 1 + 1e-9) x->optimal++;
+    }
+    free(assign);
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = "../shared/data/stg", *methods = "all";
@@ -106,48 +155,7 @@ int main(int argc, char **argv)
                 rows++;
                 char gpath[1100];
                 snprintf(gpath, sizeof gpath, "%s/%s", dir, rel);
-                dp_graph g;
-                dp_cluster c;
-                dp_error e = {0};
-                dp_graph_init(&g);
-                memset(&c, 0, sizeof c);
-                if (dp_graph_read(&g, gpath, DP_FORMAT_STG, &e) ||
-                    dp_cluster_for_graph(&c, &g, p, &e)) {
-                    fprintf(stderr, "stg_bench: %s\n", e.msg);
-                    errors++;
-                    dp_cluster_free(&c);
-                    dp_graph_free(&g);
-                    continue;
-                }
-                int *assign = malloc(sizeof *assign * (size_t)g.n_ops);
-                for (int k = 0; assign && k < n_ms; k++) {
-                    dp_place_opts po = {0};
-                    dp_place_result res;
-                    po.seed = 1;
-                    double t0 = dp_now();
-                    if (dp_place(ms[k], &g, &c, &po, assign, &res, &e)) {
-                        fprintf(stderr, "stg_bench: %s, %s: %s\n", gpath,
-                                dp_method_name(ms[k]), e.msg);
-                        errors++;
-                        continue;
-                    }
-                    double r = res.makespan / opt;
-                    cell *x = &CELL(k, si, pi);
-                    x->seconds += dp_now() - t0;
-                    if (r < 1 - 1e-9) {
-                        fprintf(stderr, "stg_bench: %s on %d: %s makespan %.17g is below "
-                                "the proven optimum %.17g\n", gpath, p,
-                                dp_method_name(ms[k]), res.makespan, opt);
-                        below_opt++;
-                    }
-                    x->n++;
-                    x->sum += r;
-                    if (r > x->worst) x->worst = r;
-                    if (r <= 1 + 1e-9) x->optimal++;
-                }
-                free(assign);
-                dp_cluster_free(&c);
-                dp_graph_free(&g);
+                run_graph(gpath, p, opt, ms, n_ms, &CELL(0, si, pi), (size_t)n_sizes * n_procs, &errors, &below_opt);
             }
             fclose(f);
         }

@@ -7,7 +7,7 @@
 #
 # DOPPLER: the CLI (default build/doppler); OUT: the policy (default
 # policies/doppler_family.dpl). FAMILY_EPISODES, FAMILY_OPTS (more train
-# options, after the shipped ones, so that they win: "--seed 2") and
+# options; one it names replaces the shipped value: "--seed 2") and
 # FAMILY_INSERTION (set empty: the recipe without --insertion) are for
 # experiments (bench/family_sweep.sh), and FAMILY_MEMORY (set empty: without
 # the memory-bound models); unset, they make the shipped file. The training family is generated into a
@@ -60,5 +60,11 @@ fi
 # its device, so the cp expert becomes HEFT's rule): on the same graphs
 # +1.5% from anneal instead of +2.2%, and on their workloads on faster
 # devices (SWEEP_COMM=1, 1e13) closer too (bench/RESULTS.md part 4).
+# the shipped values, but where FAMILY_OPTS gives the option (the CLI
+# refuses an option given twice)
+shipped=()
+for kv in "--hidden 4" "--seed 1"; do
+    case " ${FAMILY_OPTS:-} " in *" ${kv%% *} "*) ;; *) shipped+=($kv) ;; esac
+done
 "$DOPPLER" train "$dir"/*.dpg --devices 2,4,8 "${mem[@]}" --stages il,sim --episodes ${FAMILY_EPISODES:-4000,8000} \
-    --hidden 4 ${FAMILY_INSERTION---insertion} --seed 1 ${FAMILY_OPTS:-} --out "$OUT"
+    ${shipped[@]+"${shipped[@]}"} ${FAMILY_INSERTION---insertion} ${FAMILY_OPTS:-} --out "$OUT"
