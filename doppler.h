@@ -40,9 +40,10 @@
    chosen precision (>>api-cluster).
 
    WHAT IT DOES NOT DO (YET)
-   - the CUDA executor has not been run on a GPU yet: it compiles without
-     warnings, its dispatcher and its kernels' arithmetic are tested on the
-     host, its GPU tests skip without a GPU (tests/test_cuda.c);
+   - run the CUDA executor on several physical GPUs: it has run on one
+     H100 (bench/RESULTS.md part 6: tests/test_cuda.c and compute-sanitizer
+     clean); without a GPU its GPU tests skip, its dispatcher and its
+     kernels' arithmetic are tested on the host;
    - logical devices sharing a GPU get a share of its blocks per launch,
      not a partition of its SMs;
    - model a CPU shared with other processes: dp_calibrate_cpu measures
@@ -58,8 +59,8 @@
      at every seed (anneal given as many simulations): bench/RESULTS.md,
      part 4, has the counts; the pretrained policy the CLI carries
      (policies/doppler_family.dpl, loadable with dp_policy_load) places
-     unseen graphs at or below cp and heft (30 of 30 in part 4; other
-     training seeds 25 to 30), but 3% behind annealing, not beyond it.
+     unseen graphs at or below cp and heft on 27 of 30 (part 4), 0.7%
+     better than annealing on average but up to 16% behind it on one.
 
    CONTENTS (grep for the anchor, e.g. ">>simulator")
      public API
@@ -174,7 +175,8 @@
    - Files are written to "PATH.tmp" and renamed on success, so a failure
      never leaves a partial output file behind; a symbolic link is written
      through (the rule applied to its target), a device or a FIFO
-     (/dev/null, /dev/stdout) in place, never replaced (dp_write_file).
+     (/dev/null, /dev/stdout) in place, never replaced (dp_write_file);
+     dp_outputs puts several outputs in place together, or none.
 
    LINKAGE
    - DPDEF marks every public function: extern by default. Define
@@ -456,6 +458,7 @@ DPDEF int  dp_graph_copy(dp_graph *dst, const dp_graph *src, dp_error *err);
    >>api-formats
    Native format (".dpg"), one record per line, '#' starts a comment:
        doppler-graph 1
+       counts ops=N edges=E weights=W         (optional, see below)
        units speed=1e10 bandwidth=1e10        (optional, default 1 1)
        external_inputs 36                     (optional, DOPPLER files)
        devtimes 3                             (optional: columns of time=)
@@ -467,8 +470,18 @@ DPDEF int  dp_graph_copy(dp_graph *dst, const dp_graph *src, dp_error *err);
                [weights=W1,W2,...]   (declared weights it uses)
                [source=S1,S2,...]    (the names it had in its source model)
        edge SRC DST [bytes=B]                 (default: SRC's bytes)
+       end                                    (optional, see below)
    Weights are declared before the first op, ops before the edges that use
-   them. Source names are any non-empty byte strings without NUL (ONNX
+   them. A field given twice on a line is refused ("field 'compute' given
+   twice"). The writer puts a counts line before the first weight and op
+   and an end line last; a file that has a counts line must hold exactly
+   that many ops, edges and weights (each key optional) and end with its
+   end line (then only comments and blank lines), so that a file cut short
+   anywhere, at a line boundary or inside a line, is refused naming what is
+   missing ("truncated: the file ends without its 'end' line, holding 58 of
+   100 ops, 0 of 313 edges"). Files without a counts line (written before
+   there was one, such as those in graphs/, or by hand) are read without
+   this check, as before. Source names are any non-empty byte strings without NUL (ONNX
    node names with spaces, '#', 200 characters, ...), percent-encoded:
    every byte <= 0x20, 0x7f and the bytes of '%' ',' '=' '#' as %XX (two
    hex digits), every other byte as is; they round-trip exactly (op
@@ -480,10 +493,22 @@ DPDEF int  dp_graph_copy(dp_graph *dst, const dp_graph *src, dp_error *err);
    and exit) are kept as zero-cost ops so node i is task i.
    The DOPPLER and STG formats carry no workspace, resident bytes,
    weights or source names (writing a graph with resident bytes, weights
-   or source names to them fails with DP_ERR_FORMAT).
-   Assignment file: line i holds the device of node i; '#' comments.
+   or source names to them fails with DP_ERR_FORMAT). Both carry their
+   counts (DOPPLER: the node count and the input ids; STG: the task count,
+   each task's predecessor count) and a file that ends before them is
+   refused ("truncated: expected 12 op lines"); a cut inside the last line
+   is not seen by them.
+   Assignment file: line i holds the device of node i; '#' comments; a
+   file with fewer (or more) lines than the graph has ops is refused.
    Every text input (graphs, assignments, clusters) may end its lines in
-   CRLF and start with a UTF-8 byte-order mark, which is skipped.
+   CRLF and start with a UTF-8 byte-order mark, which is skipped. Graphs,
+   assignments and mapping files read from a path are refused as soon as
+   a byte arrives that no text holds (NUL, a control byte but tab, LF, VT,
+   FF, CR; DEL): /dev/zero or /dev/urandom given as a graph fails on its
+   first read; a stream (a pipe, a character device) is refused once it
+   passes DP_MAX_FILE_BYTES, holding at most that plus one read. A value
+   quoted in a message is cut in the middle ("1234...6789") when long, so
+   that the reason that follows it always shows.
    ====================================================================== */
 DPDEF int dp_graph_read(dp_graph *g, const char *path, dp_format fmt, dp_error *err);
 DPDEF int dp_graph_read_mem(dp_graph *g, const char *buf, size_t len,
@@ -537,7 +562,13 @@ DPDEF int dp_mapping_read_mem(const char *buf, size_t len, const char *name, con
 /* Output files. Every file the library writes (graphs, assignments,
    clusters, policies, SVGs) and dp_write_file follow one rule:
      PATH a regular file, or nothing yet: written to PATH.tmp, renamed over
-       PATH on success; a failure leaves PATH as it was and no PATH.tmp;
+       PATH on success; a failure leaves PATH as it was and no PATH.tmp.
+       A file replaced keeps its mode, owner and group as far as the
+       process may set them (fchown, then fchmod, on PATH.tmp before the
+       rename); a file with several hard links (st_nlink > 1) is written
+       in place instead, truncated and copied from the complete PATH.tmp,
+       so that its links stay one file (a failure while copying can leave
+       it cut short: the message says so);
      PATH a symbolic link: the rule applied to the file it points to (a
        chain of up to 40 links; a link to nothing creates its target); the
        link stays a link;
@@ -545,16 +576,65 @@ DPDEF int dp_mapping_read_mem(const char *buf, size_t len, const char *name, con
        link in /proc (/dev/stdout, /dev/fd/N lead there): written in place
        (a FIFO's open waits for a reader); a write error (ENOSPC from
        /dev/full) fails with DP_ERR_IO.
+   Refused with DP_ERR_IO naming PATH and why, before anything is written:
+   a directory; a new name or a regular file whose directory does not
+   exist or may not be written; a read-only file (one access(W_OK)
+   refuses, or with no write permission bit at all, so that root too
+   leaves it alone). A PATH.tmp that is a link is refused, not followed.
    dp_write_file opens PATH by that rule, calls fn(ctx, f, err) to write the
    content and closes it; a nonzero return from fn fails the call (and
    leaves a regular PATH as it was). */
 typedef int (*dp_write_fn)(void *ctx, FILE *f, dp_error *err);
 DPDEF int dp_write_file(const char *path, dp_write_fn fn, void *ctx, dp_error *err);
 
+/* Several outputs of one task, put in place together: a failure anywhere
+   leaves every existing output as it was. Add each output before any
+   work (dp_outputs_add checks it by the rule above, and refuses with
+   DP_ERR_ARG a name of the same file as an output added before, or a
+   name that is another output's PATH.tmp: existing files compared by
+   st_dev and st_ino, new names by their resolved directory and name),
+   and check the task's inputs against them (dp_outputs_input: DP_ERR_ARG
+   for an input that is one of the outputs; a name that is not there is
+   left to its reader). After the work, dp_outputs_stage gives the name
+   to write output i to with any writer of the library: PATH.tmp, made
+   with PATH's mode, owner and group (a device, a FIFO or a link in /proc:
+   PATH itself, written in place at once). dp_outputs_commit then puts
+   every staged output in place by the rule (renamed, or copied in place
+   when it has several links), and dp_outputs_free removes what is staged
+   and not committed and frees the set:
+
+       dp_outputs os = {0};
+       const char *to;
+       if (dp_outputs_add(&os, "g.assign", &err) || dp_outputs_add(&os, "g.svg", &err) ||
+           dp_outputs_input(&os, "g.dpg", &err)) goto out;
+       ... the work ...
+       if (dp_outputs_stage(&os, 0, &to, &err) || dp_assign_write(to, assign, n, &err) ||
+           dp_outputs_stage(&os, 1, &to, &err) || dp_gantt_svg(to, &sim, assign, NULL, &err) ||
+           dp_outputs_commit(&os, &err)) goto out;
+     out:
+       dp_outputs_free(&os);
+
+   A commit refused part way (a rename failing) leaves the outputs put in
+   place before it and removes the others' temporaries. Zero-means-empty:
+   {0} is an empty set; n counts the outputs added. */
+typedef struct dp_outputs {
+    int n;          /* outputs added: 0 .. n - 1                          */
+    void *impl;     /* the library's: NULL until the first dp_outputs_add  */
+} dp_outputs;
+DPDEF int  dp_outputs_add(dp_outputs *os, const char *path, dp_error *err);
+DPDEF int  dp_outputs_input(const dp_outputs *os, const char *path, dp_error *err);
+DPDEF int  dp_outputs_stage(dp_outputs *os, int i, const char **name, dp_error *err);
+DPDEF int  dp_outputs_commit(dp_outputs *os, dp_error *err);
+DPDEF void dp_outputs_free(dp_outputs *os);
+
 /* ======================================================================
    >>api-cluster
    Cluster file (".dpc"):
        doppler-cluster 1
+       counts devices=4     (optional; then the file must end with a line
+                             'end' and have 4 devices: dp_cluster_write
+                             writes both, so a cut file is refused; files
+                             without it read as before, unchecked)
        devices 4
        link free|serial
        speed 1e10           (all devices; default 1)
@@ -843,6 +923,13 @@ typedef struct dp_place_opts {
     const int *start;       /* enumopt, anneal: initial placement; NULL -> cp */
     int      no_fallback;   /* 1: return the method's own answer even where
                                one device does better                     */
+    /* enumopt, anneal: called about once a second while they search (NULL:
+       never), with ctx, the simulations run so far, the planned total
+       (anneal: its budget; enumopt: 0, not known ahead) and the best
+       makespan so far. It only reports: the placement, makespan and
+       simulation count are the same with it or without it. */
+    void   (*progress)(void *ctx, long simulations, long total, double best);
+    void    *progress_ctx;
 } dp_place_opts;
 
 typedef struct dp_place_result {
@@ -1713,6 +1800,14 @@ DPDEF int dp__fail(dp_error *err, dp_code code, const char *fmt, ...);
    the butterfly emulated), so that it equals the GPU's output bit for bit
    except for expf/tanhf (libm's here). Needs no GPU. */
 void dp__cuda_host_kernel(const dp_graph *g, int v, const float *const *in, float *out, uint64_t seed);
+/* An executor's arguments, as both executors check them (who: "exec",
+   "exec (cuda)", the messages' prefix): a result, graph and cluster that
+   fit (dp_check), every op on a device of c, reps 1..10000 (0 -> 1),
+   scales >= 0 then set (dp_exec_scales), every real op's tensors. */
+DPDEF int dp__exec_args(const dp_graph *g, const dp_cluster *c, const int *assign, dp_exec_opts *o,
+                        const dp_exec_result *res, const char *who, dp_error *err);
+/* The index of the median of v[0..n) (the lower middle for even n). */
+DPDEF int dp__median_index(const double *v, int n);
 
 #ifdef __cplusplus
 }
@@ -1931,42 +2026,88 @@ static double dp__thread_cpu(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Read a whole file (at most DP_MAX_FILE_BYTES) into a NUL-terminated
+/* The largest file dp__slurp reads: DP_MAX_FILE_BYTES; a test may lower
+   it (the implementation is in its translation unit) to see the limit
+   enforced on a stream without feeding it a gigabyte. */
+static size_t dp__file_limit = DP_MAX_FILE_BYTES;
+
+/* s for a message in buf[cap] (cap >= 8): a value of cap bytes or more
+   keeps its first and last bytes around "...", so that what follows the
+   quoted value in the message (the reason) always shows. Returns buf.
+   dp__q: values from a file (DP__Q); file names get 256 (dp__text). */
+#define DP__Q 72
+static const char *dp__qn(char *buf, size_t cap, const char *s)
+{
+    size_t n = s ? strlen(s) : 0, h = (cap - 4) / 2, tl = cap - 4 - h;
+    if (!s) s = "";
+    if (n < cap) { memcpy(buf, s, n + 1); return buf; }
+    memcpy(buf, s, h);
+    memcpy(buf + h, "...", 3);
+    memcpy(buf + h + 3, s + n - tl, tl + 1);
+    return buf;
+}
+
+static const char *dp__q(char *buf, const char *s) { return dp__qn(buf, DP__Q, s); }
+
+/* The first byte in b[0..n) that no text reader takes (NUL, a control
+   byte other than tab, LF, VT, FF, CR, or DEL), or n: see dp__text_init. */
+static size_t dp__binary_at(const char *b, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)b[i];
+        if (ch == 0 || (ch < 32 && ch != '\t' && ch != '\r' && ch != '\n' && ch != '\f' && ch != '\v') || ch == 127) break;
+    }
+    return i;
+}
+
+/* Read a whole file (at most dp__file_limit bytes) into a NUL-terminated
    buffer. A regular file's size is checked before anything is allocated,
-   and its buffer is made to measure; other files (pipes) grow by doubling
-   up to the limit. */
-static int dp__slurp(const char *path, char **out, size_t *len, dp_error *err)
+   and its buffer is made to measure; other files (pipes, character
+   devices) grow by doubling, the limit checked after every read, so that
+   at most the limit plus one read is ever held. text: the content must be
+   text (dp__binary_at), checked as it arrives, so that /dev/zero or
+   /dev/urandom given as a graph fails on its first read. */
+static int dp__slurp_as(const char *path, int text, char **out, size_t *len, dp_error *err)
 {
     FILE *f;
     char *buf = NULL;
-    size_t cap = 65536, n = 0;
+    size_t cap = 65536, n = 0, lim = dp__file_limit;
     struct stat st;
     *out = NULL; *len = 0;
     if (!path) return dp__fail(err, DP_ERR_ARG, "no file name given");
     f = fopen(path, "rb");
     if (!f) return dp__fail(err, DP_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode)) {
-        if ((uint64_t)st.st_size > (uint64_t)DP_MAX_FILE_BYTES) {
+        if ((uint64_t)st.st_size > (uint64_t)lim) {
             fclose(f);
             return dp__fail(err, DP_ERR_LIMIT, "%s: %llu bytes, larger than the limit of %zu bytes (DP_MAX_FILE_BYTES)",
-                            path, (unsigned long long)st.st_size, (size_t)DP_MAX_FILE_BYTES);
+                            path, (unsigned long long)st.st_size, lim);
         }
         cap = (size_t)st.st_size + 2;   /* one spare byte sees the end */
-    }
+    } else if (cap > lim + 2) cap = lim + 2;
     for (;;) {
-        size_t got;
+        size_t got, bad;
         if (n + 1 >= cap || !buf) {
             char *nb;
-            size_t nc = !buf ? cap : cap > (DP_MAX_FILE_BYTES + 2) / 2 ? DP_MAX_FILE_BYTES + 2 : 2 * cap;
+            size_t nc = !buf ? cap : cap > (lim + 2) / 2 ? lim + 2 : 2 * cap;
             nb = (char *)DP_REALLOC(buf, nc);
             if (!nb) { DP_FREE(buf); fclose(f); return dp__fail(err, DP_ERR_NOMEM, "%s: out of memory reading the file (%zu bytes)", path, nc); }
             buf = nb; cap = nc;
         }
         got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (n > DP_MAX_FILE_BYTES) {
+        if (text && (bad = dp__binary_at(buf + n, got)) < got) {
+            unsigned char ch = (unsigned char)buf[n + bad];
+            int line = 1;
+            size_t j;
+            for (j = 0; j < n + bad; j++) line += buf[j] == '\n';
             DP_FREE(buf); fclose(f);
-            return dp__fail(err, DP_ERR_LIMIT, "%s: file larger than the limit of %zu bytes (DP_MAX_FILE_BYTES)", path, (size_t)DP_MAX_FILE_BYTES);
+            return dp__fail(err, DP_ERR_PARSE, "%s:%d: binary data (byte 0x%02x at offset %zu); not a text file", path, line, ch, n + bad);
+        }
+        n += got;
+        if (n > lim) {
+            DP_FREE(buf); fclose(f);
+            return dp__fail(err, DP_ERR_LIMIT, "%s: file larger than the limit of %zu bytes (DP_MAX_FILE_BYTES)", path, lim);
         }
         if (got == 0) break;
     }
@@ -1975,6 +2116,17 @@ static int dp__slurp(const char *path, char **out, size_t *len, dp_error *err)
     buf[n] = 0;
     *out = buf; *len = n;
     return 0;
+}
+
+static int dp__slurp(const char *path, char **out, size_t *len, dp_error *err)
+{
+    return dp__slurp_as(path, 0, out, len, err);
+}
+
+/* A text file (graphs, assignments, mapping files): see dp__slurp_as. */
+static int dp__slurp_text(const char *path, char **out, size_t *len, dp_error *err)
+{
+    return dp__slurp_as(path, 1, out, len, err);
 }
 
 /* ---- output files: the one rule of every file the library writes ------
@@ -1989,7 +2141,14 @@ static int dp__slurp(const char *path, char **out, size_t *len, dp_error *err)
    /dev/fd/1, /proc/self/fd/1) writes to a duplicate of that descriptor, so
    that it shares the descriptor's offset: `-o /dev/stdout > FILE` does not
    write over what the program prints. The temp file is opened with
-   O_NOFOLLOW: a link planted at PATH.tmp is refused, not written through. */
+   O_NOFOLLOW: a link planted at PATH.tmp is refused, not written through.
+   Before anything is opened dp__out_check refuses a directory, a missing
+   or unwritable directory and a read-only file; a regular file replaced
+   gives PATH.tmp its owner, group and mode, and one with several hard
+   links is copied in place from the complete PATH.tmp (dp__out_put).
+   dp_outputs stages several: each PATH.tmp made by dp_outputs_stage and
+   written by any writer (by this rule: its own PATH.tmp.tmp renamed over
+   it), all put in place by dp_outputs_commit. */
 #ifndef PATH_MAX
 #define PATH_MAX 4096
 #endif
@@ -1998,12 +2157,17 @@ static int dp__slurp(const char *path, char **out, size_t *len, dp_error *err)
 typedef struct dp__out {
     FILE *f;
     int direct;              /* written in place, no temp file              */
+    int exists;              /* path is an existing file (st: its lstat)    */
+    int staged;              /* dp_outputs: tmp made and not yet put        */
+    struct stat st;
     int fd;                  /* direct: this process's descriptor to write
                                 to (a duplicate of it), or -1               */
     const char *name;        /* the name given, for messages                */
     char path[PATH_MAX];     /* the name written: the given one, or the end
                                 of its chain of links                       */
     char tmp[PATH_MAX + 8];  /* path ".tmp"                                 */
+    char full[PATH_MAX + 8]; /* not direct: the resolved directory and name,
+                                which tells two new names of one file apart */
 } dp__out;
 
 static int dp__out_proc(const char *dir)
@@ -2040,7 +2204,7 @@ static int dp__out_target(dp__out *o, dp_error *err)
             if (errno == ENOENT) return 0;      /* created by the rename */
             return dp__fail(err, DP_ERR_IO, "%s: cannot look up '%s': %s", o->name, o->path, strerror(errno));
         }
-        if (!S_ISLNK(st.st_mode)) { o->direct = !S_ISREG(st.st_mode); return 0; }
+        if (!S_ISLNK(st.st_mode)) { o->direct = !S_ISREG(st.st_mode); o->exists = 1; o->st = st; return 0; }
         if (++hops > DP__MAX_LINKS)
             return dp__fail(err, DP_ERR_IO, "%s: more than %d symbolic links in a chain (a loop?)", o->name, DP__MAX_LINKS);
         /* the link's directory with its own links resolved: the base of a
@@ -2071,16 +2235,131 @@ static int dp__out_target(dp__out *o, dp_error *err)
     }
 }
 
-static int dp__out_open(dp__out *o, const char *path, dp_error *err)
+/* Resolves path by the rule and refuses, before anything is written, what
+   the rule cannot write: a directory, a name in a directory that is not
+   there or may not be written, a read-only regular file. */
+static int dp__out_check(dp__out *o, const char *path, dp_error *err)
 {
+    char dir[PATH_MAX], real[PATH_MAX];
+    const char *slash, *base;
     size_t n;
-    int fd, rc;
-    o->f = NULL; o->direct = 0; o->fd = -1; o->name = path; o->path[0] = o->tmp[0] = 0;
+    int rc;
+    memset(o, 0, sizeof *o);
+    o->fd = -1; o->name = path;
     if (!path || !*path) return dp__fail(err, DP_ERR_ARG, "no output file name given");
     n = strlen(path);
     if (n >= sizeof o->path) return dp__fail(err, DP_ERR_ARG, "%.200s...: output path too long", path);
     memcpy(o->path, path, n + 1);
     if ((rc = dp__out_target(o, err))) return rc;
+    if (o->exists && S_ISDIR(o->st.st_mode))
+        return dp__fail(err, DP_ERR_IO, "%s: is a directory, not a file to write", path);
+    if (o->direct) return 0;
+    if (o->exists && ((o->st.st_mode & 0222) == 0 || access(o->path, W_OK) != 0))
+        return dp__fail(err, DP_ERR_IO, "%s: read-only file (no write permission): not replaced", path);
+    /* the directory the temp file and the rename need */
+    slash = strrchr(o->path, '/');
+    base = slash ? slash + 1 : o->path;
+    if (!slash) strcpy(dir, ".");
+    else if (slash == o->path) strcpy(dir, "/");
+    else { memcpy(dir, o->path, (size_t)(slash - o->path)); dir[slash - o->path] = 0; }
+    if (!*base) return dp__fail(err, DP_ERR_IO, "%s: names a directory, not a file to write", path);
+    if (!realpath(dir, real)) {
+        int e = errno;
+        if (e == ENOENT) return dp__fail(err, DP_ERR_IO, "%s: no such directory '%s'", path, dir);
+        return dp__fail(err, DP_ERR_IO, "%s: cannot resolve the directory '%s': %s", path, dir, strerror(e));
+    }
+    if (access(real, W_OK | X_OK) != 0)
+        return dp__fail(err, DP_ERR_IO, "%s: cannot write in the directory '%s': %s", path, dir, strerror(errno));
+    n = strlen(real);
+    if (n + 1 + strlen(base) + 1 > sizeof o->full)
+        return dp__fail(err, DP_ERR_ARG, "%.200s...: output path too long", path);
+    memcpy(o->full, real, n);
+    if (n == 0 || real[n - 1] != '/') o->full[n++] = '/';
+    memcpy(o->full + n, base, strlen(base) + 1);
+    n = strlen(o->path);
+    memcpy(o->tmp, o->path, n);
+    memcpy(o->tmp + n, ".tmp", 5);
+    return 0;
+}
+
+/* Opens o->tmp for writing (never through a link), with the owner, group
+   and mode of the file it replaces (as far as we may set them). */
+static int dp__out_temp(dp__out *o, FILE **f, dp_error *err)
+{
+    int fd = open(o->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0666);
+    if (fd < 0) return dp__fail(err, DP_ERR_IO, "%s: cannot create '%s': %s", o->name, o->tmp, strerror(errno));
+    if (o->exists && o->st.st_nlink <= 1) {   /* several links: copied, never renamed */
+        /* chown first: it may clear set-id bits that the fchmod then sets */
+        if (fchown(fd, o->st.st_uid, o->st.st_gid) != 0 && fchown(fd, (uid_t)-1, o->st.st_gid) != 0) { /* not ours to give */ }
+        if (fchmod(fd, o->st.st_mode & 07777) != 0) { /* kept as created */ }
+    }
+    if (!f) {
+        if (close(fd) != 0) {
+            int e = errno;
+            remove(o->tmp);
+            return dp__fail(err, DP_ERR_IO, "%s: cannot create '%s': %s", o->name, o->tmp, strerror(e));
+        }
+        return 0;
+    }
+    *f = fdopen(fd, "wb");
+    if (!*f) {
+        int e = errno;
+        close(fd);
+        remove(o->tmp);
+        return dp__fail(err, DP_ERR_IO, "%s: cannot create '%s': %s", o->name, o->tmp, strerror(e));
+    }
+    return 0;
+}
+
+/* Puts the complete o->tmp in place: renamed over o->path, or, for a file
+   with several hard links, copied into it in place (truncated, written),
+   so that the links stay one file; o->tmp is gone afterwards either way. */
+static int dp__out_put(dp__out *o, dp_error *err)
+{
+    char buf[65536];
+    int in, out, e = 0;
+    ssize_t k;
+    if (!o->exists || o->st.st_nlink <= 1) {
+        if (rename(o->tmp, o->path) == 0) return 0;
+        e = errno;
+        remove(o->tmp);
+        return dp__fail(err, DP_ERR_IO, "%s: cannot rename '%s' into place: %s", o->name, o->tmp, strerror(e));
+    }
+    in = open(o->tmp, O_RDONLY);
+    if (in < 0) {
+        e = errno;
+        remove(o->tmp);
+        return dp__fail(err, DP_ERR_IO, "%s: cannot read back '%s': %s", o->name, o->tmp, strerror(e));
+    }
+    out = open(o->path, O_WRONLY | O_TRUNC | O_NOFOLLOW);
+    if (out < 0) {
+        e = errno;
+        close(in);
+        remove(o->tmp);
+        return dp__fail(err, DP_ERR_IO, "%s: cannot open (a file of %d links, written in place): %s", o->name,
+                        (int)o->st.st_nlink, strerror(e));
+    }
+    while (!e && (k = read(in, buf, sizeof buf)) != 0) {
+        ssize_t w = 0;
+        if (k < 0) { if (errno != EINTR) e = errno; continue; }
+        while (!e && w < k) {
+            ssize_t m = write(out, buf + w, (size_t)(k - w));
+            if (m < 0) { if (errno != EINTR) e = errno; }
+            else w += m;
+        }
+    }
+    if (close(out) != 0 && !e) e = errno;
+    close(in);
+    remove(o->tmp);
+    if (e) return dp__fail(err, DP_ERR_IO, "%s: write error in place (a file of %d links; it may be cut short): %s",
+                           o->name, (int)o->st.st_nlink, strerror(e));
+    return 0;
+}
+
+static int dp__out_open(dp__out *o, const char *path, dp_error *err)
+{
+    int fd, rc;
+    if ((rc = dp__out_check(o, path, err))) return rc;
     if (o->direct && o->fd >= 0) {
         fd = dup(o->fd);
         if (fd < 0 || !(o->f = fdopen(fd, "wb"))) {
@@ -2095,19 +2374,7 @@ static int dp__out_open(dp__out *o, const char *path, dp_error *err)
         if (!o->f) return dp__fail(err, DP_ERR_IO, "%s: cannot open for writing: %s", path, strerror(errno));
         return 0;
     }
-    n = strlen(o->path);
-    memcpy(o->tmp, o->path, n);
-    memcpy(o->tmp + n, ".tmp", 5);
-    fd = open(o->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0666);
-    if (fd < 0) return dp__fail(err, DP_ERR_IO, "%s: cannot create '%s': %s", path, o->tmp, strerror(errno));
-    o->f = fdopen(fd, "wb");
-    if (!o->f) {
-        int e = errno;
-        close(fd);
-        remove(o->tmp);
-        return dp__fail(err, DP_ERR_IO, "%s: cannot create '%s': %s", path, o->tmp, strerror(e));
-    }
-    return 0;
+    return dp__out_temp(o, &o->f, err);
 }
 
 /* Closes; on rc == 0 renames the temp file into place (written in place:
@@ -2126,9 +2393,8 @@ static int dp__out_close(dp__out *o, int rc, dp_error *err)
     if (e && (rc == 0 || rc == DP_ERR_IO))
         rc = dp__fail(err, DP_ERR_IO, "%s: write error: %s", o->name, e > 0 ? strerror(e) : "the stream failed");
     if (o->direct) return rc;
-    if (rc == 0 && rename(o->tmp, o->path) != 0)
-        rc = dp__fail(err, DP_ERR_IO, "%s: cannot rename '%s' into place: %s", o->name, o->tmp, strerror(errno));
-    if (rc != 0) remove(o->tmp);
+    if (rc == 0) return dp__out_put(o, err);
+    remove(o->tmp);
     return rc;
 }
 
@@ -2143,6 +2409,94 @@ DPDEF int dp_write_file(const char *path, dp_write_fn fn, void *ctx, dp_error *e
     if (rc && err && err->code == DP_OK)
         rc = dp__fail(err, rc > 0 && rc < DP_CODE__COUNT ? (dp_code)rc : DP_ERR_IO, "%s: the writer failed (code %d)", path, rc);
     return dp__out_close(&o, rc, err);
+}
+
+/* ---- several outputs put in place together (dp_outputs) ----------------- */
+static int dp__out_same(const dp__out *a, const dp__out *b)
+{
+    if (a->direct || b->direct) return 0;   /* devices, FIFOs: written in place */
+    if (a->exists && b->exists) return a->st.st_dev == b->st.st_dev && a->st.st_ino == b->st.st_ino;
+    return !a->exists && !b->exists && strcmp(a->full, b->full) == 0;
+}
+
+/* b's resolved name is a's temporary (a's full name and ".tmp") */
+static int dp__out_is_tmp_of(const dp__out *a, const dp__out *b)
+{
+    size_t n = strlen(a->full);
+    return !a->direct && !b->direct && strncmp(a->full, b->full, n) == 0 && strcmp(b->full + n, ".tmp") == 0;
+}
+
+DPDEF int dp_outputs_add(dp_outputs *os, const char *path, dp_error *err)
+{
+    dp__out *o, *all;
+    int rc, i;
+    if (!os || os->n < 0) return dp__fail(err, DP_ERR_ARG, "outputs_add: no set given");
+    all = (dp__out *)DP_REALLOC(os->impl, sizeof(dp__out) * (size_t)(os->n + 1));
+    if (!all) return dp__fail(err, DP_ERR_NOMEM, "%s: out of memory adding an output", path ? path : "?");
+    os->impl = all;
+    o = &all[os->n];
+    if ((rc = dp__out_check(o, path, err))) return rc;
+    for (i = 0; i < os->n; i++) {
+        if (dp__out_same(&all[i], o))
+            return dp__fail(err, DP_ERR_ARG, "%s and %s: two outputs naming the same file", all[i].name, path);
+        if (dp__out_is_tmp_of(&all[i], o) || dp__out_is_tmp_of(o, &all[i]))
+            return dp__fail(err, DP_ERR_ARG, "%s and %s: one output is the other's temporary file (NAME.tmp)", all[i].name, path);
+    }
+    os->n++;
+    dp__ok(err);
+    return 0;
+}
+
+DPDEF int dp_outputs_input(const dp_outputs *os, const char *path, dp_error *err)
+{
+    const dp__out *all = os ? (const dp__out *)os->impl : NULL;
+    struct stat st;
+    int i;
+    if (!path || !all || stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+    for (i = 0; i < os->n; i++)
+        if (!all[i].direct && all[i].exists && all[i].st.st_dev == st.st_dev && all[i].st.st_ino == st.st_ino)
+            return dp__fail(err, DP_ERR_ARG, "output %s is the input %s (it would be replaced)", all[i].name, path);
+    return 0;
+}
+
+DPDEF int dp_outputs_stage(dp_outputs *os, int i, const char **name, dp_error *err)
+{
+    dp__out *o;
+    int rc;
+    if (!os || !name || i < 0 || i >= os->n || !os->impl) return dp__fail(err, DP_ERR_ARG, "outputs_stage: no output %d", i);
+    o = &((dp__out *)os->impl)[i];
+    *name = NULL;
+    if (o->direct) { *name = o->name; return 0; }   /* in place, now */
+    if ((rc = dp__out_temp(o, NULL, err))) return rc;
+    o->staged = 1;
+    *name = o->tmp;
+    return 0;
+}
+
+DPDEF int dp_outputs_commit(dp_outputs *os, dp_error *err)
+{
+    dp__out *all = os ? (dp__out *)os->impl : NULL;
+    int i, rc = 0;
+    for (i = 0; all && i < os->n; i++) {
+        if (!all[i].staged) continue;
+        all[i].staged = 0;
+        if (rc) remove(all[i].tmp);
+        else rc = dp__out_put(&all[i], err);
+    }
+    return rc;
+}
+
+DPDEF void dp_outputs_free(dp_outputs *os)
+{
+    dp__out *all;
+    int i;
+    if (!os) return;
+    all = (dp__out *)os->impl;
+    for (i = 0; all && i < os->n; i++)
+        if (all[i].staged) remove(all[i].tmp);
+    DP_FREE(all);
+    os->impl = NULL;
+    os->n = 0;
 }
 
 /* ---- enum names: one table per enum, read both ways --------------------- */
@@ -2175,23 +2529,22 @@ typedef struct dp__text {
     char *buf;             /* the current line, NUL-terminated, no '\n'   */
     size_t cap;
     int nomem;             /* a line could not be read: out of memory     */
+    char qname[256];       /* name, elided in the middle when long (dp__qn) */
 } dp__text;
 
 static int dp__text_init(dp__text *t, const char *buf, size_t len, const char *name, dp_error *err)
 {
     size_t i;
-    t->name = name ? name : "<memory>";
+    t->name = dp__qn(t->qname, sizeof t->qname, name ? name : "<memory>");
     t->p = buf; t->end = buf + len; t->line = 0; t->buf = NULL; t->cap = 0; t->nomem = 0;
     /* Refuse binary data up front: NUL or control bytes other than tab/CR/LF. */
-    for (i = 0; i < len; i++) {
+    if ((i = dp__binary_at(buf, len)) < len) {
         unsigned char ch = (unsigned char)buf[i];
-        if (ch == 0 || (ch < 32 && ch != '\t' && ch != '\r' && ch != '\n' && ch != '\f' && ch != '\v') || ch == 127) {
-            int line = 1;
-            size_t j;
-            for (j = 0; j < i; j++) line += buf[j] == '\n';
-            return dp__fail(err, DP_ERR_PARSE, "%s:%d: binary data (byte 0x%02x at offset %zu); not a text file",
-                            t->name, line, ch, i);
-        }
+        int line = 1;
+        size_t j;
+        for (j = 0; j < i; j++) line += buf[j] == '\n';
+        return dp__fail(err, DP_ERR_PARSE, "%s:%d: binary data (byte 0x%02x at offset %zu); not a text file",
+                        t->name, line, ch, i);
     }
     return 0;
 }
@@ -3052,159 +3405,298 @@ static int dp__read_sources(char *s, const char ***names, int *n, const char *fi
     return 0;
 }
 
+/* What dp__read_native carries from line to line; one function per
+   record reads the line in tok[0..n) (used[i]: field i was taken). */
+typedef struct dp__native {
+    dp_graph *g;
+    dp__text *t;
+    char *tok[DP__MAX_TOKENS];
+    int used[DP__MAX_TOKENS], n;
+    const char **srcs;        /* the current op's source names             */
+    double *times;            /* [n_dev_time]: the current op's time=      */
+    int header, n_dev_time, any_op, ended, counts;  /* counts, ended: the
+                                 line of that record, 0 before it          */
+    long long want[3];        /* the counts line's ops=, edges=, weights=
+                                 (-1: not given)                           */
+} dp__native;
+
+/* The line's fields that no dp__kv took: a key given twice ("field
+   'compute' given twice") or one the record does not have. what: the
+   record, for the message ("op 'a': "; "" for none). */
+static int dp__native_fields(dp__native *x, const char *what, dp_error *err)
+{
+    char q[DP__Q];
+    int i, j;
+    for (i = 0; i < x->n; i++) {
+        char *eq = strchr(x->tok[i], '=');
+        if (x->used[i]) continue;
+        for (j = 0; eq && j < x->n; j++)
+            if (j != i && x->used[j] && strncmp(x->tok[j], x->tok[i], (size_t)(eq - x->tok[i]) + 1) == 0) {
+                *eq = 0;
+                return dp__fail(err, DP_ERR_PARSE, "%s:%d: %sfield '%s' given twice", x->t->name, x->t->line, what, dp__q(q, x->tok[i]));
+            }
+        return dp__fail(err, DP_ERR_PARSE, "%s:%d: %sunknown field '%s'", x->t->name, x->t->line, what, dp__q(q, x->tok[i]));
+    }
+    return 0;
+}
+
+static int dp__native_header(dp__native *x, dp_error *err)
+{
+    char q[DP__Q];
+    long long ver;
+    if (strcmp(x->tok[0], "doppler-graph") != 0)
+        return dp__fail(err, DP_ERR_PARSE, "%s:%d: expected 'doppler-graph 1', found '%s'", x->t->name, x->t->line, dp__q(q, x->tok[0]));
+    if (x->n != 2 || dp__int(x->tok[1], 0, INT_MAX, &ver) || ver != 1)
+        return dp__fail(err, DP_ERR_PARSE, "%s:%d: unsupported version '%s' (this reader knows 1)", x->t->name, x->t->line, dp__q(q, x->n > 1 ? x->tok[1] : ""));
+    x->header = 1;
+    return 0;
+}
+
+/* counts [ops=N] [edges=E] [weights=W]: what the file holds, checked at
+   its end (dp__native_finish); before the first weight, op or edge. */
+static int dp__native_counts(dp__native *x, dp_error *err)
+{
+    static const char *const key[3] = { "ops", "edges", "weights" };
+    char q[DP__Q];
+    int k;
+    if (x->counts) return dp__fail(err, DP_ERR_PARSE, "%s:%d: a second 'counts' line (the first is line %d)", x->t->name, x->t->line, x->counts);
+    if (x->any_op || x->g->n_weights) return dp__fail(err, DP_ERR_PARSE, "%s:%d: 'counts' must come before the first weight and op", x->t->name, x->t->line);
+    for (k = 0; k < 3; k++) {
+        const char *s = dp__kv(x->tok, x->n, key[k], x->used);
+        dp_code bad = s ? dp__count(s, 0, INT_MAX, &x->want[k], DP_ERR_PARSE) : DP_OK;
+        if (bad) return dp__fail(err, bad, "%s:%d: counts: %s '%s' is not a count", x->t->name, x->t->line, key[k], dp__q(q, s));
+    }
+    x->counts = x->t->line;
+    return dp__native_fields(x, "counts: ", err);
+}
+
+static int dp__native_units(dp__native *x, dp_error *err)
+{
+    dp_graph *g = x->g;
+    char q[DP__Q];
+    const char *sp = dp__kv(x->tok, x->n, "speed", x->used), *bw = dp__kv(x->tok, x->n, "bandwidth", x->used);
+    int r = 0;
+    if (sp && (r = dp__num(sp, &g->unit_speed, 0)) == 0 && g->unit_speed <= 0) r = -3;
+    if (sp && r) return dp__fail(err, DP_ERR_RANGE, "%s:%d: units speed '%s' must be a positive number", x->t->name, x->t->line, dp__q(q, sp));
+    if (bw && (r = dp__num(bw, &g->unit_bandwidth, 0)) == 0 && g->unit_bandwidth <= 0) r = -3;
+    if (bw && r) return dp__fail(err, DP_ERR_RANGE, "%s:%d: units bandwidth '%s' must be a positive number", x->t->name, x->t->line, dp__q(q, bw));
+    return dp__native_fields(x, "", err);
+}
+
+static int dp__native_ext(dp__native *x, dp_error *err)
+{
+    char q[DP__Q];
+    long long k = 0;
+    dp_code bad = x->n != 2 ? DP_ERR_PARSE : dp__count(x->tok[1], 0, DP_MAX_OPS, &k, DP_ERR_PARSE);
+    if (bad) return dp__fail(err, bad, "%s:%d: external_inputs '%s' is not a count in 0..%d (DP_MAX_OPS)", x->t->name, x->t->line, dp__q(q, x->n > 1 ? x->tok[1] : ""), DP_MAX_OPS);
+    x->g->n_ext_inputs = (int)k;
+    return 0;
+}
+
+static int dp__native_devtimes(dp__native *x, dp_error *err)
+{
+    char q[DP__Q];
+    long long k = 0;
+    dp_code bad;
+    if (x->any_op) return dp__fail(err, DP_ERR_PARSE, "%s:%d: 'devtimes' must come before the first op", x->t->name, x->t->line);
+    bad = x->n != 2 ? DP_ERR_RANGE : dp__count(x->tok[1], 1, DP_MAX_DEVICES, &k, DP_ERR_RANGE);
+    if (bad) return dp__fail(err, bad, "%s:%d: devtimes '%s' is not a count in 1..%d (DP_MAX_DEVICES)", x->t->name, x->t->line, dp__q(q, x->n > 1 ? x->tok[1] : ""), DP_MAX_DEVICES);
+    x->n_dev_time = (int)k;
+    DP_FREE(x->times);
+    x->times = (double *)dp__alloc((size_t)k, sizeof(double), err, "per-device times");
+    return x->times ? 0 : DP_ERR_NOMEM;
+}
+
+/* An op's shape=, arg= and time= fields into d (nm: its name, quoted). */
+static int dp__native_op_more(dp__native *x, dp_op_desc *d, const char *nm, dp_error *err)
+{
+    dp__text *t = x->t;
+    char q[DP__Q];
+    const char *s;
+    int r;
+    if ((s = dp__kv(x->tok, x->n, "shape", x->used)) != NULL) {
+        char *xp = NULL, tmp[64];
+        long long r1 = 0, c1 = 0;
+        snprintf(tmp, sizeof tmp, "%s", s);
+        xp = strlen(s) < sizeof tmp ? strchr(tmp, 'x') : NULL;
+        if (xp) *xp = 0;
+        if (!xp || dp__int(tmp, 1, 1 << 20, &r1) || dp__int(xp + 1, 1, 1 << 20, &c1))
+            return dp__fail(err, DP_ERR_PARSE, "%s:%d: op '%s': shape '%s' is not ROWSxCOLS (1..1048576 each)", t->name, t->line, nm, dp__q(q, s));
+        d->rows = (int)r1; d->cols = (int)c1;
+    }
+    if ((s = dp__kv(x->tok, x->n, "arg", x->used)) != NULL) {
+        long long a1;
+        if (dp__int(s, 0, INT_MAX, &a1)) return dp__fail(err, DP_ERR_PARSE, "%s:%d: op '%s': arg '%s' is not a non-negative integer", t->name, t->line, nm, dp__q(q, s));
+        d->arg = (int)a1;
+    }
+    if ((s = dp__kv(x->tok, x->n, "time", x->used)) != NULL) {
+        char part[64];
+        int k = 0;
+        if (!x->n_dev_time) return dp__fail(err, DP_ERR_PARSE, "%s:%d: op '%s': time= given without a 'devtimes N' line", t->name, t->line, nm);
+        while (*s) {
+            size_t l = strcspn(s, ",");
+            if (k >= x->n_dev_time || l == 0 || l >= sizeof part) { k = -1; break; }
+            memcpy(part, s, l); part[l] = 0;
+            if ((r = dp__num(part, &x->times[k], 1)) != 0)
+                return dp__fail(err, dp__num_code(r), "%s:%d: op '%s': time on device %d '%s' %s", t->name, t->line, nm, k, part, dp__num_problem(r));
+            k++; s += l; if (*s == ',') s++;
+        }
+        if (k != x->n_dev_time) return dp__fail(err, DP_ERR_PARSE, "%s:%d: op '%s': time= needs %d comma-separated values", t->name, t->line, nm, x->n_dev_time);
+        d->dev_time = x->times; d->n_dev_time = x->n_dev_time;
+    } else if (x->n_dev_time) {
+        return dp__fail(err, DP_ERR_PARSE, "%s:%d: op '%s': missing time= (devtimes %d was declared)", t->name, t->line, nm, x->n_dev_time);
+    }
+    return 0;
+}
+
+static int dp__native_op(dp__native *x, dp_error *err)
+{
+    dp__text *t = x->t;
+    dp_op_desc d;
+    char nm[DP__Q], q[DP__Q], what[DP__Q + 8];
+    const char *s, *wl;
+    int id, r, rc;
+    memset(&d, 0, sizeof d);
+    if (x->n < 2 || strchr(x->tok[1], '=')) return dp__fail(err, DP_ERR_PARSE, "%s:%d: 'op' needs a name", t->name, t->line);
+    d.name = x->tok[1]; x->used[1] = 1;
+    dp__q(nm, d.name);
+    if ((s = dp__kv(x->tok, x->n, "kind", x->used)) && dp_kind_parse(s, &d.kind))
+        return dp__fail(err, DP_ERR_PARSE, "%s:%d: op '%s': unknown kind '%s'", t->name, t->line, nm, dp__q(q, s));
+#define DP__NUMFIELD(key, dst, what)                                                              \
+    if ((s = dp__kv(x->tok, x->n, key, x->used)) && (r = dp__num(s, &dst, 0)) != 0)               \
+        return dp__fail(err, dp__num_code(r), "%s:%d: op '%s': %s '%s' %s", t->name, t->line,      \
+                        nm, what, dp__q(q, s), dp__num_problem(r));
+    DP__NUMFIELD("compute", d.compute, "compute cost")
+    DP__NUMFIELD("bytes", d.out_bytes, "bytes")
+    DP__NUMFIELD("mem", d.mem_bytes, "mem")
+    DP__NUMFIELD("resident", d.resident, "resident")
+#undef DP__NUMFIELD
+    wl = dp__kv(x->tok, x->n, "weights", x->used);
+    if ((s = dp__kv(x->tok, x->n, "source", x->used)) != NULL) {
+        DP_FREE(x->srcs); x->srcs = NULL;
+        if ((rc = dp__read_sources((char *)s, &x->srcs, &d.n_source, t->name, t->line, nm, err))) return rc;
+        d.source = x->srcs;
+    }
+    if ((rc = dp__native_op_more(x, &d, nm, err))) return rc;
+    snprintf(what, sizeof what, "op '%s': ", nm);
+    if ((rc = dp__native_fields(x, what, err))) return rc;
+    if ((rc = dp_graph_add_op(x->g, &d, &id, err))) return dp__at(err, rc, t->name, t->line);
+    while (wl && *wl) {   /* weights=A,B,...: declared weights */
+        char wn[DP_MAX_NAME + 2];
+        size_t l = strcspn(wl, ",");
+        int w = -1;
+        if (l > 0 && l <= DP_MAX_NAME) { memcpy(wn, wl, l); wn[l] = 0; w = dp_graph_find_weight(x->g, wn); }
+        if (w < 0) return dp__fail(err, DP_ERR_GRAPH, "%s:%d: op '%s': weight '%.*s' is not a declared weight", t->name, t->line, nm, (int)(l < 200 ? l : 200), wl);
+        if ((rc = dp_graph_use_weight(x->g, id, w, err))) return dp__at(err, rc, t->name, t->line);
+        wl += l;
+        if (*wl == ',') wl++;
+    }
+    x->any_op = 1;
+    return 0;
+}
+
+static int dp__native_weight(dp__native *x, dp_error *err)
+{
+    dp__text *t = x->t;
+    double wb = 0;
+    char nm[DP__Q], q[DP__Q], what[DP__Q + 12];
+    const char *s;
+    int r, rc;
+    if (x->any_op) return dp__fail(err, DP_ERR_PARSE, "%s:%d: 'weight' must come before the first op", t->name, t->line);
+    if (x->n < 2 || strchr(x->tok[1], '=')) return dp__fail(err, DP_ERR_PARSE, "%s:%d: 'weight' needs a name", t->name, t->line);
+    x->used[1] = 1;
+    dp__q(nm, x->tok[1]);
+    if ((s = dp__kv(x->tok, x->n, "bytes", x->used)) && (r = dp__num(s, &wb, 0)) != 0)
+        return dp__fail(err, dp__num_code(r), "%s:%d: weight '%s': bytes '%s' %s", t->name, t->line, nm, dp__q(q, s), dp__num_problem(r));
+    snprintf(what, sizeof what, "weight '%s': ", nm);
+    if ((rc = dp__native_fields(x, what, err))) return rc;
+    if ((rc = dp_graph_add_weight(x->g, x->tok[1], wb, NULL, err))) return dp__at(err, rc, t->name, t->line);
+    return 0;
+}
+
+static int dp__native_edge(dp__native *x, dp_error *err)
+{
+    dp__text *t = x->t;
+    dp_graph *g = x->g;
+    char q[DP__Q], qa[DP__Q], qb[DP__Q];
+    int a, b, r, rc;
+    double bytes;
+    const char *s;
+    if (x->n < 3) return dp__fail(err, DP_ERR_PARSE, "%s:%d: 'edge' needs SRC and DST", t->name, t->line);
+    x->used[1] = x->used[2] = 1;
+    dp__q(qa, x->tok[1]); dp__q(qb, x->tok[2]);
+    if ((a = dp_graph_find(g, x->tok[1])) < 0) return dp__fail(err, DP_ERR_GRAPH, "%s:%d: edge source '%s' is not a declared op", t->name, t->line, qa);
+    if ((b = dp_graph_find(g, x->tok[2])) < 0) return dp__fail(err, DP_ERR_GRAPH, "%s:%d: edge target '%s' is not a declared op", t->name, t->line, qb);
+    bytes = g->out_bytes[a];
+    if ((s = dp__kv(x->tok, x->n, "bytes", x->used)) && (r = dp__num(s, &bytes, 0)) != 0)
+        return dp__fail(err, dp__num_code(r), "%s:%d: edge %s -> %s: bytes '%s' %s", t->name, t->line, qa, qb, dp__q(q, s), dp__num_problem(r));
+    if ((rc = dp__native_fields(x, "edge: ", err))) return rc;
+    if ((rc = dp_graph_add_edge(g, a, b, bytes, err))) return dp__at(err, rc, t->name, t->line);
+    return 0;
+}
+
+/* At the end of the file: the counts its 'counts' line declares against
+   what the file held; such a file must also have its 'end' line. A file
+   without a 'counts' line (written before there was one) is read without
+   this check. */
+static int dp__native_finish(dp__native *x, dp_error *err)
+{
+    static const char *const what[3] = { "ops", "edges", "weights" };
+    const dp_graph *g = x->g;
+    long long have[3];
+    char decl[96] = "", miss[160] = "";
+    int k, given = 0, match = 1;
+    have[0] = g->n_ops; have[1] = g->n_edges; have[2] = g->n_weights;
+    for (k = 0; k < 3; k++) {
+        size_t dl = strlen(decl), ml = strlen(miss);
+        if (x->want[k] < 0) continue;
+        given = 1;
+        snprintf(decl + dl, sizeof decl - dl, "%s%lld %s", dl ? ", " : "", x->want[k], what[k]);
+        if (have[k] == x->want[k]) continue;
+        match = 0;
+        snprintf(miss + ml, sizeof miss - ml, "%s%lld of %lld %s", ml ? ", " : "", have[k], x->want[k], what[k]);
+    }
+    if (!given || (match && x->ended)) return 0;
+    if (!x->ended)
+        return dp__fail(err, DP_ERR_PARSE, "%s:%d: truncated: the file ends without its 'end' line%s%s (line %d declares %s)",
+                        x->t->name, x->t->line, match ? "" : ", holding ", miss, x->counts, decl);
+    return dp__fail(err, DP_ERR_PARSE, "%s:%d: the file holds %s, but its 'counts' line %d declares %s (correct the counts or remove that line)",
+                    x->t->name, x->ended, miss, x->counts, decl);
+}
+
 static int dp__read_native(dp_graph *g, dp__text *t, dp_error *err)
 {
-    char *tok[DP__MAX_TOKENS];
-    int used[DP__MAX_TOKENS];
-    const char **srcs = NULL;
-    double *times = NULL;
-    int header = 0, n_dev_time = 0, any_op = 0, rc = 0, r, i;
-    while ((r = dp__text_line(t, 1)) > 0) {
-        int n = dp__split(t->buf, tok, DP__MAX_TOKENS);
-        if (n == 0) continue;
-        if (n > DP__MAX_TOKENS) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: too many fields (more than %d)", t->name, t->line, DP__MAX_TOKENS); goto done; }
-        memset(used, 0, sizeof used);
-        used[0] = 1;
-        if (!header) {
-            long long ver;
-            if (strcmp(tok[0], "doppler-graph") != 0) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: expected 'doppler-graph 1', found '%s'", t->name, t->line, tok[0]); goto done; }
-            if (n != 2 || dp__int(tok[1], 0, INT_MAX, &ver) || ver != 1) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unsupported version '%s' (this reader knows 1)", t->name, t->line, n > 1 ? tok[1] : ""); goto done; }
-            header = 1;
-            continue;
-        }
-        if (strcmp(tok[0], "units") == 0) {
-            const char *sp = dp__kv(tok, n, "speed", used), *bw = dp__kv(tok, n, "bandwidth", used);
-            if (sp && (r = dp__num(sp, &g->unit_speed, 0)) == 0 && g->unit_speed <= 0) r = -3;
-            if (sp && r) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: units speed '%s' must be a positive number", t->name, t->line, sp); goto done; }
-            if (bw && (r = dp__num(bw, &g->unit_bandwidth, 0)) == 0 && g->unit_bandwidth <= 0) r = -3;
-            if (bw && r) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: units bandwidth '%s' must be a positive number", t->name, t->line, bw); goto done; }
-        } else if (strcmp(tok[0], "external_inputs") == 0) {
-            long long k;
-            dp_code bad = n != 2 ? DP_ERR_PARSE : dp__count(tok[1], 0, DP_MAX_OPS, &k, DP_ERR_PARSE);
-            if (bad) { rc = dp__fail(err, bad, "%s:%d: external_inputs '%s' is not a count in 0..%d (DP_MAX_OPS)", t->name, t->line, n > 1 ? tok[1] : "", DP_MAX_OPS); goto done; }
-            g->n_ext_inputs = (int)k;
-            used[1] = 1;
-        } else if (strcmp(tok[0], "devtimes") == 0) {
-            long long k;
-            if (any_op) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: 'devtimes' must come before the first op", t->name, t->line); goto done; }
-            dp_code bad = n != 2 ? DP_ERR_RANGE : dp__count(tok[1], 1, DP_MAX_DEVICES, &k, DP_ERR_RANGE);
-            if (bad) { rc = dp__fail(err, bad, "%s:%d: devtimes '%s' is not a count in 1..%d (DP_MAX_DEVICES)", t->name, t->line, n > 1 ? tok[1] : "", DP_MAX_DEVICES); goto done; }
-            n_dev_time = (int)k;
-            used[1] = 1;
-            DP_FREE(times);
-            times = (double *)dp__alloc((size_t)k, sizeof(double), err, "per-device times");
-            if (!times) { rc = DP_ERR_NOMEM; goto done; }
-        } else if (strcmp(tok[0], "op") == 0) {
-            dp_op_desc d;
-            const char *s, *wl;
-            int id;
-            memset(&d, 0, sizeof d);
-            if (n < 2 || strchr(tok[1], '=')) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: 'op' needs a name", t->name, t->line); goto done; }
-            d.name = tok[1]; used[1] = 1;
-            if ((s = dp__kv(tok, n, "kind", used)) && dp_kind_parse(s, &d.kind)) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: op '%s': unknown kind '%s'", t->name, t->line, d.name, s); goto done; }
-#define DP__NUMFIELD(key, dst, what)                                                             \
-            if ((s = dp__kv(tok, n, key, used)) && (r = dp__num(s, &dst, 0)) != 0) {              \
-                rc = dp__fail(err, dp__num_code(r), "%s:%d: op '%s': %s '%s' %s", t->name, t->line, \
-                              d.name, what, s, dp__num_problem(r));                               \
-                goto done;                                                                        \
-            }
-            DP__NUMFIELD("compute", d.compute, "compute cost")
-            DP__NUMFIELD("bytes", d.out_bytes, "bytes")
-            DP__NUMFIELD("mem", d.mem_bytes, "mem")
-            DP__NUMFIELD("resident", d.resident, "resident")
-            wl = dp__kv(tok, n, "weights", used);
-            if ((s = dp__kv(tok, n, "source", used)) != NULL) {
-                DP_FREE(srcs); srcs = NULL;
-                if ((rc = dp__read_sources((char *)s, &srcs, &d.n_source, t->name, t->line, d.name, err))) goto done;
-                d.source = srcs;
-            }
-            if ((s = dp__kv(tok, n, "shape", used)) != NULL) {
-                char *x = NULL;
-                long long r1 = 0, c1 = 0;
-                char tmp[64];
-                snprintf(tmp, sizeof tmp, "%s", s);
-                x = strchr(tmp, 'x');
-                if (x) *x = 0;
-                if (!x || dp__int(tmp, 1, 1 << 20, &r1) || dp__int(x + 1, 1, 1 << 20, &c1)) {
-                    rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: op '%s': shape '%s' is not ROWSxCOLS (1..1048576 each)", t->name, t->line, d.name, s);
-                    goto done;
-                }
-                d.rows = (int)r1; d.cols = (int)c1;
-            }
-            if ((s = dp__kv(tok, n, "arg", used)) != NULL) {
-                long long a1;
-                if (dp__int(s, 0, INT_MAX, &a1)) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: op '%s': arg '%s' is not a non-negative integer", t->name, t->line, d.name, s); goto done; }
-                d.arg = (int)a1;
-            }
-            if ((s = dp__kv(tok, n, "time", used)) != NULL) {
-                char part[64];
-                int k = 0;
-                if (!n_dev_time) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: op '%s': time= given without a 'devtimes N' line", t->name, t->line, d.name); goto done; }
-                while (*s) {
-                    size_t l = strcspn(s, ",");
-                    if (k >= n_dev_time || l == 0 || l >= sizeof part) { k = -1; break; }
-                    memcpy(part, s, l); part[l] = 0;
-                    if ((r = dp__num(part, &times[k], 1)) != 0) {
-                        rc = dp__fail(err, dp__num_code(r), "%s:%d: op '%s': time on device %d '%s' %s", t->name, t->line, d.name, k, part, dp__num_problem(r));
-                        goto done;
-                    }
-                    k++; s += l; if (*s == ',') s++;
-                }
-                if (k != n_dev_time) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: op '%s': time= needs %d comma-separated values", t->name, t->line, d.name, n_dev_time); goto done; }
-                d.dev_time = times; d.n_dev_time = n_dev_time;
-            } else if (n_dev_time) {
-                rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: op '%s': missing time= (devtimes %d was declared)", t->name, t->line, d.name, n_dev_time); goto done;
-            }
-#undef DP__NUMFIELD
-            for (i = 0; i < n; i++) if (!used[i]) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: op '%s': unknown field '%s'", t->name, t->line, d.name, tok[i]); goto done; }
-            if ((rc = dp_graph_add_op(g, &d, &id, err))) { dp__at(err, rc, t->name, t->line); goto done; }
-            while (wl && *wl) {   /* weights=A,B,...: declared weights */
-                char wn[DP_MAX_NAME + 2];
-                size_t l = strcspn(wl, ",");
-                int w = -1;
-                if (l > 0 && l <= DP_MAX_NAME) { memcpy(wn, wl, l); wn[l] = 0; w = dp_graph_find_weight(g, wn); }
-                if (w < 0) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: op '%s': weight '%.*s' is not a declared weight", t->name, t->line, d.name, (int)(l < 200 ? l : 200), wl); goto done; }
-                if ((rc = dp_graph_use_weight(g, id, w, err))) { dp__at(err, rc, t->name, t->line); goto done; }
-                wl += l;
-                if (*wl == ',') wl++;
-            }
-            any_op = 1;
-            continue;
-        } else if (strcmp(tok[0], "weight") == 0) {
-            double wb = 0;
-            const char *s;
-            if (any_op) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: 'weight' must come before the first op", t->name, t->line); goto done; }
-            if (n < 2 || strchr(tok[1], '=')) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: 'weight' needs a name", t->name, t->line); goto done; }
-            used[1] = 1;
-            if ((s = dp__kv(tok, n, "bytes", used)) && (r = dp__num(s, &wb, 0)) != 0) { rc = dp__fail(err, dp__num_code(r), "%s:%d: weight '%s': bytes '%s' %s", t->name, t->line, tok[1], s, dp__num_problem(r)); goto done; }
-            for (i = 0; i < n; i++) if (!used[i]) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: weight '%s': unknown field '%s'", t->name, t->line, tok[1], tok[i]); goto done; }
-            if ((rc = dp_graph_add_weight(g, tok[1], wb, NULL, err))) { dp__at(err, rc, t->name, t->line); goto done; }
-            continue;
-        } else if (strcmp(tok[0], "edge") == 0) {
-            int a, b;
-            double bytes;
-            const char *s;
-            if (n < 3) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: 'edge' needs SRC and DST", t->name, t->line); goto done; }
-            used[1] = used[2] = 1;
-            if ((a = dp_graph_find(g, tok[1])) < 0) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: edge source '%s' is not a declared op", t->name, t->line, tok[1]); goto done; }
-            if ((b = dp_graph_find(g, tok[2])) < 0) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: edge target '%s' is not a declared op", t->name, t->line, tok[2]); goto done; }
-            bytes = g->out_bytes[a];
-            if ((s = dp__kv(tok, n, "bytes", used)) && (r = dp__num(s, &bytes, 0)) != 0) { rc = dp__fail(err, dp__num_code(r), "%s:%d: edge %s -> %s: bytes '%s' %s", t->name, t->line, tok[1], tok[2], s, dp__num_problem(r)); goto done; }
-            for (i = 0; i < n; i++) if (!used[i]) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: edge: unknown field '%s'", t->name, t->line, tok[i]); goto done; }
-            if ((rc = dp_graph_add_edge(g, a, b, bytes, err))) { dp__at(err, rc, t->name, t->line); goto done; }
-            continue;
-        } else {
-            rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unknown record '%s' (expected op, edge, weight, units, devtimes)", t->name, t->line, tok[0]);
-            goto done;
-        }
-        for (i = 0; i < n; i++) if (!used[i]) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unknown field '%s'", t->name, t->line, tok[i]); goto done; }
+    dp__native x;
+    char q[DP__Q];
+    int rc = 0, r;
+    memset(&x, 0, sizeof x);
+    x.g = g; x.t = t; x.want[0] = x.want[1] = x.want[2] = -1;
+    while (!rc && (r = dp__text_line(t, 1)) > 0) {
+        const char *rec;
+        x.n = dp__split(t->buf, x.tok, DP__MAX_TOKENS);
+        if (x.n == 0) continue;
+        if (x.n > DP__MAX_TOKENS) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: too many fields (more than %d)", t->name, t->line, DP__MAX_TOKENS); break; }
+        memset(x.used, 0, sizeof x.used);
+        x.used[0] = 1;
+        rec = x.tok[0];
+        if (x.ended) rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: '%s' after the 'end' line (line %d)", t->name, t->line, dp__q(q, rec), x.ended);
+        else if (!x.header) rc = dp__native_header(&x, err);
+        else if (strcmp(rec, "units") == 0) rc = dp__native_units(&x, err);
+        else if (strcmp(rec, "external_inputs") == 0) rc = dp__native_ext(&x, err);
+        else if (strcmp(rec, "devtimes") == 0) rc = dp__native_devtimes(&x, err);
+        else if (strcmp(rec, "op") == 0) rc = dp__native_op(&x, err);
+        else if (strcmp(rec, "weight") == 0) rc = dp__native_weight(&x, err);
+        else if (strcmp(rec, "edge") == 0) rc = dp__native_edge(&x, err);
+        else if (strcmp(rec, "counts") == 0) rc = dp__native_counts(&x, err);
+        else if (strcmp(rec, "end") == 0) { x.ended = t->line; rc = dp__native_fields(&x, "end: ", err); }
+        else rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unknown record '%s' (expected op, edge, weight, units, devtimes, counts, end)", t->name, t->line, dp__q(q, rec));
     }
-    if (r < 0) { rc = dp__fail(err, DP_ERR_NOMEM, "%s: out of memory", t->name); goto done; }
-    if (!header) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: empty file (expected 'doppler-graph 1')", t->name, t->line > 0 ? t->line : 1); goto done; }
-    if (!any_op) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: no ops", t->name, t->line); goto done; }
-done:
-    DP_FREE(times);
-    DP_FREE(srcs);
+    if (!rc && r < 0) rc = dp__fail(err, DP_ERR_NOMEM, "%s: out of memory", t->name);
+    if (!rc && !x.header) rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: empty file (expected 'doppler-graph 1')", t->name, t->line > 0 ? t->line : 1);
+    if (!rc) rc = dp__native_finish(&x, err);
+    if (!rc && !x.any_op) rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: no ops", t->name, t->line);
+    DP_FREE(x.times);
+    DP_FREE(x.srcs);
     return rc;
 }
 
@@ -3214,7 +3706,7 @@ static int dp__write_native(const dp_graph *g, FILE *f)
 {
     const unsigned char *p;
     int i, k;
-    fprintf(f, "doppler-graph 1\n# %d ops, %d edges\n", g->n_ops, g->n_edges);
+    fprintf(f, "doppler-graph 1\ncounts ops=%d edges=%d weights=%d\n", g->n_ops, g->n_edges, g->n_weights);
     if (g->unit_speed != 1.0 || g->unit_bandwidth != 1.0)
         fprintf(f, "units speed=%.17g bandwidth=%.17g\n", g->unit_speed, g->unit_bandwidth);
     if (g->n_ext_inputs) fprintf(f, "external_inputs %d\n", g->n_ext_inputs);
@@ -3255,6 +3747,7 @@ static int dp__write_native(const dp_graph *g, FILE *f)
         if (g->bytes[i] != g->out_bytes[g->src[i]]) dp__write_num(f, "bytes", g->bytes[i]);
         fputc('\n', f);
     }
+    fputs("end\n", f);
     return 0;
 }
 
@@ -3291,6 +3784,7 @@ static int dp__next_content_line(dp__text *t)
 static int dp__read_doppler(dp_graph *g, dp__text *t, dp_error *err)
 {
     long long *ids = NULL, *src = NULL, *dst = NULL, *vals = NULL, n_total = 0, m;
+    char q[DP__Q];
     int rc = 0, r, i, line_src = 0, line_dst = 0;
     g->unit_speed = g->unit_bandwidth = 1e10;
     if ((r = dp__next_content_line(t)) <= 0) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: empty file (expected the node count)", t->name, t->line > 0 ? t->line : 1); goto done; }
@@ -3317,6 +3811,7 @@ static int dp__read_doppler(dp_graph *g, dp__text *t, dp_error *err)
         int nf = 0;
         memset(&d, 0, sizeof d);
         if ((r = dp__next_content_line(t)) <= 0) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: truncated: expected %lld op lines 'comp,comm', found %d", t->name, t->line, m, i); goto done; }
+        dp__q(q, t->buf);   /* the line as read, for a message: split below */
         for (p = t->buf; nf < 4; ) {
             while (*p == ' ' || *p == '\t') p++;
             f[nf++] = p;
@@ -3325,7 +3820,7 @@ static int dp__read_doppler(dp_graph *g, dp__text *t, dp_error *err)
             *p++ = 0;
         }
         for (r = 0; r < nf; r++) { char *e = f[r] + strlen(f[r]); while (e > f[r] && (e[-1] == ' ' || e[-1] == '\t')) *--e = 0; }
-        if (nf < 2 || nf > 3 || (nf == 3 && !*f[2])) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: op %d: expected 'comp,comm[,type]', found '%s'", t->name, t->line, i, t->buf); goto done; }
+        if (nf < 2 || nf > 3 || (nf == 3 && !*f[2])) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: op %d: expected 'comp,comm[,type]', found '%s'", t->name, t->line, i, q); goto done; }
         DP__CLEAR(vals);
         if ((rc = dp__int_list(t, f[0], &vals, err)) || (rc = dp__int_list(t, f[1], &vals, err))) goto done;
         if (DP__LEN(vals) != 2) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: op %d: expected two integers 'comp,comm'", t->name, t->line, i); goto done; }
@@ -3417,33 +3912,34 @@ static int dp__read_stg(dp_graph *g, dp__text *t, dp_error *err)
 {
     dp__tokens k;
     const char *s;
+    char q[DP__Q];
     long long n, v;
     int line = 1, rc = 0, i, j, *esrc = NULL, *edst = NULL, *eline = NULL;
     k.t = t; k.p = NULL;
     if (!(s = dp__token(&k, &line))) return dp__fail(err, DP_ERR_PARSE, "%s:%d: empty file (expected the task count)", t->name, t->line > 0 ? t->line : 1);
-    if (dp__int(s, 1, LLONG_MAX, &n)) return dp__fail(err, DP_ERR_RANGE, "%s:%d: task count '%s' is not a positive integer", t->name, line, s);
-    if (n > DP_MAX_OPS - 2) return dp__fail(err, DP_ERR_LIMIT, "%s:%d: task count '%s' exceeds the limit %d (DP_MAX_OPS with the entry and exit tasks)", t->name, line, s, DP_MAX_OPS - 2);
+    if (dp__int(s, 1, LLONG_MAX, &n)) return dp__fail(err, DP_ERR_RANGE, "%s:%d: task count '%s' is not a positive integer", t->name, line, dp__q(q, s));
+    if (n > DP_MAX_OPS - 2) return dp__fail(err, DP_ERR_LIMIT, "%s:%d: task count '%s' exceeds the limit %d (DP_MAX_OPS with the entry and exit tasks)", t->name, line, dp__q(q, s), DP_MAX_OPS - 2);
     for (i = 0; i < (int)n + 2; i++) {
         dp_op_desc d;
         char nm[32];
         long long np;
         memset(&d, 0, sizeof d);
         if (!(s = dp__token(&k, &line))) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: truncated: expected %lld task rows, found %d", t->name, t->line, n + 2, i); goto done; }
-        if (dp__int(s, 0, LLONG_MAX, &v) || v != i) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: expected task id %d, found '%s'", t->name, line, i, s); goto done; }
+        if (dp__int(s, 0, LLONG_MAX, &v) || v != i) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: expected task id %d, found '%s'", t->name, line, i, dp__q(q, s)); goto done; }
         if (!(s = dp__token(&k, &line))) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: truncated: task %d has no cost", t->name, t->line, i); goto done; }
-        if ((rc = dp__num(s, &d.compute, 0)) != 0) { rc = dp__fail(err, dp__num_code(rc), "%s:%d: task %d: cost '%s' %s", t->name, line, i, s, dp__num_problem(rc)); goto done; }
+        if ((rc = dp__num(s, &d.compute, 0)) != 0) { rc = dp__fail(err, dp__num_code(rc), "%s:%d: task %d: cost '%s' %s", t->name, line, i, dp__q(q, s), dp__num_problem(rc)); goto done; }
         if (!(s = dp__token(&k, &line))) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: truncated: task %d has no predecessor count", t->name, t->line, i); goto done; }
-        if (dp__int(s, 0, n + 1, &np)) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: task %d: predecessor count '%s' not in 0..%lld", t->name, line, i, s, n + 1); goto done; }
+        if (dp__int(s, 0, n + 1, &np)) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: task %d: predecessor count '%s' not in 0..%lld", t->name, line, i, dp__q(q, s), n + 1); goto done; }
         for (j = 0; j < (int)np; j++) {
             if (!(s = dp__token(&k, &line))) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: truncated: task %d lists %lld predecessors, found %d", t->name, t->line, i, np, j); goto done; }
-            if (dp__int(s, 0, n + 1, &v)) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: task %d: predecessor '%s' is not a task (0..%lld)", t->name, line, i, s, n + 1); goto done; }
+            if (dp__int(s, 0, n + 1, &v)) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: task %d: predecessor '%s' is not a task (0..%lld)", t->name, line, i, dp__q(q, s), n + 1); goto done; }
             if (DP__PUSH(esrc, (int)v) || DP__PUSH(edst, i) || DP__PUSH(eline, line)) { rc = dp__fail(err, DP_ERR_NOMEM, "%s:%d: out of memory reading the predecessors of task %d", t->name, line, i); goto done; }
         }
         snprintf(nm, sizeof nm, "t%d", i);
         d.name = nm;
         if ((rc = dp_graph_add_op(g, &d, NULL, err))) { dp__at(err, rc, t->name, line); goto done; }
     }
-    if ((s = dp__token(&k, &line))) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unexpected '%s' after the %lld task rows", t->name, line, s, n + 2); goto done; }
+    if ((s = dp__token(&k, &line))) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unexpected '%s' after the %lld task rows", t->name, line, dp__q(q, s), n + 2); goto done; }
     for (i = 0; i < (int)DP__LEN(esrc); i++)
         if ((rc = dp_graph_add_edge(g, esrc[i], edst[i], 0.0, err))) { dp__at(err, rc, t->name, eline[i]); goto done; }
 done:
@@ -3531,7 +4027,7 @@ DPDEF int dp_graph_read(dp_graph *g, const char *path, dp_format fmt, dp_error *
     size_t len;
     int rc;
     dp_graph_init(g);
-    if ((rc = dp__slurp(path, &buf, &len, err))) return rc;
+    if ((rc = dp__slurp_text(path, &buf, &len, err))) return rc;
     rc = dp_graph_read_mem(g, buf, len, path, fmt, err);
     DP_FREE(buf);
     return rc;
@@ -3568,6 +4064,7 @@ DPDEF int dp_graph_write(const dp_graph *g, const char *path, dp_format fmt, dp_
 DPDEF int dp_assign_read_mem(const char *buf, size_t len, const char *name, int n_ops, int n_devices, int *assign, dp_error *err)
 {
     dp__text t;
+    char q[DP__Q];
     int rc, r, count = 0;
     int *tmp;
     if (!name) name = "<memory>";
@@ -3583,13 +4080,13 @@ DPDEF int dp_assign_read_mem(const char *buf, size_t len, const char *name, int 
         int n = dp__split(t.buf, tok, 1);
         if (n == 0) continue;
         if (n > 1) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: expected one device number per line, found more", name, t.line); goto done; }
-        if (count >= n_ops) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: more entries than the graph's %d ops ('%s')", name, t.line, n_ops, tok[0]); goto done; }
+        if (count >= n_ops) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: more entries than the graph's %d ops ('%s')", t.name, t.line, n_ops, dp__q(q, tok[0])); goto done; }
         if ((r = dp__int(tok[0], INT_MIN, INT_MAX, &v)) != 0) {
-            rc = r == -2 ? dp__fail(err, DP_ERR_RANGE, "%s:%d: device '%s' of op %d is out of range 0..%d", name, t.line, tok[0], count, n_devices - 1)
-                         : dp__fail(err, DP_ERR_PARSE, "%s:%d: device '%s' is not an integer", name, t.line, tok[0]);
+            rc = r == -2 ? dp__fail(err, DP_ERR_RANGE, "%s:%d: device '%s' of op %d is out of range 0..%d", t.name, t.line, dp__q(q, tok[0]), count, n_devices - 1)
+                         : dp__fail(err, DP_ERR_PARSE, "%s:%d: device '%s' is not an integer", t.name, t.line, dp__q(q, tok[0]));
             goto done;
         }
-        if (v < 0 || v >= n_devices) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: device '%s' of op %d is out of range 0..%d", name, t.line, tok[0], count, n_devices - 1); goto done; }
+        if (v < 0 || v >= n_devices) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: device '%s' of op %d is out of range 0..%d", t.name, t.line, dp__q(q, tok[0]), count, n_devices - 1); goto done; }
         tmp[count++] = (int)v;
     }
     if (r < 0) { rc = dp__fail(err, DP_ERR_NOMEM, "%s: out of memory", name); goto done; }
@@ -3606,7 +4103,7 @@ DPDEF int dp_assign_read(const char *path, int n_ops, int n_devices, int *assign
     char *buf;
     size_t len;
     int rc;
-    if ((rc = dp__slurp(path, &buf, &len, err))) return rc;
+    if ((rc = dp__slurp_text(path, &buf, &len, err))) return rc;
     rc = dp_assign_read_mem(buf, len, path, n_ops, n_devices, assign, err);
     DP_FREE(buf);
     return rc;
@@ -4007,7 +4504,7 @@ DPDEF int dp_mapping_read(const char *path, const dp_graph *g, int n_devices, in
     char *buf;
     size_t len;
     int rc;
-    if ((rc = dp__slurp(path, &buf, &len, err))) return rc;
+    if ((rc = dp__slurp_text(path, &buf, &len, err))) return rc;
     rc = dp_mapping_read_mem(buf, len, path, g, n_devices, assign, err);
     DP_FREE(buf);
     return rc;
@@ -4274,7 +4771,8 @@ DPDEF int dp_cluster_read_mem(dp_cluster *c, const char *buf, size_t len, const 
     dp__text t;
     char *tok[DP__CL_TOKENS];
     int used[DP__CL_TOKENS];
-    int rc = 0, r, header = 0, i;
+    int rc = 0, r, header = 0, i, counts_line = 0, ended = 0;
+    long long want = 0;       /* a counts line's devices */
     double speed = 1, bw = 1, lat = 0, mem = 0, ovh = 0;
     memset(c, 0, sizeof *c);
     if (!name) name = "<memory>";
@@ -4293,6 +4791,21 @@ DPDEF int dp_cluster_read_mem(dp_cluster *c, const char *buf, size_t len, const 
             if (strcmp(tok[0], "doppler-cluster") != 0) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: expected 'doppler-cluster 1', found '%s'", name, t.line, tok[0]); goto done; }
             if (n != 2 || dp__int(tok[1], 0, INT_MAX, &k) || k != 1) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unsupported version '%s' (this reader knows 1)", name, t.line, n > 1 ? tok[1] : ""); goto done; }
             header = 1;
+            continue;
+        }
+        if (ended) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: '%s' after the 'end' line", name, t.line, tok[0]); goto done; }
+        if (strcmp(tok[0], "counts") == 0) {   /* a file that declares its devices ends with 'end' */
+            if (counts_line || c->n || n != 2 || strncmp(tok[1], "devices=", 8) != 0 ||
+                dp__count(tok[1] + 8, 1, DP_MAX_DEVICES, &want, DP_ERR_PARSE)) {
+                rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: expected 'counts devices=N' (once, before 'devices', N in 1..%d)", name, t.line, DP_MAX_DEVICES);
+                goto done;
+            }
+            counts_line = t.line;
+            continue;
+        }
+        if (strcmp(tok[0], "end") == 0) {
+            if (!counts_line || n != 1) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: 'end' %s", name, t.line, n != 1 ? "takes no fields" : "without a 'counts' line"); goto done; }
+            ended = 1;
             continue;
         }
         if (strcmp(tok[0], "devices") == 0) {
@@ -4354,7 +4867,15 @@ DPDEF int dp_cluster_read_mem(dp_cluster *c, const char *buf, size_t len, const 
     }
     if (r < 0) { rc = dp__fail(err, DP_ERR_NOMEM, "%s: out of memory", name); goto done; }
     if (!header) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: empty file (expected 'doppler-cluster 1')", name, t.line > 0 ? t.line : 1); goto done; }
+    if (counts_line && !ended) {
+        rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: truncated: the file ends without its 'end' line (line %d declares %lld devices)", name, t.line, counts_line, want);
+        goto done;
+    }
     if (!c->n) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: no 'devices N' line", name, t.line); goto done; }
+    if (counts_line && c->n != want) {
+        rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: 'devices %d', but line %d declares %lld", name, t.line, c->n, counts_line, want);
+        goto done;
+    }
 done:
     dp__text_free(&t);
     if (rc) dp_cluster_free(c);
@@ -4407,7 +4928,7 @@ DPDEF int dp_cluster_write(const dp_cluster *c, const char *path, dp_error *err)
     int rc, a, b, k;
     char dev[16];
     if ((rc = dp__out_open(&o, path, err))) return rc;
-    fprintf(o.f, "doppler-cluster 1\ndevices %d\nlink %s\n", c->n, c->link == DP_LINK_SERIAL ? "serial" : "free");
+    fprintf(o.f, "doppler-cluster 1\ncounts devices=%d\ndevices %d\nlink %s\n", c->n, c->n, c->link == DP_LINK_SERIAL ? "serial" : "free");
     for (a = 0; a < c->n; a++) {
         fprintf(o.f, "device %d name=%s speed=%.17g memory=%.17g", a, c->name[a], c->speed[a], c->memory[a]);
         if (c->overhead && c->overhead[a] > 0) fprintf(o.f, " overhead=%.17g", c->overhead[a]);
@@ -4421,6 +4942,7 @@ DPDEF int dp_cluster_write(const dp_cluster *c, const char *path, dp_error *err)
     for (a = 0; a < c->n; a++)
         for (b = 0; b < c->n; b++)
             if (a != b) fprintf(o.f, "pair %d %d bandwidth=%.17g latency=%.17g\n", a, b, c->bandwidth[a * c->n + b], c->latency[a * c->n + b]);
+    fputs("end\n", o.f);
     return dp__out_close(&o, 0, err);
 }
 
@@ -5453,11 +5975,22 @@ DPDEF int dp_place_heft(const dp_graph *g, const dp_cluster *c, int *assign, dou
 }
 
 /* ---- enumopt and anneal: search scored by the simulator ---------------- */
+/* dp_place_opts.progress, at most once a second (*next: when next) */
+static void dp__progress(const dp_place_opts *o, double *next, long sims, long total, double best)
+{
+    double now;
+    if (!o->progress || (sims & 63)) return;
+    if ((now = dp_now()) < *next) return;
+    *next = now + 1;
+    o->progress(o->progress_ctx, sims, total, best);
+}
+
 static int dp__enumopt(const dp_graph *g, const dp_cluster *c, const dp_place_opts *o, dp_sim *sim,
                        const dp_sim_opts *so, int *assign, long *sims, dp_error *err)
 {
     int n = g->n_ops, nd = c->n, rc = 0, pass, i, d, limited = dp__limited(c);
     int max_passes = o->max_passes > 0 ? o->max_passes : 100;
+    double next = o->progress ? dp_now() + 1 : 0;
     double *bl = (double *)dp__alloc((size_t)n, sizeof(double), err, "enumopt");
     double *scratch = (double *)dp__alloc((size_t)nd, sizeof(double), err, "enumopt");
     int *ord = (int *)dp__alloc((size_t)n, sizeof(int), err, "enumopt");
@@ -5489,6 +6022,7 @@ static int dp__enumopt(const dp_graph *g, const dp_cluster *c, const dp_place_op
                 if ((rc = dp_sim_run(sim, assign, so, err))) goto done;
                 (*sims)++;
                 if (sim->makespan < best - 1e-12 * fabs(best)) { best = sim->makespan; keep = d; }
+                dp__progress(o, &next, *sims, 0, best);
             }
             assign[v] = keep;
             if (keep != cur) improved = 1;
@@ -5507,7 +6041,7 @@ static int dp__anneal(const dp_graph *g, const dp_cluster *c, const dp_place_opt
     long k, budget = o->budget > 0 ? o->budget : 20L * n * nd;
     double *scratch = (double *)dp__alloc((size_t)nd, sizeof(double), err, "anneal");
     int *best = (int *)dp__alloc((size_t)n, sizeof(int), err, "anneal");
-    double cur, best_ms, t0, t1;
+    double cur, best_ms, t0, t1, next = o->progress ? dp_now() + 1 : 0;
     dp_rng rng;
     if (!scratch || !best) { rc = DP_ERR_NOMEM; goto done; }
     dp_rng_seed(&rng, o->seed);
@@ -5543,6 +6077,7 @@ static int dp__anneal(const dp_graph *g, const dp_cluster *c, const dp_place_opt
         } else {
             assign[v] = old;
         }
+        dp__progress(o, &next, *sims, budget, best_ms);
     }
     memcpy(assign, best, sizeof(int) * (size_t)n);
 done:
@@ -5734,16 +6269,31 @@ DPDEF int dp_place(dp_method m, const dp_graph *g, const dp_cluster *c, const dp
 /* ======================================================================
    >>gantt
    ====================================================================== */
-static void dp__xml(FILE *f, const char *s)
+/* str as XML character data or attribute value (the Gantt chart's and the
+   training curve's labels): < > & " ' escaped, and what XML 1.0 cannot
+   hold even escaped written as U+FFFD: a byte that is not part of valid
+   UTF-8, a C0 control other than tab, LF and CR, U+FFFE and U+FFFF. */
+static void dp__xml(FILE *f, const char *str)
 {
-    for (; *s; s++) {
+    const unsigned char *s = (const unsigned char *)str;
+    while (*s) {
+        int n = dp__utf8_len(s);
         switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
+        case '<': fputs("&lt;", f); s++; continue;
+        case '>': fputs("&gt;", f); s++; continue;
+        case '&': fputs("&amp;", f); s++; continue;
+        case '"': fputs("&quot;", f); s++; continue;
+        case '\'': fputs("&apos;", f); s++; continue;
+        default: break;
         }
+        if (n == 0 || (*s < 0x20 && *s != '\t' && *s != '\n' && *s != '\r') ||
+            (n == 3 && s[0] == 0xEF && s[1] == 0xBF && s[2] >= 0xBE)) {
+            fputs("\xEF\xBF\xBD", f);   /* U+FFFD, the replacement character */
+            s += n ? n : 1;
+            continue;
+        }
+        fwrite(s, 1, (size_t)n, f);
+        s += n;
     }
 }
 
@@ -5818,7 +6368,9 @@ DPDEF int dp_gantt_svg_file(FILE *f, const dp_sim *s, const int *assign, const d
         double wd = w > 2 ? w : 2;   /* the shortest op stays visible */
         fprintf(f, "<g><title>");
         dp__xml(f, g->name[v]);
-        fprintf(f, " (%s) on %s: start %.6g, end %.6g, took %.6g</title>", dp_kind_name(g->kind[v]), c->name[assign[v]], s->start[v], s->end[v], s->end[v] - s->start[v]);
+        fprintf(f, " (%s) on ", dp_kind_name(g->kind[v]));
+        dp__xml(f, c->name[assign[v]]);
+        fprintf(f, ": start %.6g, end %.6g, took %.6g</title>", s->start[v], s->end[v], s->end[v] - s->start[v]);
         if (w > 4) fprintf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.0f\" fill=\"%s\" stroke=\"white\" stroke-width=\"0.5\"/>", x, y, w, lane, col);
         else fprintf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.0f\" fill=\"%s\"/>", x, y, wd, lane, col);
         if (w > 7.0 * (double)strlen(g->name[v]) + 4) {
@@ -5839,7 +6391,11 @@ DPDEF int dp_gantt_svg_file(FILE *f, const dp_sim *s, const int *assign, const d
             dp__xml(f, g->name[g->src[x->edge]]);
             fprintf(f, " -&gt; ");
             dp__xml(f, g->name[g->dst[x->edge]]);
-            fprintf(f, ": %.6g bytes, %s to %s, %.6g to %.6g</title>", g->bytes[x->edge], c->name[x->from], c->name[x->to], x->start, x->end);
+            fprintf(f, ": %.6g bytes, ", g->bytes[x->edge]);
+            dp__xml(f, c->name[x->from]);
+            fputs(" to ", f);
+            dp__xml(f, c->name[x->to]);
+            fprintf(f, ", %.6g to %.6g</title>", x->start, x->end);
             fprintf(f, "<line x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\" stroke=\"#555\" stroke-opacity=\"0.55\" stroke-width=\"1\" marker-end=\"url(#arr)\"/></g>\n",
                     left + x->start * sx, y1, left + x->end * sx, y2);
         }
@@ -10379,6 +10935,8 @@ typedef struct dp__cpux {
     int gen, finished, quit, cpu_times;
     dp_error *err;          /* the first failure's message goes here */
     void *arena;            /* the buffers above but pool: one block */
+    /* which of mu, cv[0..ncv), xcv[0..nxcv), go and idle exist */
+    int mutex_ok, ncv, nxcv, go_ok, idle_ok;
 } dp__cpux;
 
 /* One worker thread: the compute worker of dev, or its copy worker; the
@@ -10811,7 +11369,7 @@ DPDEF int dp_exec_compare(const dp_graph *g, const dp_exec_result *got, const dp
 
 
 /* The median of n values (the lower middle for an even n): its index. */
-static int dp__median_index(const double *v, int n)
+DPDEF int dp__median_index(const double *v, int n)
 {
     int i, j;
     for (i = 0; i < n; i++) {
@@ -10897,6 +11455,57 @@ static void dp__cpu_stop_workers(dp__cpux *x, pthread_t *th, int started)
     for (k = 0; k < started; k++) pthread_join(th[k], NULL);
 }
 
+/* The mutex and condition variables of x (nd of cv and xcv; the copy
+   workers' xcv wait with deadlines on the monotonic clock, dp_now), each
+   marked made in x so that dp__cpu_sync_free destroys exactly those. */
+static int dp__cpu_sync_init(dp__cpux *x, dp_error *err)
+{
+    pthread_condattr_t ca;
+    int ok;
+    if (pthread_mutex_init(&x->mu, NULL) != 0) return dp__fail(err, DP_ERR_NOMEM, "exec: cannot create a mutex");
+    x->mutex_ok = 1;
+    for (; x->ncv < x->nd; x->ncv++)
+        if (pthread_cond_init(&x->cv[x->ncv], NULL) != 0) return dp__fail(err, DP_ERR_NOMEM, "exec: cannot create a condition variable");
+    ok = pthread_condattr_init(&ca) == 0 && pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0;
+    for (; ok && x->nxcv < x->nd; x->nxcv++) if (pthread_cond_init(&x->xcv[x->nxcv], &ca) != 0) break;
+    pthread_condattr_destroy(&ca);
+    if (!ok || x->nxcv < x->nd) return dp__fail(err, DP_ERR_NOMEM, "exec: cannot create a condition variable");
+    if (pthread_cond_init(&x->go, NULL) != 0) return dp__fail(err, DP_ERR_NOMEM, "exec: cannot create a condition variable");
+    x->go_ok = 1;
+    if (pthread_cond_init(&x->idle, NULL) != 0) return dp__fail(err, DP_ERR_NOMEM, "exec: cannot create a condition variable");
+    x->idle_ok = 1;
+    return 0;
+}
+
+static void dp__cpu_sync_free(dp__cpux *x)
+{
+    int d;
+    if (x->go_ok) pthread_cond_destroy(&x->go);
+    if (x->idle_ok) pthread_cond_destroy(&x->idle);
+    for (d = 0; d < x->ncv; d++) pthread_cond_destroy(&x->cv[d]);
+    for (d = 0; d < x->nxcv; d++) pthread_cond_destroy(&x->xcv[d]);
+    if (x->mutex_ok) pthread_mutex_destroy(&x->mu);
+}
+
+DPDEF int dp__exec_args(const dp_graph *g, const dp_cluster *c, const int *assign, dp_exec_opts *o,
+                        const dp_exec_result *res, const char *who, dp_error *err)
+{
+    int rc, v;
+    if (!res) return dp__fail(err, DP_ERR_ARG, "%s: no result given", who);
+    if ((rc = dp_check(g, c, err))) return rc;
+    if (!assign) return dp__fail(err, DP_ERR_ARG, "%s: no assignment given", who);
+    for (v = 0; v < g->n_ops; v++)
+        if (assign[v] < 0 || assign[v] >= c->n)
+            return dp__fail(err, DP_ERR_RANGE, "%s: op %d ('%s') on device %d, but the cluster has devices 0..%d", who, v, g->name[v], assign[v], c->n - 1);
+    if (o->reps == 0) o->reps = 1;
+    if (o->reps < 0 || o->reps > 10000) return dp__fail(err, DP_ERR_RANGE, "%s: reps %d not in 1..10000", who, o->reps);
+    if (o->seconds_per_unit < 0 || o->bytes_scale < 0 || o->device_bytes < 0)
+        return dp__fail(err, DP_ERR_RANGE, "%s: negative scale or arena size", who);
+    if ((rc = dp_graph_check_tensors(g, err))) return rc;
+    dp_exec_scales(g, c, &o->seconds_per_unit, &o->bytes_scale);
+    return 0;
+}
+
 DPDEF int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const dp_exec_opts *opts,
                       dp_exec_result *res, dp_error *err)
 {
@@ -10906,7 +11515,7 @@ DPDEF int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign,
     pthread_t *th = NULL;
     double *runs_start = NULL, *runs_end = NULL, *runs_busy = NULL, *runs_peak = NULL, *runs_cpu = NULL;
     uint64_t digest = 0;
-    int rc = 0, nd, n, m, r, v, d, k, mutex_ok = 0, ncv = 0, nxcv = 0, go_ok = 0, idle_ok = 0, started = 0, pass;
+    int rc = 0, nd, n, m, r, v, d, k, started = 0, pass;
     dp__arena ar;
     memset(&ar, 0, sizeof ar);
     memset(&x, 0, sizeof x);
@@ -10914,23 +11523,12 @@ DPDEF int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign,
     if (opts) o = *opts;
     if (res) memset(res, 0, sizeof *res);
     dp__ok(err);
-    if (!res) return dp__fail(err, DP_ERR_ARG, "exec: no result given");
-    if ((rc = dp_check(g, c, err))) return rc;
-    if (!assign) return dp__fail(err, DP_ERR_ARG, "exec: no assignment given");
-    n = g->n_ops; m = g->n_edges; nd = c->n;
-    for (v = 0; v < n; v++)
-        if (assign[v] < 0 || assign[v] >= nd)
-            return dp__fail(err, DP_ERR_RANGE, "exec: op %d ('%s') on device %d, but the cluster has devices 0..%d", v, g->name[v], assign[v], nd - 1);
-    if (o.reps == 0) o.reps = 1;
-    if (o.reps < 0 || o.reps > 10000) return dp__fail(err, DP_ERR_RANGE, "exec: reps %d not in 1..10000", o.reps);
-    if (o.seconds_per_unit < 0 || o.bytes_scale < 0 || o.device_bytes < 0)
-        return dp__fail(err, DP_ERR_RANGE, "exec: negative scale or arena size");
+    if ((rc = dp__exec_args(g, c, assign, &o, res, "exec", err))) return rc;
     if (o.dispatch != DP_DISPATCH_DYNAMIC)
         return dp__fail(err, DP_ERR_ARG, "exec (cpu): dispatch %d: the CPU executor dispatches dynamically only (static and graph are CUDA's)", (int)o.dispatch);
-    dp_exec_scales(g, c, &o.seconds_per_unit, &o.bytes_scale);
+    n = g->n_ops; m = g->n_edges; nd = c->n;
     x.g = g; x.c = c; x.assign = assign; x.n = n; x.m = m; x.nd = nd;
     x.err = err; x.seed = o.seed; x.cpu_times = o.cpu_times != 0;
-    if ((rc = dp_graph_check_tensors(g, err))) return rc;
     if ((rc = dp__rt_init(&x.rt, g, c, NULL, &o, err))) return rc;
     dp__rt_plan(&x.rt, assign, o.order, o.priority);
     if ((rc = dp__rt_resident_fits(&x.rt, err))) { dp__rt_free(&x.rt); return rc; }
@@ -10958,25 +11556,11 @@ DPDEF int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign,
     }
     if ((rc = dp__cpu_pool_init(&x, err))) goto done;
     if ((rc = dp__exec_result_alloc(res, n, nd, &o, err))) goto done;
-    if (pthread_mutex_init(&x.mu, NULL) != 0) { rc = dp__fail(err, DP_ERR_NOMEM, "exec: cannot create a mutex"); goto done; }
-    mutex_ok = 1;
-    for (; ncv < nd; ncv++) if (pthread_cond_init(&x.cv[ncv], NULL) != 0) { rc = dp__fail(err, DP_ERR_NOMEM, "exec: cannot create a condition variable"); goto done; }
-    {
-        /* copy workers wait with deadlines on the monotonic clock (dp_now) */
-        pthread_condattr_t ca;
-        int ok = pthread_condattr_init(&ca) == 0 && pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0;
-        for (; ok && nxcv < nd; nxcv++) if (pthread_cond_init(&x.xcv[nxcv], &ca) != 0) break;
-        pthread_condattr_destroy(&ca);
-        if (!ok || nxcv < nd) { rc = dp__fail(err, DP_ERR_NOMEM, "exec: cannot create a condition variable"); goto done; }
-    }
+    if ((rc = dp__cpu_sync_init(&x, err))) goto done;
     /* copy rings: the copies into each device (one slot spare) */
     for (k = 0; k < m; k++) if (assign[g->src[k]] != assign[g->dst[k]]) x.xoff[assign[g->dst[k]] + 1]++;
     for (d = 0; d < nd; d++) x.xoff[d + 1] += x.xoff[d] + 1;
     /* the workers, started once for every run */
-    if (pthread_cond_init(&x.go, NULL) != 0) { rc = dp__fail(err, DP_ERR_NOMEM, "exec: cannot create a condition variable"); goto done; }
-    go_ok = 1;
-    if (pthread_cond_init(&x.idle, NULL) != 0) { rc = dp__fail(err, DP_ERR_NOMEM, "exec: cannot create a condition variable"); goto done; }
-    idle_ok = 1;
     rc = dp__cpu_start_workers(&x, wk, th, &started, err);
     for (r = 0; r < o.reps && !rc; r++) {
         uint64_t dg = 0xcbf29ce484222325ULL;
@@ -11020,16 +11604,12 @@ DPDEF int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign,
         res->bytes_scale = o.bytes_scale;
     }
 done:
-    if (go_ok) pthread_cond_destroy(&x.go);
-    if (idle_ok) pthread_cond_destroy(&x.idle);
+    dp__cpu_sync_free(&x);
     if (x.pool)
         for (k = 0; k < nd * x.nsizes; k++)
             while (x.pool[k]) { unsigned char *b = x.pool[k]; x.pool[k] = dp__cpu_next(b); DP_FREE(b); }
     DP_FREE(x.pool);
     if (x.resbuf) for (d = 0; d < nd; d++) DP_FREE(x.resbuf[d]);
-    for (d = 0; d < ncv; d++) pthread_cond_destroy(&x.cv[d]);
-    for (d = 0; d < nxcv; d++) pthread_cond_destroy(&x.xcv[d]);
-    if (mutex_ok) pthread_mutex_destroy(&x.mu);
     DP_FREE(x.arena);
     dp__rt_free(&x.rt);
     if (rc) dp_exec_result_free(res);
@@ -11233,6 +11813,48 @@ static int dp__cal_overhead(int n, const dp_cluster *cn, double *per_op, dp_erro
     return rc;
 }
 
+/* Hand-offs between devices into c: chains alternating between two devices
+   against the same chains on one, with 1 x 1 tensors (latency) and side x
+   side ones (bytes per second, side at most min(S, 512)); a and bufs
+   scratch of at least that many floats. */
+static int dp__cal_handoff(dp_cluster *c, const dp_calibrate_opts *o, float *a, float *bufs, int S, dp_error *err)
+{
+    double lat = 0, bw = 0, w1 = 0, w2 = 0, w3 = 0, w4 = 0, t0, t;
+    int big = S < 512 ? S : 512;   /* 1 MiB copies: their time stands out of the latency's noise */
+    int k, d, rc;
+    long reps = 0;
+    /* memcpy bandwidth: the fallback when the chains cannot resolve it,
+       and the cap on what they measure */
+    for (k = 0; k < big * big; k++) a[k] = dp__input_value(1, 0, (size_t)k);
+    t0 = dp_now();
+    do { memcpy(bufs, a, sizeof(float) * (size_t)big * big); reps++; t = dp_now() - t0; } while (t < o->seconds);
+    bw = (double)reps * sizeof(float) * big * big / t;
+    if (o->devices > 1) {
+        dp_cluster c2;
+        double extra;
+        if ((rc = dp_cluster_homogeneous(&c2, 2, 1e9, 1e10, 0, err))) return rc;
+        rc = dp__cal_chain(400, 1, 0, &c2, &w1, err);
+        if (!rc) rc = dp__cal_chain(400, 1, 1, &c2, &w2, err);
+        if (!rc) rc = dp__cal_chain(100, big, 0, &c2, &w3, err);
+        if (!rc) rc = dp__cal_chain(100, big, 1, &c2, &w4, err);
+        dp_cluster_free(&c2);
+        if (rc) return rc;
+        /* a hand-off's gap over a same-device one: latency, and with
+           big tensors the copy's bytes on top */
+        lat = w2 - w1;
+        if (lat < 0) lat = 0;
+        extra = (w4 - w3) - lat;
+        /* a copy is no faster than memcpy of the same buffer: when the
+           chains' difference is within their noise, keep memcpy's */
+        if (extra > 0 && 4.0 * big * big / extra < bw) bw = 4.0 * big * big / extra;
+    }
+    for (d = 0; d < o->devices * o->devices; d++) {
+        c->bandwidth[d] = bw;
+        c->latency[d] = d / o->devices == d % o->devices ? 0 : lat;
+    }
+    return 0;
+}
+
 DPDEF int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *err)
 {
     enum { NS = 10, MAX_SWEEPS = 100 };
@@ -11311,43 +11933,7 @@ DPDEF int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_er
        ops on every device at once; their 1-element kernel is negligible) */
     if ((rc = dp__cal_overhead(2000, &c, &ovh, err))) goto done;
     for (d = 0; d < o.devices; d++) c.overhead[d] = ovh;
-    /* hand-offs between devices: chains alternating between two devices
-       against the same chains on one, with 1 x 1 tensors (latency) and
-       side x side ones (bytes per second) */
-    {
-        double lat = 0, bw = 0, w1 = 0, w2 = 0, w3 = 0, w4 = 0, t0, t;
-        int big = S < 512 ? S : 512;   /* 1 MiB copies: their time stands out of the latency's noise */
-        long reps = 0;
-        /* memcpy bandwidth: the fallback when the chains cannot resolve it,
-           and the cap on what they measure */
-        for (k = 0; k < big * big; k++) a[k] = dp__input_value(1, 0, (size_t)k);
-        t0 = dp_now();
-        do { memcpy(bufs, a, sizeof(float) * (size_t)big * big); reps++; t = dp_now() - t0; } while (t < o.seconds);
-        bw = (double)reps * sizeof(float) * big * big / t;
-        if (o.devices > 1) {
-            dp_cluster c2;
-            double extra;
-            if ((rc = dp_cluster_homogeneous(&c2, 2, 1e9, 1e10, 0, err))) goto done;
-            rc = dp__cal_chain(400, 1, 0, &c2, &w1, err);
-            if (!rc) rc = dp__cal_chain(400, 1, 1, &c2, &w2, err);
-            if (!rc) rc = dp__cal_chain(100, big, 0, &c2, &w3, err);
-            if (!rc) rc = dp__cal_chain(100, big, 1, &c2, &w4, err);
-            dp_cluster_free(&c2);
-            if (rc) goto done;
-            /* a hand-off's gap over a same-device one: latency, and with
-               big tensors the copy's bytes on top */
-            lat = w2 - w1;
-            if (lat < 0) lat = 0;
-            extra = (w4 - w3) - lat;
-            /* a copy is no faster than memcpy of the same buffer: when the
-               chains' difference is within their noise, keep memcpy's */
-            if (extra > 0 && 4.0 * big * big / extra < bw) bw = 4.0 * big * big / extra;
-        }
-        for (d = 0; d < o.devices * o.devices; d++) {
-            c.bandwidth[d] = bw;
-            c.latency[d] = d / o.devices == d % o.devices ? 0 : lat;
-        }
-    }
+    if ((rc = dp__cal_handoff(&c, &o, a, bufs, S, err))) goto done;
     for (d = 0; d < o.devices; d++) snprintf(c.name[d], 32, "cpu%d", d);
     *out = c;
     memset(&c, 0, sizeof c);

@@ -1322,6 +1322,35 @@ done:
     return rc;
 }
 
+/* The sinks' outputs of a run: read back, hashed into *dg, and kept in
+   keep->outputs when keep is given (the last run's, real ops only). */
+static int dp__cu_read_sinks(dp__cux *x, dp_exec_result *keep, uint64_t *dg, dp_error *err)
+{
+    const dp_graph *g = x->g;
+    int rc = DP_OK;
+    for (int v = 0; v < x->n; v++) {
+        size_t len = dp_exec_op_bytes(g, v, x->bscale);
+        int p = x->gpu[x->assign[v]];
+        if (g->out_off[v + 1] > g->out_off[v]) continue;
+        if (len > x->host_len) {
+            unsigned char *nb = (unsigned char *)realloc(x->host, len);
+            if (!nb) return dp__fail(err, DP_ERR_NOMEM, "exec (cuda): out of memory reading back %zu bytes", len);
+            x->host = nb;
+            x->host_len = len;
+        }
+        if ((rc = dp__cu_use(&x->cur_dev, p, err))) return rc;
+        cudaCheck(cudaMemcpyAsync(x->host, x->buf[v], len, cudaMemcpyDeviceToHost, x->ctl[p]));
+        cudaCheck(cudaStreamSynchronize(x->ctl[p]));
+        *dg = (*dg ^ dp__cu_hash(x->host, len, 0xcbf29ce484222325ULL ^ (uint64_t)v)) * 0x100000001b3ULL;
+        if (keep && g->kind[v] != DP_OP_OPAQUE) {
+            if (!(keep->outputs[v] = (float *)malloc(len))) return dp__fail(err, DP_ERR_NOMEM, "exec (cuda): out of memory keeping outputs");
+            memcpy(keep->outputs[v], x->host, len);
+        }
+    }
+done:   /* cudaCheck's */
+    return rc;
+}
+
 extern "C" int dp_exec_cuda(const dp_graph *g, const dp_cluster *c, const int *assign, const dp_exec_opts *opts,
                             dp_exec_result *res, dp_error *err)
 {
@@ -1339,22 +1368,11 @@ extern "C" int dp_exec_cuda(const dp_graph *g, const dp_cluster *c, const int *a
     if (res) memset(res, 0, sizeof *res);
     dp__cuda_ok(err);
     /* arguments first: none of this needs a GPU */
-    if (!res) return dp__fail(err, DP_ERR_ARG, "exec (cuda): no result given");
-    if ((rc = dp_check(g, c, err))) return rc;
-    if (!assign) return dp__fail(err, DP_ERR_ARG, "exec (cuda): no assignment given");
+    if ((rc = dp__exec_args(g, c, assign, &o, res, "exec (cuda)", err))) return rc;
     n = g->n_ops; m = g->n_edges; nd = c->n;
-    for (int v = 0; v < n; v++)
-        if (assign[v] < 0 || assign[v] >= nd)
-            return dp__fail(err, DP_ERR_RANGE, "exec (cuda): op %d ('%s') on device %d, but the cluster has devices 0..%d", v, g->name[v], assign[v], nd - 1);
-    if (o.reps == 0) o.reps = 1;
-    if (o.reps < 0 || o.reps > 10000) return dp__fail(err, DP_ERR_RANGE, "exec (cuda): reps %d not in 1..10000", o.reps);
-    if (o.seconds_per_unit < 0 || o.bytes_scale < 0 || o.device_bytes < 0)
-        return dp__fail(err, DP_ERR_RANGE, "exec (cuda): negative scale or arena size");
     if (o.gpus < 0) return dp__fail(err, DP_ERR_RANGE, "exec (cuda): gpus %d is negative", o.gpus);
     if (o.dispatch != DP_DISPATCH_DYNAMIC && o.dispatch != DP_DISPATCH_STATIC && o.dispatch != DP_DISPATCH_GRAPH)
         return dp__fail(err, DP_ERR_RANGE, "exec (cuda): dispatch %d is none of DP_DISPATCH_DYNAMIC (0), STATIC (1), GRAPH (2)", (int)o.dispatch);
-    if ((rc = dp_graph_check_tensors(g, err))) return rc;
-    dp_exec_scales(g, c, &o.seconds_per_unit, &o.bytes_scale);
     if ((rc = dp__cu_gpus(&ngpu, err))) return rc;
     if (o.gpus > ngpu) return dp__fail(err, DP_ERR_RANGE, "exec (cuda): %d GPUs asked for, %d present", o.gpus, ngpu);
     if (o.gpus) ngpu = o.gpus;
@@ -1408,39 +1426,14 @@ extern "C" int dp_exec_cuda(const dp_graph *g, const dp_cluster *c, const int *a
             if (en[v] > wall) wall = en[v];
         }
         res->wall_runs[r] = wall;
-        /* the sinks' outputs: read back, hashed, kept from the last run */
-        for (int v = 0; v < n; v++) {
-            size_t len = dp_exec_op_bytes(g, v, x.bscale);
-            int p = x.gpu[assign[v]];
-            if (g->out_off[v + 1] > g->out_off[v]) continue;
-            if (len > x.host_len) {
-                unsigned char *nb = (unsigned char *)realloc(x.host, len);
-                if (!nb) { rc = dp__fail(err, DP_ERR_NOMEM, "exec (cuda): out of memory reading back %zu bytes", len); goto done; }
-                x.host = nb;
-                x.host_len = len;
-            }
-            if ((rc = dp__cu_use(&x.cur_dev, p, err))) goto done;
-            cudaCheck(cudaMemcpyAsync(x.host, x.buf[v], len, cudaMemcpyDeviceToHost, x.ctl[p]));
-            cudaCheck(cudaStreamSynchronize(x.ctl[p]));
-            dg = (dg ^ dp__cu_hash(x.host, len, 0xcbf29ce484222325ULL ^ (uint64_t)v)) * 0x100000001b3ULL;
-            if (o.keep_outputs && r == o.reps - 1 && g->kind[v] != DP_OP_OPAQUE) {
-                if (!(res->outputs[v] = (float *)malloc(len))) { rc = dp__fail(err, DP_ERR_NOMEM, "exec (cuda): out of memory keeping outputs"); goto done; }
-                memcpy(res->outputs[v], x.host, len);
-            }
-        }
+        if ((rc = dp__cu_read_sinks(&x, o.keep_outputs && r == o.reps - 1 ? res : NULL, &dg, err))) goto done;
         if (r == 0) digest = dg;
         else if (dg != digest) { rc = dp__fail(err, DP_ERR_DEVICE, "exec (cuda): run %d computed different outputs than run 0", r); goto done; }
         /* frees the sinks' outputs (a graph's buffers stay, for its next launch) */
         if ((rc = x.graph ? dp__cu_sync(&x, err) : dp__cu_drain(&x, err))) goto done;
     }
     {
-        /* the median run (lower middle for an even count), as dp_exec_cpu */
-        int med = 0;
-        for (int i = 0; i < o.reps; i++) {
-            int below = 0, equal = 0;
-            for (int j = 0; j < o.reps; j++) { below += res->wall_runs[j] < res->wall_runs[i]; equal += res->wall_runs[j] == res->wall_runs[i]; }
-            if (below <= (o.reps - 1) / 2 && below + equal > (o.reps - 1) / 2) { med = i; break; }
-        }
+        int med = dp__median_index(res->wall_runs, o.reps);   /* the median run, as dp_exec_cpu */
         res->n_ops = n; res->n_devices = nd; res->reps = o.reps;
         res->wall_median = res->wall_runs[med];
         memcpy(res->start, runs_start + (size_t)med * n, sizeof(double) * (size_t)n);
@@ -1746,7 +1739,8 @@ extern "C" int dp_calibrate_cuda(dp_cluster *out, const dp_calibrate_opts *opts,
     dp_calibrate_opts o;
     dp_cluster c;
     dp__cucal k;
-    int rc = DP_OK, ngpu = 0, prev = -1, S, nd, G;
+    /* nd, G: 0 until known (the cleanup after an early failure reads them) */
+    int rc = DP_OK, ngpu = 0, prev = -1, S, nd = 0, G = 0;
     double *bw = NULL;            /* [G * G] bytes per second, GPU p to GPU q */
     memset(&o, 0, sizeof o);
     memset(&c, 0, sizeof c);

@@ -708,6 +708,158 @@ else
     skipped "reference data ($DATA/stg) not found"
 fi
 
+# ---- strict options: what the method or shape does not read, given twice ----
+expect 2 "place heft --budget" "$D" place graphs/layered_50.dpg --method heft --budget 5
+contains "$T/err" "--budget applies to --method anneal" "--budget names the method it applies to"
+expect 2 "place cp --start" "$D" place graphs/layered_50.dpg --method cp --start "$T/none.assign"
+contains "$T/err" "--start applies to --method enumopt and anneal" "--start names the methods it applies to"
+expect 2 "place heft --progress" "$D" place graphs/layered_50.dpg --method heft --progress
+contains "$T/err" "--progress applies to" "--progress names the methods it applies to"
+expect 2 "place --no-transfers without --gantt" "$D" place graphs/layered_50.dpg --method cp --no-transfers
+contains "$T/err" "--no-transfers applies to the chart of --gantt" "--no-transfers needs --gantt"
+expect 2 "bench cp,heft --budget" "$D" bench graphs/layered_50.dpg --methods cp,heft --budget 5
+contains "$T/err" "--budget applies to method anneal" "bench --budget without anneal"
+expect 0 "bench cp,anneal --budget" "$D" bench graphs/layered_50.dpg --methods cp,anneal --budget 50
+expect 0 "place anneal --budget" "$D" place graphs/layered_50.dpg --method anneal --budget 50
+expect 2 "gen chainmm --nodes" "$D" gen chainmm --nodes 50 -o "$T/x.dpg"
+contains "$T/err" "--nodes applies to the random DAGs" "--nodes names the shapes it applies to"
+expect 2 "gen ffnn --seed" "$D" gen ffnn --seed 3 -o "$T/x.dpg"
+contains "$T/err" "--seed applies to the random DAGs" "gen --seed is the random DAGs'"
+expect 2 "gen layered --dim" "$D" gen layered --dim 64 -o "$T/x.dpg"
+contains "$T/err" "--dim applies to the workloads" "--dim names the workloads"
+expect 2 "gen layered --jump" "$D" gen layered --jump 2 -o "$T/x.dpg"
+contains "$T/err" "--jump applies to random" "--jump is random's"
+expect 2 "gen chainmm --batch" "$D" gen chainmm --batch 8 -o "$T/x.dpg"
+contains "$T/err" "--batch applies to" "--batch is not chainmm's"
+expect 2 "gen llama-block --layers" "$D" gen llama-block --layers 2 -o "$T/x.dpg"
+contains "$T/err" "--layers applies to" "--layers is not llama-block's"
+expect 2 "train --reps without --backend" "$D" train graphs/layered_50.dpg --reps 3 --out "$T/p.dpl"
+contains "$T/err" "--reps applies to stage real" "--reps needs --backend"
+expect 2 "train --backend without stage real" "$D" train graphs/layered_50.dpg --backend cpu --out "$T/p.dpl"
+contains "$T/err" "--backend applies to stage real" "--backend needs stage real"
+expect 2 "--devices twice" "$D" place graphs/layered_50.dpg --method cp --devices 2 --devices 3
+contains "$T/err" "--devices given twice" "a repeated --devices is named"
+expect 2 "-o and --out" "$D" gen layered --nodes 10 -o "$T/a.dpg" --out "$T/b.dpg"
+contains "$T/err" "--out (or -o) given twice" "-o then --out is named"
+expect 2 "--method twice" "$D" place graphs/layered_50.dpg --method cp --method=heft
+contains "$T/err" "--method given twice" "a repeated --method=M is named"
+expect 0 "a flag twice" "$D" info graphs/layered_50.dpg --json --json
+expect 0 "help help" "$D" help help
+contains "$T/out" "usage: doppler help" "help help gives help's usage"
+expect 0 "help exec" "$D" help exec
+contains "$T/out" "--format" "help exec lists --format"
+# per-device time columns: --devices must match them
+expect 1 "heft_example --devices 4" "$D" info graphs/heft_example.dpg --devices 4
+contains "$T/err" "--devices 4 was given" "more devices than time columns: says --devices was given"
+expect 1 "heft_example --devices 2" "$D" place graphs/heft_example.dpg --method heft --devices 2
+contains "$T/err" "--devices 2 was given" "fewer devices than time columns: refused, naming --devices"
+expect 0 "heft_example --devices 3" "$D" place graphs/heft_example.dpg --method heft --devices 3
+expect 0 "heft_example, its own devices" "$D" place graphs/heft_example.dpg --method heft
+# --progress: anneal reports on stderr (a run of more than a second) and
+# places exactly as without it
+expect 0 "anneal --progress" "$D" place graphs/layered_100.dpg --method anneal --devices 8 --budget 150000 --progress
+grep -v '^seconds' "$T/out" >"$T/with"
+contains "$T/err" "^anneal: [0-9]* of 150000 ([0-9]*%) simulations, best makespan" "anneal --progress reports on stderr"
+expect 0 "anneal without --progress" "$D" place graphs/layered_100.dpg --method anneal --devices 8 --budget 150000
+if [ ! -s "$T/err" ] && diff "$T/with" <(grep -v '^seconds' "$T/out") >/dev/null; then ok; else bad "anneal: --progress changed the placement or stderr is not quiet without it"; fi
+
+# ---- output paths: checked before any work, put in place together ----------
+# every output is checked first (its directory there and writable, not a
+# directory, not read-only: exit 1; the same file as another output or an
+# input: exit 2), written to a temporary and put in place with the others
+# only when all were written; a replaced file keeps its mode, a file of
+# several hard links stays one file; '-' is standard output, refused as
+# an input
+O="$T/outs"
+mkdir -p "$O/DIR"
+expect 1 "train -o /nonexistent/p.dpl" "$D" train graphs/layered_100.dpg --stages il --episodes 3000 -o /nonexistent/p.dpl
+contains "$T/err" "/nonexistent/p.dpl: no such directory" "train -o in a missing directory: names the path and why"
+if [ ! -s "$T/out" ]; then ok; else bad "train -o /nonexistent/p.dpl trained before refusing"; fi
+expect 1 "train --curve /nonexistent/c.csv" "$D" train graphs/layered_100.dpg --stages il --episodes 3000 -o "$O/p.dpl" --curve /nonexistent/c.csv
+contains "$T/err" "curve: /nonexistent/c.csv: no such directory" "--curve in a missing directory: names the option and the path"
+if [ ! -s "$T/out" ] && [ ! -e "$O/p.dpl" ]; then ok; else bad "train with a bad --curve trained or wrote the policy"; fi
+expect 1 "calibrate -o DIR" "$D" calibrate --backend cpu -o "$O/DIR"
+contains "$T/err" "^doppler calibrate: -o: .*DIR: is a directory" "calibrate -o DIR: refused before measuring, saying why"
+expect 1 "place anneal -o /nonexistent/x" "$D" place graphs/layered_100.dpg --method anneal -o /nonexistent/x
+contains "$T/err" "^doppler place: --out: /nonexistent/x: no such directory" "place -o /nonexistent/x: refused before placing"
+cp graphs/layered_100.dpg "$O/g.dpg"
+expect 2 "place g.dpg -o g.dpg" "$D" place "$O/g.dpg" --method heft -o "$O/g.dpg"
+contains "$T/err" "is the input" "an output that is the input: says so"
+expect 2 "place g.dpg --gantt g.dpg" "$D" place "$O/g.dpg" --method heft --gantt "$O/g.dpg"
+expect 2 "train g.dpg -o g.dpg" "$D" train "$O/g.dpg" --episodes 3,3 -o "$O/g.dpg"
+ln -s g.dpg "$O/g-link.dpg"; ln "$O/g.dpg" "$O/g-hard.dpg"
+expect 2 "place g.dpg -o LINK-TO-g.dpg" "$D" place "$O/g.dpg" --method heft -o "$O/g-link.dpg"
+expect 2 "place g.dpg -o HARD-LINK-OF-g.dpg" "$D" place "$O/g.dpg" --method heft -o "$O/g-hard.dpg"
+if cmp -s graphs/layered_100.dpg "$O/g.dpg" && [ -L "$O/g-link.dpg" ]; then ok; else bad "a refused command changed its input"; fi
+"$D" place "$O/g.dpg" --method heft -o "$O/a" >/dev/null 2>&1 </dev/null
+expect 2 "sim --assign a --gantt a" "$D" sim "$O/g.dpg" --assign "$O/a" --gantt "$O/a"
+if head -n 1 "$O/a" | grep -q "^# device"; then ok; else bad "sim --gantt over its --assign replaced it"; fi
+expect 2 "place -o X --gantt X" "$D" place "$O/g.dpg" --method heft -o "$O/X" --gantt "$O/X"
+contains "$T/err" "same file" "-o X --gantt X: two outputs naming the same file"
+expect 2 "place -o X --gantt SUB/../X" "$D" place "$O/g.dpg" --method heft -o "$O/X" --gantt "$O/DIR/../X"
+if [ ! -e "$O/X" ]; then ok; else bad "-o X --gantt X wrote X"; fi
+cp "$O/a" "$O/ro.assign"; chmod 444 "$O/ro.assign"
+expect 1 "place -o READ-ONLY" "$D" place "$O/g.dpg" --method cp -o "$O/ro.assign"
+contains "$T/err" "ro.assign: read-only" "a read-only output: names it and says why"
+if cmp -s "$O/a" "$O/ro.assign"; then ok; else bad "a read-only output was replaced"; fi
+# a failure after one output was written leaves the others as they were
+cp "$O/a" "$O/ok.assign"
+expect 1 "place -o ok --gantt DIR" "$D" place "$O/g.dpg" --method cp -o "$O/ok.assign" --gantt "$O/DIR"
+if [ -c /dev/full ]; then
+    expect 1 "place -o ok --gantt /dev/full" "$D" place "$O/g.dpg" --method cp -o "$O/ok.assign" --gantt /dev/full
+    "$D" train "$O/g.dpg" --episodes 3,3 --hidden 4 --layers 1 -o "$O/pol.dpl" >/dev/null 2>&1 </dev/null
+    cp "$O/pol.dpl" "$O/pol.saved"
+    for bad_opt in --curve --curve-svg --out-assign; do
+        expect 1 "train $bad_opt /dev/full" "$D" train "$O/g.dpg" --episodes 3,3 --hidden 4 --layers 1 --seed 5 -o "$O/pol.dpl" $bad_opt /dev/full
+        if cmp -s "$O/pol.dpl" "$O/pol.saved" && [ ! -e "$O/pol.dpl.tmp" ]; then ok; else bad "train $bad_opt /dev/full replaced the policy"; fi
+    done
+else
+    skipped "no /dev/full here"
+fi
+if cmp -s "$O/a" "$O/ok.assign" && [ ! -e "$O/ok.assign.tmp" ]; then ok; else bad "a failing --gantt replaced the --out file"; fi
+# mode and hard links kept
+cp "$O/a" "$O/mode.assign"; chmod 640 "$O/mode.assign"
+cp "$O/a" "$O/two.assign"; ln "$O/two.assign" "$O/two-hard.assign"
+expect 0 "place -o FILE-OF-MODE-640 --gantt ..." "$D" place "$O/g.dpg" --method cp -o "$O/mode.assign" --gantt "$O/mode.svg"
+if [ "$(stat -c %a "$O/mode.assign" 2>/dev/null)" = 640 ] && ! cmp -s "$O/a" "$O/mode.assign"; then ok; else bad "a replaced output lost its mode 640"; fi
+expect 0 "place -o FILE-OF-TWO-LINKS --gantt ..." "$D" place "$O/g.dpg" --method cp -o "$O/two.assign" --gantt "$O/two.svg"
+if [ "$O/two.assign" -ef "$O/two-hard.assign" ] && ! cmp -s "$O/a" "$O/two-hard.assign"; then ok; else bad "a file of two links: not written in place"; fi
+# '-': standard output; refused as an input; two '-' refused
+DA=$(cd "$(dirname "$D")" && pwd)/$(basename "$D")
+G="$PWD/graphs/heft_example.dpg"
+in_outs() { (cd "$O" && "$@"); }
+expect 0 "place -o -" in_outs "$DA" place "$G" --method heft -o -
+contains "$T/out" "^# device of each op" "place -o - writes the assignment to standard output"
+expect 0 "train --curve -" in_outs "$DA" train "$G" --episodes 3,3 --hidden 4 --layers 1 -o p2.dpl --curve -
+contains "$T/out" "^stage,episode" "train --curve - writes the curve to standard output"
+expect 0 "train --out-assign -" in_outs "$DA" train "$G" --episodes 3,3 --hidden 4 --layers 1 -o p2.dpl --out-assign -
+contains "$T/out" "^# device of each op" "train --out-assign - writes the assignment to standard output"
+if [ ! -e "$O/-" ]; then ok; else bad "an output '-' made a file named '-'"; fi
+expect 2 "two outputs '-'" "$D" place "$G" --method heft -o - --gantt -
+contains "$T/err" "both '-'" "two outputs '-': says so"
+expect 2 "info -" "$D" info -
+contains "$T/err" "standard input" "'-' as an input: refused, saying why"
+expect 2 "sim --assign -" "$D" sim "$G" --assign -
+expect 2 "place --cluster -" "$D" place "$G" --method heft --cluster -
+expect 2 "convert - OUT" "$D" convert - "$O/c.dpg"
+if "$D" info /dev/stdin <"$G" >/dev/null 2>&1; then ok; else bad "info /dev/stdin: standard input by its name"; fi
+expect 0 "help" "$D" help
+contains "$T/out" "standard output as an output" "the main help states the rule of '-'"
+
+# ---- hostile names: bytes that are not UTF-8, markup, quotes, controls ------
+# op names may hold any byte above 0x20 but # = , and DEL; a file name any
+# byte. --json stays JSON (\u00XX for a byte that is not UTF-8), the Gantt
+# chart XML (U+FFFD for what XML cannot hold).
+HN="$T/hostile_$(printf '\001\377')name.dpg"
+printf 'doppler-graph 1\nop \377\376 compute=1 resident=5\nop a<b&c compute=2\nop ]]> compute=1\nop q"uo\047te compute=1\nedge \377\376 a<b&c\nedge a<b&c ]]>\nedge ]]> q"uo\047te\n' >"$HN"
+expect 0 "info --json, hostile op and file names" "$D" info "$HN" --json
+json_check "$T/out" "j['max_op_resident_op'] == '\u00ff\u00fe' and j['graph'].endswith('hostile_\u0001\u00ffname.dpg')" "info --json: op and file names that are not UTF-8 as \\u00XX"
+expect 0 "place --gantt --json, hostile names" "$D" place "$HN" --method heft --devices 2 --gantt "$T/hostile.svg" --json
+json_check "$T/out" "j['graph'].endswith('name.dpg')" "place --json with a file name that is not UTF-8"
+if [ "$HAVE_PY" = 0 ]; then skipped "the Gantt chart of hostile names is XML (no python3)"
+elif python3 -c "import sys, xml.etree.ElementTree as E; s = ''.join(E.parse(sys.argv[1]).getroot().itertext()); sys.exit(0 if 'a<b&c' in s and ']]>' in s and '\ufffd\ufffd' in s else 1)" "$T/hostile.svg" 2>"$T/pyerr"; then ok
+else bad "place --gantt: the chart of hostile names is not XML holding them"; sed 's/^/    /' "$T/pyerr" | tail -n 3; fi
+
 # ---- the README's API example is demos/example.c ---------------------------
 if [ -f README.md ] && [ -f demos/example.c ]; then
     if diff <(awk '/^```c$/ {f = 1; next} /^```$/ {f = 0} f' README.md) \

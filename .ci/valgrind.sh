@@ -58,7 +58,7 @@ step() {
     fi
 }
 step gen-layered 0 gen layered --nodes 14 --ccr 0.5 --seed 3 -o "$d/g.dpg"
-step gen-chainmm 0 gen chainmm --parts 2 --dim 16 --batch 8 --layers 1 -o "$d/w.dpg"
+step gen-chainmm 0 gen chainmm --parts 2 --dim 16 --layers 1 -o "$d/w.dpg"
 step info 0 info "$d/g.dpg" --devices 2 --json
 step train-doppler 0 train "$d/g.dpg" --devices 2 --stages il,sim,real --episodes 3,3,2 --hidden 4 \
     --layers 1 --out "$d/pol.dpl" --curve "$d/curve.csv" --curve-svg "$d/curve.svg"

@@ -2,7 +2,7 @@
 
        doppler info    GRAPH [--devices N | --cluster C] [--memory B] [--json]
        doppler place   GRAPH --method M [--devices N | --cluster C] [--memory B] [--seed S]
-                       [--order fifo|priority] [--budget B] [--start ASSIGN]
+                       [--order fifo|priority] [--budget B] [--start ASSIGN] [--progress]
                        [--out ASSIGN] [--gantt OUT.svg [--no-transfers]] [--json]
        doppler sim     GRAPH --assign ASSIGN [--devices N | --cluster C] [--memory B]
                        [--order fifo|priority] [--gantt OUT.svg [--no-transfers]] [--json]
@@ -33,6 +33,9 @@
    Every command that reads a graph takes --format F (native, doppler, stg;
    default: detected from the content). Exit status: 0 success, 1 failure
    (the library's message on stderr), 2 bad usage.
+   Output paths are checked before any work: one that cannot be written
+   exits 1, two naming one file (or an output that is an input) exit 2;
+   '-' is standard output, and refused as an input (outs_check).
    Build: cc -std=gnu11 -O2 -I. -o build/doppler demos/doppler.c -lm -pthread
    With the CUDA executor (--backend cuda), one nvcc command:
        nvcc -O2 -I. -DDP_WITH_CUDA -o build/doppler demos/doppler.c doppler_cuda.cu -lpthread
@@ -91,7 +94,16 @@ static const char *help_main =
     "         by ops on several devices is held on each) must fit each device's\n"
     "         memory: the placers keep within it, sim and exec refuse a placement\n"
     "         whose simulated peak passes it\n"
+    "files:   - is standard output as an output (one at most), refused as an input\n"
     "exit status: 0 success, 1 failure, 2 bad usage\n";
+
+static const char *help_help =
+    "usage: doppler help [COMMAND]\n"
+    "\n"
+    "Without COMMAND: the commands, methods, formats and cluster options. With\n"
+    "one: its usage and every option it accepts ('doppler COMMAND --help' says\n"
+    "the same). Commands: info, place, sim, bench, train, convert, gen, exec,\n"
+    "calibrate, help.\n";
 
 static const char *help_info =
     "usage: doppler info GRAPH [--devices N | --cluster C] [--memory B] [--format F]\n"
@@ -153,19 +165,23 @@ static const char *help_place =
     "  --precision P  a GPU preset's precision: fp32 (default), tf32, bf16, fp16, fp8\n"
     "  --memory B     every device's memory, in bytes (0: unlimited, the default;\n"
     "                 replaces the cluster's)\n"
-    "  --seed S       seed of random, anneal and doppler's samples (default 1)\n"
+    "  --seed S       seed of random, anneal and doppler's samples (default 1;\n"
+    "                 the other methods do not depend on it)\n"
     "  --order O      runtime order scoring placements: fifo (default), priority\n"
     "                 (doppler: SEL's op order is the priority)\n"
     "  --budget B     anneal: simulations (default 20 x ops x devices)\n"
     "  --start A      enumopt, anneal: initial assignment file (default: cp's; a\n"
     "                 .json name: a mapping file, as --out writes)\n"
+    "  --progress     anneal, enumopt: the simulations run and the best makespan\n"
+    "                 on stderr about once a second (without it too when stderr\n"
+    "                 is a terminal)\n"
     "  --out A, -o A  write the assignment (line i: device of node i); A ending\n"
     "                 in .json: the mapping {source name: device} (the names the\n"
     "                 ops had in the model, e.g. ONNX node names; op names where\n"
     "                 there are none; see README, From a model to a placed model)\n"
     "  --gantt F.svg  write an SVG Gantt chart of the simulated schedule (with\n"
     "                 each device's peak memory)\n"
-    "  --no-transfers leave the transfer arrows out of the chart\n"
+    "  --no-transfers with --gantt: leave the transfer arrows out of the chart\n"
     "  --format F     graph format: native, doppler, stg (default: detect)\n"
     "  --json         one JSON object (with the assignment and fallback: \"single\"\n"
     "                 when the best single device was the answer, else null;\n"
@@ -190,7 +206,7 @@ static const char *help_sim =
     "  --order O      fifo (default: earliest ready first) or priority (b-level)\n"
     "  --gantt F.svg  write an SVG Gantt chart of the schedule (with each device's\n"
     "                 peak memory)\n"
-    "  --no-transfers leave the transfer arrows out of the chart\n"
+    "  --no-transfers with --gantt: leave the transfer arrows out of the chart\n"
     "  --format F     graph format: native, doppler, stg (default: detect)\n"
     "  --json         one JSON object, with every op as\n"
     "                 ops: [{\"node\": i, \"device\": d, \"start\": t0, \"end\": t1}, ...]\n";
@@ -224,6 +240,8 @@ static const char *help_bench =
     "  --seed S       seed of random and anneal (default 1)\n"
     "  --order O      fifo (default) or priority\n"
     "  --budget B     anneal: simulations (default 20 x ops x devices)\n"
+    "  --progress     anneal, enumopt: the search's progress on stderr about\n"
+    "                 once a second (without it too when stderr is a terminal)\n"
     "  --format F     graph format: native, doppler, stg (default: detect)\n"
     "  --json         a JSON array, one object per row\n"
     "  --md           the table as markdown\n";
@@ -381,9 +399,12 @@ static const char *help_exec =
     "device's memory is refused before anything runs (exit 1).\n"
     "\n"
     "  --backend B    cpu, or cuda (a build with nvcc; a GPU)\n"
-    "  --devices N    N devices (default 4) or --cluster C (a file from 'doppler calibrate')\n"
+    "  --devices N    N devices in the graph's units (default 4)\n"
+    "  --cluster C    cluster file (one from 'doppler calibrate') or preset\n"
+    "  --precision P  a GPU preset's precision: fp32 (default), tf32, bf16, fp16, fp8\n"
     "  --memory B     every device's memory, in bytes (0: unlimited, the default;\n"
     "                 replaces the cluster's)\n"
+    "  --format F     graph format: native, doppler, stg (default: detect)\n"
     "  --reps R       runs; the median is reported (default 3)\n"
     "  --order O      fifo (default) or priority (b-level)\n"
     "  --dispatch D   cuda: dynamic (default: each device takes its next ready op\n"
@@ -407,7 +428,14 @@ static const char *help_calibrate =
     "3 s, run it on a quiet machine. cuda: N logical devices on the GPUs (default\n"
     "one per GPU; more share them as 'doppler exec --backend cuda' does); its\n"
     "per-op overhead and hand-off latency are measured under --dispatch D\n"
-    "(dynamic, static or graph: the dispatch the runs will use; default dynamic).\n";
+    "(dynamic, static or graph: the dispatch the runs will use; default dynamic).\n"
+    "\n"
+    "  --backend B    cpu or cuda (a build with nvcc; a GPU)\n"
+    "  --devices N    devices (cpu: default 2; cuda: default one per GPU)\n"
+    "  --dispatch D   cuda: dynamic (default), static or graph\n"
+    "  --out C, -o C  the cluster file to write (required)\n"
+    "  --json         one JSON object: devices, backend, matmul_flops, bandwidth,\n"
+    "                 latency, overhead, out\n";
 
 static const char *help_gen =
     "usage: doppler gen layered|random [OPTIONS] -o GRAPH\n"
@@ -431,14 +459,19 @@ static const char *help_gen =
     "resident on every device that runs an op using them (placement and the\n"
     "simulator; the ops are then opaque).\n"
     "\n"
+    "Each option applies to the shapes named below; given for another shape it\n"
+    "is an error (exit 2).\n"
+    "\n"
+    "  layered, random:\n"
     "  --nodes N       ops (default 100)\n"
     "  --width W       mean ops per level (default sqrt(nodes))\n"
     "  --density D     probability of each candidate edge (default 0.3)\n"
     "  --regularity R  1 = all levels the same size (default 0.5)\n"
-    "  --jump J        levels an edge may span (default 1 layered, 3 random)\n"
+    "  --jump J        random: levels an edge may span (default 3; layered: 1)\n"
     "  --ccr C         mean transfer time / mean op time (default 0: none)\n"
     "  --seed S        seed (default 1)\n"
-    "  --parts P, --dim D, --batch B, --layers L  workloads (see above)\n"
+    "  workloads (see above; --batch not chainmm, --layers not llama-block):\n"
+    "  --parts P, --dim D, --batch B, --layers L\n"
     "  --vocab V       gpt: the vocabulary (default 8 D, a multiple of P)\n"
     "  --weights       workloads: weight matrices as resident weights\n"
     "  --out G, -o G   output graph ('-' = standard output; format by extension)\n";
@@ -487,6 +520,8 @@ typedef struct cli {
     const char *backend, *trace_svg;
     int reps, no_verify;
     dp_dispatch_mode dispatch;
+    int progress;           /* --progress: anneal's and enumopt's on stderr */
+    char given[1024];       /* " name" of every option given, once each   */
 } cli;
 
 static int usage(const char *cmd, const char *fmt, ...)
@@ -593,7 +628,7 @@ static const opt_spec opt_specs[] = {
     OPT_FLAG("json", json), OPT_FLAG("md", md), OPT_FLAG("no-transfers", no_transfers),
     OPT_FLAG("shared-gnn", shared_gnn), OPT_FLAG("insertion", insertion), OPT_FLAG("no-verify", no_verify),
     OPT_FLAG("greedy-baseline", greedy_baseline), OPT_FLAG("adv-norm", adv_norm), OPT_FLAG("critic", critic),
-    OPT_FLAG("reinforce", reinforce), OPT_FLAG("weights", wl.weights),
+    OPT_FLAG("reinforce", reinforce), OPT_FLAG("weights", wl.weights), OPT_FLAG("progress", progress),
     OPT_STR("cluster", cluster), OPT_STR("precision", precision), OPT_STR("method", method), OPT_STR("methods", methods),
     OPT_STR("assign", assign), OPT_STR("start", start), OPT_STR("out", out), OPT_STR("gantt", gantt),
     OPT_STR("to", to), OPT_STR("stages", stages), OPT_STR("episodes", episodes), OPT_STR("lr", lr),
@@ -786,6 +821,16 @@ static int parse_args(cli *o, int argc, char **argv, int first,
         if (!has_word(allowed, name))
             return usage(cmd, "unknown option '%s'", a);
         const opt_spec *s = find_opt(name);
+        /* one value each (--policy: one per algorithm, set_special counts):
+           a second would silently replace the first */
+        if (has_word(o->given, name)) {
+            if (s && s->type == 'f') continue;   /* a flag twice says the same */
+            if (strcmp(name, "policy"))
+                return usage(cmd, "--%s%s given twice (it takes one value)", name, strcmp(name, "out") ? "" : " (or -o)");
+        } else if (strlen(o->given) + strlen(name) + 2 <= sizeof o->given) {   /* the allowed names fit */
+            strcat(o->given, " ");
+            strcat(o->given, name);
+        }
         if (s && s->type == 'f') {
             if (val) return usage(cmd, "--%s takes no value", name);
             *(int *)(void *)((char *)o + s->off) = 1;
@@ -839,6 +884,14 @@ static int make_cluster(const cli *o, const char *path, const dp_graph *g, dp_cl
     } else {
         int n = o->devices_set ? o->devices
               : g->n_dev_time > 0 ? g->n_dev_time : DEFAULT_DEVICES;
+        /* per-device times are for those devices: dp_check refuses more,
+           and fewer would silently place on the first columns only */
+        if (o->devices_set && g->n_dev_time > 0 && n != g->n_dev_time) {
+            snprintf(e.msg, sizeof e.msg, "%.200s: --devices %d was given, but the graph gives per-device times for %d devices "
+                     "(its columns): leave --devices out or give --devices %d", path, n, g->n_dev_time, g->n_dev_time);
+            e.code = DP_ERR_RANGE;
+            return fail(&e);
+        }
         rc = dp_cluster_for_graph(c, g, n, &e);
     }
     for (int d = 0; !rc && o->memory_set && d < c->n; d++) c->memory[d] = o->memory;   /* --memory */
@@ -888,6 +941,10 @@ static const char *base_name(const char *path, char *buf, size_t n)
     return buf;
 }
 
+/* s as a JSON string: quotes, backslashes and control characters
+   escaped, and a byte that is not part of valid UTF-8 (a file name in
+   Latin-1, an op name with bytes FF FE) written as \u00XX, as the
+   library's mapping writer does, so that the output is always JSON. */
 static void json_str(FILE *f, const char *s)
 {
     fputc('"', f);
@@ -900,9 +957,18 @@ static void json_str(FILE *f, const char *s)
         case '\t': fputs("\\t", f); break;
         case '\b': fputs("\\b", f); break;
         case '\f': fputs("\\f", f); break;
-        default:
-            if (*p < 0x20) fprintf(f, "\\u%04x", *p);
-            else fputc(*p, f);
+        default: {
+            /* the length of the valid UTF-8 sequence at p, 0 if none */
+            int n = *p < 0x80 ? 1 : *p >= 0xC2 && *p <= 0xDF ? 2 : *p >= 0xE0 && *p <= 0xEF ? 3 : *p >= 0xF0 && *p <= 0xF4 ? 4 : 0;
+            unsigned cp = n == 2 ? *p & 0x1Fu : n == 3 ? *p & 0x0Fu : *p & 0x07u;
+            for (int i = 1; i < n; i++) {
+                if ((p[i] & 0xC0) != 0x80) { n = 0; break; }
+                cp = cp << 6 | (p[i] & 0x3Fu);
+            }
+            if ((n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF))) n = 0;
+            if (*p < 0x20 || n == 0) fprintf(f, "\\u%04x", *p);
+            else { fwrite(p, 1, (size_t)n, f); p += n - 1; }
+        }
         }
     }
     fputc('"', f);
@@ -926,17 +992,123 @@ static void json_key_num(FILE *f, const char *k, double v)
     json_num(f, v);
 }
 
-/* An assignment file, or, for a name ending in .json, a mapping file
-   (the placement by the ops' source names, dp_mapping_write). */
-static int write_placement(const char *out, const dp_graph *g, const int *assign, const char *graph,
-                           const char *method, int devices, double makespan, dp_error *e)
+/* ----------------------------------------------------------------------
+   output files: every path a command writes, checked before any work
+   ---------------------------------------------------------------------- */
+/* A command's files: its outputs ("-": standard output, at most one) and
+   its inputs ("-" refused: /dev/stdin reads standard input). Before any
+   work outs_check refuses, naming the option, the path and why, an
+   output the library cannot write (its directory missing or not
+   writable, a directory, a read-only file: exit 1), two outputs naming
+   one file or an output that is an input (exit 2, bad usage). The
+   outputs are then written to temporaries (out_name) and put in place
+   together (outs_commit), so that a failure leaves every existing output
+   as it was (dp_outputs). */
+#define MAX_OUTS 8
+typedef struct named { const char *what, *path; } named;   /* path NULL: not given */
+typedef struct outs {
+    dp_outputs set;
+    const char *path[MAX_OUTS];   /* as given                            */
+    int idx[MAX_OUTS];            /* in set, -1 for "-" (standard output) */
+    int n;
+} outs;
+
+static int outs_check(const cli *o, outs *w, const named *out, int n_out, const named *in, int n_in)
 {
+    dp_error e = {0};
+    const char *dash = NULL;
+    int rc;
+    memset(w, 0, sizeof *w);
+    for (int k = 0; k < n_in; k++)
+        if (in[k].path && !strcmp(in[k].path, "-"))
+            return usage(o->cmd, "%s: '-' (standard input) is not read: give a file name (/dev/stdin reads standard input)", in[k].what);
+    for (int k = 0; k < n_out && w->n < MAX_OUTS; k++) {
+        if (!out[k].path) continue;
+        w->path[w->n] = out[k].path;
+        w->idx[w->n] = -1;
+        if (!strcmp(out[k].path, "-")) {
+            if (dash) return usage(o->cmd, "%s and %s are both '-': at most one output to standard output", dash, out[k].what);
+            dash = out[k].what;
+        } else if ((rc = dp_outputs_add(&w->set, out[k].path, &e)) != 0) {
+            dp_outputs_free(&w->set);
+            if (rc == DP_ERR_ARG) return usage(o->cmd, "%s: %s", out[k].what, e.msg);
+            fprintf(stderr, "doppler %s: %s: %s\n", o->cmd, out[k].what, e.msg);
+            return EXIT_FAIL;
+        } else {
+            w->idx[w->n] = w->set.n - 1;
+        }
+        w->n++;
+    }
+    for (int k = 0; k < n_in; k++)
+        if (in[k].path && dp_outputs_input(&w->set, in[k].path, &e)) {
+            dp_outputs_free(&w->set);
+            return usage(o->cmd, "%s: %s", in[k].what, e.msg);
+        }
+    return 0;
+}
+
+/* outs_check with the graphs among the inputs: the positional arguments
+   o->pos[0 .. n_pos) (each a `what`), then `more`. */
+static int outs_check_pos(const cli *o, outs *w, const named *out, int n_out, const char *what, int n_pos,
+                          const named *more, int n_more)
+{
+    named *in = calloc((size_t)(n_pos + n_more) + 1, sizeof *in);
+    int rc;
+    if (!in) return oom();
+    for (int i = 0; i < n_pos; i++) { in[i].what = what; in[i].path = o->pos[i]; }
+    for (int i = 0; i < n_more; i++) in[n_pos + i] = more[i];
+    rc = outs_check(o, w, out, n_out, in, n_pos + n_more);
+    free(in);
+    return rc;
+}
+
+/* The name to write the output given as path to: its temporary, or
+   /dev/stdout for "-" (what the command printed before it comes first);
+   NULL after a failure (reported). */
+static const char *out_name(outs *w, const char *path)
+{
+    dp_error e = {0};
+    const char *to = NULL;
+    for (int k = 0; k < w->n; k++) {
+        if (w->path[k] != path) continue;
+        if (w->idx[k] < 0) { fflush(stdout); return "/dev/stdout"; }
+        if (dp_outputs_stage(&w->set, w->idx[k], &to, &e)) { fail(&e); return NULL; }
+        return to;
+    }
+    fprintf(stderr, "doppler: %s: an output not checked before the work\n", path);
+    return NULL;
+}
+
+/* Puts every output written in place; frees the set either way (what was
+   not put in place is removed). */
+static int outs_commit(outs *w)
+{
+    dp_error e = {0};
+    int rc = dp_outputs_commit(&w->set, &e) ? fail(&e) : 0;
+    dp_outputs_free(&w->set);
+    return rc;
+}
+
+static void outs_free(outs *w)
+{
+    dp_outputs_free(&w->set);
+}
+
+/* An assignment file, or, for a name ending in .json, a mapping file
+   (the placement by the ops' source names, dp_mapping_write), written to
+   the output out of w; a failure is reported. */
+static int write_placement(outs *w, const char *out, const dp_graph *g, const int *assign, const char *graph,
+                           const char *method, int devices, double makespan)
+{
+    dp_error e = {0};
     size_t n = strlen(out);
+    const char *to = out_name(w, out);
     dp_mapping_info mi;
-    if (n < 5 || strcmp(out + n - 5, ".json") != 0) return dp_assign_write(out, assign, g->n_ops, e);
+    if (!to) return EXIT_FAIL;
+    if (n < 5 || strcmp(out + n - 5, ".json") != 0) return dp_assign_write(to, assign, g->n_ops, &e) ? fail(&e) : 0;
     memset(&mi, 0, sizeof mi);
     mi.graph = graph; mi.method = method; mi.devices = devices; mi.makespan = makespan;
-    return dp_mapping_write(out, g, assign, &mi, e);
+    return dp_mapping_write(to, g, assign, &mi, &e) ? fail(&e) : 0;
 }
 
 /* An assignment file, or a mapping file (a name ending in .json). */
@@ -1116,16 +1288,17 @@ static int place_learned(const cli *o, const dp_policy *p, const dp_graph *g, co
     return rc;
 }
 
-static int write_gantt(const char *path, const dp_sim *s, const int *assign,
+/* The Gantt chart, written to the output path of w. */
+static int write_gantt(outs *w, const char *path, const dp_sim *s, const int *assign,
                        const char *title, int no_transfers)
 {
     dp_error e = {0};
     dp_gantt_opts go = {0};
+    const char *to = out_name(w, path);
     go.title = title;
     go.hide_transfers = no_transfers;
-    int rc = strcmp(path, "-") ? dp_gantt_svg(path, s, assign, &go, &e)
-                               : dp_gantt_svg_file(stdout, s, assign, &go, &e);
-    return rc ? fail(&e) : 0;
+    if (!to) return EXIT_FAIL;
+    return dp_gantt_svg(to, s, assign, &go, &e) ? fail(&e) : 0;
 }
 
 static void print_devices(const dp_sim *s, const int *assign)
@@ -1185,6 +1358,10 @@ static int cmd_info(cli *o)
     dp_graph g;
     dp_cluster c;
     dp_stats st;
+    outs w;   /* no outputs: refuses '-' as an input */
+    const named inputs[] = {{"GRAPH", path}, {"--cluster", o->cluster}};
+    int rc0 = outs_check(o, &w, NULL, 0, inputs, 2);
+    if (rc0) return rc0;
     if (load_input(o, path, &g, &c)) return EXIT_FAIL;
     memset(&st, 0, sizeof st);
     if (dp_graph_stats(&g, &c, &st)) {
@@ -1260,17 +1437,37 @@ static int cmd_info(cli *o)
    Returns 0 or the library's code (DP_ERR_INFEASIBLE: nothing fits the
    devices' memory); a failure is reported, naming path and the method
    when path is given, and e (may be NULL) gets it. */
+/* place/bench --progress (or stderr a terminal): anneal's and enumopt's
+   searches report on stderr about once a second */
+typedef struct progress_ctx { const char *method; double t0; int tty, shown; } progress_ctx;
+
+static void show_progress(void *ctx, long sims, long total, double best)
+{
+    progress_ctx *p = (progress_ctx *)ctx;
+    char of[64] = "";
+    if (total > 0) snprintf(of, sizeof of, " of %ld (%.0f%%)", total, 100.0 * (double)sims / (double)total);
+    fprintf(stderr, "%s%s: %ld%s simulations, best makespan %g, %.0f s%s", p->tty ? "\r" : "", p->method, sims, of, best,
+            dp_now() - p->t0, p->tty ? "\033[K" : "\n");
+    fflush(stderr);
+    p->shown = 1;
+}
+
 static int run_method(const cli *o, int m, const dp_policy *p, const dp_graph *g, const dp_cluster *c,
                       const int *start, int *assign, int *order, dp_place_result *res, double *secs,
                       const char *path, dp_error *err)
 {
     dp_error e = {0};
     dp_place_opts po = {0};
+    progress_ctx pc = {method_name(m), dp_now(), isatty(2), 0};
     int rc;
     po.seed = o->seed;
     po.order = o->order;
     po.budget = o->budget;
     po.start = start;
+    if ((m == DP_METHOD_ANNEAL || m == DP_METHOD_ENUMOPT) && (o->progress || pc.tty)) {
+        po.progress = show_progress;
+        po.progress_ctx = &pc;
+    }
     memset(res, 0, sizeof *res);
     double t0 = dp_now();
     if (LEARNED(m)) {
@@ -1278,6 +1475,7 @@ static int run_method(const cli *o, int m, const dp_policy *p, const dp_graph *g
         res->schedule_length = res->makespan;
     } else {
         rc = dp_place((dp_method)m, g, c, &po, assign, res, &e);
+        if (pc.shown && pc.tty) fputs("\r\033[K", stderr);   /* the progress line cleared */
     }
     *secs = dp_now() - t0;
     if (rc) {
@@ -1424,10 +1622,15 @@ static int cmd_place(cli *o)
     int *assign = NULL, *start = NULL, *order = NULL;
     double *prio = NULL;
     dp_sim s;
+    outs w;
+    const named outputs[] = {{"--out", o->out}, {"--gantt", o->gantt}};
+    const named inputs[] = {{"GRAPH", path}, {"--cluster", o->cluster}, {"--start", o->start},
+                            {"--policy", o->policy}, {"--policy", o->policy2}};
+    if ((rc = outs_check(o, &w, outputs, 2, inputs, 5))) return rc;
     memset(&s, 0, sizeof s);
     memset(&ps, 0, sizeof ps);
     memset(&p, 0, sizeof p);
-    if (load_input(o, path, &g, &c)) return EXIT_FAIL;
+    if (load_input(o, path, &g, &c)) { outs_free(&w); return EXIT_FAIL; }
     rc = EXIT_FAIL;
     if (LEARNED(m) && (policies_load(o, &ps, m == METHOD_DOPPLER) || !(p.pol = policy_for(&ps, m, &p.pol_path)))) goto done;
     if (ps.pretrained && !o->samples_set) o->samples = PRETRAINED_SAMPLES;
@@ -1446,14 +1649,15 @@ static int cmd_place(cli *o)
     if (s.makespan != p.res.makespan)
         fprintf(stderr, "doppler: warning: placer reports makespan %.17g, "
                 "the simulator gives %.17g\n", p.res.makespan, s.makespan);
-    if (o->out && write_placement(o->out, &g, assign, path, method_name(m), c.n, s.makespan, &e)) { fail(&e); goto done; }
+    if (o->out && write_placement(&w, o->out, &g, assign, path, method_name(m), c.n, s.makespan)) goto done;
     if (o->gantt) {
         /* the chart's own subtitle gives makespan, lower bound and ratio */
         char title[512], gb[256];
         snprintf(title, sizeof title, "%s: %s on %d devices (%s order)",
                  base_name(path, gb, sizeof gb), method_name(m), c.n, order_name(o->order));
-        if (write_gantt(o->gantt, &s, assign, title, o->no_transfers)) goto done;
+        if (write_gantt(&w, o->gantt, &s, assign, title, o->no_transfers)) goto done;
     }
+    if (outs_commit(&w)) goto done;
     p.path = path;
     p.m = m;
     p.g = &g;
@@ -1466,6 +1670,7 @@ static int cmd_place(cli *o)
     else place_print_text(o, &p);
     rc = EXIT_OK;
 done:
+    outs_free(&w);
     dp_sim_free(&s);
     policies_free(&ps);
     free(prio);
@@ -1537,8 +1742,13 @@ static int cmd_sim(cli *o)
     dp_error e = {0};
     dp_sim s;
     int rc = EXIT_FAIL, *assign = NULL;
+    outs w;
+    const named outputs[] = {{"--gantt", o->gantt}};
+    const named inputs[] = {{"GRAPH", path}, {"--assign", o->assign}, {"--cluster", o->cluster}};
+    if ((rc = outs_check(o, &w, outputs, 1, inputs, 3))) return rc;
+    rc = EXIT_FAIL;
     memset(&s, 0, sizeof s);
-    if (load_input(o, path, &g, &c)) return EXIT_FAIL;
+    if (load_input(o, path, &g, &c)) { outs_free(&w); return EXIT_FAIL; }
     assign = calloc((size_t)g.n_ops + 1, sizeof *assign);
     if (!assign) { oom(); goto done; }
     if (read_placement(o->assign, &g, c.n, assign, &e)) { fail(&e); goto done; }
@@ -1551,7 +1761,7 @@ static int cmd_sim(cli *o)
         char title[512], gb[256];
         snprintf(title, sizeof title, "%s: assignment %s on %d devices (%s order)",
                  base_name(path, gb, sizeof gb), o->assign, c.n, order_name(o->order));
-        if (write_gantt(o->gantt, &s, assign, title, o->no_transfers)) goto done;
+        if (write_gantt(&w, o->gantt, &s, assign, title, o->no_transfers) || outs_commit(&w)) goto done;
     }
     if (o->json) {
         sim_print_json(o, path, &g, &c, &s, assign, lb, secs);
@@ -1571,6 +1781,7 @@ static int cmd_sim(cli *o)
     }
     rc = EXIT_OK;
 done:
+    outs_free(&w);
     dp_sim_free(&s);
     free(assign);
     dp_cluster_free(&c);
@@ -1761,6 +1972,9 @@ static int cmd_bench(cli *o)
     policies ps;
     const dp_policy *pol_of[2];
     bench_table t;
+    outs w;   /* no outputs: refuses '-' as an input */
+    const named inputs[] = {{"--cluster", o->cluster}, {"--policy", o->policy}, {"--policy", o->policy2}};
+    if ((rc = outs_check_pos(o, &w, NULL, 0, "GRAPH", o->n_pos, inputs, 3))) return rc;
     if ((rc = bench_methods(o, ms, &n_ms, &ps, pol_of))) { policies_free(&ps); return rc; }
     bench_best *best = calloc((size_t)o->n_pos, sizeof *best);
     if (!best) { policies_free(&ps); return oom(); }
@@ -2095,29 +2309,37 @@ static void train_print_header(const cli *o, const train_set *ts, const train_ct
    runtime): the policy is as after its last good update; keep that, never
    a half-updated one (dp_policy_save refuses parameters that are not
    finite, and a regular file is written to PATH.tmp, then renamed). */
-static void train_stopped(const cli *o, const train_ctx *t, const dp_train_result *res, const dp_policy *pol)
+static void train_stopped(const cli *o, outs *w, const train_ctx *t, const dp_train_result *res, const dp_policy *pol)
 {
     dp_error es = {0};
+    const char *to;
     if (res->episodes == 0) {
         fprintf(stderr, "doppler: no episode completed: nothing written to %s\n", o->out);
-    } else if (dp_policy_save(pol, o->out, &es)) {
-        fprintf(stderr, "doppler: the last good policy could not be written either: %s\n", es.msg);
-    } else {
-        fprintf(stderr, "doppler: wrote the last good policy (after %ld episode%s) to %s\n",
-                res->episodes, res->episodes == 1 ? "" : "s", o->out);
-        if (o->curve && (dp_curve_csv(o->curve, t->rec, t->n_rec, &es) ? fail(&es) : 0) == 0)
-            fprintf(stderr, "doppler: the curve up to there: %s\n", o->curve);
+        return;
     }
+    /* the policy and the curve up to there, put in place together */
+    if (!(to = out_name(w, o->out))) return;
+    if (dp_policy_save(pol, to, &es)) {
+        fprintf(stderr, "doppler: the last good policy could not be written either: %s\n", es.msg);
+        return;
+    }
+    if (o->curve && (!(to = out_name(w, o->curve)) || (dp_curve_csv(to, t->rec, t->n_rec, &es) ? fail(&es) : 0))) return;
+    if (outs_commit(w)) return;
+    fprintf(stderr, "doppler: wrote the last good policy (after %ld episode%s) to %s\n",
+            res->episodes, res->episodes == 1 ? "" : "s", o->out);
+    if (o->curve) fprintf(stderr, "doppler: the curve up to there: %s\n", o->curve);
 }
 
 /* The policy, the best assignment, the curve and its chart. */
-static int train_write(const cli *o, const train_set *ts, const train_ctx *t, const dp_policy *pol)
+static int train_write(const cli *o, outs *w, const train_set *ts, const train_ctx *t, const dp_policy *pol)
 {
     dp_error e = {0};
-    if (dp_policy_save(pol, o->out, &e)) return fail(&e);
-    if (o->out_assign && write_placement(o->out_assign, &ts->g[0], ts->best_a[0], o->pos[0], "doppler (training)",
-                                         ts->cs[0].n, ts->best[0], &e)) return fail(&e);
-    if (o->curve && dp_curve_csv(o->curve, t->rec, t->n_rec, &e)) return fail(&e);
+    const char *to;
+    if (!(to = out_name(w, o->out))) return EXIT_FAIL;
+    if (dp_policy_save(pol, to, &e)) return fail(&e);
+    if (o->out_assign && write_placement(w, o->out_assign, &ts->g[0], ts->best_a[0], o->pos[0], "doppler (training)",
+                                         ts->cs[0].n, ts->best[0])) return EXIT_FAIL;
+    if (o->curve && (!(to = out_name(w, o->curve)) || dp_curve_csv(to, t->rec, t->n_rec, &e))) return to ? fail(&e) : EXIT_FAIL;
     if (o->curve_svg) {
         char title[512], gb[256];
         if (ts->n == 1)
@@ -2126,9 +2348,10 @@ static int train_write(const cli *o, const train_set *ts, const train_ctx *t, co
             snprintf(title, sizeof title, "%d graphs on %d device counts", o->n_pos, ts->nd);
         else
             snprintf(title, sizeof title, "%d graphs on %d devices", ts->n, ts->cs[0].n);
-        if (dp_curve_svg(o->curve_svg, t->rec, t->n_rec, title, &e)) return fail(&e);
+        if (!(to = out_name(w, o->curve_svg))) return EXIT_FAIL;
+        if (dp_curve_svg(to, t->rec, t->n_rec, title, &e)) return fail(&e);
     }
-    return 0;
+    return outs_commit(w);
 }
 
 /* The trained policy's greedy placement of each graph. */
@@ -2257,6 +2480,11 @@ static int cmd_train(cli *o)
     if (dp_train_stages_parse(&to, o->stages ? o->stages : placeto ? "sim" : "il,sim", o->episodes, o->lr, &e))
         return usage(o->cmd, "--%s", e.msg);
     int have_real = to.episodes[DP_STAGE_REAL] > 0;
+    outs w;
+    const named outputs[] = {{"--out", o->out}, {"--out-assign", o->out_assign}, {"--curve", o->curve},
+                             {"--curve-svg", o->curve_svg}};
+    const named inputs[] = {{"--cluster", o->cluster}, {"--init", o->init && strcmp(o->init, "pretrained") ? o->init : NULL}};
+    if ((rc = outs_check_pos(o, &w, outputs, 4, "GRAPH", o->n_pos, inputs, 2))) return rc;
 
     train_set ts;
     train_ctx t;
@@ -2310,10 +2538,10 @@ static int cmd_train(cli *o)
     }
     if (trc) {
         fail(&e);
-        train_stopped(o, &t, &res, &pol);
+        train_stopped(o, &w, &t, &res, &pol);
         goto done;
     }
-    if (train_write(o, &ts, &t, &pol)) goto done;
+    if (train_write(o, &w, &ts, &t, &pol)) goto done;
     if (!(greedy = calloc((size_t)ts.n, sizeof *greedy))) { oom(); goto done; }
     if (train_greedy(o, &ts, &pol, greedy)) goto done;
     if (o->json)
@@ -2322,6 +2550,7 @@ static int cmd_train(cli *o)
         train_print_text(o, &ts, &to, &res, greedy, have_real);
     rc = EXIT_OK;
 done:
+    outs_free(&w);
     free(greedy);
     train_set_free(&ts);
     free(t.rec);
@@ -2332,14 +2561,16 @@ done:
 /* ----------------------------------------------------------------------
    doppler convert
    ---------------------------------------------------------------------- */
-static int write_graph(const dp_graph *g, const char *out, dp_format fmt)
+/* The graph, written to the output out of w (checked) and put in place. */
+static int write_graph(outs *w, const dp_graph *g, const char *out, dp_format fmt)
 {
     dp_error e = {0};
+    const char *to = out_name(w, out);
+    if (!to) return EXIT_FAIL;
     if (fmt == DP_FORMAT_AUTO && strcmp(out, "-")) fmt = dp_format_from_path(out);
     if (fmt == DP_FORMAT_AUTO) fmt = DP_FORMAT_NATIVE;
-    int rc = strcmp(out, "-") ? dp_graph_write(g, out, fmt, &e)
-                              : dp_graph_write_file(g, stdout, fmt, &e);
-    if (rc) return fail(&e);
+    if (dp_graph_write(g, to, fmt, &e)) return fail(&e);
+    if (outs_commit(w)) return EXIT_FAIL;
     if (strcmp(out, "-"))
         printf("wrote %s (%s): %d ops, %d edges\n", out, dp_format_name(fmt),
                g->n_ops, g->n_edges);
@@ -2353,8 +2584,13 @@ static int cmd_convert(cli *o)
     if (o->to && (dp_format_parse(o->to, &to) || to == DP_FORMAT_AUTO))
         return usage(o->cmd, "--to: unknown format '%s' (native, doppler, stg)", o->to);
     dp_graph g;
-    if (load_graph(o->pos[0], o->fmt, &g)) return EXIT_FAIL;
-    int rc = write_graph(&g, o->pos[1], to) ? EXIT_FAIL : EXIT_OK;
+    outs w;
+    const named outputs[] = {{"OUT", o->pos[1]}}, inputs[] = {{"IN", o->pos[0]}};
+    int rc = outs_check(o, &w, outputs, 1, inputs, 1);
+    if (rc) return rc;
+    if (load_graph(o->pos[0], o->fmt, &g)) { outs_free(&w); return EXIT_FAIL; }
+    rc = write_graph(&w, &g, o->pos[1], to) ? EXIT_FAIL : EXIT_OK;
+    outs_free(&w);
     dp_graph_free(&g);
     return rc;
 }
@@ -2375,12 +2611,18 @@ static int cmd_gen(cli *o)
     if (o->wl.vocab && !(workload && o->wl.kind == DP_WL_GPT)) return usage(o->cmd, "--vocab is for gpt");
     dp_graph g;
     dp_error e = {0};
+    outs w;
+    const named outputs[] = {{"-o", o->out}};
+    int rc = outs_check(o, &w, outputs, 1, NULL, 0);
+    if (rc) return rc;
     dp_graph_init(&g);
     if (workload ? dp_gen_workload(&g, &o->wl, &e) : dp_gen(&g, &o->gen, &e)) {
         dp_graph_free(&g);
+        outs_free(&w);
         return fail(&e);
     }
-    int rc = write_graph(&g, o->out, DP_FORMAT_AUTO) ? EXIT_FAIL : EXIT_OK;
+    rc = write_graph(&w, &g, o->out, DP_FORMAT_AUTO) ? EXIT_FAIL : EXIT_OK;
+    outs_free(&w);
     dp_graph_free(&g);
     return rc;
 }
@@ -2427,7 +2669,7 @@ typedef struct exec_report {
 
 /* exec --trace-svg: the measured schedule, drawn like the simulated one
    (s: the simulated run, overwritten) */
-static int exec_trace_svg(const cli *o, const exec_report *x, const dp_graph *g, dp_sim *s, const int *assign)
+static int exec_trace_svg(const cli *o, outs *w, const exec_report *x, const dp_graph *g, dp_sim *s, const int *assign)
 {
     const dp_exec_result *r = x->r;
     const dp_cluster *c = x->c;
@@ -2454,8 +2696,10 @@ static int exec_trace_svg(const cli *o, const exec_report *x, const dp_graph *g,
     go.title = title;
     go.hide_transfers = 1;
     go.lower_bound = dp_lower_bound(g, c) * units;
-    if (dp_gantt_svg(o->trace_svg, s, assign, &go, &e)) return fail(&e);
-    return 0;
+    const char *to = out_name(w, o->trace_svg);
+    if (!to) return EXIT_FAIL;
+    if (dp_gantt_svg(to, s, assign, &go, &e)) return fail(&e);
+    return outs_commit(w);
 }
 
 static void exec_print(const cli *o, const exec_report *x)
@@ -2519,8 +2763,12 @@ static int cmd_exec(cli *o)
     int *assign = NULL, *one = NULL, match = -1, match_cpu = -1, cuda = !strcmp(o->backend, "cuda"), real = 0;
     double predicted = 0, cpu_err = -1, *unlimited = NULL;
     dp_exec_fn run = backend_fn(o);
+    outs w;
+    const named outputs[] = {{"--trace-svg", o->trace_svg}};
+    const named inputs[] = {{"GRAPH", path}, {"--assign", o->assign}, {"--cluster", o->cluster}};
+    if ((rc = outs_check(o, &w, outputs, 1, inputs, 3))) return rc;
     memset(&r, 0, sizeof r); memset(&r1, 0, sizeof r1); memset(&rc1, 0, sizeof rc1); memset(&s, 0, sizeof s);
-    if (load_input(o, path, &g, &c)) return EXIT_FAIL;
+    if (load_input(o, path, &g, &c)) { outs_free(&w); return EXIT_FAIL; }
     rc = EXIT_FAIL;
     assign = malloc(sizeof(int) * (size_t)g.n_ops);
     one = calloc((size_t)g.n_ops, sizeof(int));
@@ -2569,10 +2817,11 @@ static int cmd_exec(cli *o)
         predicted = s.makespan * (opaque ? r.seconds_per_unit : 1.0);
     }
     exec_report x = {path, &c, &r, cuda, match, match_cpu, predicted, cpu_err};
-    if (o->trace_svg && exec_trace_svg(o, &x, &g, &s, assign)) goto done;
+    if (o->trace_svg && exec_trace_svg(o, &w, &x, &g, &s, assign)) goto done;
     exec_print(o, &x);
     rc = match == 0 || match_cpu == 0 ? EXIT_FAIL : EXIT_OK;
 done:
+    outs_free(&w);
     dp_sim_free(&s);
     dp_exec_result_free(&r); dp_exec_result_free(&r1); dp_exec_result_free(&rc1);
     free(assign); free(one); free(unlimited);
@@ -2593,16 +2842,25 @@ static int cmd_calibrate(cli *o)
     dp_calibrate_opts co;
     dp_cluster c;
     dp_error e = {0};
+    outs w;
+    const named outputs[] = {{"-o", o->out}};
+    const char *to;
+    if ((rc = outs_check(o, &w, outputs, 1, NULL, 0))) return rc;
     memset(&co, 0, sizeof co);
     int cuda = !strcmp(o->backend, "cuda");
     co.devices = o->devices_set ? o->devices : cuda ? 0 : 2;
     co.dispatch = (int)o->dispatch;
 #ifdef DP_WITH_CUDA
-    if (cuda ? dp_calibrate_cuda(&c, &co, &e) : dp_calibrate_cpu(&c, &co, &e)) return fail(&e);
+    if (cuda ? dp_calibrate_cuda(&c, &co, &e) : dp_calibrate_cpu(&c, &co, &e)) { outs_free(&w); return fail(&e); }
 #else
-    if (dp_calibrate_cpu(&c, &co, &e)) return fail(&e);
+    if (dp_calibrate_cpu(&c, &co, &e)) { outs_free(&w); return fail(&e); }
 #endif
-    if (dp_cluster_write(&c, o->out, &e)) { dp_cluster_free(&c); return fail(&e); }
+    if (!(to = out_name(&w, o->out)) || dp_cluster_write(&c, to, &e) || outs_commit(&w)) {
+        rc = to && e.code ? fail(&e) : EXIT_FAIL;
+        outs_free(&w);
+        dp_cluster_free(&c);
+        return rc;
+    }
     if (o->json) {
         printf("{\"devices\": %d", c.n);
         json_key_str(stdout, "backend", cuda ? "cuda" : "cpu");
@@ -2633,10 +2891,10 @@ typedef struct command {
 static const command commands[] = {
     {"info", cmd_info, "devices cluster precision memory format json", &help_info},
     {"place", cmd_place,
-     "method policy samples improve op-logits op-prior op-restart polish from devices cluster precision memory format seed order budget start out gantt no-transfers json",
+     "method policy samples improve op-logits op-prior op-restart polish from devices cluster precision memory format seed order budget start progress out gantt no-transfers json",
      &help_place},
     {"sim", cmd_sim, "assign devices cluster precision memory format order gantt no-transfers json", &help_sim},
-    {"bench", cmd_bench, "methods policy samples from devices cluster precision memory format seed order budget json md",
+    {"bench", cmd_bench, "methods policy samples from devices cluster precision memory format seed order budget progress json md",
      &help_bench},
     {"train", cmd_train,
      "algo from init devices cluster precision memory memory-ratio format stages episodes lr hidden layers shared-gnn insertion entropy order seed "
@@ -2648,6 +2906,66 @@ static const command commands[] = {
     {"calibrate", cmd_calibrate, "backend devices dispatch out json", &help_calibrate},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
+
+/* Options the command accepts but the chosen method, shape or stage does
+   not read: a usage error naming the option, not a silent no-op. (--seed
+   stays accepted by every place method: scripts pass one seed to all.) */
+static int given(const cli *o, const char *name) { return has_word(o->given, name); }
+
+static int check_applies(const cli *o)
+{
+    static const char *const dag_opts[] = {"nodes", "width", "density", "regularity", "jump", "ccr", "seed"};
+    static const char *const wl_opts[] = {"parts", "dim", "batch", "layers"};   /* --weights, --vocab: gen says */
+    const char *cmd = o->cmd;
+    int m = 0, k;
+    if (o->no_transfers && !o->gantt) return usage(cmd, "--no-transfers applies to the chart of --gantt F.svg");
+    if (!strcmp(cmd, "place") && o->method && !parse_method(o->method, &m)) {   /* else place says */
+        int search = m == DP_METHOD_ANNEAL || m == DP_METHOD_ENUMOPT;
+        if (o->budget && m != DP_METHOD_ANNEAL)
+            return usage(cmd, "--budget applies to --method anneal (its simulations), not to %s", method_name(m));
+        if (o->start && !search && !LEARNED(m))
+            return usage(cmd, "--start applies to --method enumopt and anneal (their first placement), not to %s", method_name(m));
+        if (o->progress && !search)
+            return usage(cmd, "--progress applies to --method anneal and enumopt (the long searches), not to %s", method_name(m));
+    }
+    if (!strcmp(cmd, "bench") && o->methods && strcmp(o->methods, "all") && (o->budget || o->progress)) {
+        char buf[512];
+        int anneal = 0, search = 0;
+        snprintf(buf, sizeof buf, "%s", o->methods);
+        for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ","))
+            if (!parse_method(tok, &m)) {
+                anneal |= m == DP_METHOD_ANNEAL;
+                search |= m == DP_METHOD_ANNEAL || m == DP_METHOD_ENUMOPT;
+            }
+        if (o->budget && !anneal) return usage(cmd, "--budget applies to method anneal, which --methods %s leaves out", o->methods);
+        if (o->progress && !search)
+            return usage(cmd, "--progress applies to methods anneal and enumopt, which --methods %s leaves out", o->methods);
+    }
+    if (!strcmp(cmd, "gen") && o->n_pos == 1) {
+        const char *shape = o->pos[0];
+        int dag = !strcmp(shape, "layered") || !strcmp(shape, "random");
+        dp_workload wk;
+        if (!dag && dp_workload_parse(shape, &wk)) return 0;   /* gen says */
+        for (k = 0; k < (int)(sizeof dag_opts / sizeof *dag_opts); k++)
+            if (!dag && given(o, dag_opts[k]))
+                return usage(cmd, "--%s applies to the random DAGs (layered, random), not to the workload %s", dag_opts[k], shape);
+        for (k = 0; k < (int)(sizeof wl_opts / sizeof *wl_opts); k++)
+            if (dag && given(o, wl_opts[k]))
+                return usage(cmd, "--%s applies to the workloads (chainmm, ffnn, llama-block, llama-layer, gpt), not to %s", wl_opts[k], shape);
+        if (given(o, "jump") && strcmp(shape, "random"))
+            return usage(cmd, "--jump applies to random (a layered graph's edges span one level)");
+        if (!dag && given(o, "batch") && wk == DP_WL_CHAINMM)
+            return usage(cmd, "--batch applies to ffnn, llama-block, llama-layer and gpt, not to chainmm (its matrices are D x D)");
+        if (!dag && given(o, "layers") && wk == DP_WL_LLAMA_BLOCK)
+            return usage(cmd, "--layers applies to chainmm, ffnn, llama-layer and gpt, not to llama-block (one block; llama-layer stacks L)");
+    }
+    if (!strcmp(cmd, "train")) {
+        if (o->reps && !o->backend) return usage(cmd, "--reps applies to stage real with --backend cpu|cuda");
+        if (o->backend && !(o->stages && strstr(o->stages, "real")))
+            return usage(cmd, "--backend applies to stage real (--stages ...,real)");
+    }
+    return 0;
+}
 
 static const command *find_command(const char *name)
 {
@@ -2664,7 +2982,9 @@ int main(int argc, char **argv)
     }
     const char *name = argv[1];
     if (!strcmp(name, "help") || !strcmp(name, "--help") || !strcmp(name, "-h")) {
-        if (argc > 2) {
+        if (argc > 2 && !strcmp(argv[2], "help")) {
+            fputs(help_help, stdout);
+        } else if (argc > 2) {
             const command *c = find_command(argv[2]);
             if (!c) return usage(NULL, "unknown command '%s'", argv[2]);
             fputs(*c->help, stdout);
@@ -2690,6 +3010,7 @@ int main(int argc, char **argv)
     if (rc == 0 && o.precision && (!o.cluster || !is_preset_name(o.cluster)))
         rc = usage(o.cmd, "--precision %s applies to a GPU preset given with --cluster (h100-sxm:N, ...)%s%s%s",
                    o.precision, o.cluster ? ", not to the cluster file '" : "", o.cluster ? o.cluster : "", o.cluster ? "'" : "");
+    if (rc == 0) rc = check_applies(&o);
     if (rc < 0) rc = EXIT_OK;   /* --help */
     else if (rc == 0) rc = c->run(&o);
     free(o.pos);

@@ -7,8 +7,15 @@
    and stay what they are, /dev/full's ENOSPC failing with DP_ERR_IO;
    /dev/fd/N writes to descriptor N at its offset (as /dev/stdout does); a
    loop of links, a directory and a link planted at PATH.tmp are refused.
-   Each of the library's writers (assignment, graph, cluster, policy,
-   Gantt and curve SVGs) goes through the rule. */
+   A file replaced keeps its mode, owner and group; a read-only file and a
+   name in a directory that is not there are refused; a file of several
+   hard links is written in place (the links stay one file). Each of the
+   library's writers (assignment, graph, cluster, policy, Gantt and curve
+   SVGs) goes through the rule. dp_outputs: two names of one file (new or
+   existing, through a link or a hard link, NAME and NAME.tmp) and an
+   input that is an output are refused; staged outputs are put in place
+   together by the commit, and a failure (or no commit) leaves every one
+   as it was. */
 #define DOPPLER_IMPLEMENTATION
 #include "../doppler.h"
 #include "dp_test.h"
@@ -266,6 +273,164 @@ static void test_fifo(void)
     CHECK(kind_of(p) == 'p' && no_tmp(p), "the FIFO is still a FIFO, no .tmp");
 }
 
+/* ---- what a replaced file keeps, what is refused before writing --------- */
+static void test_keep(void)
+{
+    char p[512], q[512], ro[512], lk[512];
+    struct stat a, b;
+    int rc;
+    /* mode, owner and group: as root the owner can be given away, else the
+       test keeps ours and checks the mode alone */
+    at(p, sizeof p, "mode.txt");
+    dp_test_write_file(p, "old\n", 4);
+    int root = geteuid() == 0 && chown(p, 4321, 8765) == 0;
+    CHECK(chmod(p, 0640) == 0, "chmod after chown");
+    stat(p, &a);
+    CHECK(write_text(p, "new\n") == 0, "replacing mode.txt: %s", err.msg);
+    CHECK(stat(p, &b) == 0 && has_text(p, "new\n") && no_tmp(p) && b.st_ino != a.st_ino, "mode.txt replaced by a rename");
+    CHECK((b.st_mode & 07777) == 0640, "the replaced file keeps mode 0640 (got %o)", (unsigned)(b.st_mode & 07777));
+    if (root) CHECK(b.st_uid == 4321 && b.st_gid == 8765, "the replaced file keeps owner and group (got %d:%d)", (int)b.st_uid, (int)b.st_gid);
+    else SKIP("not root: owner and group not given away");
+
+    /* read-only: refused, untouched (root too) */
+    at(ro, sizeof ro, "ro.txt");
+    dp_test_write_file(ro, "keep\n", 5);
+    CHECK(chmod(ro, 0444) == 0, "chmod 0444");
+    rc = write_text(ro, "x\n");
+    CHECK(rc == DP_ERR_IO && strstr(err.msg, "ro.txt") && strstr(err.msg, "read-only"), "read-only file: rc %d '%s'", rc, err.msg);
+    CHECK(has_text(ro, "keep\n") && no_tmp(ro), "the read-only file is as it was, no .tmp");
+    /* through a link too */
+    at(lk, sizeof lk, "ro-link.txt");
+    CHECK(symlink("ro.txt", lk) == 0, "symlink ro");
+    rc = write_text(lk, "x\n");
+    CHECK(rc == DP_ERR_IO && strstr(err.msg, "read-only") && has_text(ro, "keep\n") && kind_of(lk) == 'l', "read-only through a link: rc %d '%s'", rc, err.msg);
+
+    /* a name in a directory that is not there: refused, nothing made */
+    at(p, sizeof p, "nodir/x.txt");
+    rc = write_text(p, "x\n");
+    CHECK(rc == DP_ERR_IO && strstr(err.msg, "nodir/x.txt") && strstr(err.msg, "no such directory"), "missing directory: rc %d '%s'", rc, err.msg);
+    /* a name ending in '/' */
+    at(p, sizeof p, "nothere/");
+    rc = write_text(p, "x\n");
+    CHECK(rc == DP_ERR_IO && !dp_test_exists(p), "a name ending in '/': rc %d '%s'", rc, err.msg);
+
+    /* several hard links: written in place, the links stay one file */
+    at(p, sizeof p, "linked-a.txt");
+    at(q, sizeof q, "linked-b.txt");
+    dp_test_write_file(p, "old\n", 4);
+    CHECK(link(p, q) == 0, "link: %s", strerror(errno));
+    stat(p, &a);
+    CHECK(write_text(p, "both see this\n") == 0, "hard-linked file: %s", err.msg);
+    CHECK(stat(p, &b) == 0 && b.st_ino == a.st_ino && b.st_nlink == 2, "a file of two links written in place (same inode, 2 links)");
+    CHECK(has_text(q, "both see this\n") && no_tmp(p), "the other link sees the new text, no .tmp");
+    memset(&err, 0, sizeof err);
+    rc = dp_write_file(q, put_then_fail, NULL, &err);
+    CHECK(rc == DP_ERR_RANGE && has_text(p, "both see this\n") && has_text(q, "both see this\n") && no_tmp(q),
+          "a failing writer leaves a hard-linked file as it was (rc %d)", rc);
+}
+
+/* ---- several outputs put in place together ------------------------------ */
+static void test_outputs(void)
+{
+    char a[512], b[512], c[512], l[512], h[512], t[512], s1[512], sub[512];
+    dp_outputs os = {0};
+    const char *to = NULL;
+    struct stat st;
+    int rc;
+    at(a, sizeof a, "out-a.txt");
+    at(b, sizeof b, "out-b.txt");
+    at(c, sizeof c, "out-c.txt");
+    dp_test_write_file(a, "a0\n", 3);
+    dp_test_write_file(b, "b0\n", 3);
+
+    /* all staged, all committed */
+    memset(&err, 0, sizeof err);
+    CHECK(dp_outputs_add(&os, a, &err) == 0 && dp_outputs_add(&os, b, &err) == 0 && dp_outputs_add(&os, c, &err) == 0 &&
+          dp_outputs_add(&os, "/dev/null", &err) == 0 && os.n == 4, "add four outputs: %s", err.msg);
+    CHECK(dp_outputs_stage(&os, 0, &to, &err) == 0 && write_text(to, "a1\n") == 0, "stage and write a: %s", err.msg);
+    CHECK(has_text(a, "a0\n"), "a staged output is not in place before the commit");
+    CHECK(dp_outputs_stage(&os, 1, &to, &err) == 0 && write_text(to, "b1\n") == 0, "stage and write b: %s", err.msg);
+    CHECK(dp_outputs_stage(&os, 2, &to, &err) == 0 && write_text(to, "c1\n") == 0, "stage and write c: %s", err.msg);
+    CHECK(dp_outputs_stage(&os, 3, &to, &err) == 0 && to && strcmp(to, "/dev/null") == 0 && write_text(to, "x\n") == 0, "a device: written in place");
+    CHECK(dp_outputs_commit(&os, &err) == 0, "commit: %s", err.msg);
+    dp_outputs_free(&os);
+    CHECK(os.n == 0 && os.impl == NULL, "freed: an empty set again");
+    CHECK(has_text(a, "a1\n") && has_text(b, "b1\n") && has_text(c, "c1\n") && no_tmp(a) && no_tmp(b) && no_tmp(c),
+          "the commit put all three in place, no .tmp");
+    CHECK(kind_of("/dev/null") == 'c' && !dp_test_exists("/dev/null.tmp"), "/dev/null untouched");
+
+    /* a failure after one was written: none replaced, nothing left */
+    memset(&err, 0, sizeof err);
+    CHECK(dp_outputs_add(&os, a, &err) == 0 && dp_outputs_add(&os, c, &err) == 0, "add: %s", err.msg);
+    CHECK(dp_outputs_stage(&os, 0, &to, &err) == 0 && write_text(to, "a2\n") == 0, "stage and write a");
+    CHECK(dp_outputs_stage(&os, 1, &to, &err) == 0, "stage c");
+    rc = dp_write_file(to, put_then_fail, NULL, &err);
+    CHECK(rc == DP_ERR_RANGE, "c's writer fails");
+    dp_outputs_free(&os);
+    CHECK(has_text(a, "a1\n") && has_text(c, "c1\n") && no_tmp(a) && no_tmp(c), "no commit: both as they were, no .tmp");
+
+    /* mode kept and hard links kept through a staged output */
+    at(h, sizeof h, "out-hard.txt");
+    CHECK(link(b, h) == 0 && chmod(b, 0604) == 0, "link and chmod b");
+    stat(b, &st);
+    memset(&err, 0, sizeof err);
+    CHECK(dp_outputs_add(&os, h, &err) == 0 && dp_outputs_stage(&os, 0, &to, &err) == 0 && write_text(to, "b3\n") == 0 &&
+          dp_outputs_commit(&os, &err) == 0, "hard-linked staged output: %s", err.msg);
+    dp_outputs_free(&os);
+    {
+        struct stat s2;
+        CHECK(stat(b, &s2) == 0 && s2.st_ino == st.st_ino && s2.st_nlink == 2 && has_text(b, "b3\n") && no_tmp(h),
+              "a staged file of two links written in place");
+    }
+    CHECK(chmod(c, 0620) == 0, "chmod c");
+    memset(&err, 0, sizeof err);
+    CHECK(dp_outputs_add(&os, c, &err) == 0 && dp_outputs_stage(&os, 0, &to, &err) == 0 && write_text(to, "c4\n") == 0 &&
+          dp_outputs_commit(&os, &err) == 0, "staged output: %s", err.msg);
+    dp_outputs_free(&os);
+    CHECK(stat(c, &st) == 0 && (st.st_mode & 07777) == 0620 && has_text(c, "c4\n"), "a staged output keeps mode 0620 (got %o)", (unsigned)(st.st_mode & 07777));
+
+    /* two names of one file */
+    at(l, sizeof l, "out-link.txt");
+    CHECK(symlink("out-a.txt", l) == 0, "symlink");
+    at(sub, sizeof sub, "osub");
+    dp_test_mkdir(sub);
+    at(s1, sizeof s1, "osub/../out-new.txt");
+    at(t, sizeof t, "out-new.txt");
+    const char *pairs[][2] = {{a, a}, {a, l}, {b, h}, {t, s1}, {t, t}};
+    for (int k = 0; k < 5; k++) {
+        memset(&err, 0, sizeof err);
+        rc = dp_outputs_add(&os, pairs[k][0], &err);
+        int rc2 = rc ? rc : dp_outputs_add(&os, pairs[k][1], &err);
+        CHECK(rc == 0 && rc2 == DP_ERR_ARG && strstr(err.msg, "same file") && os.n == 1,
+              "%s and %s: refused as one file (rc %d %d '%s')", pairs[k][0], pairs[k][1], rc, rc2, err.msg);
+        dp_outputs_free(&os);
+    }
+    CHECK(!dp_test_exists(t) && has_text(a, "a1\n"), "the refusals wrote nothing");
+    /* NAME and NAME.tmp */
+    at(t, sizeof t, "out-c.txt.tmp");
+    memset(&err, 0, sizeof err);
+    rc = dp_outputs_add(&os, c, &err);
+    rc = rc ? rc : dp_outputs_add(&os, t, &err);
+    CHECK(rc == DP_ERR_ARG && strstr(err.msg, "temporary"), "NAME and NAME.tmp: rc %d '%s'", rc, err.msg);
+    dp_outputs_free(&os);
+    /* two devices are fine */
+    CHECK(dp_outputs_add(&os, "/dev/null", &err) == 0 && dp_outputs_add(&os, "/dev/null", &err) == 0, "/dev/null twice: %s", err.msg);
+    dp_outputs_free(&os);
+
+    /* an input that is an output: by another name, through a link */
+    memset(&err, 0, sizeof err);
+    CHECK(dp_outputs_add(&os, a, &err) == 0 && dp_outputs_add(&os, t, &err) == 0 && dp_outputs_input(&os, b, &err) == 0, "add: %s", err.msg);
+    rc = dp_outputs_input(&os, l, &err);
+    CHECK(rc == DP_ERR_ARG && strstr(err.msg, "out-a.txt") && strstr(err.msg, "input"), "input = output through a link: rc %d '%s'", rc, err.msg);
+    CHECK(dp_outputs_input(&os, "/dev/null", &err) == 0 && dp_outputs_input(&os, sub, &err) == 0 &&
+          dp_outputs_input(&os, t, &err) == 0, "inputs that are no output (or not there) pass");
+    dp_outputs_free(&os);
+    /* what one output cannot be is refused when added */
+    rc = dp_outputs_add(&os, sub, &err);
+    CHECK(rc == DP_ERR_IO && strstr(err.msg, "directory") && os.n == 0, "a directory: rc %d '%s'", rc, err.msg);
+    dp_outputs_free(&os);
+}
+
 /* ---- every writer of the library, through a link and into devices ------- */
 static void test_writers(void)
 {
@@ -366,6 +531,8 @@ int main(void)
     test_devices();
     test_own_fd();
     test_fifo();
+    test_keep();
+    test_outputs();
     test_writers();
     remove_tree(dir);
     return dp_test_done();
