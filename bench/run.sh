@@ -20,7 +20,8 @@
 #      DOPPLER trained on the executor (stage III), real-op workloads against
 #      the calibrated simulator (measure on a quiet machine).
 #   6. CUDA executor: only when build/doppler_cuda_probe finds a GPU.
-#   7. Hardening: not run here (./build.sh fuzz, test, sanitize, valgrind).
+#   7. Hardening: bad inputs, one per class (bench/bad_inputs.sh); the rest
+#      not run here (./build.sh fuzz, test, sanitize, valgrind).
 #   8. ONNX import: bench/onnx_bench.sh (skipped without the onnx package).
 #   9. placement within device memory: bench/memory.sh (memory-bound
 #      workloads, every method within memory, against the pretrained policy).
@@ -532,7 +533,9 @@ fi
 echo
 echo "## 7. Hardening"
 echo
-echo "Not run here: ./build.sh fuzz SECONDS, ./build.sh test (tests/test_alloc.c, test_malformed.c, test_numeric.c), ./build.sh sanitize, ./build.sh valgrind."
+echo "Not run here: ./build.sh fuzz SECONDS, ./build.sh test (tests/test_alloc.c, test_malformed.c, test_numeric.c, test_truncate.c), ./build.sh sanitize, ./build.sh valgrind."
+echo
+bench/bad_inputs.sh || status=1
 echo
 echo "## 8. ONNX import"
 echo
