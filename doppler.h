@@ -642,7 +642,11 @@ DPDEF void dp_outputs_free(dp_outputs *os);
        latency 0            (all pairs; default 0)
        memory 16e9          (all devices; 0 = unlimited)
        overhead 0           (all devices: time added to every op; default 0)
-       device I [name=N] [speed=S] [memory=M] [overhead=O]
+       device I [name=N] [speed=S] [memory=M] [overhead=O] [node=J]
+       nodes K              (devices split into K nodes (machines) of
+                             consecutive devices: device d on d K / n)
+       internode [bandwidth=B] [latency=L]  (every link between two nodes,
+                             as the devices' nodes stand at that line)
        pair A B [bandwidth=B] [latency=L]     (one direction, A -> B)
        kindspeed DEVICE|all KIND SPEED        (compute per time unit of one
                                                op kind; others use speed)
@@ -702,6 +706,10 @@ typedef struct dp_cluster {
     dp_speed_point *curve;  /* point i of kind k on device d:
                                [(d * DP_KIND__COUNT + k) * DP_MAX_CURVE + i] */
     int    *curve_len;      /* [n * DP_KIND__COUNT] points; 0 = no curve   */
+    int    *node;           /* [n] the node (machine) of each device; NULL
+                               or all 0: one node. Only dp_cluster_set_nodes,
+                               the file and the writer read it: links across
+                               nodes cost what bandwidth and latency say    */
 } dp_cluster;
 
 DPDEF int  dp_cluster_homogeneous(dp_cluster *c, int n, double speed, double bandwidth,
@@ -727,6 +735,11 @@ DPDEF int  dp_cluster_set_curve(dp_cluster *c, int dev, dp_kind kind, const dp_s
    factor (positive, finite): its speed, per-kind speeds and speed curves.
    Overheads, latencies and bandwidths stay. See dp_calibrate_cpu_speed. */
 DPDEF int  dp_cluster_scale_speed(dp_cluster *c, int dev, double factor, dp_error *err);
+/* Splits c's devices into k nodes of consecutive devices (device d on node
+   d * k / n: equal nodes when k divides n) and gives every link between
+   two nodes bandwidth and latency (positive, and finite and >= 0); links
+   inside a node stay. k = 1: one node, no link changed. */
+DPDEF int  dp_cluster_set_nodes(dp_cluster *c, int k, double bandwidth, double latency, dp_error *err);
 /* Checks that graph and cluster fit together: per-device time columns,
    and times that stay finite (DP_ERR_RANGE naming the op or edge where a
    sum first is not): every op on its slowest device one after another,
@@ -4517,7 +4530,7 @@ DPDEF void dp_cluster_free(dp_cluster *c)
 {
     if (!c) return;
     DP_FREE(c->speed); DP_FREE(c->memory); DP_FREE(c->bandwidth); DP_FREE(c->latency); DP_FREE(c->name);
-    DP_FREE(c->kind_speed); DP_FREE(c->overhead); DP_FREE(c->curve); DP_FREE(c->curve_len);
+    DP_FREE(c->kind_speed); DP_FREE(c->overhead); DP_FREE(c->curve); DP_FREE(c->curve_len); DP_FREE(c->node);
     memset(c, 0, sizeof *c);
 }
 
@@ -4539,7 +4552,8 @@ DPDEF int dp_cluster_homogeneous(dp_cluster *c, int n, double speed, double band
     c->overhead = (double *)dp__alloc((size_t)n, sizeof(double), err, "cluster");
     c->curve = (dp_speed_point *)dp__alloc((size_t)n * DP_KIND__COUNT * DP_MAX_CURVE, sizeof(dp_speed_point), err, "cluster");
     c->curve_len = (int *)dp__alloc((size_t)n * DP_KIND__COUNT, sizeof(int), err, "cluster");
-    if (!c->speed || !c->memory || !c->bandwidth || !c->latency || !c->name || !c->kind_speed || !c->overhead || !c->curve || !c->curve_len) {
+    c->node = (int *)dp__alloc((size_t)n, sizeof(int), err, "cluster");
+    if (!c->speed || !c->memory || !c->bandwidth || !c->latency || !c->name || !c->kind_speed || !c->overhead || !c->curve || !c->curve_len || !c->node) {
         dp_cluster_free(c);
         return DP_ERR_NOMEM;
     }
@@ -4672,6 +4686,49 @@ DPDEF int dp_cluster_preset(dp_cluster *c, const char *name, dp_error *err)
     return dp_cluster_preset_at(c, name, NULL, err);
 }
 
+DPDEF int dp_cluster_set_nodes(dp_cluster *c, int k, double bandwidth, double latency, dp_error *err)
+{
+    int a, b;
+    if (!c || c->n < 1 || !c->node) return dp__fail(err, DP_ERR_ARG, "set_nodes: cluster missing or not made by dp_cluster_homogeneous/read");
+    if (k < 1 || k > c->n) return dp__fail(err, DP_ERR_RANGE, "set_nodes: %d nodes for %d devices (1..%d)", k, c->n, c->n);
+    if (!(bandwidth > 0) || bandwidth == HUGE_VAL) return dp__fail(err, DP_ERR_RANGE, "set_nodes: bandwidth %g between nodes must be positive and finite", bandwidth);
+    if (!(latency >= 0) || latency == HUGE_VAL) return dp__fail(err, DP_ERR_RANGE, "set_nodes: latency %g between nodes must be finite and >= 0", latency);
+    for (a = 0; a < c->n; a++) c->node[a] = (int)((long long)a * k / c->n);
+    for (a = 0; a < c->n; a++)
+        for (b = 0; b < c->n; b++)
+            if (c->node[a] != c->node[b]) { c->bandwidth[a * c->n + b] = bandwidth; c->latency[a * c->n + b] = latency; }
+    return 0;
+}
+
+/* A cluster file's "nodes K" (devices split into K nodes, as
+   dp_cluster_set_nodes, links unchanged) or "internode [bandwidth=B]
+   [latency=L]" (every link between two nodes, as the devices' nodes stand
+   then). */
+static int dp__cl_nodes_line(dp_cluster *c, char **tok, int n, int *used, const char *name, int line, dp_error *err)
+{
+    long long k;
+    double v;
+    int a, b, i;
+    const char *s;
+    if (!c->n) return dp__fail(err, DP_ERR_PARSE, "%s:%d: '%s' before 'devices N'", name, line, tok[0]);
+    if (tok[0][0] == 'n') {
+        if (n != 2 || dp__int(tok[1], 1, c->n, &k)) return dp__fail(err, DP_ERR_RANGE, "%s:%d: nodes '%s' not in 1..%d (the devices)", name, line, n > 1 ? tok[1] : "", c->n);
+        for (a = 0; a < c->n; a++) c->node[a] = (int)((long long)a * k / c->n);
+        return 0;
+    }
+    for (i = 0; i < 2; i++) {
+        const char *key = i ? "latency" : "bandwidth";
+        if ((s = dp__kv(tok, n, key, used)) == NULL) continue;
+        if (dp__num(s, &v, 0) || (!i && v <= 0))
+            return dp__fail(err, DP_ERR_RANGE, "%s:%d: internode %s '%s' must be a %s number", name, line, key, s, i ? "finite non-negative" : "positive");
+        for (a = 0; a < c->n; a++)
+            for (b = 0; b < c->n; b++)
+                if (c->node[a] != c->node[b]) (i ? c->latency : c->bandwidth)[a * c->n + b] = v;
+    }
+    for (i = 1; i < n; i++) if (!used[i]) return dp__fail(err, DP_ERR_PARSE, "%s:%d: unknown field '%s'", name, line, tok[i]);
+    return 0;
+}
+
 /* A cluster file's "device I [name=N] [speed=S] [memory=M] [overhead=O]"
    or "pair A B [bandwidth=B] [latency=L]" line (n tokens; used marks the
    tokens read). */
@@ -4701,6 +4758,10 @@ static int dp__cl_device_line(dp_cluster *c, char **tok, int n, int *used, const
         if ((s = dp__kv(tok, n, "overhead", used)) != NULL) {
             if (dp__num(s, &v, 0)) return dp__fail(err, DP_ERR_RANGE, "%s:%d: device %d: overhead '%s' must be a finite non-negative number", name, line, a, s);
             c->overhead[a] = v;
+        }
+        if ((s = dp__kv(tok, n, "node", used)) != NULL) {
+            if (dp__int(s, 0, c->n - 1, &k)) return dp__fail(err, DP_ERR_RANGE, "%s:%d: device %d: node '%s' not in 0..%d", name, line, a, s, c->n - 1);
+            c->node[a] = (int)k;
         }
     } else {
         if (a == b) return dp__fail(err, DP_ERR_RANGE, "%s:%d: pair %d %d: a device has no link to itself", name, line, a, b);
@@ -4858,11 +4919,15 @@ DPDEF int dp_cluster_read_mem(dp_cluster *c, const char *buf, size_t len, const 
             if ((rc = dp__cl_device_line(c, tok, n, used, name, t.line, err))) goto done;
             continue;
         }
+        if (strcmp(tok[0], "nodes") == 0 || strcmp(tok[0], "internode") == 0) {
+            if ((rc = dp__cl_nodes_line(c, tok, n, used, name, t.line, err))) goto done;
+            continue;
+        }
         if (strcmp(tok[0], "kindspeed") == 0) {
             if ((rc = dp__cl_kindspeed_line(c, tok, n, name, t.line, err))) goto done;
             continue;
         }
-        rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unknown key '%s' (expected devices, link, speed, bandwidth, latency, memory, overhead, device, pair, kindspeed)", name, t.line, tok[0]);
+        rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unknown key '%s' (expected devices, link, speed, bandwidth, latency, memory, overhead, device, pair, kindspeed, nodes, internode, counts, end)", name, t.line, tok[0]);
         goto done;
     }
     if (r < 0) { rc = dp__fail(err, DP_ERR_NOMEM, "%s: out of memory", name); goto done; }
@@ -4932,6 +4997,7 @@ DPDEF int dp_cluster_write(const dp_cluster *c, const char *path, dp_error *err)
     for (a = 0; a < c->n; a++) {
         fprintf(o.f, "device %d name=%s speed=%.17g memory=%.17g", a, c->name[a], c->speed[a], c->memory[a]);
         if (c->overhead && c->overhead[a] > 0) fprintf(o.f, " overhead=%.17g", c->overhead[a]);
+        if (c->node && c->node[a] > 0) fprintf(o.f, " node=%d", c->node[a]);
         fprintf(o.f, "\n");
     }
     if (c->kind_speed)

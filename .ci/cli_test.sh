@@ -253,6 +253,14 @@ a=($(grep -v '^#' "$T/map.txt"))
 if [ "${#a[@]}" = 3 ]; then ok; else bad "assignment file: $(tr '\n' ' ' <"$T/map.txt")"; fi
 json_check "$T/map.json" "j['format'] == 'doppler-mapping 1' and j['mapping'] == {'x': ${a[0]:-9}, 'a b': ${a[1]:-9}, 'dup': [${a[1]:-9}, ${a[2]:-9}], '\u043d#': ${a[2]:-9}} and j['devices'] == 2 and j['entries'] == 5 and j['method'] == 'cp'" \
     "mapping: source names decoded, each on its op's device, a shared name as a list in op order"
+# two machines: a transfer across them at --internode's bandwidth and latency
+printf 'doppler-graph 1\nop a compute=1 bytes=100\nop b compute=1\nedge a b\n' >"$T/two.dpg"
+printf '0\n1\n' >"$T/two.assign"
+expect 0 "sim across two machines" "$D" sim "$T/two.dpg" --assign "$T/two.assign" --devices 2 --machines 2 --internode 50,0.5 --json
+json_check "$T/out" "abs(j['makespan'] - (1 + 0.5 + 100 / 50 + 1)) < 1e-12" "makespan across machines: 1 + 0.5 + 100/50 + 1"
+expect 0 "sim on one machine" "$D" sim "$T/two.dpg" --assign "$T/two.assign" --devices 2 --json
+json_check "$T/out" "abs(j['makespan'] - 102) < 1e-12" "makespan on one machine: 1 + 100/1 + 1"
+expect 2 "--machines without --internode" "$D" sim "$T/two.dpg" --assign "$T/two.assign" --devices 2 --machines 2
 expect 0 "sim reads the mapping back" "$D" sim "$T/src.dpg" --assign "$T/map.json" --devices 2 --json
 json_check "$T/out" "j['assignment'] == [${a[0]:-9}, ${a[1]:-9}, ${a[2]:-9}]" "sim --assign F.json: the placement place wrote"
 printf '{"mapping": {"x": 0, "a b": 1, "dup": [1, 0]}}\n' >"$T/bad.json"

@@ -122,6 +122,9 @@ static const char *help_info =
     "  --precision P  a GPU preset's precision: fp32 (default), tf32, bf16, fp16, fp8\n"
     "  --memory B     every device's memory, in bytes (0: unlimited, the default;\n"
     "                 replaces the cluster's)\n"
+    "  --machines K   the devices in K machines (nodes) of consecutive devices,\n"
+    "  --internode B[,L]  and the links between machines: B bytes per time unit,\n"
+    "                 latency L (default 0)\n"
     "  --format F     graph format: native, doppler, stg (default: detect)\n"
     "  --json         one JSON object (weights, resident_bytes, max_op_resident,\n"
     "                 max_op_resident_op, memory: each device's)\n";
@@ -165,6 +168,9 @@ static const char *help_place =
     "  --precision P  a GPU preset's precision: fp32 (default), tf32, bf16, fp16, fp8\n"
     "  --memory B     every device's memory, in bytes (0: unlimited, the default;\n"
     "                 replaces the cluster's)\n"
+    "  --machines K   the devices in K machines (nodes) of consecutive devices,\n"
+    "  --internode B[,L]  and the links between machines: B bytes per time unit,\n"
+    "                 latency L (default 0)\n"
     "  --seed S       seed of random, anneal and doppler's samples (default 1;\n"
     "                 the other methods do not depend on it)\n"
     "  --order O      runtime order scoring placements: fifo (default), priority\n"
@@ -203,6 +209,9 @@ static const char *help_sim =
     "  --precision P  a GPU preset's precision: fp32 (default), tf32, bf16, fp16, fp8\n"
     "  --memory B     every device's memory, in bytes (0: unlimited, the default;\n"
     "                 replaces the cluster's)\n"
+    "  --machines K   the devices in K machines (nodes) of consecutive devices,\n"
+    "  --internode B[,L]  and the links between machines: B bytes per time unit,\n"
+    "                 latency L (default 0)\n"
     "  --order O      fifo (default: earliest ready first) or priority (b-level)\n"
     "  --gantt F.svg  write an SVG Gantt chart of the schedule (with each device's\n"
     "                 peak memory)\n"
@@ -237,6 +246,9 @@ static const char *help_bench =
     "  --precision P  a GPU preset's precision: fp32 (default), tf32, bf16, fp16, fp8\n"
     "  --memory B     every device's memory, in bytes (0: unlimited, the default;\n"
     "                 replaces the cluster's)\n"
+    "  --machines K   the devices in K machines (nodes) of consecutive devices,\n"
+    "  --internode B[,L]  and the links between machines: B bytes per time unit,\n"
+    "                 latency L (default 0)\n"
     "  --seed S       seed of random and anneal (default 1)\n"
     "  --order O      fifo (default) or priority\n"
     "  --budget B     anneal: simulations (default 20 x ops x devices)\n"
@@ -278,6 +290,9 @@ static const char *help_train =
     "  --precision P   a GPU preset's precision: fp32 (default), tf32, bf16, fp16, fp8\n"
     "  --memory B      every device's memory, in bytes (0: unlimited, the default;\n"
     "                  replaces the cluster's)\n"
+    "  --machines K    the devices in K machines (nodes) of consecutive devices,\n"
+    "  --internode B[,L]  and the links between machines: B bytes per time unit,\n"
+    "                 latency L (default 0)\n"
     "  --memory-ratio K  graphs that hold weights (resident bytes) train on devices\n"
     "                  of their one-device memory / K each (a list: one K per\n"
     "                  --devices count); the others stay unlimited\n"
@@ -404,6 +419,9 @@ static const char *help_exec =
     "  --precision P  a GPU preset's precision: fp32 (default), tf32, bf16, fp16, fp8\n"
     "  --memory B     every device's memory, in bytes (0: unlimited, the default;\n"
     "                 replaces the cluster's)\n"
+    "  --machines K   the devices in K machines (nodes) of consecutive devices,\n"
+    "  --internode B[,L]  and the links between machines: B bytes per time unit,\n"
+    "                 latency L (default 0)\n"
     "  --format F     graph format: native, doppler, stg (default: detect)\n"
     "  --reps R       runs; the median is reported (default 3)\n"
     "  --order O      fifo (default) or priority (b-level)\n"
@@ -487,6 +505,7 @@ typedef struct cli {
     int dev_list[8], n_dev_list;   /* train: --devices 2,4,8 (a family) */
     const char *cluster;
     const char *precision;  /* a GPU preset's */
+    const char *machines, *internode;  /* --machines K --internode B[,L] */
     double memory;          /* --memory BYTES: every device's (0 unlimited) */
     int memory_set;
     double mem_ratio[8];    /* train --memory-ratio K,...: one per device count */
@@ -629,7 +648,7 @@ static const opt_spec opt_specs[] = {
     OPT_FLAG("shared-gnn", shared_gnn), OPT_FLAG("insertion", insertion), OPT_FLAG("no-verify", no_verify),
     OPT_FLAG("greedy-baseline", greedy_baseline), OPT_FLAG("adv-norm", adv_norm), OPT_FLAG("critic", critic),
     OPT_FLAG("reinforce", reinforce), OPT_FLAG("weights", wl.weights), OPT_FLAG("progress", progress),
-    OPT_STR("cluster", cluster), OPT_STR("precision", precision), OPT_STR("method", method), OPT_STR("methods", methods),
+    OPT_STR("cluster", cluster), OPT_STR("precision", precision), OPT_STR("machines", machines), OPT_STR("internode", internode), OPT_STR("method", method), OPT_STR("methods", methods),
     OPT_STR("assign", assign), OPT_STR("start", start), OPT_STR("out", out), OPT_STR("gantt", gantt),
     OPT_STR("to", to), OPT_STR("stages", stages), OPT_STR("episodes", episodes), OPT_STR("lr", lr),
     OPT_STR("curve", curve), OPT_STR("curve-svg", curve_svg), OPT_STR("out-assign", out_assign), OPT_STR("init", init),
@@ -895,6 +914,14 @@ static int make_cluster(const cli *o, const char *path, const dp_graph *g, dp_cl
         rc = dp_cluster_for_graph(c, g, n, &e);
     }
     for (int d = 0; !rc && o->memory_set && d < c->n; d++) c->memory[d] = o->memory;   /* --memory */
+    if (!rc && o->machines) {   /* --machines K --internode B[,L] */
+        char *end;
+        long k = strtol(o->machines, &end, 10);
+        double bw = strtod(o->internode, &end), lat = 0;
+        if (*end == ',') lat = strtod(end + 1, &end);
+        if (*end) { dp_cluster_free(c); return usage(o->cmd, "--internode '%s': expected BANDWIDTH[,LATENCY]", o->internode); }
+        rc = dp_cluster_set_nodes(c, (int)(k > 0 && k <= DP_MAX_DEVICES ? k : 0), bw, lat, &e);
+    }
     if (!rc && (rc = dp_check(g, c, &e)) != 0) {
         char msg[sizeof e.msg];
         snprintf(msg, sizeof msg, "%s", e.msg);
@@ -2889,20 +2916,20 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
-    {"info", cmd_info, "devices cluster precision memory format json", &help_info},
+    {"info", cmd_info, "devices cluster precision machines internode memory format json", &help_info},
     {"place", cmd_place,
-     "method policy samples improve op-logits op-prior op-restart polish from devices cluster precision memory format seed order budget start progress out gantt no-transfers json",
+     "method policy samples improve op-logits op-prior op-restart polish from devices cluster precision machines internode memory format seed order budget start progress out gantt no-transfers json",
      &help_place},
-    {"sim", cmd_sim, "assign devices cluster precision memory format order gantt no-transfers json", &help_sim},
-    {"bench", cmd_bench, "methods policy samples from devices cluster precision memory format seed order budget progress json md",
+    {"sim", cmd_sim, "assign devices cluster precision machines internode memory format order gantt no-transfers json", &help_sim},
+    {"bench", cmd_bench, "methods policy samples from devices cluster precision machines internode memory format seed order budget progress json md",
      &help_bench},
     {"train", cmd_train,
-     "algo from init devices cluster precision memory memory-ratio format stages episodes lr hidden layers shared-gnn insertion entropy order seed "
+     "algo from init devices cluster precision machines internode memory memory-ratio format stages episodes lr hidden layers shared-gnn insertion entropy order seed "
      "rollouts temperature greedy-baseline self-imitation adv-norm ppo ppo-clip critic critic-lr op-logits op-prior op-restart reinforce tau step-baseline anchor anchor-rate select out out-assign curve curve-svg json backend reps dispatch",
      &help_train},
     {"convert", cmd_convert, "to format", &help_convert},
     {"gen", cmd_gen, "nodes width density regularity jump ccr seed out parts dim batch layers vocab weights", &help_gen},
-    {"exec", cmd_exec, "assign backend devices cluster precision memory format reps order dispatch trace-svg json no-verify seed", &help_exec},
+    {"exec", cmd_exec, "assign backend devices cluster precision machines internode memory format reps order dispatch trace-svg json no-verify seed", &help_exec},
     {"calibrate", cmd_calibrate, "backend devices dispatch out json", &help_calibrate},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
@@ -3007,6 +3034,10 @@ int main(int argc, char **argv)
     o.seed = 1;
     o.gen.seed = 1;
     int rc = parse_args(&o, argc, argv, 2, c->options, *c->help);
+    if (rc == 0 && (o.machines != NULL) != (o.internode != NULL))
+        rc = usage(o.cmd, "--machines K and --internode BANDWIDTH[,LATENCY] go together");
+    else if (rc == 0 && o.machines && (atoi(o.machines) < 1 || strspn(o.machines, "0123456789") != strlen(o.machines)))
+        rc = usage(o.cmd, "--machines '%s': expected a count of machines (nodes)", o.machines);
     if (rc == 0 && o.precision && (!o.cluster || !is_preset_name(o.cluster)))
         rc = usage(o.cmd, "--precision %s applies to a GPU preset given with --cluster (h100-sxm:N, ...)%s%s%s",
                    o.precision, o.cluster ? ", not to the cluster file '" : "", o.cluster ? o.cluster : "", o.cluster ? "'" : "");

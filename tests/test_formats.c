@@ -689,6 +689,74 @@ static void test_gpu_presets(void)
     }
 }
 
+/* Nodes (machines): devices split into nodes, the links between nodes
+   their own bandwidth and latency; a transfer across nodes against one
+   inside a node worked out by hand; the file round trip. */
+static void test_cluster_nodes(void)
+{
+    dp_cluster c, d;
+    dp_error e2;
+    memset(&e2, 0, sizeof e2);
+    CHECK(dp_cluster_homogeneous(&c, 6, 1, 1e10, 1e-6, &err) == 0, "cluster: %s", err.msg);
+    CHECK(dp_cluster_set_nodes(&c, 2, 1e9, 2e-5, &err) == 0, "set_nodes: %s", err.msg);
+    CHECK(c.node[0] == 0 && c.node[2] == 0 && c.node[3] == 1 && c.node[5] == 1, "6 devices in 2 nodes: 0-2, 3-5");
+    /* 1e8 bytes: inside a node 1e-6 + 1e8 / 1e10 = 0.010001 s; across
+       2e-5 + 1e8 / 1e9 = 0.10002 s */
+    CHECK_NEAR(dp_xfer_time(&c, 1e8, 1, 2), 0.010001, 1e-12, "a transfer inside node 0");
+    CHECK_NEAR(dp_xfer_time(&c, 1e8, 2, 3), 0.10002, 1e-12, "a transfer from node 0 to node 1");
+    CHECK_NEAR(dp_xfer_time(&c, 1e8, 5, 0), 0.10002, 1e-12, "a transfer from node 1 to node 0");
+    {   /* two ops, 1e8 bytes between them, each 1 s: on devices 1 and 2
+           the simulated makespan is 2.010001 s, on 2 and 3 2.10002 s */
+        dp_graph g;
+        dp_op_desc o;
+        int as[2] = {1, 2}, bs[2] = {2, 3};
+        double ms = 0;
+        dp_graph_init(&g);
+        memset(&o, 0, sizeof o);
+        o.name = "a"; o.compute = 1; o.out_bytes = 1e8;
+        CHECK(dp_graph_add_op(&g, &o, NULL, &err) == 0, "%s", err.msg);
+        o.name = "b";
+        CHECK(dp_graph_add_op(&g, &o, NULL, &err) == 0 && dp_graph_add_edge(&g, 0, 1, 1e8, &err) == 0 &&
+              dp_graph_finalize(&g, &err) == 0, "%s", err.msg);
+        CHECK(dp_simulate(&g, &c, as, NULL, &ms, &err) == 0, "%s", err.msg);
+        CHECK_NEAR(ms, 2.010001, 1e-12, "makespan inside a node");
+        CHECK(dp_simulate(&g, &c, bs, NULL, &ms, &err) == 0, "%s", err.msg);
+        CHECK_NEAR(ms, 2.10002, 1e-12, "makespan across nodes");
+        dp_graph_free(&g);
+    }
+    {   /* the file: written with node=, read back the same */
+        char path[256];
+        dp_test_tmp(path, sizeof path, "fmt_nodes.dpc");
+        CHECK(dp_cluster_write(&c, path, &err) == 0 && dp_cluster_read(&d, path, &err) == 0, "nodes file: %s", err.msg);
+        CHECK(d.n == 6 && d.node[4] == 1 && d.node[1] == 0 && d.bandwidth[1 * 6 + 4] == 1e9 && d.latency[4 * 6 + 0] == 2e-5 &&
+              d.bandwidth[3 * 6 + 5] == 1e10, "nodes file round trip");
+        dp_cluster_free(&d);
+    }
+    {   /* the common case in two lines */
+        const char *txt = "doppler-cluster 1\ndevices 8\nbandwidth 3e11\nlatency 5e-6\nnodes 2\ninternode bandwidth=2.5e10 latency=1e-5\n";
+        CHECK(dp_cluster_read_mem(&d, txt, strlen(txt), "n.dpc", &err) == 0, "nodes lines: %s", err.msg);
+        CHECK(d.n == 8 && d.node[3] == 0 && d.node[4] == 1 && d.bandwidth[0 * 8 + 3] == 3e11 && d.bandwidth[3 * 8 + 4] == 2.5e10 &&
+              d.latency[7 * 8 + 0] == 1e-5 && d.latency[7 * 8 + 6] == 5e-6, "nodes 2 of 8, internode links");
+        dp_cluster_free(&d);
+        static const struct { const char *text, *want; } bad[] = {
+            {"doppler-cluster 1\nnodes 2\ndevices 4\n", "'nodes' before 'devices N'"},
+            {"doppler-cluster 1\ndevices 4\nnodes 5\n", "nodes '5' not in 1..4"},
+            {"doppler-cluster 1\ndevices 4\nnodes 2\ninternode bandwidth=0\n", "internode bandwidth '0' must be a positive number"},
+            {"doppler-cluster 1\ndevices 4\ninternode speed=1\n", "unknown field 'speed=1'"},
+            {"doppler-cluster 1\ndevices 4\ndevice 1 node=4\n", "node '4' not in 0..3"},
+        };
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            memset(&e2, 0, sizeof e2);
+            CHECK(dp_cluster_read_mem(&d, bad[i].text, strlen(bad[i].text), "n.dpc", &e2) != 0 && strstr(e2.msg, bad[i].want),
+                  "'%s': %s", bad[i].want, e2.msg);
+        }
+    }
+    memset(&e2, 0, sizeof e2);
+    CHECK(dp_cluster_set_nodes(&c, 7, 1e9, 0, &e2) == DP_ERR_RANGE && strstr(e2.msg, "7 nodes for 6 devices"), "7 nodes: %s", e2.msg);
+    CHECK(dp_cluster_set_nodes(&c, 2, 0, 0, &e2) == DP_ERR_RANGE, "zero bandwidth refused");
+    dp_cluster_free(&c);
+}
+
 
 static void test_cluster_files(void)
 {
@@ -973,6 +1041,7 @@ int main(void)
     test_sources();
     test_cluster_files();
     test_gpu_presets();
+    test_cluster_nodes();
     test_cluster_cost_model();
     test_bom();
     return dp_test_done();
