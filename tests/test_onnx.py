@@ -49,23 +49,7 @@ CLI = os.environ.get("DOPPLER_CLI", "build/doppler")
 TMP = "build/tmp/onnx"
 CONVERTER = "demos/onnx2dpg.py"
 METHODS = ["single", "round-robin", "random", "cp", "heft", "enumopt", "anneal", "doppler", "placeto"]
-n_pass = n_fail = n_skip = 0
-
-
-def check(cond, msg):
-    global n_pass, n_fail
-    if cond:
-        n_pass += 1
-    else:
-        n_fail += 1
-        print("FAIL test_onnx.py:%d: %s" % (sys._getframe(1).f_lineno, msg), flush=True)
-    return cond
-
-
-def skip(msg):
-    global n_skip
-    n_skip += 1
-    print("SKIP: " + msg, flush=True)
+from dp_test import check, skip, done  # noqa: E402
 
 
 def run(args, **kw):
@@ -1309,8 +1293,7 @@ def main():
     test_chain()
     test_place(graphs)
     print("test_onnx took %.1f s (python %s, onnx %s)" % (time.time() - t0, sys.version.split()[0], onnx.__version__))
-    print("%d passed, %d failed, %d skipped" % (n_pass, n_fail, n_skip), flush=True)
-    return 1 if n_fail else 0
+    return done()
 
 
 if __name__ == "__main__":

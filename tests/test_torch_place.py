@@ -63,24 +63,8 @@ import torch_place as tp  # noqa: E402
 
 CLI = os.environ.get("DOPPLER_CLI", "build/doppler")
 TMP = "build/tmp/torch_place"
-n_pass = n_fail = n_skip = 0
+from dp_test import check, skip, done  # noqa: E402
 torch.manual_seed(0)
-
-
-def check(cond, msg):
-    global n_pass, n_fail
-    if cond:
-        n_pass += 1
-    else:
-        n_fail += 1
-        print("FAIL test_torch_place.py:%d: %s" % (sys._getframe(1).f_lineno, msg), flush=True)
-    return cond
-
-
-def skip(msg):
-    global n_skip
-    n_skip += 1
-    print("SKIP: " + msg, flush=True)
 
 
 def close(got, want, tol=1e-5):
@@ -761,8 +745,7 @@ def main():
         print("  %-12s %.1f s" % (name, time.time() - t), flush=True)
     print("test_torch_place took %.1f s (python %s, torch %s, onnx %s)" % (
         time.time() - t0, sys.version.split()[0], torch.__version__, onnx.__version__))
-    print("%d passed, %d failed, %d skipped" % (n_pass, n_fail, n_skip), flush=True)
-    return 1 if n_fail else 0
+    return done()
 
 
 if __name__ == "__main__":
