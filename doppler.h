@@ -1821,6 +1821,10 @@ DPDEF int dp__exec_args(const dp_graph *g, const dp_cluster *c, const int *assig
                         const dp_exec_result *res, const char *who, dp_error *err);
 /* The index of the median of v[0..n) (the lower middle for even n). */
 DPDEF int dp__median_index(const double *v, int n);
+/* Length of the valid UTF-8 sequence at s (1..4), 0 when it is not one
+   (overlong forms, surrogates and code points past U+10FFFF are not):
+   the JSON and SVG writers', and the CLI's. */
+DPDEF int dp__utf8_len(const unsigned char *s);
 
 #ifdef __cplusplus
 }
@@ -4132,8 +4136,7 @@ DPDEF int dp_assign_write(const char *path, const int *assign, int n_ops, dp_err
     return dp__out_close(&o, 0, err);
 }
 
-/* Length of the valid UTF-8 sequence at s (1..4), 0 when it is not one. */
-static int dp__utf8_len(const unsigned char *s)
+DPDEF int dp__utf8_len(const unsigned char *s)
 {
     int n, i;
     unsigned cp;
@@ -4163,18 +4166,66 @@ static void dp__json_str(FILE *f, const char *str)
     fputc('"', f);
 }
 
+/* A mapping's entries: every op's source names (its name where it has
+   none), in op order, entries of one name chained in that order. */
+typedef struct dp__entries {
+    char **key;          /* [m] the entry's name                           */
+    int *owner;          /* [m] its op                                     */
+    int *next, *first;   /* [m] the next entry with the same name (-1:
+                            none); the first one's index                   */
+    int m;
+    void *ix;            /* name -> its first entry                        */
+} dp__entries;
+
+static void dp__entries_free(dp__entries *x)
+{
+    DP_FREE(x->key); DP_FREE(x->owner); DP_FREE(x->next); DP_FREE(x->first); DP_FREE(x->ix);
+    memset(x, 0, sizeof *x);
+}
+
+static int dp__entries_init(dp__entries *x, const dp_graph *g, const char *name, dp_error *err)
+{
+    int *last = NULL, v, i, j;
+    size_t m = 0;
+    memset(x, 0, sizeof *x);
+    for (v = 0; v < g->n_ops; v++) m += g->n_source[v] ? (size_t)g->n_source[v] : 1;
+    if (m > (size_t)INT_MAX / 2) return dp__fail(err, DP_ERR_LIMIT, "%s: %zu entries", name, m);
+    x->m = (int)m;
+    x->key = (char **)dp__alloc(m, sizeof *x->key, err, "mapping");
+    x->owner = (int *)dp__alloc(m, sizeof(int), err, "mapping");
+    x->next = (int *)dp__alloc(m, sizeof(int), err, "mapping");
+    x->first = (int *)dp__alloc(m, sizeof(int), err, "mapping");
+    last = (int *)dp__alloc(m, sizeof(int), err, "mapping");
+    if (!x->key || !x->owner || !x->next || !x->first || !last || dp__index_reserve(&x->ix, m)) {
+        DP_FREE(last);
+        dp__entries_free(x);
+        return dp__fail(err, DP_ERR_NOMEM, "%s: out of memory (%zu entries)", name, m);
+    }
+    for (v = 0, j = 0; v < g->n_ops; v++) {
+        const char *k = g->n_source[v] ? g->source[v] : g->name[v];
+        for (i = 0; i < (g->n_source[v] ? g->n_source[v] : 1); i++, j++, k += strlen(k) + 1) {
+            uint64_t h = dp__hash_str(k);
+            int f = dp__index_find_str(x->ix, x->key, k, h);
+            x->key[j] = (char *)k; x->owner[j] = v; x->next[j] = -1;
+            if (f >= 0) { x->first[j] = f; x->next[last[f]] = j; last[f] = j; }   /* a name seen before */
+            else { dp__index_put((dp__index *)x->ix, h, j); x->first[j] = last[j] = j; }
+        }
+    }
+    DP_FREE(last);
+    return 0;
+}
+
 typedef struct dp__mapping_ctx {
     const dp_graph *g;
     const int *assign;
     const dp_mapping_info *info;
-    char **key;          /* [m] every entry's name, in op order           */
-    int *dev, *next, *first, m;   /* its device; the next entry with the same
-                                     name (-1: none); the first one's index */
+    dp__entries e;
 } dp__mapping_ctx;
 
 static int dp__mapping_body(void *ctx, FILE *f, dp_error *err)
 {
     const dp__mapping_ctx *x = (const dp__mapping_ctx *)ctx;
+    const dp__entries *e = &x->e;
     const dp_mapping_info *in = x->info;
     int j, k, devices = 0, first = 1;
     (void)err;
@@ -4186,15 +4237,15 @@ static int dp__mapping_body(void *ctx, FILE *f, dp_error *err)
     if (in && in->method) dp__json_str(f, in->method); else fputs("null", f);
     fprintf(f, ", \"devices\": %d, \"makespan\": ", devices);
     if (in && in->makespan >= 0 && in->makespan < HUGE_VAL) fprintf(f, "%.17g", in->makespan); else fputs("null", f);
-    fprintf(f, ", \"ops\": %d, \"entries\": %d,\n \"mapping\": {", x->g->n_ops, x->m);
-    for (j = 0; j < x->m; j++) {
-        if (x->first[j] != j) continue;
+    fprintf(f, ", \"ops\": %d, \"entries\": %d,\n \"mapping\": {", x->g->n_ops, e->m);
+    for (j = 0; j < e->m; j++) {
+        if (e->first[j] != j) continue;
         fputs(first ? "\n  " : ",\n  ", f);
         first = 0;
-        dp__json_str(f, x->key[j]);
-        if (x->next[j] < 0) { fprintf(f, ": %d", x->dev[j]); continue; }
+        dp__json_str(f, e->key[j]);
+        if (e->next[j] < 0) { fprintf(f, ": %d", x->assign[e->owner[j]]); continue; }
         fputs(": [", f);
-        for (k = j; k >= 0; k = x->next[k]) fprintf(f, k == j ? "%d" : ", %d", x->dev[k]);
+        for (k = j; k >= 0; k = e->next[k]) fprintf(f, k == j ? "%d" : ", %d", x->assign[e->owner[k]]);
         fputc(']', f);
     }
     fputs("\n}}\n", f);
@@ -4205,44 +4256,15 @@ DPDEF int dp_mapping_write(const char *path, const dp_graph *g, const int *assig
                            const dp_mapping_info *info, dp_error *err)
 {
     dp__mapping_ctx x;
-    void *ix = NULL;
-    int *last = NULL, v, i, j, rc = 0;
-    size_t m = 0;
+    int v, rc;
     memset(&x, 0, sizeof x);
     if (!g || !assign || !path) return dp__fail(err, DP_ERR_ARG, "mapping: graph, assignment or path missing");
-    for (v = 0; v < g->n_ops; v++) {
+    for (v = 0; v < g->n_ops; v++)
         if (assign[v] < 0 || assign[v] >= DP_MAX_DEVICES) return dp__fail(err, DP_ERR_RANGE, "mapping: op '%s' on device %d (0..%d)", g->name[v], assign[v], DP_MAX_DEVICES - 1);
-        m += g->n_source[v] ? (size_t)g->n_source[v] : 1;
-    }
-    if (m > (size_t)INT_MAX / 2) return dp__fail(err, DP_ERR_LIMIT, "mapping: %zu entries", m);
-    x.g = g; x.assign = assign; x.info = info; x.m = (int)m;
-    x.key = (char **)dp__alloc(m, sizeof *x.key, err, "mapping");
-    x.dev = (int *)dp__alloc(m, sizeof(int), err, "mapping");
-    x.next = (int *)dp__alloc(m, sizeof(int), err, "mapping");
-    x.first = (int *)dp__alloc(m, sizeof(int), err, "mapping");
-    last = (int *)dp__alloc(m, sizeof(int), err, "mapping");
-    if (!x.key || !x.dev || !x.next || !x.first || !last || dp__index_reserve(&ix, m)) { rc = dp__fail(err, DP_ERR_NOMEM, "mapping: out of memory (%zu entries)", m); goto done; }
-    for (v = 0, j = 0; v < g->n_ops; v++) {
-        const char *s = g->n_source[v] ? g->source[v] : g->name[v];
-        for (i = 0; i < (g->n_source[v] ? g->n_source[v] : 1); i++, j++, s += strlen(s) + 1) {
-            uint64_t h = dp__hash_str(s);
-            int f;
-            x.key[j] = (char *)s;
-            x.dev[j] = assign[v];
-            x.next[j] = -1;
-            if ((f = dp__index_find_str(ix, x.key, s, h)) >= 0) {   /* a name seen before */
-                x.first[j] = f;
-                x.next[last[f]] = j;
-                last[f] = j;
-            } else {
-                dp__index_put((dp__index *)ix, h, j);
-                x.first[j] = last[j] = j;
-            }
-        }
-    }
+    if ((rc = dp__entries_init(&x.e, g, "mapping", err))) return rc;
+    x.g = g; x.assign = assign; x.info = info;
     rc = dp_write_file(path, dp__mapping_body, &x, err);
-done:
-    DP_FREE(x.key); DP_FREE(x.dev); DP_FREE(x.next); DP_FREE(x.first); DP_FREE(last); DP_FREE(ix);
+    dp__entries_free(&x.e);
     return rc;
 }
 
@@ -4408,39 +4430,21 @@ DPDEF int dp_mapping_read_mem(const char *buf, size_t len, const char *name, con
                               int n_devices, int *assign, dp_error *err)
 {
     dp__json j;
-    void *ix = NULL;
-    char **key = NULL, *s = NULL;
-    int *owner = NULL, *next = NULL, *first = NULL, *last = NULL, *dev = NULL, *taken = NULL, *tmp = NULL;
+    dp__entries en;
+    char *s = NULL;
+    int *dev = NULL, *taken = NULL, *tmp = NULL;
     int v, i, e, rc = 0, found = 0;
-    size_t m = 0;
     if (!buf || !g || !assign) return dp__fail(err, DP_ERR_ARG, "mapping read: buffer, graph or assignment missing");
     if (!name) name = "<memory>";
     if (n_devices < 1) return dp__fail(err, DP_ERR_ARG, "%s: %d devices", name, n_devices);
     dp__skip_bom(&buf, &len);
     j.p = buf; j.end = buf + len; j.name = name; j.err = err;
-    for (v = 0; v < g->n_ops; v++) m += g->n_source[v] ? (size_t)g->n_source[v] : 1;
-    key = (char **)dp__alloc(m, sizeof *key, err, "mapping");
-    owner = (int *)dp__alloc(m, sizeof(int), err, "mapping");
-    next = (int *)dp__alloc(m, sizeof(int), err, "mapping");
-    first = (int *)dp__alloc(m, sizeof(int), err, "mapping");
-    last = (int *)dp__alloc(m, sizeof(int), err, "mapping");
-    dev = (int *)dp__alloc(m, sizeof(int), err, "mapping");
-    taken = (int *)dp__alloc(m, sizeof(int), err, "mapping");
+    if ((rc = dp__entries_init(&en, g, name, err))) return rc;
+    dev = (int *)dp__alloc((size_t)en.m, sizeof(int), err, "mapping");
+    taken = (int *)dp__alloc((size_t)en.m, sizeof(int), err, "mapping");   /* zeroed */
     tmp = (int *)dp__alloc((size_t)g->n_ops, sizeof(int), err, "mapping");
-    if (!key || !owner || !next || !first || !last || !dev || !taken || !tmp || dp__index_reserve(&ix, m)) {
-        rc = dp__fail(err, DP_ERR_NOMEM, "%s: out of memory (%zu entries)", name, m);
-        goto done;
-    }
-    for (v = 0, e = 0; v < g->n_ops; v++) {   /* the entries of g, same names chained */
-        const char *k = g->n_source[v] ? g->source[v] : g->name[v];
-        for (i = 0; i < (g->n_source[v] ? g->n_source[v] : 1); i++, e++, k += strlen(k) + 1) {
-            uint64_t h = dp__hash_str(k);
-            int f = dp__index_find_str(ix, key, k, h);
-            key[e] = (char *)k; owner[e] = v; next[e] = -1; dev[e] = -1; taken[e] = 0;
-            if (f >= 0) { first[e] = f; next[last[f]] = e; last[f] = e; }
-            else { dp__index_put((dp__index *)ix, h, e); first[e] = last[e] = e; }
-        }
-    }
+    if (!dev || !taken || !tmp) { rc = dp__fail(err, DP_ERR_NOMEM, "%s: out of memory (%d entries)", name, en.m); goto done; }
+    for (e = 0; e < en.m; e++) dev[e] = -1;
     /* the top object: find "mapping", skip the rest */
     dp__json_ws(&j);
     if (j.p >= j.end || *j.p != '{') { rc = dp__json_fail(&j, buf, "a mapping file is a JSON object"); goto done; }
@@ -4462,7 +4466,7 @@ DPDEF int dp_mapping_read_mem(const char *buf, size_t len, const char *name, con
             int f, d;
             if ((rc = dp__json_member(&j, buf, &n, &s))) goto done;
             if (!s) break;
-            if ((f = dp__index_find_str(ix, key, s, dp__hash_str(s))) < 0) {
+            if ((f = dp__index_find_str(en.ix, en.key, s, dp__hash_str(s))) < 0) {
                 rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: '%.200s' is no op's source name or name in the graph", name, dp__json_line(&j, buf), s);
                 goto done;
             }
@@ -4482,12 +4486,12 @@ DPDEF int dp_mapping_read_mem(const char *buf, size_t len, const char *name, con
                     if ((rc = dp__json_device(&j, buf, s, n_devices, &d))) goto done;
                     if (e < 0) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: '%.200s' lists more than the graph's %d entries of that name", name, dp__json_line(&j, buf), s, k); goto done; }
                     dev[e] = d;
-                    e = next[e];
+                    e = en.next[e];
                 }
                 if (e >= 0) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: '%.200s' lists %d devices; the graph has more entries of that name", name, dp__json_line(&j, buf), s, k); goto done; }
             } else {
                 if ((rc = dp__json_device(&j, buf, s, n_devices, &d))) goto done;
-                if (next[f] >= 0) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: '%.200s' names several entries of the graph: give a list of their devices", name, dp__json_line(&j, buf), s); goto done; }
+                if (en.next[f] >= 0) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: '%.200s' names several entries of the graph: give a list of their devices", name, dp__json_line(&j, buf), s); goto done; }
                 dev[f] = d;
             }
             DP_FREE(s); s = NULL;
@@ -4497,18 +4501,19 @@ DPDEF int dp_mapping_read_mem(const char *buf, size_t len, const char *name, con
     if (j.p < j.end) { rc = dp__json_fail(&j, buf, "text after the mapping object"); goto done; }
     if (!found) { rc = dp__fail(err, DP_ERR_PARSE, "%s: no \"mapping\" object (not a doppler mapping file?)", name); goto done; }
     for (v = 0; v < g->n_ops; v++) tmp[v] = -1;
-    for (e = 0; e < (int)m; e++) {
-        v = owner[e];
-        if (dev[e] < 0) { rc = dp__fail(err, DP_ERR_GRAPH, "%s: op '%s': no device for '%.200s'", name, g->name[v], key[e]); goto done; }
+    for (e = 0; e < en.m; e++) {
+        v = en.owner[e];
+        if (dev[e] < 0) { rc = dp__fail(err, DP_ERR_GRAPH, "%s: op '%s': no device for '%.200s'", name, g->name[v], en.key[e]); goto done; }
         if (tmp[v] >= 0 && tmp[v] != dev[e]) {
-            rc = dp__fail(err, DP_ERR_GRAPH, "%s: op '%s': its names disagree ('%.200s' on device %d, an earlier one on %d)", name, g->name[v], key[e], dev[e], tmp[v]);
+            rc = dp__fail(err, DP_ERR_GRAPH, "%s: op '%s': its names disagree ('%.200s' on device %d, an earlier one on %d)", name, g->name[v], en.key[e], dev[e], tmp[v]);
             goto done;
         }
         tmp[v] = dev[e];
     }
     memcpy(assign, tmp, sizeof(int) * (size_t)g->n_ops);
 done:
-    DP_FREE(s); DP_FREE(key); DP_FREE(owner); DP_FREE(next); DP_FREE(first); DP_FREE(last); DP_FREE(dev); DP_FREE(taken); DP_FREE(tmp); DP_FREE(ix);
+    DP_FREE(s); DP_FREE(dev); DP_FREE(taken); DP_FREE(tmp);
+    dp__entries_free(&en);
     return rc;
 }
 

@@ -261,6 +261,10 @@ json_check "$T/out" "abs(j['makespan'] - (1 + 0.5 + 100 / 50 + 1)) < 1e-12" "mak
 expect 0 "sim on one machine" "$D" sim "$T/two.dpg" --assign "$T/two.assign" --devices 2 --json
 json_check "$T/out" "abs(j['makespan'] - 102) < 1e-12" "makespan on one machine: 1 + 100/1 + 1"
 expect 2 "--machines without --internode" "$D" sim "$T/two.dpg" --assign "$T/two.assign" --devices 2 --machines 2
+expect 2 "--internode with a comma and no latency" "$D" sim "$T/two.dpg" --assign "$T/two.assign" --devices 2 --machines 2 --internode 50,
+contains "$T/err" "expected BANDWIDTH\[,LATENCY\]" "--internode 50,: the message"
+expect 1 "--internode 0" "$D" sim "$T/two.dpg" --assign "$T/two.assign" --devices 2 --machines 2 --internode 0
+contains "$T/err" "bandwidth 0 between nodes must be positive" "--internode 0: the library's message"
 expect 0 "sim reads the mapping back" "$D" sim "$T/src.dpg" --assign "$T/map.json" --devices 2 --json
 json_check "$T/out" "j['assignment'] == [${a[0]:-9}, ${a[1]:-9}, ${a[2]:-9}]" "sim --assign F.json: the placement place wrote"
 printf '{"mapping": {"x": 0, "a b": 1, "dup": [1, 0]}}\n' >"$T/bad.json"

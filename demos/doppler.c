@@ -105,6 +105,16 @@ static const char *help_help =
     "the same). Commands: info, place, sim, bench, train, convert, gen, exec,\n"
     "calibrate, help.\n";
 
+/* The cluster options after --cluster that info, place, sim, bench and
+   exec share (train's help has its own, one column wider). */
+#define HELP_CLUSTER_MORE                                                             \
+    "  --precision P  a GPU preset's precision: fp32 (default), tf32, bf16, fp16, fp8\n" \
+    "  --memory B     every device's memory, in bytes (0: unlimited, the default;\n"   \
+    "                 replaces the cluster's)\n"                                       \
+    "  --machines K   the devices in K machines (nodes) of consecutive devices,\n"     \
+    "  --internode B[,L]  and the links between machines: B bytes per time unit,\n"    \
+    "                 latency L (default 0)\n"
+
 static const char *help_info =
     "usage: doppler info GRAPH [--devices N | --cluster C] [--memory B] [--format F]\n"
     "                          [--json]\n"
@@ -119,12 +129,7 @@ static const char *help_info =
     "\n"
     "  --devices N    N devices in the graph's units (default 4)\n"
     "  --cluster C    cluster file or preset (reference, homogeneous:N, h100-sxm:N, ...)\n"
-    "  --precision P  a GPU preset's precision: fp32 (default), tf32, bf16, fp16, fp8\n"
-    "  --memory B     every device's memory, in bytes (0: unlimited, the default;\n"
-    "                 replaces the cluster's)\n"
-    "  --machines K   the devices in K machines (nodes) of consecutive devices,\n"
-    "  --internode B[,L]  and the links between machines: B bytes per time unit,\n"
-    "                 latency L (default 0)\n"
+    HELP_CLUSTER_MORE
     "  --format F     graph format: native, doppler, stg (default: detect)\n"
     "  --json         one JSON object (weights, resident_bytes, max_op_resident,\n"
     "                 max_op_resident_op, memory: each device's)\n";
@@ -165,12 +170,7 @@ static const char *help_place =
     "  --from M       placeto: the placement its sweep starts from (default cp)\n"
     "  --devices N    N devices in the graph's units (default 4)\n"
     "  --cluster C    cluster file or preset (reference, homogeneous:N, h100-sxm:N, ...)\n"
-    "  --precision P  a GPU preset's precision: fp32 (default), tf32, bf16, fp16, fp8\n"
-    "  --memory B     every device's memory, in bytes (0: unlimited, the default;\n"
-    "                 replaces the cluster's)\n"
-    "  --machines K   the devices in K machines (nodes) of consecutive devices,\n"
-    "  --internode B[,L]  and the links between machines: B bytes per time unit,\n"
-    "                 latency L (default 0)\n"
+    HELP_CLUSTER_MORE
     "  --seed S       seed of random, anneal and doppler's samples (default 1;\n"
     "                 the other methods do not depend on it)\n"
     "  --order O      runtime order scoring placements: fifo (default), priority\n"
@@ -206,12 +206,7 @@ static const char *help_sim =
     "                 as place --out F.json writes, matched by source names)\n"
     "  --devices N    N devices in the graph's units (default 4)\n"
     "  --cluster C    cluster file or preset (reference, homogeneous:N, h100-sxm:N, ...)\n"
-    "  --precision P  a GPU preset's precision: fp32 (default), tf32, bf16, fp16, fp8\n"
-    "  --memory B     every device's memory, in bytes (0: unlimited, the default;\n"
-    "                 replaces the cluster's)\n"
-    "  --machines K   the devices in K machines (nodes) of consecutive devices,\n"
-    "  --internode B[,L]  and the links between machines: B bytes per time unit,\n"
-    "                 latency L (default 0)\n"
+    HELP_CLUSTER_MORE
     "  --order O      fifo (default: earliest ready first) or priority (b-level)\n"
     "  --gantt F.svg  write an SVG Gantt chart of the schedule (with each device's\n"
     "                 peak memory)\n"
@@ -243,12 +238,7 @@ static const char *help_bench =
     "  --from M       placeto: the placement its sweep starts from (default cp)\n"
     "  --devices N    N devices in each graph's units (default 4)\n"
     "  --cluster C    cluster file or preset (reference, homogeneous:N, h100-sxm:N, ...)\n"
-    "  --precision P  a GPU preset's precision: fp32 (default), tf32, bf16, fp16, fp8\n"
-    "  --memory B     every device's memory, in bytes (0: unlimited, the default;\n"
-    "                 replaces the cluster's)\n"
-    "  --machines K   the devices in K machines (nodes) of consecutive devices,\n"
-    "  --internode B[,L]  and the links between machines: B bytes per time unit,\n"
-    "                 latency L (default 0)\n"
+    HELP_CLUSTER_MORE
     "  --seed S       seed of random and anneal (default 1)\n"
     "  --order O      fifo (default) or priority\n"
     "  --budget B     anneal: simulations (default 20 x ops x devices)\n"
@@ -416,12 +406,7 @@ static const char *help_exec =
     "  --backend B    cpu, or cuda (a build with nvcc; a GPU)\n"
     "  --devices N    N devices in the graph's units (default 4)\n"
     "  --cluster C    cluster file (one from 'doppler calibrate') or preset\n"
-    "  --precision P  a GPU preset's precision: fp32 (default), tf32, bf16, fp16, fp8\n"
-    "  --memory B     every device's memory, in bytes (0: unlimited, the default;\n"
-    "                 replaces the cluster's)\n"
-    "  --machines K   the devices in K machines (nodes) of consecutive devices,\n"
-    "  --internode B[,L]  and the links between machines: B bytes per time unit,\n"
-    "                 latency L (default 0)\n"
+    HELP_CLUSTER_MORE
     "  --format F     graph format: native, doppler, stg (default: detect)\n"
     "  --reps R       runs; the median is reported (default 3)\n"
     "  --order O      fifo (default) or priority (b-level)\n"
@@ -506,6 +491,7 @@ typedef struct cli {
     const char *cluster;
     const char *precision;  /* a GPU preset's */
     const char *machines, *internode;  /* --machines K --internode B[,L] */
+    double internode_bw, internode_lat;  /* B and L, parsed in main */
     double memory;          /* --memory BYTES: every device's (0 unlimited) */
     int memory_set;
     double mem_ratio[8];    /* train --memory-ratio K,...: one per device count */
@@ -914,14 +900,8 @@ static int make_cluster(const cli *o, const char *path, const dp_graph *g, dp_cl
         rc = dp_cluster_for_graph(c, g, n, &e);
     }
     for (int d = 0; !rc && o->memory_set && d < c->n; d++) c->memory[d] = o->memory;   /* --memory */
-    if (!rc && o->machines) {   /* --machines K --internode B[,L] */
-        char *end;
-        long k = strtol(o->machines, &end, 10);
-        double bw = strtod(o->internode, &end), lat = 0;
-        if (*end == ',') lat = strtod(end + 1, &end);
-        if (*end) { dp_cluster_free(c); return usage(o->cmd, "--internode '%s': expected BANDWIDTH[,LATENCY]", o->internode); }
-        rc = dp_cluster_set_nodes(c, (int)(k > 0 && k <= DP_MAX_DEVICES ? k : 0), bw, lat, &e);
-    }
+    if (!rc && o->machines)   /* --machines K --internode B[,L], checked in main */
+        rc = dp_cluster_set_nodes(c, atoi(o->machines), o->internode_bw, o->internode_lat, &e);
     if (!rc && (rc = dp_check(g, c, &e)) != 0) {
         char msg[sizeof e.msg];
         snprintf(msg, sizeof msg, "%s", e.msg);
@@ -985,14 +965,7 @@ static void json_str(FILE *f, const char *s)
         case '\b': fputs("\\b", f); break;
         case '\f': fputs("\\f", f); break;
         default: {
-            /* the length of the valid UTF-8 sequence at p, 0 if none */
-            int n = *p < 0x80 ? 1 : *p >= 0xC2 && *p <= 0xDF ? 2 : *p >= 0xE0 && *p <= 0xEF ? 3 : *p >= 0xF0 && *p <= 0xF4 ? 4 : 0;
-            unsigned cp = n == 2 ? *p & 0x1Fu : n == 3 ? *p & 0x0Fu : *p & 0x07u;
-            for (int i = 1; i < n; i++) {
-                if ((p[i] & 0xC0) != 0x80) { n = 0; break; }
-                cp = cp << 6 | (p[i] & 0x3Fu);
-            }
-            if ((n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF))) n = 0;
+            int n = dp__utf8_len(p);   /* 0: not UTF-8, written as \u00XX */
             if (*p < 0x20 || n == 0) fprintf(f, "\\u%04x", *p);
             else { fwrite(p, 1, (size_t)n, f); p += n - 1; }
         }
@@ -1119,6 +1092,22 @@ static int outs_commit(outs *w)
 static void outs_free(outs *w)
 {
     dp_outputs_free(&w->set);
+}
+
+/* "B" or "B,L" (two numbers; their ranges are dp_cluster_set_nodes'):
+   0, or -1 when it is not that. */
+static int parse_internode(const char *s, double *bw, double *lat)
+{
+    char *end;
+    *lat = 0;
+    *bw = strtod(s, &end);
+    if (end == s) return -1;
+    if (*end == ',') {
+        const char *l = end + 1;
+        *lat = strtod(l, &end);
+        if (end == l) return -1;
+    }
+    return *end ? -1 : 0;
 }
 
 /* An assignment file, or, for a name ending in .json, a mapping file
@@ -3038,6 +3027,8 @@ int main(int argc, char **argv)
         rc = usage(o.cmd, "--machines K and --internode BANDWIDTH[,LATENCY] go together");
     else if (rc == 0 && o.machines && (atoi(o.machines) < 1 || strspn(o.machines, "0123456789") != strlen(o.machines)))
         rc = usage(o.cmd, "--machines '%s': expected a count of machines (nodes)", o.machines);
+    else if (rc == 0 && o.internode && parse_internode(o.internode, &o.internode_bw, &o.internode_lat))
+        rc = usage(o.cmd, "--internode '%s': expected BANDWIDTH[,LATENCY], numbers", o.internode);
     if (rc == 0 && o.precision && (!o.cluster || !is_preset_name(o.cluster)))
         rc = usage(o.cmd, "--precision %s applies to a GPU preset given with --cluster (h100-sxm:N, ...)%s%s%s",
                    o.precision, o.cluster ? ", not to the cluster file '" : "", o.cluster ? o.cluster : "", o.cluster ? "'" : "");
