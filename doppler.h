@@ -28,6 +28,10 @@
    training curves. Its CUDA
    companion, doppler_cuda.cu (>>api-cuda), runs placed graphs on GPUs with
    the same dispatcher: logical devices on streams, peer copies, events.
+   With DP_WITH_MPI (>>api-mpi) a placed graph runs across machines, one
+   MPI process each, its cross-machine edges MPI messages, and DOPPLER's
+   stage real trains on that run; a cluster's devices belong to machines
+   (nodes) whose links cost what they say.
    Placement is memory-true: ops hold resident bytes and shared weights
    (held once on every device that uses them), every placer keeps each
    device within its memory (DOPPLER's PLC masks the devices an op no
@@ -46,6 +50,10 @@
      kernels' arithmetic are tested on the host;
    - logical devices sharing a GPU get a share of its blocks per launch,
      not a partition of its SMs;
+   - run GPUs on the MPI executor: each rank runs its devices on the CPU
+     executor's kernels (the CUDA executor's hooks and CUDA-aware MPI or
+     pinned staging for GPU tensors are not written); it has run on one
+     machine only (ranks on localhost), not across machines;
    - model a CPU shared with other processes: dp_calibrate_cpu measures
      kernels in CPU time, and the executor's wall time grows with the
      load the simulator does not see (dp_calibrate_cpu_speed re-measures
@@ -83,6 +91,8 @@
                          comparing outputs, buffer sizes and input values,
                          the dispatcher, checking real ops' shapes
        >>api-cuda        the CUDA companion's C ABI (doppler_cuda.cu): the CUDA executor
+       >>api-mpi         with DP_WITH_MPI: the MPI executor (one process per
+                         machine), stage real across them, calibration
        >>api-util        dp_rng (xoshiro256**), dp_now
        >>internal        not API: dp__ functions shared with doppler_cuda.cu
                          and the tests
@@ -113,6 +123,10 @@
                          dispatcher (dp__rt_loop, dp_dispatch)
        >>exec            the threaded CPU executor, on the dispatcher's hooks
        >>calibrate       measuring the CPU into a cluster file
+       >>mpi             (DP_WITH_MPI) the MPI executor: the dispatcher on
+                         every rank, messages for cross-node edges,
+                         agreement, heartbeats; stage real across ranks;
+                         measuring the links between ranks
 
    HOW TO READ THIS FILE (to learn DOPPLER, in the order the data flows)
      1. >>graph      a dp_graph: ops, edges, CSR adjacency and topological
@@ -276,6 +290,16 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#ifdef DP_WITH_MPI
+/* MPI's C API only: no C++ bindings (deprecated, and warning under -Wextra) */
+#ifndef OMPI_SKIP_MPICXX
+#define OMPI_SKIP_MPICXX 1
+#endif
+#ifndef MPICH_SKIP_MPICXX
+#define MPICH_SKIP_MPICXX 1
+#endif
+#include <mpi.h>   /* outside extern "C": see >>api-mpi */
+#endif
 
 /* DPDEF: the linkage of every public function (see LINKAGE above). */
 #ifndef DPDEF
@@ -319,7 +343,8 @@ extern "C" {
     X(DP_ERR_LIMIT,      "limit exceeded")                           \
     X(DP_ERR_INFEASIBLE, "no feasible placement")                    \
     X(DP_ERR_FORMAT,     "graph not representable in that format")    \
-    X(DP_ERR_DEVICE,     "device or driver failure")
+    X(DP_ERR_DEVICE,     "device or driver failure")                 \
+    X(DP_ERR_PEER,       "another process failed or stopped answering")
 
 #define DP__CODE_ENUM(id, text) id,
 typedef enum dp_code { DP_CODES(DP__CODE_ENUM) DP_CODE__COUNT } dp_code;
@@ -1579,6 +1604,9 @@ typedef struct dp_exec_opts {
                                   (every op enqueued at once, each device's
                                   in the simulator's order) or GRAPH (that,
                                   as a CUDA graph); CPU: DP_ERR_ARG         */
+    const struct dp_mpi_opts *mpi; /* dp_exec_mpi's communicator and timeout
+                                  (NULL: MPI_COMM_WORLD, the default
+                                  timeout; see >>api-mpi); others ignore it */
 } dp_exec_opts;
 
 typedef struct dp_exec_result {
@@ -1786,6 +1814,114 @@ int dp_exec_cuda(const dp_graph *g, const dp_cluster *c, const int *assign,
    dp_exec_cuda's hand-off latency (a chain of tiny ops alternating between
    two logical devices against one on a single one). */
 int dp_calibrate_cuda(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *err);
+
+/* ======================================================================
+   >>api-mpi
+   Only where DP_WITH_MPI is defined before this header is included (in
+   every file that includes it); mpi.h is then included and the program
+   built with MPI's compiler wrapper, one command:
+       mpicc -std=gnu11 -O2 -DDP_WITH_MPI -I. -o prog prog.c -lm -pthread
+   and run under mpirun, one process (rank) per machine. A program without
+   DP_WITH_MPI builds and runs as if this section were not here.
+   MPI must be initialised (MPI_Init_thread, any level: only the thread
+   that calls these functions calls MPI; the executor's worker threads do
+   not). Every function here is collective over the communicator
+   (dp_mpi_opts.comm, NULL -> MPI_COMM_WORLD): every rank calls it, with
+   the same arguments where it says so. Nothing here blocks without a
+   deadline: a rank that waits longer than dp_mpi_opts.timeout for another
+   (a message, a collective) fails with DP_ERR_PEER, naming the rank it
+   waited for ("it died or stopped answering"); MPI errors are returned on
+   the communicators it makes (MPI_ERRORS_RETURN), as DP_ERR_PEER with
+   MPI's message. What the program then does is its own: after a
+   DP_ERR_PEER, MPI_Finalize may wait for the lost rank, so a program
+   should end with MPI_Abort (the CLI does).
+
+   dp_exec_mpi runs a placed graph across the ranks: rank r runs the
+   devices of node r of the cluster (dp_cluster.node; cluster files
+   'nodes K', CLI --machines K), so the run needs exactly as many ranks as
+   the cluster has nodes. Every rank runs the runtime model's dispatcher
+   (>>dispatch) on the whole graph: its own devices' ops on worker threads
+   with the CPU executor's kernels and buffers (one compute thread per
+   device; a copy between two of its own devices is a memcpy made by the
+   dispatching thread), and every other rank's ops as if done at once
+   (a rank never waits for a remote op, only for the tensors it sends). A
+   cross-node edge is an MPI message (tag: the edge's index + 2): a
+   non-blocking send from the producer's output when the producer ends
+   (out of an opaque op: when its modelled arrival falls due, latency +
+   bytes / bandwidth after, serial links in turn, so that a cluster's
+   links are emulated as the CPU executor does), and a receive posted on
+   the consumer's rank ahead of time, when that rank's dispatcher sees the
+   producer done, into the consumer's copy buffer; the consumer may start
+   when it has arrived. The dispatching thread polls MPI while it waits
+   (MPI_Testsome), yielding the processor between polls while none of its
+   ops runs and sleeping 100 us at most between them while one does.
+   Before anything runs, every rank checks its arguments and hashes the
+   graph, cluster, assignment and options (MPI_Allgather): a failure on
+   any rank, or arguments that differ, fail every rank with the same
+   message. An op that fails on a rank during a run (memory, a kernel)
+   stops every rank's run at once (a control message), each returning that
+   message. Each run starts after a barrier; times are from each rank's
+   barrier exit (on one machine one clock; across machines they differ by
+   the barrier's skew, microseconds). The result, on every rank: every
+   op's start and end, every device's busy time and peak bytes (each
+   measured by the rank that runs it), the wall time of each run (the
+   latest end over the ranks), and the digest, which equals dp_exec_cpu's
+   for the same graph (the same kernels and hash, placement-independent):
+   the check that a distributed run computed what one process does. With
+   keep_outputs, rank 0 gets every real sink's output (the others their
+   own). Same options as dp_exec_cpu (dispatch dynamic only) plus
+   opts->mpi. Limits: a message is at most INT_MAX bytes, an edge index
+   below the MPI implementation's MPI_TAG_UB; ranks' processors are taken
+   to share one byte order and type sizes.
+
+   Stage real across machines: rank 0 calls dp_train with dp_runtime.exec
+   = dp_exec_mpi_lead (a dp_exec_fn: it sends each placement, its order,
+   priority and the exec options to the other ranks, then runs it with
+   them, as dp_exec_mpi), while every other rank calls
+   dp_exec_mpi_follow, which runs each placement it receives until rank 0
+   calls dp_exec_mpi_stop; a failed run fails the leader and the
+   followers with the same message (the followers return it, and
+   dp_exec_mpi_stop is then not needed). Followers wait for the next
+   placement without a deadline (rank 0 may train for minutes between
+   runs), sleeping 1 ms between polls.
+
+   dp_mpi_agree is the agreement the others use, for a program's own
+   steps (the CLI after reading its files): every rank passes its own
+   status (rc, and err's message when rc is not 0); every rank returns the
+   lowest failing rank's code, its message prefixed "rank R: " (err as it
+   was when that rank is this one), or 0 when all succeeded.
+
+   dp_mpi_pingpong: ranks 0 and peer bounce a message of `bytes` bytes
+   reps times (after 2 rounds of warm-up); *one_way (on every rank) gets
+   the median round trip's half. dp_calibrate_mpi: dp_calibrate_cpu's
+   cluster for opts->devices devices a node (0 -> 1), measured on every
+   rank at once and taken from rank 0's (the machines are taken to be
+   alike), repeated for every rank's node, and the links between nodes:
+   bandwidth from ping-pongs of 4 MiB between ranks 0 and 1, latency from
+   dp_exec_mpi itself (a chain of 1 x 1 ops alternating between the two
+   nodes against the same chain on one device: what a hand-off costs the
+   executor, MPI's latency and its polling included), and, as every
+   device's per-op overhead, that chain's gap between dependent ops on one
+   device (the dispatching thread's hand-off to a compute thread and
+   back). Every rank gets the cluster. */
+#ifdef DP_WITH_MPI
+typedef struct dp_mpi_opts {
+    const MPI_Comm *comm;  /* NULL -> MPI_COMM_WORLD                      */
+    double timeout;        /* seconds a rank waits for another before it
+                              fails with DP_ERR_PEER; 0 -> 60 s plus ten
+                              times the graph's longest op (its modelled
+                              time)                                       */
+} dp_mpi_opts;
+DPDEF int dp_mpi_agree(int rc, dp_error *err, const dp_mpi_opts *mo);
+DPDEF int dp_exec_mpi(const dp_graph *g, const dp_cluster *c, const int *assign,
+                      const dp_exec_opts *opts, dp_exec_result *res, dp_error *err);
+DPDEF int dp_exec_mpi_lead(const dp_graph *g, const dp_cluster *c, const int *assign,
+                           const dp_exec_opts *opts, dp_exec_result *res, dp_error *err);
+DPDEF int dp_exec_mpi_follow(const dp_graph *g, const dp_cluster *c, const dp_exec_opts *opts, dp_error *err);
+DPDEF int dp_exec_mpi_stop(const dp_exec_opts *opts, dp_error *err);
+DPDEF int dp_mpi_pingpong(const dp_mpi_opts *mo, int peer, size_t bytes, int reps, double *one_way, dp_error *err);
+DPDEF int dp_calibrate_mpi(dp_cluster *out, const dp_calibrate_opts *opts, const dp_mpi_opts *mo, dp_error *err);
+#endif
 
 /* ======================================================================
    >>api-util
@@ -5218,6 +5354,8 @@ typedef struct dp__rt {
     double *arrive;               /* [m] a copy's modelled arrival                */
     int *dl, ndl;                 /* copies held until it: a heap on (arrive, edge) */
     int *done;                    /* [n + m] dp_dispatch's completions            */
+    const unsigned char *remote;  /* [nd] or NULL: devices another process runs
+                                     (dp_exec_mpi): not held to the arena here  */
     void *arena;                  /* every buffer above: one block                */
 } dp__rt;
 
@@ -5358,7 +5496,7 @@ static void dp__rt_reset(dp__rt *w, double t)
    DP_ERR_INFEASIBLE), the peak kept at once; simulated, only counted. */
 DP__INLINE int dp__rt_alloc(dp__rt *w, int d, double bytes, const char *what, int id, const int sim, dp_error *err)
 {
-    if (!sim) {
+    if (!sim && !(w->remote && w->remote[d])) {
         double limit = w->limit > 0 ? w->limit : w->c->memory ? w->c->memory[d] : 0;
         if (limit > 0 && w->cur[d] + bytes > limit)
             return dp__fail(err, DP_ERR_INFEASIBLE, "exec: device %d arena full: %s %d needs %.0f bytes, %.0f of %.0f in use", d, what, id, bytes, w->cur[d], limit);
@@ -11813,11 +11951,13 @@ static int dp__cal_graph(dp_graph *g, dp_kind kd, int s, int *op, dp_error *err)
 }
 
 /* A chain of n ops of kind copy on side x side tensors (one input op
-   first), on one device (alt 0) or alternating between devices 0 and 1
-   (every edge a hand-off), run by the executor: the median over the
-   chain's edges of the time from an op's end to its successor's start, in
-   the median run. */
-static int dp__cal_chain(int n, int side, int alt, const dp_cluster *c2, double *gap, dp_error *err)
+   first), alternating between devices a and b of c (a == b: on one; a
+   != b: every edge a hand-off), run by the executor `run` (dp_exec_cpu,
+   dp_exec_mpi) with the options base (NULL: none; reps 0 -> 5): the
+   median over the chain's edges of the time from an op's end to its
+   successor's start, in the median run. */
+static int dp__cal_chain(int n, int side, int a, int b, const dp_cluster *c, dp_exec_fn run, const dp_exec_opts *base,
+                         double *gap, dp_error *err)
 {
     dp_graph ch;
     dp_exec_opts eo;
@@ -11833,12 +11973,13 @@ static int dp__cal_chain(int n, int side, int alt, const dp_cluster *c2, double 
         dd.compute = dp_op_flops(dd.kind, side, side, 0, i ? 1 : 0); dd.out_bytes = 4.0 * side * side;
         rc = dp_graph_add_op(&ch, &dd, NULL, err);
         if (!rc && i) rc = dp_graph_add_edge(&ch, i - 1, i, dd.out_bytes, err);
-        as[i] = alt ? i % 2 : 0;
+        as[i] = i % 2 ? b : a;
     }
     if (!rc) rc = dp_graph_finalize(&ch, err);
     memset(&eo, 0, sizeof eo);
-    eo.reps = 5;
-    if (!rc && !(rc = dp_exec_cpu(&ch, c2, as, &eo, &r, err))) {
+    if (base) eo = *base;
+    if (!eo.reps) eo.reps = 5;
+    if (!rc && !(rc = run(&ch, c, as, &eo, &r, err))) {
         for (i = 1; i < n; i++) gaps[i - 1] = r.start[i] - r.end[i - 1];
         *gap = dp__median(gaps, n - 1);
         dp_exec_result_free(&r);
@@ -11904,10 +12045,10 @@ static int dp__cal_handoff(dp_cluster *c, const dp_calibrate_opts *o, float *a, 
         dp_cluster c2;
         double extra;
         if ((rc = dp_cluster_homogeneous(&c2, 2, 1e9, 1e10, 0, err))) return rc;
-        rc = dp__cal_chain(400, 1, 0, &c2, &w1, err);
-        if (!rc) rc = dp__cal_chain(400, 1, 1, &c2, &w2, err);
-        if (!rc) rc = dp__cal_chain(100, big, 0, &c2, &w3, err);
-        if (!rc) rc = dp__cal_chain(100, big, 1, &c2, &w4, err);
+        rc = dp__cal_chain(400, 1, 0, 0, &c2, dp_exec_cpu, NULL, &w1, err);
+        if (!rc) rc = dp__cal_chain(400, 1, 0, 1, &c2, dp_exec_cpu, NULL, &w2, err);
+        if (!rc) rc = dp__cal_chain(100, big, 0, 0, &c2, dp_exec_cpu, NULL, &w3, err);
+        if (!rc) rc = dp__cal_chain(100, big, 0, 1, &c2, dp_exec_cpu, NULL, &w4, err);
         dp_cluster_free(&c2);
         if (rc) return rc;
         /* a hand-off's gap over a same-device one: latency, and with
@@ -12058,6 +12199,1105 @@ done:
     DP_FREE(ca); DP_FREE(th); DP_FREE(bufs);
     return rc;
 }
+
+/* ======================================================================
+   >>mpi
+   The MPI executor (>>api-mpi), compiled only with DP_WITH_MPI. Each
+   rank runs the dispatcher (dp__rt_loop) on the whole graph on its
+   calling thread, with the hooks below: its own devices' ops go to one
+   compute thread per device, which runs them as the CPU executor does
+   (dp__cpu_run, the same buffers and pool: a dp__cpux); other ranks' ops
+   and the copies between them are done at once; a copy out of this rank
+   is an MPI_Isend, one into it an MPI_Irecv; dp__mpi_wait returns what
+   ended, polling MPI.
+   Liveness: a rank that waits for another sends every other rank a
+   one-byte heartbeat every timeout / 4 and counts any message from a rank
+   as a sign of life; it gives up on a rank silent for the timeout. So a
+   rank that computes a long op is not taken for a lost one (its
+   dispatching thread keeps beating), and one whose process stopped or
+   died is found within the timeout.
+   Clocks: at the start of a call rank 0 measures every rank's clock
+   against its own (the offset at the fastest of 8 round trips, NTP's
+   way); a run starts at rank 0's time, sent with the start's agreement,
+   so every rank's times are on rank 0's clock.
+   Tags: 0 a failure during a run, 1 an agreement, 3 a heartbeat, 4 the
+   clocks, 5 + e edge e's tensor, 5 + m + v sink v's output.
+   ====================================================================== */
+#ifdef DP_WITH_MPI
+enum { DP__MPI_TAG_FAIL = 0, DP__MPI_TAG_AGREE = 1, DP__MPI_TAG_BEAT = 3, DP__MPI_TAG_CLOCK = 4, DP__MPI_TAG_EDGE = 5 };
+
+/* A failure sent to every other rank during a run; an outcome in an
+   agreement (t: rank 0's clock when it answered, a run's start). */
+typedef struct dp__mpictl { int code; double t; char msg[sizeof ((dp_error *)0)->msg]; } dp__mpictl;
+
+/* One call's state: the CPU executor's (buffers, pool, results, the
+   dispatcher in x.rt, x.mu, x.cv, x.op) and the messages. */
+typedef struct dp__mpix {
+    dp__cpux x;
+    MPI_Comm comm;
+    int rank, size;
+    unsigned char *remote;     /* [nd] devices of other ranks                 */
+    int *rank_of;              /* [nd] the rank that runs each device         */
+    pthread_cond_t wake;       /* the dispatching thread's: an op ended       */
+    int wake_ok;
+    int *fin, fin_head, fin_tail;   /* [n] ops ended on this rank, a queue   */
+    int *now, now_head, now_tail;   /* [n + m] completions already there     */
+    MPI_Request *req;          /* [m] messages under way                      */
+    int *req_edge, nreq, *idx; /* [m] their edges; Testsome's indices         */
+    MPI_Status *st;            /* [m]                                         */
+    int *paced, npaced;        /* [m] sends held to their modelled arrival:
+                                  a heap on (x.rt.arrive, edge)               */
+    int running;               /* this rank's ops running                     */
+    double timeout;            /* seconds a rank may be silent                */
+    double last;               /* when the last completion came               */
+    double *seen;              /* [size] when a message last came from each   */
+    double beat_sent, offset;  /* the last heartbeat; this clock - rank 0's   */
+    MPI_Request beat;          /* the posted receive of a heartbeat           */
+    int beat_posted;
+    char beat_in;
+    MPI_Request ctl;           /* the posted receive of a failure             */
+    int ctl_posted, from_peer; /* the run failed because another rank did    */
+    dp__mpictl ctl_in;
+    int quit;
+} dp__mpix;
+
+typedef struct dp__mpiw { dp__mpix *mx; int dev; } dp__mpiw;
+
+static const char dp__mpi_beat_byte = 1;   /* what a heartbeat carries */
+
+static MPI_Comm dp__mpi_comm(const dp_mpi_opts *mo) { return mo && mo->comm ? *mo->comm : MPI_COMM_WORLD; }
+
+/* An MPI call's failure: DP_ERR_PEER with MPI's own message. */
+static int dp__mpi_fail(dp_error *err, int mrc, const char *call)
+{
+    char s[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (MPI_Error_string(mrc, s, &len) != MPI_SUCCESS) len = 0;
+    s[len] = 0;
+    return dp__fail(err, DP_ERR_PEER, "mpi: %s failed: %s (error %d)", call, len ? s : "unknown", mrc);
+}
+
+/* Heartbeats at time t: every other rank gets one when timeout / 4 has
+   passed since the last; the ones that came mark their senders seen. */
+static void dp__mpi_beat(dp__mpix *mx, double t)
+{
+    int r, flag = 1;
+    MPI_Status s;
+    if (t - mx->beat_sent >= mx->timeout / 4) {
+        for (r = 0; r < mx->size; r++) {
+            MPI_Request q;
+            if (r == mx->rank || MPI_Isend(&dp__mpi_beat_byte, 1, MPI_BYTE, r, DP__MPI_TAG_BEAT, mx->comm, &q) != MPI_SUCCESS) continue;
+            MPI_Request_free(&q);   /* one byte: sent eagerly, nothing to wait for */
+        }
+        mx->beat_sent = t;
+    }
+    while (mx->beat_posted && flag) {
+        if (MPI_Test(&mx->beat, &flag, &s) != MPI_SUCCESS || !flag) break;
+        if (s.MPI_SOURCE >= 0 && s.MPI_SOURCE < mx->size) mx->seen[s.MPI_SOURCE] = t;
+        mx->beat_posted = MPI_Irecv(&mx->beat_in, 1, MPI_BYTE, MPI_ANY_SOURCE, DP__MPI_TAG_BEAT, mx->comm, &mx->beat) == MPI_SUCCESS;
+    }
+}
+
+/* Waits for request r: MPI_Test, yielding the processor for the first
+   10 ms, then sleeping 1 ms between tests (sleep_ms: from the start, for
+   waits that may be long). Gives up with DP_ERR_PEER naming `peer` (or
+   "a rank", -1) at deadline (dp_now seconds; < 0 none) and, with a
+   call's state mx and a peer, when that rank has been silent for the
+   timeout (heartbeats sent and taken meanwhile; a message from it is a
+   sign of life). */
+static int dp__mpi_wait_req(MPI_Request *r, dp__mpix *mx, double deadline, int sleep_ms, const char *what, int peer, dp_error *err)
+{
+    double t0 = dp_now(), t;
+    int flag = 0, mrc;
+    for (;;) {
+        if ((mrc = MPI_Test(r, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return dp__mpi_fail(err, mrc, what);
+        t = dp_now();
+        if (flag) { if (mx && peer >= 0) mx->seen[peer] = t; return 0; }
+        if (mx) dp__mpi_beat(mx, t);
+        if ((mx && peer >= 0 && t - mx->seen[peer] > mx->timeout) || (deadline >= 0 && t > deadline)) {
+            if (peer >= 0) return dp__fail(err, DP_ERR_PEER, "mpi: %s: rank %d did not answer in %.3g s (it died or stopped answering)", what, peer, t - t0);
+            return dp__fail(err, DP_ERR_PEER, "mpi: %s: a rank did not answer in %.3g s (it died or stopped answering)", what, t - t0);
+        }
+        if (sleep_ms || t - t0 > 0.01) {
+            struct timespec ts;
+            ts.tv_sec = 0; ts.tv_nsec = 1000000L;
+            nanosleep(&ts, NULL);
+        } else {
+            sched_yield();
+        }
+    }
+}
+
+/* A duplicate of comm that returns errors (the caller's comm is left as
+   it is), made without blocking past deadline. */
+static int dp__mpi_dup(MPI_Comm comm, MPI_Comm *out, double deadline, int sleep_ms, dp_error *err)
+{
+    MPI_Request r;
+    int mrc, rc;
+    *out = MPI_COMM_NULL;
+    if ((mrc = MPI_Comm_idup(comm, out, &r)) != MPI_SUCCESS) return dp__mpi_fail(err, mrc, "MPI_Comm_idup");
+    if ((rc = dp__mpi_wait_req(&r, NULL, deadline, sleep_ms, "making a communicator", -1, err))) return rc;
+    if ((mrc = MPI_Comm_set_errhandler(*out, MPI_ERRORS_RETURN)) != MPI_SUCCESS) return dp__mpi_fail(err, mrc, "MPI_Comm_set_errhandler");
+    return 0;
+}
+
+static void dp__mpi_undup(MPI_Comm *comm)
+{
+    if (*comm != MPI_COMM_NULL) MPI_Comm_free(comm);
+    *comm = MPI_COMM_NULL;
+}
+
+/* In-place Iallreduce of count items, waited for until deadline. */
+static int dp__mpi_allreduce(void *buf, int count, MPI_Datatype type, MPI_Op op, dp__mpix *mx, const char *what, dp_error *err)
+{
+    MPI_Request r;
+    int mrc = MPI_Iallreduce(MPI_IN_PLACE, buf, count, type, op, mx->comm, &r);
+    if (mrc != MPI_SUCCESS) return dp__mpi_fail(err, mrc, "MPI_Iallreduce");
+    return dp__mpi_wait_req(&r, mx, dp_now() + 4 * mx->timeout, 0, what, -1, err);
+}
+
+/* "rank R: " before msg, unless it names a rank already. */
+static void dp__mpi_prefix(char *out, size_t cap, int rank, const char *msg)
+{
+    if (!strncmp(msg, "rank ", 5) && strchr(msg, ':')) snprintf(out, cap, "%s", msg);
+    else snprintf(out, cap, "rank %d: %s", rank, msg);
+}
+
+/* dp_mpi_agree on comm: every rank sends its outcome to rank 0, which
+   answers every rank with the lowest failing rank's code and message (its
+   rank before it), or with the rank that did not answer: point to point
+   rather than collective, so that a missing rank is named. With a call's
+   state mx, a rank is waited for while it is alive (see dp__mpi_beat),
+   else until deadline; *t0 (may be NULL) gets rank 0's clock when it
+   answered. */
+static int dp__mpi_agree_on(MPI_Comm comm, dp__mpix *mx, int rc, dp_error *err, double deadline, double *t0)
+{
+    dp__mpictl mine, *all = NULL;
+    MPI_Request *r = NULL, one;
+    int rank, size, mrc, i, k = 0;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    memset(&mine, 0, sizeof mine);
+    mine.code = rc;
+    if (rc) dp__mpi_prefix(mine.msg, sizeof mine.msg, rank, err && err->code ? err->msg : dp_code_text((dp_code)rc));
+    if (rank != 0) {
+        if ((mrc = MPI_Isend(&mine, (int)sizeof mine, MPI_BYTE, 0, DP__MPI_TAG_AGREE, comm, &one)) != MPI_SUCCESS) return dp__mpi_fail(err, mrc, "MPI_Isend");
+        if ((k = dp__mpi_wait_req(&one, mx, deadline, 0, "agreeing on the outcome", 0, err))) return k;
+        if ((mrc = MPI_Irecv(&mine, (int)sizeof mine, MPI_BYTE, 0, DP__MPI_TAG_AGREE, comm, &one)) != MPI_SUCCESS) return dp__mpi_fail(err, mrc, "MPI_Irecv");
+        if ((k = dp__mpi_wait_req(&one, mx, deadline, 0, "agreeing on the outcome", 0, err))) {
+            MPI_Cancel(&one);
+            MPI_Request_free(&one);
+            return k;
+        }
+    } else if (size > 1) {
+        all = (dp__mpictl *)dp__alloc((size_t)size, sizeof *all, err, "mpi agreement");
+        r = (MPI_Request *)dp__alloc((size_t)size, sizeof *r, err, "mpi agreement");
+        if (!all || !r) { DP_FREE(all); DP_FREE(r); return DP_ERR_NOMEM; }
+        for (i = 1; i < size; i++) r[i] = MPI_REQUEST_NULL;
+        for (i = 1; i < size && !k; i++)
+            if ((mrc = MPI_Irecv(&all[i], (int)sizeof *all, MPI_BYTE, i, DP__MPI_TAG_AGREE, comm, &r[i])) != MPI_SUCCESS) k = dp__mpi_fail(err, mrc, "MPI_Irecv");
+        for (i = 1; i < size && !k; i++) k = dp__mpi_wait_req(&r[i], mx, deadline, 0, "agreeing on the outcome", i, err);
+        for (i = 1; i < size; i++) if (r[i] != MPI_REQUEST_NULL) { MPI_Cancel(&r[i]); MPI_Request_free(&r[i]); }
+        if (k && !mine.code) {
+            /* the rank that did not answer, unless rank 0 failed itself:
+               every rank that did answer is told */
+            mine.code = k;
+            snprintf(mine.msg, sizeof mine.msg, "%s", err ? err->msg : dp_code_text((dp_code)k));
+        } else if (!mine.code) {
+            for (i = 1; i < size && !mine.code; i++) if (all[i].code) mine = all[i];
+        }
+        mine.t = dp_now();
+        for (i = 1; i < size; i++) {
+            if (MPI_Isend(&mine, (int)sizeof mine, MPI_BYTE, i, DP__MPI_TAG_AGREE, comm, &r[i]) != MPI_SUCCESS) continue;
+            if (dp__mpi_wait_req(&r[i], NULL, dp_now() + 1.0, 0, "agreeing on the outcome", i, NULL)) { MPI_Cancel(&r[i]); MPI_Request_free(&r[i]); }
+        }
+        DP_FREE(all); DP_FREE(r);
+    } else {
+        mine.t = dp_now();
+    }
+    if (t0) *t0 = mine.t;
+    if (!mine.code) return 0;
+    mine.msg[sizeof mine.msg - 1] = 0;
+    return dp__fail(err, mine.code > 0 && mine.code < DP_CODE__COUNT ? (dp_code)mine.code : DP_ERR_PEER, "%s", mine.msg);
+}
+
+DPDEF int dp_mpi_agree(int rc, dp_error *err, const dp_mpi_opts *mo)
+{
+    MPI_Comm comm;
+    double deadline = dp_now() + (mo && mo->timeout > 0 ? mo->timeout : 60.0);
+    dp_error mine;
+    int k;
+    mine.code = DP_OK; mine.msg[0] = 0;
+    if (rc && err) mine = *err;
+    if ((k = dp__mpi_dup(dp__mpi_comm(mo), &comm, deadline, 0, err))) return k;
+    if (!rc) dp__ok(err);
+    else if (err) *err = mine;
+    k = dp__mpi_agree_on(comm, NULL, rc, err, deadline, NULL);
+    dp__mpi_undup(&comm);
+    return k;
+}
+
+/* ---- what every rank must agree on: hashes --------------------------- */
+static uint64_t dp__mpi_h(const void *p, size_t bytes, uint64_t h)
+{
+    h = dp__cpu_hash((const unsigned char *)&bytes, sizeof bytes, h);
+    return p && bytes ? dp__cpu_hash((const unsigned char *)p, bytes, h) : h;
+}
+
+/* Hashes of the graph, the cluster, the assignment and the options. */
+static void dp__mpi_hashes(const dp_graph *g, const dp_cluster *c, const int *assign, const dp_exec_opts *o, uint64_t *h)
+{
+    size_t n = (size_t)g->n_ops, m = (size_t)g->n_edges, nd = (size_t)c->n, v, k;
+    int have_prio = o->priority != NULL;
+    uint64_t x = 0xcbf29ce484222325ULL;
+    x = dp__mpi_h(g->kind, n * sizeof *g->kind, x); x = dp__mpi_h(g->compute, n * sizeof(double), x);
+    x = dp__mpi_h(g->out_bytes, n * sizeof(double), x); x = dp__mpi_h(g->mem_bytes, n * sizeof(double), x);
+    x = dp__mpi_h(g->resident, n * sizeof(double), x); x = dp__mpi_h(g->rows, n * sizeof(int), x);
+    x = dp__mpi_h(g->cols, n * sizeof(int), x); x = dp__mpi_h(g->arg, n * sizeof(int), x);
+    x = dp__mpi_h(g->dev_time, n * (size_t)g->n_dev_time * sizeof(double), x);
+    x = dp__mpi_h(g->src, m * sizeof(int), x); x = dp__mpi_h(g->dst, m * sizeof(int), x); x = dp__mpi_h(g->bytes, m * sizeof(double), x);
+    x = dp__mpi_h(g->weight_bytes, (size_t)g->n_weights * sizeof(double), x);
+    x = dp__mpi_h(g->use_op, (size_t)g->n_uses * sizeof(int), x); x = dp__mpi_h(g->use_weight, (size_t)g->n_uses * sizeof(int), x);
+    for (v = 0; v < n; v++) x = dp__mpi_h(g->name[v], strlen(g->name[v]), x);
+    h[0] = x;
+    x = dp__mpi_h(&c->link, sizeof c->link, 0xcbf29ce484222325ULL);
+    x = dp__mpi_h(c->speed, nd * sizeof(double), x); x = dp__mpi_h(c->kind_speed, nd * DP_KIND__COUNT * sizeof(double), x);
+    x = dp__mpi_h(c->memory, nd * sizeof(double), x); x = dp__mpi_h(c->bandwidth, nd * nd * sizeof(double), x);
+    x = dp__mpi_h(c->latency, nd * nd * sizeof(double), x); x = dp__mpi_h(c->overhead, nd * sizeof(double), x);
+    x = dp__mpi_h(c->node, nd * sizeof(int), x);
+    if (c->curve_len)
+        for (k = 0; k < nd * DP_KIND__COUNT; k++)
+            x = dp__mpi_h(c->curve + k * DP_MAX_CURVE, (size_t)c->curve_len[k] * sizeof(dp_speed_point), x);
+    h[1] = x;
+    h[2] = dp__mpi_h(assign, n * sizeof(int), 0xcbf29ce484222325ULL);
+    x = dp__mpi_h(&o->order, sizeof o->order, 0xcbf29ce484222325ULL);
+    x = dp__mpi_h(&have_prio, sizeof have_prio, x);
+    if (have_prio) x = dp__mpi_h(o->priority, n * sizeof(double), x);
+    x = dp__mpi_h(&o->reps, sizeof o->reps, x); x = dp__mpi_h(&o->seconds_per_unit, sizeof(double), x);
+    x = dp__mpi_h(&o->bytes_scale, sizeof(double), x); x = dp__mpi_h(&o->device_bytes, sizeof(double), x);
+    x = dp__mpi_h(&o->seed, sizeof o->seed, x); x = dp__mpi_h(&o->keep_outputs, sizeof(int), x);
+    x = dp__mpi_h(&o->cpu_times, sizeof(int), x);
+    h[3] = x;
+}
+
+/* The hashes of every rank against rank 0's: the same message on every
+   rank when one differs. */
+static int dp__mpi_same_inputs(MPI_Comm comm, const uint64_t *h, double deadline, dp_error *err)
+{
+    static const char *what[4] = { "graph", "cluster", "assignment", "options (order, priority, reps, scales, seed)" };
+    MPI_Request r;
+    uint64_t *all;
+    int rank, size, mrc, rc, i, k;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    if (!(all = (uint64_t *)dp__alloc((size_t)size * 4, sizeof(uint64_t), err, "mpi input check"))) return DP_ERR_NOMEM;
+    memcpy(all + 4 * (size_t)rank, h, 4 * sizeof(uint64_t));
+    mrc = MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, 4, MPI_UINT64_T, comm, &r);
+    rc = mrc != MPI_SUCCESS ? dp__mpi_fail(err, mrc, "MPI_Iallgather") : dp__mpi_wait_req(&r, NULL, deadline, 0, "comparing inputs", -1, err);
+    for (i = 1; i < size && !rc; i++)
+        for (k = 0; k < 4 && !rc; k++)
+            if (all[4 * (size_t)i + k] != all[k])
+                rc = dp__fail(err, DP_ERR_ARG, "exec (mpi): rank %d's %s differs from rank 0's (hash %016llx against %016llx): every rank must read the same graph, cluster and assignment with the same options",
+                              i, what[k], (unsigned long long)all[4 * (size_t)i + k], (unsigned long long)all[k]);
+    DP_FREE(all);
+    return rc;
+}
+
+/* ---- the hooks ------------------------------------------------------- */
+static double dp__mpi_now(void *ctx) { (void)ctx; return dp_now(); }
+
+/* Op v on device d: this rank's goes to d's compute thread (its output
+   buffer first); another rank's is done at once. */
+static int dp__mpi_launch(void *ctx, int v, int d, dp_error *err)
+{
+    dp__mpix *mx = (dp__mpix *)ctx;
+    dp__cpux *x = &mx->x;
+    size_t size = x->rt.obytes[v];
+    if (mx->remote[d]) { mx->now[mx->now_tail++] = v; return 0; }
+    if (!(x->buf[v] = dp__cpu_alloc(x, d, size)))
+        return dp__fail(err, DP_ERR_NOMEM, "exec (mpi): device %d: out of memory allocating %zu bytes for op %d", d, size, v);
+    x->len[v] = size;
+    x->op[d] = v;
+    mx->running++;
+    pthread_cond_signal(&x->cv[d]);
+    return 0;
+}
+
+/* Edge e's send from the producer's output (the bytes it has: the
+   receiver zeroes the rest, as the CPU executor's copy does). */
+static int dp__mpi_send(dp__mpix *mx, int e, dp_error *err)
+{
+    dp__cpux *x = &mx->x;
+    int u = x->g->src[e], mrc;
+    size_t size = x->rt.ebytes[e] < x->len[u] ? x->rt.ebytes[e] : x->len[u];
+    mrc = MPI_Isend(x->buf[u], (int)size, MPI_BYTE, mx->rank_of[x->assign[x->g->dst[e]]], DP__MPI_TAG_EDGE + e, mx->comm, &mx->req[mx->nreq]);
+    if (mrc != MPI_SUCCESS) return dp__mpi_fail(err, mrc, "MPI_Isend");
+    mx->req_edge[mx->nreq++] = e;
+    return 0;
+}
+
+/* Edge e's copy: between two other ranks' devices, done; out of this
+   rank, sent (out of an opaque op, at its modelled arrival); into it, a
+   buffer on the consumer's device, then received into it, or, from a
+   device of this rank, copied at once. */
+static int dp__mpi_copy(void *ctx, int e, dp_error *err)
+{
+    dp__mpix *mx = (dp__mpix *)ctx;
+    dp__cpux *x = &mx->x;
+    const dp_graph *g = x->g;
+    int u = g->src[e], d = x->assign[u], dd = x->assign[g->dst[e]], mrc;
+    size_t size = x->rt.ebytes[e];
+    if (mx->remote[dd]) {
+        if (mx->remote[d]) { mx->now[mx->now_tail++] = -1 - e; return 0; }
+        if (dp__is_real(g, u)) return dp__mpi_send(mx, e, err);
+        DP__HEAP_PUSH(int, mx->paced, mx->npaced, e, dp__dl_before, &x->rt);
+        return 0;
+    }
+    if (!(x->xbuf[e] = dp__cpu_alloc(x, dd, size)))
+        return dp__fail(err, DP_ERR_NOMEM, "exec (mpi): device %d: out of memory allocating %zu bytes for copy of edge %d", dd, size, e);
+    if (!mx->remote[d]) {
+        size_t have = x->len[u];
+        memcpy(x->xbuf[e], x->buf[u], size < have ? size : have);
+        if (size > have) memset(x->xbuf[e] + have, 0, size - have);
+        mx->now[mx->now_tail++] = -1 - e;
+        return 0;
+    }
+    mrc = MPI_Irecv(x->xbuf[e], (int)size, MPI_BYTE, mx->rank_of[d], DP__MPI_TAG_EDGE + e, mx->comm, &mx->req[mx->nreq]);
+    if (mrc != MPI_SUCCESS) return dp__mpi_fail(err, mrc, "MPI_Irecv");
+    mx->req_edge[mx->nreq++] = e;
+    return 0;
+}
+
+static int dp__mpi_release(void *ctx, int op, int e, dp_error *err)
+{
+    dp__mpix *mx = (dp__mpix *)ctx;
+    dp__cpux *x = &mx->x;
+    int d = op >= 0 ? x->assign[op] : x->assign[x->g->dst[e]];
+    (void)err;
+    if (mx->remote[d]) return 0;
+    if (op >= 0) dp__cpu_free(x, d, &x->buf[op], x->len[op]);
+    else dp__cpu_free(x, d, &x->xbuf[e], x->rt.ebytes[e]);
+    return 0;
+}
+
+/* The peer at the other end of message k of the run. */
+static int dp__mpi_peer(const dp__mpix *mx, int k)
+{
+    const dp_graph *g = mx->x.g;
+    int e = mx->req_edge[k], recv = !mx->remote[mx->x.assign[g->dst[e]]];
+    return mx->rank_of[mx->x.assign[recv ? g->src[e] : g->dst[e]]];
+}
+
+/* The messages that have completed, into done (a receive of fewer bytes
+   than its buffer has the rest zeroed). */
+static int dp__mpi_test(dp__mpix *mx, int *done, int *count, dp_error *err)
+{
+    dp__cpux *x = &mx->x;
+    int out = 0, i, k, mrc = MPI_Testsome(mx->nreq, mx->req, &out, mx->idx, mx->st);
+    if (mrc != MPI_SUCCESS) return dp__mpi_fail(err, mrc, "MPI_Testsome");
+    if (out == MPI_UNDEFINED || out == 0) return 0;
+    for (i = 0; i < out; i++) {
+        int e = mx->req_edge[mx->idx[i]], got = 0;
+        mx->seen[dp__mpi_peer(mx, mx->idx[i])] = dp_now();
+        if (!mx->remote[x->assign[x->g->dst[e]]]) {
+            size_t size = x->rt.ebytes[e];
+            if (MPI_Get_count(&mx->st[i], MPI_BYTE, &got) != MPI_SUCCESS || got < 0) got = 0;
+            if ((size_t)got < size) memset(x->xbuf[e] + got, 0, size - (size_t)got);
+        }
+        done[(*count)++] = -1 - e;
+    }
+    for (i = k = 0; i < mx->nreq; i++)
+        if (mx->req[i] != MPI_REQUEST_NULL) { mx->req[k] = mx->req[i]; mx->req_edge[k++] = mx->req_edge[i]; }
+    mx->nreq = k;
+    return 0;
+}
+
+/* A message awaited from a rank silent for the timeout: DP_ERR_PEER
+   naming it and the edge; 0 when every awaited rank is alive. */
+static int dp__mpi_stuck(dp__mpix *mx, double t, dp_error *err)
+{
+    const dp_graph *g = mx->x.g;
+    int k;
+    for (k = 0; k < mx->nreq; k++) {
+        int p = dp__mpi_peer(mx, k), e = mx->req_edge[k], u = g->src[e], v = g->dst[e];
+        if (t - mx->seen[p] <= mx->timeout) continue;
+        return dp__fail(err, DP_ERR_PEER, "exec (mpi): rank %d waited for rank %d to %s edge %d ('%s' -> '%s'), and rank %d has been silent for %.3g s: it died or stopped answering (dp_mpi_opts.timeout %.3g s)",
+                        mx->rank, p, mx->remote[mx->x.assign[v]] ? "receive" : "send", e, g->name[u], g->name[v], p, t - mx->seen[p], mx->timeout);
+    }
+    return 0;
+}
+
+/* The dispatcher's wait, on the calling thread under x.mu: completions
+   already there, ops this rank's threads ended, sends whose modelled
+   arrival has come, messages done; a failure another rank sent ends the
+   run. Between polls: the processor yielded (nothing of this rank runs,
+   for 2 ms after the last completion) or a sleep on the threads'
+   condition variable (woken by an op's end), 50 us at most while
+   messages are awaited, 1 ms at most otherwise. */
+static int dp__mpi_wait(void *ctx, double deadline, int *done, int max, int *count, dp_error *err)
+{
+    dp__mpix *mx = (dp__mpix *)ctx;
+    dp__cpux *x = &mx->x;
+    int rc, flag, n = x->n;
+    *count = 0;
+    for (;;) {
+        double t, until;
+        while (mx->now_head < mx->now_tail && *count < max) done[(*count)++] = mx->now[mx->now_head++];
+        while (mx->fin_head < mx->fin_tail && *count < max) done[(*count)++] = mx->fin[mx->fin_head++ % n];
+        t = dp_now();
+        while (mx->npaced > 0 && x->rt.arrive[mx->paced[0]] <= t) {
+            int e;
+            DP__HEAP_POP(int, mx->paced, mx->npaced, e, dp__dl_before, &x->rt);
+            if ((rc = dp__mpi_send(mx, e, err))) return rc;
+        }
+        if (mx->nreq > 0 && *count + mx->nreq <= max && (rc = dp__mpi_test(mx, done, count, err))) return rc;
+        if (mx->ctl_posted) {
+            if ((rc = MPI_Test(&mx->ctl, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return dp__mpi_fail(err, rc, "MPI_Test");
+            if (flag) {
+                mx->ctl_posted = 0; mx->from_peer = 1;
+                mx->ctl_in.msg[sizeof mx->ctl_in.msg - 1] = 0;
+                return dp__fail(err, mx->ctl_in.code > 0 && mx->ctl_in.code < DP_CODE__COUNT ? (dp_code)mx->ctl_in.code : DP_ERR_PEER, "%s", mx->ctl_in.msg);
+            }
+        }
+        if (*count > 0) { mx->last = t; return 0; }
+        if (deadline >= 0 && t >= deadline) return 0;
+        dp__mpi_beat(mx, t);
+        if ((rc = dp__mpi_stuck(mx, t, err))) return rc;
+        if (mx->running == 0 && t - mx->last < 2e-3) {
+            pthread_mutex_unlock(&x->mu);
+            sched_yield();
+            pthread_mutex_lock(&x->mu);
+            continue;
+        }
+        until = t + (mx->nreq > 0 || mx->running == 0 ? 50e-6 : 1e-3);
+        if (deadline >= 0 && deadline < until) until = deadline;
+        if (mx->npaced > 0 && x->rt.arrive[mx->paced[0]] < until) until = x->rt.arrive[mx->paced[0]];
+        {
+            struct timespec ts;
+            ts.tv_sec = (time_t)until;
+            ts.tv_nsec = (long)((until - (double)ts.tv_sec) * 1e9);
+            if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+            if (mx->fin_head == mx->fin_tail) pthread_cond_timedwait(&mx->wake, &x->mu, &ts);
+        }
+    }
+}
+
+/* A compute thread of one of this rank's devices: runs each op launched
+   there (dp__cpu_run releases x.mu meanwhile), queues its end and wakes
+   the dispatching thread. */
+static void *dp__mpi_worker(void *arg)
+{
+    dp__mpiw *w = (dp__mpiw *)arg;
+    dp__mpix *mx = w->mx;
+    dp__cpux *x = &mx->x;
+    int d = w->dev;
+    pthread_mutex_lock(&x->mu);
+    for (;;) {
+        int v;
+        while (!mx->quit && x->op[d] < 0) pthread_cond_wait(&x->cv[d], &x->mu);
+        if (mx->quit) break;
+        v = x->op[d];
+        x->op[d] = -1;
+        dp__cpu_run(x, v, d);
+        mx->fin[mx->fin_tail++ % x->n] = v;
+        mx->running--;
+        pthread_cond_signal(&mx->wake);
+    }
+    pthread_mutex_unlock(&x->mu);
+    return NULL;
+}
+
+/* After a failed run: the failure to every other rank (unless it came
+   from one), then the messages under way cancelled; a send that cannot
+   be cancelled keeps its buffer (not freed: MPI may still read it). */
+static void dp__mpi_abandon(dp__mpix *mx, int rc, const dp_error *err)
+{
+    dp__cpux *x = &mx->x;
+    int i;
+    if (!mx->from_peer) {
+        dp__mpictl out;
+        MPI_Request *r = (MPI_Request *)DP_MALLOC(sizeof(MPI_Request) * (size_t)mx->size);
+        memset(&out, 0, sizeof out);
+        out.code = rc;
+        dp__mpi_prefix(out.msg, sizeof out.msg, mx->rank, err ? err->msg : dp_code_text((dp_code)rc));
+        for (i = 0; r && i < mx->size; i++) {
+            r[i] = MPI_REQUEST_NULL;
+            if (i != mx->rank) MPI_Isend(&out, (int)sizeof out, MPI_BYTE, i, DP__MPI_TAG_FAIL, mx->comm, &r[i]);
+        }
+        for (i = 0; r && i < mx->size; i++) {
+            dp_error ignore;
+            if (r[i] != MPI_REQUEST_NULL && dp__mpi_wait_req(&r[i], mx, dp_now() + 1.0, 0, "failure notice", i, &ignore)) MPI_Request_free(&r[i]);
+        }
+        DP_FREE(r);
+    }
+    for (i = 0; i < mx->nreq; i++) {
+        int e = mx->req_edge[i], flag = 0;
+        double t = dp_now();
+        MPI_Cancel(&mx->req[i]);
+        while (!flag && dp_now() - t < 0.1) { MPI_Test(&mx->req[i], &flag, MPI_STATUS_IGNORE); dp__mpi_beat(mx, dp_now()); }
+        if (flag) continue;
+        MPI_Request_free(&mx->req[i]);
+        if (mx->remote[x->assign[x->g->dst[e]]]) x->buf[x->g->src[e]] = NULL;   /* a send's source: kept */
+        else x->xbuf[e] = NULL;
+    }
+    mx->nreq = 0;
+}
+
+/* ---- dp_exec_mpi ------------------------------------------------------ */
+/* The clocks of the ranks against rank 0's: for each rank, 8 round trips
+   (rank 0's time out, the rank's back), the fastest one's midpoint
+   against the rank's time; each rank gets its own offset. */
+static int dp__mpi_clocks(dp__mpix *mx, dp_error *err)
+{
+    MPI_Request q;
+    double t[2], best = HUGE_VAL, off = 0;
+    int r, i, k, rc = 0;
+    for (r = 1; r < mx->size && !rc; r++) {
+        if (mx->rank != 0 && mx->rank != r) continue;
+        for (i = 0; i < 8 && !rc; i++)
+            for (k = 0; k < 2 && !rc; k++) {
+                int send = (k == 0) == (mx->rank == 0), peer = mx->rank ? 0 : r;
+                if (send) t[0] = dp_now();
+                if ((send ? MPI_Isend(t, 1, MPI_DOUBLE, peer, DP__MPI_TAG_CLOCK, mx->comm, &q)
+                          : MPI_Irecv(t + 1, 1, MPI_DOUBLE, peer, DP__MPI_TAG_CLOCK, mx->comm, &q)) != MPI_SUCCESS)
+                    rc = dp__fail(err, DP_ERR_PEER, "mpi: measuring the clocks failed");
+                else rc = dp__mpi_wait_req(&q, mx, -1, 0, "measuring the clocks", peer, err);
+                if (!rc && mx->rank == 0 && k == 1) {
+                    double now = dp_now();
+                    if (now - t[0] < best) { best = now - t[0]; off = t[1] - (t[0] + now) / 2; }
+                }
+            }
+        if (rc) break;
+        if (mx->rank == 0) {
+            best = HUGE_VAL;
+            if (MPI_Isend(&off, 1, MPI_DOUBLE, r, DP__MPI_TAG_CLOCK, mx->comm, &q) != MPI_SUCCESS) rc = dp__fail(err, DP_ERR_PEER, "mpi: measuring the clocks failed");
+        } else if (MPI_Irecv(&mx->offset, 1, MPI_DOUBLE, 0, DP__MPI_TAG_CLOCK, mx->comm, &q) != MPI_SUCCESS) {
+            rc = dp__fail(err, DP_ERR_PEER, "mpi: measuring the clocks failed");
+        }
+        if (!rc) rc = dp__mpi_wait_req(&q, mx, -1, 0, "measuring the clocks", mx->rank ? 0 : r, err);
+    }
+    return dp__mpi_agree_on(mx->comm, mx, rc, err, -1, NULL);
+}
+
+/* This rank's checks: dp_exec_cpu's, then the ranks against the nodes
+   and MPI's limits on tags and counts. */
+static int dp__mpi_args(const dp_graph *g, const dp_cluster *c, const int *assign, dp_exec_opts *o,
+                        const dp_exec_result *res, int size, dp_error *err)
+{
+    int rc, d, nodes = 1, e, v, *ub = NULL, flag = 0;
+    if ((rc = dp__exec_args(g, c, assign, o, res, "exec (mpi)", err))) return rc;
+    if (o->dispatch != DP_DISPATCH_DYNAMIC)
+        return dp__fail(err, DP_ERR_ARG, "exec (mpi): dispatch %d: the MPI executor dispatches dynamically only", (int)o->dispatch);
+    if (o->mpi && !(o->mpi->timeout >= 0 && o->mpi->timeout < 1e9))
+        return dp__fail(err, DP_ERR_RANGE, "exec (mpi): timeout %g s not in [0, 1e9)", o->mpi->timeout);
+    for (d = 0; d < c->n; d++) if (c->node && c->node[d] + 1 > nodes) nodes = c->node[d] + 1;
+    if (nodes != size)
+        return dp__fail(err, DP_ERR_ARG, "exec (mpi): the cluster has %d node%s but the run has %d rank%s: one rank per node (mpirun -np %d; a cluster file's 'nodes K', --machines K)",
+                        nodes, nodes == 1 ? "" : "s", size, size == 1 ? "" : "s", nodes);
+    MPI_Comm_get_attr(dp__mpi_comm(o->mpi), MPI_TAG_UB, &ub, &flag);
+    if (flag && ub && (long long)g->n_edges + g->n_ops + DP__MPI_TAG_EDGE > (long long)*ub)
+        return dp__fail(err, DP_ERR_LIMIT, "exec (mpi): %d edges and %d ops need tags up to %lld, past this MPI's MPI_TAG_UB %d", g->n_edges, g->n_ops, (long long)g->n_edges + g->n_ops + DP__MPI_TAG_EDGE, *ub);
+    for (e = 0; e < g->n_edges; e++)
+        if (dp_exec_edge_bytes(g, e, o->bytes_scale) > (size_t)INT_MAX)
+            return dp__fail(err, DP_ERR_LIMIT, "exec (mpi): edge %d carries %zu bytes, more than one MPI message takes (INT_MAX)", e, dp_exec_edge_bytes(g, e, o->bytes_scale));
+    for (v = 0; v < g->n_ops; v++)
+        if (dp_exec_op_bytes(g, v, o->bytes_scale) > (size_t)INT_MAX)
+            return dp__fail(err, DP_ERR_LIMIT, "exec (mpi): op %d's output is %zu bytes, more than one MPI message takes (INT_MAX)", v, dp_exec_op_bytes(g, v, o->bytes_scale));
+    return 0;
+}
+
+/* The call's buffers (one block, x.arena: the CPU executor's that its
+   kernels use, the messages', every run's results), the resident bytes
+   and the pool of this rank's devices, the locks, and one compute thread
+   per device of this rank. */
+static int dp__mpi_setup(dp__mpix *mx, const dp_exec_opts *o, double **runs, dp__mpiw **wk, pthread_t **th, unsigned char *started, dp_error *err)
+{
+    dp__cpux *x = &mx->x;
+    dp__arena ar;
+    pthread_condattr_t ca;
+    int rc, pass, d, n = x->n, m = x->m, nd = x->nd, R = o->reps;
+    size_t per_run = 3 * (size_t)n + 2 * (size_t)nd;
+    memset(&ar, 0, sizeof ar);
+    if ((rc = dp__rt_init(&x->rt, x->g, x->c, NULL, o, err))) return rc;
+    for (pass = 0; pass < 2; pass++) {
+        if (pass && (rc = dp__arena_alloc(&ar, &x->arena, err, "executor (mpi)"))) return rc;
+        DP__A(x->cv, nd, pthread_cond_t); DP__A(x->xcv, nd, pthread_cond_t); DP__A(x->op, nd, int);
+        DP__A(x->inp, (size_t)m + 1, const float *);
+        DP__A(x->buf, n, unsigned char *); DP__A(x->xbuf, (size_t)m + 1, unsigned char *); DP__A(x->len, n, size_t);
+        DP__A(x->dig, n, uint64_t); DP__A(x->sizes, (size_t)n + m, size_t);
+        DP__A(x->start, n, double); DP__A(x->end, n, double); DP__A(x->busy, nd, double); DP__A(x->cpu, n, double);
+        DP__A(x->resbuf, nd, unsigned char *);
+        DP__A(mx->remote, nd, unsigned char); DP__A(mx->rank_of, nd, int);
+        DP__A(mx->fin, n, int); DP__A(mx->now, (size_t)n + m, int);
+        DP__A(mx->req, (size_t)m + 1, MPI_Request); DP__A(mx->req_edge, (size_t)m + 1, int); DP__A(mx->idx, (size_t)m + 1, int);
+        DP__A(mx->st, (size_t)m + 1, MPI_Status); DP__A(mx->paced, (size_t)m + 1, int); DP__A(mx->seen, mx->size, double);
+        DP__A(*runs, per_run * R, double);
+        DP__A(*wk, nd, dp__mpiw); DP__A(*th, nd, pthread_t);
+    }
+    for (d = 0; d < nd; d++) {
+        mx->rank_of[d] = x->c->node ? x->c->node[d] : 0;
+        mx->remote[d] = mx->rank_of[d] != mx->rank;
+    }
+    x->rt.remote = mx->remote;
+    dp__rt_plan(&x->rt, x->assign, o->order, o->priority);
+    if ((rc = dp__rt_resident_fits(&x->rt, err))) return rc;
+    for (d = 0; d < nd; d++) {
+        size_t rb = (size_t)x->rt.resid[d];
+        if (rb == 0 || mx->remote[d]) continue;
+        if (!(x->resbuf[d] = (unsigned char *)DP_MALLOC(rb))) return dp__fail(err, DP_ERR_NOMEM, "exec (mpi): device %d: out of memory allocating its %zu resident bytes", d, rb);
+        memset(x->resbuf[d], 0, rb);
+    }
+    if ((rc = dp__cpu_pool_init(x, err)) || (rc = dp__cpu_sync_init(x, err))) return rc;
+    if (pthread_condattr_init(&ca) != 0) return dp__fail(err, DP_ERR_NOMEM, "exec (mpi): cannot create a condition variable");
+    if (pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0 && pthread_cond_init(&mx->wake, &ca) == 0) mx->wake_ok = 1;
+    pthread_condattr_destroy(&ca);
+    if (!mx->wake_ok) return dp__fail(err, DP_ERR_NOMEM, "exec (mpi): cannot create a condition variable");
+    for (d = 0; d < nd; d++) x->op[d] = -1;
+    for (d = 0; d < nd; d++) {
+        if (mx->remote[d]) continue;
+        (*wk)[d].mx = mx; (*wk)[d].dev = d;
+        if (pthread_create(&(*th)[d], NULL, dp__mpi_worker, &(*wk)[d]) != 0) return dp__fail(err, DP_ERR_NOMEM, "exec (mpi): cannot start a worker thread");
+        started[d] = 1;
+    }
+    return 0;
+}
+
+/* Run r: after a barrier, the dispatcher's loop; after a failure, every
+   rank told and the messages under way cancelled; then the ranks agree on
+   the outcome, and each run's times (start, end, cpu of every op; busy and
+   peak of every device; each from the rank that ran it), wall time (the
+   latest end over the ranks) and digest are made whole on every rank. */
+static int dp__mpi_run(dp__mpix *mx, int r, double *runs, double *wall, uint64_t *digest, dp_error *err)
+{
+    dp__cpux *x = &mx->x;
+    int n = x->n, nd = x->nd, rc, k, v, d;
+    double *out = runs + (3 * (size_t)n + 2 * (size_t)nd) * r, t0 = 0;
+    uint64_t dg = 0xcbf29ce484222325ULL;
+    dp_dispatch_hooks h;
+    h.ctx = mx; h.now = dp__mpi_now; h.launch = dp__mpi_launch; h.copy = dp__mpi_copy; h.release = dp__mpi_release; h.wait = dp__mpi_wait;
+    if ((rc = dp__mpi_agree_on(mx->comm, mx, 0, err, -1, &t0))) return rc;   /* the start: all there */
+    pthread_mutex_lock(&x->mu);
+    for (d = 0; d < nd; d++) { x->op[d] = -1; x->busy[d] = 0; }
+    for (v = 0; v < n; v++) { x->start[v] = x->end[v] = x->cpu[v] = 0; x->dig[v] = 0; }
+    mx->fin_head = mx->fin_tail = mx->now_head = mx->now_tail = 0;
+    mx->npaced = mx->nreq = mx->running = mx->from_peer = 0;
+    x->t0 = t0 + mx->offset;   /* rank 0's start on this clock */
+    mx->last = dp_now();
+    for (k = 0; k < mx->size; k++) mx->seen[k] = mx->last;   /* all there at the start */
+    dp__rt_reset(&x->rt, x->t0);
+    rc = dp__rt_loop(&x->rt, &h, x->rt.done, n + x->m, err);
+    while (mx->running > 0) pthread_cond_wait(&mx->wake, &x->mu);   /* after a failure: ops still running */
+    pthread_mutex_unlock(&x->mu);
+    if (rc) dp__mpi_abandon(mx, rc, err);
+    {
+        /* the agreement's own failure to answer says less than the run's */
+        dp_error mine = *err;
+        k = dp__mpi_agree_on(mx->comm, mx, rc, err, -1, NULL);
+        if (k && rc && !strncmp(err->msg, "mpi: ", 5)) {
+            char m[sizeof mine.msg];
+            dp__mpi_prefix(m, sizeof m, mx->rank, mine.msg);
+            k = dp__fail(err, (dp_code)rc, "%s", m);
+        }
+        if (k) return k;
+    }
+    *wall = 0;
+    for (v = 0; v < n; v++) {
+        out[v] = x->start[v]; out[n + v] = x->end[v]; out[2 * (size_t)n + v] = x->cpu[v];
+        if (x->end[v] > *wall) *wall = x->end[v];
+    }
+    for (d = 0; d < nd; d++) {
+        out[3 * (size_t)n + d] = mx->remote[d] ? 0 : x->busy[d];
+        out[3 * (size_t)n + nd + d] = mx->remote[d] ? 0 : x->rt.peak[d];
+    }
+    if ((rc = dp__mpi_allreduce(out, 3 * n + 2 * nd, MPI_DOUBLE, MPI_SUM, mx, "gathering the times", err))) return rc;
+    if ((rc = dp__mpi_allreduce(wall, 1, MPI_DOUBLE, MPI_MAX, mx, "gathering the wall time", err))) return rc;
+    if ((rc = dp__mpi_allreduce(x->dig, n, MPI_UINT64_T, MPI_BXOR, mx, "gathering the digests", err))) return rc;
+    for (v = 0; v < n; v++) dg = (dg ^ x->dig[v]) * 0x100000001b3ULL;
+    if (r == 0) *digest = dg;
+    else if (dg != *digest) return dp__fail(err, DP_ERR_GRAPH, "exec (mpi): run %d computed different outputs than run 0", r);
+    return 0;
+}
+
+/* With keep_outputs, after the last run: this rank's real sinks' outputs
+   into res, and rank 0 every other rank's. */
+static int dp__mpi_outputs(dp__mpix *mx, dp_exec_result *res, dp_error *err)
+{
+    dp__cpux *x = &mx->x;
+    const dp_graph *g = x->g;
+    MPI_Request *r = mx->req;
+    int v, k = 0, rc = 0, mrc, *rv = mx->idx;   /* the sink of each request */
+    for (v = 0; v < x->n && !rc; v++) {
+        int owner = mx->rank_of[x->assign[v]];
+        size_t bytes = dp_exec_op_bytes(g, v, x->rt.bscale);
+        if (!dp__is_real(g, v) || g->out_off[v + 1] > g->out_off[v]) continue;
+        if (owner != mx->rank && mx->rank != 0) continue;
+        if (!(res->outputs[v] = (float *)dp__alloc(bytes, 1, err, "executor outputs"))) { rc = DP_ERR_NOMEM; break; }
+        if (owner == mx->rank) {
+            memcpy(res->outputs[v], x->buf[v], bytes);
+            if (mx->rank == 0) continue;
+            mrc = MPI_Isend(x->buf[v], (int)bytes, MPI_BYTE, 0, DP__MPI_TAG_EDGE + x->m + v, mx->comm, &r[k]);
+        } else {
+            mrc = MPI_Irecv(res->outputs[v], (int)bytes, MPI_BYTE, owner, DP__MPI_TAG_EDGE + x->m + v, mx->comm, &r[k]);
+        }
+        rv[k] = v;
+        if (mrc != MPI_SUCCESS) rc = dp__mpi_fail(err, mrc, "sending a sink's output");
+        else if (++k == x->m + 1) {   /* as many as there are request slots: wait for them */
+            for (; k > 0 && !rc; k--) rc = dp__mpi_wait_req(&r[k - 1], mx, -1, 0, "gathering sinks' outputs", mx->rank ? 0 : mx->rank_of[x->assign[rv[k - 1]]], err);
+        }
+    }
+    for (; k > 0 && !rc; k--) rc = dp__mpi_wait_req(&r[k - 1], mx, -1, 0, "gathering sinks' outputs", mx->rank ? 0 : mx->rank_of[x->assign[rv[k - 1]]], err);
+    return rc;
+}
+
+/* The threads stopped and joined, every buffer freed. */
+static void dp__mpi_teardown(dp__mpix *mx, pthread_t *th, const unsigned char *started)
+{
+    dp__cpux *x = &mx->x;
+    int d, k;
+    if (x->mutex_ok) {
+        pthread_mutex_lock(&x->mu);
+        mx->quit = 1;
+        for (d = 0; d < x->ncv; d++) pthread_cond_broadcast(&x->cv[d]);
+        pthread_mutex_unlock(&x->mu);
+    }
+    for (d = 0; started && d < x->nd; d++) if (started[d]) pthread_join(th[d], NULL);
+    if (mx->ctl_posted) {
+        int flag = 0;
+        MPI_Cancel(&mx->ctl);
+        MPI_Test(&mx->ctl, &flag, MPI_STATUS_IGNORE);
+        if (!flag) MPI_Request_free(&mx->ctl);
+        mx->ctl_posted = 0;
+    }
+    if (mx->beat_posted) {
+        int flag = 0;
+        MPI_Cancel(&mx->beat);
+        MPI_Test(&mx->beat, &flag, MPI_STATUS_IGNORE);
+        if (!flag) MPI_Request_free(&mx->beat);
+        mx->beat_posted = 0;
+    }
+    dp__mpi_undup(&mx->comm);
+    if (mx->wake_ok) pthread_cond_destroy(&mx->wake);
+    dp__cpu_sync_free(x);
+    if (x->buf && mx->remote) for (k = 0; k < x->n; k++) if (!mx->remote[x->assign[k]]) dp__cpu_free(x, x->assign[k], &x->buf[k], x->len[k]);
+    if (x->xbuf) for (k = 0; k < x->m; k++) DP_FREE(x->xbuf[k]);
+    if (x->pool)
+        for (k = 0; k < x->nd * x->nsizes; k++)
+            while (x->pool[k]) { unsigned char *b = x->pool[k]; x->pool[k] = dp__cpu_next(b); DP_FREE(b); }
+    DP_FREE(x->pool);
+    if (x->resbuf) for (d = 0; d < x->nd; d++) DP_FREE(x->resbuf[d]);
+    DP_FREE(x->arena);
+    dp__rt_free(&x->rt);
+}
+
+DPDEF int dp_exec_mpi(const dp_graph *g, const dp_cluster *c, const int *assign, const dp_exec_opts *opts,
+                      dp_exec_result *res, dp_error *err)
+{
+    dp_exec_opts o;
+    dp__mpix mx;
+    dp__cpux *x = &mx.x;
+    dp__mpiw *wk = NULL;
+    pthread_t *th = NULL;
+    unsigned char started[DP_MAX_DEVICES];
+    double *runs = NULL, deadline;
+    uint64_t digest = 0, hash[4];
+    dp_error mine, local;
+    int rc, k, r, rank = 0, size = 1, inited = 0, n, nd;
+    if (!err) err = &local;
+    memset(&mx, 0, sizeof mx);
+    memset(started, 0, sizeof started);
+    memset(&o, 0, sizeof o);
+    if (opts) o = *opts;
+    if (res) memset(res, 0, sizeof *res);
+    dp__ok(err);
+    mx.comm = MPI_COMM_NULL;
+    if (MPI_Initialized(&inited) != MPI_SUCCESS || !inited) return dp__fail(err, DP_ERR_ARG, "exec (mpi): MPI is not initialised (MPI_Init_thread first)");
+    if (MPI_Comm_rank(dp__mpi_comm(o.mpi), &rank) != MPI_SUCCESS || MPI_Comm_size(dp__mpi_comm(o.mpi), &size) != MPI_SUCCESS)
+        return dp__fail(err, DP_ERR_ARG, "exec (mpi): not a valid communicator");
+    /* every rank's own checks, then agreement: the same outcome on all */
+    rc = dp__mpi_args(g, c, assign, &o, res, size, err);
+    mx.timeout = o.mpi && o.mpi->timeout > 0 && o.mpi->timeout < 1e9 ? o.mpi->timeout : 30.0;
+    deadline = dp_now() + mx.timeout;
+    mine = *err;
+    if ((k = dp__mpi_dup(dp__mpi_comm(o.mpi), &mx.comm, deadline, 0, err))) return k;
+    *err = mine;
+    mx.rank = rank; mx.size = size;
+    if ((rc = dp__mpi_agree_on(mx.comm, NULL, rc, err, deadline, NULL))) { dp__mpi_undup(&mx.comm); return rc; }
+    dp__mpi_hashes(g, c, assign, &o, hash);
+    if ((rc = dp__mpi_same_inputs(mx.comm, hash, deadline, err))) { dp__mpi_undup(&mx.comm); return rc; }
+    n = g->n_ops; nd = c->n;
+    x->g = g; x->c = c; x->assign = assign; x->n = n; x->m = g->n_edges; x->nd = nd;
+    x->err = err; x->seed = o.seed; x->cpu_times = o.cpu_times != 0;
+    rc = dp__mpi_setup(&mx, &o, &runs, &wk, &th, started, err);
+    if (!rc) rc = dp__exec_result_alloc(res, n, nd, &o, err);
+    if (!rc) {
+        int mrc = MPI_Irecv(&mx.ctl_in, (int)sizeof mx.ctl_in, MPI_BYTE, MPI_ANY_SOURCE, DP__MPI_TAG_FAIL, mx.comm, &mx.ctl);
+        if (mrc != MPI_SUCCESS) rc = dp__mpi_fail(err, mrc, "MPI_Irecv");
+        else mx.ctl_posted = 1;
+        if (!rc && (mrc = MPI_Irecv(&mx.beat_in, 1, MPI_BYTE, MPI_ANY_SOURCE, DP__MPI_TAG_BEAT, mx.comm, &mx.beat)) != MPI_SUCCESS) rc = dp__mpi_fail(err, mrc, "MPI_Irecv");
+        else if (!rc) mx.beat_posted = 1;
+        for (k = 0; !rc && k < size; k++) mx.seen[k] = dp_now();
+    }
+    rc = dp__mpi_agree_on(mx.comm, &mx, rc, err, -1, NULL);
+    if (!rc) rc = dp__mpi_clocks(&mx, err);
+    for (r = 0; r < o.reps && !rc; r++) {
+        rc = dp__mpi_run(&mx, r, runs, &res->wall_runs[r], &digest, err);
+        if (!rc && o.keep_outputs && r == o.reps - 1) {
+            rc = dp__mpi_outputs(&mx, res, err);
+            rc = dp__mpi_agree_on(mx.comm, &mx, rc, err, -1, NULL);
+        }
+        for (k = 0; k < n; k++) if (!mx.remote[assign[k]]) dp__cpu_free(x, assign[k], &x->buf[k], x->len[k]);
+        for (k = 0; k < x->m; k++) { DP_FREE(x->xbuf[k]); x->xbuf[k] = NULL; }
+    }
+    if (!rc) {
+        int med = dp__median_index(res->wall_runs, o.reps);
+        const double *m = runs + (3 * (size_t)n + 2 * (size_t)nd) * med;
+        res->n_ops = n; res->n_devices = nd; res->reps = o.reps;
+        res->wall_median = res->wall_runs[med];
+        memcpy(res->start, m, sizeof(double) * (size_t)n);
+        memcpy(res->end, m + n, sizeof(double) * (size_t)n);
+        if (res->cpu) memcpy(res->cpu, m + 2 * (size_t)n, sizeof(double) * (size_t)n);
+        memcpy(res->busy, m + 3 * (size_t)n, sizeof(double) * (size_t)nd);
+        memcpy(res->peak_bytes, m + 3 * (size_t)n + nd, sizeof(double) * (size_t)nd);
+        res->digest = digest;
+        res->seconds_per_unit = o.seconds_per_unit;
+        res->bytes_scale = o.bytes_scale;
+    }
+    dp__mpi_teardown(&mx, th, started);
+    if (rc) dp_exec_result_free(res);
+    return rc;
+}
+
+/* ---- stage real across ranks: dp_exec_mpi_lead, _follow, _stop ------- */
+/* What rank 0 sends before each run (or to stop): the options but
+   opts->mpi, whose timeout comes along. */
+typedef struct dp__mpicmd {
+    int run, n, order, has_prio, reps, cpu_times, keep_outputs, dispatch;
+    double spu, bscale, device_bytes, timeout;
+    uint64_t seed;
+} dp__mpicmd;
+
+/* Rank 0 sends cmd (and assign, prio) on a duplicate of the comm; a
+   follower (lead 0) receives them, waiting as long as it takes. */
+static int dp__mpi_command(const dp_mpi_opts *mo, dp__mpicmd *cmd, int **assign, double **prio, int lead, dp_error *err)
+{
+    MPI_Comm comm;
+    MPI_Request r;
+    double deadline = lead ? dp_now() + (cmd->timeout > 0 ? cmd->timeout : 60.0) : -1;
+    int rc, mrc;
+    if ((rc = dp__mpi_dup(dp__mpi_comm(mo), &comm, deadline, !lead, err))) return rc;
+    if ((mrc = MPI_Ibcast(cmd, (int)sizeof *cmd, MPI_BYTE, 0, comm, &r)) != MPI_SUCCESS) rc = dp__mpi_fail(err, mrc, "MPI_Ibcast");
+    else rc = dp__mpi_wait_req(&r, NULL, deadline, !lead, "sending a placement", -1, err);
+    if (!rc && cmd->run && !lead) {
+        *assign = (int *)dp__alloc((size_t)cmd->n + 1, sizeof(int), err, "placement from rank 0");
+        *prio = cmd->has_prio ? (double *)dp__alloc((size_t)cmd->n + 1, sizeof(double), err, "placement from rank 0") : NULL;
+        if (!*assign || (cmd->has_prio && !*prio)) rc = DP_ERR_NOMEM;
+    }
+    if (!rc && cmd->run) {
+        if ((mrc = MPI_Ibcast(*assign, cmd->n, MPI_INT, 0, comm, &r)) != MPI_SUCCESS) rc = dp__mpi_fail(err, mrc, "MPI_Ibcast");
+        else rc = dp__mpi_wait_req(&r, NULL, dp_now() + 60, 0, "sending a placement", -1, err);
+    }
+    if (!rc && cmd->run && cmd->has_prio) {
+        if ((mrc = MPI_Ibcast(*prio, cmd->n, MPI_DOUBLE, 0, comm, &r)) != MPI_SUCCESS) rc = dp__mpi_fail(err, mrc, "MPI_Ibcast");
+        else rc = dp__mpi_wait_req(&r, NULL, dp_now() + 60, 0, "sending a placement", -1, err);
+    }
+    dp__mpi_undup(&comm);
+    return rc;
+}
+
+DPDEF int dp_exec_mpi_lead(const dp_graph *g, const dp_cluster *c, const int *assign, const dp_exec_opts *opts,
+                           dp_exec_result *res, dp_error *err)
+{
+    dp__mpicmd cmd;
+    dp_exec_opts o;
+    int rank = -1, rc;
+    int *a = (int *)assign;
+    double *p;
+    memset(&o, 0, sizeof o);
+    if (opts) o = *opts;
+    p = (double *)o.priority;
+    if (MPI_Comm_rank(dp__mpi_comm(o.mpi), &rank) != MPI_SUCCESS || rank != 0)
+        return dp__fail(err, DP_ERR_ARG, "exec (mpi lead): rank %d: only rank 0 leads (the others call dp_exec_mpi_follow)", rank);
+    if (!g || !assign) return dp__fail(err, DP_ERR_ARG, "exec (mpi lead): graph or assignment missing");
+    memset(&cmd, 0, sizeof cmd);
+    cmd.run = 1; cmd.n = g->n_ops; cmd.order = (int)o.order; cmd.has_prio = o.priority != NULL; cmd.reps = o.reps;
+    cmd.cpu_times = o.cpu_times; cmd.keep_outputs = o.keep_outputs; cmd.dispatch = (int)o.dispatch;
+    cmd.spu = o.seconds_per_unit; cmd.bscale = o.bytes_scale; cmd.device_bytes = o.device_bytes; cmd.seed = o.seed;
+    cmd.timeout = o.mpi ? o.mpi->timeout : 0;
+    if ((rc = dp__mpi_command(o.mpi, &cmd, &a, &p, 1, err))) return rc;
+    return dp_exec_mpi(g, c, assign, &o, res, err);
+}
+
+DPDEF int dp_exec_mpi_follow(const dp_graph *g, const dp_cluster *c, const dp_exec_opts *opts, dp_error *err)
+{
+    dp_mpi_opts mo;
+    int rank = 0, rc = 0;
+    memset(&mo, 0, sizeof mo);
+    if (opts && opts->mpi) mo = *opts->mpi;
+    if (MPI_Comm_rank(dp__mpi_comm(&mo), &rank) != MPI_SUCCESS || rank == 0)
+        return dp__fail(err, DP_ERR_ARG, "exec (mpi follow): rank %d: rank 0 leads (dp_exec_mpi_lead), the others follow", rank);
+    if (!g) return dp__fail(err, DP_ERR_ARG, "exec (mpi follow): no graph");
+    for (;;) {
+        dp__mpicmd cmd;
+        dp_exec_opts o;
+        dp_exec_result r;
+        int *assign = NULL, *own = NULL;
+        double *prio = NULL;
+        memset(&cmd, 0, sizeof cmd);
+        if ((rc = dp__mpi_command(&mo, &cmd, &assign, &prio, 0, err)) || !cmd.run) { DP_FREE(assign); DP_FREE(prio); return rc; }
+        memset(&o, 0, sizeof o);
+        o.order = (dp_order)cmd.order; o.priority = cmd.n == g->n_ops ? prio : NULL; o.reps = cmd.reps;
+        o.cpu_times = cmd.cpu_times; o.keep_outputs = cmd.keep_outputs; o.dispatch = (dp_dispatch_mode)cmd.dispatch;
+        o.seconds_per_unit = cmd.spu; o.bytes_scale = cmd.bscale; o.device_bytes = cmd.device_bytes; o.seed = cmd.seed;
+        mo.timeout = cmd.timeout;
+        o.mpi = &mo;
+        /* another graph than the leader's: a valid placement of this one,
+           which the input check refuses as the graph differs */
+        if (cmd.n != g->n_ops && !(own = (int *)dp__alloc((size_t)g->n_ops + 1, sizeof(int), err, "placement"))) rc = DP_ERR_NOMEM;
+        if (!rc) rc = dp_exec_mpi(g, c, own ? own : assign, &o, &r, err);
+        if (!rc) dp_exec_result_free(&r);
+        DP_FREE(assign); DP_FREE(prio); DP_FREE(own);
+        if (rc) return rc;
+    }
+}
+
+DPDEF int dp_exec_mpi_stop(const dp_exec_opts *opts, dp_error *err)
+{
+    dp__mpicmd cmd;
+    int rank = -1;
+    const dp_mpi_opts *mo = opts ? opts->mpi : NULL;
+    if (MPI_Comm_rank(dp__mpi_comm(mo), &rank) != MPI_SUCCESS || rank != 0)
+        return dp__fail(err, DP_ERR_ARG, "exec (mpi stop): rank %d: only rank 0 leads", rank);
+    memset(&cmd, 0, sizeof cmd);
+    cmd.timeout = mo ? mo->timeout : 0;
+    dp__ok(err);
+    return dp__mpi_command(mo, &cmd, NULL, NULL, 1, err);
+}
+
+/* ---- measuring the links between ranks -------------------------------- */
+DPDEF int dp_mpi_pingpong(const dp_mpi_opts *mo, int peer, size_t bytes, int reps, double *one_way, dp_error *err)
+{
+    MPI_Comm comm;
+    MPI_Request r;
+    double deadline = dp_now() + (mo && mo->timeout > 0 ? mo->timeout : 60.0), *rtt = NULL, t = 0;
+    unsigned char *buf = NULL;
+    int rank, size, rc = 0, i, mrc;
+    dp__ok(err);
+    if ((rc = dp__mpi_dup(dp__mpi_comm(mo), &comm, deadline, 0, err))) return rc;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    if (!one_way) rc = dp__fail(err, DP_ERR_ARG, "pingpong: no result to write");
+    else if (peer < 1 || peer >= size) rc = dp__fail(err, DP_ERR_RANGE, "pingpong: peer %d not in 1..%d (the ranks but 0)", peer, size - 1);
+    else if (bytes > (size_t)INT_MAX) rc = dp__fail(err, DP_ERR_LIMIT, "pingpong: %zu bytes, more than one MPI message takes (INT_MAX)", bytes);
+    else if (reps < 1 || reps > 1000000) rc = dp__fail(err, DP_ERR_RANGE, "pingpong: reps %d not in 1..1000000", reps);
+    else if (!(buf = (unsigned char *)dp__alloc(bytes + 1, 1, err, "pingpong")) || !(rtt = (double *)dp__alloc((size_t)reps + 2, sizeof(double), err, "pingpong"))) rc = DP_ERR_NOMEM;
+    rc = dp__mpi_agree_on(comm, NULL, rc, err, deadline, NULL);
+    for (i = 0; i < reps + 2 && !rc && (rank == 0 || rank == peer); i++) {
+        int other = rank ? 0 : peer, k;
+        double t0 = dp_now();
+        for (k = 0; k < 2 && !rc; k++) {
+            /* rank 0 sends then receives, the peer the other way round */
+            if ((k == 0) == (rank == 0)) mrc = MPI_Isend(buf, (int)bytes, MPI_BYTE, other, 1, comm, &r);
+            else mrc = MPI_Irecv(buf, (int)bytes, MPI_BYTE, other, 1, comm, &r);
+            rc = mrc != MPI_SUCCESS ? dp__mpi_fail(err, mrc, "pingpong") : dp__mpi_wait_req(&r, NULL, deadline, 0, "pingpong", other, err);
+        }
+        if (i >= 2) rtt[i - 2] = dp_now() - t0;
+    }
+    if (!rc && rank == 0) t = dp__median(rtt, reps) / 2;
+    rc = dp__mpi_agree_on(comm, NULL, rc, err, deadline, NULL);
+    if (!rc && (mrc = MPI_Ibcast(&t, 1, MPI_DOUBLE, 0, comm, &r)) != MPI_SUCCESS) rc = dp__mpi_fail(err, mrc, "MPI_Ibcast");
+    else if (!rc) rc = dp__mpi_wait_req(&r, NULL, deadline, 0, "pingpong", 0, err);
+    if (!rc) *one_way = t;
+    DP_FREE(buf); DP_FREE(rtt);
+    dp__mpi_undup(&comm);
+    return rc;
+}
+
+/* Rank 0's calibration of one node (lc) on every rank, then the whole
+   cluster: lc's devices once per rank, nodes of consecutive devices. */
+static int dp__mpi_cluster_of(dp_cluster *lc, MPI_Comm comm, int size, dp_cluster *out, double deadline, dp_error *err)
+{
+    int D = lc->n, N = D * size, rc, d, r, k, a;
+    MPI_Request q[8];
+    int mrc = MPI_SUCCESS, nq = 0;
+#define DP__MPI_BCAST(p, cnt, type) if (mrc == MPI_SUCCESS) mrc = MPI_Ibcast((p), (cnt), (type), 0, comm, &q[nq++])
+    DP__MPI_BCAST(lc->speed, D, MPI_DOUBLE);
+    DP__MPI_BCAST(lc->kind_speed, D * DP_KIND__COUNT, MPI_DOUBLE);
+    DP__MPI_BCAST(lc->memory, D, MPI_DOUBLE);
+    DP__MPI_BCAST(lc->bandwidth, D * D, MPI_DOUBLE);
+    DP__MPI_BCAST(lc->latency, D * D, MPI_DOUBLE);
+    DP__MPI_BCAST(lc->overhead, D, MPI_DOUBLE);
+    DP__MPI_BCAST(lc->curve, (int)(D * DP_KIND__COUNT * DP_MAX_CURVE * 2), MPI_DOUBLE);
+    DP__MPI_BCAST(lc->curve_len, D * DP_KIND__COUNT, MPI_INT);
+#undef DP__MPI_BCAST
+    if (mrc != MPI_SUCCESS) return dp__mpi_fail(err, mrc, "MPI_Ibcast");
+    for (k = 0; k < nq; k++) if ((rc = dp__mpi_wait_req(&q[k], NULL, deadline, 0, "sharing the calibration", 0, err))) return rc;
+    if ((rc = dp_cluster_homogeneous(out, N, 1, 1, 0, err))) return rc;
+    for (r = 0; r < size; r++)
+        for (d = 0; d < D; d++) {
+            int o = r * D + d;
+            out->speed[o] = lc->speed[d]; out->memory[o] = lc->memory[d]; out->overhead[o] = lc->overhead[d];
+            memcpy(out->kind_speed + (size_t)o * DP_KIND__COUNT, lc->kind_speed + (size_t)d * DP_KIND__COUNT, sizeof(double) * DP_KIND__COUNT);
+            memcpy(out->curve_len + (size_t)o * DP_KIND__COUNT, lc->curve_len + (size_t)d * DP_KIND__COUNT, sizeof(int) * DP_KIND__COUNT);
+            memcpy(out->curve + (size_t)o * DP_KIND__COUNT * DP_MAX_CURVE, lc->curve + (size_t)d * DP_KIND__COUNT * DP_MAX_CURVE,
+                   sizeof(dp_speed_point) * DP_KIND__COUNT * DP_MAX_CURVE);
+            snprintf(out->name[o], 32, "n%dcpu%d", r, d);
+            for (a = 0; a < D; a++) {
+                out->bandwidth[o * N + r * D + a] = lc->bandwidth[d * D + a];
+                out->latency[o * N + r * D + a] = lc->latency[d * D + a];
+            }
+        }
+    return 0;
+}
+
+DPDEF int dp_calibrate_mpi(dp_cluster *out, const dp_calibrate_opts *opts, const dp_mpi_opts *mo, dp_error *err)
+{
+    dp_calibrate_opts o;
+    dp_cluster lc, c;
+    MPI_Comm comm;
+    double deadline = dp_now() + (mo && mo->timeout > 0 ? mo->timeout : 600.0), bw = 0, one = 0, two = 0, lat = 0;
+    int rank, size, rc, D, k;
+    memset(&o, 0, sizeof o);
+    if (opts) o = *opts;
+    if (o.devices == 0) o.devices = 1;
+    memset(&lc, 0, sizeof lc);
+    memset(&c, 0, sizeof c);
+    if (!out) return dp__fail(err, DP_ERR_ARG, "calibrate (mpi): no cluster to write");
+    memset(out, 0, sizeof *out);
+    if ((rc = dp__mpi_dup(dp__mpi_comm(mo), &comm, deadline, 0, err))) return rc;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    D = o.devices;
+    if (D * (long long)size > DP_MAX_DEVICES) rc = dp__fail(err, DP_ERR_LIMIT, "calibrate (mpi): %d devices on each of %d ranks, more than %d (DP_MAX_DEVICES)", D, size, DP_MAX_DEVICES);
+    else rc = dp_calibrate_cpu(&lc, &o, err);   /* every rank at once: the load of a run */
+    if ((rc = dp__mpi_agree_on(comm, NULL, rc, err, deadline, NULL))) goto done;
+    if ((rc = dp__mpi_cluster_of(&lc, comm, size, &c, deadline, err))) goto done;
+    if (size > 1) {
+        /* bandwidth: 4 MiB ping-pongs; latency: a hand-off through the
+           executor, over one within a device */
+        if ((rc = dp_mpi_pingpong(mo, 1, (size_t)4 << 20, 20, &one, err))) goto done;
+        bw = (double)((size_t)4 << 20) / (one > 1e-9 ? one : 1e-9);
+        if ((rc = dp_cluster_set_nodes(&c, size, bw, 0, err))) goto done;
+        dp_exec_opts eo;
+        memset(&eo, 0, sizeof eo);
+        eo.mpi = mo;
+        if ((rc = dp__cal_chain(400, 1, 0, 0, &c, dp_exec_mpi, &eo, &one, err))) goto done;
+        if ((rc = dp__cal_chain(400, 1, 0, D, &c, dp_exec_mpi, &eo, &two, err))) goto done;
+        lat = two - one > 0 ? two - one : 0;
+        if ((rc = dp_cluster_set_nodes(&c, size, bw, lat, err))) goto done;
+        /* this executor's own cost between dependent ops on a device (its
+           dispatching thread hands each op to a compute thread and takes
+           its end back), in place of the CPU executor's */
+        for (k = 0; k < c.n; k++) c.overhead[k] = one;
+    }
+    *out = c;
+    memset(&c, 0, sizeof c);
+done:
+    dp_cluster_free(&lc);
+    dp_cluster_free(&c);
+    dp__mpi_undup(&comm);
+    return rc;
+}
+#endif /* DP_WITH_MPI */
 
 #ifdef __cplusplus
 }

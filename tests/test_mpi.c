@@ -1,0 +1,367 @@
+/* test_mpi.c - the MPI executor (>>api-mpi), run by tests/test_mpi.sh
+   under mpirun with 2 and 3 ranks (any count from 2 works: nothing here
+   assumes one). Each rank counts its own checks; rank 0 prints the
+   failures of every rank and the closing line of them all.
+
+   Checked, against values that do not come from the executor itself:
+   - a distributed run computes what one process does: its digest equals
+     dp_exec_cpu's on the same graph (real ops: chainmm, ffnn, llama
+     blocks, split across the ranks every way), and rank 0's sinks'
+     outputs equal dp_exec_cpu's bit for bit (the same kernels);
+   - dependencies hold across ranks (one clock on one machine), and the
+     wall time is the latest op's end;
+   - an opaque chain across two nodes is paced as the cluster says: op a
+     (5 ms) on node 0, then a transfer of 10 time units (50 ms at 5 ms a
+     unit: 1 byte at the inter-node bandwidth 0.1 byte per unit), then b
+     on node 1: b starts at 55 ms, by hand;
+   - bad input on one rank (a different assignment; an assignment another
+     rank finds out of range; a rank count the cluster does not have)
+     fails every rank with the same message; an op that fails on one rank
+     during a run (its device's arena) fails every rank with its message;
+     a rank that stops answering (its process stopped mid-run) fails the
+     rank waiting for it with DP_ERR_PEER naming it, within twice the
+     timeout, while an op longer than the timeout is no failure;
+   - stage real's plumbing: rank 0 leads runs of several placements
+     through dp_runtime_cost, the others follow until it stops;
+   - dp_mpi_agree and dp_mpi_pingpong. */
+#define DOPPLER_IMPLEMENTATION
+#include "../doppler.h"
+#include "dp_test.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+
+static int rank_, size_;
+static volatile int stop_pid;   /* the process stop_later stops, then lets go on */
+
+static void *stop_later(void *arg)
+{
+    struct timespec a = { 0, 200000000L }, b = { 3, 0 };
+    (void)arg;
+    nanosleep(&a, NULL);
+    kill(stop_pid, SIGSTOP);
+    nanosleep(&b, NULL);
+    kill(stop_pid, SIGCONT);
+    return NULL;
+}
+
+/* The same message on every rank: each rank's against rank 0's. */
+static int same_everywhere(const char *msg)
+{
+    char mine[512], *all = (char *)calloc((size_t)size_, 512);
+    int i, same = 1;
+    memset(mine, 0, sizeof mine);
+    snprintf(mine, sizeof mine, "%s", msg);
+    MPI_Allgather(mine, 512, MPI_CHAR, all, 512, MPI_CHAR, MPI_COMM_WORLD);
+    for (i = 1; i < size_; i++) if (strcmp(all, all + 512 * (size_t)i)) same = 0;
+    free(all);
+    return same;
+}
+
+/* A cluster of per devices on each of size_ nodes. */
+static void nodes_cluster(dp_cluster *c, int per, double bw, double lat, double ibw, double ilat)
+{
+    dp_error err;
+    int rc = dp_cluster_homogeneous(c, per * size_, 1, bw, lat, &err);
+    if (!rc) rc = dp_cluster_set_nodes(c, size_, ibw, ilat, &err);
+    if (rc) { printf("cluster: %s\n", err.msg); exit(1); }
+}
+
+/* Real-op workloads, placed across the ranks three ways: their digest
+   and outputs against one process's. */
+static void test_matches_cpu(void)
+{
+    static const dp_workload kinds[3] = { DP_WL_CHAINMM, DP_WL_FFNN, DP_WL_LLAMA_BLOCK };
+    int w, p;
+    for (w = 0; w < 3; w++) {
+        dp_workload_opts wo;
+        dp_graph g;
+        dp_cluster c;
+        dp_error err;
+        dp_exec_opts eo;
+        dp_exec_result ref, got;
+        int *one, *as, v, k, rc;
+        memset(&wo, 0, sizeof wo);
+        wo.kind = kinds[w]; wo.parts = 2; wo.dim = 32; wo.batch = 16; wo.layers = 2;
+        if (dp_gen_workload(&g, &wo, &err)) { CHECK(0, "workload %d: %s", w, err.msg); continue; }
+        nodes_cluster(&c, 2, 1e9, 1e-5, 1e8, 1e-4);
+        one = (int *)calloc((size_t)g.n_ops, sizeof(int));
+        as = (int *)calloc((size_t)g.n_ops, sizeof(int));
+        memset(&eo, 0, sizeof eo);
+        eo.keep_outputs = 1; eo.reps = 2;
+        rc = dp_exec_cpu(&g, &c, one, &eo, &ref, &err);
+        CHECK(rc == 0, "cpu reference: %s", err.msg);
+        for (p = 0; p < 3 && !rc; p++) {
+            double mx = -1, last = 0;
+            int bad_dep = 0, worst = -1;
+            /* round robin over every device; all on the last node's two;
+               stages of the topological order, one a node */
+            for (v = 0; v < g.n_ops; v++) as[v] = p == 0 ? v % c.n : c.n - 1 - v % 2;
+            for (k = 0; p == 2 && k < g.n_ops; k++) as[g.topo[k]] = (int)((long long)k * size_ / g.n_ops) * 2;
+            rc = dp_exec_mpi(&g, &c, as, &eo, &got, &err);
+            CHECK(rc == 0, "workload %d placement %d: rc %d '%s'", w, p, rc, err.msg);
+            if (rc) break;
+            CHECK(got.digest == ref.digest, "workload %d placement %d: digest %016llx against one process's %016llx", w, p,
+                  (unsigned long long)got.digest, (unsigned long long)ref.digest);
+            if (rank_ == 0) {
+                rc = dp_exec_compare(&g, &got, &ref, &mx, &worst, &err);
+                CHECK(rc == 0 && mx == 0, "workload %d placement %d: outputs differ by %g at op %d (%s)", w, p, mx, worst, rc ? err.msg : "");
+            }
+            for (k = 0; k < g.n_edges; k++)
+                if (got.start[g.dst[k]] < got.end[g.src[k]] - 1e-6) bad_dep++;
+            CHECK(bad_dep == 0, "workload %d placement %d: %d edges whose consumer started before its producer ended", w, p, bad_dep);
+            for (v = 0; v < g.n_ops; v++) if (got.end[v] > last) last = got.end[v];
+            CHECK(got.wall_median == last && got.reps == 2, "workload %d placement %d: wall %g, last end %g", w, p, got.wall_median, last);
+            dp_exec_result_free(&got);
+        }
+        if (!rc) dp_exec_result_free(&ref);
+        free(one); free(as);
+        dp_cluster_free(&c);
+        dp_graph_free(&g);
+    }
+}
+
+/* a (5 ms) on node 0 -> 1 byte at 0.1 byte/unit (10 units, 50 ms) -> b
+   on node 1 (5 ms): b starts at 55 ms and ends at 60 ms. */
+static void test_paced(void)
+{
+    dp_graph g;
+    dp_cluster c;
+    dp_error err;
+    dp_exec_opts eo;
+    dp_exec_result r;
+    dp_op_desc d;
+    int as[2], rc;
+    dp_graph_init(&g);
+    memset(&d, 0, sizeof d);
+    d.name = "a"; d.compute = 1; d.out_bytes = 1;
+    dp_graph_add_op(&g, &d, NULL, &err);
+    d.name = "b";
+    dp_graph_add_op(&g, &d, NULL, &err);
+    dp_graph_add_edge(&g, 0, 1, 1, &err);
+    rc = dp_graph_finalize(&g, &err);
+    nodes_cluster(&c, 1, 1, 0, 0.1, 0);
+    as[0] = 0; as[1] = 1;
+    memset(&eo, 0, sizeof eo);
+    eo.seconds_per_unit = 0.005; eo.reps = 3;
+    if (!rc) rc = dp_exec_mpi(&g, &c, as, &eo, &r, &err);
+    CHECK(rc == 0, "paced chain: %s", err.msg);
+    if (!rc) {
+        CHECK(r.end[0] >= 0.005 && r.end[0] < 0.010, "paced chain: a ends at %g s, by hand 0.005", r.end[0]);
+        CHECK(r.start[1] >= 0.055 && r.start[1] < 0.065, "paced chain: b starts at %g s, by hand 0.055", r.start[1]);
+        CHECK(r.wall_median >= 0.060 && r.wall_median < 0.070, "paced chain: wall %g s, by hand 0.060", r.wall_median);
+        dp_exec_result_free(&r);
+    }
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+}
+
+/* a chain of n opaque ops round robin over the devices */
+static int chain(dp_graph *g, int n, double compute)
+{
+    dp_error err;
+    int v, rc = 0;
+    dp_graph_init(g);
+    for (v = 0; v < n && !rc; v++) {
+        dp_op_desc d;
+        memset(&d, 0, sizeof d);
+        d.compute = compute; d.out_bytes = 64;
+        rc = dp_graph_add_op(g, &d, NULL, &err);
+        if (!rc && v) rc = dp_graph_add_edge(g, v - 1, v, 64, &err);
+    }
+    return rc ? rc : dp_graph_finalize(g, &err);
+}
+
+static void test_refusals(void)
+{
+    dp_graph g;
+    dp_cluster c, c3;
+    dp_error err;
+    dp_exec_result r;
+    dp_exec_opts eo;
+    dp_mpi_opts mo;
+    int as[8], v, rc;
+    double t0;
+    chain(&g, 8, 1);
+    nodes_cluster(&c, 1, 1e9, 0, 1e9, 0);
+    memset(&eo, 0, sizeof eo);
+    memset(&mo, 0, sizeof mo);
+    mo.timeout = 2;
+    eo.mpi = &mo;
+    eo.seconds_per_unit = 1e-4;
+    /* a different assignment on the last rank */
+    for (v = 0; v < 8; v++) as[v] = v % size_;
+    if (rank_ == size_ - 1) as[0] = (as[0] + 1) % size_;
+    rc = dp_exec_mpi(&g, &c, as, &eo, &r, &err);
+    CHECK(rc == DP_ERR_ARG && strstr(err.msg, "assignment differs from rank 0's"), "different assignment: rc %d '%s'", rc, err.msg);
+    CHECK(same_everywhere(err.msg), "different assignment: messages differ between ranks ('%s')", err.msg);
+    /* a device out of range on the last rank only */
+    for (v = 0; v < 8; v++) as[v] = v % size_;
+    if (rank_ == size_ - 1) as[3] = 99;
+    rc = dp_exec_mpi(&g, &c, as, &eo, &r, &err);
+    {
+        char want[64];
+        snprintf(want, sizeof want, "rank %d: exec (mpi): op 3", size_ - 1);
+        CHECK(rc == DP_ERR_RANGE && !strncmp(err.msg, want, strlen(want)), "bad device on one rank: rc %d '%s'", rc, err.msg);
+    }
+    CHECK(same_everywhere(err.msg), "bad device on one rank: messages differ ('%s')", err.msg);
+    /* a cluster of one node more than there are ranks */
+    dp_cluster_homogeneous(&c3, size_ + 1, 1, 1e9, 0, &err);
+    dp_cluster_set_nodes(&c3, size_ + 1, 1e9, 0, &err);
+    for (v = 0; v < 8; v++) as[v] = 0;
+    rc = dp_exec_mpi(&g, &c3, as, &eo, &r, &err);
+    CHECK(rc == DP_ERR_ARG && strstr(err.msg, "one rank per node"), "rank count: rc %d '%s'", rc, err.msg);
+    CHECK(same_everywhere(err.msg), "rank count: messages differ ('%s')", err.msg);
+    dp_cluster_free(&c3);
+    /* an op of the last rank's device past its arena during the run */
+    c.memory[size_ - 1] = 100;   /* outputs are 64 bytes: the second one held at once overflows */
+    for (v = 0; v < 8; v++) as[v] = v < 4 ? 0 : size_ - 1;
+    {
+        dp_graph w;
+        dp_op_desc d;
+        dp_graph_init(&w);
+        memset(&d, 0, sizeof d);
+        d.compute = 1; d.out_bytes = 64;
+        for (v = 0; v < 3; v++) dp_graph_add_op(&w, &d, NULL, &err);
+        dp_graph_add_edge(&w, 0, 1, 64, &err);
+        dp_graph_add_edge(&w, 0, 2, 64, &err);
+        dp_graph_finalize(&w, &err);
+        as[0] = 0; as[1] = size_ - 1; as[2] = size_ - 1;   /* two copies into the last device: 128 bytes */
+        rc = dp_exec_mpi(&w, &c, as, &eo, &r, &err);
+        {
+            char want[64];
+            snprintf(want, sizeof want, "rank %d: exec: device %d arena full", size_ - 1, size_ - 1);
+            CHECK(rc == DP_ERR_INFEASIBLE && !strncmp(err.msg, want, strlen(want)), "arena full on one rank: rc %d '%s'", rc, err.msg);
+        }
+        CHECK(same_everywhere(err.msg), "arena full: messages differ ('%s')", err.msg);
+        dp_graph_free(&w);
+    }
+    c.memory[size_ - 1] = 0;
+    /* the last rank stops answering: rank 0 stops its process (SIGSTOP)
+       0.2 s into a run, during its op of 0.5 s, and lets it go on 3 s
+       later; rank 0 waits at most 1 s for a silent rank */
+    {
+        dp_graph w;
+        dp_op_desc d;
+        pthread_t th;
+        int pids[64], stopper = 0;
+        pids[rank_] = (int)getpid();
+        MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, pids, 1, MPI_INT, MPI_COMM_WORLD);
+        dp_graph_init(&w);
+        memset(&d, 0, sizeof d);
+        d.out_bytes = 8;
+        d.compute = 1; dp_graph_add_op(&w, &d, NULL, &err);
+        d.compute = 500; dp_graph_add_op(&w, &d, NULL, &err);
+        d.compute = 1; dp_graph_add_op(&w, &d, NULL, &err);
+        dp_graph_add_edge(&w, 0, 1, 8, &err);
+        dp_graph_add_edge(&w, 1, 2, 8, &err);
+        dp_graph_finalize(&w, &err);
+        as[0] = 0; as[1] = size_ - 1; as[2] = 0;
+        mo.timeout = 1;
+        eo.seconds_per_unit = 1e-3;
+        stop_pid = pids[size_ - 1];
+        if (rank_ == 0) stopper = pthread_create(&th, NULL, stop_later, NULL) == 0;
+        t0 = dp_now();
+        rc = dp_exec_mpi(&w, &c, as, &eo, &r, &err);
+        t0 = dp_now() - t0;
+        if (stopper) pthread_join(th, NULL);
+        {
+            char want[96];
+            snprintf(want, sizeof want, "rank 0: exec (mpi): rank 0 waited for rank %d to send edge 1", size_ - 1);
+            CHECK(rc == DP_ERR_PEER && !strncmp(err.msg, want, strlen(want)), "stopped rank: rc %d '%s'", rc, err.msg);
+            snprintf(want, sizeof want, "rank %d has been silent for", size_ - 1);
+            CHECK(rc == DP_ERR_PEER && strstr(err.msg, want), "stopped rank not named: '%s'", err.msg);
+        }
+        /* rank 0 within the timeout (and a heartbeat's period) twice: the
+           run, then the agreement; the stopped rank a timeout after it
+           goes on */
+        CHECK(rank_ == size_ - 1 ? t0 < 6 : t0 < 3.5, "stopped rank: rank %d failed after %g s", rank_, t0);
+        CHECK(same_everywhere(err.msg), "stopped rank: messages differ ('%s')", err.msg);
+        dp_graph_free(&w);
+    }
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+}
+
+/* Stage real's plumbing: dp_runtime_cost with dp_exec_mpi_lead on rank 0,
+   dp_exec_mpi_follow elsewhere, then stop. */
+static void test_lead_follow(void)
+{
+    dp_graph g;
+    dp_cluster c;
+    dp_error err;
+    dp_exec_opts eo;
+    int rc, k, v, as[12], order[12];
+    chain(&g, 12, 1);
+    nodes_cluster(&c, 1, 1e9, 0, 1e9, 0);
+    memset(&eo, 0, sizeof eo);
+    eo.seconds_per_unit = 1e-4;
+    if (rank_ == 0) {
+        dp_runtime rt;
+        double cost = 0;
+        memset(&rt, 0, sizeof rt);
+        rt.exec = dp_exec_mpi_lead; rt.exec_opts = &eo; rt.order = DP_ORDER_PRIORITY;
+        for (v = 0; v < 12; v++) order[v] = v;
+        for (k = 0; k < 3; k++) {
+            for (v = 0; v < 12; v++) as[v] = (v / (k + 1)) % size_;
+            rc = dp_runtime_cost(&rt, &g, &c, as, order, &cost, &err);
+            /* 12 ops of 1 unit one after another: at least 12 units */
+            CHECK(rc == 0 && cost >= 12 && cost < 1e4, "lead run %d: rc %d cost %g '%s'", k, rc, cost, rc ? err.msg : "");
+        }
+        rc = dp_exec_mpi_stop(&eo, &err);
+        CHECK(rc == 0, "stop: %s", err.msg);
+    } else {
+        rc = dp_exec_mpi_follow(&g, &c, &eo, &err);
+        CHECK(rc == 0, "follow: rc %d '%s'", rc, err.msg);
+        rc = dp_exec_mpi_lead(&g, &c, as, &eo, NULL, &err);
+        CHECK(rc == DP_ERR_ARG && strstr(err.msg, "only rank 0 leads"), "lead on rank %d: '%s'", rank_, err.msg);
+    }
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+}
+
+static void test_agree_pingpong(void)
+{
+    dp_error err;
+    double t = -1;
+    int rc;
+    rc = dp_mpi_agree(0, &err, NULL);
+    CHECK(rc == 0 && err.code == DP_OK, "agree, no failure: rc %d", rc);
+    if (rank_ == size_ - 1) { err.code = DP_ERR_IO; snprintf(err.msg, sizeof err.msg, "x.txt: cannot open"); }
+    rc = dp_mpi_agree(rank_ == size_ - 1 ? DP_ERR_IO : 0, &err, NULL);
+    {
+        char want[64];
+        snprintf(want, sizeof want, "rank %d: x.txt: cannot open", size_ - 1);
+        CHECK(rc == DP_ERR_IO && !strcmp(err.msg, want), "agree: rc %d '%s'", rc, err.msg);
+    }
+    rc = dp_mpi_pingpong(NULL, 1, 0, 20, &t, &err);
+    CHECK(rc == 0 && t > 0 && t < 0.1, "pingpong 0 bytes: rc %d %g s '%s'", rc, t, rc ? err.msg : "");
+    CHECK(same_everywhere(rc ? "" : "ok"), "pingpong: outcome differs");
+    rc = dp_mpi_pingpong(NULL, size_, 8, 20, &t, &err);
+    CHECK(rc == DP_ERR_RANGE && strstr(err.msg, "peer"), "pingpong bad peer: rc %d '%s'", rc, err.msg);
+}
+
+int main(int argc, char **argv)
+{
+    int provided = 0, counts[3], all[3];
+    (void)argc; (void)argv;
+    if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) { printf("MPI_Init_thread failed\n"); return 1; }
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    if (size_ < 2) {
+        if (rank_ == 0) SKIP("test_mpi needs 2 ranks or more (mpirun -np 2)");
+    } else {
+        test_agree_pingpong();
+        test_matches_cpu();
+        test_paced();
+        test_lead_follow();
+        test_refusals();
+    }
+    counts[0] = dp_test_pass_; counts[1] = dp_test_fail_; counts[2] = dp_test_skip_;
+    MPI_Reduce(counts, all, 3, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Finalize();
+    if (rank_ != 0) return dp_test_fail_ ? 1 : 0;
+    dp_test_pass_ = all[0]; dp_test_fail_ = all[1]; dp_test_skip_ = all[2];
+    return dp_test_done();
+}
