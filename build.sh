@@ -30,7 +30,14 @@
 # and build/test_cuda_cu and the probe are added; without it everything is
 # CPU-only and --backend cuda says so.
 #
+# With mpicc (Open MPI's or MPICH's wrapper, found on PATH), the MPI
+# executor is built too (-DDP_WITH_MPI: --backend mpi): build/mpi/doppler.o,
+# linked by build/doppler_mpi (the CLI, run under mpirun), build/test_mpi
+# (run by tests/test_mpi.sh under mpirun with 2 and 3 ranks) and
+# build/mpi_bench; without it they are not built and tests/test_mpi.sh skips.
+#
 # Environment: CC (gcc), CXX (g++), NVCC (nvcc when found; "none": CPU-only),
+# MPICC (mpicc when found; "none": no MPI build),
 # DP_NVCC_ARCH (nvcc -arch, e.g. native or sm_90 on a GPU machine; default:
 # nvcc's own, whose PTX the driver compiles for the GPU at first use),
 # DP_JOBS (2 parallel compilations), DP_WERROR=1 or CI=true (add -Werror),
@@ -55,6 +62,9 @@ NVFLAGS="-O2 -I. -Xcompiler -Wall,-Wextra${DP_NVCC_ARCH:+ -arch=$DP_NVCC_ARCH}"
 [ -n "$WERROR" ] && NVFLAGS="$NVFLAGS -Werror all-warnings -Xcompiler -Werror"
 NVLIBS="-lpthread -lm"
 DATA=${DP_DATA:-../shared/data}   # the reference data, when present
+MPICC=${MPICC:-$(command -v mpicc || true)}
+[ "$MPICC" = none ] && MPICC=   # MPICC=none: no MPI build on purpose
+MPI_OBJ=build/mpi/doppler.o
 
 # stb_ds: only tests/test_stb_ds.c uses it (a program with its own stb_ds
 # links with doppler, which needs nothing). build.sh installs nothing: the
@@ -139,6 +149,12 @@ nvcc_prog() {  # OUT "INPUTS" [FLAGS...]: a program linking build/doppler_cuda.o
     job "$out" "$in" NVCC "$NVCC" $NVFLAGS "$@" -o "$out" $in $NVLIBS
 }
 
+mpi_prog() {  # OUT "INPUTS" [FLAGS...]: an MPI program linking $MPI_OBJ (-DDP_WITH_MPI)
+    local out=$1 in="$2 $MPI_OBJ"
+    shift 2
+    built "$MPI_OBJ" && job "$out" "$in" MPICC "$MPICC" $CFLAGS -DDP_WITH_MPI -DDOPPLER_IMPLEMENTATION_DONE "$@" -o "$out" $in $LIBS
+}
+
 # the CLI and the executor benchmark: with the CUDA executor when nvcc is there
 cli_prog() {  # OUT SRC [FLAGS...]
     if [ -n "$NVCC" ] && built "$CUDA_OBJ" && built "$OBJ"; then
@@ -156,7 +172,7 @@ embed_policy() {
     mkdir -p build
     [ build/pretrained_policy.h -nt policies/doppler_family.dpl ] && [ build/pretrained_policy.h -nt policies/embed.sh ] && return 0
     policies/embed.sh policies/doppler_family.dpl build/pretrained_policy.h
-    rm -f build/doppler build/sanitize/doppler
+    rm -f build/doppler build/sanitize/doppler build/doppler_mpi
 }
 
 # TEST_PROGS: the test programs of the last build_tests, in order. A test is
@@ -167,7 +183,7 @@ build_tests() {  # DIR
     TEST_PROGS=()
     for f in tests/test_*.c; do
         stem=$(basename "$f" .c)
-        case $stem in test_cuda | *_tu[0-9]) continue ;; esac   # nvcc, in do_build; linked into test_X
+        case $stem in test_cuda | test_mpi | *_tu[0-9]) continue ;; esac   # nvcc, mpicc: in do_build; linked into test_X
         in="$f $(ls "tests/${stem}"_tu[0-9].c 2>/dev/null | tr '\n' ' ')"
         if grep -qE '#define (DP_MALLOC|DOPPLER_STATIC)|\bdp__[a-z]' $in; then
             cc_prog "$dir/$stem" "$in"
@@ -189,11 +205,15 @@ build_tests() {  # DIR
 CUDA_OBJ=build/doppler_cuda.o
 do_build() {  # [cli]: the CLI only
     want_stb
-    set_stamp build "$CC $CFLAGS $CXX $CXXFLAGS $NVCC $NVFLAGS"
+    set_stamp build "$CC $CFLAGS $CXX $CXXFLAGS $NVCC $NVFLAGS $MPICC"
     embed_policy
     OBJ=build/doppler.o
     job "$OBJ" "" "CC   " "$CC" $CFLAGS -x c -DDOPPLER_IMPLEMENTATION -c -o "$OBJ" doppler.h
     [ -n "$NVCC" ] && job "$CUDA_OBJ" doppler_cuda.cu NVCC "$NVCC" $NVFLAGS -c -o "$CUDA_OBJ" doppler_cuda.cu
+    if [ -n "$MPICC" ] && [ "${1:-}" != cli ]; then
+        mkdir -p build/mpi
+        job "$MPI_OBJ" "" MPICC "$MPICC" $CFLAGS -x c -DDP_WITH_MPI -DDOPPLER_IMPLEMENTATION -c -o "$MPI_OBJ" doppler.h
+    fi
     if [ "${1:-}" != cli ]; then
         # learning benchmarks: -O3 -march=native, the flags a user training on
         # this machine would use (the per-episode targets are measured so)
@@ -211,6 +231,13 @@ do_build() {  # [cli]: the CLI only
         lib_prog build/stg_bench bench/stg_bench.c
         lib_prog build/sim_bench bench/sim_bench.c
         build_tests build
+        if [ -n "$MPICC" ]; then
+            mpi_prog build/doppler_mpi demos/doppler.c "${PRETRAINED[@]}"
+            mpi_prog build/test_mpi tests/test_mpi.c
+            mpi_prog build/mpi_bench bench/mpi_bench.c
+        else
+            echo "mpicc not found: building without MPI (tests/test_mpi.sh skips; Debian: openmpi-bin libopenmpi-dev)"
+        fi
         if [ -n "$NVCC" ] && built "$CUDA_OBJ"; then
             nvcc_prog build/doppler_cuda_probe "demos/cuda_probe.c $OBJ" -DDOPPLER_IMPLEMENTATION_DONE
             TEST_PROGS+=(build/test_cuda_cu)

@@ -26,7 +26,7 @@
                        [--regularity R] [--jump J] [--ccr C] [--seed S] -o GRAPH
        doppler gen     chainmm|ffnn|llama-block|llama-layer|gpt [--parts P] [--dim D]
                        [--batch B] [--layers L] [--vocab V] [--weights] -o GRAPH
-       doppler exec    GRAPH --assign ASSIGN --backend cpu|cuda [--devices N | --cluster C]
+       doppler exec    GRAPH --assign ASSIGN --backend cpu|cuda|mpi [--devices N | --cluster C]
                        [--memory B] [--reps R] [--json] ...
        doppler help [COMMAND]
 
@@ -39,6 +39,9 @@
    Build: cc -std=gnu11 -O2 -I. -o build/doppler demos/doppler.c -lm -pthread
    With the CUDA executor (--backend cuda), one nvcc command:
        nvcc -O2 -I. -DDP_WITH_CUDA -o build/doppler demos/doppler.c doppler_cuda.cu -lpthread
+   With the MPI executor (--backend mpi; run under mpirun, one process a
+   machine), one mpicc command:
+       mpicc -std=gnu11 -O2 -I. -DDP_WITH_MPI -o build/doppler_mpi demos/doppler.c -lm -pthread
 */
 #define DOPPLER_IMPLEMENTATION
 #include "doppler.h"
@@ -56,6 +59,15 @@
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
 #define DEFAULT_DEVICES 4
+
+/* Under mpirun (a build with -DDP_WITH_MPI running exec, calibrate or
+   train with --backend mpi; main sets on, rank and size once): rank 0
+   prints and writes, the others stay quiet except when a rank is lost
+   (DP_ERR_PEER: rank 0 may be the one), which every rank reports; each
+   rank keeps its last failure for mpi_step; lost makes main end with
+   MPI_Abort, as MPI_Finalize could wait for the lost rank forever. */
+typedef struct cli_mpi_state { int on, rank, size, lost; dp_error last; } cli_mpi_state;
+static cli_mpi_state cli_mpi;
 
 /* ----------------------------------------------------------------------
    help texts
@@ -364,7 +376,9 @@ static const char *help_train =
     "                  ratio,best,epsilon,lr,loss,entropy,seconds\n"
     "  --curve-svg F   plot of cost / lower bound per episode\n"
     "  --format F      graph format: native, doppler, stg (default: detect)\n"
-    "  --backend B     stage real: cpu or cuda (the CPU or CUDA executor);\n"
+    "  --backend B     stage real: cpu, cuda or mpi (the CPU, CUDA or MPI executor;\n"
+    "                  mpi: one GRAPH, build/doppler_mpi under mpirun, rank 0\n"
+    "                  training and writing, every rank running each placement);\n"
     "                  default: the simulator\n"
     "  --reps R        stage real with --backend: runs per episode, median (default 1)\n"
     "  --dispatch D    stage real with --backend cuda: dynamic (default), static or\n"
@@ -389,6 +403,7 @@ static const char *help_convert =
 
 static const char *help_exec =
     "usage: doppler exec GRAPH --assign A --backend cpu|cuda [OPTIONS]\n"
+    "       mpirun -np K doppler_mpi exec GRAPH --assign A --backend mpi [OPTIONS]\n"
     "\n"
     "Runs GRAPH for real with the placement in A (an assignment file, or a\n"
     "mapping file F.json) on the threaded CPU executor\n"
@@ -398,12 +413,17 @@ static const char *help_exec =
     "the median wall time, each device's busy time, the simulator's prediction\n"
     "for the same placement, and whether the outputs equal a single-device\n"
     "run's (CUDA: also whether they are within the stated tolerance of the CPU\n"
-    "executor's). Real ops (from 'doppler gen chainmm|ffnn|llama-*') run their\n"
+    "executor's). mpi (a build with mpicc, under mpirun): one process (rank) per\n"
+    "machine of the cluster (--machines K, a cluster file's 'nodes K'), each\n"
+    "running its machine's devices on the CPU executor's kernels, cross-machine\n"
+    "tensors as MPI messages; every rank reads the same files (checked), rank 0\n"
+    "prints and writes. Real ops (from 'doppler gen chainmm|ffnn|llama-*') run their\n"
     "kernels; opaque ops run as busy kernels of their modelled time (the\n"
     "single-device run takes 0.1 s). A placement whose simulated peak passes a\n"
     "device's memory is refused before anything runs (exit 1).\n"
     "\n"
-    "  --backend B    cpu, or cuda (a build with nvcc; a GPU)\n"
+    "  --backend B    cpu, cuda (a build with nvcc; a GPU) or mpi (a build with\n"
+    "                 mpicc, under mpirun: build/doppler_mpi)\n"
     "  --devices N    N devices in the graph's units (default 4)\n"
     "  --cluster C    cluster file (one from 'doppler calibrate') or preset\n"
     HELP_CLUSTER_MORE
@@ -423,6 +443,7 @@ static const char *help_exec =
 
 static const char *help_calibrate =
     "usage: doppler calibrate --backend cpu|cuda [--devices N] -o CLUSTER [--json]\n"
+    "       mpirun -np K doppler_mpi calibrate --backend mpi [--devices N] -o CLUSTER\n"
     "\n"
     "Measures this machine and writes a cluster file of N devices for the\n"
     "simulator: 'doppler sim GRAPH --cluster CLUSTER'. cpu: N CPU devices\n"
@@ -432,13 +453,20 @@ static const char *help_calibrate =
     "one per GPU; more share them as 'doppler exec --backend cuda' does); its\n"
     "per-op overhead and hand-off latency are measured under --dispatch D\n"
     "(dynamic, static or graph: the dispatch the runs will use; default dynamic).\n"
+    "mpi: K machines (the ranks) of N CPU devices each (default 1): the kernels\n"
+    "measured on every rank at once and rank 0's kept for every machine, the\n"
+    "bandwidth between machines from 4 MiB ping-pongs, the hand-off latency and\n"
+    "per-op overhead from the MPI executor's own chains; rank 0 writes CLUSTER.\n"
     "\n"
-    "  --backend B    cpu or cuda (a build with nvcc; a GPU)\n"
-    "  --devices N    devices (cpu: default 2; cuda: default one per GPU)\n"
+    "  --backend B    cpu, cuda (a build with nvcc; a GPU) or mpi (build/doppler_mpi\n"
+    "                 under mpirun)\n"
+    "  --devices N    devices (cpu: default 2; cuda: default one per GPU; mpi:\n"
+    "                 devices a machine, default 1)\n"
     "  --dispatch D   cuda: dynamic (default), static or graph\n"
     "  --out C, -o C  the cluster file to write (required)\n"
     "  --json         one JSON object: devices, backend, matmul_flops, bandwidth,\n"
-    "                 latency, overhead, out\n";
+    "                 latency, overhead, out; mpi: machines, internode_bandwidth,\n"
+    "                 internode_latency\n";
 
 static const char *help_gen =
     "usage: doppler gen layered|random [OPTIONS] -o GRAPH\n"
@@ -532,6 +560,13 @@ typedef struct cli {
 static int usage(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
+    if (cli_mpi.on) {
+        cli_mpi.last.code = DP_ERR_ARG;
+        va_start(ap, fmt);
+        vsnprintf(cli_mpi.last.msg, sizeof cli_mpi.last.msg, fmt, ap);
+        va_end(ap);
+        if (cli_mpi.rank != 0) return EXIT_USAGE;
+    }
     fprintf(stderr, "doppler%s%s: ", cmd ? " " : "", cmd ? cmd : "");
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
@@ -542,9 +577,34 @@ static int usage(const char *cmd, const char *fmt, ...)
 
 static int fail(const dp_error *e)
 {
+    if (cli_mpi.on) {
+        cli_mpi.last = *e;
+        if (e->code == DP_ERR_PEER) cli_mpi.lost = 1;
+        else if (cli_mpi.rank != 0) return EXIT_FAIL;
+    }
     fprintf(stderr, "doppler: %s\n",
             e->msg[0] ? e->msg : dp_code_text(e->code ? e->code : DP_ERR_ARG));
     return EXIT_FAIL;
+}
+
+/* Under mpirun: this rank's outcome of a step before a collective one
+   (reading the inputs, checking the outputs), agreed by every rank, so
+   that a failure on any rank fails them all with its message (printed by
+   rank 0, unless it was its own and printed already). rc itself
+   elsewhere. */
+static int mpi_step(int rc)
+{
+#ifdef DP_WITH_MPI
+    if (cli_mpi.on) {
+        dp_error e = cli_mpi.last;
+        if (rc && !e.code) { e.code = DP_ERR_ARG; snprintf(e.msg, sizeof e.msg, "failed (exit status %d)", rc); }
+        if (dp_mpi_agree(rc ? (int)e.code : 0, &e, NULL)) {
+            if (!rc || e.code == DP_ERR_PEER) fail(&e);
+            return rc ? rc : EXIT_FAIL;
+        }
+    }
+#endif
+    return rc;
 }
 
 static int oom(void)
@@ -2271,6 +2331,9 @@ static int train_runtime(const cli *o, int have_real, dp_runtime *rt, dp_exec_op
         int rc = check_backend(o);
         if (rc) return rc;
         rt->exec = backend_fn(o);
+#ifdef DP_WITH_MPI
+        if (!strcmp(o->backend, "mpi")) rt->exec = dp_exec_mpi_lead;   /* rank 0 leads, the others follow */
+#endif
     } else if (o->dispatch != DP_DISPATCH_DYNAMIC) {
         return usage(o->cmd, "--dispatch static and graph need --backend cuda");
     }
@@ -2315,7 +2378,7 @@ static void train_print_header(const cli *o, const train_set *ts, const train_ct
                 pol->opts.insertion ? ", insertion" : "", pol->n_sel, pol->n_plc);
     if (have_real && o->backend)
         fprintf(t->out, "stage real: costs are the %s executor's wall time (median of %d run%s, in the graph's time units)\n",
-                strcmp(o->backend, "cuda") ? "CPU" : "CUDA", rt->reps, rt->reps == 1 ? "" : "s");
+                !strcmp(o->backend, "cuda") ? "CUDA" : !strcmp(o->backend, "mpi") ? "MPI" : "CPU", rt->reps, rt->reps == 1 ? "" : "s");
     else if (have_real)
         fprintf(t->out, "stage real: no --backend given, costs come from the simulator\n");
     fflush(t->out);
@@ -2422,7 +2485,7 @@ static void train_print_json(const cli *o, const train_set *ts, const train_ctx 
            (unsigned long long)o->seed, res->episodes, res->simulations);
     json_key_num(stdout, "seconds", res->seconds);
     json_key_num(stdout, "episodes_per_second", res->seconds > 0 ? res->episodes / res->seconds : 0);
-    json_key_str(stdout, "real_costs", !have_real ? NULL : !o->backend ? "simulator" : strcmp(o->backend, "cuda") ? "cpu executor" : "cuda executor");
+    json_key_str(stdout, "real_costs", !have_real ? NULL : !o->backend ? "simulator" : !strcmp(o->backend, "cuda") ? "cuda executor" : !strcmp(o->backend, "mpi") ? "mpi executor" : "cpu executor");
     fputs(",\n \"stages\": [", stdout);
     for (int k = 0, first = 1; k < DP_STAGE__COUNT; k++) {
         if (!to->episodes[k]) continue;   /* a stage not listed */
@@ -2500,7 +2563,14 @@ static int cmd_train(cli *o)
     const named outputs[] = {{"--out", o->out}, {"--out-assign", o->out_assign}, {"--curve", o->curve},
                              {"--curve-svg", o->curve_svg}};
     const named inputs[] = {{"--cluster", o->cluster}, {"--init", o->init && strcmp(o->init, "pretrained") ? o->init : NULL}};
-    if ((rc = outs_check_pos(o, &w, outputs, 4, "GRAPH", o->n_pos, inputs, 2))) return rc;
+    /* under mpirun (--backend mpi) rank 0 trains and writes; the others
+       run the placements it sends (dp_exec_mpi_follow) */
+    int mpi = o->backend && !strcmp(o->backend, "mpi"), lead = 0;
+    if (mpi && o->n_pos != 1) return usage(o->cmd, "--backend mpi trains on one GRAPH (every rank runs it)");
+    memset(&w, 0, sizeof w);
+    rc = mpi && cli_mpi.rank != 0 ? 0 : outs_check_pos(o, &w, outputs, 4, "GRAPH", o->n_pos, inputs, 2);
+    if (mpi) rc = mpi_step(rc);
+    if (rc) { outs_free(&w); return rc; }
 
     train_set ts;
     train_ctx t;
@@ -2508,6 +2578,7 @@ static int cmd_train(cli *o)
     dp_runtime rt;
     dp_exec_opts rt_eo;     /* the executor options stage real runs with */
     double *greedy = NULL;
+    memset(&rt_eo, 0, sizeof rt_eo);
     memset(&pol, 0, sizeof pol);
     memset(&t, 0, sizeof t);
     t.stage = -1;
@@ -2518,7 +2589,21 @@ static int cmd_train(cli *o)
         if (ioctl(fileno(t.out), TIOCGWINSZ, &ws) == 0) t.cols = ws.ws_col;
     }
     rc = EXIT_FAIL;
-    if (train_set_load(o, &ts)) goto done;
+    if (!mpi && train_set_load(o, &ts)) goto done;
+    if (mpi) {
+        int lrc = train_set_load(o, &ts) ? EXIT_FAIL : 0;
+        if (!lrc && ts.nd > 1) lrc = usage(o->cmd, "--backend mpi trains on one cluster, not a list of device counts");
+        if ((lrc = mpi_step(lrc))) { rc = lrc; goto done; }
+#ifdef DP_WITH_MPI
+        if (cli_mpi.rank != 0) {
+            dp_exec_opts feo;
+            memset(&feo, 0, sizeof feo);
+            rc = dp_exec_mpi_follow(ts.gp[0], &ts.cs[0], &feo, &e) ? fail(&e) : EXIT_OK;
+            goto done;
+        }
+#endif
+        lead = 1;
+    }
     if (o->init) {
         /* training goes on from a saved policy (or the pretrained one) */
         if (!strcmp(o->init, "pretrained") ? load_pretrained(&pol) : dp_policy_load(&pol, o->init, &e) ? fail(&e) : 0) goto done;
@@ -2566,6 +2651,16 @@ static int cmd_train(cli *o)
         train_print_text(o, &ts, &to, &res, greedy, have_real);
     rc = EXIT_OK;
 done:
+#ifdef DP_WITH_MPI
+    /* the followers stop, unless a failed run (agreed: "rank R: ...")
+       ended them already */
+    if (lead && !(rc && !strncmp(cli_mpi.last.msg, "rank ", 5))) {
+        dp_error se = {0};
+        if (dp_exec_mpi_stop(&rt_eo, &se)) rc = fail(&se);
+    }
+#else
+    (void)lead;
+#endif
     outs_free(&w);
     free(greedy);
     train_set_free(&ts);
@@ -2648,7 +2743,17 @@ static int cmd_gen(cli *o)
    ---------------------------------------------------------------------- */
 static int check_backend(const cli *o)
 {
-    if (!o->backend) return usage(o->cmd, "--backend cpu|cuda is required");
+    if (!o->backend) return usage(o->cmd, "--backend cpu|cuda|mpi is required");
+    if (!strcmp(o->backend, "mpi")) {
+#ifdef DP_WITH_MPI
+        if (o->dispatch != DP_DISPATCH_DYNAMIC) return usage(o->cmd, "--dispatch static and graph need --backend cuda");
+        return 0;
+#else
+        fprintf(stderr, "doppler %s: built without MPI: this doppler was compiled without -DDP_WITH_MPI; use build/doppler_mpi "
+                "(./build.sh builds it where mpicc is found: Debian's openmpi-bin and libopenmpi-dev) under mpirun, or --backend cpu\n", o->cmd);
+        return EXIT_FAIL;
+#endif
+    }
     if (!strcmp(o->backend, "cpu"))   /* the CPU executor dispatches dynamically only */
         return o->dispatch == DP_DISPATCH_DYNAMIC ? 0 : usage(o->cmd, "--dispatch static and graph need --backend cuda");
     if (!strcmp(o->backend, "cuda")) {
@@ -2660,7 +2765,7 @@ static int check_backend(const cli *o)
         return EXIT_FAIL;
 #endif
     }
-    return usage(o->cmd, "--backend: unknown backend '%s' (cpu, cuda)", o->backend);
+    return usage(o->cmd, "--backend: unknown backend '%s' (cpu, cuda, mpi)", o->backend);
 }
 
 /* The executor of a checked backend. */
@@ -2668,9 +2773,11 @@ static dp_exec_fn backend_fn(const cli *o)
 {
 #ifdef DP_WITH_CUDA
     if (!strcmp(o->backend, "cuda")) return dp_exec_cuda;
-#else
-    (void)o;
 #endif
+#ifdef DP_WITH_MPI
+    if (!strcmp(o->backend, "mpi")) return dp_exec_mpi;
+#endif
+    (void)o;
     return dp_exec_cpu;
 }
 
@@ -2707,7 +2814,8 @@ static int exec_trace_svg(const cli *o, outs *w, const exec_report *x, const dp_
         snprintf(title, sizeof title, "%s: measured on the CUDA executor (%d logical devices on %d GPU%s, median of %d runs, seconds)",
                  path, c->n, r->gpus, r->gpus == 1 ? "" : "s", r->reps);
     else
-        snprintf(title, sizeof title, "%s: measured on the CPU executor (%d devices, median of %d runs, seconds)", path, c->n, r->reps);
+        snprintf(title, sizeof title, "%s: measured on the %s executor (%d devices, median of %d runs, seconds)", path,
+                 cli_mpi.on ? "MPI" : "CPU", c->n, r->reps);
     memset(&go, 0, sizeof go);
     go.title = title;
     go.hide_transfers = 1;
@@ -2728,8 +2836,9 @@ static void exec_print(const cli *o, const exec_report *x)
 if (o->json) {
     printf("{\"command\": \"exec\"");
     json_key_str(stdout, "graph", path);
-    json_key_str(stdout, "backend", cuda ? "cuda" : "cpu");
+    json_key_str(stdout, "backend", o->backend);
     printf(", \"devices\": %d, \"reps\": %d", c->n, r->reps);
+    if (cli_mpi.on) printf(", \"ranks\": %d", cli_mpi.size);
     if (cuda) printf(", \"gpus\": %d", r->gpus);
     json_key_num(stdout, "wall_median", r->wall_median);
     printf(", \"wall_runs\": [");
@@ -2750,6 +2859,9 @@ if (o->json) {
     if (cuda)
         printf("%-16s cuda, %d logical devices on %d GPU%s, %s order, %d runs\n", "backend", c->n, r->gpus, r->gpus == 1 ? "" : "s",
                o->order == DP_ORDER_PRIORITY ? "priority" : "fifo", r->reps);
+    else if (cli_mpi.on)
+        printf("%-16s mpi, %d devices on %d ranks (one a machine), %s order, %d runs\n", "backend", c->n, cli_mpi.size,
+               o->order == DP_ORDER_PRIORITY ? "priority" : "fifo", r->reps);
     else
         printf("%-16s cpu, %d devices, %s order, %d runs\n", "backend", c->n, o->order == DP_ORDER_PRIORITY ? "priority" : "fifo", r->reps);
     printf("%-16s %.6g s\n", "wall (median)", r->wall_median);
@@ -2761,6 +2873,33 @@ if (o->json) {
     for (int d = 0; d < c->n; d++) printf("device %-3d busy %.6g s  peak %.6g bytes\n", d, r->busy[d], r->peak_bytes[d]);
     if (o->trace_svg) printf("%-16s %s\n", "trace", o->trace_svg);
 }
+}
+
+/* The inputs of exec: the graph, cluster and placement read, the
+   simulator's run (its prediction; a placement over a device's memory is
+   refused before anything runs). Under mpirun every rank reads them and
+   the ranks agree (mpi_step): a failure on one fails all. */
+static int exec_prepare(cli *o, outs *w, dp_graph *g, dp_cluster *c, int **assign, int **one, dp_sim *s)
+{
+    const char *path = o->pos[0];
+    const named outputs[] = {{"--trace-svg", o->trace_svg}};
+    const named inputs[] = {{"GRAPH", path}, {"--assign", o->assign}, {"--cluster", o->cluster}};
+    dp_error e = {0};
+    int rc = outs_check(o, w, outputs, 1, inputs, 3);
+    if (!rc && load_input(o, path, g, c)) rc = EXIT_FAIL;
+    if (!rc) {
+        *assign = malloc(sizeof(int) * (size_t)g->n_ops);
+        *one = calloc((size_t)g->n_ops, sizeof(int));
+        if (!*assign || !*one) rc = oom();
+        else if (read_placement(o->assign, g, c->n, *assign, &e)) rc = fail(&e);
+    }
+    if (!rc && !strcmp(o->backend, "cpu")) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        if (cores > 0 && c->n > cores)
+            fprintf(stderr, "doppler exec: warning: %d devices on %ld cores; their compute threads will share cores and the wall time will stretch\n", c->n, cores);
+    }
+    if (!rc && simulate(g, c, *assign, o->order, NULL, s)) rc = EXIT_FAIL;
+    return mpi_step(rc);
 }
 
 static int cmd_exec(cli *o)
@@ -2777,41 +2916,31 @@ static int cmd_exec(cli *o)
     dp_exec_opts eo;
     dp_sim s;
     int *assign = NULL, *one = NULL, match = -1, match_cpu = -1, cuda = !strcmp(o->backend, "cuda"), real = 0;
+    int mpi = !strcmp(o->backend, "mpi");
     double predicted = 0, cpu_err = -1, *unlimited = NULL;
     dp_exec_fn run = backend_fn(o);
     outs w;
-    const named outputs[] = {{"--trace-svg", o->trace_svg}};
-    const named inputs[] = {{"GRAPH", path}, {"--assign", o->assign}, {"--cluster", o->cluster}};
-    if ((rc = outs_check(o, &w, outputs, 1, inputs, 3))) return rc;
     memset(&r, 0, sizeof r); memset(&r1, 0, sizeof r1); memset(&rc1, 0, sizeof rc1); memset(&s, 0, sizeof s);
-    if (load_input(o, path, &g, &c)) { outs_free(&w); return EXIT_FAIL; }
+    memset(&w, 0, sizeof w); memset(&c, 0, sizeof c);
+    dp_graph_init(&g);
+    if (mpi && cli_mpi.rank != 0) o->trace_svg = NULL;   /* rank 0 writes */
+    if ((rc = exec_prepare(o, &w, &g, &c, &assign, &one, &s))) goto done;
     rc = EXIT_FAIL;
-    assign = malloc(sizeof(int) * (size_t)g.n_ops);
-    one = calloc((size_t)g.n_ops, sizeof(int));
-    if (!assign || !one) { oom(); goto done; }
-    if (read_placement(o->assign, &g, c.n, assign, &e)) { fail(&e); goto done; }
     for (int v = 0; v < g.n_ops; v++) real |= g.kind[v] != DP_OP_OPAQUE;
-    if (!cuda) {
-        long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        if (cores > 0 && c.n > cores)
-            fprintf(stderr, "doppler exec: warning: %d devices on %ld cores; their compute threads will share cores and the wall time will stretch\n", c.n, cores);
-    }
-    /* the simulator's run first: its prediction, and a placement over a
-       device's memory is refused before anything runs */
-    if (simulate(&g, &c, assign, o->order, NULL, &s)) goto done;
     memset(&eo, 0, sizeof eo);
     eo.order = o->order; eo.reps = o->reps ? o->reps : 3; eo.seed = o->seed;
     eo.keep_outputs = cuda && real && !o->no_verify;
     eo.dispatch = o->dispatch;
     if (run(&g, &c, assign, &eo, &r, &e)) { fail(&e); goto done; }
-    if (!o->no_verify) {
+    if (!o->no_verify && !(mpi && cli_mpi.rank != 0)) {
         /* the single-device run checks outputs, not memory: one device
-           need not hold what the placement spreads (unlimited memory) */
+           need not hold what the placement spreads (unlimited memory);
+           under mpirun rank 0 runs it alone, on the CPU executor */
         dp_cluster cv = c;
         if (!(cv.memory = unlimited = calloc((size_t)c.n, sizeof(double)))) { oom(); goto done; }
         eo.reps = 1;
         eo.seconds_per_unit = r.seconds_per_unit;
-        if (run(&g, &cv, one, &eo, &r1, &e)) { fail(&e); goto done; }
+        if ((mpi ? dp_exec_cpu : run)(&g, &cv, one, &eo, &r1, &e)) { fail(&e); goto done; }
         match = r1.digest == r.digest;
         if (eo.keep_outputs) {
             /* the GPU's outputs against the CPU executor's, within the tolerance */
@@ -2861,16 +2990,23 @@ static int cmd_calibrate(cli *o)
     outs w;
     const named outputs[] = {{"-o", o->out}};
     const char *to;
-    if ((rc = outs_check(o, &w, outputs, 1, NULL, 0))) return rc;
+    int cuda = !strcmp(o->backend, "cuda"), mpi = !strcmp(o->backend, "mpi"), writer = !(mpi && cli_mpi.rank != 0);
+    memset(&w, 0, sizeof w);
+    /* under mpirun rank 0 writes; every rank measures */
+    if ((rc = mpi_step(writer ? outs_check(o, &w, outputs, 1, NULL, 0) : 0))) { outs_free(&w); return rc; }
     memset(&co, 0, sizeof co);
-    int cuda = !strcmp(o->backend, "cuda");
-    co.devices = o->devices_set ? o->devices : cuda ? 0 : 2;
+    co.devices = o->devices_set ? o->devices : cuda ? 0 : mpi ? 1 : 2;
     co.dispatch = (int)o->dispatch;
+    rc = 0;
 #ifdef DP_WITH_CUDA
-    if (cuda ? dp_calibrate_cuda(&c, &co, &e) : dp_calibrate_cpu(&c, &co, &e)) { outs_free(&w); return fail(&e); }
-#else
-    if (dp_calibrate_cpu(&c, &co, &e)) { outs_free(&w); return fail(&e); }
+    if (cuda) rc = dp_calibrate_cuda(&c, &co, &e);
 #endif
+#ifdef DP_WITH_MPI
+    if (mpi) rc = dp_calibrate_mpi(&c, &co, NULL, &e);
+#endif
+    if (!cuda && !mpi) rc = dp_calibrate_cpu(&c, &co, &e);
+    if (rc) { outs_free(&w); return fail(&e); }
+    if (!writer) { dp_cluster_free(&c); return EXIT_OK; }
     if (!(to = out_name(&w, o->out)) || dp_cluster_write(&c, to, &e) || outs_commit(&w)) {
         rc = to && e.code ? fail(&e) : EXIT_FAIL;
         outs_free(&w);
@@ -2879,13 +3015,23 @@ static int cmd_calibrate(cli *o)
     }
     if (o->json) {
         printf("{\"devices\": %d", c.n);
-        json_key_str(stdout, "backend", cuda ? "cuda" : "cpu");
+        json_key_str(stdout, "backend", o->backend);
         json_key_num(stdout, "matmul_flops", c.speed[0]);
+        if (mpi) {
+            int far = c.n - 1;   /* a device of the last machine */
+            printf(", \"machines\": %d", cli_mpi.size);
+            json_key_num(stdout, "internode_bandwidth", c.n > 1 ? c.bandwidth[far] : 0.0);
+            json_key_num(stdout, "internode_latency", c.n > 1 ? c.latency[far] : 0.0);
+        }
         json_key_num(stdout, "bandwidth", c.n > 1 ? c.bandwidth[1] : c.bandwidth[0]);
         json_key_num(stdout, "latency", c.n > 1 ? c.latency[1] : 0.0);
         json_key_num(stdout, "overhead", c.overhead[0]);
         json_key_str(stdout, "out", o->out);
         printf("}\n");
+    } else if (mpi) {
+        int far = c.n - 1;
+        printf("%d CPU devices on %d machines (ranks): matmul %.3g FLOP/s, per-op overhead %.3g s; between machines %.3g bytes/s, "
+               "hand-off %.3g s; wrote %s\n", c.n, cli_mpi.size, c.speed[0], c.overhead[0], c.bandwidth[far], c.latency[far], o->out);
     } else {
         printf("%d %s devices: matmul %.3g FLOP/s, per-op overhead %.3g s, copies %.3g bytes/s, hand-off %.3g s; wrote %s\n",
                c.n, cuda ? "CUDA" : "CPU", c.speed[0], c.overhead[0], c.n > 1 ? c.bandwidth[1] : c.bandwidth[0], c.n > 1 ? c.latency[1] : 0.0, o->out);
@@ -3015,6 +3161,23 @@ int main(int argc, char **argv)
     }
     const command *c = find_command(name);
     if (!c) return usage(NULL, "unknown command '%s'", name);
+#ifdef DP_WITH_MPI
+    /* --backend mpi: under mpirun, one process a machine (see mpi_step) */
+    for (int i = 2; i + 1 < argc && !cli_mpi.on; i++) cli_mpi.on = !strcmp(argv[i], "--backend") && !strcmp(argv[i + 1], "mpi");
+    if (cli_mpi.on) {
+        int provided = 0;
+        if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+            fprintf(stderr, "doppler %s: MPI_Init_thread failed\n", name);
+            return EXIT_FAIL;
+        }
+        MPI_Comm_rank(MPI_COMM_WORLD, &cli_mpi.rank);
+        MPI_Comm_size(MPI_COMM_WORLD, &cli_mpi.size);
+        if (cli_mpi.rank != 0 && !freopen("/dev/null", "w", stdout)) {
+            fprintf(stderr, "doppler %s: rank %d: cannot quiet standard output\n", name, cli_mpi.rank);
+            MPI_Abort(MPI_COMM_WORLD, EXIT_FAIL);
+        }
+    }
+#endif
     cli o;
     memset(&o, 0, sizeof o);
     o.cmd = c->name;
@@ -3036,5 +3199,11 @@ int main(int argc, char **argv)
     if (rc < 0) rc = EXIT_OK;   /* --help */
     else if (rc == 0) rc = c->run(&o);
     free(o.pos);
+#ifdef DP_WITH_MPI
+    if (cli_mpi.on) {
+        if (cli_mpi.lost) MPI_Abort(MPI_COMM_WORLD, rc ? rc : EXIT_FAIL);   /* Finalize could wait for the lost rank */
+        MPI_Finalize();
+    }
+#endif
     return rc;
 }

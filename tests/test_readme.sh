@@ -7,7 +7,8 @@
 # DOPPLER or $DOPPLER_CLI, default build/doppler; graphs/, demos/,
 # policies/, doppler.h, doppler_cuda.cu linked in; prog.c is the README's C
 # example): each must exit 0. Those that need what the repository does not
-# ship (an ONNX model of your own), a GPU or nvcc skip with the reason, and
+# ship (an ONNX model of your own), a GPU, nvcc or MPI skip with the reason
+# (mpirun runs with --allow-run-as-root --oversubscribe added), and
 # ./build.sh (which runs this test) is not run again. Then the C example
 # compiles as C and as C++ (g++ -x c++) without a warning of its own and
 # both print the same. Run by ./build.sh test from the repository root;
@@ -43,7 +44,7 @@ awk '
         line = substr($0, 5)
         sub(/[ \t]+#.*$/, "", line)          # a trailing comment
         split(line, w, " ")
-        if (w[1] ~ /^(\.\/build\.sh|build\/doppler|python3|cc|gcc|nvcc|cp)$/) print line
+        if (w[1] ~ /^(\.\/build\.sh|build\/doppler|python3|cc|gcc|nvcc|mpicc|mpirun|cp)$/) print line
         next
     }
     /^## / { cli = $0 ~ /command-line tool/ }   # the examples table, not Results: reproduce
@@ -64,6 +65,11 @@ while IFS= read -r cmd; do
         *model.onnx* | *model.dpg*) skipped "'$cmd': needs an ONNX model of your own (model.onnx; tests/test_onnx.py covers the importer)"; continue ;;
         nvcc*) if ! command -v "${NVCC:-nvcc}" >/dev/null 2>&1; then skipped "'$cmd': no nvcc"; continue; fi ;;
         *"--backend cuda"*) if [ "$have_gpu" = 0 ]; then skipped "'$cmd': no GPU"; continue; fi ;;
+        mpicc*) if ! command -v mpicc >/dev/null 2>&1; then skipped "'$cmd': no mpicc (Debian: libopenmpi-dev)"; continue; fi ;;
+        mpirun*)
+            if ! command -v mpirun >/dev/null 2>&1 || [ ! -x "$T/build/doppler_mpi" ]; then skipped "'$cmd': no mpirun or no build/doppler_mpi"; continue; fi
+            # as root (CI's containers), more ranks than cores (CI's 2 cores)
+            cmd="mpirun --allow-run-as-root --oversubscribe ${cmd#mpirun }" ;;
     esac
     if (cd "$T" && timeout 300 bash -c "$cmd" </dev/null >"$T/out" 2>"$T/err"); then ok; else
         bad "README example exits nonzero: $cmd"
