@@ -1853,8 +1853,10 @@ int dp_calibrate_cuda(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *
    the consumer's rank ahead of time, when that rank's dispatcher sees the
    producer done, into the consumer's copy buffer; the consumer may start
    when it has arrived. The dispatching thread polls MPI while it waits
-   (MPI_Testsome), yielding the processor between polls while none of its
-   ops runs and sleeping 100 us at most between them while one does.
+   (MPI_Testsome): yielding the processor between polls while one of its
+   devices is idle and messages are awaited (as MPI itself waits), else
+   sleeping until an op ends (2 ms at most, for heartbeats and failures),
+   so that polling does not take the processors its ops run on.
    Before anything runs, every rank checks its arguments and hashes the
    graph, cluster, assignment and options (MPI_Allgather): a failure on
    any rank, or arguments that differ, fail every rank with the same
@@ -12247,7 +12249,7 @@ typedef struct dp__mpix {
     MPI_Status *st;            /* [m]                                         */
     int *paced, npaced;        /* [m] sends held to their modelled arrival:
                                   a heap on (x.rt.arrive, edge)               */
-    int running;               /* this rank's ops running                     */
+    int running, nlocal;       /* this rank's ops running; its devices         */
     double timeout;            /* seconds a rank may be silent                */
     double last;               /* when the last completion came               */
     double *seen;              /* [size] when a message last came from each   */
@@ -12630,10 +12632,13 @@ static int dp__mpi_stuck(dp__mpix *mx, double t, dp_error *err)
 /* The dispatcher's wait, on the calling thread under x.mu: completions
    already there, ops this rank's threads ended, sends whose modelled
    arrival has come, messages done; a failure another rank sent ends the
-   run. Between polls: the processor yielded (nothing of this rank runs,
-   for 2 ms after the last completion) or a sleep on the threads'
-   condition variable (woken by an op's end), 50 us at most while
-   messages are awaited, 1 ms at most otherwise. */
+   run. Between polls: the processor yielded while a device of this rank
+   is idle and messages are awaited (one may let it start), else a sleep
+   on the threads' condition variable (woken by an op's end) of 2 ms at
+   most, or until the deadline or the next paced send: polling while every
+   device computes would only take their processors (on our 2-core
+   machine, polling every 50 us then made the ops 50% slower; every
+   200 us, 17%; bench/RESULTS.md part 11). */
 static int dp__mpi_wait(void *ctx, double deadline, int *done, int max, int *count, dp_error *err)
 {
     dp__mpix *mx = (dp__mpix *)ctx;
@@ -12663,13 +12668,13 @@ static int dp__mpi_wait(void *ctx, double deadline, int *done, int max, int *cou
         if (deadline >= 0 && t >= deadline) return 0;
         dp__mpi_beat(mx, t);
         if ((rc = dp__mpi_stuck(mx, t, err))) return rc;
-        if (mx->running == 0 && t - mx->last < 2e-3) {
+        if (mx->nreq > 0 && mx->running < mx->nlocal) {
             pthread_mutex_unlock(&x->mu);
             sched_yield();
             pthread_mutex_lock(&x->mu);
             continue;
         }
-        until = t + (mx->nreq > 0 || mx->running == 0 ? 50e-6 : 1e-3);
+        until = t + 2e-3;
         if (deadline >= 0 && deadline < until) until = deadline;
         if (mx->npaced > 0 && x->rt.arrive[mx->paced[0]] < until) until = x->rt.arrive[mx->paced[0]];
         {
@@ -12837,6 +12842,7 @@ static int dp__mpi_setup(dp__mpix *mx, const dp_exec_opts *o, double **runs, dp_
     for (d = 0; d < nd; d++) {
         mx->rank_of[d] = x->c->node ? x->c->node[d] : 0;
         mx->remote[d] = mx->rank_of[d] != mx->rank;
+        mx->nlocal += !mx->remote[d];
     }
     x->rt.remote = mx->remote;
     dp__rt_plan(&x->rt, x->assign, o->order, o->priority);

@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 ROUNDS=${1:-1}
 DIM=${DIM:-512}
 D=build/doppler
-M=build/doppler_mpi
+M=${DOPPLER_MPI:-build/doppler_mpi}
 for f in $D $M build/mpi_bench; do [ -x $f ] || { echo "bench/mpi.sh: $f missing (./build.sh with mpicc)" >&2; exit 1; }; done
 command -v mpirun >/dev/null || { echo "bench/mpi.sh: no mpirun" >&2; exit 1; }
 run() { mpirun --allow-run-as-root --oversubscribe -np 2 "$@"; }
