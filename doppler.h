@@ -53,7 +53,10 @@
    - run GPUs on the MPI executor: each rank runs its devices on the CPU
      executor's kernels (the CUDA executor's hooks and CUDA-aware MPI or
      pinned staging for GPU tensors are not written); it has run on one
-     machine only (ranks on localhost), not across machines;
+     machine only (ranks on localhost), not across machines, where two
+     ranks on 2 cores ran 16-27% (median) slower than predicted: MPI moves
+     a message when a rank polls, and a rank polls rarely while its
+     devices compute (bench/RESULTS.md part 11);
    - model a CPU shared with other processes: dp_calibrate_cpu measures
      kernels in CPU time, and the executor's wall time grows with the
      load the simulator does not see (dp_calibrate_cpu_speed re-measures

@@ -28,6 +28,10 @@
 #  10. PyTorch models: bench/torch_bench.sh (eight models converted, every
 #      method on the H100 presets, the bridge's overhead; skipped without
 #      torch, torchvision and onnx).
+#  11. Across machines: bench/mpi.sh (the MPI executor on 2 local ranks:
+#      prediction against wall time, MPI's one-way time and bandwidth;
+#      skipped without mpirun or build/doppler_mpi) and bench/mpi_place.sh
+#      (placement on simulated 2 x 4 and 4 x 8 clusters).
 # --all also runs what the page lists only as tried and not kept or in
 # summary, which the default run leaves out: the per-seed tables (quality
 # --per-seed), the training diagnostics of two long runs with and without
@@ -548,4 +552,14 @@ echo
 echo "## 10. PyTorch models"
 echo
 bench/torch_bench.sh || status=1
+echo
+echo "## 11. Across machines: the MPI executor"
+echo
+if command -v mpirun >/dev/null 2>&1 && [ -x build/doppler_mpi ]; then
+    bench/mpi.sh 3 || status=1
+else
+    echo "skipped: no mpirun or build/doppler_mpi (./build.sh builds it where mpicc is found)"
+fi
+echo
+bench/mpi_place.sh || status=1
 exit $status
