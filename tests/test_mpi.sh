@@ -4,8 +4,9 @@
 # (build/doppler_mpi) under mpirun: calibrate, exec and train --stages
 # ...,real with --backend mpi, rank 0 alone printing and writing; a cluster
 # whose machines are not the ranks, and bad input on one rank only, fail
-# every rank with one message (printed once); the CLI built without MPI
-# says how to get it. Skips, saying why, without mpirun or the MPI build
+# every rank with one message (printed once); a rank killed mid-run ends
+# the run within seconds, named; the CLI built without MPI says how to get
+# it. Skips, saying why, without mpirun or the MPI build
 # (./build.sh builds it where mpicc is found). Run by ./build.sh test from
 # the repository root; prints one closing line "N passed, N failed, N skipped".
 set -u
@@ -72,6 +73,29 @@ run -np 2 "$T/one.sh" >"$T/b" 2>"$T/b.err"
 rc=$?
 if [ "$rc" != 0 ] && [ "$(grep -c "rank 1: .*missing" "$T/b.err")" = 1 ] && [ ! -s "$T/b" ]; then ok
 else bad "a missing file on rank 1: exit $rc, not failed once with rank 1's message:"; head -n 5 "$T/b.err"; fi
+
+# a rank that dies mid-run (SIGKILL): the run ends on every rank within
+# seconds, not a hang, the dead rank named (by mpirun: a process that dies
+# ends the job)
+build/doppler gen layered --nodes 20 -o "$T/l.dpg" >/dev/null
+build/doppler place "$T/l.dpg" --devices 2 --machines 2 --internode 1,0 --method round-robin -o "$T/l.a" >/dev/null
+cat >"$T/die.sh" <<EOS
+#!/bin/sh
+[ "\${OMPI_COMM_WORLD_RANK:-\${PMI_RANK:-0}}" = 1 ] && echo \$\$ >"$T/pid1"
+exec $D exec "$T/l.dpg" --assign "$T/l.a" --devices 2 --machines 2 --internode 1,0 --backend mpi --reps 200 --no-verify
+EOS
+chmod +x "$T/die.sh"
+start=$(date +%s)
+run -np 2 "$T/die.sh" >"$T/die" 2>&1 &
+job=$!
+for _ in $(seq 100); do [ -s "$T/pid1" ] && break; sleep 0.1; done
+sleep 0.5
+[ -s "$T/pid1" ] && kill -9 "$(cat "$T/pid1")" 2>/dev/null
+wait $job
+rc=$?
+took=$(( $(date +%s) - start ))
+if [ "$rc" != 0 ] && [ "$took" -lt 30 ] && grep -q 'rank 1' "$T/die"; then ok
+else bad "a rank killed mid-run: exit $rc after ${took}s, rank 1 not named:"; grep -v '^-*$' "$T/die" | head -n 5; fi
 
 # stage real across the ranks: rank 0 trains, both run every placement
 if run -np 2 $D train "$T/g.dpg" --cluster "$T/c.dpc" --stages il,real --episodes 4,2 --backend mpi --out "$T/p.dpl" >"$T/tr" 2>"$T/tr.err" \
