@@ -12958,6 +12958,18 @@ static int dp__mpi_outputs(dp__mpix *mx, dp_exec_result *res, dp_error *err)
     return rc;
 }
 
+/* A posted receive given up: cancelled, then freed unless it completed
+   meanwhile; *posted cleared. */
+static void dp__mpi_cancel(MPI_Request *r, int *posted)
+{
+    int flag = 0;
+    if (!*posted) return;
+    MPI_Cancel(r);
+    MPI_Test(r, &flag, MPI_STATUS_IGNORE);
+    if (!flag) MPI_Request_free(r);
+    *posted = 0;
+}
+
 /* The threads stopped and joined, every buffer freed. */
 static void dp__mpi_teardown(dp__mpix *mx, pthread_t *th, const unsigned char *started)
 {
@@ -12970,20 +12982,8 @@ static void dp__mpi_teardown(dp__mpix *mx, pthread_t *th, const unsigned char *s
         pthread_mutex_unlock(&x->mu);
     }
     for (d = 0; started && d < x->nd; d++) if (started[d]) pthread_join(th[d], NULL);
-    if (mx->ctl_posted) {
-        int flag = 0;
-        MPI_Cancel(&mx->ctl);
-        MPI_Test(&mx->ctl, &flag, MPI_STATUS_IGNORE);
-        if (!flag) MPI_Request_free(&mx->ctl);
-        mx->ctl_posted = 0;
-    }
-    if (mx->beat_posted) {
-        int flag = 0;
-        MPI_Cancel(&mx->beat);
-        MPI_Test(&mx->beat, &flag, MPI_STATUS_IGNORE);
-        if (!flag) MPI_Request_free(&mx->beat);
-        mx->beat_posted = 0;
-    }
+    dp__mpi_cancel(&mx->ctl, &mx->ctl_posted);
+    dp__mpi_cancel(&mx->beat, &mx->beat_posted);
     dp__mpi_undup(&mx->comm);
     if (mx->wake_ok) pthread_cond_destroy(&mx->wake);
     dp__cpu_sync_free(x);
