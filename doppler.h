@@ -54,9 +54,9 @@
      executor's kernels (the CUDA executor's hooks and CUDA-aware MPI or
      pinned staging for GPU tensors are not written); it has run on one
      machine only (ranks on localhost), not across machines, where two
-     ranks on 2 cores ran 16-27% (median) slower than predicted: MPI moves
-     a message when a rank polls, and a rank polls rarely while its
-     devices compute (bench/RESULTS.md part 11);
+     ranks on 2 cores ran 5-37% (a round's median) slower than predicted:
+     MPI moves a message when a rank polls, and a rank polls rarely while
+     its devices compute (bench/RESULTS.md part 11);
    - model a CPU shared with other processes: dp_calibrate_cpu measures
      kernels in CPU time, and the executor's wall time grows with the
      load the simulator does not see (dp_calibrate_cpu_speed re-measures
@@ -1902,7 +1902,9 @@ int dp_calibrate_cuda(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *
    cluster for opts->devices devices a node (0 -> 1), measured on every
    rank at once and taken from rank 0's (the machines are taken to be
    alike), repeated for every rank's node, and the links between nodes:
-   bandwidth from ping-pongs of 4 MiB between ranks 0 and 1, latency from
+   bandwidth from chains of 256 x 256 tensors alternating between the two
+   nodes through dp_exec_mpi (at most what ping-pongs of 4 MiB between
+   ranks 0 and 1 give), latency from
    dp_exec_mpi itself (a chain of 1 x 1 ops alternating between the two
    nodes against the same chain on one device: what a hand-off costs the
    executor, MPI's latency and its polling included), and, as every
@@ -13281,17 +13283,23 @@ DPDEF int dp_calibrate_mpi(dp_cluster *out, const dp_calibrate_opts *opts, const
     if ((rc = dp__mpi_agree_on(comm, NULL, rc, err, deadline, NULL))) goto done;
     if ((rc = dp__mpi_cluster_of(&lc, comm, size, &c, deadline, err))) goto done;
     if (size > 1) {
-        /* bandwidth: 4 MiB ping-pongs; latency: a hand-off through the
-           executor, over one within a device */
+        /* latency: a hand-off through the executor over one within a
+           device (1 x 1 tensors); bandwidth: the same with 256 x 256
+           tensors (256 KiB), what a tensor's transfer costs the executor,
+           at most what 4 MiB ping-pongs give */
+        dp_exec_opts eo;
+        double big1 = 0, big2 = 0, bytes = 4.0 * 256 * 256;
+        memset(&eo, 0, sizeof eo);
+        eo.mpi = mo;
         if ((rc = dp_mpi_pingpong(mo, 1, (size_t)4 << 20, 20, &one, err))) goto done;
         bw = (double)((size_t)4 << 20) / (one > 1e-9 ? one : 1e-9);
         if ((rc = dp_cluster_set_nodes(&c, size, bw, 0, err))) goto done;
-        dp_exec_opts eo;
-        memset(&eo, 0, sizeof eo);
-        eo.mpi = mo;
         if ((rc = dp__cal_chain(400, 1, 0, 0, &c, dp_exec_mpi, &eo, &one, err))) goto done;
         if ((rc = dp__cal_chain(400, 1, 0, D, &c, dp_exec_mpi, &eo, &two, err))) goto done;
+        if ((rc = dp__cal_chain(100, 256, 0, 0, &c, dp_exec_mpi, &eo, &big1, err))) goto done;
+        if ((rc = dp__cal_chain(100, 256, 0, D, &c, dp_exec_mpi, &eo, &big2, err))) goto done;
         lat = two - one > 0 ? two - one : 0;
+        if ((big2 - big1) - lat > 0 && bytes / ((big2 - big1) - lat) < bw) bw = bytes / ((big2 - big1) - lat);
         if ((rc = dp_cluster_set_nodes(&c, size, bw, lat, err))) goto done;
         /* this executor's own cost between dependent ops on a device (its
            dispatching thread hands each op to a compute thread and takes
