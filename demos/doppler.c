@@ -2860,8 +2860,8 @@ if (o->json) {
         printf("%-16s cuda, %d logical devices on %d GPU%s, %s order, %d runs\n", "backend", c->n, r->gpus, r->gpus == 1 ? "" : "s",
                o->order == DP_ORDER_PRIORITY ? "priority" : "fifo", r->reps);
     else if (cli_mpi.on)
-        printf("%-16s mpi, %d devices on %d ranks (one a machine), %s order, %d runs\n", "backend", c->n, cli_mpi.size,
-               o->order == DP_ORDER_PRIORITY ? "priority" : "fifo", r->reps);
+        printf("%-16s mpi, %d devices on %d rank%s (one a machine), %s order, %d runs\n", "backend", c->n, cli_mpi.size,
+               cli_mpi.size == 1 ? "" : "s", o->order == DP_ORDER_PRIORITY ? "priority" : "fifo", r->reps);
     else
         printf("%-16s cpu, %d devices, %s order, %d runs\n", "backend", c->n, o->order == DP_ORDER_PRIORITY ? "priority" : "fifo", r->reps);
     printf("%-16s %.6g s\n", "wall (median)", r->wall_median);
