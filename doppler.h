@@ -971,6 +971,12 @@ typedef struct dp_place_opts {
        simulation count are the same with it or without it. */
     void   (*progress)(void *ctx, long simulations, long total, double best);
     void    *progress_ctx;
+    double   time_limit;    /* enumopt, anneal: seconds of search, 0 = none.
+                               Checked every 64 simulations: the first check
+                               past it stops the search with the best
+                               placement found so far, and the result says
+                               so (time_limited). The one source of
+                               nondeterminism, off unless asked for        */
 } dp_place_opts;
 
 typedef struct dp_place_result {
@@ -982,6 +988,7 @@ typedef struct dp_place_result {
     int    fallback;        /* 1: the best single device was returned (it
                                beat the method's answer, or the method found
                                none within memory)                        */
+    int    time_limited;    /* 1: opts->time_limit stopped the search       */
 } dp_place_result;
 
 DPDEF int dp_place(dp_method m, const dp_graph *g, const dp_cluster *c,
@@ -6201,12 +6208,21 @@ static void dp__progress(const dp_place_opts *o, double *next, long sims, long t
     o->progress(o->progress_ctx, sims, total, best);
 }
 
+/* opts->time_limit passed (checked every 64 simulations; deadline: when,
+   in dp_now seconds, 0 = none): *stopped set. */
+static int dp__out_of_time(double deadline, long sims, int *stopped)
+{
+    if (deadline <= 0 || (sims & 63) || dp_now() < deadline) return 0;
+    *stopped = 1;
+    return 1;
+}
+
 static int dp__enumopt(const dp_graph *g, const dp_cluster *c, const dp_place_opts *o, dp_sim *sim,
-                       const dp_sim_opts *so, int *assign, long *sims, dp_error *err)
+                       const dp_sim_opts *so, int *assign, long *sims, int *stopped, dp_error *err)
 {
     int n = g->n_ops, nd = c->n, rc = 0, pass, i, d, limited = dp__limited(c);
     int max_passes = o->max_passes > 0 ? o->max_passes : 100;
-    double next = o->progress ? dp_now() + 1 : 0;
+    double next = o->progress ? dp_now() + 1 : 0, deadline = o->time_limit > 0 ? dp_now() + o->time_limit : 0;
     double *bl = (double *)dp__alloc((size_t)n, sizeof(double), err, "enumopt");
     double *scratch = (double *)dp__alloc((size_t)nd, sizeof(double), err, "enumopt");
     int *ord = (int *)dp__alloc((size_t)n, sizeof(int), err, "enumopt");
@@ -6239,11 +6255,13 @@ static int dp__enumopt(const dp_graph *g, const dp_cluster *c, const dp_place_op
                 (*sims)++;
                 if (sim->makespan < best - 1e-12 * fabs(best)) { best = sim->makespan; keep = d; }
                 dp__progress(o, &next, *sims, 0, best);
+                if (dp__out_of_time(deadline, *sims, stopped)) break;
             }
             assign[v] = keep;
             if (keep != cur) improved = 1;
+            if (*stopped) break;
         }
-        if (!improved) break;
+        if (!improved || *stopped) break;
     }
 done:
     DP_FREE(bl); DP_FREE(scratch); DP_FREE(ord);
@@ -6251,13 +6269,13 @@ done:
 }
 
 static int dp__anneal(const dp_graph *g, const dp_cluster *c, const dp_place_opts *o, dp_sim *sim,
-                      const dp_sim_opts *so, int *assign, long *sims, dp_error *err)
+                      const dp_sim_opts *so, int *assign, long *sims, int *stopped, dp_error *err)
 {
     int n = g->n_ops, nd = c->n, rc = 0, limited = dp__limited(c);
     long k, budget = o->budget > 0 ? o->budget : 20L * n * nd;
     double *scratch = (double *)dp__alloc((size_t)nd, sizeof(double), err, "anneal");
     int *best = (int *)dp__alloc((size_t)n, sizeof(int), err, "anneal");
-    double cur, best_ms, t0, t1, next = o->progress ? dp_now() + 1 : 0;
+    double cur, best_ms, t0, t1, next = o->progress ? dp_now() + 1 : 0, deadline = o->time_limit > 0 ? dp_now() + o->time_limit : 0;
     dp_rng rng;
     if (!scratch || !best) { rc = DP_ERR_NOMEM; goto done; }
     dp_rng_seed(&rng, o->seed);
@@ -6294,6 +6312,7 @@ static int dp__anneal(const dp_graph *g, const dp_cluster *c, const dp_place_opt
             assign[v] = old;
         }
         dp__progress(o, &next, *sims, budget, best_ms);
+        if (dp__out_of_time(deadline, *sims, stopped)) break;
     }
     memcpy(assign, best, sizeof(int) * (size_t)n);
 done:
@@ -6403,9 +6422,11 @@ DPDEF int dp_place(dp_method m, const dp_graph *g, const dp_cluster *c, const dp
     memset(&o, 0, sizeof o);
     if (opts) o = *opts;
     memset(&r, 0, sizeof r);
+    if (res) *res = r;   /* zero until it succeeds */
     memset(&so, 0, sizeof so);
     so.order = o.order;
     dp__ok(err);
+    if (!(o.time_limit >= 0 && o.time_limit < 1e9)) return dp__fail(err, DP_ERR_RANGE, "place: time limit %g s not in [0, 1e9)", o.time_limit);
     if ((rc = dp_check(g, c, err))) return rc;
     if ((rc = dp_sim_init(&sim, g, c, err))) return rc;
     out = assign;   /* written only on success */
@@ -6443,8 +6464,8 @@ DPDEF int dp_place(dp_method m, const dp_graph *g, const dp_cluster *c, const dp
             if (rc == DP_ERR_INFEASIBLE) rc = dp__list_schedule(g, c, 1, assign, NULL, NULL, NULL, NULL, err);
             if (rc == DP_ERR_INFEASIBLE) rc = dp__pipeline(g, c, assign, err);
         }
-        if (!rc) rc = m == DP_METHOD_ENUMOPT ? dp__enumopt(g, c, &o, &sim, &so, assign, &r.simulations, err)
-                                             : dp__anneal(g, c, &o, &sim, &so, assign, &r.simulations, err);
+        if (!rc) rc = m == DP_METHOD_ENUMOPT ? dp__enumopt(g, c, &o, &sim, &so, assign, &r.simulations, &r.time_limited, err)
+                                             : dp__anneal(g, c, &o, &sim, &so, assign, &r.simulations, &r.time_limited, err);
         break;
     case DP_METHOD_PIPELINE:
         rc = dp__pipeline(g, c, assign, err);
@@ -9882,11 +9903,11 @@ static int dp__polish(dp_sim *s, const dp_graph *g, const dp_cluster *c, int pas
 {
     dp_place_opts po;
     dp_sim_opts so;
-    int rc;
+    int rc, stopped = 0;
     memset(&po, 0, sizeof po);
     po.max_passes = passes;
     dp__score_opts(&so, mode, order, g->n_ops, prio);
-    if ((rc = dp__enumopt(g, c, &po, s, &so, assign, sims, err))) return rc;
+    if ((rc = dp__enumopt(g, c, &po, s, &so, assign, sims, &stopped, err))) return rc;
     if ((rc = dp_sim_run(s, assign, &so, err))) return rc;
     ++*sims;
     *makespan = s->makespan;

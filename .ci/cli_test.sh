@@ -161,6 +161,13 @@ expect 0 "place human" "$D" place "$T/l.dpg" --method cp --devices 3 --out "$T/l
 contains "$T/out" "x lower bound" "place prints the ratio"
 expect 0 "place anneal from a start" "$D" place "$T/l.dpg" --method anneal --devices 3 --budget 200 --start "$T/l.assign" --seed 5 --json
 json_check "$T/out" "j['simulations'] >= 1 and j['makespan'] >= j['lower_bound'] * (1 - 1e-12)" "anneal --budget --start"
+# --time-limit: a budget of hours stopped after 0.5 s, said in the output
+t0=$(date +%s)
+expect 0 "place anneal --time-limit" "$D" place "$T/l.dpg" --method anneal --devices 3 --budget 2000000000 --time-limit 0.5 --json
+json_check "$T/out" "j['time_limited'] is True and j['makespan'] >= j['lower_bound'] * (1 - 1e-12)" "anneal --time-limit says it stopped"
+if [ $(( $(date +%s) - t0 )) -lt 10 ]; then ok; else bad "anneal --time-limit 0.5 ran $(( $(date +%s) - t0 )) s"; fi
+expect 0 "place enumopt --time-limit (text)" "$D" place "$T/l.dpg" --method enumopt --devices 3 --time-limit 1e-6
+contains "$T/out" "stopped by --time-limit" "enumopt --time-limit says it stopped"
 expect 0 "place on a preset" "$D" place "$T/l.dpg" --method heft --cluster homogeneous:2 --json
 json_check "$T/out" "j['devices'] == 2" "--cluster homogeneous:2 gives 2 devices"
 printf 'doppler-cluster 1\ndevices 3\nlink serial\nspeed 2\n' >"$T/c.dpc"
@@ -723,6 +730,8 @@ fi
 # ---- strict options: what the method or shape does not read, given twice ----
 expect 2 "place heft --budget" "$D" place graphs/layered_50.dpg --method heft --budget 5
 contains "$T/err" "--budget applies to --method anneal" "--budget names the method it applies to"
+expect 2 "place heft --time-limit" "$D" place graphs/layered_50.dpg --method heft --time-limit 5
+contains "$T/err" "--time-limit applies to --method anneal and enumopt" "--time-limit names the methods it applies to"
 expect 2 "place cp --start" "$D" place graphs/layered_50.dpg --method cp --start "$T/none.assign"
 contains "$T/err" "--start applies to --method enumopt and anneal" "--start names the methods it applies to"
 expect 2 "place heft --progress" "$D" place graphs/layered_50.dpg --method heft --progress

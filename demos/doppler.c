@@ -2,12 +2,12 @@
 
        doppler info    GRAPH [--devices N | --cluster C] [--memory B] [--json]
        doppler place   GRAPH --method M [--devices N | --cluster C] [--memory B] [--seed S]
-                       [--order fifo|priority] [--budget B] [--start ASSIGN] [--progress]
+                       [--order fifo|priority] [--budget B] [--time-limit S] [--start ASSIGN] [--progress]
                        [--out ASSIGN] [--gantt OUT.svg [--no-transfers]] [--json]
        doppler sim     GRAPH --assign ASSIGN [--devices N | --cluster C] [--memory B]
                        [--order fifo|priority] [--gantt OUT.svg [--no-transfers]] [--json]
        doppler bench   GRAPH... [--methods m1,m2,...|all] [--devices N | --cluster C]
-                       [--memory B] [--seed S] [--order O] [--budget B] [--json | --md]
+                       [--memory B] [--seed S] [--order O] [--budget B] [--time-limit S] [--json | --md]
        doppler train   GRAPH... --out POLICY.dpl [--devices N | --cluster C] [--memory B | --memory-ratio K]
                        [--stages il,sim,real] [--episodes E1,E2,..] [--lr L1,L2,..]
                        [--init POLICY.dpl|pretrained] [--hidden H] [--layers K]
@@ -188,6 +188,9 @@ static const char *help_place =
     "  --order O      runtime order scoring placements: fifo (default), priority\n"
     "                 (doppler: SEL's op order is the priority)\n"
     "  --budget B     anneal: simulations (default 20 x ops x devices)\n"
+    "  --time-limit S anneal, enumopt: stop the search after S seconds with the\n"
+    "                 best placement found so far (the output says so; timing\n"
+    "                 makes the answer vary from run to run)\n"
     "  --start A      enumopt, anneal: initial assignment file (default: cp's; a\n"
     "                 .json name: a mapping file, as --out writes)\n"
     "  --progress     anneal, enumopt: the simulations run and the best makespan\n"
@@ -254,6 +257,8 @@ static const char *help_bench =
     "  --seed S       seed of random and anneal (default 1)\n"
     "  --order O      fifo (default) or priority\n"
     "  --budget B     anneal: simulations (default 20 x ops x devices)\n"
+    "  --time-limit S anneal, enumopt: at most S seconds of search a graph, the\n"
+    "                 best placement found so far then\n"
     "  --progress     anneal, enumopt: the search's progress on stderr about\n"
     "                 once a second (without it too when stderr is a terminal)\n"
     "  --format F     graph format: native, doppler, stg (default: detect)\n"
@@ -530,6 +535,7 @@ typedef struct cli {
     uint64_t seed;
     dp_order order;
     int budget;
+    double time_limit;     /* anneal, enumopt: seconds of search (0: none) */
     /* learning */
     const char *policy, *policy2, *stages, *episodes, *lr, *curve, *curve_svg;
     const char *algo, *from, *init;
@@ -704,7 +710,7 @@ static const opt_spec opt_specs[] = {
     OPT_NUM("op-logits", op_logits, 1e-9, 1e6), OPT_NUM("op-prior", op_prior, 1e-9, 100),
     OPT_INT("op-restart", op_restart, -1, 1000000),
     OPT_NUM("tau", tau, 1e-9, 1e6),
-    OPT_INT("improve", improve, 1, 100000000), OPT_INT("polish", polish, 1, 100), OPT_INT("budget", budget, 1, INT_MAX),
+    OPT_INT("improve", improve, 1, 100000000), OPT_INT("polish", polish, 1, 100), OPT_INT("budget", budget, 1, INT_MAX), OPT_NUM("time-limit", time_limit, 1e-6, 1e8),
     OPT_INT("nodes", gen.nodes, 1, DP_MAX_OPS), OPT_INT("width", gen.width, 1, DP_MAX_OPS),
     OPT_INT("jump", gen.jump, 1, DP_MAX_OPS), OPT_INT("parts", wl.parts, 1, 8),
     OPT_INT("dim", wl.dim, 1, 8192), OPT_INT("batch", wl.batch, 1, 8192), OPT_INT("reps", reps, 1, 10000),
@@ -1539,6 +1545,7 @@ static int run_method(const cli *o, int m, const dp_policy *p, const dp_graph *g
     po.seed = o->seed;
     po.order = o->order;
     po.budget = o->budget;
+    po.time_limit = o->time_limit;
     po.start = start;
     if ((m == DP_METHOD_ANNEAL || m == DP_METHOD_ENUMOPT) && (o->progress || pc.tty)) {
         po.progress = show_progress;
@@ -1634,6 +1641,7 @@ static void place_print_json(const cli *o, const placed *p)
     }
     printf(", \"devices\": %d", p->c->n);
     json_key_str(stdout, "fallback", fallback_name(p->res.fallback));
+    if (o->time_limit) printf(", \"time_limited\": %s", p->res.time_limited ? "true" : "false");
     json_result(o, &p->res, p->lb, p->secs, p->assign, p->g->n_ops);
     if (p->order) {
         fputs(p->m == METHOD_PLACETO ? ", \"visit_order\": [" : ", \"sel_order\": [", stdout);
@@ -1679,6 +1687,8 @@ static void place_print_text(const cli *o, const placed *p)
         printf("%-16s single device %d: better than %s's own answer (or %s found none within memory)\n",
                "fallback", p->g->n_ops > 0 ? p->assign[0] : 0, method_name(p->m), method_name(p->m));
     printf("%-16s %ld\n", "simulations", p->res.simulations);
+    if (p->res.time_limited)
+        printf("%-16s stopped by --time-limit %g s: the best placement found so far\n", "time limit", o->time_limit);
     printf("%-16s %.4g\n", "seconds", p->secs);
     if (o->out) printf("%-16s %s\n", "assignment", o->out);
     if (o->gantt) printf("%-16s %s\n", "gantt", o->gantt);
@@ -3053,10 +3063,10 @@ typedef struct command {
 static const command commands[] = {
     {"info", cmd_info, "devices cluster precision machines internode memory format json", &help_info},
     {"place", cmd_place,
-     "method policy samples improve op-logits op-prior op-restart polish from devices cluster precision machines internode memory format seed order budget start progress out gantt no-transfers json",
+     "method policy samples improve op-logits op-prior op-restart polish from devices cluster precision machines internode memory format seed order budget time-limit start progress out gantt no-transfers json",
      &help_place},
     {"sim", cmd_sim, "assign devices cluster precision machines internode memory format order gantt no-transfers json", &help_sim},
-    {"bench", cmd_bench, "methods policy samples from devices cluster precision machines internode memory format seed order budget progress json md",
+    {"bench", cmd_bench, "methods policy samples from devices cluster precision machines internode memory format seed order budget time-limit progress json md",
      &help_bench},
     {"train", cmd_train,
      "algo from init devices cluster precision machines internode memory memory-ratio format stages episodes lr hidden layers shared-gnn insertion entropy order seed "
@@ -3089,8 +3099,10 @@ static int check_applies(const cli *o)
             return usage(cmd, "--start applies to --method enumopt and anneal (their first placement), not to %s", method_name(m));
         if (o->progress && !search)
             return usage(cmd, "--progress applies to --method anneal and enumopt (the long searches), not to %s", method_name(m));
+        if (o->time_limit && !search)
+            return usage(cmd, "--time-limit applies to --method anneal and enumopt (the long searches), not to %s", method_name(m));
     }
-    if (!strcmp(cmd, "bench") && o->methods && strcmp(o->methods, "all") && (o->budget || o->progress)) {
+    if (!strcmp(cmd, "bench") && o->methods && strcmp(o->methods, "all") && (o->budget || o->progress || o->time_limit)) {
         char buf[512];
         int anneal = 0, search = 0;
         snprintf(buf, sizeof buf, "%s", o->methods);
@@ -3102,6 +3114,8 @@ static int check_applies(const cli *o)
         if (o->budget && !anneal) return usage(cmd, "--budget applies to method anneal, which --methods %s leaves out", o->methods);
         if (o->progress && !search)
             return usage(cmd, "--progress applies to methods anneal and enumopt, which --methods %s leaves out", o->methods);
+        if (o->time_limit && !search)
+            return usage(cmd, "--time-limit applies to methods anneal and enumopt, which --methods %s leaves out", o->methods);
     }
     if (!strcmp(cmd, "gen") && o->n_pos == 1) {
         const char *shape = o->pos[0];

@@ -369,6 +369,49 @@ static void test_memory_capacity(void)
     dp_graph_free(&g);
 }
 
+/* dp_place_opts.time_limit: anneal with a budget it could not spend in
+   minutes and enumopt stop at the first check (every 64 simulations) past
+   the limit, with a placement no worse than their start (cp's here) and
+   the result saying so; no limit: time_limited 0; a negative one is
+   refused. */
+static void test_time_limit(void)
+{
+    dp_gen_opts go;
+    dp_graph g;
+    dp_place_opts po;
+    dp_place_result res, cp;
+    int *asg, m;
+    double t0;
+    memset(&go, 0, sizeof go);
+    go.nodes = 300; go.shape = DP_GEN_LAYERED; go.ccr = 1; go.seed = 7;
+    if (dp_gen(&g, &go, &err) != 0) { CHECK(0, "gen: %s", err.msg); return; }
+    dp_cluster c = cluster(8);
+    asg = (int *)malloc(sizeof(int) * (size_t)g.n_ops);
+    memset(&po, 0, sizeof po);
+    CHECK(place(DP_METHOD_CP, &g, &c, &po, asg, &cp) == 0 && cp.time_limited == 0, "cp: %s", err.msg);
+    for (m = 0; m < 2; m++) {
+        dp_method meth = m ? DP_METHOD_ANNEAL : DP_METHOD_ENUMOPT;
+        memset(&po, 0, sizeof po);
+        po.budget = 2000000000;     /* anneal: hours at this graph's speed */
+        po.time_limit = m ? 0.3 : 1e-6;
+        t0 = dp_now();
+        CHECK(place(meth, &g, &c, &po, asg, &res) == 0, "%s with a time limit: %s", dp_method_name(meth), err.msg);
+        t0 = dp_now() - t0;
+        CHECK(res.time_limited == 1, "%s: not stopped by its time limit (%ld simulations)", dp_method_name(meth), res.simulations);
+        CHECK(t0 < po.time_limit + 2, "%s: %g s for a time limit of %g s", dp_method_name(meth), t0, po.time_limit);
+        CHECK(res.makespan <= cp.makespan + 1e-9, "%s stopped at %g, worse than its start (cp) %g", dp_method_name(meth), res.makespan, cp.makespan);
+        CHECK_NEAR(res.makespan, simulate(&g, &c, asg, DP_ORDER_FIFO), 1e-9, "time-limited answer re-simulated");
+    }
+    memset(&po, 0, sizeof po);
+    po.budget = 500;
+    CHECK(place(DP_METHOD_ANNEAL, &g, &c, &po, asg, &res) == 0 && res.time_limited == 0, "anneal without a limit: time_limited %d", res.time_limited);
+    po.time_limit = -1;
+    CHECK(place(DP_METHOD_ANNEAL, &g, &c, &po, asg, &res) == DP_ERR_RANGE && strstr(err.msg, "time limit -1"), "negative time limit: '%s'", err.msg);
+    free(asg);
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+}
+
 int main(void)
 {
     memset(&err, 0, sizeof err);
@@ -377,5 +420,6 @@ int main(void)
     test_simple();
     test_search();
     test_memory_capacity();
+    test_time_limit();
     return dp_test_done();
 }
