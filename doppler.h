@@ -12616,9 +12616,9 @@ static int dp__mpi_peer(const dp__mpix *mx, int k)
     return mx->rank_of[mx->x.assign[recv ? g->src[e] : g->dst[e]]];
 }
 
-/* The messages that have completed, into done (a receive of fewer bytes
-   than its buffer has the rest zeroed). */
-static int dp__mpi_test(dp__mpix *mx, int *done, int *count, dp_error *err)
+/* The messages that have completed by time t, into done (a receive of
+   fewer bytes than its buffer has the rest zeroed; its peer seen). */
+static int dp__mpi_test(dp__mpix *mx, double t, int *done, int *count, dp_error *err)
 {
     dp__cpux *x = &mx->x;
     int out = 0, i, k, mrc = MPI_Testsome(mx->nreq, mx->req, &out, mx->idx, mx->st);
@@ -12626,7 +12626,7 @@ static int dp__mpi_test(dp__mpix *mx, int *done, int *count, dp_error *err)
     if (out == MPI_UNDEFINED || out == 0) return 0;
     for (i = 0; i < out; i++) {
         int e = mx->req_edge[mx->idx[i]], got = 0;
-        mx->seen[dp__mpi_peer(mx, mx->idx[i])] = dp_now();
+        mx->seen[dp__mpi_peer(mx, mx->idx[i])] = t;
         if (!mx->remote[x->assign[x->g->dst[e]]]) {
             size_t size = x->rt.ebytes[e];
             if (MPI_Get_count(&mx->st[i], MPI_BYTE, &got) != MPI_SUCCESS || got < 0) got = 0;
@@ -12645,7 +12645,11 @@ static int dp__mpi_test(dp__mpix *mx, int *done, int *count, dp_error *err)
 static int dp__mpi_stuck(dp__mpix *mx, double t, dp_error *err)
 {
     const dp_graph *g = mx->x.g;
-    int k;
+    int k, stale = 0;
+    /* every poll comes here: the ranks first (few), the messages (many,
+       posted ahead) only when one rank is silent */
+    for (k = 0; k < mx->size && !stale; k++) stale = k != mx->rank && t - mx->seen[k] > mx->timeout;
+    if (!stale) return 0;
     for (k = 0; k < mx->nreq; k++) {
         int p = dp__mpi_peer(mx, k), e = mx->req_edge[k], u = g->src[e], v = g->dst[e];
         if (t - mx->seen[p] <= mx->timeout) continue;
@@ -12681,7 +12685,7 @@ static int dp__mpi_wait(void *ctx, double deadline, int *done, int max, int *cou
             DP__HEAP_POP(int, mx->paced, mx->npaced, e, dp__dl_before, &x->rt);
             if ((rc = dp__mpi_send(mx, e, err))) return rc;
         }
-        if (mx->nreq > 0 && *count + mx->nreq <= max && (rc = dp__mpi_test(mx, done, count, err))) return rc;
+        if (mx->nreq > 0 && *count + mx->nreq <= max && (rc = dp__mpi_test(mx, t, done, count, err))) return rc;
         if (mx->ctl_posted) {
             if ((rc = MPI_Test(&mx->ctl, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return dp__mpi_fail(err, rc, "MPI_Test");
             if (flag) {

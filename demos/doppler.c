@@ -2599,11 +2599,11 @@ static int cmd_train(cli *o)
         if (ioctl(fileno(t.out), TIOCGWINSZ, &ws) == 0) t.cols = ws.ws_col;
     }
     rc = EXIT_FAIL;
-    if (!mpi && train_set_load(o, &ts)) goto done;
+    int lrc = train_set_load(o, &ts) ? EXIT_FAIL : 0;
+    if (mpi && !lrc && ts.nd > 1) lrc = usage(o->cmd, "--backend mpi trains on one cluster, not a list of device counts");
+    if (mpi) lrc = mpi_step(lrc);   /* a rank that could not load fails them all */
+    if (lrc) { rc = lrc; goto done; }
     if (mpi) {
-        int lrc = train_set_load(o, &ts) ? EXIT_FAIL : 0;
-        if (!lrc && ts.nd > 1) lrc = usage(o->cmd, "--backend mpi trains on one cluster, not a list of device counts");
-        if ((lrc = mpi_step(lrc))) { rc = lrc; goto done; }
 #ifdef DP_WITH_MPI
         if (cli_mpi.rank != 0) {
             dp_exec_opts feo;
