@@ -6097,6 +6097,115 @@ static double dp__inputs_ready(const dp_graph *g, const dp_cluster *c, const int
     return r;
 }
 
+/* heft's idle gaps. Each device's ops, in order of start (an op joins
+   after those starting at or before it), are the keys of a treap: a
+   binary search tree by start, heap-ordered by a hash of the op, so
+   expected O(log ops) deep whatever the order of insertion. With s(k)
+   the k-th op's start, f(k) its finish and P(k) = max f(1..k) (P(0) = 0),
+   an op ready at r taking w goes into the first k where
+   max(r, P(k-1)) + w <= s(k), at that max, else at max(r, P(last)):
+   HEFT's insertion policy (the earliest gap that holds it, which is
+   also where its finish is earliest on the device). P is nondecreasing
+   along the order, so the ops with P(k-1) <= r come first: among them
+   the test is r + w <= s(k), and s is nondecreasing too, so only the
+   last of them need be tried; after them it is P(k-1) + w <= s(k), a
+   gap of at least w, which the subtree maxima of the gaps s(k) - P(k-1)
+   find in one descent. Ops are nodes 0..n-1 (an op is in one device's
+   tree): O(ops) memory, O(log ops) a query or an insertion, where a scan
+   of the device's ops made heft quadratic on long chains. The float
+   comparisons are the scan's own, so the placements are the same. */
+typedef struct dp__gaps {
+    const double *s, *f;    /* every op's start and finish (the scheduler's) */
+    int *l, *r, *root;      /* children (-1: none); per device, its tree     */
+    double *pb;             /* P(k-1): the latest finish of the ops before    */
+    double *mg, *mpb, *mf;  /* subtree maxima of s - pb, of pb and of f       */
+} dp__gaps;
+
+static uint32_t dp__gp_pri(int v)   /* a fixed hash: the heap order */
+{
+    uint32_t x = (uint32_t)v * 0x9E3779B1u;
+    x ^= x >> 16; x *= 0x85EBCA6Bu; x ^= x >> 13; x *= 0xC2B2AE35u; x ^= x >> 16;
+    return x;
+}
+
+static void dp__gp_pull(dp__gaps *t, int x)
+{
+    double mg = t->s[x] - t->pb[x], mpb = t->pb[x], mf = t->f[x];
+    int c, i;
+    for (i = 0; i < 2; i++) {
+        if ((c = i ? t->r[x] : t->l[x]) < 0) continue;
+        if (t->mg[c] > mg) mg = t->mg[c];
+        if (t->mpb[c] > mpb) mpb = t->mpb[c];
+        if (t->mf[c] > mf) mf = t->mf[c];
+    }
+    t->mg[x] = mg; t->mpb[x] = mpb; t->mf[x] = mf;
+}
+
+/* the ops of tree x starting at or before s into *a, the rest into *b */
+static void dp__gp_split(dp__gaps *t, int x, double s, int *a, int *b)
+{
+    if (x < 0) { *a = *b = -1; return; }
+    if (t->s[x] <= s) { dp__gp_split(t, t->r[x], s, &t->r[x], b); *a = x; }
+    else { dp__gp_split(t, t->l[x], s, a, &t->l[x]); *b = x; }
+    dp__gp_pull(t, x);
+}
+
+static int dp__gp_merge(dp__gaps *t, int a, int b)   /* a's ops all before b's */
+{
+    if (a < 0) return b;
+    if (b < 0) return a;
+    if (dp__gp_pri(a) > dp__gp_pri(b)) { t->r[a] = dp__gp_merge(t, t->r[a], b); dp__gp_pull(t, a); return a; }
+    t->l[b] = dp__gp_merge(t, a, t->l[b]);
+    dp__gp_pull(t, b);
+    return b;
+}
+
+static void dp__gp_set_first_pb(dp__gaps *t, int x, double pb)   /* x's first op's P(k-1) */
+{
+    if (t->l[x] >= 0) dp__gp_set_first_pb(t, t->l[x], pb);
+    else t->pb[x] = pb;
+    dp__gp_pull(t, x);
+}
+
+/* the first op of tree x with pb > ready and pb + w <= s; -1 if none.
+   Pruned by the maxima: no op past ready, or no gap near w (a margin
+   of 1e-12 of the times keeps every op the exact test would take). */
+static int dp__gp_first(const dp__gaps *t, int x, double ready, double w)
+{
+    int y;
+    if (x < 0 || t->mpb[x] <= ready || t->mg[x] < w - 1e-12 * (t->mf[x] + w)) return -1;
+    if ((y = dp__gp_first(t, t->l[x], ready, w)) >= 0) return y;
+    if (t->pb[x] > ready && t->pb[x] + w <= t->s[x]) return x;
+    return dp__gp_first(t, t->r[x], ready, w);
+}
+
+/* The start of an op ready at ready taking w on device d (see dp__gaps). */
+static double dp__gp_start(const dp__gaps *t, int d, double ready, double w)
+{
+    int x = t->root[d], c = -1, y;
+    while (x >= 0) {   /* the last op with P(k-1) <= ready */
+        if (t->pb[x] <= ready) { c = x; x = t->r[x]; } else x = t->l[x];
+    }
+    if (c >= 0 && ready + w <= t->s[c]) return ready;
+    if ((y = dp__gp_first(t, t->root[d], ready, w)) >= 0) return t->pb[y];
+    x = t->root[d];
+    return x >= 0 && t->mf[x] > ready ? t->mf[x] : ready;
+}
+
+/* v (its start and finish set) into device d's tree */
+static void dp__gp_insert(dp__gaps *t, int d, int v)
+{
+    int a, b;
+    double p;
+    dp__gp_split(t, t->root[d], t->s[v], &a, &b);
+    p = a >= 0 && t->mf[a] > 0 ? t->mf[a] : 0;
+    t->l[v] = t->r[v] = -1;
+    t->pb[v] = p;
+    dp__gp_pull(t, v);
+    if (b >= 0) dp__gp_set_first_pb(t, b, t->f[v] > p ? t->f[v] : p);
+    t->root[d] = dp__gp_merge(t, dp__gp_merge(t, a, v), b);
+}
+
 /* insertion == 0: cp (earliest start, after the device's last op).
    insertion == 1: heft (earliest finish, first idle gap that fits). */
 static int dp__list_schedule(const dp_graph *g, const dp_cluster *c, int insertion, int *assign, int *order,
@@ -6106,23 +6215,26 @@ static int dp__list_schedule(const dp_graph *g, const dp_cluster *c, int inserti
     double *bl, *st, *fin, *avail, *used;
     uint64_t *held;
     dp__mem mem;
-    int *pend, *slots, *nslot;
+    int *pend;
     int *out = assign;   /* written only on success */
     void *block = NULL;
     dp__opheap q;
+    dp__gaps gp;
     dp__arena ar;
     double len = 0;
+    size_t ng = insertion ? (size_t)n : 0;   /* heft's gap trees */
     memset(&ar, 0, sizeof ar);
     for (pass = 0; pass < 2; pass++) {
         if (pass && (rc = dp__arena_alloc(&ar, &block, err, "list scheduler"))) return rc;
         DP__A(bl, n, double); DP__A(st, n, double); DP__A(fin, n, double);
         DP__A(avail, nd, double); DP__A(used, nd, double); DP__A(pend, n, int);
-        /* ops per device, by start: heft keeps, per device, its ops sorted
-           by start (n slots each) */
-        DP__A(slots, insertion ? (size_t)n * nd : (size_t)n, int);
-        DP__A(nslot, nd, int); DP__A(q.h, n, int); DP__A(assign, n, int);
+        DP__A(gp.l, ng, int); DP__A(gp.r, ng, int); DP__A(gp.root, nd, int);
+        DP__A(gp.pb, ng, double); DP__A(gp.mg, ng, double); DP__A(gp.mpb, ng, double); DP__A(gp.mf, ng, double);
+        DP__A(q.h, n, int); DP__A(assign, n, int);
         DP__A(held, dp__mem_words(g), uint64_t);
     }
+    gp.s = st; gp.f = fin;
+    for (d = 0; d < nd; d++) gp.root[d] = -1;
     mem.g = g; mem.c = c; mem.used = used; mem.held = held;
     q.n = 0; q.key = bl;
     dp_blevel(g, c, bl);
@@ -6142,16 +6254,7 @@ static int dp__list_schedule(const dp_graph *g, const dp_cluster *c, int inserti
                 s = ready > avail[d] ? ready : avail[d];
                 if (best_d < 0 || s < best_s) { best_d = d; best_s = s; best_f = s + w; }
             } else {
-                /* first gap between scheduled ops (by start) that holds w */
-                int *sl = slots + (size_t)d * n;
-                double prev_end = 0;
-                s = -1;
-                for (k = 0; k < nslot[d]; k++) {
-                    double gs = ready > prev_end ? ready : prev_end;
-                    if (gs + w <= st[sl[k]]) { s = gs; break; }
-                    if (fin[sl[k]] > prev_end) prev_end = fin[sl[k]];
-                }
-                if (s < 0) s = ready > prev_end ? ready : prev_end;
+                s = dp__gp_start(&gp, d, ready, w);
                 if (best_d < 0 || s + w < best_f) { best_d = d; best_s = s; best_f = s + w; }
             }
         }
@@ -6162,12 +6265,7 @@ static int dp__list_schedule(const dp_graph *g, const dp_cluster *c, int inserti
         st[v] = best_s; fin[v] = best_f;
         if (best_f > len) len = best_f;
         if (best_f > avail[d]) avail[d] = best_f;
-        if (insertion) {
-            int *sl = slots + (size_t)d * n;
-            k = nslot[d]++;
-            while (k > 0 && st[sl[k - 1]] > best_s) { sl[k] = sl[k - 1]; k--; }
-            sl[k] = v;
-        }
+        if (insertion) dp__gp_insert(&gp, d, v);
         pend[v] = placed++;   /* v is done: reuse its counter for its rank */
         for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
             int x = g->dst[g->out_edge[k]];

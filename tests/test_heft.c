@@ -69,6 +69,200 @@ static void check_against_csv(const dp_graph *g)
     CHECK(n_csv_edges == g->n_edges, "csv has %d edges, heft.dpg %d", n_csv_edges, g->n_edges);
 }
 
+
+/* ---- heft's gaps against the plain scan ---------------------------------
+   The scan heft used before its gaps were kept in trees (dp__gaps): per
+   device its ops by start, the first k with max(ready, latest finish of
+   ops 1..k-1) + w <= start(k), else after them all. Typed here as the
+   specification (quadratic, for small graphs); every placement, start and
+   finish must equal it bit for bit. *gaps counts the ops put before a
+   device's last op (so the comparison is known to test the gaps). */
+static int ref_heft(const dp_graph *g, const dp_cluster *c, int *assign, double *st, double *fin, int *gaps)
+{
+    int n = g->n_ops, nd = c->n;
+    double *bl = malloc(sizeof(double) * (size_t)n), *avail = calloc((size_t)nd, sizeof(double));
+    int *pend = malloc(sizeof(int) * (size_t)n), *ready = malloc(sizeof(int) * (size_t)n);
+    int *slots = malloc(sizeof(int) * (size_t)n * (size_t)nd), *nslot = calloc((size_t)nd, sizeof(int));
+    int nready = 0;
+    dp_blevel(g, c, bl);
+    *gaps = 0;
+    for (int v = 0; v < n; v++) {
+        assign[v] = -1;
+        pend[v] = g->in_off[v + 1] - g->in_off[v];
+        if (!pend[v]) ready[nready++] = v;
+    }
+    while (nready > 0) {
+        int bi = 0;   /* the ready op of the highest b-level, ties the lower index */
+        for (int i = 1; i < nready; i++)
+            if (bl[ready[i]] > bl[ready[bi]] || (bl[ready[i]] == bl[ready[bi]] && ready[i] < ready[bi])) bi = i;
+        int v = ready[bi], bd = -1;
+        ready[bi] = ready[--nready];
+        double bs = 0, bf = 0;
+        for (int d = 0; d < nd; d++) {
+            double r = 0, w = dp_op_time(g, c, v, d), s = -1, prev = 0;
+            for (int k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+                int e = g->in_edge[k], u = g->src[e];
+                double x = fin[u] + dp_xfer_time(c, g->bytes[e], assign[u], d);
+                if (x > r) r = x;
+            }
+            int *sl = slots + (size_t)d * n;
+            for (int k = 0; k < nslot[d]; k++) {
+                double gs = r > prev ? r : prev;
+                if (gs + w <= st[sl[k]]) { s = gs; break; }
+                if (fin[sl[k]] > prev) prev = fin[sl[k]];
+            }
+            if (s < 0) s = r > prev ? r : prev;
+            if (bd < 0 || s + w < bf) { bd = d; bs = s; bf = s + w; }
+        }
+        assign[v] = bd; st[v] = bs; fin[v] = bf;
+        if (bf < avail[bd]) (*gaps)++;
+        if (bf > avail[bd]) avail[bd] = bf;
+        int *sl = slots + (size_t)bd * n, k = nslot[bd]++;
+        while (k > 0 && st[sl[k - 1]] > bs) { sl[k] = sl[k - 1]; k--; }
+        sl[k] = v;
+        for (int k2 = g->out_off[v]; k2 < g->out_off[v + 1]; k2++) {
+            int x = g->dst[g->out_edge[k2]];
+            if (--pend[x] == 0) ready[nready++] = x;
+        }
+    }
+    free(bl); free(avail); free(pend); free(ready); free(slots); free(nslot);
+    return 0;
+}
+
+/* dp_place_heft on g and c equals ref_heft; returns the gaps taken */
+static int same_as_scan(const dp_graph *g, const dp_cluster *c, const char *what)
+{
+    int n = g->n_ops, gaps = 0, same = 1;
+    int *a = malloc(sizeof(int) * (size_t)n), *ra = malloc(sizeof(int) * (size_t)n);
+    double *s = malloc(sizeof(double) * (size_t)n), *f = malloc(sizeof(double) * (size_t)n);
+    double *rs = malloc(sizeof(double) * (size_t)n), *rf = malloc(sizeof(double) * (size_t)n), len;
+    dp_error err;
+    memset(&err, 0, sizeof err);
+    int rc = dp_place_heft(g, c, a, s, f, &len, &err);
+    CHECK(rc == 0, "%s: dp_place_heft: %s", what, err.msg);
+    if (rc == 0) {
+        ref_heft(g, c, ra, rs, rf, &gaps);
+        for (int v = 0; v < n && same; v++)
+            if (a[v] != ra[v] || s[v] != rs[v] || f[v] != rf[v]) {
+                same = 0;
+                CHECK(0, "%s: op %d on %d [%.17g, %.17g], the scan's on %d [%.17g, %.17g]",
+                      what, v, a[v], s[v], f[v], ra[v], rs[v], rf[v]);
+            }
+        if (same) CHECK(1, "%s", what);
+    }
+    free(a); free(ra); free(s); free(f); free(rs); free(rf);
+    return gaps;
+}
+
+/* heft on generated graphs of every shape, with and without transfers,
+   on devices of different speeds, some ops taking no time */
+static void test_against_scan(void)
+{
+    dp_error err;
+    memset(&err, 0, sizeof err);
+    int gaps = 0, cases = 0;
+    for (int shape = 0; shape < 2; shape++)
+        for (int ci = 0; ci < 4; ci++)
+            for (int seed = 1; seed <= 6; seed++) {
+                static const double ccr[4] = {0, 0.3, 2, 10};
+                dp_gen_opts go;
+                memset(&go, 0, sizeof go);
+                go.shape = shape ? DP_GEN_RANDOM : DP_GEN_LAYERED;
+                go.nodes = 60 + 40 * seed;
+                go.ccr = ccr[ci];
+                go.seed = (uint64_t)seed;
+                dp_graph g;
+                memset(&g, 0, sizeof g);
+                if (dp_gen(&g, &go, &err)) { CHECK(0, "gen: %s", err.msg); continue; }
+                if (seed % 2 == 0)   /* every fifth op takes no time */
+                    for (int v = 0; v < g.n_ops; v += 5) g.compute[v] = 0;
+                dp_cluster c;
+                memset(&c, 0, sizeof c);
+                int nd = 2 + seed % 4;
+                if (dp_cluster_homogeneous(&c, nd, 1, 1, 0, &err)) { CHECK(0, "cluster: %s", err.msg); dp_graph_free(&g); continue; }
+                if (seed % 3 != 0)   /* speeds 1, 1.5, 2, ...; latency on half */
+                    for (int d = 0; d < nd; d++) {
+                        c.speed[d] = 1 + 0.5 * d;
+                        for (int e = 0; e < nd; e++) if (d != e && seed % 2) c.latency[d * nd + e] = 0.25;
+                    }
+                char what[96];
+                snprintf(what, sizeof what, "heft = the scan: %s, ccr %g, seed %d, %d devices",
+                         shape ? "random" : "layered", ccr[ci], seed, nd);
+                gaps += same_as_scan(&g, &c, what);
+                cases++;
+                dp_cluster_free(&c);
+                dp_graph_free(&g);
+            }
+    static const char *files[] = {"graphs/layered_300.dpg", "graphs/random_150.dpg", "graphs/llama_layer_256_p2.dpg",
+                                  "graphs/ffnn_256_p2.dpg", "graphs/chainmm_256_p2.dpg", "graphs/onnx_llama_block.dpg"};
+    for (int i = 0; i < 6; i++) {
+        dp_graph g;
+        dp_cluster c;
+        memset(&g, 0, sizeof g);
+        memset(&c, 0, sizeof c);
+        if (dp_graph_read(&g, files[i], DP_FORMAT_AUTO, &err)) { CHECK(0, "%s: %s", files[i], err.msg); continue; }
+        for (int nd = 2; nd <= 8; nd *= 2) {
+            if (dp_cluster_for_graph(&c, &g, nd, &err)) { CHECK(0, "%s: %s", files[i], err.msg); break; }
+            char what[96];
+            snprintf(what, sizeof what, "heft = the scan: %s on %d devices", files[i], nd);
+            gaps += same_as_scan(&g, &c, what);
+            cases++;
+            dp_cluster_free(&c);
+        }
+        dp_graph_free(&g);
+    }
+    printf("heft against the scan: %d cases, %d ops put into gaps\n", cases, gaps);
+    CHECK(gaps > 100, "the cases put only %d ops into gaps: they do not test the gaps", gaps);
+}
+
+/* A gap taken, by hand (2 devices, bandwidth 1, no latency; time= gives
+   each op's time on devices 0 and 1):
+     S (1,1); Z (7,4) after S, 2 bytes; X (4,4) after S, 5 bytes;
+     W (2,2) after S, 0 bytes; V (0,0) after S, 0 bytes.
+   b-levels (mean times, mean transfer = bytes): Z 5.5, X 4, W 2, V 0,
+   S 1 + max(2+5.5, 5+4, 2, 0) = 10: order S Z X W V.
+     S: both 0..1 -> device 0 [0,1] (a tie: the first).
+     Z: dev 0 ready 1 -> [1,8]; dev 1 ready 1+2 = 3 -> [3,7]  -> 1 [3,7]
+     X: dev 0 [1,5]; dev 1 ready 6, after Z -> [7,11]        -> 0 [1,5]
+     W: dev 0 after X [5,7]; dev 1: the gap before Z, ready 1,
+        1 + 2 <= 3 (exactly) -> [1,3]                         -> 1 [1,3]
+     V: dev 0: before S? 1 + 0 <= 0 no; before X: max(1, 1) + 0 <= 1
+        -> [1,1]; dev 1: before W, 1 + 0 <= 1 -> [1,1]; a tie -> 0 [1,1]
+   Length 7. cp (no gaps) puts W on device 0 at [5,7]. */
+static void test_gap_by_hand(void)
+{
+    static const char text[] =
+        "doppler-graph 1\ndevtimes 2\n"
+        "op S compute=1 time=1,1\nop Z compute=5.5 time=7,4\nop X compute=4 time=4,4\n"
+        "op W compute=2 time=2,2\nop V compute=0 time=0,0\n"
+        "edge S Z bytes=2\nedge S X bytes=5\nedge S W bytes=0\nedge S V bytes=0\n";
+    static const int dev[5] = {0, 1, 0, 1, 0};
+    static const double st[5] = {0, 3, 1, 1, 1}, fin[5] = {1, 7, 5, 3, 1};
+    dp_error err;
+    memset(&err, 0, sizeof err);
+    dp_graph g;
+    dp_cluster c;
+    memset(&g, 0, sizeof g);
+    memset(&c, 0, sizeof c);
+    int rc = dp_graph_read_mem(&g, text, sizeof text - 1, "gap.dpg", DP_FORMAT_NATIVE, &err);
+    CHECK(rc == 0, "gap example: %s", err.msg);
+    if (rc) return;
+    rc = dp_cluster_homogeneous(&c, 2, 1, 1, 0, &err);
+    CHECK(rc == 0, "cluster: %s", err.msg);
+    int a[5], order[5];
+    double s[5], f[5], len = -1;
+    rc = dp_place_heft(&g, &c, a, s, f, &len, &err);
+    CHECK(rc == 0, "heft: %s", err.msg);
+    for (int v = 0; v < 5 && rc == 0; v++)
+        CHECK(a[v] == dev[v] && s[v] == st[v] && f[v] == fin[v], "gap example: op %.1s on %d [%g, %g], by hand %d [%g, %g]",
+              "SZXWV" + v, a[v], s[v], f[v], dev[v], st[v], fin[v]);
+    CHECK(len == 7, "gap example: length %g, by hand 7", len);
+    rc = dp_place_cp(&g, &c, a, order, &len, &err);
+    CHECK(rc == 0 && a[3] == 0, "gap example: cp puts W on device %d, by hand 0", a[3]);
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+}
+
 int main(void)
 {
     dp_error err;
@@ -263,5 +457,7 @@ int main(void)
 
     dp_cluster_free(&c);
     dp_graph_free(&g);
+    test_gap_by_hand();
+    test_against_scan();
     return dp_test_done();
 }
