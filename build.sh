@@ -230,6 +230,7 @@ do_build() {  # [cli]: the CLI only
         lib_prog build/example demos/example.c
         lib_prog build/stg_bench bench/stg_bench.c
         lib_prog build/sim_bench bench/sim_bench.c
+        lib_prog build/scale_bench bench/scale_bench.c
         build_tests build
         if [ -n "$MPICC" ]; then
             mpi_prog build/doppler_mpi demos/doppler.c "${PRETRAINED[@]}"

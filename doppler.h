@@ -7174,11 +7174,21 @@ typedef struct dp__gctx {
                              blocks [start, end) (placed ops, those that
                              touch joined), by start (busy_n[d] each)     */
     int *busy_n;
-    double *xe;           /* [m] edge e's transfer time between any two
-                             devices where every link is alike, else NULL */
+    int *isrc, *odst;     /* [m] the ops at the other end of the edges in
+                             CSR order: isrc[k] = src[in_edge[k]], odst[k]
+                             = dst[out_edge[k]] (the rollout's loops read
+                             them in order, not through the edge index)  */
+    double *ixe, *oxe;    /* [m] where every link is alike, each edge's
+                             transfer time between any two devices, in the
+                             same orders as isrc and odst; else NULL     */
     double *wsel;         /* [n] inference: exp(SEL score - the largest),
                              made by dp__forward, so that a sampled SEL
                              step needs no exp (NULL in training)         */
+    double *stree;        /* [2 stn] inference on graphs of more than
+                             DP__SEL_TREE ops (else NULL): a sum tree of
+                             wsel over the legal array's positions (leaf
+                             i at stn + i, node j the sum of 2j, 2j + 1) */
+    int stn;              /* its leaves: a power of two >= n              */
     int *step_op, *step_dev;
     double *step_f, *step_z, *step_gu, *step_gf;
     double *step_cs;      /* [n DP__CF] the critic's input at each step    */
@@ -7303,6 +7313,11 @@ static uint64_t dp__graph_key(const dp__gctx *x)
     return h;
 }
 
+/* Sampled SEL steps draw from a sum tree (x->stree) where the legal set
+   has more ops than this, else by a scan of the legal set (exactly as
+   before the tree: graphs this small keep their samples bit for bit). */
+#define DP__SEL_TREE 256
+
 static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, int H, int K, int shared,
                          int train, dp_error *err)
 {
@@ -7313,7 +7328,7 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
     memset(&ar, 0, sizeof ar);
     memset(x, 0, sizeof *x);
     if ((rc = dp_check(g, c, err))) return rc;
-    alike = dp__links_alike(c);   /* x->xe only then */
+    alike = dp__links_alike(c);   /* x->ixe and x->oxe only then */
     x->g = g; x->c = c; x->n = n; x->m = m; x->nd = nd; x->H = H; x->K = K; x->shared = shared; x->train = train;
     for (pass = 0; pass < 2; pass++) {
         if (pass && (rc = dp__arena_alloc(&ar, &x->arena, err, "learning workspace"))) { dp__gctx_free(x); return rc; }
@@ -7336,7 +7351,12 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
         DP__A(x->busy_s, (size_t)nd * n, double); DP__A(x->busy_e, (size_t)nd * n, double); DP__A(x->busy_n, nd, int);
         DP__A(x->expert, n > nd ? n : nd, int);
         if (!train) DP__A(x->wsel, n, double);
-        if (alike) DP__A(x->xe, m, double);
+        if (!train && n > DP__SEL_TREE) {
+            for (x->stn = 1; x->stn < n; x->stn *= 2) {}
+            DP__A(x->stree, 2 * (size_t)x->stn, double);
+        }
+        DP__A(x->isrc, m, int); DP__A(x->odst, m, int);
+        if (alike) { DP__A(x->ixe, m, double); DP__A(x->oxe, m, double); }
         DP__A(x->step_op, n, int); DP__A(x->step_dev, n, int); DP__A(x->step_f, nt * nd * DP__DF, double);
         DP__A(x->step_z, nt * nd * H, double); DP__A(x->step_gu, nt * nd, double); DP__A(x->step_gf, nt * nd, double);
         DP__A(x->phi, n, double); DP__A(x->bstep, n, double);
@@ -7362,7 +7382,14 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
         x->pen = pen > 0 ? pen : 1;
     }
     if ((rc = dp_sim_init(&x->sim, g, c, err))) { dp__gctx_free(x); return rc; }
-    if (alike) for (e = 0; e < m; e++) x->xe[e] = dp_xfer_time(c, g->bytes[e], 0, 1);
+    for (k = 0; k < m; k++) {
+        x->isrc[k] = g->src[g->in_edge[k]];
+        x->odst[k] = g->dst[g->out_edge[k]];
+        if (alike) {
+            x->ixe[k] = dp_xfer_time(c, g->bytes[g->in_edge[k]], 0, 1);
+            x->oxe[k] = dp_xfer_time(c, g->bytes[g->out_edge[k]], 0, 1);
+        }
+    }
     for (v = 0; v < n; v++)
         for (k = 0; k < nd; k++) x->optime[(size_t)v * nd + k] = dp_op_time(g, c, v, k);
     x->wtot = 0;
@@ -7899,7 +7926,7 @@ static void dp__plc_inputs(dp__gctx *x, int v, double *f)
     }
 }
 
-/* dp__plc_inputs where every link is alike (x->xe: an edge's transfer
+/* dp__plc_inputs where every link is alike (x->ixe: an edge's transfer
    time between any two devices), in one pass over the inputs instead of
    one per device: an input arrives on its own device at its end, on any
    other at its end + xe. So the last arrival on d is the later of d's
@@ -7914,8 +7941,8 @@ static void dp__plc_inputs_alike(dp__gctx *x, int v, double *f)
     int nd = x->nd, d, d1 = -1, k;
     for (d = 0; d < nd; d++) { double *fd = f + (size_t)d * DP__DF; fd[1] = 0; fd[2] = HUGE_VAL; fd[3] = 0; }
     for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
-        int e = g->in_edge[k], u = g->src[e], a = x->assign[u];
-        double eu = x->end[u], arr = eu + x->xe[e], *fa = f + (size_t)a * DP__DF;
+        int u = x->isrc[k], a = x->assign[u];
+        double eu = x->end[u], arr = eu + x->ixe[k], *fa = f + (size_t)a * DP__DF;
         fa[1] += x->optime[(size_t)u * nd + a];
         if (eu < fa[2]) fa[2] = eu;
         if (eu > fa[3]) fa[3] = eu;
@@ -7958,7 +7985,7 @@ static double dp__gap_start(const dp__gctx *x, int d, double ready, double w)
    the time by which all of v's successors could start, each y at the
    least over devices q of the latest arrival on q of v's output and of
    y's inputs placed so far (v's finish where it has no successors).
-   Where every link is alike (x->xe) the latest arrival on q is the later
+   Where every link is alike (x->oxe) the latest arrival on q is the later
    of q's own latest input end and the latest remote arrival from another
    device (r1 from d1, else r2), kept per op as its inputs are placed
    (dp__place_step); and the least over q != d of max(v's remote arrival,
@@ -7974,16 +8001,16 @@ static double dp__plc_lookahead(dp__gctx *x, int v)
         if (A[d] < amin) amin = A[d];
     }
     for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
-        int e = g->out_edge[k], y = g->dst[e];
+        int y = x->odst[k];
         if (x->pend[y] == g->in_off[y + 1] - g->in_off[y]) continue;   /* none placed: y could start at v's finish */
-        if (x->xe) {
+        if (x->oxe) {
             /* y's placed inputs, kept by dp__place_step (v is not placed).
                r1 >= every input's end, so the latest arrival is r1 on
                every device but d1, and at most r1 there (rd1); the least
                over q != d is then rd1, or r1 for d1 itself. All in by
                v's earliest finish (r1 <= amin): y could start at v's
                finish, whatever d. */
-            double r1 = x->inr1[y], rd1, xv = x->xe[e];
+            double r1 = x->inr1[y], rd1, xv = x->oxe[k];
             int d1 = x->ind1[y];
             if (r1 <= amin) continue;
             rd1 = x->inown[(size_t)y * nd + d1] > x->inr2[y] ? x->inown[(size_t)y * nd + d1] : x->inr2[y];
@@ -8008,7 +8035,7 @@ static double dp__plc_lookahead(dp__gctx *x, int v)
             for (d = 0; d < nd; d++) {
                 double b = HUGE_VAL;
                 for (q = 0; q < nd; q++) {
-                    double o = A[d] + dp_xfer_time(x->c, g->bytes[e], d, q);
+                    double o = A[d] + dp_xfer_time(x->c, g->bytes[g->out_edge[k]], d, q);
                     if (R[q] > o) o = R[q];
                     if (o < b) b = o;
                 }
@@ -8029,7 +8056,7 @@ static double dp__plc_features(dp__gctx *x, int v, double *f, double *zs)
 {
     int nd = x->nd, H = x->H, d;
     double emin = HUGE_VAL, lmin;
-    if (x->xe) dp__plc_inputs_alike(x, v, f);
+    if (x->ixe) dp__plc_inputs_alike(x, v, f);
     else dp__plc_inputs(x, v, f);
     for (d = 0; d < nd; d++) {
         double *fd = f + (size_t)d * DP__DF;
@@ -8079,6 +8106,33 @@ static void dp__plc_logits(const double *z, const double *w2, double b2, int nd,
     }
 }
 
+/* The legal set (ops whose inputs are all placed): an array, legal[pos[v]]
+   = v, an op added at the end and one removed by moving the last into
+   its place; with x->stree, each position's weight wsel in the sum tree. */
+static void dp__stree_set(dp__gctx *x, int i, double w)
+{
+    size_t j = (size_t)x->stn + (size_t)i;
+    x->stree[j] = w;
+    for (j /= 2; j >= 1; j /= 2) x->stree[j] = x->stree[2 * j] + x->stree[2 * j + 1];
+}
+
+static void dp__legal_add(dp__gctx *x, int v)
+{
+    x->pos[v] = x->nlegal;
+    x->legal[x->nlegal++] = v;
+    if (x->stree) dp__stree_set(x, x->nlegal - 1, x->wsel[v]);
+}
+
+static void dp__legal_remove(dp__gctx *x, int i)
+{
+    x->legal[i] = x->legal[--x->nlegal];
+    x->pos[x->legal[i]] = i;
+    if (x->stree) {
+        if (i < x->nlegal) dp__stree_set(x, i, x->wsel[x->legal[i]]);
+        dp__stree_set(x, x->nlegal, 0);
+    }
+}
+
 /* Places v on device a at step t: its start and end, the device's load and
    mean projection, and v's successors that become legal. */
 static void dp__place_step(dp__gctx *x, int t, int v, int a)
@@ -8092,8 +8146,8 @@ static void dp__place_step(dp__gctx *x, int t, int v, int a)
     if (x->pathe) {   /* inference: the sample bound's longest path */
         double r = 0;
         for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
-            int e = g->in_edge[k], u = g->src[e], b = x->assign[u];
-            double arr = x->pathe[u] + (b == a ? 0 : x->xe ? x->xe[e] : dp_xfer_time(x->c, g->bytes[e], b, a));
+            int u = x->isrc[k], b = x->assign[u];
+            double arr = x->pathe[u] + (b == a ? 0 : x->ixe ? x->ixe[k] : dp_xfer_time(x->c, g->bytes[g->in_edge[k]], b, a));
             if (arr > r) r = arr;
         }
         x->pathe[v] = r + x->optime[(size_t)v * nd + a];
@@ -8134,10 +8188,10 @@ static void dp__place_step(dp__gctx *x, int t, int v, int a)
     /* the mean of a's ops' projections, which only this step changes */
     dp__vdiv(x->pmean + (size_t)a * H, x->psum + (size_t)a * H, x->cnt[a], H);
     for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
-        int e = g->out_edge[k], y = g->dst[e];
-        if (--x->pend[y] == 0) { x->pos[y] = x->nlegal; x->legal[x->nlegal++] = y; }
-        if (x->xe) {   /* y's placed inputs, for the lookahead */
-            double *own = x->inown + (size_t)y * nd + a, arr = x->end[v] + x->xe[e];
+        int y = x->odst[k];
+        if (--x->pend[y] == 0) dp__legal_add(x, y);
+        if (x->oxe) {   /* y's placed inputs, for the lookahead */
+            double *own = x->inown + (size_t)y * nd + a, arr = x->end[v] + x->oxe[k];
             if (x->end[v] > *own) *own = x->end[v];
             if (a == x->ind1[y]) { if (arr > x->inr1[y]) x->inr1[y] = arr; }
             else if (arr > x->inr1[y]) { x->inr2[y] = x->inr1[y]; x->inr1[y] = arr; x->ind1[y] = a; }
@@ -8158,6 +8212,20 @@ static int dp__sel_draw(const dp__gctx *x, double it, double eps, dp_rng *rng)
     double W = 0, u;
     int i, k = x->nlegal;
     if (!x->wsel || it != 1 || eps > 0) return -1;
+    if (x->stree && k > DP__SEL_TREE) {
+        /* a large legal set: down the sum tree, the same distribution in
+           O(log n) (the sums' rounding differs from the scan's: a draw
+           within an ulp of a boundary may pick the neighbour) */
+        size_t j = 1, nl = (size_t)x->stn;
+        if (!((W = x->stree[1]) > 1e-250)) return -1;
+        u = dp_rng_uniform(rng) * W;
+        while (j < nl) {
+            if (u < x->stree[2 * j]) j = 2 * j;
+            else { u -= x->stree[2 * j]; j = 2 * j + 1; }
+        }
+        i = (int)(j - nl);
+        return i < k ? i : k - 1;
+    }
     for (i = 0; i < k; i++) W += x->wsel[x->legal[i]];
     if (!(W > 1e-250)) return -1;
     u = dp_rng_uniform(rng) * W;
@@ -8269,14 +8337,15 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
     }
     memset(st, 0, sizeof *st);
     x->nlegal = 0;
+    if (x->stree) memset(x->stree, 0, sizeof(double) * 2 * (size_t)x->stn);
     for (v = 0; v < n; v++) {
         x->pend[v] = g->in_off[v + 1] - g->in_off[v];
         x->assign[v] = -1;
-        if (!x->pend[v]) { x->pos[v] = x->nlegal; x->legal[x->nlegal++] = v; }
+        if (!x->pend[v]) dp__legal_add(x, v);
     }
     x->insertion = p->opts.insertion;
     x->pathmax = 0;
-    if (x->xe) {
+    if (x->ixe) {
         memset(x->inown, 0, sizeof(double) * (size_t)n * nd);
         memset(x->inr1, 0, sizeof(double) * (size_t)n);
         memset(x->inr2, 0, sizeof(double) * (size_t)n);
@@ -8321,8 +8390,7 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
         v = x->legal[li];
         wc = tr ? dp__choice_record(x, ro, st, t, 0, lp, x->nlegal, li, ent, wdisc, adv, &pe) : wdisc;
         if (ro->train) st->il_loss += dp__step_grad(lp, x->nlegal, li, wc, adv, ro->beta, ent, x->expert, pe, ilw, x->gsel_pg, x->gsel_fix, x->legal, it);
-        x->legal[li] = x->legal[--x->nlegal];
-        x->pos[x->legal[li]] = li;
+        dp__legal_remove(x, li);
         /* ---- PLC: device features from the partial schedule ---- */
         emin = dp__plc_features(x, v, f, zs);
         dp__gemm(zs, (size_t)H, f, DP__DF, wt_d, nd, DP__DF, H);
@@ -8344,7 +8412,7 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
         if (tr && g->in_off[v + 1] > g->in_off[v]) {   /* joined an input's device? */
             st->npar++;
             for (k = g->in_off[v]; k < g->in_off[v + 1]; k++)
-                if (x->assign[g->src[g->in_edge[k]]] == a) { st->par++; break; }
+                if (x->assign[x->isrc[k]] == a) { st->par++; break; }
         }
         if (ro->train) st->il_loss += dp__step_grad(lp, nd, a, wc, adv, ro->beta, ent, x->expert, pe, ilw,
                                                     x->step_gu + (size_t)t * nd, x->step_gf + (size_t)t * nd, NULL, it);

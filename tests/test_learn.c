@@ -779,6 +779,73 @@ static void test_sel_draw(void)
     dp_graph_free(&g);
 }
 
+/* On a graph of more than DP__SEL_TREE ops a sampled SEL step draws from
+   a sum tree over the legal array's positions. Its leaves must be the
+   weights of the legal ops at their positions (0 past the end) and each
+   node the sum of its two children, through additions and removals in any
+   order; its draws must follow the weights: 600 legal ops whose weights
+   are 1, 2, 4 by op index mod 3, so each third of the mass 1/7, 2/7, 4/7. */
+static void test_sel_tree(void)
+{
+    enum { NOPS = 600, DRAWS = 140000 };
+    dp_graph g;
+    dp_cluster c;
+    dp__gctx x;
+    dp_rng rng;
+    dp_graph_init(&g);
+    for (int v = 0; v < NOPS; v++) {
+        dp_op_desc od;
+        int id = -1;
+        memset(&od, 0, sizeof od);
+        od.compute = 1;
+        CHECK(dp_graph_add_op(&g, &od, &id, &err) == 0 && id == v, "op %d: %s", v, err.msg);
+    }
+    CHECK(dp_graph_finalize(&g, &err) == 0, "finalize: %s", err.msg);
+    CHECK(dp_cluster_homogeneous(&c, 2, 1, 1, 0, &err) == 0, "cluster: %s", err.msg);
+    if (dp__gctx_init(&x, &g, &c, 8, 2, 0, 0, &err)) { CHECK(0, "gctx: %s", err.msg); return; }
+    CHECK(x.stree != NULL && x.stn == 1024, "a %d-op inference context has a sum tree of 1024 leaves (%d)", NOPS, x.stn);
+    for (int v = 0; v < NOPS; v++) x.wsel[v] = 1 << (v % 3);
+    x.nlegal = 0;
+    memset(x.stree, 0, sizeof(double) * 2 * (size_t)x.stn);
+    for (int v = 0; v < NOPS; v++) dp__legal_add(&x, v);
+    dp_rng_seed(&rng, 5);
+    int bad = 0;
+    for (int r = 0; r < 300; r++) {   /* remove 300 at random positions, re-adding each second one */
+        int i = dp_rng_int(&rng, x.nlegal), v = x.legal[i];
+        dp__legal_remove(&x, i);
+        if (r % 2) dp__legal_add(&x, v);
+    }
+    for (int i = 0; i < x.stn; i++) {
+        double want = i < x.nlegal ? x.wsel[x.legal[i]] : 0;
+        if (x.stree[x.stn + i] != want) bad++;
+        if (i < x.nlegal && x.pos[x.legal[i]] != i) bad++;
+    }
+    for (int j = 1; j < x.stn; j++) if (x.stree[j] != x.stree[2 * j] + x.stree[2 * j + 1]) bad++;
+    CHECK(bad == 0, "sum tree: %d leaves, positions or sums wrong after removals", bad);
+    CHECK(x.nlegal == 450, "450 legal ops left (%d)", x.nlegal);
+    /* the same weights by class among those left: count the mass */
+    double mass[3] = {0, 0, 0}, W = 0;
+    for (int i = 0; i < x.nlegal; i++) { mass[x.legal[i] % 3] += x.wsel[x.legal[i]]; W += x.wsel[x.legal[i]]; }
+    CHECK(W == x.stree[1], "the root holds the legal mass %g (%g)", W, x.stree[1]);
+    int cnt[3] = {0, 0, 0}, outside = 0;
+    for (int k = 0; k < DRAWS; k++) {
+        int li = dp__sel_draw(&x, 1, 0, &rng);
+        if (li < 0 || li >= x.nlegal) { outside++; continue; }
+        cnt[x.legal[li] % 3]++;
+    }
+    CHECK(outside == 0, "%d tree draws outside the legal set", outside);
+    for (int k = 0; k < 3; k++) {
+        double p = mass[k] / W, sd = sqrt(p * (1 - p) / DRAWS);
+        CHECK(fabs(cnt[k] / (double)DRAWS - p) < 5 * sd, "class %d drawn %.4f of the time, its weight %.4f (5 sd %.4f)",
+              k, cnt[k] / (double)DRAWS, p, 5 * sd);
+    }
+    while (x.nlegal > 0) dp__legal_remove(&x, x.nlegal - 1);
+    CHECK(x.stree[1] == 0, "an empty legal set leaves a tree of 0 (%g)", x.stree[1]);
+    dp__gctx_free(&x);
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+}
+
 /* An inference context keeps one round of each encoder's embeddings,
    updated in place (and DOPPLER's two encoders share their scratch); a
    training context keeps every round. Both must give the same forward pass, bit for bit: SEL's
@@ -935,8 +1002,8 @@ static void test_plc_inputs_alike(void)
             int ok = dp__gctx_init(&xa, &g, &c, 8, 2, 0, 1, &err) == 0 && dp__gctx_init(&xb, &g, &c, 8, 2, 0, 1, &err) == 0;
             CHECK(ok, "gctx: %s", err.msg);
             if (!ok) return;
-            CHECK(xa.xe != NULL, "%d devices alike: one pass", nd);
-            xb.xe = NULL;   /* the pass per device */
+            CHECK(xa.ixe != NULL && xa.oxe != NULL, "%d devices alike: one pass", nd);
+            xb.ixe = xb.oxe = NULL;   /* the pass per device */
             dp__forward(&xa, &p);
             dp__forward(&xb, &p);
             memset(&ro, 0, sizeof ro);
@@ -1012,7 +1079,7 @@ static void forced_rollout(dp__gctx *x, const dp_policy *p, const int *order, co
    and y (no successors) the lookahead is the op's finish: a 2 on either
    device; y 12 on 0 (b's 10 bytes in at 11), 13 on 1 (a's in at 12).
    Checked by the one pass (links alike) and by the pass over every pair
-   of devices (x.xe cleared). */
+   of devices (x.ixe and x.oxe cleared). */
 static void test_lookahead(void)
 {
     const char *names[3] = {"a", "b", "y"};
@@ -1026,8 +1093,8 @@ static void test_lookahead(void)
         dp_rng rng;
         int ops[3], devs[3] = {0, 1, 1};
         if (hand_setting(&g, &c, &p, &x, 3, names, cost, ops, 2, edges, 2, 1)) return;
-        CHECK(x.xe != NULL, "links alike: one pass");
-        if (!alike) x.xe = NULL;   /* the pass over every pair of devices */
+        CHECK(x.ixe != NULL && x.oxe != NULL, "links alike: one pass");
+        if (!alike) x.ixe = x.oxe = NULL;   /* the pass over every pair of devices */
         dp_rng_seed(&rng, 1);
         forced_rollout(&x, &p, ops, devs, &rng);
         const double want7[3][2] = {{0, 0}, {0, 8}, {0, 1}}, want8[3][2] = {{1, 1}, {1, 0}, {1, 0}};
@@ -2622,6 +2689,7 @@ int main(int argc, char **argv)
     test_reinforce();
     test_rollout_replay();
     test_sel_draw();
+    test_sel_tree();
     test_inference_buffers();
     test_place_bound();
     test_plc_inputs_alike();

@@ -1,0 +1,189 @@
+/* scale_bench.c - the library's steps on one large graph: seconds and peak
+   memory of reading it, cp, heft, one simulation, anneal under a time
+   limit and the DOPPLER policy's greedy placement plus K samples.
+
+       build/scale_bench [--devices N] [--time-limit S] [--samples K]
+                         [--policy P.dpl] [--steps LIST] GRAPH
+
+   One line per step on standard output, tab-separated:
+
+       step  seconds  peak_bytes  makespan  note
+
+   (read's note: the ops, the edges and the bytes resident once read,
+   the graph's own memory and the program's.)
+
+   The graph is read once; every other step runs in a child process
+   (fork) so that its peak resident memory (getrusage's ru_maxrss, which
+   counts the graph the child shares with its parent) is its own: the
+   graph plus what the step allocates. Steps: read, cp, heft, sim (cp's
+   placement, simulated once), anneal (--time-limit S, default 10),
+   doppler (--policy, default policies/doppler_family.dpl; greedy and K
+   samples, default 64). --steps takes a comma-separated subset.
+   bench/scale.sh runs it over graphs of 10^4..10^6 ops and fits the
+   growth exponents. POSIX only (fork, getrusage). */
+#define DOPPLER_IMPLEMENTATION
+#include "doppler.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static double peak_bytes(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_maxrss * 1024.0;   /* Linux: kilobytes */
+}
+
+/* resident bytes now (Linux /proc/self/statm; 0 elsewhere) */
+static double resident_bytes(void)
+{
+    long pages = 0, rss = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f) return 0;
+    if (fscanf(f, "%ld %ld", &pages, &rss) != 2) rss = 0;
+    fclose(f);
+    return (double)rss * (double)sysconf(_SC_PAGESIZE);
+}
+
+static int want(const char *steps, const char *step)
+{
+    size_t n = strlen(step);
+    const char *p = steps;
+    if (!steps) return 1;
+    while ((p = strstr(p, step))) {
+        if ((p == steps || p[-1] == ',') && (p[n] == 0 || p[n] == ',')) return 1;
+        p += n;
+    }
+    return 0;
+}
+
+typedef struct run {
+    const dp_graph *g;
+    const dp_cluster *c;
+    double time_limit;
+    int samples;
+    const char *policy;
+} run;
+
+/* One step in this (child) process; prints its line. 0 on success. */
+static int step(const run *r, const char *name)
+{
+    const dp_graph *g = r->g;
+    const dp_cluster *c = r->c;
+    int *assign = (int *)malloc(sizeof(int) * (size_t)(g->n_ops + 1));
+    dp_error e;
+    double t0, secs, ms = 0, len = 0;
+    char note[160] = "";
+    int rc = 0;
+    memset(&e, 0, sizeof e);
+    if (!assign) { fprintf(stderr, "scale_bench: %s: out of memory\n", name); return 1; }
+    t0 = dp_now();
+    if (!strcmp(name, "cp")) rc = dp_place_cp(g, c, assign, NULL, &len, &e), ms = len;
+    else if (!strcmp(name, "heft")) rc = dp_place_heft(g, c, assign, NULL, NULL, &len, &e), ms = len;
+    else if (!strcmp(name, "sim")) {
+        dp_sim s;
+        dp_sim_opts so;
+        memset(&s, 0, sizeof s);
+        memset(&so, 0, sizeof so);
+        rc = dp_place_cp(g, c, assign, NULL, &len, &e);
+        t0 = dp_now();   /* the simulation alone: its workspace and one run */
+        if (!rc) rc = dp_sim_init(&s, g, c, &e);
+        if (!rc) rc = dp_sim_run(&s, assign, &so, &e);
+        ms = s.makespan;
+        dp_sim_free(&s);
+    } else if (!strcmp(name, "anneal")) {
+        dp_place_opts po;
+        dp_place_result res;
+        memset(&po, 0, sizeof po);
+        po.time_limit = r->time_limit;
+        po.seed = 1;
+        rc = dp_place(DP_METHOD_ANNEAL, g, c, &po, assign, &res, &e);
+        ms = res.makespan;
+        snprintf(note, sizeof note, "%ld simulations%s", res.simulations, res.time_limited ? ", stopped by the time limit" : "");
+    } else if (!strcmp(name, "doppler")) {
+        dp_policy p;
+        dp_infer_opts io;
+        long sims = 0;
+        memset(&p, 0, sizeof p);
+        memset(&io, 0, sizeof io);
+        rc = dp_policy_load(&p, r->policy, &e);
+        t0 = dp_now();   /* placing, not loading the policy */
+        io.samples = r->samples;
+        io.seed = 1;
+        io.simulations = &sims;
+        if (!rc) rc = dp_policy_place(&p, g, c, &io, assign, NULL, &ms, &e);
+        snprintf(note, sizeof note, "greedy + %d samples, %ld simulations", r->samples, sims);
+        dp_policy_free(&p);
+    } else {
+        fprintf(stderr, "scale_bench: unknown step '%s'\n", name);
+        free(assign);
+        return 1;
+    }
+    secs = dp_now() - t0;
+    free(assign);
+    if (rc) { fprintf(stderr, "scale_bench: %s: %s\n", name, e.msg); return 1; }
+    printf("%s\t%.3f\t%.0f\t%.6g\t%s\n", name, secs, peak_bytes(), ms, note);
+    fflush(stdout);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const char *steps[] = {"cp", "heft", "sim", "anneal", "doppler"};
+    const char *path = NULL, *only = NULL;
+    run r;
+    dp_graph g;
+    dp_cluster c;
+    dp_error e;
+    int devices = 4, i, failed = 0;
+    double t0;
+    memset(&r, 0, sizeof r);
+    r.time_limit = 10;
+    r.samples = 64;
+    r.policy = "policies/doppler_family.dpl";
+    for (i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--devices") && i + 1 < argc) devices = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--time-limit") && i + 1 < argc) r.time_limit = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--samples") && i + 1 < argc) r.samples = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--policy") && i + 1 < argc) r.policy = argv[++i];
+        else if (!strcmp(argv[i], "--steps") && i + 1 < argc) only = argv[++i];
+        else if (argv[i][0] != '-' && !path) path = argv[i];
+        else {
+            fprintf(stderr, "usage: scale_bench [--devices N] [--time-limit S] [--samples K] [--policy P.dpl] [--steps LIST] GRAPH\n");
+            return 2;
+        }
+    }
+    if (!path || devices < 1 || r.time_limit <= 0 || r.samples < 0) {
+        fprintf(stderr, "usage: scale_bench [--devices N] [--time-limit S] [--samples K] [--policy P.dpl] [--steps LIST] GRAPH\n");
+        return 2;
+    }
+    memset(&g, 0, sizeof g);
+    memset(&c, 0, sizeof c);
+    memset(&e, 0, sizeof e);
+    t0 = dp_now();
+    if (dp_graph_read(&g, path, DP_FORMAT_AUTO, &e)) { fprintf(stderr, "scale_bench: %s\n", e.msg); return 1; }
+    if (want(only, "read")) {
+        double secs = dp_now() - t0;
+        printf("read\t%.3f\t%.0f\t\t%d ops, %d edges, %.0f bytes resident after\n", secs, peak_bytes(), g.n_ops, g.n_edges, resident_bytes());
+        fflush(stdout);
+    }
+    if (dp_cluster_for_graph(&c, &g, devices, &e)) { fprintf(stderr, "scale_bench: %s\n", e.msg); dp_graph_free(&g); return 1; }
+    r.g = &g;
+    r.c = &c;
+    for (i = 0; i < (int)(sizeof steps / sizeof *steps); i++) {
+        pid_t pid;
+        int status = 0;
+        if (!want(only, steps[i])) continue;
+        fflush(stdout);
+        pid = fork();
+        if (pid < 0) { perror("scale_bench: fork"); failed = 1; break; }
+        if (pid == 0) _exit(step(&r, steps[i]));
+        if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) failed = 1;
+    }
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+    return failed;
+}
