@@ -928,7 +928,11 @@ DPDEF int dp_sim_check_memory(const dp_sim *s, dp_error *err);
                   where the placement still fits), accept by the
                   Metropolis rule, temperature from 5% to 0.01% of the
                   start makespan, geometric over opts->budget simulations;
-                  returns the best placement seen
+                  returns the best placement seen. Without a budget or a
+                  time limit it is 20 x ops x devices simulations or
+                  opts->time_bound seconds (30), whichever ends first: a
+                  large graph's search stops at the bound where it stands
+                  in its cooling (the result says so, time_limited)
      pipeline     what a hand split or torch's pipelining gives: the ops
                   in topological order cut into at most N consecutive
                   stages, stage k on device k, the cuts minimising the
@@ -959,7 +963,8 @@ DPDEF int         dp_method_parse(const char *name, dp_method *out);
 typedef struct dp_place_opts {
     uint64_t seed;          /* random, anneal                              */
     dp_order order;         /* runtime order used to score placements      */
-    int      budget;        /* anneal: simulations; 0 -> 20 * ops * devices */
+    int      budget;        /* anneal: simulations; 0 -> 20 * ops * devices,
+                               within time_bound (below)                    */
     int      max_passes;    /* enumopt: 0 -> until no move improves (<=100) */
     const int *start;       /* enumopt, anneal: initial placement; NULL -> cp */
     int      no_fallback;   /* 1: return the method's own answer even where
@@ -971,12 +976,26 @@ typedef struct dp_place_opts {
        simulation count are the same with it or without it. */
     void   (*progress)(void *ctx, long simulations, long total, double best);
     void    *progress_ctx;
-    double   time_limit;    /* enumopt, anneal: seconds of search, 0 = none.
-                               Checked every 64 simulations: the first check
-                               past it stops the search with the best
-                               placement found so far, and the result says
-                               so (time_limited). The one source of
-                               nondeterminism, off unless asked for        */
+    double   time_limit;    /* enumopt, anneal: seconds from the call, 0 =
+                               none. The search looks at the clock about
+                               every 65536 ops simulated (every 64
+                               simulations at most, every one on a graph
+                               that large): the first look past it stops
+                               the search with the best placement found so
+                               far, and the result says so (time_limited).
+                               The one source of nondeterminism, off unless
+                               asked for or reached by time_bound          */
+    double   time_bound;    /* anneal with neither budget nor time_limit:
+                               its default budget, 20 x ops x devices
+                               simulations, stops after this many seconds
+                               from the call if not spent by then (the
+                               temperature keeps its schedule over the
+                               whole count: the search ends where it
+                               stands); 0 -> DP_ANNEAL_TIME_BOUND (30 s),
+                               < 0 -> none. Graphs of a few hundred ops on
+                               up to 8 devices end well within it (300 ops
+                               on 8: about 5 s on a 2-core VM); more
+                               devices or ops may not (give a budget)     */
 } dp_place_opts;
 
 typedef struct dp_place_result {
@@ -988,8 +1007,16 @@ typedef struct dp_place_result {
     int    fallback;        /* 1: the best single device was returned (it
                                beat the method's answer, or the method found
                                none within memory)                        */
-    int    time_limited;    /* 1: opts->time_limit stopped the search       */
+    int    time_limited;    /* 0: the search ran to its end; DP_TIME_LIMITED:
+                               opts->time_limit stopped it; DP_TIME_BOUNDED:
+                               anneal's default time bound did (time_bound) */
 } dp_place_result;
+
+/* dp_place_result.time_limited (and the learned placers' flags): which
+   clock ended a search before its end. */
+enum { DP_TIME_LIMITED = 1,   /* the caller's time_limit                    */
+       DP_TIME_BOUNDED = 2 }; /* anneal's default budget's time bound       */
+#define DP_ANNEAL_TIME_BOUND 30.0  /* seconds: dp_place_opts.time_bound's default */
 
 DPDEF int dp_place(dp_method m, const dp_graph *g, const dp_cluster *c,
                    const dp_place_opts *opts, int *assign, dp_place_result *res,
@@ -1431,6 +1458,16 @@ typedef struct dp_train_opts {
     /* called after every episode; return nonzero to stop training */
     int    (*on_episode)(void *ctx, const dp_episode_info *info);
     void    *on_episode_ctx;
+    double   time_limit;     /* seconds from the call, 0 = none: the first
+                                episode that ends past it stops training
+                                as on_episode does (a stage with selection
+                                still ends with it, keeping its best-scored
+                                parameters; the later stages do not run),
+                                and the result says so (time_limited). The
+                                policy is then the one at the stop, the
+                                best_* outputs the best found so far. The
+                                one source of nondeterminism, off unless
+                                asked for                                  */
 } dp_train_opts;
 
 typedef struct dp_train_result {
@@ -1442,6 +1479,9 @@ typedef struct dp_train_result {
                                       the kept parameters were reached (0:
                                       the stage's start; E: its end); -1:
                                       no selection in that stage           */
+    int    time_limited;     /* DP_TIME_LIMITED: opts->time_limit stopped
+                                training; 0: it ran every episode (or
+                                on_episode stopped it)                      */
 } dp_train_result;
 
 /* Trains p on n graphs (one drawn per episode) placed on cluster c, or
@@ -1474,6 +1514,21 @@ typedef struct dp_infer_opts {
                                 packs tightest) was returned (polished
                                 with polish); 0: the policy's own          */
     int      no_fallback;    /* 1: the policy's own answer, as dp_place_opts */
+    double   time_limit;     /* seconds from the call, 0 = none: no sample
+                                is begun past it (the greedy placement
+                                always is), and the polish stops at it as
+                                dp_place's search does (the best so far)   */
+    int     *time_limited;   /* optional output: DP_TIME_LIMITED when
+                                time_limit stopped the samples or the
+                                polish, else 0                             */
+    /* called about once a second while it samples and polishes (NULL:
+       never), with ctx, the step ("samples"; "polish"; dp_policy_improve
+       also "episodes"), how far it is (samples drawn, simulations,
+       episodes), of how many (0: not known ahead, as the polish's) and
+       the best makespan so far (HUGE_VAL: none yet). It only reports:
+       the placement is the same with it or without it. */
+    void   (*progress)(void *ctx, const char *step, long done, long total, double best);
+    void    *progress_ctx;
 } dp_infer_opts;
 
 /* Places g with the policy (either algorithm); order (may be NULL) gets
@@ -1541,6 +1596,16 @@ typedef struct dp_improve_opts {
                                 training's, the placement's, the polish's) */
     int     *fallback;       /* optional output, as dp_infer_opts           */
     int      no_fallback;    /* as dp_infer_opts                            */
+    double   time_limit;     /* seconds from the call for all of it, 0 =
+                                none: the episodes stop past it (as
+                                dp_train_opts.time_limit; the best
+                                placement they reached is kept), then the
+                                tuned policy's greedy placement, no sample
+                                begun past it, the polish stopped at it   */
+    int     *time_limited;   /* optional output, as dp_infer_opts           */
+    void   (*progress)(void *ctx, const char *step, long done, long total, double best);
+    void    *progress_ctx;   /* as dp_infer_opts (steps "episodes",
+                                "samples", "polish")                        */
 } dp_improve_opts;
 DPDEF int dp_policy_improve(const dp_policy *p, const dp_graph *g, const dp_cluster *c,
                       const dp_improve_opts *opts, int *assign, int *order,
@@ -6296,31 +6361,47 @@ DPDEF int dp_place_heft(const dp_graph *g, const dp_cluster *c, int *assign, dou
 }
 
 /* ---- enumopt and anneal: search scored by the simulator ---------------- */
-/* dp_place_opts.progress, at most once a second (*next: when next) */
-static void dp__progress(const dp_place_opts *o, double *next, long sims, long total, double best)
+/* A search's clock. It looks at the time every `every` simulations
+   (about every 65536 ops simulated: every 64 simulations on small graphs,
+   every one on a graph that large), to report progress at most once a
+   second and to stop at the deadline (dp_now seconds; 0: none). */
+typedef struct dp__clock {
+    long   every;
+    double deadline, next_report;
+} dp__clock;
+
+static void dp__clock_init(dp__clock *k, const dp_graph *g, double deadline, int report)
+{
+    long w = 65536L / ((long)g->n_ops + g->n_edges + 1);
+    k->every = w < 1 ? 1 : w > 64 ? 64 : w;
+    k->deadline = deadline;
+    k->next_report = report ? dp_now() + 1 : 0;
+}
+
+/* After simulation number sims: opts->progress when a second has passed
+   since the last report; 1 (and *stopped set) once the deadline has
+   passed. Neither changes the search: only where it stops. */
+static int dp__clock_tick(dp__clock *k, const dp_place_opts *o, long sims, long total, double best, int *stopped)
 {
     double now;
-    if (!o->progress || (sims & 63)) return;
-    if ((now = dp_now()) < *next) return;
-    *next = now + 1;
-    o->progress(o->progress_ctx, sims, total, best);
+    if ((!o->progress && k->deadline <= 0) || sims % k->every) return 0;
+    now = dp_now();
+    if (o->progress && now >= k->next_report) {
+        k->next_report = now + 1;
+        o->progress(o->progress_ctx, sims, total, best);
+    }
+    if (k->deadline > 0 && now >= k->deadline) { *stopped = 1; return 1; }
+    return 0;
 }
 
-/* opts->time_limit passed (checked every 64 simulations; deadline: when,
-   in dp_now seconds, 0 = none): *stopped set. */
-static int dp__out_of_time(double deadline, long sims, int *stopped)
-{
-    if (deadline <= 0 || (sims & 63) || dp_now() < deadline) return 0;
-    *stopped = 1;
-    return 1;
-}
-
-static int dp__enumopt(const dp_graph *g, const dp_cluster *c, const dp_place_opts *o, dp_sim *sim,
-                       const dp_sim_opts *so, int *assign, long *sims, int *stopped, dp_error *err)
+/* enumopt from assign, in place; stopped at deadline (dp_now seconds, 0:
+   none) with *stopped set. *sims counts the simulations. */
+static int dp__enumopt(const dp_graph *g, const dp_cluster *c, const dp_place_opts *o, dp_sim *sim, const dp_sim_opts *so,
+                       double deadline, int *assign, long *sims, int *stopped, dp_error *err)
 {
     int n = g->n_ops, nd = c->n, rc = 0, pass, i, d, limited = dp__limited(c);
     int max_passes = o->max_passes > 0 ? o->max_passes : 100;
-    double next = o->progress ? dp_now() + 1 : 0, deadline = o->time_limit > 0 ? dp_now() + o->time_limit : 0;
+    dp__clock clk;
     double *bl = (double *)dp__alloc((size_t)n, sizeof(double), err, "enumopt");
     double *scratch = (double *)dp__alloc((size_t)nd, sizeof(double), err, "enumopt");
     int *ord = (int *)dp__alloc((size_t)n, sizeof(int), err, "enumopt");
@@ -6338,6 +6419,7 @@ static int dp__enumopt(const dp_graph *g, const dp_cluster *c, const dp_place_op
         memcpy(ord, tmp, sizeof(int) * (size_t)n);
         DP_FREE(tmp);
     }
+    dp__clock_init(&clk, g, deadline, o->progress != NULL);
     if ((rc = dp_sim_run(sim, assign, so, err))) goto done;
     (*sims)++;
     best = sim->makespan;
@@ -6352,8 +6434,7 @@ static int dp__enumopt(const dp_graph *g, const dp_cluster *c, const dp_place_op
                 if ((rc = dp_sim_run(sim, assign, so, err))) goto done;
                 (*sims)++;
                 if (sim->makespan < best - 1e-12 * fabs(best)) { best = sim->makespan; keep = d; }
-                dp__progress(o, &next, *sims, 0, best);
-                if (dp__out_of_time(deadline, *sims, stopped)) break;
+                if (dp__clock_tick(&clk, o, *sims, 0, best, stopped)) break;
             }
             assign[v] = keep;
             if (keep != cur) improved = 1;
@@ -6366,16 +6447,20 @@ done:
     return rc;
 }
 
-static int dp__anneal(const dp_graph *g, const dp_cluster *c, const dp_place_opts *o, dp_sim *sim,
-                      const dp_sim_opts *so, int *assign, long *sims, int *stopped, dp_error *err)
+/* anneal from assign, in place, as enumopt; the temperature follows its
+   schedule over the whole budget whether or not the deadline stops it. */
+static int dp__anneal(const dp_graph *g, const dp_cluster *c, const dp_place_opts *o, dp_sim *sim, const dp_sim_opts *so,
+                      double deadline, int *assign, long *sims, int *stopped, dp_error *err)
 {
     int n = g->n_ops, nd = c->n, rc = 0, limited = dp__limited(c);
     long k, budget = o->budget > 0 ? o->budget : 20L * n * nd;
     double *scratch = (double *)dp__alloc((size_t)nd, sizeof(double), err, "anneal");
     int *best = (int *)dp__alloc((size_t)n, sizeof(int), err, "anneal");
-    double cur, best_ms, t0, t1, next = o->progress ? dp_now() + 1 : 0, deadline = o->time_limit > 0 ? dp_now() + o->time_limit : 0;
+    double cur, best_ms, t0, t1;
+    dp__clock clk;
     dp_rng rng;
     if (!scratch || !best) { rc = DP_ERR_NOMEM; goto done; }
+    dp__clock_init(&clk, g, deadline, o->progress != NULL);
     dp_rng_seed(&rng, o->seed);
     if ((rc = dp_sim_run(sim, assign, so, err))) goto done;
     (*sims)++;
@@ -6409,8 +6494,7 @@ static int dp__anneal(const dp_graph *g, const dp_cluster *c, const dp_place_opt
         } else {
             assign[v] = old;
         }
-        dp__progress(o, &next, *sims, budget, best_ms);
-        if (dp__out_of_time(deadline, *sims, stopped)) break;
+        if (dp__clock_tick(&clk, o, *sims, budget, best_ms, stopped)) break;
     }
     memcpy(assign, best, sizeof(int) * (size_t)n);
 done:
@@ -6515,8 +6599,8 @@ DPDEF int dp_place(dp_method m, const dp_graph *g, const dp_cluster *c, const dp
     dp_sim sim;
     dp_sim_opts so;
     dp_place_result r;
-    double t_begin = dp_now(), *scratch = NULL;
-    int rc, *out, bad_start = 0;
+    double t_begin = dp_now(), *scratch = NULL, deadline = 0;   /* 0: none */
+    int rc, *out, bad_start = 0, stopped = 0, why = DP_TIME_LIMITED;
     memset(&o, 0, sizeof o);
     if (opts) o = *opts;
     memset(&r, 0, sizeof r);
@@ -6525,6 +6609,13 @@ DPDEF int dp_place(dp_method m, const dp_graph *g, const dp_cluster *c, const dp
     so.order = o.order;
     dp__ok(err);
     if (!(o.time_limit >= 0 && o.time_limit < 1e9)) return dp__fail(err, DP_ERR_RANGE, "place: time limit %g s not in [0, 1e9)", o.time_limit);
+    if (!(o.time_bound < 1e9)) return dp__fail(err, DP_ERR_RANGE, "place: time bound %g s not below 1e9", o.time_bound);
+    if (o.time_limit > 0) deadline = t_begin + o.time_limit;
+    else if (m == DP_METHOD_ANNEAL && o.budget <= 0 && o.time_bound >= 0) {
+        /* anneal's default budget: its count, or the time bound */
+        deadline = t_begin + (o.time_bound > 0 ? o.time_bound : DP_ANNEAL_TIME_BOUND);
+        why = DP_TIME_BOUNDED;
+    }
     if ((rc = dp_check(g, c, err))) return rc;
     if ((rc = dp_sim_init(&sim, g, c, err))) return rc;
     out = assign;   /* written only on success */
@@ -6562,8 +6653,9 @@ DPDEF int dp_place(dp_method m, const dp_graph *g, const dp_cluster *c, const dp
             if (rc == DP_ERR_INFEASIBLE) rc = dp__list_schedule(g, c, 1, assign, NULL, NULL, NULL, NULL, err);
             if (rc == DP_ERR_INFEASIBLE) rc = dp__pipeline(g, c, assign, err);
         }
-        if (!rc) rc = m == DP_METHOD_ENUMOPT ? dp__enumopt(g, c, &o, &sim, &so, assign, &r.simulations, &r.time_limited, err)
-                                             : dp__anneal(g, c, &o, &sim, &so, assign, &r.simulations, &r.time_limited, err);
+        if (!rc) rc = m == DP_METHOD_ENUMOPT ? dp__enumopt(g, c, &o, &sim, &so, deadline, assign, &r.simulations, &stopped, err)
+                                             : dp__anneal(g, c, &o, &sim, &so, deadline, assign, &r.simulations, &stopped, err);
+        if (stopped) r.time_limited = why;
         break;
     case DP_METHOD_PIPELINE:
         rc = dp__pipeline(g, c, assign, err);
@@ -9268,7 +9360,8 @@ typedef struct dp__trainer {
     dp__select selected;         /* the parameters selection keeps */
     dp_train_result r;
     dp_rng rng;
-    int stop;                    /* the callback asked to stop */
+    int stop;                    /* the callback or the time limit stops it */
+    double deadline;             /* o.time_limit's, in dp_now seconds (0: none) */
     dp_error *err;
 } dp__trainer;
 
@@ -9298,6 +9391,7 @@ static int dp__train_opts_check(dp_train_opts *o, int pt, dp_method *start, dp_e
     if (o->placeto_tau == 0) o->placeto_tau = 0.01;
     if (pt && o->start && dp_method_parse(o->start, start)) return dp__fail(err, DP_ERR_ARG, "train: unknown start method '%s'", o->start);
     if (o->rollouts < 0 || o->rollouts > 4096) return dp__fail(err, DP_ERR_RANGE, "train: rollouts %d not in 0..4096", o->rollouts);
+    if (!(o->time_limit >= 0 && o->time_limit < 1e9)) return dp__fail(err, DP_ERR_RANGE, "train: time limit %g s not in [0, 1e9)", o->time_limit);
     if (o->ppo_epochs < 0 || o->ppo_epochs > 64) return dp__fail(err, DP_ERR_RANGE, "train: ppo_epochs %d not in 0..64", o->ppo_epochs);
     if (!dp__finite(o->ppo_clip) || o->ppo_clip < 0 || o->ppo_clip >= 1) return dp__fail(err, DP_ERR_RANGE, "train: ppo_clip %g not in [0, 1)", o->ppo_clip);
     if (pt && o->ppo_epochs > 1) return dp__fail(err, DP_ERR_ARG, "train: ppo_epochs %d: PPO is for DOPPLER (Placeto's updates are per step)", o->ppo_epochs);
@@ -9709,8 +9803,19 @@ static int dp__group_update(dp__trainer *T, dp__group *G)
     return 0;
 }
 
-/* Each episode to the callback (which may stop training); the mean cost
-   of the stage's last tenth into tail and ntail. */
+/* An episode has ended: the callback, which may stop training, then the
+   time limit, which stops it once past. */
+static void dp__episode_done(dp__trainer *T, const dp_episode_info *info)
+{
+    if (T->o.on_episode && T->o.on_episode(T->o.on_episode_ctx, info)) T->stop = 1;
+    if (T->deadline > 0 && dp_now() >= T->deadline) {
+        T->stop = 1;
+        T->r.time_limited = DP_TIME_LIMITED;
+    }
+}
+
+/* Each episode to dp__episode_done (which may stop training); the mean
+   cost of the stage's last tenth into tail and ntail. */
 static void dp__group_report(dp__trainer *T, const dp__group *G, double ts, double *tail, long *ntail)
 {
     int k;
@@ -9735,7 +9840,7 @@ static void dp__group_report(dp__trainer *T, const dp__group *G, double ts, doub
             info.parent_share = rs->npar ? (double)rs->par / rs->npar : 0;
             info.expert_xent = rs->xent / (2.0 * G->nops);
         }
-        if (T->o.on_episode && T->o.on_episode(T->o.on_episode_ctx, &info)) T->stop = 1;
+        dp__episode_done(T, &info);
     }
 }
 
@@ -9959,7 +10064,7 @@ static int dp__train_stage_ops(dp__trainer *T, int st)
             b = o->baseline_decay * b + (1 - o->baseline_decay) * bc[k];
             T->r.episodes++;
             if (ep + k >= E - (E + 9) / 10) { tail += bc[k]; ntail++; }
-            if (o->on_episode && o->on_episode(o->on_episode_ctx, &info)) T->stop = 1;
+            dp__episode_done(T, &info);
         }
         if (k == kk) dp__op_batch_step(p->op_table, pr, ba, bc, kk, o->op_elite, n, nd, o->op_logits, idx);
         stale = T->tbest[0] < best0 ? 0 : stale + 1;
@@ -10024,8 +10129,10 @@ static int dp__train_stage(dp__trainer *T, int st)
     return 0;
 }
 
-DPDEF int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluster *c,
-                   const dp_train_opts *opts, dp_train_result *res, dp_error *err)
+/* dp_train, its time limit counted from t_from (dp_now seconds):
+   dp_policy_improve's covers its own steps too. */
+static int dp__train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluster *c,
+                     const dp_train_opts *opts, double t_from, dp_train_result *res, dp_error *err)
 {
     dp__trainer T;
     double t0 = dp_now();
@@ -10041,6 +10148,7 @@ DPDEF int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_
     if ((rc = dp__train_opts_check(&T.o, T.pt, &T.start, err))) return rc;
     if (T.o.op_logits > 0 && n != 1) return dp__fail(err, DP_ERR_ARG, "train: op_logits: per-op logits belong to one graph (%d given)", n);
     T.K = T.pt || T.o.rollouts == 0 ? 1 : T.o.rollouts;   /* REINFORCE stages only */
+    if (T.o.time_limit > 0) T.deadline = t_from + T.o.time_limit;
     if ((rc = dp__trainer_init(&T, c))) goto done;
     dp_rng_seed(&T.rng, T.o.seed);
     /* the critic starts at "the rest takes the unplaced work spread evenly" */
@@ -10061,19 +10169,69 @@ done:
     return rc;
 }
 
+DPDEF int dp_train(dp_policy *p, const dp_graph *const *graphs, int n, const dp_cluster *c,
+                   const dp_train_opts *opts, dp_train_result *res, dp_error *err)
+{
+    return dp__train(p, graphs, n, c, opts, dp_now(), res, err);
+}
+
+/* The learned placers' clock: dp_infer_opts.progress at most once a
+   second, and their deadline (dp_now seconds, 0: none). */
+typedef struct dp__steps {
+    void  (*fn)(void *ctx, const char *step, long done, long total, double best);
+    void   *ctx;
+    double  next, deadline;
+    int     stopped;     /* the deadline stopped a step */
+} dp__steps;
+
+static void dp__steps_init(dp__steps *k, void (*fn)(void *, const char *, long, long, double), void *ctx, double deadline)
+{
+    memset(k, 0, sizeof *k);
+    k->fn = fn; k->ctx = ctx; k->deadline = deadline;
+    if (fn) k->next = dp_now() + 1;
+}
+
+static void dp__steps_report(dp__steps *k, const char *step, long done, long total, double best)
+{
+    double now;
+    if (!k->fn || (now = dp_now()) < k->next) return;
+    k->next = now + 1;
+    k->fn(k->ctx, step, done, total, best);
+}
+
+/* 1 (and k->stopped) once the deadline has passed: no more samples */
+static int dp__steps_out_of_time(dp__steps *k)
+{
+    if (k->deadline <= 0 || dp_now() < k->deadline) return 0;
+    k->stopped = 1;
+    return 1;
+}
+
+/* The polish's enumopt reports through dp_place_opts.progress (its
+   clock keeps it to once a second). */
+static void dp__polish_report(void *ctx, long sims, long total, double best)
+{
+    dp__steps *k = (dp__steps *)ctx;
+    (void)total;
+    k->fn(k->ctx, "polish", sims, 0, best);
+}
+
 /* dp_infer_opts.polish: enumopt's passes from assign (order: its op order,
-   the priority under DP_ORDER_PRIORITY), in place; *makespan gets the
-   result's. s: a simulator of (g, c); prio: n_ops doubles of scratch. */
+   the priority under DP_ORDER_PRIORITY), in place, until k's deadline;
+   *makespan gets the result's. s: a simulator of (g, c); prio: n_ops
+   doubles of scratch. */
 static int dp__polish(dp_sim *s, const dp_graph *g, const dp_cluster *c, int passes, dp_order mode, const int *order,
-                      double *prio, int *assign, double *makespan, long *sims, dp_error *err)
+                      double *prio, dp__steps *k, int *assign, double *makespan, long *sims, dp_error *err)
 {
     dp_place_opts po;
     dp_sim_opts so;
     int rc, stopped = 0;
     memset(&po, 0, sizeof po);
     po.max_passes = passes;
+    if (k->fn) { po.progress = dp__polish_report; po.progress_ctx = k; }
     dp__score_opts(&so, mode, order, g->n_ops, prio);
-    if ((rc = dp__enumopt(g, c, &po, s, &so, assign, sims, &stopped, err))) return rc;
+    if ((rc = dp__enumopt(g, c, &po, s, &so, k->deadline, assign, sims, &stopped, err))) return rc;
+    if (stopped) k->stopped = 1;
     if ((rc = dp_sim_run(s, assign, &so, err))) return rc;
     ++*sims;
     *makespan = s->makespan;
@@ -10082,7 +10240,7 @@ static int dp__polish(dp_sim *s, const dp_graph *g, const dp_cluster *c, int pas
 
 /* Placeto's placement: the greedy sweep, then o->samples sampled sweeps,
    each from the starting placement; the best placement any step reached. */
-static int dp__pt_place(const dp_policy *p, const dp_graph *g, const dp_cluster *c, const dp_infer_opts *o,
+static int dp__pt_place(const dp_policy *p, const dp_graph *g, const dp_cluster *c, const dp_infer_opts *o, dp__steps *clk,
                         int *assign, int *order, double *makespan, dp_error *err)
 {
     dp__pctx x;
@@ -10101,12 +10259,14 @@ static int dp__pt_place(const dp_policy *p, const dp_graph *g, const dp_cluster 
     memcpy(keep, x.start, sizeof(int) * (size_t)x.n);
     best = x.m0;
     for (k = 0; k <= o->samples; k++) {
+        if (k > 0 && dp__steps_out_of_time(clk)) break;
         ro.sample = k > 0;
         if ((rc = dp__pt_episode(&x, p, &ro, 0, &rng, o->order, NULL, NULL, NULL, &cost, &rs, err))) goto done;
         sims += x.sims;
         if (x.run_best < best) { best = x.run_best; memcpy(keep, x.best_assign, sizeof(int) * (size_t)x.n); }
+        dp__steps_report(clk, "samples", k, o->samples, best);
     }
-    if (o->polish > 0 && (rc = dp__polish(&x.sim, g, c, o->polish, o->order, g->topo, x.prio, keep, &best, &sims, err))) goto done;
+    if (o->polish > 0 && (rc = dp__polish(&x.sim, g, c, o->polish, o->order, g->topo, x.prio, clk, keep, &best, &sims, err))) goto done;
     if (!o->no_fallback) {
         dp_sim_opts so;
         int fell;
@@ -10140,8 +10300,10 @@ static double dp__place_bound(const dp__gctx *x)
     return lb;
 }
 
-DPDEF int dp_policy_place(const dp_policy *p, const dp_graph *g, const dp_cluster *c, const dp_infer_opts *opts,
-                          int *assign, int *order, double *makespan, dp_error *err)
+/* dp_policy_place with its clock (progress, deadline) given: the
+   deployment stage's runs on from its episodes. */
+static int dp__policy_place(const dp_policy *p, const dp_graph *g, const dp_cluster *c, const dp_infer_opts *opts, dp__steps *clk,
+                            int *assign, int *order, double *makespan, dp_error *err)
 {
     dp__gctx x;
     dp_infer_opts o;
@@ -10158,7 +10320,7 @@ DPDEF int dp_policy_place(const dp_policy *p, const dp_graph *g, const dp_cluste
     if (!p || !p->plc) return dp__fail(err, DP_ERR_ARG, "place: policy not initialised");
     if (o.samples < 0) return dp__fail(err, DP_ERR_RANGE, "place: samples %d is negative", o.samples);
     if (o.polish < 0 || o.polish > 100) return dp__fail(err, DP_ERR_RANGE, "place: polish %d not in 0..100 passes", o.polish);
-    if (p->algo == DP_ALGO_PLACETO) return dp__pt_place(p, g, c, &o, assign, order, makespan, err);
+    if (p->algo == DP_ALGO_PLACETO) return dp__pt_place(p, g, c, &o, clk, assign, order, makespan, err);
     if (p->algo != DP_ALGO_DOPPLER) return dp__fail(err, DP_ERR_ARG, "place: unknown policy algorithm %d", (int)p->algo);
     if ((rc = dp__gctx_init(&x, g, c, p->opts.hidden, p->opts.layers, p->opts.shared_gnn, 0, err))) return rc;
     dp_rng_seed(&rng, o.seed);
@@ -10172,6 +10334,8 @@ DPDEF int dp_policy_place(const dp_policy *p, const dp_graph *g, const dp_cluste
         dp__op_probs(th, x.n, x.nd, pr);
     }
     for (k = 0; k <= o.samples; k++) {
+        if (k > 0) dp__steps_report(clk, "samples", k - 1, o.samples, best);
+        if (k > 0 && dp__steps_out_of_time(clk)) break;
         ro.sample = k > 0;
         if (!th) {
             /* sample k draws from its own stream, so that one stopped
@@ -10205,7 +10369,7 @@ DPDEF int dp_policy_place(const dp_policy *p, const dp_graph *g, const dp_cluste
         sims++;
         piped = 1;
     }
-    if (best < HUGE_VAL && o.polish > 0 && (rc = dp__polish(&x.sim, g, c, o.polish, o.order, x.best_order, x.prio, x.best_assign, &best, &sims, err))) goto done;
+    if (best < HUGE_VAL && o.polish > 0 && (rc = dp__polish(&x.sim, g, c, o.polish, o.order, x.best_order, x.prio, clk, x.best_assign, &best, &sims, err))) goto done;
     if (!o.no_fallback) {
         dp_sim_opts so;
         int fell;
@@ -10239,6 +10403,27 @@ done:
     return rc;
 }
 
+DPDEF int dp_policy_place(const dp_policy *p, const dp_graph *g, const dp_cluster *c, const dp_infer_opts *opts,
+                          int *assign, int *order, double *makespan, dp_error *err)
+{
+    dp__steps clk;
+    double t0 = dp_now(), limit = opts ? opts->time_limit : 0;
+    int rc;
+    if (opts && opts->time_limited) *opts->time_limited = 0;
+    if (!(limit >= 0 && limit < 1e9)) return dp__fail(err, DP_ERR_RANGE, "place: time limit %g s not in [0, 1e9)", limit);
+    dp__steps_init(&clk, opts ? opts->progress : NULL, opts ? opts->progress_ctx : NULL, limit > 0 ? t0 + limit : 0);
+    rc = dp__policy_place(p, g, c, opts, &clk, assign, order, makespan, err);
+    if (!rc && clk.stopped && opts && opts->time_limited) *opts->time_limited = DP_TIME_LIMITED;
+    return rc;
+}
+
+/* The deployment stage's episodes, to dp_improve_opts.progress */
+static int dp__improve_episode(void *ctx, const dp_episode_info *info)
+{
+    dp__steps_report((dp__steps *)ctx, "episodes", info->episode + 1, info->episodes, info->best);
+    return 0;
+}
+
 /* DOPPLER's deployment stage: fine-tune a copy on g, then the best
    placement the tuning or the tuned policy reached. */
 DPDEF int dp_policy_improve(const dp_policy *p, const dp_graph *g, const dp_cluster *c, const dp_improve_opts *opts,
@@ -10250,17 +10435,21 @@ DPDEF int dp_policy_improve(const dp_policy *p, const dp_graph *g, const dp_clus
     dp_policy q;
     const dp_graph *gs[1];
     int *ba = NULL, *bo = NULL, *oo = NULL, rc, fell = 0;
-    double best = HUGE_VAL, ms = HUGE_VAL, *prio = NULL;
+    double t0 = dp_now(), best = HUGE_VAL, ms = HUGE_VAL, *prio = NULL;
     dp_train_result tr;
     long sims = 0;
     dp_sim s;
+    dp__steps clk;
     memset(&o, 0, sizeof o);
     if (opts) o = *opts;
     memset(&q, 0, sizeof q);
     memset(&s, 0, sizeof s);
     dp__ok(err);
+    if (o.time_limited) *o.time_limited = 0;
     if (!p || !p->plc) return dp__fail(err, DP_ERR_ARG, "improve: policy not initialised");
     if (o.polish < 0 || o.polish > 100) return dp__fail(err, DP_ERR_RANGE, "improve: polish %d not in 0..100 passes", o.polish);
+    if (!(o.time_limit >= 0 && o.time_limit < 1e9)) return dp__fail(err, DP_ERR_RANGE, "improve: time limit %g s not in [0, 1e9)", o.time_limit);
+    dp__steps_init(&clk, o.progress, o.progress_ctx, o.time_limit > 0 ? t0 + o.time_limit : 0);
     if (!g || !c || !assign) return dp__fail(err, DP_ERR_ARG, "improve: graph, cluster or assignment missing");
     if (o.episodes < 0 || o.samples < 0)
         return dp__fail(err, DP_ERR_RANGE, "improve: episodes %d and samples %d must not be negative", o.episodes, o.samples);
@@ -10288,7 +10477,10 @@ DPDEF int dp_policy_improve(const dp_policy *p, const dp_graph *g, const dp_clus
     to.best_cost = &best;
     to.best_assign = &ba;
     to.best_order = &bo;
-    if ((rc = dp_train(&q, gs, 1, c, &to, &tr, err))) goto done;
+    to.time_limit = o.time_limit;   /* from t0, as the steps below */
+    if (o.progress) { to.on_episode = dp__improve_episode; to.on_episode_ctx = &clk; }
+    if ((rc = dp__train(&q, gs, 1, c, &to, t0, &tr, err))) goto done;
+    if (tr.time_limited) clk.stopped = 1;
     memset(&io, 0, sizeof io);
     io.simulations = &sims;
     io.samples = o.samples;
@@ -10297,7 +10489,7 @@ DPDEF int dp_policy_improve(const dp_policy *p, const dp_graph *g, const dp_clus
     io.start = o.start;
     io.fallback = &fell;
     io.no_fallback = o.no_fallback;
-    rc = dp_policy_place(&q, g, c, &io, assign, oo, &ms, err);
+    rc = dp__policy_place(&q, g, c, &io, &clk, assign, oo, &ms, err);
     if (rc == DP_ERR_INFEASIBLE) ms = HUGE_VAL;   /* training may still have found one within memory */
     else if (rc) goto done;
     if (best < ms && dp__limited(c)) {
@@ -10321,9 +10513,10 @@ DPDEF int dp_policy_improve(const dp_policy *p, const dp_graph *g, const dp_clus
         prio = (double *)dp__alloc((size_t)g->n_ops + 1, sizeof(double), err, "improve");
         if (!prio) { rc = DP_ERR_NOMEM; goto done; }
         if ((rc = dp_sim_init(&s, g, c, err))) goto done;
-        if ((rc = dp__polish(&s, g, c, o.polish, o.order, oo, prio, assign, &ms, &sims, err))) goto done;
+        if ((rc = dp__polish(&s, g, c, o.polish, o.order, oo, prio, &clk, assign, &ms, &sims, err))) goto done;
     }
     if (o.fallback) *o.fallback = fell;
+    if (o.time_limited && clk.stopped) *o.time_limited = DP_TIME_LIMITED;
     if (o.simulations) *o.simulations = tr.simulations + sims;
     if (order) memcpy(order, oo, sizeof(int) * (size_t)g->n_ops);
     if (makespan) *makespan = ms;

@@ -168,6 +168,17 @@ json_check "$T/out" "j['time_limited'] is True and j['makespan'] >= j['lower_bou
 if [ $(( $(date +%s) - t0 )) -lt 10 ]; then ok; else bad "anneal --time-limit 0.5 ran $(( $(date +%s) - t0 )) s"; fi
 expect 0 "place enumopt --time-limit (text)" "$D" place "$T/l.dpg" --method enumopt --devices 3 --time-limit 1e-6
 contains "$T/out" "stopped by --time-limit" "enumopt --time-limit says it stopped"
+# a limit not reached changes nothing (the seconds aside)
+expect 0 "place anneal, no --time-limit" "$D" place "$T/l.dpg" --method anneal --devices 3 --budget 500 --json
+python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); j.pop("seconds"); print(json.dumps(j, sort_keys=True))' "$T/out" >"$T/nolimit.json" 2>/dev/null
+expect 0 "place anneal, --time-limit not reached" "$D" place "$T/l.dpg" --method anneal --devices 3 --budget 500 --time-limit 1000 --json
+json_check "$T/out" "j.pop('time_limited') is False and j.pop('stopped_by') is None and j.pop('seconds') >= 0 and json.dumps(j, sort_keys=True) == open('$T/nolimit.json').read().strip()" "anneal: a time limit not reached, the same answer"
+# bench: a row a clock stopped is marked '~', the legend says by what
+expect 0 "bench anneal --time-limit" "$D" bench "$T/l.dpg" --methods cp,anneal --devices 3 --budget 2000000000 --time-limit 0.2
+contains "$T/out" "anneal .*[0-9]~ " "bench marks the stopped row '~'"
+contains "$T/out" "^~ stopped by --time-limit 0.2 s" "bench's legend for '~'"
+expect 0 "bench anneal --time-limit --json" "$D" bench "$T/l.dpg" --methods cp,anneal --devices 3 --budget 2000000000 --time-limit 0.2 --json
+json_check "$T/out" "[(r['time_limited'], r['stopped_by']) for r in j] == [(False, None), (True, 'time-limit')]" "bench --json: time_limited and stopped_by per row"
 expect 0 "place on a preset" "$D" place "$T/l.dpg" --method heft --cluster homogeneous:2 --json
 json_check "$T/out" "j['devices'] == 2" "--cluster homogeneous:2 gives 2 devices"
 printf 'doppler-cluster 1\ndevices 3\nlink serial\nspeed 2\n' >"$T/c.dpc"
@@ -413,6 +424,19 @@ if cmp -s "$T/p.dpl" "$T/p2.dpl"; then ok; else bad "same seed, different policy
 expect 0 "train --json with stage real" "$D" train "$G" --stages il,real --episodes 5,5 --hidden 8 --layers 1 --shared-gnn --order priority --lr 1e-3 --entropy 0.01 --out "$T/p3.dpl" --json
 contains "$T/err" "no --backend given, costs come from the simulator" "stage real says it runs on the simulator"
 json_check "$T/out" "j['episodes'] == 10 and [s['stage'] for s in j['stages']] == ['il', 'real'] and j['shared_gnn'] and j['greedy'][0]['ratio'] >= 1 - 1e-12" "train --json summary"
+# train --time-limit: stopped after the first episode past it, the policy
+# at the stop written and usable; --progress on stderr (not a terminal)
+t0=$(date +%s)
+expect 0 "train --time-limit --progress" "$D" train "$G" --stages il,sim --episodes 100000,100000 --hidden 8 --layers 1 --time-limit 1.5 --progress --out "$T/tl.dpl"
+contains "$T/out" "^stopped by --time-limit 1.5 s: the policy is the one at the stop" "train --time-limit says it stopped"
+contains "$T/err" "^train: [0-9]* of 100000 ([0-9]*%) il episodes, best makespan .*, [0-9]* s left$" "train --progress: stage, episodes and time left on stderr"
+if [ $(( $(date +%s) - t0 )) -lt 15 ]; then ok; else bad "train --time-limit 1.5 ran $(( $(date +%s) - t0 )) s"; fi
+expect 0 "place with the time-limited policy" "$D" place "$G" --method doppler --policy "$T/tl.dpl" --json
+expect 0 "train --time-limit --json" "$D" train "$G" --stages il,sim --episodes 100000,100000 --hidden 8 --layers 1 --time-limit 0.5 --out "$T/tl.dpl" --json
+json_check "$T/out" "j['time_limited'] is True and 0 < j['episodes'] < 200000" "train --json: time_limited"
+expect 0 "train --time-limit not reached" "$D" "${TR[@]}" --time-limit 1000 --out "$T/p4.dpl" --json
+json_check "$T/out" "j['time_limited'] is False" "train --json: a time limit not reached"
+if cmp -s "$T/p.dpl" "$T/p4.dpl"; then ok; else bad "train: a time limit not reached changed the policy file"; fi
 expect 0 "place --method doppler" "$D" place "$G" --method doppler --policy "$T/p.dpl" --json --out "$T/d.assign"
 cp "$T/out" "$T/d.json"
 json_check "$T/d.json" "j['method'] == 'doppler' and len(j['assignment']) == 50 and sorted(j['sel_order']) == list(range(50)) and j['makespan'] >= j['lower_bound'] * (1 - 1e-12) and all(k in j for k in ('ratio','seconds'))" "place doppler --json"
@@ -444,6 +468,21 @@ json_check "$T/out" "j['makespan'] == json.load(open('$T/pol.json'))['makespan']
 expect 2 "place cp --polish" "$D" place "$G" --method cp --polish 2
 contains "$T/err" "enumopt --start" "--polish with a heuristic points to enumopt"
 expect 2 "place doppler --polish 101" "$D" place "$G" --method doppler --polish 101
+# --time-limit and --progress for the learned placer's searches: samples,
+# --polish and --improve stop at the limit with the best so far
+expect 0 "place doppler --polish --time-limit" "$D" place "$G" --method doppler --polish 100 --time-limit 1e-6 --json
+json_check "$T/out" "j['time_limited'] is True and j['stopped_by'] == 'time-limit' and j['makespan'] >= j['lower_bound'] * (1 - 1e-12)" "doppler --polish --time-limit says it stopped"
+expect 0 "place doppler --polish 2 --time-limit, not reached" "$D" place "$G" --method doppler --polish 2 --time-limit 1000 --json
+json_check "$T/out" "j['time_limited'] is False and j['makespan'] == json.load(open('$T/pol.json'))['makespan'] and j['assignment'] == json.load(open('$T/pol.json'))['assignment']" "doppler --polish: a time limit not reached, the same answer"
+t0=$(date +%s)
+expect 0 "place doppler --improve --time-limit --progress" "$D" place "$G" --method doppler --improve 100000 --time-limit 1.5 --progress
+contains "$T/out" "stopped by --time-limit 1.5 s" "doppler --improve --time-limit says it stopped"
+contains "$T/err" "^doppler: [0-9]* of 100000 ([0-9]*%) episodes, best makespan [0-9.e+]*, [0-9]* s, [0-9]* s left$" "doppler --improve --progress: episodes and time left on stderr"
+if [ $(( $(date +%s) - t0 )) -lt 10 ]; then ok; else bad "doppler --improve --time-limit 1.5 ran $(( $(date +%s) - t0 )) s"; fi
+expect 2 "place doppler greedy --time-limit" "$D" place "$G" --method doppler --samples 0 --time-limit 5
+contains "$T/err" "--time-limit applies to doppler's samples, --improve and --polish" "a greedy placement has nothing to stop"
+expect 0 "place doppler, pretrained samples, --time-limit" "$D" place "$G" --method doppler --time-limit 1000 --json
+json_check "$T/out" "j['time_limited'] is False and j['samples'] == 64" "the pretrained policy's samples take --time-limit"
 expect 0 "place doppler, the pretrained policy, --samples 0" "$D" place "$G" --method doppler --samples 0 --json
 json_check "$T/out" "j['samples'] == 0 and j['simulations'] == 2 and 'pretrained' in j['policy']" "pretrained, greedy only (and the single-device fallback scored)"
 expect 2 "place placeto without --policy" "$D" place "$G" --method placeto
@@ -731,7 +770,10 @@ fi
 expect 2 "place heft --budget" "$D" place graphs/layered_50.dpg --method heft --budget 5
 contains "$T/err" "--budget applies to --method anneal" "--budget names the method it applies to"
 expect 2 "place heft --time-limit" "$D" place graphs/layered_50.dpg --method heft --time-limit 5
-contains "$T/err" "--time-limit applies to --method anneal and enumopt" "--time-limit names the methods it applies to"
+contains "$T/err" "--time-limit applies to --method anneal, enumopt, doppler and placeto" "--time-limit names the methods it applies to"
+expect 2 "bench cp,heft --time-limit" "$D" bench graphs/layered_50.dpg --methods cp,heft --time-limit 5
+contains "$T/err" "--time-limit applies to methods anneal, enumopt, doppler and placeto" "bench --time-limit without a search"
+expect 2 "sim --time-limit" "$D" sim graphs/layered_50.dpg --assign "$T/none.assign" --time-limit 5
 expect 2 "place cp --start" "$D" place graphs/layered_50.dpg --method cp --start "$T/none.assign"
 contains "$T/err" "--start applies to --method enumopt and anneal" "--start names the methods it applies to"
 expect 2 "place heft --progress" "$D" place graphs/layered_50.dpg --method heft --progress

@@ -18,9 +18,10 @@
                        [--op-logits R] [--op-prior K] [--op-restart N]
                        [--step-baseline on|off] [--anchor X|off]
                        [--anchor-rate R] [--select N|off] [--order fifo|priority]
-                       [--seed S] [--curve OUT.csv]
+                       [--seed S] [--time-limit S] [--progress] [--curve OUT.csv]
                        [--curve-svg OUT.svg] [--json]
-       doppler place   GRAPH --method doppler [--policy POLICY.dpl] [--samples K] [--polish P] ...
+       doppler place   GRAPH --method doppler [--policy POLICY.dpl] [--samples K] [--polish P]
+                       [--improve E] [--time-limit S] [--progress] ...
        doppler convert IN OUT [--to FORMAT]
        doppler gen     layered|random [--nodes N] [--width W] [--density D]
                        [--regularity R] [--jump J] [--ccr C] [--seed S] -o GRAPH
@@ -187,15 +188,17 @@ static const char *help_place =
     "                 the other methods do not depend on it)\n"
     "  --order O      runtime order scoring placements: fifo (default), priority\n"
     "                 (doppler: SEL's op order is the priority)\n"
-    "  --budget B     anneal: simulations (default 20 x ops x devices)\n"
-    "  --time-limit S anneal, enumopt: stop the search after S seconds with the\n"
-    "                 best placement found so far (the output says so; timing\n"
-    "                 makes the answer vary from run to run)\n"
+    "  --budget B     anneal: simulations (default 20 x ops x devices, stopped\n"
+    "                 after 30 s if not spent by then: the output says so)\n"
+    "  --time-limit S anneal, enumopt, and doppler's and placeto's samples,\n"
+    "                 --improve and --polish: stop the search S seconds after\n"
+    "                 it began with the best placement found so far (the output\n"
+    "                 says so; timing makes the answer vary from run to run)\n"
     "  --start A      enumopt, anneal: initial assignment file (default: cp's; a\n"
     "                 .json name: a mapping file, as --out writes)\n"
-    "  --progress     anneal, enumopt: the simulations run and the best makespan\n"
-    "                 on stderr about once a second (without it too when stderr\n"
-    "                 is a terminal)\n"
+    "  --progress     the searches (as --time-limit): how far, the best makespan\n"
+    "                 and the time left on stderr about once a second (without\n"
+    "                 it too when stderr is a terminal)\n"
     "  --out A, -o A  write the assignment (line i: device of node i); A ending\n"
     "                 in .json: the mapping {source name: device} (the names the\n"
     "                 ops had in the model, e.g. ONNX node names; op names where\n"
@@ -206,7 +209,10 @@ static const char *help_place =
     "  --format F     graph format: native, doppler, stg (default: detect)\n"
     "  --json         one JSON object (with the assignment and fallback: \"single\"\n"
     "                 when the best single device was the answer, else null;\n"
-    "                 doppler adds sel_order, the ops in the order SEL chose them)\n";
+    "                 doppler adds sel_order, the ops in the order SEL chose them;\n"
+    "                 with --time-limit, or where anneal's default time bound\n"
+    "                 stopped it, time_limited and stopped_by: \"time-limit\",\n"
+    "                 \"time-bound\" or null)\n";
 
 static const char *help_sim =
     "usage: doppler sim GRAPH --assign A [--devices N | --cluster C] [OPTIONS]\n"
@@ -256,11 +262,13 @@ static const char *help_bench =
     HELP_CLUSTER_MORE
     "  --seed S       seed of random and anneal (default 1)\n"
     "  --order O      fifo (default) or priority\n"
-    "  --budget B     anneal: simulations (default 20 x ops x devices)\n"
-    "  --time-limit S anneal, enumopt: at most S seconds of search a graph, the\n"
-    "                 best placement found so far then\n"
-    "  --progress     anneal, enumopt: the search's progress on stderr about\n"
-    "                 once a second (without it too when stderr is a terminal)\n"
+    "  --budget B     anneal: simulations (default 20 x ops x devices, stopped\n"
+    "                 after 30 s if not spent by then: marked '~')\n"
+    "  --time-limit S anneal, enumopt, doppler, placeto: at most S seconds of\n"
+    "                 search a graph, the best placement found so far then\n"
+    "                 (marked '~'; JSON: time_limited, stopped_by)\n"
+    "  --progress     the searches' progress on stderr about once a second\n"
+    "                 (without it too when stderr is a terminal)\n"
     "  --format F     graph format: native, doppler, stg (default: detect)\n"
     "  --json         a JSON array, one object per row\n"
     "  --md           the table as markdown\n";
@@ -274,7 +282,8 @@ static const char *help_train =
     "REINFORCE against the simulator; real is REINFORCE against a runtime's cost:\n"
     "the executor's measured wall time with --backend cpu|cuda, else the simulator\n"
     "(said in the output). On a terminal\n"
-    "one line shows the progress; otherwise one summary line per stage.\n"
+    "one line shows the progress; otherwise one summary line per stage (and\n"
+    "with --progress, or stderr a terminal, progress lines on stderr).\n"
     "With --algo placeto it trains a Placeto policy instead: each episode sweeps\n"
     "the ops in topological order from a starting placement (--from), moving each\n"
     "to the device the policy picks, stage sim only; at every step the op is\n"
@@ -368,6 +377,13 @@ static const char *help_train =
     "                  is farther, so it cannot saturate onto one device\n"
     "                  (default 4; off: the paper's REINFORCE)\n"
     "  --anchor-rate R how fast that weight moves (default 1e-3)\n"
+    "  --time-limit S  stop training after the first episode that ends S seconds\n"
+    "                  after it began: the policy at the stop is written (a stage\n"
+    "                  with --select keeps its best-scored parameters; the later\n"
+    "                  stages do not run) and the output says so\n"
+    "  --progress      the stage, episodes run, best cost and time left on stderr\n"
+    "                  about once a second where the terminal display is not\n"
+    "                  shown (without it too when stderr is a terminal)\n"
     "  --select N|off  REINFORCE stages: score the greedy placement every N\n"
     "                  episodes (and at the stage's start and end) and keep the\n"
     "                  best parameters (default: every 1/20 of stage sim; stage\n"
@@ -535,7 +551,7 @@ typedef struct cli {
     uint64_t seed;
     dp_order order;
     int budget;
-    double time_limit;     /* anneal, enumopt: seconds of search (0: none) */
+    double time_limit;     /* the searches (place, bench) and train: seconds (0: none) */
     /* learning */
     const char *policy, *policy2, *stages, *episodes, *lr, *curve, *curve_svg;
     const char *algo, *from, *init;
@@ -559,7 +575,7 @@ typedef struct cli {
     const char *backend, *trace_svg;
     int reps, no_verify;
     dp_dispatch_mode dispatch;
-    int progress;           /* --progress: anneal's and enumopt's on stderr */
+    int progress;           /* --progress: the searches' and training's on stderr */
     char given[1024];       /* " name" of every option given, once each   */
 } cli;
 
@@ -1251,6 +1267,22 @@ static const char *fallback_name(int fallback)
     return fallback == 2 ? "pipeline" : fallback ? "single" : NULL;
 }
 
+/* What stopped a search before its end (dp_place_result.time_limited),
+   as the JSON's stopped_by says it: NULL when nothing did */
+static const char *stopped_by_name(int time_limited)
+{
+    return time_limited == DP_TIME_LIMITED ? "time-limit" : time_limited == DP_TIME_BOUNDED ? "time-bound" : NULL;
+}
+
+/* time_limited and stopped_by, in JSON where a limit was given or a
+   default bound reached */
+static void json_time_limited(const cli *o, const dp_place_result *res)
+{
+    if (!o->time_limit && !res->time_limited) return;
+    printf(", \"time_limited\": %s", res->time_limited ? "true" : "false");
+    json_key_str(stdout, "stopped_by", stopped_by_name(res->time_limited));
+}
+
 static int parse_method(const char *name, int *m)
 {
     dp_method dm;
@@ -1333,13 +1365,58 @@ static const dp_policy *policy_for(const policies *ps, int m, const char **path)
     return NULL;
 }
 
+/* --progress (or stderr a terminal): a search's progress on stderr about
+   once a second: what, how far, the best makespan so far, the seconds run
+   and, under a time limit (or anneal's default time bound), the seconds
+   left. On a terminal one line is redrawn, else a line each time. */
+typedef struct progress_ctx {
+    const char *method;
+    double t0, limit;   /* limit: seconds (0: none) */
+    int tty, shown;
+} progress_ctx;
+
+static void progress_line(progress_ctx *p, long done, long total, const char *what, double best)
+{
+    char of[64] = "", left[48] = "", bb[32] = "none yet";
+    double secs = dp_now() - p->t0;
+    if (total > 0) snprintf(of, sizeof of, " of %ld (%.0f%%)", total, 100.0 * (double)done / (double)total);
+    if (p->limit > 0) snprintf(left, sizeof left, ", %.0f s left", p->limit > secs ? p->limit - secs : 0.0);
+    if (best < HUGE_VAL) snprintf(bb, sizeof bb, "%g", best);
+    fprintf(stderr, "%s%s: %ld%s %s, best makespan %s, %.0f s%s%s", p->tty ? "\r" : "", p->method, done, of, what, bb,
+            secs, left, p->tty ? "\033[K" : "\n");
+    fflush(stderr);
+    p->shown = 1;
+}
+
+/* anneal's and enumopt's (dp_place_opts.progress) */
+static void show_progress(void *ctx, long sims, long total, double best)
+{
+    progress_ctx *p = (progress_ctx *)ctx;
+    progress_line(p, sims, total, "simulations", best);
+}
+
+/* the learned placers' samples, polish and episodes (dp_infer_opts.progress) */
+static void show_step_progress(void *ctx, const char *step, long done, long total, double best)
+{
+    progress_ctx *p = (progress_ctx *)ctx;
+    progress_line(p, done, total, !strcmp(step, "polish") ? "polish simulations" : step, best);
+}
+
+/* The progress line done with: cleared on a terminal */
+static void progress_end(const progress_ctx *p)
+{
+    if (p->shown && p->tty) fputs("\r\033[K", stderr);
+}
+
 /* Places g with a learned policy: greedy, or the best of greedy and
    o->samples samples; with --improve E first E REINFORCE episodes on g
-   with a copy of p (DOPPLER's deployment stage). order gets SEL's op order
-   (placeto: its visit order), *fallback 1 when the best single device
-   replaced the policy's answer. Returns the library's code (e filled). */
-static int place_learned(const cli *o, const dp_policy *p, const dp_graph *g, const dp_cluster *c,
-                         int *assign, int *order, double *makespan, long *sims, int *fallback, dp_error *e)
+   with a copy of p (DOPPLER's deployment stage); within --time-limit.
+   order gets SEL's op order (placeto: its visit order); res the makespan,
+   simulations, fallback (1 when the best single device replaced the
+   policy's answer) and time_limited. Returns the library's code (e
+   filled). */
+static int place_learned(const cli *o, const dp_policy *p, const dp_graph *g, const dp_cluster *c, progress_ctx *pc,
+                         int *assign, int *order, dp_place_result *res, dp_error *e)
 {
     int rc;
     if (o->improve) {
@@ -1353,9 +1430,12 @@ static int place_learned(const cli *o, const dp_policy *p, const dp_graph *g, co
         im.op_logits = o->op_logits;
         im.op_prior = o->op_prior;
         im.op_restart = o->op_restart;
-        im.simulations = sims;
-        im.fallback = fallback;
-        rc = dp_policy_improve(p, g, c, &im, assign, order, makespan, e);
+        im.simulations = &res->simulations;
+        im.fallback = &res->fallback;
+        im.time_limit = o->time_limit;
+        im.time_limited = &res->time_limited;
+        if (pc) { im.progress = show_step_progress; im.progress_ctx = pc; }
+        rc = dp_policy_improve(p, g, c, &im, assign, order, &res->makespan, e);
     } else {
         dp_infer_opts io = {0};
         io.samples = o->samples;
@@ -1363,10 +1443,14 @@ static int place_learned(const cli *o, const dp_policy *p, const dp_graph *g, co
         io.order = o->order;
         io.start = o->from;
         io.polish = o->polish;
-        io.simulations = sims;
-        io.fallback = fallback;
-        rc = dp_policy_place(p, g, c, &io, assign, order, makespan, e);
+        io.simulations = &res->simulations;
+        io.fallback = &res->fallback;
+        io.time_limit = o->time_limit;
+        io.time_limited = &res->time_limited;
+        if (pc) { io.progress = show_step_progress; io.progress_ctx = pc; }
+        rc = dp_policy_place(p, g, c, &io, assign, order, &res->makespan, e);
     }
+    res->schedule_length = res->makespan;
     return rc;
 }
 
@@ -1514,52 +1598,38 @@ static int cmd_info(cli *o)
 }
 
 /* Places g with method m (learned ones with policy p), timed into *secs;
-   res gets the makespan, the schedule length, the simulations made and
-   whether the best single device replaced the method's answer (fallback).
+   res gets the makespan, the schedule length, the simulations made,
+   whether the best single device replaced the method's answer (fallback)
+   and whether a clock stopped the search (time_limited). With --progress
+   or stderr a terminal, the searches report on stderr.
    Returns 0 or the library's code (DP_ERR_INFEASIBLE: nothing fits the
    devices' memory); a failure is reported, naming path and the method
    when path is given, and e (may be NULL) gets it. */
-/* place/bench --progress (or stderr a terminal): anneal's and enumopt's
-   searches report on stderr about once a second */
-typedef struct progress_ctx { const char *method; double t0; int tty, shown; } progress_ctx;
-
-static void show_progress(void *ctx, long sims, long total, double best)
-{
-    progress_ctx *p = (progress_ctx *)ctx;
-    char of[64] = "";
-    if (total > 0) snprintf(of, sizeof of, " of %ld (%.0f%%)", total, 100.0 * (double)sims / (double)total);
-    fprintf(stderr, "%s%s: %ld%s simulations, best makespan %g, %.0f s%s", p->tty ? "\r" : "", p->method, sims, of, best,
-            dp_now() - p->t0, p->tty ? "\033[K" : "\n");
-    fflush(stderr);
-    p->shown = 1;
-}
-
 static int run_method(const cli *o, int m, const dp_policy *p, const dp_graph *g, const dp_cluster *c,
                       const int *start, int *assign, int *order, dp_place_result *res, double *secs,
                       const char *path, dp_error *err)
 {
     dp_error e = {0};
     dp_place_opts po = {0};
-    progress_ctx pc = {method_name(m), dp_now(), isatty(2), 0};
-    int rc;
+    progress_ctx pc = {method_name(m), dp_now(), o->time_limit, isatty(2), 0};
+    int rc, report = (o->progress || pc.tty) && (m == DP_METHOD_ANNEAL || m == DP_METHOD_ENUMOPT || LEARNED(m));
     po.seed = o->seed;
     po.order = o->order;
     po.budget = o->budget;
     po.time_limit = o->time_limit;
     po.start = start;
-    if ((m == DP_METHOD_ANNEAL || m == DP_METHOD_ENUMOPT) && (o->progress || pc.tty)) {
+    if (m == DP_METHOD_ANNEAL && !o->budget && !o->time_limit) pc.limit = DP_ANNEAL_TIME_BOUND;   /* its default bound */
+    if (report && !LEARNED(m)) {
         po.progress = show_progress;
         po.progress_ctx = &pc;
     }
     memset(res, 0, sizeof *res);
     double t0 = dp_now();
-    if (LEARNED(m)) {
-        rc = place_learned(o, p, g, c, assign, order, &res->makespan, &res->simulations, &res->fallback, &e);
-        res->schedule_length = res->makespan;
-    } else {
+    if (LEARNED(m))
+        rc = place_learned(o, p, g, c, report ? &pc : NULL, assign, order, res, &e);
+    else
         rc = dp_place((dp_method)m, g, c, &po, assign, res, &e);
-        if (pc.shown && pc.tty) fputs("\r\033[K", stderr);   /* the progress line cleared */
-    }
+    progress_end(&pc);
     *secs = dp_now() - t0;
     if (rc) {
         if (!e.code) e.code = (dp_code)rc;
@@ -1641,7 +1711,7 @@ static void place_print_json(const cli *o, const placed *p)
     }
     printf(", \"devices\": %d", p->c->n);
     json_key_str(stdout, "fallback", fallback_name(p->res.fallback));
-    if (o->time_limit) printf(", \"time_limited\": %s", p->res.time_limited ? "true" : "false");
+    json_time_limited(o, &p->res);
     json_result(o, &p->res, p->lb, p->secs, p->assign, p->g->n_ops);
     if (p->order) {
         fputs(p->m == METHOD_PLACETO ? ", \"visit_order\": [" : ", \"sel_order\": [", stdout);
@@ -1687,8 +1757,11 @@ static void place_print_text(const cli *o, const placed *p)
         printf("%-16s single device %d: better than %s's own answer (or %s found none within memory)\n",
                "fallback", p->g->n_ops > 0 ? p->assign[0] : 0, method_name(p->m), method_name(p->m));
     printf("%-16s %ld\n", "simulations", p->res.simulations);
-    if (p->res.time_limited)
+    if (p->res.time_limited == DP_TIME_LIMITED)
         printf("%-16s stopped by --time-limit %g s: the best placement found so far\n", "time limit", o->time_limit);
+    else if (p->res.time_limited == DP_TIME_BOUNDED)
+        printf("%-16s stopped by anneal's default time bound, %g s (no --budget or --time-limit given): the best placement found so far\n",
+               "time limit", DP_ANNEAL_TIME_BOUND);
     printf("%-16s %.4g\n", "seconds", p->secs);
     if (o->out) printf("%-16s %s\n", "assignment", o->out);
     if (o->gantt) printf("%-16s %s\n", "gantt", o->gantt);
@@ -1985,6 +2058,7 @@ static void bench_row(const cli *o, const bench_table *t, const char *path, cons
         if (!res) json_key_str(stdout, "reason", why);
         json_key_str(stdout, "fallback", fallback_name(res ? res->fallback : 0));
         if (res) {
+            json_time_limited(o, res);
             json_result(o, res, lb, secs, assign, g->n_ops);
         } else {
             json_key_str(stdout, "order", order_name(o->order));
@@ -1996,12 +2070,13 @@ static void bench_row(const cli *o, const bench_table *t, const char *path, cons
         }
         printf("}");
     } else {
-        /* the makespan, '*' when it is the best single device's (the
-           legend under the table), or "infeasible" */
+        /* the makespan, '*' when it is the best single device's, '~'
+           when a clock stopped the search (the legends under the table),
+           or "infeasible" */
         char rb[32], mb[48], gb[256];
         const char *sep = t->sep;
         if (!res) snprintf(mb, sizeof mb, "infeasible");
-        else snprintf(mb, sizeof mb, "%.6g%s", res->makespan, !res->fallback ? "" : o->md ? "\\*" : "*");
+        else snprintf(mb, sizeof mb, "%.6g%s%s", res->makespan, !res->fallback ? "" : o->md ? "\\*" : "*", res->time_limited ? "~" : "");
         printf("%s%-*s%s%6d%s%7d%s%-*s%s%12s%s%12.6g%s%7s%s%10.6f%s\n", t->lead, t->wg,
                base_name(path, gb, sizeof gb), sep, g->n_ops, sep, c->n, sep, t->wm,
                method_name(m), sep, mb, sep, lb, sep,
@@ -2011,10 +2086,11 @@ static void bench_row(const cli *o, const bench_table *t, const char *path, cons
 
 /* Every method on the graph at path: one row each; a method that finds
    no placement within the devices' memory gets an infeasible cell and the
-   others go on. rows counts the rows printed so far (JSON separators),
-   *fell those where the best single device replaced the method's answer. */
+   others go on. rows counts the rows printed so far (JSON separators);
+   *fell is set where the best single device replaced the method's answer,
+   *stopped where a clock stopped its search. */
 static int bench_graph(const cli *o, const char *path, const int *ms, int n_ms, const dp_policy *const pol_of[2],
-                       const bench_table *t, bench_best *best, int *rows, int *fell)
+                       const bench_table *t, bench_best *best, int *rows, int *fell, int *stopped)
 {
     dp_graph g;
     dp_cluster c;
@@ -2040,6 +2116,7 @@ static int bench_graph(const cli *o, const char *path, const int *ms, int n_ms, 
             snprintf(best->name, sizeof best->name, "%s%s", method_name(ms[k]), res.fallback ? "*" : "");
         }
         if (!prc && res.fallback) *fell = 1;
+        if (!prc && res.time_limited) *stopped = 1;
         bench_row(o, t, path, &g, &c, ms[k], prc ? NULL : &res, e.msg, lb, secs, assign, *rows);
         (*rows)++;
         fflush(stdout);
@@ -2054,7 +2131,7 @@ static int bench_graph(const cli *o, const char *path, const int *ms, int n_ms, 
 static int cmd_bench(cli *o)
 {
     if (o->n_pos < 1) return usage(o->cmd, "expects at least one GRAPH");
-    int ms[64], n_ms, rc, rows = 0, fell = 0;
+    int ms[64], n_ms, rc, rows = 0, fell = 0, stopped = 0;
     policies ps;
     const dp_policy *pol_of[2];
     bench_table t;
@@ -2066,11 +2143,17 @@ static int cmd_bench(cli *o)
     if (!best) { policies_free(&ps); return oom(); }
     bench_header(o, ms, n_ms, &t);
     for (int i = 0; i < o->n_pos; i++)
-        if (bench_graph(o, o->pos[i], ms, n_ms, pol_of, &t, &best[i], &rows, &fell)) rc = EXIT_FAIL;
+        if (bench_graph(o, o->pos[i], ms, n_ms, pol_of, &t, &best[i], &rows, &fell, &stopped)) rc = EXIT_FAIL;
     policies_free(&ps);
     if (fell && !o->json)
         printf("%s%s a fallback: the best single device, which beat the method's own placement (or the method found none within memory), or for a learned method whose placements all met a memory dead end, pipeline's\n",
                o->md ? "\n" : "", o->md ? "\\*" : "*");
+    if (stopped && !o->json) {
+        const char *gap = o->md && !fell ? "\n" : "";
+        if (o->time_limit) printf("%s~ stopped by --time-limit %g s: the best placement found so far\n", gap, o->time_limit);
+        else printf("%s~ stopped by anneal's default time bound, %g s (no --budget or --time-limit given): the best placement found so far\n",
+                    gap, DP_ANNEAL_TIME_BOUND);
+    }
     if (o->json) {
         printf("%s]\n", rows ? "\n" : "");
     } else if (!o->md) {
@@ -2112,6 +2195,11 @@ typedef struct train_ctx {
     double last_draw;
     dp_episode_info last;
     stage_sum sum[DP_STAGE__COUNT];
+    /* --progress (or stderr a terminal) where the display above is not
+       shown: progress_line's on stderr about once a second */
+    progress_ctx pc;
+    int report;
+    double next_report;
 } train_ctx;
 
 static void window_means(const train_ctx *t, double *mean, double *mean_ratio)
@@ -2176,18 +2264,24 @@ static int on_episode(void *ctx, const dp_episode_info *i)
         double now = dp_now();
         if (now - t->last_draw >= 0.1 || i->episode + 1 == i->episodes) {
             double mean, mean_ratio;
+            char line[512], left[48] = "";
             t->last_draw = now;
             window_means(t, &mean, &mean_ratio);
-            char line[512];
+            if (t->pc.limit > 0) snprintf(left, sizeof left, " left %.0f s", fmax(0, t->pc.limit - (now - t->pc.t0)));
             snprintf(line, sizeof line, "%s %d/%d %.0f/s last %.4g %.2fx mean%d %.4g %.2fx "
-                     "best %.4g %.2fx eps %.2f loss %.2g",
+                     "best %.4g %.2fx eps %.2f loss %.2g%s",
                      dp_stage_name(i->stage), i->episode + 1, i->episodes,
                      i->seconds > 0 ? (i->episode + 1) / i->seconds : 0.0, i->cost, r,
-                     MEAN_WINDOW, mean, mean_ratio, t->best, t->best_ratio, i->epsilon, i->loss);
+                     MEAN_WINDOW, mean, mean_ratio, t->best, t->best_ratio, i->epsilon, i->loss, left);
             if (t->cols > 1 && (int)strlen(line) >= t->cols) line[t->cols - 1] = 0;
             fprintf(t->out, "\r\033[K%s", line);
             fflush(t->out);
         }
+    } else if (t->report && dp_now() >= t->next_report) {
+        char what[64];
+        t->next_report = dp_now() + 1;
+        snprintf(what, sizeof what, "%s episodes", dp_stage_name(i->stage));
+        progress_line(&t->pc, i->episode + 1, i->episodes, what, t->best);
     }
     return 0;
 }
@@ -2324,6 +2418,7 @@ static void train_opts_from_cli(const cli *o, train_set *ts, train_ctx *t, dp_tr
     to->on_episode = on_episode;
     to->on_episode_ctx = t;
     to->clusters = ts->csp;
+    to->time_limit = o->time_limit;
 }
 
 /* Stage real's cost: the executor's wall time with --backend, else the
@@ -2493,6 +2588,7 @@ static void train_print_json(const cli *o, const train_set *ts, const train_ctx 
     }
     printf(", \"seed\": %llu, \"episodes\": %ld, \"simulations\": %ld",
            (unsigned long long)o->seed, res->episodes, res->simulations);
+    if (o->time_limit) printf(", \"time_limited\": %s", res->time_limited ? "true" : "false");
     json_key_num(stdout, "seconds", res->seconds);
     json_key_num(stdout, "episodes_per_second", res->seconds > 0 ? res->episodes / res->seconds : 0);
     json_key_str(stdout, "real_costs", !have_real ? NULL : !o->backend ? "simulator" : !strcmp(o->backend, "cuda") ? "cuda executor" : !strcmp(o->backend, "mpi") ? "mpi executor" : "cpu executor");
@@ -2539,6 +2635,9 @@ static void train_print_text(const cli *o, const train_set *ts, const dp_train_o
     char rb[32], gb[256];
     printf("trained %ld episodes, %ld simulations, in %.2f s (%.1f episodes/s)\n", res->episodes, res->simulations,
            res->seconds, res->seconds > 0 ? res->episodes / res->seconds : 0);
+    if (res->time_limited)
+        printf("stopped by --time-limit %g s: the policy is the one at the stop (a stage with --select keeps its best-scored parameters; "
+               "the later stages did not run)\n", o->time_limit);
     for (int k = 0; k < DP_STAGE__COUNT; k++)
         if (to->episodes[k] && res->kept[k] >= 0)
             printf("stage %s kept the parameters after its episode %d of %d (the best greedy placement; --select)\n",
@@ -2640,7 +2739,14 @@ static int cmd_train(cli *o)
 
     dp_train_result res;
     memset(&res, 0, sizeof res);
+    t.pc.method = "train";
+    t.pc.t0 = dp_now();
+    t.pc.limit = o->time_limit;
+    t.pc.tty = isatty(2);
+    t.report = !t.tty && (o->progress || t.pc.tty);   /* where the display on t.out is not shown */
+    t.next_report = t.pc.t0 + 1;
     int trc = dp_train(&pol, (const dp_graph *const *)ts.gp, ts.n, NULL, &to, &res, &e);
+    progress_end(&t.pc);
     stage_done(&t);
     if (t.nomem) {
         dp_error m = {DP_ERR_NOMEM, "out of memory recording the training curve"};
@@ -3070,7 +3176,7 @@ static const command commands[] = {
      &help_bench},
     {"train", cmd_train,
      "algo from init devices cluster precision machines internode memory memory-ratio format stages episodes lr hidden layers shared-gnn insertion entropy order seed "
-     "rollouts temperature greedy-baseline self-imitation adv-norm ppo ppo-clip critic critic-lr op-logits op-prior op-restart reinforce tau step-baseline anchor anchor-rate select out out-assign curve curve-svg json backend reps dispatch",
+     "rollouts temperature greedy-baseline self-imitation adv-norm ppo ppo-clip critic critic-lr op-logits op-prior op-restart reinforce tau step-baseline anchor anchor-rate select time-limit progress out out-assign curve curve-svg json backend reps dispatch",
      &help_train},
     {"convert", cmd_convert, "to format", &help_convert},
     {"gen", cmd_gen, "nodes width density regularity jump ccr seed out parts dim batch layers vocab weights", &help_gen},
@@ -3093,14 +3199,19 @@ static int check_applies(const cli *o)
     if (o->no_transfers && !o->gantt) return usage(cmd, "--no-transfers applies to the chart of --gantt F.svg");
     if (!strcmp(cmd, "place") && o->method && !parse_method(o->method, &m)) {   /* else place says */
         int search = m == DP_METHOD_ANNEAL || m == DP_METHOD_ENUMOPT;
+        /* a learned placer searches with samples (the pretrained policy
+           draws 64 unless --samples says), --improve or --polish */
+        int learned_search = LEARNED(m) && (o->improve || o->polish || (o->samples_set ? o->samples > 0 : m == METHOD_DOPPLER && !o->policy));
         if (o->budget && m != DP_METHOD_ANNEAL)
             return usage(cmd, "--budget applies to --method anneal (its simulations), not to %s", method_name(m));
         if (o->start && !search && !LEARNED(m))
             return usage(cmd, "--start applies to --method enumopt and anneal (their first placement), not to %s", method_name(m));
-        if (o->progress && !search)
-            return usage(cmd, "--progress applies to --method anneal and enumopt (the long searches), not to %s", method_name(m));
-        if (o->time_limit && !search)
-            return usage(cmd, "--time-limit applies to --method anneal and enumopt (the long searches), not to %s", method_name(m));
+        if ((o->time_limit || o->progress) && !search && !learned_search) {
+            const char *opt = o->time_limit ? "--time-limit" : "--progress";
+            if (LEARNED(m))
+                return usage(cmd, "%s applies to %s's samples, --improve and --polish (the searches), not to a greedy placement", opt, method_name(m));
+            return usage(cmd, "%s applies to --method anneal, enumopt, doppler and placeto (the searches), not to %s", opt, method_name(m));
+        }
     }
     if (!strcmp(cmd, "bench") && o->methods && strcmp(o->methods, "all") && (o->budget || o->progress || o->time_limit)) {
         char buf[512];
@@ -3109,13 +3220,13 @@ static int check_applies(const cli *o)
         for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ","))
             if (!parse_method(tok, &m)) {
                 anneal |= m == DP_METHOD_ANNEAL;
-                search |= m == DP_METHOD_ANNEAL || m == DP_METHOD_ENUMOPT;
+                search |= m == DP_METHOD_ANNEAL || m == DP_METHOD_ENUMOPT || LEARNED(m);
             }
         if (o->budget && !anneal) return usage(cmd, "--budget applies to method anneal, which --methods %s leaves out", o->methods);
         if (o->progress && !search)
-            return usage(cmd, "--progress applies to methods anneal and enumopt, which --methods %s leaves out", o->methods);
+            return usage(cmd, "--progress applies to methods anneal, enumopt, doppler and placeto, which --methods %s leaves out", o->methods);
         if (o->time_limit && !search)
-            return usage(cmd, "--time-limit applies to methods anneal and enumopt, which --methods %s leaves out", o->methods);
+            return usage(cmd, "--time-limit applies to methods anneal, enumopt, doppler and placeto, which --methods %s leaves out", o->methods);
     }
     if (!strcmp(cmd, "gen") && o->n_pos == 1) {
         const char *shape = o->pos[0];

@@ -365,6 +365,129 @@ static void test_polish(void)
     dp_graph_free(&g);
 }
 
+/* ---- 8. time limits: training, samples, polish, the deployment stage ------
+   Each given more work than it could do in minutes stops at the first
+   look at the clock past its limit, says so, and answers with what it
+   has (the policy at the stop; a placement no worse than the greedy one,
+   simulating to its makespan); a limit not reached changes nothing; a
+   limit that is negative is refused. */
+typedef struct steps_seen { int calls, bad; } steps_seen;
+
+static void on_step(void *ctx, const char *step, long done, long total, double best)
+{
+    steps_seen *s = (steps_seen *)ctx;
+    s->calls++;
+    if (strcmp(step, "samples") || done < 0 || done > total || !(best > 0)) s->bad++;
+}
+
+static void test_time_limits(void)
+{
+    dp_error err;
+    dp_graph g;
+    dp_gen_opts go;
+    dp_policy p, q;
+    dp_train_opts to;
+    dp_train_result tr;
+    dp_infer_opts io;
+    dp_improve_opts im;
+    double t0, greedy = 0, m = 0, m2 = 0, ms = 0;
+    int *a, *a2, lim = -1;
+    memset(&err, 0, sizeof err);
+    memset(&go, 0, sizeof go);
+    go.nodes = 60; go.ccr = 1; go.seed = 9;
+    if (dp_gen(&g, &go, &err)) { CHECK(0, "dp_gen: %s", err.msg); return; }
+    dp_cluster c = cluster(4);
+    dp_policy_opts po;
+    memset(&po, 0, sizeof po);
+    po.hidden = 8; po.layers = 1; po.seed = 4;
+    if (dp_policy_init(&p, &po, &err) || dp_policy_init(&q, &po, &err)) { CHECK(0, "dp_policy_init: %s", err.msg); dp_graph_free(&g); return; }
+    a = (int *)malloc(sizeof(int) * (size_t)g.n_ops);
+    a2 = (int *)malloc(sizeof(int) * (size_t)g.n_ops);
+    const dp_graph *gs[1] = {&g};
+
+    /* training: stages of a million episodes, stopped after 0.3 s */
+    memset(&to, 0, sizeof to);
+    to.episodes[DP_STAGE_IL] = 1000000; to.episodes[DP_STAGE_SIM] = 1000000;
+    to.time_limit = 0.3;
+    t0 = dp_now();
+    CHECK(dp_train(&p, gs, 1, &c, &to, &tr, &err) == 0, "train with a time limit: %s", err.msg);
+    t0 = dp_now() - t0;
+    CHECK(tr.time_limited == DP_TIME_LIMITED && tr.episodes > 0 && tr.episodes < 2000000,
+          "train: time_limited %d after %ld episodes", tr.time_limited, tr.episodes);
+    CHECK(t0 < 0.3 + 2, "train: %g s for a time limit of 0.3 s", t0);
+    memset(&io, 0, sizeof io);
+    CHECK(dp_policy_place(&p, &g, &c, &io, a, NULL, &m, &err) == 0 && m > 0, "the policy at the stop places: %s", err.msg);
+    /* a limit not reached: the same policy as none */
+    memset(&to, 0, sizeof to);
+    to.episodes[DP_STAGE_IL] = 10; to.episodes[DP_STAGE_SIM] = 10;
+    CHECK(dp_train(&q, gs, 1, &c, &to, &tr, &err) == 0 && tr.time_limited == 0, "train: %s", err.msg);
+    dp_policy_free(&p);
+    if (dp_policy_init(&p, &po, &err)) { CHECK(0, "dp_policy_init: %s", err.msg); goto done; }
+    to.time_limit = 1000;
+    CHECK(dp_train(&p, gs, 1, &c, &to, &tr, &err) == 0 && tr.time_limited == 0, "train, limit not reached: %s", err.msg);
+    CHECK(memcmp(p.sel, q.sel, sizeof(double) * (size_t)p.n_sel) == 0 && memcmp(p.plc, q.plc, sizeof(double) * (size_t)p.n_plc) == 0,
+          "train: a time limit not reached changed the policy");
+    to.time_limit = -1;
+    CHECK(dp_train(&p, gs, 1, &c, &to, &tr, &err) == DP_ERR_RANGE && strstr(err.msg, "time limit -1"), "train: negative limit: '%s'", err.msg);
+
+    /* samples and polish: the greedy placement always, then what the
+       limit leaves */
+    memset(&io, 0, sizeof io);
+    CHECK(dp_policy_place(&p, &g, &c, &io, a, NULL, &greedy, &err) == 0, "greedy: %s", err.msg);
+    io.samples = 100000000; io.time_limit = 0.3; io.time_limited = &lim;
+    t0 = dp_now();
+    CHECK(dp_policy_place(&p, &g, &c, &io, a, NULL, &m, &err) == 0, "samples with a time limit: %s", err.msg);
+    t0 = dp_now() - t0;
+    CHECK(lim == DP_TIME_LIMITED && t0 < 0.3 + 2 && m <= greedy, "samples: time_limited %d, %g s, makespan %g (greedy %g)", lim, t0, m, greedy);
+    CHECK(dp_simulate(&g, &c, a, NULL, &ms, &err) == 0 && ms == m, "samples stopped: reported %g, simulated %g", m, ms);
+    io.samples = 0; io.polish = 100; io.time_limit = 1e-9;
+    CHECK(dp_policy_place(&p, &g, &c, &io, a, NULL, &m, &err) == 0 && lim == DP_TIME_LIMITED && m <= greedy,
+          "polish with a time limit: time_limited %d, makespan %g (greedy %g; %s)", lim, m, greedy, err.msg);
+    CHECK(dp_simulate(&g, &c, a, NULL, &ms, &err) == 0 && ms == m, "polish stopped: reported %g, simulated %g", m, ms);
+    io.samples = 16; io.polish = 2; io.time_limit = 0; io.time_limited = NULL;
+    CHECK(dp_policy_place(&p, &g, &c, &io, a, NULL, &m, &err) == 0, "samples + polish: %s", err.msg);
+    io.time_limit = 1000; io.time_limited = &lim;
+    CHECK(dp_policy_place(&p, &g, &c, &io, a2, NULL, &m2, &err) == 0 && lim == 0 && m2 == m && memcmp(a, a2, sizeof(int) * (size_t)g.n_ops) == 0,
+          "samples + polish: a time limit not reached changed the answer (%g, %g)", m, m2);
+    io.time_limit = -1;
+    CHECK(dp_policy_place(&p, &g, &c, &io, a, NULL, &m, &err) == DP_ERR_RANGE, "place: negative time limit not refused");
+    /* progress only reports: the answer is the same with it; any report
+       is of the samples, within their count */
+    {
+        steps_seen seen = {0, 0};
+        memset(&io, 0, sizeof io);
+        io.samples = 3000;
+        CHECK(dp_policy_place(&p, &g, &c, &io, a, NULL, &m, &err) == 0, "samples: %s", err.msg);
+        io.progress = on_step; io.progress_ctx = &seen;
+        CHECK(dp_policy_place(&p, &g, &c, &io, a2, NULL, &m2, &err) == 0 && m2 == m && memcmp(a, a2, sizeof(int) * (size_t)g.n_ops) == 0,
+              "samples: progress changed the answer (%g, %g)", m, m2);
+        CHECK(seen.bad == 0, "progress: %d of %d reports not of the samples within their count", seen.bad, seen.calls);
+    }
+
+    /* the deployment stage: a million episodes stopped after 0.3 s, its
+       answer what it reached; a limit not reached changes nothing */
+    memset(&im, 0, sizeof im);
+    im.episodes = 1000000; im.samples = 4; im.polish = 2; im.time_limit = 0.3; im.time_limited = &lim;
+    t0 = dp_now();
+    CHECK(dp_policy_improve(&p, &g, &c, &im, a, NULL, &m, &err) == 0, "improve with a time limit: %s", err.msg);
+    t0 = dp_now() - t0;
+    CHECK(lim == DP_TIME_LIMITED && t0 < 0.3 + 2, "improve: time_limited %d, %g s", lim, t0);
+    CHECK(dp_simulate(&g, &c, a, NULL, &ms, &err) == 0 && ms == m, "improve stopped: reported %g, simulated %g", m, ms);
+    im.episodes = 20; im.time_limit = 0; im.time_limited = NULL;
+    CHECK(dp_policy_improve(&p, &g, &c, &im, a, NULL, &m, &err) == 0, "improve: %s", err.msg);
+    im.time_limit = 1000; im.time_limited = &lim;
+    CHECK(dp_policy_improve(&p, &g, &c, &im, a2, NULL, &m2, &err) == 0 && lim == 0 && m2 == m && memcmp(a, a2, sizeof(int) * (size_t)g.n_ops) == 0,
+          "improve: a time limit not reached changed the answer (%g, %g)", m, m2);
+    im.time_limit = -1;
+    CHECK(dp_policy_improve(&p, &g, &c, &im, a, NULL, &m, &err) == DP_ERR_RANGE, "improve: negative time limit not refused");
+done:
+    free(a); free(a2);
+    dp_policy_free(&p);
+    dp_policy_free(&q);
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+}
+
 int main(void)
 {
     test_order_to_priority();
@@ -374,5 +497,6 @@ int main(void)
     test_curve_csv();
     test_improve();
     test_polish();
+    test_time_limits();
     return dp_test_done();
 }

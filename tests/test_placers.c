@@ -370,10 +370,9 @@ static void test_memory_capacity(void)
 }
 
 /* dp_place_opts.time_limit: anneal with a budget it could not spend in
-   minutes and enumopt stop at the first check (every 64 simulations) past
-   the limit, with a placement no worse than their start (cp's here) and
-   the result saying so; no limit: time_limited 0; a negative one is
-   refused. */
+   minutes and enumopt stop at the first look at the clock past the limit,
+   with a placement no worse than their start (cp's here) and the result
+   saying so; no limit: time_limited 0; a negative one is refused. */
 static void test_time_limit(void)
 {
     dp_gen_opts go;
@@ -397,7 +396,7 @@ static void test_time_limit(void)
         t0 = dp_now();
         CHECK(place(meth, &g, &c, &po, asg, &res) == 0, "%s with a time limit: %s", dp_method_name(meth), err.msg);
         t0 = dp_now() - t0;
-        CHECK(res.time_limited == 1, "%s: not stopped by its time limit (%ld simulations)", dp_method_name(meth), res.simulations);
+        CHECK(res.time_limited == DP_TIME_LIMITED, "%s: not stopped by its time limit (%ld simulations)", dp_method_name(meth), res.simulations);
         CHECK(t0 < po.time_limit + 2, "%s: %g s for a time limit of %g s", dp_method_name(meth), t0, po.time_limit);
         CHECK(res.makespan <= cp.makespan + 1e-9, "%s stopped at %g, worse than its start (cp) %g", dp_method_name(meth), res.makespan, cp.makespan);
         CHECK_NEAR(res.makespan, simulate(&g, &c, asg, DP_ORDER_FIFO), 1e-9, "time-limited answer re-simulated");
@@ -412,6 +411,73 @@ static void test_time_limit(void)
     dp_graph_free(&g);
 }
 
+/* anneal's default budget, 20 x ops x devices simulations within
+   dp_place_opts.time_bound seconds: a small graph spends its count well
+   within the default bound, exactly as with no bound; a bound too short
+   for the count stops it there (DP_TIME_BOUNDED, no worse than the
+   start); a budget or a time limit given replaces the bound; a bound
+   that is not a number is refused. */
+static void test_time_bound(void)
+{
+    dp_gen_opts go;
+    dp_graph g;
+    dp_place_opts po;
+    dp_place_result res, nob, cp;
+    int *asg, *asg2;
+    double t0;
+    memset(&go, 0, sizeof go);
+    go.nodes = 30; go.shape = DP_GEN_LAYERED; go.ccr = 1; go.seed = 3;
+    if (dp_gen(&g, &go, &err) != 0) { CHECK(0, "gen: %s", err.msg); return; }
+    dp_cluster c = cluster(4);
+    asg = (int *)malloc(sizeof(int) * (size_t)g.n_ops);
+    asg2 = (int *)malloc(sizeof(int) * (size_t)g.n_ops);
+    memset(&po, 0, sizeof po);
+    po.no_fallback = 1;   /* the count of simulations: the search's and the scoring run */
+    CHECK(place(DP_METHOD_ANNEAL, &g, &c, &po, asg, &res) == 0, "anneal, default bound: %s", err.msg);
+    CHECK(res.time_limited == 0 && res.simulations == 20L * g.n_ops * c.n + 1,
+          "anneal's default count within the bound: %ld simulations, time_limited %d", res.simulations, res.time_limited);
+    po.time_bound = -1;   /* no bound: the same search */
+    CHECK(place(DP_METHOD_ANNEAL, &g, &c, &po, asg2, &nob) == 0, "anneal, no bound: %s", err.msg);
+    CHECK(nob.makespan == res.makespan && nob.simulations == res.simulations && memcmp(asg, asg2, sizeof(int) * (size_t)g.n_ops) == 0,
+          "the default bound changed a search it did not stop: %g, %g", res.makespan, nob.makespan);
+    po.time_bound = 0; po.budget = 20 * g.n_ops * c.n;   /* the count given: the same search */
+    CHECK(place(DP_METHOD_ANNEAL, &g, &c, &po, asg2, &nob) == 0 && nob.makespan == res.makespan &&
+          memcmp(asg, asg2, sizeof(int) * (size_t)g.n_ops) == 0, "anneal with its count as a budget: %g, %g", nob.makespan, res.makespan);
+    po.time_bound = NAN;
+    CHECK(place(DP_METHOD_ANNEAL, &g, &c, &po, asg, &res) == DP_ERR_RANGE && strstr(err.msg, "time bound"), "time bound NaN: '%s'", err.msg);
+    free(asg); free(asg2);
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+
+    /* 300 ops on 8 devices: 48000 simulations, seconds; a bound of 0.2 s
+       stops them */
+    go.nodes = 300; go.seed = 7;
+    if (dp_gen(&g, &go, &err) != 0) { CHECK(0, "gen: %s", err.msg); return; }
+    c = cluster(8);
+    asg = (int *)malloc(sizeof(int) * (size_t)g.n_ops);
+    memset(&po, 0, sizeof po);
+    CHECK(place(DP_METHOD_CP, &g, &c, &po, asg, &cp) == 0, "cp: %s", err.msg);
+    po.time_bound = 0.2;
+    t0 = dp_now();
+    CHECK(place(DP_METHOD_ANNEAL, &g, &c, &po, asg, &res) == 0, "anneal, bound 0.2 s: %s", err.msg);
+    t0 = dp_now() - t0;
+    CHECK(res.time_limited == DP_TIME_BOUNDED && res.simulations < 20L * g.n_ops * c.n,
+          "anneal: not stopped by its time bound (time_limited %d, %ld simulations)", res.time_limited, res.simulations);
+    CHECK(t0 < 0.2 + 2, "anneal: %g s for a time bound of 0.2 s", t0);
+    CHECK(res.makespan <= cp.makespan + 1e-9, "anneal stopped by its bound at %g, worse than its start (cp) %g", res.makespan, cp.makespan);
+    CHECK_NEAR(res.makespan, simulate(&g, &c, asg, DP_ORDER_FIFO), 1e-9, "bounded answer re-simulated");
+    po.time_limit = 0.2;   /* the caller's limit, not the bound, stops it */
+    CHECK(place(DP_METHOD_ANNEAL, &g, &c, &po, asg, &res) == 0 && res.time_limited == DP_TIME_LIMITED,
+          "anneal with a time limit: time_limited %d (%s)", res.time_limited, err.msg);
+    po.time_limit = 0; po.budget = 300;   /* a budget: no bound */
+    po.time_bound = 1e-9;
+    CHECK(place(DP_METHOD_ANNEAL, &g, &c, &po, asg, &res) == 0 && res.time_limited == 0,
+          "anneal with a budget: time_limited %d (%s)", res.time_limited, err.msg);
+    free(asg);
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+}
+
 int main(void)
 {
     memset(&err, 0, sizeof err);
@@ -421,5 +487,6 @@ int main(void)
     test_search();
     test_memory_capacity();
     test_time_limit();
+    test_time_bound();
     return dp_test_done();
 }
