@@ -985,6 +985,13 @@ typedef struct dp_place_opts {
                                far, and the result says so (time_limited).
                                The one source of nondeterminism, off unless
                                asked for or reached by time_bound          */
+    int      no_move_bound; /* enumopt, anneal (and the learned placers'
+                               polish): 1 = simulate every move. By default
+                               a move whose lower bound (the longest path
+                               through the moved op, its new device's work)
+                               already decides it is not simulated: the
+                               same decisions and random draws, so the same
+                               placement, in less time (for measuring)    */
     double   time_bound;    /* anneal with neither budget nor time_limit:
                                its default budget, 20 x ops x devices
                                simulations, stops after this many seconds
@@ -1003,6 +1010,10 @@ typedef struct dp_place_result {
     double schedule_length; /* the placer's own schedule (cp, heft), else = makespan */
     double lower_bound;
     long   simulations;     /* simulator runs, the final scoring one included */
+    long   bounded;         /* enumopt, anneal: moves their lower bound
+                               decided without a simulation (simulations +
+                               bounded: the moves scored, as a budget
+                               counts them)                               */
     double seconds;
     int    fallback;        /* 1: the best single device was returned (it
                                beat the method's answer, or the method found
@@ -6394,12 +6405,113 @@ static int dp__clock_tick(dp__clock *k, const dp_place_opts *o, long sims, long 
     return 0;
 }
 
+/* A move's lower bound. The searches move one op v to another device d
+   and simulate the result; the runtime only adds waits to the longest
+   path (op times on their devices, transfers between devices) and a
+   device runs one op at a time, so no simulation of the moved placement
+   ends before the longest path through v or d's work with v. With tl[u]
+   the longest path to u's end and bl[y] the longest from y's start to
+   the graph's end, both under the placement the levels were made for,
+   v's device changes neither for an input u (it precedes v) nor for a
+   successor y (it follows v), so the path through v on d is
+       max over inputs (tl[u] + transfer u -> v) + time(v, d)
+         + max over successors (transfer v -> y + bl[y]),
+   O(v's edges) against a simulation's O(ops + edges). The levels stay
+   valid for every move of the op that differs from their placement
+   (enumopt's inner loop) and are made again, O(ops + edges), when another
+   op has moved. The bound is taken 1e-9 low (the sums run in another
+   order than the simulator's, within n ulps), so that a move it decides
+   is one the simulation would decide the same way. */
+typedef struct dp__mbound {
+    const dp_graph *g;
+    const dp_cluster *c;
+    double *w;          /* [n nd] op times                                 */
+    double *tl, *bl;    /* [n] the levels (see above)                      */
+    double *load;       /* [nd] each device's work                         */
+    int valid;          /* the levels are those of the current placement  */
+} dp__mbound;
+
+static int dp__mb_init(dp__mbound *b, const dp_graph *g, const dp_cluster *c, dp_error *err)
+{
+    int n = g->n_ops, nd = c->n, v, d;
+    memset(b, 0, sizeof *b);
+    b->g = g; b->c = c;
+    b->w = (double *)dp__alloc((size_t)n * nd, sizeof(double), err, "move bound");
+    b->tl = (double *)dp__alloc((size_t)n, sizeof(double), err, "move bound");
+    b->bl = (double *)dp__alloc((size_t)n, sizeof(double), err, "move bound");
+    b->load = (double *)dp__alloc((size_t)nd, sizeof(double), err, "move bound");
+    if (!b->w || !b->tl || !b->bl || !b->load) return DP_ERR_NOMEM;
+    for (v = 0; v < n; v++)
+        for (d = 0; d < nd; d++) b->w[(size_t)v * nd + d] = dp_op_time(g, c, v, d);
+    return 0;
+}
+
+static void dp__mb_free(dp__mbound *b)
+{
+    DP_FREE(b->w); DP_FREE(b->tl); DP_FREE(b->bl); DP_FREE(b->load);
+}
+
+/* the levels and loads of placement a */
+static void dp__mb_levels(dp__mbound *b, const int *a)
+{
+    const dp_graph *g = b->g;
+    int n = g->n_ops, nd = b->c->n, i, k;
+    for (i = 0; i < nd; i++) b->load[i] = 0;
+    for (i = 0; i < n; i++) {
+        int v = g->topo[i];
+        double r = 0;
+        for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+            int e = g->in_edge[k], u = g->src[e];
+            double x = b->tl[u] + dp_xfer_time(b->c, g->bytes[e], a[u], a[v]);
+            if (x > r) r = x;
+        }
+        b->tl[v] = r + b->w[(size_t)v * nd + a[v]];
+        b->load[a[v]] += b->w[(size_t)v * nd + a[v]];
+    }
+    for (i = n - 1; i >= 0; i--) {
+        int v = g->topo[i];
+        double r = 0;
+        for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
+            int e = g->out_edge[k], y = g->dst[e];
+            double x = dp_xfer_time(b->c, g->bytes[e], a[v], a[y]) + b->bl[y];
+            if (x > r) r = x;
+        }
+        b->bl[v] = r + b->w[(size_t)v * nd + a[v]];
+    }
+    b->valid = 1;
+}
+
+/* A lower bound on the makespan of placement a, in which v is on d and
+   every other op where the levels' placement has it (v was elsewhere) */
+static double dp__mb_bound(const dp__mbound *b, const int *a, int v, int d)
+{
+    const dp_graph *g = b->g;
+    int nd = b->c->n, k;
+    double in = 0, out = 0, wv = b->w[(size_t)v * nd + d], lb;
+    for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+        int e = g->in_edge[k], u = g->src[e];
+        double x = b->tl[u] + dp_xfer_time(b->c, g->bytes[e], a[u], d);
+        if (x > in) in = x;
+    }
+    for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
+        int e = g->out_edge[k], y = g->dst[e];
+        double x = dp_xfer_time(b->c, g->bytes[e], d, a[y]) + b->bl[y];
+        if (x > out) out = x;
+    }
+    lb = in + wv + out;
+    if (b->load[d] + wv > lb) lb = b->load[d] + wv;
+    return lb * (1 - 1e-9);
+}
+
 /* enumopt from assign, in place; stopped at deadline (dp_now seconds, 0:
-   none) with *stopped set. *sims counts the simulations. */
+   none) with *stopped set. *sims counts the simulations, *bounded the
+   moves the lower bound refused without one (a move is kept only when
+   it ends strictly earlier than the best so far). */
 static int dp__enumopt(const dp_graph *g, const dp_cluster *c, const dp_place_opts *o, dp_sim *sim, const dp_sim_opts *so,
-                       double deadline, int *assign, long *sims, int *stopped, dp_error *err)
+                       double deadline, int *assign, long *sims, long *bounded, int *stopped, dp_error *err)
 {
     int n = g->n_ops, nd = c->n, rc = 0, pass, i, d, limited = dp__limited(c);
+    dp__mbound mb;
     int max_passes = o->max_passes > 0 ? o->max_passes : 100;
     dp__clock clk;
     double *bl = (double *)dp__alloc((size_t)n, sizeof(double), err, "enumopt");
@@ -6407,7 +6519,9 @@ static int dp__enumopt(const dp_graph *g, const dp_cluster *c, const dp_place_op
     int *ord = (int *)dp__alloc((size_t)n, sizeof(int), err, "enumopt");
     double best;
     dp__opheap q;
+    memset(&mb, 0, sizeof mb);
     if (!bl || !scratch || !ord) { rc = DP_ERR_NOMEM; goto done; }
+    if (!o->no_move_bound && (rc = dp__mb_init(&mb, g, c, err))) goto done;
     /* critical-path order: decreasing b-level, ties lower index */
     dp_blevel(g, c, bl);
     q.h = ord; q.n = 0; q.key = bl;
@@ -6427,39 +6541,57 @@ static int dp__enumopt(const dp_graph *g, const dp_cluster *c, const dp_place_op
         int improved = 0;
         for (i = 0; i < n; i++) {
             int v = ord[i], cur = assign[v], keep = cur;
+            if (mb.w && !mb.valid) dp__mb_levels(&mb, assign);   /* v on cur: valid for all of v's moves */
             for (d = 0; d < nd; d++) {
                 if (d == cur) continue;
                 assign[v] = d;
                 if (limited && !dp__all_fit(g, c, assign, scratch)) continue;
+                if (mb.w && dp__mb_bound(&mb, assign, v, d) >= best - 1e-12 * fabs(best)) {
+                    (*bounded)++;   /* it cannot end strictly earlier */
+                    continue;
+                }
                 if ((rc = dp_sim_run(sim, assign, so, err))) goto done;
                 (*sims)++;
                 if (sim->makespan < best - 1e-12 * fabs(best)) { best = sim->makespan; keep = d; }
                 if (dp__clock_tick(&clk, o, *sims, 0, best, stopped)) break;
             }
             assign[v] = keep;
-            if (keep != cur) improved = 1;
+            if (keep != cur) { improved = 1; mb.valid = 0; }
             if (*stopped) break;
         }
         if (!improved || *stopped) break;
     }
 done:
+    dp__mb_free(&mb);
     DP_FREE(bl); DP_FREE(scratch); DP_FREE(ord);
     return rc;
 }
 
 /* anneal from assign, in place, as enumopt; the temperature follows its
-   schedule over the whole budget whether or not the deadline stops it. */
+   schedule over the whole budget whether or not the deadline stops it.
+   A worse move is kept with probability exp(-delta / temperature), its
+   uniform draw made only for a worse move: where the lower bound alone
+   makes the move worse (by lb - cur > 0), the draw is made first, and a
+   draw at or above exp(-(lb - cur) / temperature) refuses it without a
+   simulation (the makespan, at least lb, would refuse it too); any other
+   draw goes on to the simulation and is used there. The same draws in
+   the same order, so the same search. The bound's levels are made again
+   after a kept move only while few moves are kept (a hot search keeps
+   many: there the simulation alone is cheaper). */
 static int dp__anneal(const dp_graph *g, const dp_cluster *c, const dp_place_opts *o, dp_sim *sim, const dp_sim_opts *so,
-                      double deadline, int *assign, long *sims, int *stopped, dp_error *err)
+                      double deadline, int *assign, long *sims, long *bounded, int *stopped, dp_error *err)
 {
     int n = g->n_ops, nd = c->n, rc = 0, limited = dp__limited(c);
     long k, budget = o->budget > 0 ? o->budget : 20L * n * nd;
     double *scratch = (double *)dp__alloc((size_t)nd, sizeof(double), err, "anneal");
     int *best = (int *)dp__alloc((size_t)n, sizeof(int), err, "anneal");
-    double cur, best_ms, t0, t1;
+    double cur, best_ms, t0, t1, kept = 1;   /* kept: the recent share of moves kept */
     dp__clock clk;
+    dp__mbound mb;
     dp_rng rng;
+    memset(&mb, 0, sizeof mb);
     if (!scratch || !best) { rc = DP_ERR_NOMEM; goto done; }
+    if (!o->no_move_bound && nd >= 2 && (rc = dp__mb_init(&mb, g, c, err))) goto done;
     dp__clock_init(&clk, g, deadline, o->progress != NULL);
     dp_rng_seed(&rng, o->seed);
     if ((rc = dp_sim_run(sim, assign, so, err))) goto done;
@@ -6469,8 +6601,8 @@ static int dp__anneal(const dp_graph *g, const dp_cluster *c, const dp_place_opt
     t0 = 0.05 * cur; t1 = 1e-4 * cur;
     if (nd < 2) goto done;
     for (k = 1; k < budget; k++) {
-        int v = dp_rng_int(&rng, n), old = assign[v], d = dp_rng_int(&rng, nd - 1);
-        double temp = t0 * pow(t1 / t0, (double)k / (double)budget), delta;
+        int v = dp_rng_int(&rng, n), old = assign[v], d = dp_rng_int(&rng, nd - 1), drawn;
+        double temp = t0 * pow(t1 / t0, (double)k / (double)budget), delta, u = 0;
         if (d >= old) d++;
         assign[v] = d;
         if (limited && !dp__all_fit(g, c, assign, scratch)) {
@@ -6485,19 +6617,39 @@ static int dp__anneal(const dp_graph *g, const dp_cluster *c, const dp_place_opt
             }
             if (tries >= nd) { assign[v] = old; continue; }
         }
+        drawn = 0;
+        if (mb.w && (mb.valid || kept < 0.25)) {
+            double lb;
+            if (!mb.valid) { assign[v] = old; dp__mb_levels(&mb, assign); assign[v] = d; }
+            if ((lb = dp__mb_bound(&mb, assign, v, d)) > cur) {
+                u = dp_rng_uniform(&rng);
+                drawn = 1;
+                if (!(u < exp(-(lb - cur) / temp))) {
+                    assign[v] = old;
+                    (*bounded)++;
+                    kept *= 0.99;
+                    if (dp__clock_tick(&clk, o, *sims + *bounded, budget, best_ms, stopped)) break;
+                    continue;
+                }
+            }
+        }
         if ((rc = dp_sim_run(sim, assign, so, err))) goto done;
         (*sims)++;
         delta = sim->makespan - cur;
-        if (delta <= 0 || dp_rng_uniform(&rng) < exp(-delta / temp)) {
+        if ((!drawn && delta <= 0) || (drawn ? u : dp_rng_uniform(&rng)) < exp(-delta / temp)) {
             cur = sim->makespan;
             if (cur < best_ms) { best_ms = cur; memcpy(best, assign, sizeof(int) * (size_t)n); }
+            mb.valid = 0;
+            kept = 0.99 * kept + 0.01;
         } else {
             assign[v] = old;
+            kept *= 0.99;
         }
-        if (dp__clock_tick(&clk, o, *sims, budget, best_ms, stopped)) break;
+        if (dp__clock_tick(&clk, o, *sims + *bounded, budget, best_ms, stopped)) break;
     }
     memcpy(assign, best, sizeof(int) * (size_t)n);
 done:
+    dp__mb_free(&mb);
     DP_FREE(scratch); DP_FREE(best);
     return rc;
 }
@@ -6653,8 +6805,8 @@ DPDEF int dp_place(dp_method m, const dp_graph *g, const dp_cluster *c, const dp
             if (rc == DP_ERR_INFEASIBLE) rc = dp__list_schedule(g, c, 1, assign, NULL, NULL, NULL, NULL, err);
             if (rc == DP_ERR_INFEASIBLE) rc = dp__pipeline(g, c, assign, err);
         }
-        if (!rc) rc = m == DP_METHOD_ENUMOPT ? dp__enumopt(g, c, &o, &sim, &so, deadline, assign, &r.simulations, &stopped, err)
-                                             : dp__anneal(g, c, &o, &sim, &so, deadline, assign, &r.simulations, &stopped, err);
+        if (!rc) rc = m == DP_METHOD_ENUMOPT ? dp__enumopt(g, c, &o, &sim, &so, deadline, assign, &r.simulations, &r.bounded, &stopped, err)
+                                             : dp__anneal(g, c, &o, &sim, &so, deadline, assign, &r.simulations, &r.bounded, &stopped, err);
         if (stopped) r.time_limited = why;
         break;
     case DP_METHOD_PIPELINE:
@@ -10226,11 +10378,13 @@ static int dp__polish(dp_sim *s, const dp_graph *g, const dp_cluster *c, int pas
     dp_place_opts po;
     dp_sim_opts so;
     int rc, stopped = 0;
+    long bounded = 0;   /* moves the bound refused: counted as evaluations */
     memset(&po, 0, sizeof po);
     po.max_passes = passes;
     if (k->fn) { po.progress = dp__polish_report; po.progress_ctx = k; }
     dp__score_opts(&so, mode, order, g->n_ops, prio);
-    if ((rc = dp__enumopt(g, c, &po, s, &so, k->deadline, assign, sims, &stopped, err))) return rc;
+    if ((rc = dp__enumopt(g, c, &po, s, &so, k->deadline, assign, sims, &bounded, &stopped, err))) return rc;
+    *sims += bounded;   /* the learned placers count cost evaluations */
     if (stopped) k->stopped = 1;
     if ((rc = dp_sim_run(s, assign, &so, err))) return rc;
     ++*sims;

@@ -161,6 +161,12 @@ expect 0 "place human" "$D" place "$T/l.dpg" --method cp --devices 3 --out "$T/l
 contains "$T/out" "x lower bound" "place prints the ratio"
 expect 0 "place anneal from a start" "$D" place "$T/l.dpg" --method anneal --devices 3 --budget 200 --start "$T/l.assign" --seed 5 --json
 json_check "$T/out" "j['simulations'] >= 1 and j['makespan'] >= j['lower_bound'] * (1 - 1e-12)" "anneal --budget --start"
+# enumopt from cp on layered_300 (4 devices): most moves are decided by
+# their lower bound; simulated or bounded, each pass scores every op on
+# each other device (900 moves), and 3 runs more are simulated (the start,
+# the final scoring, the single-device fallback's)
+expect 0 "place enumopt, the move bound" "$D" place graphs/layered_300.dpg --method enumopt --json
+json_check "$T/out" "j.get('moves_bounded', 0) > j['simulations'] and (j['simulations'] + j['moves_bounded']) % 900 == 3" "enumopt: moves bounded, simulations + bounded whole passes"
 # --time-limit: a budget of hours stopped after 0.5 s, said in the output
 t0=$(date +%s)
 expect 0 "place anneal --time-limit" "$D" place "$T/l.dpg" --method anneal --devices 3 --budget 2000000000 --time-limit 0.5 --json

@@ -3,7 +3,8 @@
    limit and the DOPPLER policy's greedy placement plus K samples.
 
        build/scale_bench [--devices N] [--time-limit S] [--samples K]
-                         [--policy P.dpl] [--steps LIST] GRAPH
+                         [--budget B] [--no-move-bound] [--policy P.dpl]
+                         [--steps LIST] GRAPH
 
    One line per step on standard output, tab-separated:
 
@@ -16,9 +17,13 @@
    (fork) so that its peak resident memory (getrusage's ru_maxrss, which
    counts the graph the child shares with its parent) is its own: the
    graph plus what the step allocates. Steps: read, cp, heft, sim (cp's
-   placement, simulated once), anneal (--time-limit S, default 10),
-   doppler (--policy, default policies/doppler_family.dpl; greedy and K
-   samples, default 64). --steps takes a comma-separated subset.
+   placement, simulated once), anneal (--time-limit S, default 10, or
+   --budget B moves), doppler (--policy, default
+   policies/doppler_family.dpl; greedy and K samples, default 64), and,
+   only when --steps names it, enumopt (--time-limit S). --steps takes a
+   comma-separated subset. The searches' notes give their moves scored
+   per second, simulated or decided by the move bound (--no-move-bound:
+   every move simulated, the same search).
    bench/scale.sh runs it over graphs of 10^4..10^6 ops and fits the
    growth exponents. POSIX only (fork, getrusage). */
 #define DOPPLER_IMPLEMENTATION
@@ -64,7 +69,7 @@ typedef struct run {
     const dp_graph *g;
     const dp_cluster *c;
     double time_limit;
-    int samples;
+    int samples, budget, no_move_bound;
     const char *policy;
 } run;
 
@@ -94,15 +99,20 @@ static int step(const run *r, const char *name)
         if (!rc) rc = dp_sim_run(&s, assign, &so, &e);
         ms = s.makespan;
         dp_sim_free(&s);
-    } else if (!strcmp(name, "anneal")) {
+    } else if (!strcmp(name, "anneal") || !strcmp(name, "enumopt")) {
         dp_place_opts po;
         dp_place_result res;
+        double ts;
         memset(&po, 0, sizeof po);
-        po.time_limit = r->time_limit;
+        if (r->budget && name[0] == 'a') po.budget = r->budget;
+        else po.time_limit = r->time_limit;
         po.seed = 1;
-        rc = dp_place(DP_METHOD_ANNEAL, g, c, &po, assign, &res, &e);
+        po.no_move_bound = r->no_move_bound;
+        rc = dp_place(name[0] == 'a' ? DP_METHOD_ANNEAL : DP_METHOD_ENUMOPT, g, c, &po, assign, &res, &e);
         ms = res.makespan;
-        snprintf(note, sizeof note, "%ld simulations%s", res.simulations, res.time_limited ? ", stopped by the time limit" : "");
+        ts = res.seconds > 0 ? res.seconds : 1e-9;
+        snprintf(note, sizeof note, "%ld simulations + %ld moves bounded, %.0f moves/s%s", res.simulations, res.bounded,
+                 (res.simulations + res.bounded) / ts, res.time_limited ? ", stopped by the time limit" : "");
     } else if (!strcmp(name, "doppler")) {
         dp_policy p;
         dp_infer_opts io;
@@ -132,7 +142,7 @@ static int step(const run *r, const char *name)
 
 int main(int argc, char **argv)
 {
-    static const char *steps[] = {"cp", "heft", "sim", "anneal", "doppler"};
+    static const char *steps[] = {"cp", "heft", "sim", "anneal", "doppler", "enumopt"};
     const char *path = NULL, *only = NULL;
     run r;
     dp_graph g;
@@ -148,16 +158,18 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--devices") && i + 1 < argc) devices = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--time-limit") && i + 1 < argc) r.time_limit = atof(argv[++i]);
         else if (!strcmp(argv[i], "--samples") && i + 1 < argc) r.samples = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--budget") && i + 1 < argc) r.budget = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--no-move-bound")) r.no_move_bound = 1;
         else if (!strcmp(argv[i], "--policy") && i + 1 < argc) r.policy = argv[++i];
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc) only = argv[++i];
         else if (argv[i][0] != '-' && !path) path = argv[i];
         else {
-            fprintf(stderr, "usage: scale_bench [--devices N] [--time-limit S] [--samples K] [--policy P.dpl] [--steps LIST] GRAPH\n");
+            fprintf(stderr, "usage: scale_bench [--devices N] [--time-limit S] [--samples K] [--budget B] [--no-move-bound] [--policy P.dpl] [--steps LIST] GRAPH\n");
             return 2;
         }
     }
-    if (!path || devices < 1 || r.time_limit <= 0 || r.samples < 0) {
-        fprintf(stderr, "usage: scale_bench [--devices N] [--time-limit S] [--samples K] [--policy P.dpl] [--steps LIST] GRAPH\n");
+    if (!path || devices < 1 || r.time_limit <= 0 || r.samples < 0 || r.budget < 0) {
+        fprintf(stderr, "usage: scale_bench [--devices N] [--time-limit S] [--samples K] [--budget B] [--no-move-bound] [--policy P.dpl] [--steps LIST] GRAPH\n");
         return 2;
     }
     memset(&g, 0, sizeof g);
@@ -176,7 +188,7 @@ int main(int argc, char **argv)
     for (i = 0; i < (int)(sizeof steps / sizeof *steps); i++) {
         pid_t pid;
         int status = 0;
-        if (!want(only, steps[i])) continue;
+        if (!want(only, steps[i]) || (!only && !strcmp(steps[i], "enumopt"))) continue;
         fflush(stdout);
         pid = fork();
         if (pid < 0) { perror("scale_bench: fork"); failed = 1; break; }

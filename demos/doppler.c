@@ -1652,6 +1652,7 @@ static void json_result(const cli *o, const dp_place_result *res, double lb, dou
     json_key_num(stdout, "ratio", ratio_of(res->makespan, lb));
     json_key_num(stdout, "schedule_length", res->schedule_length);
     printf(", \"simulations\": %ld", res->simulations);
+    if (res->bounded) printf(", \"moves_bounded\": %ld", res->bounded);   /* anneal, enumopt: moves decided without a simulation */
     json_key_num(stdout, "seconds", secs);
     json_assignment(stdout, assign, n);
 }
@@ -1757,6 +1758,8 @@ static void place_print_text(const cli *o, const placed *p)
         printf("%-16s single device %d: better than %s's own answer (or %s found none within memory)\n",
                "fallback", p->g->n_ops > 0 ? p->assign[0] : 0, method_name(p->m), method_name(p->m));
     printf("%-16s %ld\n", "simulations", p->res.simulations);
+    if (p->res.bounded)
+        printf("%-16s %ld more moves decided by their lower bound, not simulated\n", "moves bounded", p->res.bounded);
     if (p->res.time_limited == DP_TIME_LIMITED)
         printf("%-16s stopped by --time-limit %g s: the best placement found so far\n", "time limit", o->time_limit);
     else if (p->res.time_limited == DP_TIME_BOUNDED)

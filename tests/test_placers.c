@@ -434,7 +434,7 @@ static void test_time_bound(void)
     memset(&po, 0, sizeof po);
     po.no_fallback = 1;   /* the count of simulations: the search's and the scoring run */
     CHECK(place(DP_METHOD_ANNEAL, &g, &c, &po, asg, &res) == 0, "anneal, default bound: %s", err.msg);
-    CHECK(res.time_limited == 0 && res.simulations == 20L * g.n_ops * c.n + 1,
+    CHECK(res.time_limited == 0 && res.simulations + res.bounded == 20L * g.n_ops * c.n + 1,
           "anneal's default count within the bound: %ld simulations, time_limited %d", res.simulations, res.time_limited);
     po.time_bound = -1;   /* no bound: the same search */
     CHECK(place(DP_METHOD_ANNEAL, &g, &c, &po, asg2, &nob) == 0, "anneal, no bound: %s", err.msg);
@@ -478,6 +478,94 @@ static void test_time_bound(void)
     dp_graph_free(&g);
 }
 
+/* ---- the move bound ------------------------------------------------------
+   enumopt and anneal skip the simulation of a move that a lower bound
+   decides (dp__mbound). First the bound itself: for random placements and
+   random moves it is never above the moved placement's simulated
+   makespan (FIFO and PRIORITY, free and serial links, devices of
+   different speeds, latencies). Then the searches: with the bound and
+   without it (no_move_bound), the same placement, makespan and count of
+   moves scored, on generated graphs with and without transfers and with
+   device memory that binds; and the bound must decide some moves. */
+static void test_move_bound(void)
+{
+    long bounded_total = 0, checked = 0, above = 0;
+    for (int gi = 0; gi < 8; gi++) {
+        static const double ccr[4] = {0, 0.5, 2, 8};
+        dp_gen_opts go;
+        memset(&go, 0, sizeof go);
+        go.shape = gi % 2 ? DP_GEN_RANDOM : DP_GEN_LAYERED;
+        go.nodes = 40 + 15 * gi;
+        go.ccr = ccr[gi % 4];
+        go.seed = (uint64_t)(7 + gi);
+        dp_graph g;
+        memset(&g, 0, sizeof g);
+        if (dp_gen(&g, &go, &err)) { CHECK(0, "gen: %s", err.msg); continue; }
+        int nd = 2 + gi % 3;
+        dp_cluster c = cluster(nd);
+        for (int d = 0; d < nd; d++) {
+            c.speed[d] = 1 + 0.25 * d;
+            for (int q = 0; q < nd; q++) if (q != d && gi % 2) c.latency[d * nd + q] = 0.5;
+        }
+        c.link = gi % 4 == 3 ? DP_LINK_FREE : DP_LINK_SERIAL;
+        int n = g.n_ops;
+        int *a = (int *)malloc(sizeof(int) * (size_t)n), *b = (int *)malloc(sizeof(int) * (size_t)n);
+        dp__mbound mb;
+        if (dp__mb_init(&mb, &g, &c, &err)) { CHECK(0, "bound: %s", err.msg); free(a); free(b); dp_cluster_free(&c); dp_graph_free(&g); continue; }
+        dp_rng rng;
+        dp_rng_seed(&rng, 100 + gi);
+        for (int t = 0; t < 40; t++) {
+            for (int v = 0; v < n; v++) a[v] = dp_rng_int(&rng, nd);
+            dp__mb_levels(&mb, a);
+            int v = dp_rng_int(&rng, n), d = (a[v] + 1 + dp_rng_int(&rng, nd - 1)) % nd;
+            double lb = dp__mb_bound(&mb, a, v, d);
+            memcpy(b, a, sizeof(int) * (size_t)n);
+            b[v] = d;
+            for (int ord = 0; ord < 2; ord++) {
+                double ms = simulate(&g, &c, b, ord ? DP_ORDER_PRIORITY : DP_ORDER_FIFO);
+                checked++;
+                if (lb > ms) { above++; printf("  graph %d: bound %.17g above the makespan %.17g\n", gi, lb, ms); }
+            }
+        }
+        dp__mb_free(&mb);
+        /* the searches, with and without the bound */
+        for (int mem = 0; mem < 2; mem++) {
+            if (mem) {   /* memory that binds: 3/4 of all outputs and copies */
+                double tot = 0;
+                for (int v = 0; v < n; v++) tot += g.out_bytes[v];
+                for (int e = 0; e < g.n_edges; e++) tot += g.bytes[e];
+                if (tot <= 0) continue;
+                for (int d = 0; d < nd; d++) c.memory[d] = 0.75 * tot;
+            }
+            for (int m = 0; m < 2; m++) {
+                dp_method meth = m ? DP_METHOD_ANNEAL : DP_METHOD_ENUMOPT;
+                dp_place_opts po;
+                dp_place_result r1, r2;
+                memset(&po, 0, sizeof po);
+                po.seed = (uint64_t)gi;
+                po.budget = 3000;
+                po.no_fallback = 1;
+                int rc1 = place(meth, &g, &c, &po, a, &r1);
+                po.no_move_bound = 1;
+                int rc2 = place(meth, &g, &c, &po, b, &r2);
+                CHECK(rc1 == 0 && rc2 == 0, "%s graph %d memory %d: %s", dp_method_name(meth), gi, mem, err.msg);
+                if (rc1 || rc2) continue;
+                CHECK(r1.makespan == r2.makespan && memcmp(a, b, sizeof(int) * (size_t)n) == 0 &&
+                      r1.simulations + r1.bounded == r2.simulations && r2.bounded == 0,
+                      "%s graph %d memory %d: with the bound %.17g (%ld simulated + %ld bounded), without %.17g (%ld)",
+                      dp_method_name(meth), gi, mem, r1.makespan, r1.simulations, r1.bounded, r2.makespan, r2.simulations);
+                bounded_total += r1.bounded;
+            }
+        }
+        free(a); free(b);
+        dp_cluster_free(&c);
+        dp_graph_free(&g);
+    }
+    CHECK(checked == 640 && above == 0, "the bound was above the simulated makespan in %ld of %ld moves", above, checked);
+    printf("move bound: %ld moves decided without a simulation\n", bounded_total);
+    CHECK(bounded_total > 1000, "the bound decided only %ld moves: the test does not exercise it", bounded_total);
+}
+
 int main(void)
 {
     memset(&err, 0, sizeof err);
@@ -488,5 +576,6 @@ int main(void)
     test_memory_capacity();
     test_time_limit();
     test_time_bound();
+    test_move_bound();
     return dp_test_done();
 }
