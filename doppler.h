@@ -917,6 +917,8 @@ DPDEF int dp_sim_check_memory(const dp_sim *s, dp_error *err);
                   lower device
      heft         Topcuoglu et al.: ops by upward rank (= b-level), each on
                   the device of earliest finish, inserting into idle gaps
+                  (each device's gaps in a search tree: O(log ops) per
+                  op and device, so near-linear on 10^6-op chains)
      enumopt      start from opts->start (default cp; under memory limits
                   where cp finds none, heft's, then pipeline's); visit ops by
                   decreasing b-level, try every device for the op and keep
@@ -933,6 +935,11 @@ DPDEF int dp_sim_check_memory(const dp_sim *s, dp_error *err);
                   opts->time_bound seconds (30), whichever ends first: a
                   large graph's search stops at the bound where it stands
                   in its cooling (the result says so, time_limited)
+     enumopt and anneal score a move by a lower bound first (the longest
+     path through the moved op, its new device's work) and simulate only
+     the moves it does not decide: the same search, its decisions and
+     random draws unchanged (result.bounded counts the moves decided;
+     opts->no_move_bound simulates them all)
      pipeline     what a hand split or torch's pipelining gives: the ops
                   in topological order cut into at most N consecutive
                   stages, stage k on device k, the cuts minimising the
@@ -7433,6 +7440,13 @@ typedef struct dp__gctx {
                              wsel over the legal array's positions (leaf
                              i at stn + i, node j the sum of 2j, 2j + 1) */
     int stn;              /* its leaves: a power of two >= n              */
+    int stree_on;         /* this rollout samples: the tree is kept       */
+    dp__opheap selq;      /* inference on graphs of more than DP__SEL_TREE
+                             ops: the legal ops by SEL score (ties the
+                             lower index), for greedy steps on a large
+                             legal set; an op chosen by the scan stays in
+                             it, placed, and is dropped when it surfaces */
+    int selq_on;          /* this rollout is greedy: the heap is kept      */
     int *step_op, *step_dev;
     double *step_f, *step_z, *step_gu, *step_gf;
     double *step_cs;      /* [n DP__CF] the critic's input at each step    */
@@ -7598,6 +7612,7 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
         if (!train && n > DP__SEL_TREE) {
             for (x->stn = 1; x->stn < n; x->stn *= 2) {}
             DP__A(x->stree, 2 * (size_t)x->stn, double);
+            DP__A(x->selq.h, n, int);
         }
         DP__A(x->isrc, m, int); DP__A(x->odst, m, int);
         if (alike) { DP__A(x->ixe, m, double); DP__A(x->oxe, m, double); }
@@ -8352,7 +8367,9 @@ static void dp__plc_logits(const double *z, const double *w2, double b2, int nd,
 
 /* The legal set (ops whose inputs are all placed): an array, legal[pos[v]]
    = v, an op added at the end and one removed by moving the last into
-   its place; with x->stree, each position's weight wsel in the sum tree. */
+   its place; in a sampled rollout of a large graph (stree_on) each
+   position's weight wsel in the sum tree, in a greedy one (selq_on) the
+   op in the heap by score. */
 static void dp__stree_set(dp__gctx *x, int i, double w)
 {
     size_t j = (size_t)x->stn + (size_t)i;
@@ -8364,14 +8381,15 @@ static void dp__legal_add(dp__gctx *x, int v)
 {
     x->pos[v] = x->nlegal;
     x->legal[x->nlegal++] = v;
-    if (x->stree) dp__stree_set(x, x->nlegal - 1, x->wsel[v]);
+    if (x->stree_on) dp__stree_set(x, x->nlegal - 1, x->wsel[v]);
+    if (x->selq_on) dp__oh_push(&x->selq, v);
 }
 
 static void dp__legal_remove(dp__gctx *x, int i)
 {
     x->legal[i] = x->legal[--x->nlegal];
     x->pos[x->legal[i]] = i;
-    if (x->stree) {
+    if (x->stree_on) {
         if (i < x->nlegal) dp__stree_set(x, i, x->wsel[x->legal[i]]);
         dp__stree_set(x, x->nlegal, 0);
     }
@@ -8456,7 +8474,7 @@ static int dp__sel_draw(const dp__gctx *x, double it, double eps, dp_rng *rng)
     double W = 0, u;
     int i, k = x->nlegal;
     if (!x->wsel || it != 1 || eps > 0) return -1;
-    if (x->stree && k > DP__SEL_TREE) {
+    if (x->stree_on && k > DP__SEL_TREE) {
         /* a large legal set: down the sum tree, the same distribution in
            O(log n) (the sums' rounding differs from the scan's: a draw
            within an ulp of a boundary may pick the neighbour) */
@@ -8581,7 +8599,10 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
     }
     memset(st, 0, sizeof *st);
     x->nlegal = 0;
-    if (x->stree) memset(x->stree, 0, sizeof(double) * 2 * (size_t)x->stn);
+    x->stree_on = x->stree && !tr && ro->sample && !ro->force_op;
+    x->selq_on = x->selq.h && !tr && !ro->sample && !ro->force_op && it > 0;
+    if (x->stree_on) memset(x->stree, 0, sizeof(double) * 2 * (size_t)x->stn);
+    if (x->selq_on) { x->selq.n = 0; x->selq.key = x->ssel; }
     for (v = 0; v < n; v++) {
         x->pend[v] = g->in_off[v + 1] - g->in_off[v];
         x->assign[v] = -1;
@@ -8630,6 +8651,12 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
         if (x->train) x->step_adv[t] = adv;
         /* ---- SEL: softmax of the static scores over the legal set ---- */
         li = !tr && ro->sample && !ro->force_op ? dp__sel_draw(x, it, ro->eps, rng) : -1;
+        if (li < 0 && x->selq_on && x->nlegal > DP__SEL_TREE) {
+            /* greedy on a large legal set: the highest score (the
+               softmax's argmax) from the heap, past ops already placed */
+            while (x->assign[x->selq.h[0]] >= 0) dp__oh_pop(&x->selq);
+            li = x->pos[dp__oh_pop(&x->selq)];
+        }
         if (li < 0) li = dp__sel_choose(x, ro, t, it, rng, &ent);
         v = x->legal[li];
         wc = tr ? dp__choice_record(x, ro, st, t, 0, lp, x->nlegal, li, ent, wdisc, adv, &pe) : wdisc;

@@ -806,6 +806,7 @@ static void test_sel_tree(void)
     CHECK(x.stree != NULL && x.stn == 1024, "a %d-op inference context has a sum tree of 1024 leaves (%d)", NOPS, x.stn);
     for (int v = 0; v < NOPS; v++) x.wsel[v] = 1 << (v % 3);
     x.nlegal = 0;
+    x.stree_on = 1;   /* as a sampled rollout keeps it */
     memset(x.stree, 0, sizeof(double) * 2 * (size_t)x.stn);
     for (int v = 0; v < NOPS; v++) dp__legal_add(&x, v);
     dp_rng_seed(&rng, 5);
@@ -842,6 +843,54 @@ static void test_sel_tree(void)
     while (x.nlegal > 0) dp__legal_remove(&x, x.nlegal - 1);
     CHECK(x.stree[1] == 0, "an empty legal set leaves a tree of 0 (%g)", x.stree[1]);
     dp__gctx_free(&x);
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+}
+
+/* Greedy steps on a legal set of more than DP__SEL_TREE ops take the
+   highest SEL score from a heap (x->selq) instead of scanning the
+   softmax; the rollout must be the same as the scan's, op for op and
+   device for device: a wide generated graph (1000 ops a level), an
+   untrained policy, the heap against the same context without it. */
+static void test_sel_heap(void)
+{
+    dp_graph g;
+    dp_cluster c;
+    dp_gen_opts go;
+    memset(&go, 0, sizeof go);
+    go.shape = DP_GEN_RANDOM; go.nodes = 3000; go.width = 1000; go.density = 0.003; go.seed = 4;
+    memset(&g, 0, sizeof g);
+    if (dp_gen(&g, &go, &err)) { CHECK(0, "gen: %s", err.msg); return; }
+    CHECK(dp_cluster_homogeneous(&c, 3, 1, 1, 0.5, &err) == 0, "cluster: %s", err.msg);
+    dp_policy p;
+    dp_policy_opts po = {0};
+    po.hidden = 8; po.layers = 2; po.seed = 9;
+    if (dp_policy_init(&p, &po, &err)) { CHECK(0, "policy: %s", err.msg); return; }
+    dp__gctx xa, xb;
+    int ok = dp__gctx_init(&xa, &g, &c, 8, 2, 0, 0, &err) == 0 && dp__gctx_init(&xb, &g, &c, 8, 2, 0, 0, &err) == 0;
+    CHECK(ok, "gctx: %s", err.msg);
+    if (!ok) return;
+    CHECK(xa.selq.h != NULL, "a 3000-op inference context has the heap");
+    xb.selq.h = NULL;   /* the scan */
+    dp__roll_opts ro;
+    dp__roll_stats rs;
+    dp_rng rng;
+    memset(&ro, 0, sizeof ro);
+    ro.gamma = 1;
+    dp__forward(&xa, &p);
+    dp__forward(&xb, &p);
+    dp_rng_seed(&rng, 1);
+    dp__rollout(&xa, &p, &ro, &rng, &rs);
+    dp_rng_seed(&rng, 1);
+    dp__rollout(&xb, &p, &ro, &rng, &rs);
+    int same = 1, wide = 0;
+    for (int t = 0; t < g.n_ops; t++) if (xa.order[t] != xb.order[t] || xa.assign[t] != xb.assign[t]) same = 0;
+    for (int v = 0; v < g.n_ops; v++) if (g.in_off[v + 1] == g.in_off[v]) wide++;
+    CHECK(same, "greedy rollout by the heap differs from the scan's");
+    CHECK(wide > DP__SEL_TREE, "the first legal set (%d sources) is larger than %d: the heap was used", wide, DP__SEL_TREE);
+    dp__gctx_free(&xa);
+    dp__gctx_free(&xb);
+    dp_policy_free(&p);
     dp_cluster_free(&c);
     dp_graph_free(&g);
 }
@@ -2690,6 +2739,7 @@ int main(int argc, char **argv)
     test_rollout_replay();
     test_sel_draw();
     test_sel_tree();
+    test_sel_heap();
     test_inference_buffers();
     test_place_bound();
     test_plc_inputs_alike();
