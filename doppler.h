@@ -78,8 +78,8 @@
        >>api-errors      dp_error, dp_code: every failure returns one
        >>api-graph       dp_graph, op kinds and a real op's FLOPs
                          (dp_op_flops), building a graph
-       >>api-formats     reading and writing graphs and assignments,
-                         dp_write_file
+       >>api-formats     reading and writing graphs (native text, DOPPLER,
+                         STG, binary .dpb) and assignments, dp_write_file
        >>api-cluster     dp_cluster, the cost model, measuring this machine
                          into a cluster (dp_calibrate_cpu, _cpu_speed)
        >>api-simulator   dp_sim: the work-conserving discrete-event simulator
@@ -102,7 +102,8 @@
      implementation (under DOPPLER_IMPLEMENTATION), in data-flow order
        >>util            errors, rng, clock, file slurping, text scanning
        >>graph           building, validating, CSR adjacency, topo order
-       >>formats         native, DOPPLER reference, STG; assignments
+       >>formats         native, DOPPLER reference, STG, binary (.dpb);
+                         assignments
        >>cluster         presets, cluster file, cost model
        >>runtime         the runtime model's state machine (dp__rt): ready
                          queues, running ops, links, references, memory
@@ -396,7 +397,8 @@ typedef enum dp_format {
     DP_FORMAT_AUTO = 0,  /* detect from the content (reading) or the name */
     DP_FORMAT_NATIVE,    /* doppler-graph text, see >>formats             */
     DP_FORMAT_DOPPLER,   /* the DOPPLER reference's compute_graph files   */
-    DP_FORMAT_STG        /* Standard Task Graph set (Kasahara lab)        */
+    DP_FORMAT_STG,       /* Standard Task Graph set (Kasahara lab)        */
+    DP_FORMAT_BINARY     /* doppler's binary graph (".dpb"), see >>api-formats */
 } dp_format;
 
 typedef struct dp_graph {
@@ -442,6 +444,7 @@ typedef struct dp_graph {
     dp_format format;      /* the format it was read from                 */
     int    finalized;
     void  *dp__names;      /* private: name -> id index                   */
+    void  *dp__pool;       /* private: the blocks that hold the op names  */
     void  *dp__edges;      /* private: (src, dst) set while building      */
     void  *dp__wnames;     /* private: weight name -> id index            */
 } dp_graph;
@@ -526,6 +529,54 @@ DPDEF int  dp_graph_copy(dp_graph *dst, const dp_graph *src, dp_error *err);
    each task's predecessor count) and a file that ends before them is
    refused ("truncated: expected 12 op lines"); a cut inside the last line
    is not seen by them.
+   Binary format (".dpb", DP_FORMAT_BINARY): what a native file holds,
+   for graphs read many times: read mapped (mmap; a stream is read into
+   memory) without parsing, after every count, offset and checksum in it
+   is checked against the file and the limits above, each value checked
+   as the text readers check theirs; a file cut short or corrupted is
+   refused naming the file, the offset and the value at fault ("g.dpb:
+   offset 16: the header says 4096 bytes, the file has 2000 (truncated)",
+   "g.dpb: offset 4200 (section 'compute', op 12): compute cost '-4' is
+   negative"). dpg -> dpb -> dpg gives the same native file. Layout, every
+   number little-endian (any host reads and writes it so), u32/u64
+   unsigned, i32 signed, f64 IEEE-754 binary64:
+       offset  size  field
+        0       8    magic 89 44 50 42 0D 0A 1A 0A ("\x89DPB\r\n\x1a\n": no
+                     text reader takes it, and a CRLF or 7-bit mangling
+                     shows)
+        8       4    u32 version (1)
+       12       4    u32 sections S (19 in version 1)
+       16       8    u64 the file's length in bytes
+       24      24    u32 ops, edges, weights, weight uses, per-device time
+                     columns (devtimes), external inputs
+       48      16    f64 units speed, bandwidth
+       64       8    u64 0 (reserved)
+       72       8    u64 checksum of bytes 0..71 and the section table
+       80    32 S    section table: per section, in the order below, an
+                     8-byte NUL-padded tag, u64 offset, u64 bytes, u64
+                     checksum of its bytes
+   (the checksum at 72 is that of the 72 bytes before it followed by the
+   table). Then the sections, each at a multiple of 8, in table order,
+   after the one before (the writer pads with zeros, never read):
+       opname    the op names, each ended by a NUL, in op order
+       opkind    u8 per op: its kind (dp_kind)
+       compute, outbytes, mem, resident: f64 per op
+       rows, cols, arg: i32 per op
+       devtime   f64 per op and column, op by op (ops x devtimes)
+       nsource   i32 per op: its source names
+       source    every op's source names in op order, each NUL-ended
+       src, dst  i32 per edge: its ops;  bytes  f64 per edge
+       wname     the weight names, NUL-ended;  wbytes  f64 per weight
+       useop, usewt  i32 per use: the op and the weight it uses
+   A numeric section whose values are all zero (bit for bit) may hold 0
+   bytes (opkind, compute, outbytes, mem, resident, rows, cols, arg,
+   nsource, bytes, wbytes); any other holds exactly its count times its
+   size. The checksum of n bytes: h = 0x9E3779B97F4A7C15; for each 8-byte
+   little-endian word w (the last one padded with zero bytes), h = (h ^
+   w) * 0xBF58476D1CE4E5B9 then h ^= h >> 31; then z = h ^ n mixed by
+   splitmix64's finalizer (z ^= z >> 30, z *= 0xBF58476D1CE4E5B9, z ^= z
+   >> 27, z *= 0x94D049BB133111EB, z ^= z >> 31). Each step is a
+   bijection of h, so a change within any one word always shows.
    Assignment file: line i holds the device of node i; '#' comments; a
    file with fewer (or more) lines than the graph has ops is refused.
    Every text input (graphs, assignments, clusters) may end its lines in
@@ -543,9 +594,10 @@ DPDEF int dp_graph_read_mem(dp_graph *g, const char *buf, size_t len,
                             const char *name, dp_format fmt, dp_error *err);
 DPDEF int dp_graph_write(const dp_graph *g, const char *path, dp_format fmt, dp_error *err);
 DPDEF int dp_graph_write_file(const dp_graph *g, FILE *f, dp_format fmt, dp_error *err);
-/* DP_FORMAT_AUTO when the content is none of the three. */
+/* DP_FORMAT_AUTO when the content is none of the four (binary: its magic). */
 DPDEF dp_format   dp_format_detect(const char *buf, size_t len);
-/* .stg -> STG; .txt, .doppler -> DOPPLER; anything else -> native. */
+/* .stg -> STG; .txt, .doppler -> DOPPLER; .dpb -> binary; anything else ->
+   native. */
 DPDEF dp_format   dp_format_from_path(const char *path);
 DPDEF int         dp_format_parse(const char *name, dp_format *out);  /* "stg" */
 DPDEF const char *dp_format_name(dp_format fmt);
@@ -2080,6 +2132,7 @@ DPDEF int dp__utf8_len(const unsigned char *s);
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -2286,28 +2339,53 @@ static size_t dp__file_limit = DP_MAX_FILE_BYTES;
    quoted value in the message (the reason) always shows. Returns buf.
    dp__q: values from a file (DP__Q); file names get 256 (dp__text). */
 #define DP__Q 72
-static const char *dp__qn(char *buf, size_t cap, const char *s)
+/* dp__qn of the n bytes at s (a line or a token as it stands in a text) */
+static const char *dp__qnv(char *buf, size_t cap, const char *s, size_t n)
 {
-    size_t n = s ? strlen(s) : 0, h = (cap - 4) / 2, tl = cap - 4 - h;
-    if (!s) s = "";
-    if (n < cap) { memcpy(buf, s, n + 1); return buf; }
+    size_t h = (cap - 4) / 2, tl = cap - 4 - h;
+    if (n < cap) { memcpy(buf, s, n); buf[n] = 0; return buf; }
     memcpy(buf, s, h);
     memcpy(buf + h, "...", 3);
-    memcpy(buf + h + 3, s + n - tl, tl + 1);
+    memcpy(buf + h + 3, s + n - tl, tl);
+    buf[h + 3 + tl] = 0;
     return buf;
+}
+
+static const char *dp__qn(char *buf, size_t cap, const char *s)
+{
+    return s ? dp__qnv(buf, cap, s, strlen(s)) : dp__qnv(buf, cap, "", 0);
 }
 
 static const char *dp__q(char *buf, const char *s) { return dp__qn(buf, DP__Q, s); }
 
-/* The first byte in b[0..n) that no text reader takes (NUL, a control
-   byte other than tab, LF, VT, FF, CR, or DEL), or n: see dp__text_init. */
+/* A byte no text reader takes: NUL, a control byte other than tab, LF,
+   VT, FF, CR (0x09..0x0d), or DEL. */
+static int dp__binary_byte(unsigned char ch)
+{
+    return (ch < 32 && (ch < 9 || ch > 13)) || ch == 127;
+}
+
+/* The first byte in b[0..n) that no text reader takes (dp__binary_byte),
+   or n: see dp__text_init. Eight bytes at a time: a word is looked at byte
+   by byte only when one of its bytes may be such a byte, by the "has a
+   byte less than / between / equal to" tests of Bit Twiddling Hacks
+   (exact: no carry crosses a byte, so they never miss one). */
 static size_t dp__binary_at(const char *b, size_t n)
 {
-    size_t i;
-    for (i = 0; i < n; i++) {
-        unsigned char ch = (unsigned char)b[i];
-        if (ch == 0 || (ch < 32 && ch != '\t' && ch != '\r' && ch != '\n' && ch != '\f' && ch != '\v') || ch == 127) break;
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL, lows = 0x7f7f7f7f7f7f7f7fULL;
+    size_t i = 0, k;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x, del;
+        memcpy(&x, b + i, 8);
+        del = x ^ (ones * 127);
+        if (((x - ones * 9) & ~x & highs) |                                                      /* a byte < 9     */
+            (((ones * (127 + 32)) - (x & lows)) & ~x & ((x & lows) + ones * (127 - 13)) & highs) | /* 13 < byte < 32 */
+            ((del - ones) & ~del & highs))                                                       /* a byte 127     */
+            for (k = 0; k < 8; k++)
+                if (dp__binary_byte((unsigned char)b[i + k])) return i + k;
     }
+    for (; i < n; i++)
+        if (dp__binary_byte((unsigned char)b[i])) break;
     return i;
 }
 
@@ -2317,25 +2395,53 @@ static size_t dp__binary_at(const char *b, size_t n)
    devices) grow by doubling, the limit checked after every read, so that
    at most the limit plus one read is ever held. text: the content must be
    text (dp__binary_at), checked as it arrives, so that /dev/zero or
-   /dev/urandom given as a graph fails on its first read. */
-static int dp__slurp_as(const char *path, int text, char **out, size_t *len, dp_error *err)
+   /dev/urandom given as a graph fails on its first read; DP__TEXT_OR_DPB:
+   the same unless it opens with the magic of the binary graph format
+   (DP__DPB_MAGIC, see >>formats). */
+#define DP__TEXT_OR_DPB 2
+#define DP__DPB_MAGIC "\x89" "DPB\r\n\x1a\n"   /* 8 bytes */
+
+/* The message of a byte no text holds at offset at of buf (path:line). */
+static int dp__binary_fail(dp_error *err, const char *path, const char *buf, size_t at)
 {
-    FILE *f;
+    int line = 1;
+    size_t j;
+    for (j = 0; j < at; j++) line += buf[j] == '\n';
+    return dp__fail(err, DP_ERR_PARSE, "%s:%d: binary data (byte 0x%02x at offset %zu); not a text file", path, line,
+                    (unsigned char)buf[at], at);
+}
+
+/* Opens path for reading whole (dp__slurp_as, dp__input_open): *f, and
+   *size its size when it is a regular file (-1 otherwise), which must be
+   within the limit. */
+static int dp__file_open(const char *path, FILE **f, long long *size, dp_error *err)
+{
+    struct stat st;
+    *f = NULL; *size = -1;
+    if (!path) return dp__fail(err, DP_ERR_ARG, "no file name given");
+    *f = fopen(path, "rb");
+    if (!*f) return dp__fail(err, DP_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    if (fstat(fileno(*f), &st) == 0 && S_ISREG(st.st_mode)) {
+        if ((uint64_t)st.st_size > (uint64_t)dp__file_limit) {
+            fclose(*f);
+            *f = NULL;
+            return dp__fail(err, DP_ERR_LIMIT, "%s: %llu bytes, larger than the limit of %zu bytes (DP_MAX_FILE_BYTES)",
+                            path, (unsigned long long)st.st_size, dp__file_limit);
+        }
+        *size = (long long)st.st_size;
+    }
+    return 0;
+}
+
+/* dp__slurp_as's reading of f, opened by dp__file_open (size: as there),
+   which it closes. */
+static int dp__slurp_from(FILE *f, long long size, const char *path, int text, char **out, size_t *len, dp_error *err)
+{
     char *buf = NULL;
     size_t cap = 65536, n = 0, lim = dp__file_limit;
-    struct stat st;
     *out = NULL; *len = 0;
-    if (!path) return dp__fail(err, DP_ERR_ARG, "no file name given");
-    f = fopen(path, "rb");
-    if (!f) return dp__fail(err, DP_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode)) {
-        if ((uint64_t)st.st_size > (uint64_t)lim) {
-            fclose(f);
-            return dp__fail(err, DP_ERR_LIMIT, "%s: %llu bytes, larger than the limit of %zu bytes (DP_MAX_FILE_BYTES)",
-                            path, (unsigned long long)st.st_size, lim);
-        }
-        cap = (size_t)st.st_size + 2;   /* one spare byte sees the end */
-    } else if (cap > lim + 2) cap = lim + 2;
+    if (size >= 0) cap = (size_t)size + 2;   /* one spare byte sees the end */
+    else if (cap > lim + 2) cap = lim + 2;
     for (;;) {
         size_t got, bad;
         if (n + 1 >= cap || !buf) {
@@ -2346,13 +2452,11 @@ static int dp__slurp_as(const char *path, int text, char **out, size_t *len, dp_
             buf = nb; cap = nc;
         }
         got = fread(buf + n, 1, cap - n - 1, f);
+        if (text == DP__TEXT_OR_DPB && n == 0 && got >= 8 && memcmp(buf, DP__DPB_MAGIC, 8) == 0) text = 0;
         if (text && (bad = dp__binary_at(buf + n, got)) < got) {
-            unsigned char ch = (unsigned char)buf[n + bad];
-            int line = 1;
-            size_t j;
-            for (j = 0; j < n + bad; j++) line += buf[j] == '\n';
+            int rc = dp__binary_fail(err, path, buf, n + bad);
             DP_FREE(buf); fclose(f);
-            return dp__fail(err, DP_ERR_PARSE, "%s:%d: binary data (byte 0x%02x at offset %zu); not a text file", path, line, ch, n + bad);
+            return rc;
         }
         n += got;
         if (n > lim) {
@@ -2368,6 +2472,16 @@ static int dp__slurp_as(const char *path, int text, char **out, size_t *len, dp_
     return 0;
 }
 
+static int dp__slurp_as(const char *path, int text, char **out, size_t *len, dp_error *err)
+{
+    FILE *f;
+    long long size;
+    int rc;
+    *out = NULL; *len = 0;
+    if ((rc = dp__file_open(path, &f, &size, err))) return rc;
+    return dp__slurp_from(f, size, path, text, out, len, err);
+}
+
 static int dp__slurp(const char *path, char **out, size_t *len, dp_error *err)
 {
     return dp__slurp_as(path, 0, out, len, err);
@@ -2377,6 +2491,61 @@ static int dp__slurp(const char *path, char **out, size_t *len, dp_error *err)
 static int dp__slurp_text(const char *path, char **out, size_t *len, dp_error *err)
 {
     return dp__slurp_as(path, 1, out, len, err);
+}
+
+/* A whole input file, data[0..len): a regular file mapped read-only
+   (mmap: no copy, the pages come from the page cache as they are read),
+   anything else, or a file mmap refuses, read by dp__slurp_as. text as
+   there, with the same limits and messages. dp__input_close releases it.
+   (A mapped file cut short by another process while it is read makes the
+   reader fault, as every reader of mapped files does.) */
+typedef struct dp__input {
+    const char *data;
+    size_t len;
+    void *map;     /* the mapping, or NULL */
+    char *buf;     /* dp__slurp_as's buffer, or NULL */
+} dp__input;
+
+static int dp__input_open(dp__input *in, const char *path, int text, dp_error *err)
+{
+    FILE *f;
+    long long size;
+    int rc;
+    memset(in, 0, sizeof *in);
+    if ((rc = dp__file_open(path, &f, &size, err))) return rc;
+    if (size > 0) {
+#ifdef MAP_POPULATE
+        void *m = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fileno(f), 0);   /* mapped at once: it is all read */
+#else
+        void *m = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fileno(f), 0);
+#endif
+        if (m != MAP_FAILED) {
+            size_t bad;
+            fclose(f);
+            in->map = m;
+            in->data = (const char *)m;
+            in->len = (size_t)size;
+            if (text == DP__TEXT_OR_DPB && in->len >= 8 && memcmp(in->data, DP__DPB_MAGIC, 8) == 0) text = 0;
+            if (text && (bad = dp__binary_at(in->data, in->len)) < in->len) {
+                rc = dp__binary_fail(err, path, in->data, bad);
+                munmap(in->map, in->len);
+                memset(in, 0, sizeof *in);
+            }
+            return rc;
+        }
+    }
+    /* a stream (read from the one descriptor: a FIFO's writer sees one
+       reader), an empty file, or one mmap refuses */
+    rc = dp__slurp_from(f, size, path, text, &in->buf, &in->len, err);
+    in->data = in->buf;
+    return rc;
+}
+
+static void dp__input_close(dp__input *in)
+{
+    if (in->map) munmap(in->map, in->len);
+    DP_FREE(in->buf);
+    memset(in, 0, sizeof *in);
 }
 
 /* ---- output files: the one rule of every file the library writes ------
@@ -2774,6 +2943,7 @@ static void dp__skip_bom(const char **buf, size_t *len)
 
 typedef struct dp__text {
     const char *name;      /* file name for messages                      */
+    const char *start;     /* the whole text: start .. end                 */
     const char *p, *end;   /* unread part                                  */
     int line;              /* number of the line last returned            */
     char *buf;             /* the current line, NUL-terminated, no '\n'   */
@@ -2782,55 +2952,53 @@ typedef struct dp__text {
     char qname[256];       /* name, elided in the middle when long (dp__qn) */
 } dp__text;
 
-static int dp__text_init(dp__text *t, const char *buf, size_t len, const char *name, dp_error *err)
+static int dp__text_init(dp__text *t, const char *buf, size_t len, const char *name, int checked, dp_error *err)
 {
     size_t i;
     t->name = dp__qn(t->qname, sizeof t->qname, name ? name : "<memory>");
-    t->p = buf; t->end = buf + len; t->line = 0; t->buf = NULL; t->cap = 0; t->nomem = 0;
-    /* Refuse binary data up front: NUL or control bytes other than tab/CR/LF. */
-    if ((i = dp__binary_at(buf, len)) < len) {
-        unsigned char ch = (unsigned char)buf[i];
-        int line = 1;
-        size_t j;
-        for (j = 0; j < i; j++) line += buf[j] == '\n';
-        return dp__fail(err, DP_ERR_PARSE, "%s:%d: binary data (byte 0x%02x at offset %zu); not a text file",
-                        t->name, line, ch, i);
-    }
+    t->start = t->p = buf; t->end = buf + len; t->line = 0; t->buf = NULL; t->cap = 0; t->nomem = 0;
+    /* Refuse binary data up front: NUL or control bytes other than tab/CR/LF
+       (unless the caller did: checked) */
+    if (!checked && (i = dp__binary_at(buf, len)) < len) return dp__binary_fail(err, t->name, buf, i);
     return 0;
+}
+
+/* Next line as it stands in the text, *s .. *s + *n, without its '\n'
+   and a '\r' before it. Returns 1 when a line was read, 0 at the end. */
+static int dp__text_view(dp__text *t, const char **s, size_t *n)
+{
+    const char *e;
+    if (t->p >= t->end) return 0;
+    *s = t->p;
+    e = (const char *)memchr(t->p, '\n', (size_t)(t->end - t->p));
+    if (!e) e = t->end;
+    t->p = e < t->end ? e + 1 : e;
+    t->line++;
+    *n = (size_t)(e - *s);
+    if (*n && e[-1] == '\r') --*n;
+    return 1;
 }
 
 /* Next line into t->buf (comments after '#' removed when strip_comments).
    Returns 1 when a line was read, 0 at the end, negative on no memory. */
 static int dp__text_line(dp__text *t, int strip_comments)
 {
-    const char *s = t->p, *e;
+    const char *s, *h;
     size_t n;
-    char *h;
-    if (s >= t->end) return 0;
-    e = (const char *)memchr(s, '\n', (size_t)(t->end - s));
-    if (!e) e = t->end;
-    t->p = e < t->end ? e + 1 : e;
-    t->line++;
-    n = (size_t)(e - s);
+    if (!dp__text_view(t, &s, &n)) return 0;
+    if (strip_comments && (h = (const char *)memchr(s, '#', n)) != NULL) n = (size_t)(h - s);
     if (n + 1 > t->cap) {
-        char *nb = (char *)DP_REALLOC(t->buf, n + 1);
+        size_t cap = n + 1 > 2 * t->cap ? n + 1 : 2 * t->cap;
+        char *nb = (char *)DP_REALLOC(t->buf, cap);
         if (!nb) { t->nomem = 1; return -1; }
-        t->buf = nb; t->cap = n + 1;
+        t->buf = nb; t->cap = cap;
     }
     memcpy(t->buf, s, n);
     t->buf[n] = 0;
-    if (n && t->buf[n - 1] == '\r') t->buf[--n] = 0;
-    if (strip_comments && (h = strchr(t->buf, '#')) != NULL) *h = 0;
     return 1;
 }
 
 static void dp__text_free(dp__text *t) { DP_FREE(t->buf); t->buf = NULL; }
-
-static int dp__blank(const char *s)
-{
-    while (*s == ' ' || *s == '\t' || *s == ',' ) s++;
-    return *s == 0;
-}
 
 /* Splits s in place at spaces/tabs; returns the number of tokens (<= max). */
 static int dp__split(char *s, char **tok, int max)
@@ -2846,12 +3014,67 @@ static int dp__split(char *s, char **tok, int max)
     return n;
 }
 
+/* The value of a plain decimal number s, in *out, when it is exactly
+   what strtod gives: an optional '-', digits with an optional '.', an
+   optional exponent (e or E, an optional sign, digits), nothing else,
+   whose digits make an integer w <= 2^53 and whose power of ten p is in
+   -22..22. Then w and 10^|p| are exact doubles and w * 10^p (or w /
+   10^-p) is one correctly rounded operation, so it equals strtod's
+   correctly rounded result bit for bit (Clinger's fast path; "-0" gives
+   -0.0 as strtod does). Returns 0 for anything else (a 17-digit
+   mantissa, 1e300, "+1", " 1", "0x10", "inf"), which the caller gives
+   to strtod. Only where doubles are evaluated in double precision
+   (FLT_EVAL_METHOD 0: every x86-64 or ARM compiler), else never. */
+static int dp__num_fast(const char *s, double *out)
+{
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+    static const double p10[23] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+                                    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
+    uint64_t w = 0;
+    int neg = *s == '-', digits = 0, frac = 0, p = 0;
+    double v;
+    s += neg;
+    for (; *s >= '0' && *s <= '9'; s++, digits++)
+        if ((w = 10 * w + (uint64_t)(*s - '0')) > (1ULL << 53)) return 0;   /* not exact: strtod */
+    if (*s == '.')
+        for (s++; *s >= '0' && *s <= '9'; s++, digits++, frac++)
+            if ((w = 10 * w + (uint64_t)(*s - '0')) > (1ULL << 53)) return 0;
+    if (digits == 0) return 0;
+    if (*s == 'e' || *s == 'E') {
+        int eneg, ed = 0;
+        s++;
+        eneg = *s == '-';
+        if (*s == '-' || *s == '+') s++;
+        for (; *s >= '0' && *s <= '9'; s++, ed++) {
+            if (p > 1000) return 0;
+            p = 10 * p + (*s - '0');
+        }
+        if (ed == 0) return 0;
+        if (eneg) p = -p;
+    }
+    if (*s) return 0;
+    p -= frac;
+    if (p < -22 || p > 22) return 0;
+    v = p >= 0 ? (double)w * p10[p] : (double)w / p10[-p];
+    *out = neg ? -v : v;
+    return 1;
+#else
+    (void)s; (void)out;
+    return 0;
+#endif
+}
+
 /* A finite number >= 0 (or any sign when allow_negative). */
 static int dp__num(const char *s, double *out, int allow_negative)
 {
     char *e;
     double v;
     if (!s || !*s) return -1;
+    if (dp__num_fast(s, &v)) {   /* strtod's value, without strtod */
+        if (!allow_negative && v < 0) return -3;
+        *out = v;
+        return 0;
+    }
     errno = 0;
     v = strtod(s, &e);
     if (e == s || *e) return -1;            /* not a number            */
@@ -2876,6 +3099,18 @@ static int dp__int(const char *s, long long lo, long long hi, long long *out)
     char *e;
     long long v;
     if (!s || !*s) return -1;
+    {   /* [-]digits, up to 18 of them: the value strtoll gives, without it */
+        const char *d = s + (*s == '-');
+        int k = 0;
+        v = 0;
+        for (; k < 18 && d[k] >= '0' && d[k] <= '9'; k++) v = 10 * v + (d[k] - '0');
+        if (k > 0 && d[k] == 0) {
+            if (*s == '-') v = -v;
+            if (v < lo || v > hi) return -2;
+            *out = v;
+            return 0;
+        }
+    }
     errno = 0;
     v = strtoll(s, &e, 10);
     if (e == s || *e) return -1;
@@ -2949,7 +3184,7 @@ static int dp__grow(void *arrp, size_t elem, size_t need)
     memcpy(arrp, &b, sizeof b);
     return 0;
 }
-#define DP__GROW(a, need) dp__grow((void *)&(a), sizeof *(a), (size_t)(need))
+#define DP__GROW(a, need) ((a) && (size_t)(need) <= DP__HDR(a)->cap ? 0 : dp__grow((void *)&(a), sizeof *(a), (size_t)(need)))
 #define DP__PUT(a, v)     ((a)[DP__HDR(a)->len++] = (v))   /* room reserved */
 #define DP__PUSH(a, v)    (DP__GROW(a, DP__LEN(a) + 1) ? -1 : (DP__PUT(a, v), 0))
 #define DP__CLEAR(a)      do { if (a) DP__HDR(a)->len = 0; } while (0)
@@ -2963,12 +3198,22 @@ static int dp__grow(void *arrp, size_t elem, size_t need)
    its only allocation and is done before anything else changes. */
 typedef struct dp__index { size_t cap; uint64_t *slot; } dp__index;
 
-static uint64_t dp__hash_str(const char *s)
+/* The hash of the n bytes at s (an op's name), in memory only: eight
+   bytes at a time, each word multiplied in, then mixed (dp__mix). */
+static uint64_t dp__hash_mem(const char *s, size_t n)
 {
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++) { h ^= (unsigned char)*s; h *= 1099511628211ULL; }
-    return dp__mix(h);
+    uint64_t h = 0x9e3779b97f4a7c15ULL ^ n, w;
+    size_t i;
+    for (; n >= 8; s += 8, n -= 8) {
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xbf58476d1ce4e5b9ULL;
+        h ^= h >> 29;
+    }
+    for (w = 0, i = 0; i < n; i++) w |= (uint64_t)(unsigned char)s[i] << (8 * i);
+    return dp__mix(h ^ w);
 }
+
+static uint64_t dp__hash_str(const char *s) { return dp__hash_mem(s, strlen(s)); }
 
 static uint64_t dp__hash_edge(int src, int dst) { return dp__mix(((uint64_t)(uint32_t)src << 32) | (uint32_t)dst); }
 
@@ -3000,8 +3245,17 @@ static int dp__index_reserve(void **pix, size_t count)
     return 0;
 }
 
-/* The id of `name` (hash h) in index ixp over names[] (ops' or weights'). */
-static int dp__index_find_str(const void *ixp, char *const *names, const char *name, uint64_t h)
+/* The name of n bytes at s (no NUL among them) is name. */
+static int dp__name_is(const char *name, const char *s, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) if (name[i] != s[i]) return 0;   /* stops at name's NUL */
+    return name[n] == 0;
+}
+
+/* The id of the name of n bytes at s (hash h) in index ixp over names[]
+   (ops' or weights'). */
+static int dp__index_find_mem(const void *ixp, char *const *names, const char *s, size_t n, uint64_t h)
 {
     const dp__index *ix = (const dp__index *)ixp;
     size_t i;
@@ -3009,9 +3263,14 @@ static int dp__index_find_str(const void *ixp, char *const *names, const char *n
     for (i = (size_t)(h >> 32) & (ix->cap - 1); ix->slot[i]; i = (i + 1) & (ix->cap - 1))
         if ((ix->slot[i] >> 32) == (h >> 32)) {
             int id = (int)(uint32_t)ix->slot[i] - 1;
-            if (strcmp(names[id], name) == 0) return id;
+            if (dp__name_is(names[id], s, n)) return id;
         }
     return -1;
+}
+
+static int dp__index_find_str(const void *ixp, char *const *names, const char *name, uint64_t h)
+{
+    return dp__index_find_mem(ixp, names, name, strlen(name), h);
 }
 
 static int dp__index_find_name(const dp_graph *g, const char *name, uint64_t h)
@@ -3032,6 +3291,46 @@ static int dp__index_find_edge(const dp_graph *g, int src, int dst, uint64_t h)
     return -1;
 }
 
+/* ---- the op names' pool ---------------------------------------------------
+   Op names are kept in blocks of at least 64 KiB (g->dp__pool, the newest
+   first), which never move, so that g->name[i] stays valid as ops are
+   added, and which are freed together: no allocation per name. Each name
+   is stored after a byte holding its length (DP_MAX_NAME < 256), so that
+   a reader compares a name with a candidate's at the cost of one byte
+   when their lengths differ (dp__op_name_is). */
+typedef struct dp__pool { struct dp__pool *next; size_t used, cap; } dp__pool;   /* the bytes follow */
+
+/* n bytes from g's pool, or NULL when out of memory */
+static char *dp__pool_alloc(dp_graph *g, size_t n)
+{
+    dp__pool *b = (dp__pool *)g->dp__pool;
+    char *r;
+    if (!b || b->cap - b->used < n) {
+        size_t cap = n > 65536 ? n : 65536;
+        dp__pool *nb = (dp__pool *)DP_MALLOC(sizeof *nb + cap);
+        if (!nb) return NULL;
+        nb->next = b; nb->used = 0; nb->cap = cap;
+        g->dp__pool = b = nb;
+    }
+    r = (char *)(b + 1) + b->used;
+    b->used += n;
+    return r;
+}
+
+/* The name of op v of g (in the pool) is the n bytes at s. */
+static int dp__op_name_is(const dp_graph *g, int v, const char *s, size_t n)
+{
+    const char *name = g->name[v];
+    return (unsigned char)name[-1] == n && n > 0 && name[n - 1] == s[n - 1] && memcmp(name, s, n) == 0;
+}
+
+static void dp__pool_free(dp_graph *g)
+{
+    dp__pool *b = (dp__pool *)g->dp__pool, *next;
+    for (; b; b = next) { next = b->next; DP_FREE(b); }
+    g->dp__pool = NULL;
+}
+
 DPDEF void dp_graph_init(dp_graph *g)
 {
     memset(g, 0, sizeof *g);
@@ -3050,7 +3349,7 @@ DPDEF void dp_graph_free(dp_graph *g)
 {
     int i;
     if (!g) return;
-    for (i = 0; i < (int)DP__LEN(g->name); i++) DP_FREE(g->name[i]);
+    dp__pool_free(g);   /* the op names */
     for (i = 0; i < (int)DP__LEN(g->source); i++) DP_FREE(g->source[i]);
     DP__ARRFREE(g->source); DP__ARRFREE(g->n_source);
     for (i = 0; i < (int)DP__LEN(g->weight_name); i++) DP_FREE(g->weight_name[i]);
@@ -3089,40 +3388,76 @@ static int dp__check_cost(double v, const char *what, const char *opname, dp_err
     return 0;
 }
 
-static int dp__valid_name(const char *s)
+/* A name of n bytes (no NUL among them) that an op or a weight may have. */
+static int dp__valid_name_n(const char *s, size_t n)
 {
-    size_t n = strlen(s);
+    size_t i;
     if (n == 0 || n > DP_MAX_NAME) return 0;
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
+    for (i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
         if (ch <= ' ' || ch == '#' || ch == '=' || ch == ',' || ch == 127) return 0;
     }
     return 1;
 }
 
-DPDEF int dp_graph_add_op(dp_graph *g, const dp_op_desc *op, int *id, dp_error *err)
+static int dp__valid_name(const char *s) { return dp__valid_name_n(s, strlen(s)); }
+
+/* A real op's output shape rows x cols (both 0 for an opaque op). */
+static int dp__shape_ok(int rows, int cols)
+{
+    return rows >= 0 && cols >= 0 && rows <= (1 << 20) && cols <= (1 << 20) &&
+           (double)rows * cols <= (double)(1 << 28) && (rows == 0) == (cols == 0);
+}
+
+/* prefix (at most 8 bytes) and the decimal digits of n >= 0 in buf[32]:
+   "op12", "t7", as snprintf's "%s%d" writes them, without its cost per
+   op; returns the length. */
+static size_t dp__num_name(char *buf, const char *prefix, int n)
+{
+    static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                "8081828384858687888990919293949596979899";
+    char digits[12];
+    size_t p = strlen(prefix), k = sizeof digits;
+    for (; n >= 100; n /= 100) {   /* two digits at a time, from the last */
+        k -= 2;
+        memcpy(digits + k, pairs + 2 * (n % 100), 2);
+    }
+    if (n >= 10) { k -= 2; memcpy(digits + k, pairs + 2 * n, 2); }
+    else digits[--k] = (char)('0' + n);
+    memcpy(buf, prefix, p);
+    memcpy(buf + p, digits + k, sizeof digits - k);
+    buf[p + sizeof digits - k] = 0;
+    return p + sizeof digits - k;
+}
+
+/* dp_graph_add_op; indexed 0 (dp__graph_push_op): without the name index. */
+static int dp__op_add(dp_graph *g, const dp_op_desc *op, int *id, int indexed, dp_error *err)
 {
     char auto_name[32];
     const char *name;
     char *copy = NULL, *sources = NULL;
-    size_t src_len = 0;
+    size_t src_len = 0, name_len;
     int n = g->n_ops, k, rc;
     uint64_t h;
     if (g->finalized) return dp__fail(err, DP_ERR_ARG, "graph already finalised; cannot add op");
     if (n >= DP_MAX_OPS) return dp__fail(err, DP_ERR_LIMIT, "more than %d ops (the limit DP_MAX_OPS)", DP_MAX_OPS);
-    if (op->name) name = op->name;
-    else { snprintf(auto_name, sizeof auto_name, "op%d", n); name = auto_name; }
-    if (!dp__valid_name(name))
+    name = op->name ? op->name : auto_name;   /* "op12": a valid name */
+    name_len = op->name ? strlen(name) : dp__num_name(auto_name, "op", n);
+    if (op->name && !dp__valid_name_n(name, name_len))
         return dp__fail(err, DP_ERR_PARSE, "op name '%.*s' is empty, longer than %d bytes or holds a space, '#', '=' or ','",
                         DP_MAX_NAME + 8, name, DP_MAX_NAME);
     if ((int)op->kind < 0 || op->kind >= DP_KIND__COUNT)
         return dp__fail(err, DP_ERR_RANGE, "op '%s': kind %d unknown", name, (int)op->kind);
-    if ((rc = dp__check_cost(op->compute, "compute cost", name, err))) return rc;
-    if ((rc = dp__check_cost(op->out_bytes, "output bytes", name, err))) return rc;
-    if ((rc = dp__check_cost(op->mem_bytes, "memory bytes", name, err))) return rc;
-    if ((rc = dp__check_cost(op->resident, "resident bytes", name, err))) return rc;
-    if (op->rows < 0 || op->cols < 0 || op->rows > (1 << 20) || op->cols > (1 << 20) ||
-        (double)op->rows * op->cols > (double)(1 << 28) || (op->rows == 0) != (op->cols == 0))
+    if (!(op->compute >= 0 && op->compute < HUGE_VAL && op->out_bytes >= 0 && op->out_bytes < HUGE_VAL &&
+          op->mem_bytes >= 0 && op->mem_bytes < HUGE_VAL && op->resident >= 0 && op->resident < HUGE_VAL)) {
+        /* one of them is NaN, infinite or negative: the first, told */
+        if ((rc = dp__check_cost(op->compute, "compute cost", name, err))) return rc;
+        if ((rc = dp__check_cost(op->out_bytes, "output bytes", name, err))) return rc;
+        if ((rc = dp__check_cost(op->mem_bytes, "memory bytes", name, err))) return rc;
+        if ((rc = dp__check_cost(op->resident, "resident bytes", name, err))) return rc;
+    }
+    if (!dp__shape_ok(op->rows, op->cols))
         return dp__fail(err, DP_ERR_RANGE, "op '%s': shape %dx%d out of range (both 0, or 1..2^20 with at most 2^28 elements)", name, op->rows, op->cols);
     if (op->arg < 0) return dp__fail(err, DP_ERR_RANGE, "op '%s': arg %d is negative", name, op->arg);
     if (op->n_source < 0 || op->n_source > DP_MAX_OPS || (op->n_source > 0 && !op->source))
@@ -3134,8 +3469,8 @@ DPDEF int dp_graph_add_op(dp_graph *g, const dp_op_desc *op, int *id, dp_error *
         if (src_len > DP_MAX_FILE_BYTES)
             return dp__fail(err, DP_ERR_LIMIT, "op '%s': source names longer than %zu bytes in all (DP_MAX_FILE_BYTES)", name, (size_t)DP_MAX_FILE_BYTES);
     }
-    h = dp__hash_str(name);
-    if ((k = dp__index_find_name(g, name, h)) >= 0)
+    h = indexed ? dp__hash_mem(name, name_len) : 0;
+    if (indexed && (k = dp__index_find_mem(g->dp__names, g->name, name, name_len, h)) >= 0)
         return dp__fail(err, DP_ERR_GRAPH, "duplicate op name '%s' (first defined as op %d)", name, k);
     if (op->n_dev_time < 0 || op->n_dev_time > DP_MAX_DEVICES)
         return dp__fail(err, op->n_dev_time < 0 ? DP_ERR_RANGE : DP_ERR_LIMIT, "op '%s': %d per-device times (limit %d, DP_MAX_DEVICES)", name, op->n_dev_time, DP_MAX_DEVICES);
@@ -3159,12 +3494,14 @@ DPDEF int dp_graph_add_op(dp_graph *g, const dp_op_desc *op, int *id, dp_error *
             DP__GROW(g->out_bytes, cnt) || DP__GROW(g->mem_bytes, cnt) || DP__GROW(g->resident, cnt) || DP__GROW(g->rows, cnt) ||
             DP__GROW(g->cols, cnt) || DP__GROW(g->arg, cnt) || (ndt && DP__GROW(g->dev_time, cnt * ndt)) ||
             DP__GROW(g->source, cnt) || DP__GROW(g->n_source, cnt) ||
-            dp__index_reserve(&g->dp__names, cnt) || !(copy = dp__strdup(name)) ||
-            (src_len && !(sources = (char *)DP_MALLOC(src_len)))) {
-            DP_FREE(copy);
+            (indexed && dp__index_reserve(&g->dp__names, cnt)) ||
+            (src_len && !(sources = (char *)DP_MALLOC(src_len))) || !(copy = dp__pool_alloc(g, name_len + 2))) {
+            DP_FREE(sources);
             return dp__fail(err, DP_ERR_NOMEM, "out of memory adding op '%s' (op %d)", name, n);
         }
     }
+    *copy++ = (char)name_len;   /* see dp__op_name_is */
+    memcpy(copy, name, name_len + 1);
     for (k = 0, src_len = 0; k < op->n_source; k++) {
         size_t l = strlen(op->source[k]) + 1;
         memcpy(sources + src_len, op->source[k], l);
@@ -3183,15 +3520,76 @@ DPDEF int dp_graph_add_op(dp_graph *g, const dp_op_desc *op, int *id, dp_error *
     DP__PUT(g->cols, op->cols);
     DP__PUT(g->arg, op->arg);
     for (k = 0; k < g->n_dev_time; k++) DP__PUT(g->dev_time, op->dev_time[k]);
-    dp__index_put((dp__index *)g->dp__names, h, n);
+    if (indexed) dp__index_put((dp__index *)g->dp__names, h, n);
     g->n_ops = n + 1;
     if (id) *id = n;
     return 0;
 }
 
-DPDEF int dp_graph_add_edge(dp_graph *g, int src, int dst, double bytes, dp_error *err)
+DPDEF int dp_graph_add_op(dp_graph *g, const dp_op_desc *op, int *id, dp_error *err)
 {
-    uint64_t h;
+    return dp__op_add(g, op, id, 1, err);
+}
+
+/* dp_graph_add_op for the readers: every check but the one for a
+   duplicate name, and the name not indexed. A probe into the name index
+   per op goes to a random place of a table as large as the ops (for a
+   large graph, a miss of every cache); dp__index_ops indexes them all at
+   once, in the table's order, and finds the first duplicate. */
+static int dp__graph_push_op(dp_graph *g, const dp_op_desc *op, int *id, dp_error *err)
+{
+    return dp__op_add(g, op, id, 0, err);
+}
+
+/* Indexes the names of the ops (g's name index not made yet: they were
+   added by dp__graph_push_op): 0, DP_ERR_NOMEM, or DP_ERR_GRAPH when two
+   share a name, *dup then the first op (the lowest index) whose name an
+   earlier op has and *first that earlier op, and no index made. The ops
+   go into the table in the order of their home slots (a counting sort by
+   its top bits), so that its pages are filled one after the other. */
+static int dp__index_ops(dp_graph *g, int *dup, int *first, dp_error *err)
+{
+    size_t n = (size_t)g->n_ops, cap = 16, i, nb = 1, shift = 4;
+    uint64_t *e = NULL, *sorted = NULL;   /* each op's slot entry (see dp__index_put) */
+    size_t *cnt = NULL;
+    dp__index *ix;
+    int rc = 0;
+    *dup = *first = -1;
+    while (cap < 2 * n) { cap *= 2; shift++; }
+    while (nb < 4096 && nb < cap) { nb *= 2; shift--; }   /* nb runs of cap / nb slots */
+    ix = (dp__index *)DP_MALLOC(sizeof *ix + cap * sizeof(uint64_t));
+    e = (uint64_t *)DP_MALLOC(sizeof *e * (n + 1));
+    sorted = (uint64_t *)DP_MALLOC(sizeof *sorted * (n + 1));
+    cnt = (size_t *)DP_MALLOC(sizeof *cnt * (nb + 1));
+    if (!ix || !e || !sorted || !cnt) { rc = dp__fail(err, DP_ERR_NOMEM, "out of memory indexing %zu op names", n); goto done; }
+    ix->cap = cap; ix->slot = (uint64_t *)(ix + 1);
+    memset(ix->slot, 0, cap * sizeof(uint64_t));
+    memset(cnt, 0, sizeof *cnt * (nb + 1));
+    for (i = 0; i < n; i++) {
+        e[i] = (dp__hash_mem(g->name[i], (unsigned char)g->name[i][-1]) & 0xffffffff00000000ULL) | (uint32_t)(i + 1);
+        cnt[(((e[i] >> 32) & (cap - 1)) >> shift) + 1]++;
+    }
+    for (i = 0; i < nb; i++) cnt[i + 1] += cnt[i];
+    for (i = 0; i < n; i++) sorted[cnt[((e[i] >> 32) & (cap - 1)) >> shift]++] = e[i];   /* stable: ids ascend */
+    for (i = 0; i < n; i++) {
+        uint64_t x = sorted[i];
+        int v = (int)(uint32_t)x - 1;
+        size_t k = (size_t)(x >> 32) & (cap - 1);
+        for (; ix->slot[k]; k = (k + 1) & (cap - 1))
+            if ((ix->slot[k] >> 32) == (x >> 32) && strcmp(g->name[(uint32_t)ix->slot[k] - 1], g->name[v]) == 0) break;
+        if (!ix->slot[k]) { ix->slot[k] = x; continue; }
+        if (*dup < 0 || v < *dup) { *dup = v; *first = (int)(uint32_t)ix->slot[k] - 1; }   /* one name's ops come in id order */
+    }
+    if (*dup >= 0) rc = DP_ERR_GRAPH;
+    else { g->dp__names = ix; ix = NULL; }
+done:
+    DP_FREE(ix); DP_FREE(e); DP_FREE(sorted); DP_FREE(cnt);
+    return rc;
+}
+
+/* Every check of dp_graph_add_edge but the one for a duplicate. */
+static int dp__edge_check(const dp_graph *g, int src, int dst, double bytes, dp_error *err)
+{
     if (g->finalized) return dp__fail(err, DP_ERR_ARG, "graph already finalised; cannot add edge");
     if (g->n_edges >= DP_MAX_EDGES) return dp__fail(err, DP_ERR_LIMIT, "more than %d edges (the limit DP_MAX_EDGES)", DP_MAX_EDGES);
     if (src < 0 || src >= g->n_ops) return dp__fail(err, DP_ERR_GRAPH, "edge source %d is not an op (0..%d)", src, g->n_ops - 1);
@@ -3199,19 +3597,57 @@ DPDEF int dp_graph_add_edge(dp_graph *g, int src, int dst, double bytes, dp_erro
     if (src == dst) return dp__fail(err, DP_ERR_GRAPH, "self loop on op '%s'", g->name[src]);
     if (bytes != bytes || bytes == HUGE_VAL) return dp__fail(err, DP_ERR_RANGE, "edge %s -> %s: bytes '%g' is not finite", g->name[src], g->name[dst], bytes);
     if (bytes < 0) return dp__fail(err, DP_ERR_RANGE, "edge %s -> %s: bytes '%.10g' is negative", g->name[src], g->name[dst], bytes);
-    h = dp__hash_edge(src, dst);
-    if (dp__index_find_edge(g, src, dst, h) >= 0) return dp__fail(err, DP_ERR_GRAPH, "duplicate edge %s -> %s", g->name[src], g->name[dst]);
-    {
-        size_t cnt = (size_t)g->n_edges + 1;
-        if (DP__GROW(g->src, cnt) || DP__GROW(g->dst, cnt) || DP__GROW(g->bytes, cnt) ||
-            dp__index_reserve(&g->dp__edges, cnt))
-            return dp__fail(err, DP_ERR_NOMEM, "out of memory adding edge %s -> %s (edge %d)", g->name[src], g->name[dst], g->n_edges);
-    }
+    return 0;
+}
+
+/* Appends a checked edge; with h (its hash), indexed among the edges. */
+static int dp__edge_put(dp_graph *g, int src, int dst, double bytes, const uint64_t *h, dp_error *err)
+{
+    size_t cnt = (size_t)g->n_edges + 1;
+    if (DP__GROW(g->src, cnt) || DP__GROW(g->dst, cnt) || DP__GROW(g->bytes, cnt) ||
+        (h && dp__index_reserve(&g->dp__edges, cnt)))
+        return dp__fail(err, DP_ERR_NOMEM, "out of memory adding edge %s -> %s (edge %d)", g->name[src], g->name[dst], g->n_edges);
     DP__PUT(g->src, src);
     DP__PUT(g->dst, dst);
     DP__PUT(g->bytes, bytes);
-    dp__index_put((dp__index *)g->dp__edges, h, g->n_edges);
+    if (h) dp__index_put((dp__index *)g->dp__edges, *h, g->n_edges);
     g->n_edges++;
+    return 0;
+}
+
+DPDEF int dp_graph_add_edge(dp_graph *g, int src, int dst, double bytes, dp_error *err)
+{
+    uint64_t h;
+    int rc;
+    if ((rc = dp__edge_check(g, src, dst, bytes, err))) return rc;
+    h = dp__hash_edge(src, dst);
+    if (dp__index_find_edge(g, src, dst, h) >= 0) return dp__fail(err, DP_ERR_GRAPH, "duplicate edge %s -> %s", g->name[src], g->name[dst]);
+    return dp__edge_put(g, src, dst, bytes, &h, err);
+}
+
+/* dp_graph_add_edge for the readers: every check but the one for a
+   duplicate, which needs a set of every edge (a hash table as large as
+   the edges, touched at random for each). A reader's graph may hold
+   duplicates until dp__finalize finds the first in one pass over the
+   adjacency it builds anyway (see dp__read_finish). */
+static int dp__graph_push_edge(dp_graph *g, int src, int dst, double bytes, dp_error *err)
+{
+    int rc = dp__edge_check(g, src, dst, bytes, err);
+    return rc ? rc : dp__edge_put(g, src, dst, bytes, NULL, err);
+}
+
+/* Room for ops more ops and edges more edges (a reader that knows how
+   many it will add): no array grows as they are added (the name index is
+   made at once by dp__index_ops). 0, or -1 when out of memory. */
+static int dp__graph_reserve(dp_graph *g, size_t ops, size_t edges)
+{
+    size_t no = (size_t)g->n_ops + ops, ne = (size_t)g->n_edges + edges;
+    if (ops && (DP__GROW(g->name, no) || DP__GROW(g->kind, no) || DP__GROW(g->compute, no) ||
+                DP__GROW(g->out_bytes, no) || DP__GROW(g->mem_bytes, no) || DP__GROW(g->resident, no) ||
+                DP__GROW(g->rows, no) || DP__GROW(g->cols, no) || DP__GROW(g->arg, no) ||
+                DP__GROW(g->source, no) || DP__GROW(g->n_source, no)))
+        return -1;
+    if (edges && (DP__GROW(g->src, ne) || DP__GROW(g->dst, ne) || DP__GROW(g->bytes, ne))) return -1;
     return 0;
 }
 
@@ -3262,13 +3698,21 @@ DPDEF int dp_graph_use_weight(dp_graph *g, int op, int weight, dp_error *err)
     return 0;
 }
 
-/* Counting sort of edges by key[] into off[n+1] and idx[m]. */
+/* Counting sort of edges by key[] into off[n+1] and idx[m]; edges already
+   in key order (a file that lists them by op) are 0, 1, ..., m - 1. */
 static void dp__csr(int n, int m, const int *key, int *off, int *idx)
 {
-    int i;
+    int i, sorted = 1;
     memset(off, 0, sizeof(int) * (size_t)(n + 1));
-    for (i = 0; i < m; i++) off[key[i] + 1]++;
+    for (i = 0; i < m; i++) {
+        off[key[i] + 1]++;
+        sorted &= i == 0 || key[i - 1] <= key[i];
+    }
     for (i = 0; i < n; i++) off[i + 1] += off[i];
+    if (sorted) {
+        for (i = 0; i < m; i++) idx[i] = i;
+        return;
+    }
     for (i = 0; i < m; i++) idx[off[key[i]]++] = i;
     for (i = n; i > 0; i--) off[i] = off[i - 1];
     off[0] = 0;
@@ -3404,35 +3848,80 @@ static int dp__check_times(const dp_graph *g, const dp_cluster *c, dp_error *err
     return 0;
 }
 
-DPDEF int dp_graph_finalize(dp_graph *g, dp_error *err)
+/* The first edge (the lowest index) that repeats an earlier edge's source
+   and target, or -1: over the edges by source (out_off, out_edge: each
+   source's edges in edge order), with mark[n_ops] as scratch. */
+static int dp__dup_edge(const dp_graph *g, const int *out_off, const int *out_edge, int *mark)
 {
-    int n = g->n_ops, m = g->n_edges, i, k, cnt = 0, rc;
+    int i, k, first = -1, by_src = 1, by_dst = 1;
+    for (i = 1; i < g->n_edges && (by_src || by_dst); i++) {   /* pairs strictly in order: none repeats */
+        by_src &= g->src[i - 1] < g->src[i] || (g->src[i - 1] == g->src[i] && g->dst[i - 1] < g->dst[i]);
+        by_dst &= g->dst[i - 1] < g->dst[i] || (g->dst[i - 1] == g->dst[i] && g->src[i - 1] < g->src[i]);
+    }
+    if (by_src || by_dst) return -1;
+    for (i = 0; i < g->n_ops; i++) mark[i] = -1;
+    for (i = 0; i < g->n_ops; i++)
+        for (k = out_off[i]; k < out_off[i + 1]; k++) {
+            int e = out_edge[k], d = g->dst[e];
+            if (mark[d] == i && (first < 0 || e < first)) first = e;
+            mark[d] = i;
+        }
+    return first;
+}
+
+/* dp__dup_edge before the adjacency is built (a reader's error path):
+   the first duplicate edge, or -1 (also when out of memory: no answer). */
+static int dp__first_dup_edge(const dp_graph *g)
+{
+    int n = g->n_ops, m = g->n_edges, e = -1;
+    int *off, *idx, *mark;
+    if (n < 1 || m < 2) return -1;
+    off = (int *)DP_MALLOC(sizeof(int) * ((size_t)n + 1));
+    idx = (int *)DP_MALLOC(sizeof(int) * (size_t)m);
+    mark = (int *)DP_MALLOC(sizeof(int) * (size_t)n);
+    if (off && idx && mark) {
+        dp__csr(n, m, g->src, off, idx);
+        e = dp__dup_edge(g, off, idx, mark);
+    }
+    DP_FREE(off); DP_FREE(idx); DP_FREE(mark);
+    return e;
+}
+
+/* dp_graph_finalize. With dup (a reader's graph, built with
+   dp__graph_push_edge): *dup is the first duplicate edge when that is the
+   error (DP_ERR_GRAPH), else -1; such a graph failing an earlier check (a
+   sum that is not finite) while holding a duplicate fails with the
+   duplicate, the error its reader would have found first. */
+static int dp__finalize(dp_graph *g, int *dup, dp_error *err)
+{
+    int n = g->n_ops, m = g->n_edges, i, k, cnt = 0, rc, e;
     int *indeg = NULL, *heap = NULL;
     dp__opheap q;
+    if (dup) *dup = -1;
     if (g->finalized) return 0;
     if (n == 0) return dp__fail(err, DP_ERR_GRAPH, "graph has no ops");
-    if ((rc = dp__check_totals(g, err)) || (rc = dp__check_times(g, NULL, err))) return rc;
+    if ((rc = dp__check_totals(g, err)) || (rc = dp__check_times(g, NULL, err))) {
+        if (dup && (e = dp__first_dup_edge(g)) >= 0) {
+            *dup = e;
+            rc = dp__fail(err, DP_ERR_GRAPH, "duplicate edge %s -> %s", g->name[g->src[e]], g->name[g->dst[e]]);
+        }
+        return rc;
+    }
     g->out_off = (int *)dp__alloc((size_t)n + 1, sizeof(int), err, "adjacency");
     g->in_off = (int *)dp__alloc((size_t)n + 1, sizeof(int), err, "adjacency");
     g->out_edge = (int *)dp__alloc((size_t)m, sizeof(int), err, "adjacency");
     g->in_edge = (int *)dp__alloc((size_t)m, sizeof(int), err, "adjacency");
     g->topo = (int *)dp__alloc((size_t)n, sizeof(int), err, "topological order");
     indeg = (int *)dp__alloc((size_t)n, sizeof(int), err, "topological order");
-    heap = (int *)dp__alloc((size_t)n, sizeof(int), err, "topological order");
-    if (!g->out_off || !g->in_off || !g->out_edge || !g->in_edge || !g->topo || !indeg || !heap) goto nomem;
+    if (!g->out_off || !g->in_off || !g->out_edge || !g->in_edge || !g->topo || !indeg) goto nomem;
     dp__csr(n, m, g->src, g->out_off, g->out_edge);
     dp__csr(n, m, g->dst, g->in_off, g->in_edge);
-    /* duplicate edges: neighbours of v sorted by edge order; use indeg as a mark */
-    for (i = 0; i < n; i++) indeg[i] = -1;
-    for (i = 0; i < n; i++)
-        for (k = g->out_off[i]; k < g->out_off[i + 1]; k++) {
-            int d = g->dst[g->out_edge[k]];
-            if (indeg[d] == i) {
-                rc = dp__fail(err, DP_ERR_GRAPH, "duplicate edge %s -> %s", g->name[i], g->name[d]);
-                goto fail;
-            }
-            indeg[d] = i;
-        }
+    /* duplicate edges (indeg as the marks) */
+    if ((e = dp__dup_edge(g, g->out_off, g->out_edge, indeg)) >= 0) {
+        if (dup) *dup = e;
+        rc = dp__fail(err, DP_ERR_GRAPH, "duplicate edge %s -> %s", g->name[g->src[e]], g->name[g->dst[e]]);
+        goto fail;
+    }
     /* weights: uses by op and by weight; an op uses a weight once */
     if (g->n_uses > 0 || g->n_weights > 0) {
         int W = g->n_weights, U = g->n_uses;
@@ -3455,17 +3944,27 @@ DPDEF int dp_graph_finalize(dp_graph *g, dp_error *err)
                 indeg[g->wop[k]] = i;
             }
     }
-    for (i = 0; i < n; i++) indeg[i] = g->in_off[i + 1] - g->in_off[i];
-    /* Kahn's algorithm taking the lowest ready index first: the topo order
-       is the lexicographically smallest, whatever the edge order */
-    q.h = heap; q.n = 0; q.key = NULL;
-    for (i = 0; i < n; i++) if (indeg[i] == 0) dp__oh_push(&q, i);
-    while (q.n > 0) {
-        int v = dp__oh_pop(&q);
-        g->topo[cnt++] = v;
-        for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
-            int d = g->dst[g->out_edge[k]];
-            if (--indeg[d] == 0) dp__oh_push(&q, d);
+    /* The topological order taking the lowest ready index first (Kahn's
+       algorithm on a heap): the lexicographically smallest, whatever the
+       edge order. When every edge goes from a lower index to a higher one
+       (a file that lists its ops in a topological order), that is 0, 1,
+       ..., n - 1 (op k is ready once 0..k-1 are taken), and no cycle. */
+    for (e = 0; e < m && g->src[e] < g->dst[e]; e++) {}
+    if (e == m) {
+        for (i = 0; i < n; i++) g->topo[i] = i;
+        cnt = n;
+    } else {
+        if (!(heap = (int *)dp__alloc((size_t)n, sizeof(int), err, "topological order"))) goto nomem;
+        for (i = 0; i < n; i++) indeg[i] = g->in_off[i + 1] - g->in_off[i];
+        q.h = heap; q.n = 0; q.key = NULL;
+        for (i = 0; i < n; i++) if (indeg[i] == 0) dp__oh_push(&q, i);
+        while (q.n > 0) {
+            int v = dp__oh_pop(&q);
+            g->topo[cnt++] = v;
+            for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
+                int d = g->dst[g->out_edge[k]];
+                if (--indeg[d] == 0) dp__oh_push(&q, d);
+            }
         }
     }
     if (cnt < n) {
@@ -3487,6 +3986,8 @@ fail:
     g->wuse_off = g->wuse = g->wop_off = g->wop = NULL;
     return rc;
 }
+
+DPDEF int dp_graph_finalize(dp_graph *g, dp_error *err) { return dp__finalize(g, NULL, err); }
 
 DPDEF int dp_graph_copy(dp_graph *dst, const dp_graph *src, dp_error *err)
 {
@@ -3526,14 +4027,40 @@ fail:
 
 /* ======================================================================
    >>formats
+   The readers of graphs, at the speed of the disk (hundreds of MB/s on
+   one core for the text formats), with every check a reader had before:
+   - a file is mapped, not copied (dp__input_open), checked once for bytes
+     no text holds (dp__binary_at, eight bytes at a time);
+   - lines are read where they stand (dp__text_view); the native reader
+     splits a line and finds its fields in one pass (dp__native_split),
+     the DOPPLER reader reads its lists of integers off the text in one
+     pass over the digits (dp__list); numbers go through a fast path
+     that gives strtod's value bit for bit (dp__num_fast);
+   - an edge line of the usual form ("edge a b") is read straight from the
+     text, its ops found first among the ops of the edge before
+     (dp__native_edge_line, dp__native_find); any other line, and every
+     line with a fault, is read the general way, which says what it is;
+   - arrays are sized at once from a native file's counts line (never past
+     what the rest of the file can hold), and the name index is made once
+     for the ops read (dp__index_ops), not op by op, where each insertion
+     is a miss of every cache for a large graph;
+   - so a reader's ops may repeat a name and its edges an edge until
+     dp__read_finish finds the first of each (the edges over the adjacency
+     dp__finalize builds anyway) and tells it at its line, before any
+     error met after it: the same message, for the same file, as when it
+     was found as it was read;
+   - the topological order of a file whose edges all go from an op to a
+     later one (most files) is read off, without a heap (dp__finalize).
+   The binary format (>>api-formats) needs none of this: its counts are
+   known up front and its values are read in place, after its checksums.
    ====================================================================== */
-static const char *const dp__format_names[] = { "auto", "native", "doppler", "stg" };
+static const char *const dp__format_names[] = { "auto", "native", "doppler", "stg", "binary" };
 
-DPDEF const char *dp_format_name(dp_format fmt) { return dp__name_of(dp__format_names, DP_FORMAT_STG + 1, (int)fmt); }
+DPDEF const char *dp_format_name(dp_format fmt) { return dp__name_of(dp__format_names, DP_FORMAT_BINARY + 1, (int)fmt); }
 
 DPDEF int dp_format_parse(const char *name, dp_format *out)
 {
-    int i = dp__name_index(dp__format_names, DP_FORMAT_STG + 1, name);
+    int i = dp__name_index(dp__format_names, DP_FORMAT_BINARY + 1, name);
     if (i >= 0) *out = (dp_format)i;
     return i < 0 ? -1 : 0;
 }
@@ -3544,15 +4071,18 @@ DPDEF dp_format dp_format_from_path(const char *path)
     if (!dot) return DP_FORMAT_NATIVE;
     if (strcmp(dot, ".stg") == 0) return DP_FORMAT_STG;
     if (strcmp(dot, ".txt") == 0 || strcmp(dot, ".doppler") == 0) return DP_FORMAT_DOPPLER;
+    if (strcmp(dot, ".dpb") == 0) return DP_FORMAT_BINARY;
     return DP_FORMAT_NATIVE;
 }
 
 DPDEF dp_format dp_format_detect(const char *buf, size_t len)
 {
-    /* native: first token "doppler-graph". DOPPLER and STG both open with a
-       lone integer; DOPPLER's next lines are comma-separated lists. */
+    /* binary: its magic. native: first token "doppler-graph". DOPPLER and
+       STG both open with a lone integer; DOPPLER's next lines are
+       comma-separated lists. */
     const char *p, *end;
     int line = 0, first_is_int = 0, commas = 0, seen = 0;
+    if (len >= 8 && memcmp(buf, DP__DPB_MAGIC, 8) == 0) return DP_FORMAT_BINARY;
     dp__skip_bom(&buf, &len);
     p = buf; end = buf + len;
     while (p < end && line < 6) {
@@ -3597,6 +4127,58 @@ static int dp__at(dp_error *err, int rc, const char *file, int line)
         snprintf(pre, sizeof pre, "%.280s:%d: ", file, line);
         dp__prefix(err, pre);
     }
+    return rc;
+}
+
+/* Where op i (edge i when edge) of a graph being read was found, for a
+   message: "FILE:LINE" (in a binary file, its offset and section), into
+   buf: a reader's own. */
+typedef void (*dp__where_fn)(const void *ctx, int edge, int i, char *buf, size_t cap);
+
+/* every op and edge in one place: ctx is that place */
+static void dp__same_where(const void *ctx, int edge, int i, char *buf, size_t cap)
+{
+    (void)edge; (void)i;
+    snprintf(buf, cap, "%s", (const char *)ctx);
+}
+
+/* The end of every graph reader: rc its outcome so far (t its text, NULL
+   for a binary file; name the file's name). Its ops may not be indexed
+   by name yet (dp__graph_push_op) and its edges may repeat
+   (dp__graph_push_edge): the ops are indexed here, and the first op that
+   repeats a name, or else the first edge that repeats an edge, is the
+   error when there is one, as it would have been at its place ("WHERE:
+   duplicate edge a -> b"), before the error the reader met after it. A
+   reader that did not fail ends in dp__finalize, whose messages are
+   prefixed "name: " (but a duplicate edge's, told at its place). Failed,
+   the graph is freed. */
+static int dp__read_finish(dp_graph *g, const dp__text *t, int rc, const char *name, dp__where_fn where,
+                           const void *ctx, dp_error *err)
+{
+    char at[400];
+    int e = -1, v = -1, first = -1, r;
+    if (rc && t && t->nomem) rc = dp__fail(err, DP_ERR_NOMEM, "%s:%d: out of memory reading the line", name, t->line);
+    if (!g->dp__names && g->n_ops > 0 && (r = dp__index_ops(g, &v, &first, rc ? NULL : err)) != 0) {
+        if (v >= 0) {
+            where(ctx, 0, v, at, sizeof at);
+            rc = dp__fail(err, DP_ERR_GRAPH, "%s: duplicate op name '%s' (first defined as op %d)", at, g->name[v], first);
+        } else if (!rc) {
+            rc = r;
+        }
+        dp_graph_free(g);
+        return rc;
+    }
+    if (rc) e = dp__first_dup_edge(g);
+    else if ((rc = dp__finalize(g, &e, err)) != 0 && e < 0 && err) {
+        char pre[300];
+        snprintf(pre, sizeof pre, "%.280s: ", name);
+        dp__prefix(err, pre);
+    }
+    if (e >= 0) {
+        where(ctx, 1, e, at, sizeof at);
+        rc = dp__fail(err, DP_ERR_GRAPH, "%s: duplicate edge %s -> %s", at, g->name[g->src[e]], g->name[g->dst[e]]);
+    }
+    if (rc) dp_graph_free(g);
     return rc;
 }
 
@@ -3660,7 +4242,7 @@ static int dp__read_sources(char *s, const char ***names, int *n, const char *fi
 typedef struct dp__native {
     dp_graph *g;
     dp__text *t;
-    char *tok[DP__MAX_TOKENS];
+    char *tok[DP__MAX_TOKENS], *eq[DP__MAX_TOKENS];   /* eq[i]: token i's first '=' (NULL: none) */
     int used[DP__MAX_TOKENS], n;
     const char **srcs;        /* the current op's source names             */
     double *times;            /* [n_dev_time]: the current op's time=      */
@@ -3668,24 +4250,45 @@ typedef struct dp__native {
                                  line of that record, 0 before it          */
     long long want[3];        /* the counts line's ops=, edges=, weights=
                                  (-1: not given)                           */
+    int near[2];              /* the last edge's source and target          */
 } dp__native;
 
-/* The line's fields that no dp__kv took: a key given twice ("field
-   'compute' given twice") or one the record does not have. what: the
-   record, for the message ("op 'a': "; "" for none). */
-static int dp__native_fields(dp__native *x, const char *what, dp_error *err)
+/* The values of the fields keys[0..nk) on the line, val[k] NULL where not
+   given: for each key the first token "key=...", which is marked used
+   (dp__kv's rule for every key, in one pass over the tokens). */
+static void dp__native_take(dp__native *x, const char *const *keys, int nk, const char **val)
 {
-    char q[DP__Q];
+    int i, k;
+    for (k = 0; k < nk; k++) val[k] = NULL;
+    for (i = 0; i < x->n; i++) {
+        const char *tk = x->tok[i], *eq = x->eq[i];
+        size_t kl;
+        if (!eq) continue;
+        kl = (size_t)(eq - tk);
+        for (k = 0; k < nk; k++)
+            if (!val[k] && dp__name_is(keys[k], tk, kl)) { val[k] = eq + 1; x->used[i] = 1; break; }
+    }
+}
+
+/* The line's fields that no dp__native_take took: a key given twice
+   ("field 'compute' given twice") or one the record does not have. what:
+   the record, for the message ("edge: "; "" for none), and with name the
+   record and its name ("op " and "a": "op 'a': "). */
+static int dp__native_fields(dp__native *x, const char *what, const char *name, dp_error *err)
+{
+    char q[DP__Q], nm[DP__Q], pre[DP__Q + 16];
     int i, j;
     for (i = 0; i < x->n; i++) {
-        char *eq = strchr(x->tok[i], '=');
+        char *eq = x->eq[i];
+        int twice = 0;
         if (x->used[i]) continue;
-        for (j = 0; eq && j < x->n; j++)
-            if (j != i && x->used[j] && strncmp(x->tok[j], x->tok[i], (size_t)(eq - x->tok[i]) + 1) == 0) {
-                *eq = 0;
-                return dp__fail(err, DP_ERR_PARSE, "%s:%d: %sfield '%s' given twice", x->t->name, x->t->line, what, dp__q(q, x->tok[i]));
-            }
-        return dp__fail(err, DP_ERR_PARSE, "%s:%d: %sunknown field '%s'", x->t->name, x->t->line, what, dp__q(q, x->tok[i]));
+        for (j = 0; eq && j < x->n && !twice; j++)
+            twice = j != i && x->used[j] && strncmp(x->tok[j], x->tok[i], (size_t)(eq - x->tok[i]) + 1) == 0;
+        if (twice) *eq = 0;
+        if (name) snprintf(pre, sizeof pre, "%s'%s': ", what, dp__q(nm, name));
+        else snprintf(pre, sizeof pre, "%s", what);
+        return dp__fail(err, DP_ERR_PARSE, "%s:%d: %s%s '%s'%s", x->t->name, x->t->line, pre, twice ? "field" : "unknown field",
+                        dp__q(q, x->tok[i]), twice ? " given twice" : "");
     }
     return 0;
 }
@@ -3703,34 +4306,49 @@ static int dp__native_header(dp__native *x, dp_error *err)
 }
 
 /* counts [ops=N] [edges=E] [weights=W]: what the file holds, checked at
-   its end (dp__native_finish); before the first weight, op or edge. */
+   its end (dp__native_finish); before the first weight, op or edge. The
+   graph's arrays are sized for them at once, but never for more than the
+   rest of the file can hold (an op line takes at least 4 bytes, an edge
+   line 8), so that a count declared wrong costs nothing. */
 static int dp__native_counts(dp__native *x, dp_error *err)
 {
     static const char *const key[3] = { "ops", "edges", "weights" };
+    const char *val[3];
     char q[DP__Q];
+    size_t rest = (size_t)(x->t->end - x->t->p), ops, edges;
     int k;
     if (x->counts) return dp__fail(err, DP_ERR_PARSE, "%s:%d: a second 'counts' line (the first is line %d)", x->t->name, x->t->line, x->counts);
     if (x->any_op || x->g->n_weights) return dp__fail(err, DP_ERR_PARSE, "%s:%d: 'counts' must come before the first weight and op", x->t->name, x->t->line);
+    dp__native_take(x, key, 3, val);
     for (k = 0; k < 3; k++) {
-        const char *s = dp__kv(x->tok, x->n, key[k], x->used);
-        dp_code bad = s ? dp__count(s, 0, INT_MAX, &x->want[k], DP_ERR_PARSE) : DP_OK;
-        if (bad) return dp__fail(err, bad, "%s:%d: counts: %s '%s' is not a count", x->t->name, x->t->line, key[k], dp__q(q, s));
+        dp_code bad = val[k] ? dp__count(val[k], 0, INT_MAX, &x->want[k], DP_ERR_PARSE) : DP_OK;
+        if (bad) return dp__fail(err, bad, "%s:%d: counts: %s '%s' is not a count", x->t->name, x->t->line, key[k], dp__q(q, val[k]));
     }
     x->counts = x->t->line;
-    return dp__native_fields(x, "counts: ", err);
+    if ((k = dp__native_fields(x, "counts: ", NULL, err))) return k;
+    ops = x->want[0] < 0 ? 0 : (size_t)x->want[0] < rest / 4 + 1 ? (size_t)x->want[0] : rest / 4 + 1;
+    edges = x->want[1] < 0 ? 0 : (size_t)x->want[1] < rest / 8 + 1 ? (size_t)x->want[1] : rest / 8 + 1;
+    if (ops > DP_MAX_OPS) ops = DP_MAX_OPS;
+    if (edges > DP_MAX_EDGES) edges = DP_MAX_EDGES;
+    if (dp__graph_reserve(x->g, ops, edges))
+        return dp__fail(err, DP_ERR_NOMEM, "%s:%d: out of memory making room for %zu ops and %zu edges", x->t->name, x->t->line, ops, edges);
+    return 0;
 }
 
 static int dp__native_units(dp__native *x, dp_error *err)
 {
+    static const char *const key[2] = { "speed", "bandwidth" };
+    const char *val[2], *sp, *bw;
     dp_graph *g = x->g;
     char q[DP__Q];
-    const char *sp = dp__kv(x->tok, x->n, "speed", x->used), *bw = dp__kv(x->tok, x->n, "bandwidth", x->used);
     int r = 0;
+    dp__native_take(x, key, 2, val);
+    sp = val[0]; bw = val[1];
     if (sp && (r = dp__num(sp, &g->unit_speed, 0)) == 0 && g->unit_speed <= 0) r = -3;
     if (sp && r) return dp__fail(err, DP_ERR_RANGE, "%s:%d: units speed '%s' must be a positive number", x->t->name, x->t->line, dp__q(q, sp));
     if (bw && (r = dp__num(bw, &g->unit_bandwidth, 0)) == 0 && g->unit_bandwidth <= 0) r = -3;
     if (bw && r) return dp__fail(err, DP_ERR_RANGE, "%s:%d: units bandwidth '%s' must be a positive number", x->t->name, x->t->line, dp__q(q, bw));
-    return dp__native_fields(x, "", err);
+    return dp__native_fields(x, "", NULL, err);
 }
 
 static int dp__native_ext(dp__native *x, dp_error *err)
@@ -3757,86 +4375,91 @@ static int dp__native_devtimes(dp__native *x, dp_error *err)
     return x->times ? 0 : DP_ERR_NOMEM;
 }
 
-/* An op's shape=, arg= and time= fields into d (nm: its name, quoted). */
-static int dp__native_op_more(dp__native *x, dp_op_desc *d, const char *nm, dp_error *err)
+/* The fields of an op line, in the order dp__native_op reads them. */
+enum { DP__F_KIND, DP__F_COMPUTE, DP__F_BYTES, DP__F_MEM, DP__F_RESIDENT, DP__F_WEIGHTS, DP__F_SOURCE,
+       DP__F_SHAPE, DP__F_ARG, DP__F_TIME, DP__F_OP_FIELDS };
+
+/* An op's shape=, arg= and time= fields (val: its fields) into d. */
+static int dp__native_op_more(dp__native *x, dp_op_desc *d, const char *const *val, dp_error *err)
 {
     dp__text *t = x->t;
-    char q[DP__Q];
+    char q[DP__Q], nm[DP__Q];
     const char *s;
     int r;
-    if ((s = dp__kv(x->tok, x->n, "shape", x->used)) != NULL) {
+    if ((s = val[DP__F_SHAPE]) != NULL) {
         char *xp = NULL, tmp[64];
         long long r1 = 0, c1 = 0;
         snprintf(tmp, sizeof tmp, "%s", s);
         xp = strlen(s) < sizeof tmp ? strchr(tmp, 'x') : NULL;
         if (xp) *xp = 0;
         if (!xp || dp__int(tmp, 1, 1 << 20, &r1) || dp__int(xp + 1, 1, 1 << 20, &c1))
-            return dp__fail(err, DP_ERR_PARSE, "%s:%d: op '%s': shape '%s' is not ROWSxCOLS (1..1048576 each)", t->name, t->line, nm, dp__q(q, s));
+            return dp__fail(err, DP_ERR_PARSE, "%s:%d: op '%s': shape '%s' is not ROWSxCOLS (1..1048576 each)", t->name, t->line, dp__q(nm, d->name), dp__q(q, s));
         d->rows = (int)r1; d->cols = (int)c1;
     }
-    if ((s = dp__kv(x->tok, x->n, "arg", x->used)) != NULL) {
+    if ((s = val[DP__F_ARG]) != NULL) {
         long long a1;
-        if (dp__int(s, 0, INT_MAX, &a1)) return dp__fail(err, DP_ERR_PARSE, "%s:%d: op '%s': arg '%s' is not a non-negative integer", t->name, t->line, nm, dp__q(q, s));
+        if (dp__int(s, 0, INT_MAX, &a1)) return dp__fail(err, DP_ERR_PARSE, "%s:%d: op '%s': arg '%s' is not a non-negative integer", t->name, t->line, dp__q(nm, d->name), dp__q(q, s));
         d->arg = (int)a1;
     }
-    if ((s = dp__kv(x->tok, x->n, "time", x->used)) != NULL) {
+    if ((s = val[DP__F_TIME]) != NULL) {
         char part[64];
         int k = 0;
-        if (!x->n_dev_time) return dp__fail(err, DP_ERR_PARSE, "%s:%d: op '%s': time= given without a 'devtimes N' line", t->name, t->line, nm);
+        if (!x->n_dev_time) return dp__fail(err, DP_ERR_PARSE, "%s:%d: op '%s': time= given without a 'devtimes N' line", t->name, t->line, dp__q(nm, d->name));
         while (*s) {
             size_t l = strcspn(s, ",");
             if (k >= x->n_dev_time || l == 0 || l >= sizeof part) { k = -1; break; }
             memcpy(part, s, l); part[l] = 0;
             if ((r = dp__num(part, &x->times[k], 1)) != 0)
-                return dp__fail(err, dp__num_code(r), "%s:%d: op '%s': time on device %d '%s' %s", t->name, t->line, nm, k, part, dp__num_problem(r));
+                return dp__fail(err, dp__num_code(r), "%s:%d: op '%s': time on device %d '%s' %s", t->name, t->line, dp__q(nm, d->name), k, part, dp__num_problem(r));
             k++; s += l; if (*s == ',') s++;
         }
-        if (k != x->n_dev_time) return dp__fail(err, DP_ERR_PARSE, "%s:%d: op '%s': time= needs %d comma-separated values", t->name, t->line, nm, x->n_dev_time);
+        if (k != x->n_dev_time) return dp__fail(err, DP_ERR_PARSE, "%s:%d: op '%s': time= needs %d comma-separated values", t->name, t->line, dp__q(nm, d->name), x->n_dev_time);
         d->dev_time = x->times; d->n_dev_time = x->n_dev_time;
     } else if (x->n_dev_time) {
-        return dp__fail(err, DP_ERR_PARSE, "%s:%d: op '%s': missing time= (devtimes %d was declared)", t->name, t->line, nm, x->n_dev_time);
+        return dp__fail(err, DP_ERR_PARSE, "%s:%d: op '%s': missing time= (devtimes %d was declared)", t->name, t->line, dp__q(nm, d->name), x->n_dev_time);
     }
     return 0;
 }
 
 static int dp__native_op(dp__native *x, dp_error *err)
 {
+    static const char *const key[DP__F_OP_FIELDS] = { "kind", "compute", "bytes", "mem", "resident", "weights", "source",
+                                                      "shape", "arg", "time" };
+    static const char *const what[4] = { "compute cost", "bytes", "mem", "resident" };
     dp__text *t = x->t;
     dp_op_desc d;
-    char nm[DP__Q], q[DP__Q], what[DP__Q + 8];
-    const char *s, *wl;
-    int id, r, rc;
+    char nm[DP__Q], q[DP__Q];   /* the op's name and a value, quoted in a message */
+    const char *val[DP__F_OP_FIELDS], *wl;
+    double *num[4];
+    int id, r, rc, k;
     memset(&d, 0, sizeof d);
-    if (x->n < 2 || strchr(x->tok[1], '=')) return dp__fail(err, DP_ERR_PARSE, "%s:%d: 'op' needs a name", t->name, t->line);
+    if (x->n < 2 || x->eq[1]) return dp__fail(err, DP_ERR_PARSE, "%s:%d: 'op' needs a name", t->name, t->line);
     d.name = x->tok[1]; x->used[1] = 1;
-    dp__q(nm, d.name);
-    if ((s = dp__kv(x->tok, x->n, "kind", x->used)) && dp_kind_parse(s, &d.kind))
-        return dp__fail(err, DP_ERR_PARSE, "%s:%d: op '%s': unknown kind '%s'", t->name, t->line, nm, dp__q(q, s));
-#define DP__NUMFIELD(key, dst, what)                                                              \
-    if ((s = dp__kv(x->tok, x->n, key, x->used)) && (r = dp__num(s, &dst, 0)) != 0)               \
-        return dp__fail(err, dp__num_code(r), "%s:%d: op '%s': %s '%s' %s", t->name, t->line,      \
-                        nm, what, dp__q(q, s), dp__num_problem(r));
-    DP__NUMFIELD("compute", d.compute, "compute cost")
-    DP__NUMFIELD("bytes", d.out_bytes, "bytes")
-    DP__NUMFIELD("mem", d.mem_bytes, "mem")
-    DP__NUMFIELD("resident", d.resident, "resident")
-#undef DP__NUMFIELD
-    wl = dp__kv(x->tok, x->n, "weights", x->used);
-    if ((s = dp__kv(x->tok, x->n, "source", x->used)) != NULL) {
+    dp__native_take(x, key, DP__F_OP_FIELDS, val);
+    if (val[DP__F_KIND] && dp_kind_parse(val[DP__F_KIND], &d.kind))
+        return dp__fail(err, DP_ERR_PARSE, "%s:%d: op '%s': unknown kind '%s'", t->name, t->line, dp__q(nm, d.name), dp__q(q, val[DP__F_KIND]));
+    num[0] = &d.compute; num[1] = &d.out_bytes; num[2] = &d.mem_bytes; num[3] = &d.resident;
+    for (k = 0; k < 4; k++)
+        if (val[DP__F_COMPUTE + k] && (r = dp__num(val[DP__F_COMPUTE + k], num[k], 0)) != 0)
+            return dp__fail(err, dp__num_code(r), "%s:%d: op '%s': %s '%s' %s", t->name, t->line, dp__q(nm, d.name), what[k],
+                            dp__q(q, val[DP__F_COMPUTE + k]), dp__num_problem(r));
+    wl = val[DP__F_WEIGHTS];
+    if (val[DP__F_SOURCE]) {
         DP_FREE(x->srcs); x->srcs = NULL;
-        if ((rc = dp__read_sources((char *)s, &x->srcs, &d.n_source, t->name, t->line, nm, err))) return rc;
+        if ((rc = dp__read_sources((char *)val[DP__F_SOURCE], &x->srcs, &d.n_source, t->name, t->line, dp__q(nm, d.name), err))) return rc;
         d.source = x->srcs;
     }
-    if ((rc = dp__native_op_more(x, &d, nm, err))) return rc;
-    snprintf(what, sizeof what, "op '%s': ", nm);
-    if ((rc = dp__native_fields(x, what, err))) return rc;
-    if ((rc = dp_graph_add_op(x->g, &d, &id, err))) return dp__at(err, rc, t->name, t->line);
+    if ((rc = dp__native_op_more(x, &d, val, err))) return rc;
+    if ((rc = dp__native_fields(x, "op ", d.name, err))) return rc;
+    /* the ops before the first edge are indexed by name at that edge */
+    rc = x->g->dp__names ? dp_graph_add_op(x->g, &d, &id, err) : dp__graph_push_op(x->g, &d, &id, err);
+    if (rc) return dp__at(err, rc, t->name, t->line);
     while (wl && *wl) {   /* weights=A,B,...: declared weights */
         char wn[DP_MAX_NAME + 2];
         size_t l = strcspn(wl, ",");
         int w = -1;
         if (l > 0 && l <= DP_MAX_NAME) { memcpy(wn, wl, l); wn[l] = 0; w = dp_graph_find_weight(x->g, wn); }
-        if (w < 0) return dp__fail(err, DP_ERR_GRAPH, "%s:%d: op '%s': weight '%.*s' is not a declared weight", t->name, t->line, nm, (int)(l < 200 ? l : 200), wl);
+        if (w < 0) return dp__fail(err, DP_ERR_GRAPH, "%s:%d: op '%s': weight '%.*s' is not a declared weight", t->name, t->line, dp__q(nm, d.name), (int)(l < 200 ? l : 200), wl);
         if ((rc = dp_graph_use_weight(x->g, id, w, err))) return dp__at(err, rc, t->name, t->line);
         wl += l;
         if (*wl == ',') wl++;
@@ -3847,25 +4470,74 @@ static int dp__native_op(dp__native *x, dp_error *err)
 
 static int dp__native_weight(dp__native *x, dp_error *err)
 {
+    static const char *const key[1] = { "bytes" };
     dp__text *t = x->t;
     double wb = 0;
-    char nm[DP__Q], q[DP__Q], what[DP__Q + 12];
+    char nm[DP__Q], q[DP__Q];
     const char *s;
     int r, rc;
     if (x->any_op) return dp__fail(err, DP_ERR_PARSE, "%s:%d: 'weight' must come before the first op", t->name, t->line);
     if (x->n < 2 || strchr(x->tok[1], '=')) return dp__fail(err, DP_ERR_PARSE, "%s:%d: 'weight' needs a name", t->name, t->line);
     x->used[1] = 1;
-    dp__q(nm, x->tok[1]);
-    if ((s = dp__kv(x->tok, x->n, "bytes", x->used)) && (r = dp__num(s, &wb, 0)) != 0)
-        return dp__fail(err, dp__num_code(r), "%s:%d: weight '%s': bytes '%s' %s", t->name, t->line, nm, dp__q(q, s), dp__num_problem(r));
-    snprintf(what, sizeof what, "weight '%s': ", nm);
-    if ((rc = dp__native_fields(x, what, err))) return rc;
+    dp__native_take(x, key, 1, &s);
+    if (s && (r = dp__num(s, &wb, 0)) != 0)
+        return dp__fail(err, dp__num_code(r), "%s:%d: weight '%s': bytes '%s' %s", t->name, t->line, dp__q(nm, x->tok[1]), dp__q(q, s), dp__num_problem(r));
+    if ((rc = dp__native_fields(x, "weight ", x->tok[1], err))) return rc;
     if ((rc = dp_graph_add_weight(x->g, x->tok[1], wb, NULL, err))) return dp__at(err, rc, t->name, t->line);
     return 0;
 }
 
+/* The op named by the n bytes at s, or -1; dst: an edge's target, else
+   its source. Files list their edges grouped: a chain's edge starts where
+   the last one ended, the edges into one op or out of one come together,
+   the next op's edges follow. So the last edge's ops and the ops after
+   them are tried first, a compare with a name just read, where the name
+   index probes a random place of a table as large as the ops (for a
+   large graph, a miss of every cache). */
+static int dp__native_find(const dp__native *x, const char *s, size_t n, int dst)
+{
+    const dp_graph *g = x->g;
+    int near[3], k;
+    near[0] = dst ? x->near[1] : x->near[0];        /* the same op again */
+    near[1] = near[0] + 1;                          /* the next one       */
+    near[2] = dst ? -1 : x->near[1];                /* a chain: the last target */
+    for (k = 0; k < 3; k++)
+        if (near[k] >= 0 && near[k] < g->n_ops && dp__op_name_is(g, near[k], s, n)) return near[k];
+    return dp__index_find_mem(g->dp__names, g->name, s, n, dp__hash_mem(s, n));
+}
+
+/* The ops named before the first edge, indexed at it (dp__index_ops; a
+   repeated name is told by dp__read_finish). */
+static int dp__native_index(dp__native *x, dp_error *err)
+{
+    int dup, first;
+    return !x->g->dp__names && x->g->n_ops > 0 ? dp__index_ops(x->g, &dup, &first, err) : 0;
+}
+
+/* An edge line of the usual form, "edge SRC DST" with a space between its
+   words and nothing else, read from the text as it stands: 1 when the
+   line is one of its ops and was added (*rc: 0, or the failure to add
+   it), 0 for any other line (or ops not found, a self loop), which is
+   read the general way: the same edge, or its fault told. */
+static int dp__native_edge_line(dp__native *x, const char *s, size_t n, int *rc, dp_error *err)
+{
+    const char *a, *b, *p, *end = s + n;
+    int va, vb;
+    if (n < 8 || memcmp(s, "edge ", 5) != 0) return 0;
+    for (a = p = s + 5; p < end && *p != ' ' && *p != '\t' && *p != '#'; p++) {}
+    if (p == a || p == end || *p != ' ') return 0;
+    for (b = ++p; p < end && *p != ' ' && *p != '\t' && *p != '#'; p++) {}
+    if (p == b || p != end) return 0;
+    if ((*rc = dp__native_index(x, err))) return 1;
+    if ((va = dp__native_find(x, a, (size_t)(b - 1 - a), 0)) < 0 || (vb = dp__native_find(x, b, (size_t)(end - b), 1)) < 0 || va == vb) return 0;
+    if ((*rc = dp__graph_push_edge(x->g, va, vb, x->g->out_bytes[va], err))) return dp__at(err, *rc, x->t->name, x->t->line), 1;
+    x->near[0] = va; x->near[1] = vb;
+    return 1;
+}
+
 static int dp__native_edge(dp__native *x, dp_error *err)
 {
+    static const char *const key[1] = { "bytes" };
     dp__text *t = x->t;
     dp_graph *g = x->g;
     char q[DP__Q], qa[DP__Q], qb[DP__Q];
@@ -3873,16 +4545,66 @@ static int dp__native_edge(dp__native *x, dp_error *err)
     double bytes;
     const char *s;
     if (x->n < 3) return dp__fail(err, DP_ERR_PARSE, "%s:%d: 'edge' needs SRC and DST", t->name, t->line);
+    if ((rc = dp__native_index(x, err))) return rc;
     x->used[1] = x->used[2] = 1;
-    dp__q(qa, x->tok[1]); dp__q(qb, x->tok[2]);
-    if ((a = dp_graph_find(g, x->tok[1])) < 0) return dp__fail(err, DP_ERR_GRAPH, "%s:%d: edge source '%s' is not a declared op", t->name, t->line, qa);
-    if ((b = dp_graph_find(g, x->tok[2])) < 0) return dp__fail(err, DP_ERR_GRAPH, "%s:%d: edge target '%s' is not a declared op", t->name, t->line, qb);
+    if ((a = dp__native_find(x, x->tok[1], strlen(x->tok[1]), 0)) < 0) return dp__fail(err, DP_ERR_GRAPH, "%s:%d: edge source '%s' is not a declared op", t->name, t->line, dp__q(qa, x->tok[1]));
+    if ((b = dp__native_find(x, x->tok[2], strlen(x->tok[2]), 1)) < 0) return dp__fail(err, DP_ERR_GRAPH, "%s:%d: edge target '%s' is not a declared op", t->name, t->line, dp__q(qb, x->tok[2]));
     bytes = g->out_bytes[a];
-    if ((s = dp__kv(x->tok, x->n, "bytes", x->used)) && (r = dp__num(s, &bytes, 0)) != 0)
-        return dp__fail(err, dp__num_code(r), "%s:%d: edge %s -> %s: bytes '%s' %s", t->name, t->line, qa, qb, dp__q(q, s), dp__num_problem(r));
-    if ((rc = dp__native_fields(x, "edge: ", err))) return rc;
-    if ((rc = dp_graph_add_edge(g, a, b, bytes, err))) return dp__at(err, rc, t->name, t->line);
+    dp__native_take(x, key, 1, &s);
+    if (s && (r = dp__num(s, &bytes, 0)) != 0)
+        return dp__fail(err, dp__num_code(r), "%s:%d: edge %s -> %s: bytes '%s' %s", t->name, t->line, dp__q(qa, x->tok[1]),
+                        dp__q(qb, x->tok[2]), dp__q(q, s), dp__num_problem(r));
+    if ((rc = dp__native_fields(x, "edge: ", NULL, err))) return rc;
+    if ((rc = dp__graph_push_edge(g, a, b, bytes, err))) return dp__at(err, rc, t->name, t->line);
+    x->near[0] = a; x->near[1] = b;
     return 0;
+}
+
+/* Where op or edge i of a native file was read: the line of its i-th
+   'op' or 'edge' record (every op and edge before the point the reader
+   stopped was read from one, in order). */
+static void dp__native_where(const void *ctx, int edge, int i, char *buf, size_t cap)
+{
+    dp__text t = *(const dp__text *)ctx;
+    const char *rec = edge ? "edge" : "op", *s;
+    size_t n, rl = strlen(rec);
+    t.p = t.start; t.line = 0;
+    while (dp__text_view(&t, &s, &n)) {
+        while (n > 0 && (*s == ' ' || *s == '\t')) { s++; n--; }
+        if (n > rl && memcmp(s, rec, rl) == 0 && (s[rl] == ' ' || s[rl] == '\t') && i-- == 0) break;
+    }
+    snprintf(buf, cap, "%s:%d", t.name, t.line);
+}
+
+/* The line s .. s + n split into x->tok at spaces and tabs, up to a '#',
+   copied into t->buf, with x->eq[i] the first '=' of token i (NULL: none):
+   dp__text_line and dp__split in one pass. The count of tokens
+   (DP__MAX_TOKENS + 1 when there are more), or -1 when out of memory. */
+static int dp__native_split(dp__native *x, const char *s, size_t n)
+{
+    dp__text *t = x->t;
+    size_t i = 0;
+    char *w, c = 0;
+    int k = 0;
+    if (n + 1 > t->cap) {
+        size_t cap = n + 1 > 2 * t->cap ? n + 1 : 2 * t->cap;
+        char *nb = (char *)DP_REALLOC(t->buf, cap);
+        if (!nb) { t->nomem = 1; return -1; }
+        t->buf = nb; t->cap = cap;
+    }
+    w = t->buf;
+    for (;;) {
+        while (i < n && ((c = s[i]) == ' ' || c == '\t')) i++;
+        if (i == n || c == '#') return k;
+        if (k == DP__MAX_TOKENS) return k + 1;
+        x->tok[k] = w; x->eq[k] = NULL;
+        for (; i < n && (c = s[i]) != ' ' && c != '\t' && c != '#'; i++) {
+            if (c == '=' && !x->eq[k]) x->eq[k] = w;
+            *w++ = c;
+        }
+        *w++ = 0;
+        k++;
+    }
 }
 
 /* At the end of the file: the counts its 'counts' line declares against
@@ -3914,16 +4636,19 @@ static int dp__native_finish(dp__native *x, dp_error *err)
                     x->t->name, x->ended, miss, x->counts, decl);
 }
 
-static int dp__read_native(dp_graph *g, dp__text *t, dp_error *err)
+static int dp__read_native(dp_graph *g, dp__text *t, const char *name, dp_error *err)
 {
     dp__native x;
     char q[DP__Q];
-    int rc = 0, r;
+    const char *s;
+    size_t n;
+    int rc = 0, r = 0;
     memset(&x, 0, sizeof x);
     x.g = g; x.t = t; x.want[0] = x.want[1] = x.want[2] = -1;
-    while (!rc && (r = dp__text_line(t, 1)) > 0) {
+    while (!rc && dp__text_view(t, &s, &n)) {
         const char *rec;
-        x.n = dp__split(t->buf, x.tok, DP__MAX_TOKENS);
+        if (x.header && !x.ended && dp__native_edge_line(&x, s, n, &rc, err)) continue;
+        if ((x.n = dp__native_split(&x, s, n)) < 0) { r = -1; break; }
         if (x.n == 0) continue;
         if (x.n > DP__MAX_TOKENS) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: too many fields (more than %d)", t->name, t->line, DP__MAX_TOKENS); break; }
         memset(x.used, 0, sizeof x.used);
@@ -3931,14 +4656,14 @@ static int dp__read_native(dp_graph *g, dp__text *t, dp_error *err)
         rec = x.tok[0];
         if (x.ended) rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: '%s' after the 'end' line (line %d)", t->name, t->line, dp__q(q, rec), x.ended);
         else if (!x.header) rc = dp__native_header(&x, err);
+        else if (strcmp(rec, "op") == 0) rc = dp__native_op(&x, err);
+        else if (strcmp(rec, "edge") == 0) rc = dp__native_edge(&x, err);
+        else if (strcmp(rec, "weight") == 0) rc = dp__native_weight(&x, err);
         else if (strcmp(rec, "units") == 0) rc = dp__native_units(&x, err);
         else if (strcmp(rec, "external_inputs") == 0) rc = dp__native_ext(&x, err);
         else if (strcmp(rec, "devtimes") == 0) rc = dp__native_devtimes(&x, err);
-        else if (strcmp(rec, "op") == 0) rc = dp__native_op(&x, err);
-        else if (strcmp(rec, "weight") == 0) rc = dp__native_weight(&x, err);
-        else if (strcmp(rec, "edge") == 0) rc = dp__native_edge(&x, err);
         else if (strcmp(rec, "counts") == 0) rc = dp__native_counts(&x, err);
-        else if (strcmp(rec, "end") == 0) { x.ended = t->line; rc = dp__native_fields(&x, "end: ", err); }
+        else if (strcmp(rec, "end") == 0) { x.ended = t->line; rc = dp__native_fields(&x, "end: ", NULL, err); }
         else rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unknown record '%s' (expected op, edge, weight, units, devtimes, counts, end)", t->name, t->line, dp__q(q, rec));
     }
     if (!rc && r < 0) rc = dp__fail(err, DP_ERR_NOMEM, "%s: out of memory", t->name);
@@ -3947,7 +4672,7 @@ static int dp__read_native(dp_graph *g, dp__text *t, dp_error *err)
     if (!rc && !x.any_op) rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: no ops", t->name, t->line);
     DP_FREE(x.times);
     DP_FREE(x.srcs);
-    return rc;
+    return dp__read_finish(g, t, rc, name, dp__native_where, t, err);
 }
 
 static void dp__write_num(FILE *f, const char *key, double v) { fprintf(f, " %s=%.17g", key, v); }
@@ -4002,92 +4727,155 @@ static int dp__write_native(const dp_graph *g, FILE *f)
 }
 
 /* ---- DOPPLER reference ------------------------------------------------- */
-/* Parses a comma/space separated list of non-negative integers below 2^53. */
-static int dp__int_list(const dp__text *t, const char *s, long long **out, dp_error *err)
+/* The failure of the list entry tok .. p (end: the list's end): too long,
+   not digits, or past 2^53. */
+static int dp__list_fail(const dp__text *t, const char *tok, const char *p, const char *end, dp_error *err)
 {
-    char num[32];
-    while (*s) {
-        size_t l;
-        long long v;
-        while (*s == ',' || *s == ' ' || *s == '\t') s++;
-        if (!*s) break;
-        l = strcspn(s, ", \t");
-        if (l >= sizeof num) return dp__fail(err, DP_ERR_RANGE, "%s:%d: integer overflow in '%.40s'", t->name, t->line, s);
-        memcpy(num, s, l); num[l] = 0;
-        if (num[strspn(num, "0123456789")] != 0) return dp__fail(err, DP_ERR_PARSE, "%s:%d: '%s' is not a non-negative integer", t->name, t->line, num);
-        if (dp__int(num, 0, (1LL << 53), &v)) return dp__fail(err, DP_ERR_RANGE, "%s:%d: integer overflow: '%s'", t->name, t->line, num);
-        if (DP__LEN(*out) >= DP_MAX_EDGES) return dp__fail(err, DP_ERR_LIMIT, "%s:%d: more than %d entries", t->name, t->line, DP_MAX_EDGES);
-        if (DP__PUSH(*out, v)) return dp__fail(err, DP_ERR_NOMEM, "%s:%d: out of memory reading integers", t->name, t->line);
-        s += l;
+    size_t l = (size_t)(p - tok), i;
+    if (l >= 32) return dp__fail(err, DP_ERR_RANGE, "%s:%d: integer overflow in '%.*s'", t->name, t->line, (int)(end - tok < 40 ? end - tok : 40), tok);
+    for (i = 0; i < l; i++)
+        if (tok[i] < '0' || tok[i] > '9') return dp__fail(err, DP_ERR_PARSE, "%s:%d: '%.*s' is not a non-negative integer", t->name, t->line, (int)l, tok);
+    return dp__fail(err, DP_ERR_RANGE, "%s:%d: integer overflow: '%.*s'", t->name, t->line, (int)l, tok);
+}
+
+/* The integers of the list s .. end (comma, space or tab separated
+   non-negative integers below 2^53), counted on from *count (at most
+   DP_MAX_EDGES in all), each appended to out (NULL: not kept) as an int
+   (past INT_MAX: INT_MAX, which no op index reaches; dp__list_at gives
+   the value for a message), the first two counted in first[2] (NULL: not
+   kept); 0, or the code of the failure (messages at t's line). One pass
+   over the digits, on the text as it stands: the edge lists are lines of
+   megabytes. */
+static int dp__list(const dp__text *t, const char *s, const char *end, int **out, long long *first, long long *count, dp_error *err)
+{
+    while (s < end) {
+        const char *tok = s;
+        uint64_t x = 0;
+        int digits = 1;
+        if (*s == ',' || *s == ' ' || *s == '\t') { s++; continue; }
+        for (; s < end && *s != ',' && *s != ' ' && *s != '\t'; s++) {
+            unsigned d = (unsigned)(unsigned char)*s - '0';
+            if (d > 9) digits = 0;
+            else if (x <= (1ULL << 53)) x = 10 * x + d;   /* past 2^53 it stays past */
+        }
+        if (!digits || s - tok >= 32 || x > (1ULL << 53)) return dp__list_fail(t, tok, s, end, err);
+        if (*count >= DP_MAX_EDGES) return dp__fail(err, DP_ERR_LIMIT, "%s:%d: more than %d entries", t->name, t->line, DP_MAX_EDGES);
+        if (first && *count < 2) first[*count] = (long long)x;
+        if (out && DP__PUSH(*out, x > INT_MAX ? INT_MAX : (int)x))
+            return dp__fail(err, DP_ERR_NOMEM, "%s:%d: out of memory reading integers", t->name, t->line);
+        ++*count;
     }
     return 0;
 }
 
-static int dp__next_content_line(dp__text *t)
+/* The i-th integer of a list that dp__list read without an error. */
+static long long dp__list_at(const char *s, const char *end, int i)
 {
-    int r;
-    while ((r = dp__text_line(t, 0)) > 0)
-        if (!dp__blank(t->buf)) return 1;
-    return r;
+    long long v = -1;
+    for (; s < end && i >= 0; i--) {
+        while (s < end && (*s == ',' || *s == ' ' || *s == '\t')) s++;
+        for (v = 0; s < end && *s >= '0' && *s <= '9'; s++) v = 10 * v + (*s - '0');
+    }
+    return v;
 }
 
-static int dp__read_doppler(dp_graph *g, dp__text *t, dp_error *err)
+/* The next line that is not blank (only spaces, tabs and commas), as it
+   stands: 1, or 0 at the end. */
+static int dp__next_content_view(dp__text *t, const char **s, size_t *n)
 {
-    long long *ids = NULL, *src = NULL, *dst = NULL, *vals = NULL, n_total = 0, m;
-    char q[DP__Q];
-    int rc = 0, r, i, line_src = 0, line_dst = 0;
+    while (dp__text_view(t, s, n)) {
+        size_t i = 0;
+        while (i < *n && ((*s)[i] == ' ' || (*s)[i] == '\t' || (*s)[i] == ',')) i++;
+        if (i < *n) return 1;
+    }
+    return 0;
+}
+
+/* One op line "comp,comm[,type]" (s, n as it stands) into d. */
+static int dp__doppler_op(const dp__text *t, const char *s, size_t n, int i, dp_op_desc *d, dp_error *err)
+{
+    const char *f[4], *fe[4];
+    char q[DP__Q], kind[16];
+    long long vals[2] = { 0, 0 }, count = 0;
+    size_t i0 = 0, i1;
+    int nf = 0, k, rc;
+    while (nf < 4) {   /* up to 4 comma-separated fields, leading and trailing blanks cut */
+        while (i0 < n && (s[i0] == ' ' || s[i0] == '\t')) i0++;
+        for (i1 = i0; i1 < n && s[i1] != ','; i1++) {}
+        f[nf] = s + i0; fe[nf] = s + i1;
+        while (fe[nf] > f[nf] && (fe[nf][-1] == ' ' || fe[nf][-1] == '\t')) fe[nf]--;
+        nf++;
+        if (i1 == n) break;
+        i0 = i1 + 1;
+    }
+    if (nf < 2 || nf > 3 || (nf == 3 && fe[2] == f[2]))
+        return dp__fail(err, DP_ERR_PARSE, "%s:%d: op %d: expected 'comp,comm[,type]', found '%s'", t->name, t->line, i, dp__qnv(q, DP__Q, s, n));
+    for (k = 0; k < 2; k++)
+        if ((rc = dp__list(t, f[k], fe[k], NULL, vals, &count, err))) return rc;
+    if (count != 2) return dp__fail(err, DP_ERR_PARSE, "%s:%d: op %d: expected two integers 'comp,comm'", t->name, t->line, i);
+    d->compute = (double)vals[0];
+    d->out_bytes = (double)vals[1];
+    if (nf == 3 && (size_t)(fe[2] - f[2]) < sizeof kind) {   /* unknown words: opaque */
+        memcpy(kind, f[2], (size_t)(fe[2] - f[2]));
+        kind[fe[2] - f[2]] = 0;
+        dp_kind_parse(kind, &d->kind);
+    }
+    return 0;
+}
+
+static int dp__read_doppler(dp_graph *g, dp__text *t, const char *name, dp_error *err)
+{
+    long long n_total = 0, n_ids = 0, n_src = 0, n_dst = 0, m = 0, first[2];
+    const char *s, *src_line = NULL, *dst_line = NULL;
+    size_t n, src_len = 0, dst_len = 0;
+    char where[300];   /* every edge's place: the target list's line (its ops,
+                          named op0, op1, ..., never repeat a name) */
+    int rc = 0, i, line_src = 0, line_dst = 0;
     g->unit_speed = g->unit_bandwidth = 1e10;
-    if ((r = dp__next_content_line(t)) <= 0) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: empty file (expected the node count)", t->name, t->line > 0 ? t->line : 1); goto done; }
-    if ((rc = dp__int_list(t, t->buf, &vals, err))) goto done;
-    if (DP__LEN(vals) != 1) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: line 1 must hold one node count, found %d numbers", t->name, t->line, (int)DP__LEN(vals)); goto done; }
-    n_total = vals[0];
+    if (!dp__next_content_view(t, &s, &n)) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: empty file (expected the node count)", t->name, t->line > 0 ? t->line : 1); goto done; }
+    if ((rc = dp__list(t, s, s + n, NULL, first, &n_total, err))) goto done;
+    if (n_total != 1) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: line 1 must hold one node count, found %d numbers", t->name, t->line, (int)n_total); goto done; }
+    n_total = first[0];
     if (n_total > (long long)DP_MAX_OPS * 2) { rc = dp__fail(err, DP_ERR_LIMIT, "%s:%d: node count '%lld' exceeds the limit %lld (DP_MAX_OPS ops and as many inputs)", t->name, t->line, n_total, (long long)DP_MAX_OPS * 2); goto done; }
-    if ((r = dp__text_line(t, 0)) <= 0) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: truncated: missing the input-id line", t->name, t->line + 1); goto done; }
-    if ((rc = dp__int_list(t, t->buf, &ids, err))) goto done;
-    m = n_total - (long long)DP__LEN(ids);
-    if (m <= 0) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: %d input ids leave no ops out of %lld nodes", t->name, t->line, (int)DP__LEN(ids), n_total); goto done; }
+    if (!dp__text_view(t, &s, &n)) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: truncated: missing the input-id line", t->name, t->line + 1); goto done; }
+    if ((rc = dp__list(t, s, s + n, NULL, NULL, &n_ids, err))) goto done;
+    m = n_total - n_ids;
+    if (m <= 0) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: %d input ids leave no ops out of %lld nodes", t->name, t->line, (int)n_ids, n_total); goto done; }
     if (m > DP_MAX_OPS) { rc = dp__fail(err, DP_ERR_LIMIT, "%s:%d: %lld ops exceed the limit %d (DP_MAX_OPS)", t->name, t->line, m, DP_MAX_OPS); goto done; }
-    g->n_ext_inputs = (int)DP__LEN(ids);
-    if ((r = dp__text_line(t, 0)) <= 0) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: truncated: missing the edge-source line", t->name, t->line + 1); goto done; }
+    g->n_ext_inputs = (int)n_ids;
+    /* the edges' sources and targets, straight into the graph's arrays
+       (checked below, once the ops are there) */
+    if (!dp__text_view(t, &src_line, &src_len)) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: truncated: missing the edge-source line", t->name, t->line + 1); goto done; }
     line_src = t->line;
-    if ((rc = dp__int_list(t, t->buf, &src, err))) goto done;
-    if ((r = dp__text_line(t, 0)) <= 0) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: truncated: missing the edge-target line", t->name, t->line + 1); goto done; }
+    if ((rc = dp__list(t, src_line, src_line + src_len, &g->src, NULL, &n_src, err))) goto done;
+    if (!dp__text_view(t, &dst_line, &dst_len)) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: truncated: missing the edge-target line", t->name, t->line + 1); goto done; }
     line_dst = t->line;
-    if ((rc = dp__int_list(t, t->buf, &dst, err))) goto done;
-    if (DP__LEN(src) != DP__LEN(dst)) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: %d edge sources on line %d but %d edge targets on line %d", t->name, line_dst, (int)DP__LEN(src), line_src, (int)DP__LEN(dst), line_dst); goto done; }
+    if ((rc = dp__list(t, dst_line, dst_line + dst_len, &g->dst, NULL, &n_dst, err))) goto done;
+    if (n_src != n_dst) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: %d edge sources on line %d but %d edge targets on line %d", t->name, line_dst, (int)n_src, line_src, (int)n_dst, line_dst); goto done; }
+    if (dp__graph_reserve(g, (size_t)(m < (long long)(t->end - t->p) / 4 + 1 ? m : (long long)(t->end - t->p) / 4 + 1), 0) ||
+        DP__GROW(g->bytes, n_src)) {
+        rc = dp__fail(err, DP_ERR_NOMEM, "%s:%d: out of memory making room for %lld ops and %lld edges", t->name, t->line, m, n_src);
+        goto done;
+    }
     for (i = 0; i < (int)m; i++) {
         dp_op_desc d;
-        char *f[4], *p;
-        int nf = 0;
         memset(&d, 0, sizeof d);
-        if ((r = dp__next_content_line(t)) <= 0) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: truncated: expected %lld op lines 'comp,comm', found %d", t->name, t->line, m, i); goto done; }
-        dp__q(q, t->buf);   /* the line as read, for a message: split below */
-        for (p = t->buf; nf < 4; ) {
-            while (*p == ' ' || *p == '\t') p++;
-            f[nf++] = p;
-            p += strcspn(p, ",");
-            if (!*p) break;
-            *p++ = 0;
-        }
-        for (r = 0; r < nf; r++) { char *e = f[r] + strlen(f[r]); while (e > f[r] && (e[-1] == ' ' || e[-1] == '\t')) *--e = 0; }
-        if (nf < 2 || nf > 3 || (nf == 3 && !*f[2])) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: op %d: expected 'comp,comm[,type]', found '%s'", t->name, t->line, i, q); goto done; }
-        DP__CLEAR(vals);
-        if ((rc = dp__int_list(t, f[0], &vals, err)) || (rc = dp__int_list(t, f[1], &vals, err))) goto done;
-        if (DP__LEN(vals) != 2) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: op %d: expected two integers 'comp,comm'", t->name, t->line, i); goto done; }
-        d.compute = (double)vals[0];
-        d.out_bytes = (double)vals[1];
-        if (nf == 3) dp_kind_parse(f[2], &d.kind);   /* unknown words: opaque */
-        if ((rc = dp_graph_add_op(g, &d, NULL, err))) { dp__at(err, rc, t->name, t->line); goto done; }
+        if (!dp__next_content_view(t, &s, &n)) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: truncated: expected %lld op lines 'comp,comm', found %d", t->name, t->line, m, i); goto done; }
+        if ((rc = dp__doppler_op(t, s, n, i, &d, err))) goto done;
+        if ((rc = dp__graph_push_op(g, &d, NULL, err))) { dp__at(err, rc, t->name, t->line); goto done; }
     }
-    if ((r = dp__next_content_line(t)) > 0) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unexpected line after the %lld op lines: '%.40s'", t->name, t->line, m, t->buf); goto done; }
-    for (i = 0; i < (int)DP__LEN(src); i++) {
-        if (src[i] >= m) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: edge %d: source %lld is not an op (0..%lld)", t->name, line_src, i, src[i], m - 1); goto done; }
-        if (dst[i] >= m) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: edge %d: target %lld is not an op (0..%lld)", t->name, line_dst, i, dst[i], m - 1); goto done; }
-        if ((rc = dp_graph_add_edge(g, (int)src[i], (int)dst[i], g->out_bytes[src[i]], err))) { dp__at(err, rc, t->name, line_dst); goto done; }
+    if (dp__next_content_view(t, &s, &n)) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unexpected line after the %lld op lines: '%.*s'", t->name, t->line, m, (int)(n < 40 ? n : 40), s); goto done; }
+    for (i = 0; i < (int)n_src; i++) {   /* each edge checked as dp__graph_push_edge checks it */
+        int a = g->src[i], b = g->dst[i];
+        if (a >= m) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: edge %d: source %lld is not an op (0..%lld)", t->name, line_src, i, dp__list_at(src_line, src_line + src_len, i), m - 1); goto done; }
+        if (b >= m) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: edge %d: target %lld is not an op (0..%lld)", t->name, line_dst, i, dp__list_at(dst_line, dst_line + dst_len, i), m - 1); goto done; }
+        if ((rc = dp__edge_check(g, a, b, g->out_bytes[a], err))) { dp__at(err, rc, t->name, line_dst); goto done; }
+        DP__PUT(g->bytes, g->out_bytes[a]);
+        g->n_edges++;
     }
 done:
-    DP__ARRFREE(ids); DP__ARRFREE(src); DP__ARRFREE(dst); DP__ARRFREE(vals);
-    return rc;
+    snprintf(where, sizeof where, "%s:%d", t->name, line_dst);
+    return dp__read_finish(g, t, rc, name, dp__same_where, where, err);
 }
 
 static int dp__integral(double v) { return v >= 0 && v <= 9007199254740992.0 && v == floor(v); }
@@ -4158,17 +4946,29 @@ static const char *dp__token(dp__tokens *k, int *line)
     }
 }
 
-static int dp__read_stg(dp_graph *g, dp__text *t, dp_error *err)
+/* Where edge i of an STG file was read: the line of its predecessor (its
+   ops, named t0, t1, ..., never repeat a name). */
+typedef struct dp__lines_where { const char *file; const int *line; } dp__lines_where;
+
+static void dp__lines_where_fn(const void *ctx, int edge, int i, char *buf, size_t cap)
+{
+    const dp__lines_where *w = (const dp__lines_where *)ctx;
+    if (edge) snprintf(buf, cap, "%s:%d", w->file, w->line[i]);
+    else snprintf(buf, cap, "%s", w->file);
+}
+
+static int dp__read_stg(dp_graph *g, dp__text *t, const char *name, dp_error *err)
 {
     dp__tokens k;
+    dp__lines_where where;
     const char *s;
     char q[DP__Q];
-    long long n, v;
+    long long n = 0, v;
     int line = 1, rc = 0, i, j, *esrc = NULL, *edst = NULL, *eline = NULL;
     k.t = t; k.p = NULL;
-    if (!(s = dp__token(&k, &line))) return dp__fail(err, DP_ERR_PARSE, "%s:%d: empty file (expected the task count)", t->name, t->line > 0 ? t->line : 1);
-    if (dp__int(s, 1, LLONG_MAX, &n)) return dp__fail(err, DP_ERR_RANGE, "%s:%d: task count '%s' is not a positive integer", t->name, line, dp__q(q, s));
-    if (n > DP_MAX_OPS - 2) return dp__fail(err, DP_ERR_LIMIT, "%s:%d: task count '%s' exceeds the limit %d (DP_MAX_OPS with the entry and exit tasks)", t->name, line, dp__q(q, s), DP_MAX_OPS - 2);
+    if (!(s = dp__token(&k, &line))) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: empty file (expected the task count)", t->name, t->line > 0 ? t->line : 1); goto done; }
+    if (dp__int(s, 1, LLONG_MAX, &n)) { rc = dp__fail(err, DP_ERR_RANGE, "%s:%d: task count '%s' is not a positive integer", t->name, line, dp__q(q, s)); goto done; }
+    if (n > DP_MAX_OPS - 2) { rc = dp__fail(err, DP_ERR_LIMIT, "%s:%d: task count '%s' exceeds the limit %d (DP_MAX_OPS with the entry and exit tasks)", t->name, line, dp__q(q, s), DP_MAX_OPS - 2); goto done; }
     for (i = 0; i < (int)n + 2; i++) {
         dp_op_desc d;
         char nm[32];
@@ -4185,14 +4985,16 @@ static int dp__read_stg(dp_graph *g, dp__text *t, dp_error *err)
             if (dp__int(s, 0, n + 1, &v)) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: task %d: predecessor '%s' is not a task (0..%lld)", t->name, line, i, dp__q(q, s), n + 1); goto done; }
             if (DP__PUSH(esrc, (int)v) || DP__PUSH(edst, i) || DP__PUSH(eline, line)) { rc = dp__fail(err, DP_ERR_NOMEM, "%s:%d: out of memory reading the predecessors of task %d", t->name, line, i); goto done; }
         }
-        snprintf(nm, sizeof nm, "t%d", i);
+        dp__num_name(nm, "t", i);
         d.name = nm;
-        if ((rc = dp_graph_add_op(g, &d, NULL, err))) { dp__at(err, rc, t->name, line); goto done; }
+        if ((rc = dp__graph_push_op(g, &d, NULL, err))) { dp__at(err, rc, t->name, line); goto done; }
     }
     if ((s = dp__token(&k, &line))) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unexpected '%s' after the %lld task rows", t->name, line, dp__q(q, s), n + 2); goto done; }
     for (i = 0; i < (int)DP__LEN(esrc); i++)
-        if ((rc = dp_graph_add_edge(g, esrc[i], edst[i], 0.0, err))) { dp__at(err, rc, t->name, eline[i]); goto done; }
+        if ((rc = dp__graph_push_edge(g, esrc[i], edst[i], 0.0, err))) { dp__at(err, rc, t->name, eline[i]); goto done; }
 done:
+    where.file = t->name; where.line = eline;
+    rc = dp__read_finish(g, t, rc, name, dp__lines_where_fn, &where, err);
     DP__ARRFREE(esrc); DP__ARRFREE(edst); DP__ARRFREE(eline);
     return rc;
 }
@@ -4231,17 +5033,533 @@ static int dp__write_stg(const dp_graph *g, FILE *f, dp_error *err)
     return 0;
 }
 
+/* ---- binary (.dpb) -----------------------------------------------------
+   The layout is documented in >>api-formats. Every number is little-endian
+   and read byte by byte (dp__le32, dp__le64: one load on a little-endian
+   machine, the same values on any other); nothing is read before the
+   header, the section table and each section's bounds, size and checksum
+   are checked against the file, and every value is checked as the text
+   readers check it before it goes into the graph. */
+#define DP__DPB_VERSION  1
+#define DP__DPB_HEADER   80   /* the fixed header; the section table follows */
+
+enum { DP__S_NAME, DP__S_KIND, DP__S_COMPUTE, DP__S_OUT, DP__S_MEM, DP__S_RESIDENT, DP__S_ROWS, DP__S_COLS,
+       DP__S_ARG, DP__S_DEVTIME, DP__S_NSOURCE, DP__S_SOURCE, DP__S_SRC, DP__S_DST, DP__S_BYTES,
+       DP__S_WNAME, DP__S_WBYTES, DP__S_USEOP, DP__S_USEWT, DP__S_COUNT };
+
+/* Each section's tag (8 bytes in the table, NUL-padded), its element size
+   (0: NUL-terminated strings), what counts its elements and whether it
+   may be empty when every value is zero. */
+enum { DP__C_OPS, DP__C_OPTIMES, DP__C_EDGES, DP__C_WEIGHTS, DP__C_USES, DP__C_STRINGS };
+static const struct { char tag[9]; int size, count, zero; } dp__dpb_sec[DP__S_COUNT] = {
+    { "opname", 0, DP__C_OPS, 0 },      { "opkind", 1, DP__C_OPS, 1 },      { "compute", 8, DP__C_OPS, 1 },
+    { "outbytes", 8, DP__C_OPS, 1 },    { "mem", 8, DP__C_OPS, 1 },         { "resident", 8, DP__C_OPS, 1 },
+    { "rows", 4, DP__C_OPS, 1 },        { "cols", 4, DP__C_OPS, 1 },        { "arg", 4, DP__C_OPS, 1 },
+    { "devtime", 8, DP__C_OPTIMES, 0 }, { "nsource", 4, DP__C_OPS, 1 },     { "source", 0, DP__C_STRINGS, 0 },
+    { "src", 4, DP__C_EDGES, 0 },       { "dst", 4, DP__C_EDGES, 0 },       { "bytes", 8, DP__C_EDGES, 1 },
+    { "wname", 0, DP__C_WEIGHTS, 0 },   { "wbytes", 8, DP__C_WEIGHTS, 1 },  { "useop", 4, DP__C_USES, 0 },
+    { "usewt", 4, DP__C_USES, 0 } };
+
+static uint32_t dp__le32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t dp__le64(const unsigned char *p) { return (uint64_t)dp__le32(p) | (uint64_t)dp__le32(p + 4) << 32; }
+
+static double dp__lef64(const unsigned char *p)
+{
+    uint64_t u = dp__le64(p);
+    double d;
+    memcpy(&d, &u, sizeof d);
+    return d;
+}
+
+static void dp__put32(unsigned char *p, uint32_t v) { int i; for (i = 0; i < 4; i++) p[i] = (unsigned char)(v >> 8 * i); }
+static void dp__put64(unsigned char *p, uint64_t v) { int i; for (i = 0; i < 8; i++) p[i] = (unsigned char)(v >> 8 * i); }
+
+/* The .dpb checksum of a stream of bytes (see >>api-formats), fed in
+   pieces whose lengths are multiples of 8, but for the last. */
+typedef struct dp__sum { uint64_t h, n; } dp__sum;
+
+static void dp__sum_init(dp__sum *s) { s->h = 0x9e3779b97f4a7c15ULL; s->n = 0; }
+
+static void dp__sum_add(dp__sum *s, const unsigned char *p, size_t n)
+{
+    uint64_t h = s->h;
+    size_t i;
+    for (i = 0; i + 8 <= n; i += 8) { h = (h ^ dp__le64(p + i)) * 0xbf58476d1ce4e5b9ULL; h ^= h >> 31; }
+    if (i < n) {   /* the last word, padded with zeros */
+        unsigned char w[8] = { 0 };
+        memcpy(w, p + i, n - i);
+        h = (h ^ dp__le64(w)) * 0xbf58476d1ce4e5b9ULL; h ^= h >> 31;
+    }
+    s->h = h;
+    s->n += n;
+}
+
+static uint64_t dp__sum_end(const dp__sum *s) { return dp__mix(s->h ^ s->n); }
+
+/* ---- writing: each section is made twice, once to learn its size and
+   checksum (they come first, in the table), once to write it ---------- */
+typedef struct dp__dpb_out {
+    FILE *f;                  /* NULL: the first pass, nothing written       */
+    dp__sum sum;              /* the current section's                       */
+    unsigned char buf[4096];  /* bytes not yet summed and written: flushed
+                                 when full (a multiple of 8, so that the
+                                 checksum's words are the section's) and at
+                                 the section's end (dp__out_flush)          */
+    size_t k;
+} dp__dpb_out;
+
+static void dp__out_flush(dp__dpb_out *o)
+{
+    dp__sum_add(&o->sum, o->buf, o->k);
+    if (o->f) fwrite(o->buf, 1, o->k, o->f);
+    o->k = 0;
+}
+
+static void dp__out_bytes(dp__dpb_out *o, const void *p, size_t n)
+{
+    const unsigned char *b = (const unsigned char *)p;
+    while (n > 0) {
+        size_t c = sizeof o->buf - o->k < n ? sizeof o->buf - o->k : n;
+        memcpy(o->buf + o->k, b, c);
+        o->k += c; b += c; n -= c;
+        if (o->k == sizeof o->buf) dp__out_flush(o);
+    }
+}
+
+static void dp__out_u32(dp__dpb_out *o, uint32_t v)
+{
+    unsigned char b[4];
+    dp__put32(b, v);
+    dp__out_bytes(o, b, 4);
+}
+
+static void dp__out_f64(dp__dpb_out *o, double v)
+{
+    unsigned char b[8];
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    dp__put64(b, u);
+    dp__out_bytes(o, b, 8);
+}
+
+/* The f64 array v[0..n), or nothing when every value is +0.0 (a section
+   of 0 bytes reads as zeros). */
+static void dp__out_f64s(dp__dpb_out *o, const double *v, size_t n)
+{
+    size_t i;
+    uint64_t any = 0;
+    for (i = 0; i < n; i++) { uint64_t u; memcpy(&u, &v[i], sizeof u); any |= u; }
+    for (i = 0; any && i < n; i++) dp__out_f64(o, v[i]);
+}
+
+static void dp__out_i32s(dp__dpb_out *o, const int *v, size_t n)
+{
+    size_t i;
+    int any = 0;
+    for (i = 0; i < n; i++) any |= v[i];
+    for (i = 0; any && i < n; i++) dp__out_u32(o, (uint32_t)v[i]);
+}
+
+/* Section sec of g through o. */
+static void dp__dpb_section(dp__dpb_out *o, const dp_graph *g, int sec)
+{
+    size_t n = (size_t)g->n_ops, i;
+    int k;
+    switch (sec) {
+    case DP__S_NAME:
+        for (i = 0; i < n; i++) dp__out_bytes(o, g->name[i], strlen(g->name[i]) + 1);
+        break;
+    case DP__S_KIND:   /* every op opaque (kind 0): nothing */
+        for (i = 0, k = 0; i < n; i++) k |= g->kind[i] != DP_OP_OPAQUE;
+        for (i = 0; k && i < n; i++) { unsigned char b = (unsigned char)g->kind[i]; dp__out_bytes(o, &b, 1); }
+        break;
+    case DP__S_COMPUTE:  dp__out_f64s(o, g->compute, n); break;
+    case DP__S_OUT:      dp__out_f64s(o, g->out_bytes, n); break;
+    case DP__S_MEM:      dp__out_f64s(o, g->mem_bytes, n); break;
+    case DP__S_RESIDENT: dp__out_f64s(o, g->resident, n); break;
+    case DP__S_ROWS:     dp__out_i32s(o, g->rows, n); break;
+    case DP__S_COLS:     dp__out_i32s(o, g->cols, n); break;
+    case DP__S_ARG:      dp__out_i32s(o, g->arg, n); break;
+    case DP__S_DEVTIME:  for (i = 0; i < n * (size_t)g->n_dev_time; i++) dp__out_f64(o, g->dev_time[i]); break;
+    case DP__S_NSOURCE:  dp__out_i32s(o, g->n_source, n); break;
+    case DP__S_SOURCE:
+        for (i = 0; i < n; i++) {
+            const char *s = g->source[i];
+            for (k = 0; k < g->n_source[i]; k++) { size_t l = strlen(s) + 1; dp__out_bytes(o, s, l); s += l; }
+        }
+        break;
+    case DP__S_SRC:      for (k = 0; k < g->n_edges; k++) dp__out_u32(o, (uint32_t)g->src[k]); break;
+    case DP__S_DST:      for (k = 0; k < g->n_edges; k++) dp__out_u32(o, (uint32_t)g->dst[k]); break;
+    case DP__S_BYTES:    dp__out_f64s(o, g->bytes, (size_t)g->n_edges); break;
+    case DP__S_WNAME:
+        for (k = 0; k < g->n_weights; k++) dp__out_bytes(o, g->weight_name[k], strlen(g->weight_name[k]) + 1);
+        break;
+    case DP__S_WBYTES:   dp__out_f64s(o, g->weight_bytes, (size_t)g->n_weights); break;
+    case DP__S_USEOP:    for (k = 0; k < g->n_uses; k++) dp__out_u32(o, (uint32_t)g->use_op[k]); break;
+    case DP__S_USEWT:    for (k = 0; k < g->n_uses; k++) dp__out_u32(o, (uint32_t)g->use_weight[k]); break;
+    }
+}
+
+static int dp__write_dpb(const dp_graph *g, FILE *f, dp_error *err)
+{
+    static const unsigned char zeros[8] = { 0 };
+    unsigned char head[DP__DPB_HEADER + 32 * DP__S_COUNT];
+    uint64_t off = sizeof head, u;
+    dp__dpb_out out, *o = &out;
+    dp__sum hs;
+    int s;
+    memset(head, 0, sizeof head);
+    memcpy(head, DP__DPB_MAGIC, 8);
+    dp__put32(head + 8, DP__DPB_VERSION);
+    dp__put32(head + 12, DP__S_COUNT);
+    dp__put32(head + 24, (uint32_t)g->n_ops);
+    dp__put32(head + 28, (uint32_t)g->n_edges);
+    dp__put32(head + 32, (uint32_t)g->n_weights);
+    dp__put32(head + 36, (uint32_t)g->n_uses);
+    dp__put32(head + 40, (uint32_t)g->n_dev_time);
+    dp__put32(head + 44, (uint32_t)g->n_ext_inputs);
+    memcpy(&u, &g->unit_speed, 8); dp__put64(head + 48, u);
+    memcpy(&u, &g->unit_bandwidth, 8); dp__put64(head + 56, u);
+    for (s = 0; s < DP__S_COUNT; s++) {   /* first pass: sizes and checksums */
+        unsigned char *e = head + DP__DPB_HEADER + 32 * s;
+        o->f = NULL; o->k = 0;
+        dp__sum_init(&o->sum);
+        dp__dpb_section(o, g, s);
+        dp__out_flush(o);
+        memcpy(e, dp__dpb_sec[s].tag, strlen(dp__dpb_sec[s].tag));
+        dp__put64(e + 8, off);
+        dp__put64(e + 16, o->sum.n);
+        dp__put64(e + 24, dp__sum_end(&o->sum));
+        off += (o->sum.n + 7) & ~(uint64_t)7;
+    }
+    dp__put64(head + 16, off);
+    dp__sum_init(&hs);
+    dp__sum_add(&hs, head, 72);
+    dp__sum_add(&hs, head + DP__DPB_HEADER, 32 * DP__S_COUNT);
+    dp__put64(head + 72, dp__sum_end(&hs));
+    fwrite(head, 1, sizeof head, f);
+    for (s = 0; s < DP__S_COUNT; s++) {   /* second pass: the sections */
+        o->f = f; o->k = 0;
+        dp__sum_init(&o->sum);
+        dp__dpb_section(o, g, s);
+        dp__out_flush(o);
+        fwrite(zeros, 1, (size_t)(((o->sum.n + 7) & ~(uint64_t)7) - o->sum.n), f);
+    }
+    return ferror(f) ? dp__fail(err, DP_ERR_IO, "write error") : 0;
+}
+
+/* ---- reading ------------------------------------------------------------ */
+typedef struct dp__dpb {
+    const unsigned char *p;      /* the file, len bytes                   */
+    size_t len;
+    const char *name;            /* its name, for messages                */
+    uint64_t off[DP__S_COUNT], bytes[DP__S_COUNT];
+    uint32_t ops, edges, weights, uses, devtimes, ext;
+} dp__dpb;
+
+/* "NAME: offset O (section 'TAG', WHAT I)", where a message's value is */
+static const char *dp__dpb_where(const dp__dpb *r, int s, uint64_t off, const char *what, size_t i, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%.200s: offset %llu (section '%s', %s %zu)", r->name, (unsigned long long)off, dp__dpb_sec[s].tag, what, i);
+    return buf;
+}
+
+/* The offset of element i of fixed-size section s. */
+static uint64_t dp__dpb_off(const dp__dpb *r, int s, size_t i) { return r->off[s] + (uint64_t)i * (uint64_t)dp__dpb_sec[s].size; }
+
+/* Element i of fixed-size section s (0 when the section is empty). */
+static double dp__dpb_f64(const dp__dpb *r, int s, size_t i) { return r->bytes[s] ? dp__lef64(r->p + dp__dpb_off(r, s, i)) : 0.0; }
+static int dp__dpb_i32(const dp__dpb *r, int s, size_t i) { return r->bytes[s] ? (int)(int32_t)dp__le32(r->p + dp__dpb_off(r, s, i)) : 0; }
+
+/* Value v, element e of section s (of item i: "op", "edge", "weight",
+   named name, or NULL), is a cost (what: "compute cost", "bytes", ...):
+   finite and >= 0 (any sign with sign), as the text readers want theirs. */
+static int dp__dpb_cost(const dp__dpb *r, int s, size_t e, const char *item, size_t i, const char *name, const char *what,
+                        double v, int sign, dp_error *err)
+{
+    char at[400], q[DP__Q];
+    if (v != v || v == HUGE_VAL || v == -HUGE_VAL || (!sign && v < 0))
+        return dp__fail(err, DP_ERR_RANGE, "%s: %s%s%s%s%s '%.17g' is %s", dp__dpb_where(r, s, dp__dpb_off(r, s, e), item, i, at, sizeof at),
+                        name ? item : "", name ? " '" : "", name ? dp__q(q, name) : "", name ? "': " : "", what, v,
+                        v < 0 && v > -HUGE_VAL ? "negative" : "not finite");
+    return 0;
+}
+
+/* The NUL-terminated string at *pos of string section s (advanced past
+   it), or NULL when the section ends first. */
+static const char *dp__dpb_string(const dp__dpb *r, int s, uint64_t *pos)
+{
+    const char *b = (const char *)r->p + r->off[s] + *pos, *z;
+    if (*pos >= r->bytes[s]) return NULL;
+    z = (const char *)memchr(b, 0, (size_t)(r->bytes[s] - *pos));
+    if (!z) return NULL;
+    *pos += (uint64_t)(z - b) + 1;
+    return b;
+}
+
+/* The header and the section table, checked against the file; then
+   every section's checksum. */
+static int dp__dpb_header(dp__dpb *r, dp_error *err)
+{
+    const unsigned char *p = r->p;
+    const char *nm = r->name;
+    uint64_t end = DP__DPB_HEADER + 32 * DP__S_COUNT, size;
+    dp__sum hs;
+    double sp, bw;
+    uint32_t v;
+    int s;
+    if (r->len < 8 || memcmp(p, DP__DPB_MAGIC, 8) != 0)
+        return dp__fail(err, DP_ERR_PARSE, "%s: not a .dpb file (it does not open with the bytes 89 44 50 42 0D 0A 1A 0A)", nm);
+    if (r->len < end)
+        return dp__fail(err, DP_ERR_PARSE, "%s: truncated: %zu bytes, fewer than the header and section table's %llu", nm, r->len, (unsigned long long)end);
+    if ((v = dp__le32(p + 8)) != DP__DPB_VERSION)
+        return dp__fail(err, DP_ERR_PARSE, "%s: offset 8: version %u (this reader knows %d)", nm, v, DP__DPB_VERSION);
+    if ((v = dp__le32(p + 12)) != DP__S_COUNT)
+        return dp__fail(err, DP_ERR_PARSE, "%s: offset 12: %u sections (version %d has %d)", nm, v, DP__DPB_VERSION, DP__S_COUNT);
+    if ((size = dp__le64(p + 16)) != r->len)
+        return dp__fail(err, DP_ERR_PARSE, "%s: offset 16: the header says %llu bytes, the file has %zu (%s)", nm,
+                        (unsigned long long)size, r->len, size > r->len ? "truncated" : "bytes added or the header corrupted");
+    dp__sum_init(&hs);
+    dp__sum_add(&hs, p, 72);
+    dp__sum_add(&hs, p + DP__DPB_HEADER, 32 * DP__S_COUNT);
+    if (dp__sum_end(&hs) != dp__le64(p + 72))
+        return dp__fail(err, DP_ERR_PARSE, "%s: offset 72: header checksum %016llx, but the header and section table sum to %016llx (corrupted)",
+                        nm, (unsigned long long)dp__le64(p + 72), (unsigned long long)dp__sum_end(&hs));
+    if (dp__le64(p + 64) != 0)
+        return dp__fail(err, DP_ERR_PARSE, "%s: offset 64: reserved field %llu, not 0", nm, (unsigned long long)dp__le64(p + 64));
+    r->ops = dp__le32(p + 24); r->edges = dp__le32(p + 28); r->weights = dp__le32(p + 32);
+    r->uses = dp__le32(p + 36); r->devtimes = dp__le32(p + 40); r->ext = dp__le32(p + 44);
+    if (r->ops == 0) return dp__fail(err, DP_ERR_GRAPH, "%s: offset 24: no ops", nm);
+    {
+        static const struct { int off; const char *what; uint32_t lim; const char *name; } lim[6] = {
+            { 24, "ops", DP_MAX_OPS, "DP_MAX_OPS" }, { 28, "edges", DP_MAX_EDGES, "DP_MAX_EDGES" },
+            { 32, "weights", DP_MAX_OPS, "DP_MAX_OPS" }, { 36, "weight uses", DP_MAX_EDGES, "DP_MAX_EDGES" },
+            { 40, "per-device time columns", DP_MAX_DEVICES, "DP_MAX_DEVICES" }, { 44, "external inputs", DP_MAX_OPS, "DP_MAX_OPS" } };
+        for (s = 0; s < 6; s++)
+            if ((v = dp__le32(p + lim[s].off)) > lim[s].lim)
+                return dp__fail(err, DP_ERR_LIMIT, "%s: offset %d: %u %s exceed the limit %u (%s)", nm, lim[s].off, v, lim[s].what, lim[s].lim, lim[s].name);
+    }
+    sp = dp__lef64(p + 48); bw = dp__lef64(p + 56);
+    if (!(sp > 0 && sp < HUGE_VAL)) return dp__fail(err, DP_ERR_RANGE, "%s: offset 48: units speed '%.17g' must be a positive number", nm, sp);
+    if (!(bw > 0 && bw < HUGE_VAL)) return dp__fail(err, DP_ERR_RANGE, "%s: offset 56: units bandwidth '%.17g' must be a positive number", nm, bw);
+    for (s = 0; s < DP__S_COUNT; s++) {
+        const unsigned char *e = p + DP__DPB_HEADER + 32 * s;
+        const char *tag = dp__dpb_sec[s].tag;
+        uint64_t off = dp__le64(e + 8), bytes = dp__le64(e + 16), count = 0, want;
+        unsigned eo = DP__DPB_HEADER + 32 * (unsigned)s;
+        char found[9] = { 0 };
+        dp__sum sum;
+        memcpy(found, e, 8);
+        if (memcmp(found, tag, 8) != 0 && !(strlen(tag) < 8 && strcmp(found, tag) == 0 && !memcmp(found + strlen(tag), "\0\0\0\0\0\0\0\0", 8 - strlen(tag))))
+            return dp__fail(err, DP_ERR_PARSE, "%s: offset %u: section %d is tagged '%s', expected '%s'", nm, eo, s, found, tag);
+        if (off % 8 != 0 || off < end || off > r->len || bytes > r->len - off)
+            return dp__fail(err, DP_ERR_PARSE, "%s: offset %u: section '%s' at offset %llu, %llu bytes: %s", nm, eo + 8, tag,
+                            (unsigned long long)off, (unsigned long long)bytes,
+                            off % 8 ? "not a multiple of 8" : off < end ? "overlaps the header or the section before it" : "past the end of the file");
+        switch (dp__dpb_sec[s].count) {
+        case DP__C_OPS:     count = r->ops; break;
+        case DP__C_OPTIMES: count = (uint64_t)r->ops * r->devtimes; break;
+        case DP__C_EDGES:   count = r->edges; break;
+        case DP__C_WEIGHTS: count = r->weights; break;
+        case DP__C_USES:    count = r->uses; break;
+        default:            break;   /* strings: counted as they are read */
+        }
+        want = count * (uint64_t)dp__dpb_sec[s].size;
+        if (dp__dpb_sec[s].size && bytes != want && (bytes != 0 || !dp__dpb_sec[s].zero))
+            return dp__fail(err, DP_ERR_PARSE, "%s: offset %u: section '%s' holds %llu bytes, but its %llu values take %llu%s", nm, eo + 16,
+                            tag, (unsigned long long)bytes, (unsigned long long)count, (unsigned long long)want,
+                            dp__dpb_sec[s].zero ? " (or 0: all zero)" : "");
+        dp__sum_init(&sum);
+        dp__sum_add(&sum, p + off, (size_t)bytes);
+        if (dp__sum_end(&sum) != dp__le64(e + 24))
+            return dp__fail(err, DP_ERR_PARSE, "%s: offset %u: section '%s' (%llu bytes at offset %llu) sums to %016llx, the table says %016llx (corrupted)",
+                            nm, eo + 24, tag, (unsigned long long)bytes, (unsigned long long)off,
+                            (unsigned long long)dp__sum_end(&sum), (unsigned long long)dp__le64(e + 24));
+        r->off[s] = off; r->bytes[s] = bytes;
+        end = off + bytes;
+    }
+    /* names take 2 bytes or more: the counts are what the file can hold
+       before anything is sized by them */
+    if (r->bytes[DP__S_NAME] / 2 < r->ops || r->bytes[DP__S_WNAME] / 2 < r->weights)
+        return dp__fail(err, DP_ERR_PARSE, "%s: section '%s' holds %llu bytes, too few for %u names", nm,
+                        r->bytes[DP__S_NAME] / 2 < r->ops ? "opname" : "wname",
+                        (unsigned long long)r->bytes[r->bytes[DP__S_NAME] / 2 < r->ops ? DP__S_NAME : DP__S_WNAME],
+                        r->bytes[DP__S_NAME] / 2 < r->ops ? r->ops : r->weights);
+    return 0;
+}
+
+/* Where op or edge i of a .dpb file is: its name's place, its source's. */
+static void dp__dpb_place(const void *ctx, int edge, int i, char *buf, size_t cap)
+{
+    const dp__dpb *r = (const dp__dpb *)ctx;
+    uint64_t pos = 0;
+    int k;
+    if (edge) { dp__dpb_where(r, DP__S_SRC, dp__dpb_off(r, DP__S_SRC, (size_t)i), "edge", (size_t)i, buf, cap); return; }
+    for (k = 0; k < i; k++) dp__dpb_string(r, DP__S_NAME, &pos);
+    dp__dpb_where(r, DP__S_NAME, r->off[DP__S_NAME] + pos, "op", (size_t)i, buf, cap);
+}
+
+/* A failure of the graph builder at item i of section s (the offset of
+   its entry pos): prefixed with that place. */
+static int dp__dpb_at(const dp__dpb *r, int rc, int s, uint64_t pos, const char *item, size_t i, dp_error *err)
+{
+    char at[400], pre[404];
+    if (err) {
+        snprintf(pre, sizeof pre, "%s: ", dp__dpb_where(r, s, r->off[s] + pos, item, i, at, sizeof at));
+        dp__prefix(err, pre);
+    }
+    return rc;
+}
+
+/* Op i: its fields checked where they are, then added by dp_graph_add_op
+   (which checks its name). name: its name, at *pos of 'opname'; srcs:
+   room for its source names; times: for its per-device times. */
+static int dp__dpb_op(const dp__dpb *r, dp_graph *g, size_t i, uint64_t *pos, uint64_t *spos, const char ***srcs, size_t *room,
+                      double *times, dp_error *err)
+{
+    static const struct { int s; const char *what; } cost[4] = {
+        { DP__S_COMPUTE, "compute cost" }, { DP__S_OUT, "bytes" }, { DP__S_MEM, "mem" }, { DP__S_RESIDENT, "resident" } };
+    double *val[4];
+    char at[400], q[DP__Q];
+    uint64_t name_at = *pos;
+    dp_op_desc d;
+    int k, rc;
+    memset(&d, 0, sizeof d);
+    if (!(d.name = dp__dpb_string(r, DP__S_NAME, pos)))
+        return dp__fail(err, DP_ERR_PARSE, "%s: section 'opname' (%llu bytes) ends before op %zu's name (%u ops)", r->name,
+                        (unsigned long long)r->bytes[DP__S_NAME], i, r->ops);
+    if ((k = r->bytes[DP__S_KIND] ? r->p[dp__dpb_off(r, DP__S_KIND, i)] : 0) >= DP_KIND__COUNT)
+        return dp__fail(err, DP_ERR_RANGE, "%s: op '%s': kind %d is not a kind (0..%d)",
+                        dp__dpb_where(r, DP__S_KIND, dp__dpb_off(r, DP__S_KIND, i), "op", i, at, sizeof at), dp__q(q, d.name), k, DP_KIND__COUNT - 1);
+    d.kind = (dp_kind)k;
+    val[0] = &d.compute; val[1] = &d.out_bytes; val[2] = &d.mem_bytes; val[3] = &d.resident;
+    for (k = 0; k < 4; k++)
+        if ((rc = dp__dpb_cost(r, cost[k].s, i, "op", i, d.name, cost[k].what, *val[k] = dp__dpb_f64(r, cost[k].s, i), 0, err))) return rc;
+    d.rows = dp__dpb_i32(r, DP__S_ROWS, i);
+    d.cols = dp__dpb_i32(r, DP__S_COLS, i);
+    d.arg = dp__dpb_i32(r, DP__S_ARG, i);
+    if (!dp__shape_ok(d.rows, d.cols))
+        return dp__fail(err, DP_ERR_RANGE, "%s: op '%s': shape %dx%d out of range (both 0, or 1..2^20 with at most 2^28 elements)",
+                        dp__dpb_where(r, DP__S_ROWS, dp__dpb_off(r, DP__S_ROWS, i), "op", i, at, sizeof at), dp__q(q, d.name), d.rows, d.cols);
+    if (d.arg < 0)
+        return dp__fail(err, DP_ERR_RANGE, "%s: op '%s': arg %d is negative", dp__dpb_where(r, DP__S_ARG, dp__dpb_off(r, DP__S_ARG, i), "op", i, at, sizeof at), dp__q(q, d.name), d.arg);
+    for (k = 0; k < (int)r->devtimes; k++) {
+        char what[32];
+        snprintf(what, sizeof what, "time on device %d", k);
+        if ((rc = dp__dpb_cost(r, DP__S_DEVTIME, i * r->devtimes + (size_t)k, "op", i, d.name, what,
+                               times[k] = dp__dpb_f64(r, DP__S_DEVTIME, i * r->devtimes + (size_t)k), 1, err))) return rc;
+    }
+    d.dev_time = times; d.n_dev_time = (int)r->devtimes;
+    d.n_source = dp__dpb_i32(r, DP__S_NSOURCE, i);
+    if (d.n_source < 0 || (uint64_t)d.n_source > r->bytes[DP__S_SOURCE] / 2)   /* a name takes 2 bytes or more */
+        return dp__fail(err, DP_ERR_RANGE, "%s: op '%s': %d source names, where section 'source' holds %llu bytes",
+                        dp__dpb_where(r, DP__S_NSOURCE, dp__dpb_off(r, DP__S_NSOURCE, i), "op", i, at, sizeof at), dp__q(q, d.name), d.n_source,
+                        (unsigned long long)r->bytes[DP__S_SOURCE]);
+    if ((size_t)d.n_source > *room) {
+        const char **m = (const char **)DP_REALLOC((void *)*srcs, sizeof **srcs * (size_t)d.n_source);
+        if (!m) return dp__fail(err, DP_ERR_NOMEM, "%s: out of memory reading op %zu's %d source names", r->name, i, d.n_source);
+        *srcs = m; *room = (size_t)d.n_source;
+    }
+    for (k = 0; k < d.n_source; k++) {
+        uint64_t at0 = *spos;
+        if (!((*srcs)[k] = dp__dpb_string(r, DP__S_SOURCE, spos)))
+            return dp__fail(err, DP_ERR_PARSE, "%s: section 'source' (%llu bytes) ends before op %zu's source name %d", r->name,
+                            (unsigned long long)r->bytes[DP__S_SOURCE], i, k);
+        if (!(*srcs)[k][0])
+            return dp__fail(err, DP_ERR_PARSE, "%s: op '%s': source name %d is empty",
+                            dp__dpb_where(r, DP__S_SOURCE, r->off[DP__S_SOURCE] + at0, "op", i, at, sizeof at), dp__q(q, d.name), k);
+    }
+    d.source = *srcs;
+    if ((rc = dp__graph_push_op(g, &d, NULL, err))) return dp__dpb_at(r, rc, DP__S_NAME, name_at, "op", i, err);
+    return 0;
+}
+
+/* The graph of a checked file (dp__dpb_header): weights, ops (through
+   dp_graph_add_op and dp_graph_add_weight: the same checks as every
+   reader's), edges and the weights' uses, each value checked where it is. */
+static int dp__dpb_build(const dp__dpb *r, dp_graph *g, dp_error *err)
+{
+    char at[400];
+    const char **srcs = NULL;
+    double times[DP_MAX_DEVICES];
+    uint64_t pos = 0, spos = 0;
+    size_t i, room = 0;
+    int rc = 0;
+    g->unit_speed = dp__lef64(r->p + 48);
+    g->unit_bandwidth = dp__lef64(r->p + 56);
+    g->n_ext_inputs = (int)r->ext;
+    for (i = 0; i < r->weights; i++) {
+        uint64_t name_at = pos;
+        const char *nm = dp__dpb_string(r, DP__S_WNAME, &pos);
+        double b = dp__dpb_f64(r, DP__S_WBYTES, i);
+        if (!nm) return dp__fail(err, DP_ERR_PARSE, "%s: section 'wname' (%llu bytes) ends before weight %zu's name (%u weights)", r->name,
+                                 (unsigned long long)r->bytes[DP__S_WNAME], i, r->weights);
+        if ((rc = dp__dpb_cost(r, DP__S_WBYTES, i, "weight", i, nm, "bytes", b, 0, err))) return rc;
+        if ((rc = dp_graph_add_weight(g, nm, b, NULL, err))) return dp__dpb_at(r, rc, DP__S_WNAME, name_at, "weight", i, err);
+    }
+    if (pos != r->bytes[DP__S_WNAME])
+        return dp__fail(err, DP_ERR_PARSE, "%s: section 'wname' holds %llu bytes past its %u names", r->name,
+                        (unsigned long long)(r->bytes[DP__S_WNAME] - pos), r->weights);
+    if (dp__graph_reserve(g, r->ops, r->edges))
+        return dp__fail(err, DP_ERR_NOMEM, "%s: out of memory making room for %u ops and %u edges", r->name, r->ops, r->edges);
+    for (pos = 0, i = 0; i < r->ops && !rc; i++) rc = dp__dpb_op(r, g, i, &pos, &spos, &srcs, &room, times, err);
+    DP_FREE((void *)srcs);
+    if (rc) return rc;
+    if (pos != r->bytes[DP__S_NAME] || spos != r->bytes[DP__S_SOURCE])
+        return dp__fail(err, DP_ERR_PARSE, "%s: section '%s' holds %llu bytes past the names of its %u ops", r->name,
+                        pos != r->bytes[DP__S_NAME] ? "opname" : "source",
+                        (unsigned long long)(pos != r->bytes[DP__S_NAME] ? r->bytes[DP__S_NAME] - pos : r->bytes[DP__S_SOURCE] - spos), r->ops);
+    for (i = 0; i < r->edges; i++) {   /* as dp__graph_push_edge checks them (the count is within DP_MAX_EDGES) */
+        int a = dp__dpb_i32(r, DP__S_SRC, i), b = dp__dpb_i32(r, DP__S_DST, i);
+        double bytes = dp__dpb_f64(r, DP__S_BYTES, i);
+        if (a < 0 || a >= g->n_ops)
+            return dp__fail(err, DP_ERR_GRAPH, "%s: source %d is not an op (0..%d)", dp__dpb_where(r, DP__S_SRC, dp__dpb_off(r, DP__S_SRC, i), "edge", i, at, sizeof at), a, g->n_ops - 1);
+        if (b < 0 || b >= g->n_ops)
+            return dp__fail(err, DP_ERR_GRAPH, "%s: target %d is not an op (0..%d)", dp__dpb_where(r, DP__S_DST, dp__dpb_off(r, DP__S_DST, i), "edge", i, at, sizeof at), b, g->n_ops - 1);
+        if (a == b)
+            return dp__fail(err, DP_ERR_GRAPH, "%s: self loop on op '%s'", dp__dpb_where(r, DP__S_DST, dp__dpb_off(r, DP__S_DST, i), "edge", i, at, sizeof at), g->name[a]);
+        if ((rc = dp__dpb_cost(r, DP__S_BYTES, i, "edge", i, NULL, "bytes", bytes, 0, err))) return rc;
+        DP__PUT(g->src, a);
+        DP__PUT(g->dst, b);
+        DP__PUT(g->bytes, bytes);
+        g->n_edges++;
+    }
+    for (i = 0; i < r->uses; i++) {
+        int v = dp__dpb_i32(r, DP__S_USEOP, i), w = dp__dpb_i32(r, DP__S_USEWT, i);
+        if (v < 0 || v >= g->n_ops)
+            return dp__fail(err, DP_ERR_GRAPH, "%s: op %d is not an op (0..%d)", dp__dpb_where(r, DP__S_USEOP, dp__dpb_off(r, DP__S_USEOP, i), "use", i, at, sizeof at), v, g->n_ops - 1);
+        if (w < 0 || w >= g->n_weights)
+            return dp__fail(err, DP_ERR_GRAPH, "%s: weight %d is not a weight (0..%d)", dp__dpb_where(r, DP__S_USEWT, dp__dpb_off(r, DP__S_USEWT, i), "use", i, at, sizeof at), w, g->n_weights - 1);
+        if ((rc = dp_graph_use_weight(g, v, w, err))) return dp__dpb_at(r, rc, DP__S_USEOP, 4 * (uint64_t)i, "use", i, err);
+    }
+    return 0;
+}
+
+/* A .dpb file in buf[0..len) (name: for messages) into g, finalised. */
+static int dp__read_dpb(dp_graph *g, const char *buf, size_t len, const char *name, dp_error *err)
+{
+    dp__dpb r;
+    int rc;
+    memset(&r, 0, sizeof r);
+    r.p = (const unsigned char *)buf; r.len = len; r.name = name;
+    g->format = DP_FORMAT_BINARY;
+    if ((rc = dp__dpb_header(&r, err)) == 0) rc = dp__dpb_build(&r, g, err);
+    return dp__read_finish(g, NULL, rc, name, dp__dpb_place, &r, err);
+}
+
 /* ---- entry points ------------------------------------------------------- */
-DPDEF int dp_graph_read_mem(dp_graph *g, const char *buf, size_t len, const char *name, dp_format fmt, dp_error *err)
+/* A text format: buf (its BOM skipped) read as fmt (DP_FORMAT_AUTO: as its
+   content looks); checked: its bytes are known to be text already. */
+static int dp__read_text(dp_graph *g, const char *buf, size_t len, const char *name, dp_format fmt, int checked, dp_error *err)
 {
     dp__text t;
     int rc;
-    dp_graph_init(g);
-    dp__ok(err);
-    if (!name) name = "<memory>";
-    if (len > DP_MAX_FILE_BYTES) return dp__fail(err, DP_ERR_LIMIT, "%s: %zu bytes exceed the limit of %zu (DP_MAX_FILE_BYTES)", name, len, (size_t)DP_MAX_FILE_BYTES);
     dp__skip_bom(&buf, &len);
-    if ((rc = dp__text_init(&t, buf, len, name, err))) return rc;
+    if ((rc = dp__text_init(&t, buf, len, name, checked, err))) return rc;
     if (fmt == DP_FORMAT_AUTO) {
         fmt = dp_format_detect(buf, len);
         if (fmt == DP_FORMAT_AUTO) {
@@ -4251,35 +5569,46 @@ DPDEF int dp_graph_read_mem(dp_graph *g, const char *buf, size_t len, const char
             return dp__fail(err, DP_ERR_PARSE, "%s:1: cannot tell the format (not doppler-graph, DOPPLER or STG); use --format", name);
         }
     }
-    switch (fmt) {
-    case DP_FORMAT_NATIVE:  rc = dp__read_native(g, &t, err); break;
-    case DP_FORMAT_DOPPLER: rc = dp__read_doppler(g, &t, err); break;
-    case DP_FORMAT_STG:     rc = dp__read_stg(g, &t, err); break;
+    g->format = fmt;
+    switch (fmt) {   /* each reader ends in dp__read_finish: finalised, or freed */
+    case DP_FORMAT_NATIVE:  rc = dp__read_native(g, &t, name, err); break;
+    case DP_FORMAT_DOPPLER: rc = dp__read_doppler(g, &t, name, err); break;
+    case DP_FORMAT_STG:     rc = dp__read_stg(g, &t, name, err); break;
     default: rc = dp__fail(err, DP_ERR_ARG, "%s: unknown format %d", name, (int)fmt);
     }
-    if (rc && t.nomem) rc = dp__fail(err, DP_ERR_NOMEM, "%s:%d: out of memory reading the line", name, t.line);
     dp__text_free(&t);
-    if (!rc) {
-        g->format = fmt;
-        if ((rc = dp_graph_finalize(g, err)) && err) {
-            char pre[300];
-            snprintf(pre, sizeof pre, "%.280s: ", name);
-            dp__prefix(err, pre);
-        }
-    }
-    if (rc) dp_graph_free(g);
     return rc;
 }
 
+static int dp__is_dpb(const char *buf, size_t len) { return len >= 8 && memcmp(buf, DP__DPB_MAGIC, 8) == 0; }
+
+DPDEF int dp_graph_read_mem(dp_graph *g, const char *buf, size_t len, const char *name, dp_format fmt, dp_error *err)
+{
+    dp_graph_init(g);
+    dp__ok(err);
+    if (!name) name = "<memory>";
+    if (len > DP_MAX_FILE_BYTES) return dp__fail(err, DP_ERR_LIMIT, "%s: %zu bytes exceed the limit of %zu (DP_MAX_FILE_BYTES)", name, len, (size_t)DP_MAX_FILE_BYTES);
+    if (fmt == DP_FORMAT_BINARY || (fmt == DP_FORMAT_AUTO && dp__is_dpb(buf, len))) return dp__read_dpb(g, buf, len, name, err);
+    return dp__read_text(g, buf, len, name, fmt, 0, err);
+}
+
+/* The file mapped (dp__input_open): a text one checked for bytes no text
+   holds as it is mapped, once; a .dpb file (its magic, or fmt) taken as
+   it is. */
 DPDEF int dp_graph_read(dp_graph *g, const char *path, dp_format fmt, dp_error *err)
 {
-    char *buf;
-    size_t len;
+    dp__input in;
     int rc;
     dp_graph_init(g);
-    if ((rc = dp__slurp_text(path, &buf, &len, err))) return rc;
-    rc = dp_graph_read_mem(g, buf, len, path, fmt, err);
-    DP_FREE(buf);
+    dp__ok(err);
+    if ((rc = dp__input_open(&in, path, fmt == DP_FORMAT_BINARY ? 0 : fmt == DP_FORMAT_AUTO ? DP__TEXT_OR_DPB : 1, err))) return rc;
+    if (in.len > DP_MAX_FILE_BYTES)
+        rc = dp__fail(err, DP_ERR_LIMIT, "%s: %zu bytes exceed the limit of %zu (DP_MAX_FILE_BYTES)", path, in.len, (size_t)DP_MAX_FILE_BYTES);
+    else if (fmt == DP_FORMAT_BINARY || (fmt == DP_FORMAT_AUTO && dp__is_dpb(in.data, in.len)))
+        rc = dp__read_dpb(g, in.data, in.len, path, err);
+    else
+        rc = dp__read_text(g, in.data, in.len, path, fmt, 1, err);
+    dp__input_close(&in);
     return rc;
 }
 
@@ -4291,6 +5620,7 @@ DPDEF int dp_graph_write_file(const dp_graph *g, FILE *f, dp_format fmt, dp_erro
     case DP_FORMAT_NATIVE:  return dp__write_native(g, f);
     case DP_FORMAT_DOPPLER: return dp__write_doppler(g, f, err);
     case DP_FORMAT_STG:     return dp__write_stg(g, f, err);
+    case DP_FORMAT_BINARY:  return dp__write_dpb(g, f, err);
     }
     return dp__fail(err, DP_ERR_ARG, "unknown format %d", (int)fmt);
 }
@@ -4321,7 +5651,7 @@ DPDEF int dp_assign_read_mem(const char *buf, size_t len, const char *name, int 
     if (len > DP_MAX_FILE_BYTES) return dp__fail(err, DP_ERR_LIMIT, "%s: %zu bytes exceed the limit of %zu (DP_MAX_FILE_BYTES)", name, len, (size_t)DP_MAX_FILE_BYTES);
     if (n_ops < 1 || n_ops > DP_MAX_OPS || n_devices < 1) return dp__fail(err, DP_ERR_ARG, "%s: %d ops on %d devices: not a graph and cluster", name, n_ops, n_devices);
     dp__skip_bom(&buf, &len);
-    if ((rc = dp__text_init(&t, buf, len, name, err))) return rc;
+    if ((rc = dp__text_init(&t, buf, len, name, 0, err))) return rc;
     tmp = (int *)dp__alloc((size_t)n_ops, sizeof(int), err, "assignment");
     if (!tmp) return DP_ERR_NOMEM;
     while ((r = dp__text_line(&t, 1)) > 0) {
@@ -5077,7 +6407,7 @@ DPDEF int dp_cluster_read_mem(dp_cluster *c, const char *buf, size_t len, const 
     if (!name) name = "<memory>";
     if (len > DP_MAX_FILE_BYTES) return dp__fail(err, DP_ERR_LIMIT, "%s: %zu bytes exceed the limit of %zu (DP_MAX_FILE_BYTES)", name, len, (size_t)DP_MAX_FILE_BYTES);
     dp__skip_bom(&buf, &len);
-    if ((rc = dp__text_init(&t, buf, len, name, err))) return rc;
+    if ((rc = dp__text_init(&t, buf, len, name, 0, err))) return rc;
     while ((r = dp__text_line(&t, 1)) > 0) {
         int n = dp__split(t.buf, tok, DP__CL_TOKENS);
         double v;

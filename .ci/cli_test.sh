@@ -143,6 +143,32 @@ expect 0 "convert back" "$D" convert "$T/l3.dpg" "$T/l4.dpg"
 if cmp -s "$T/l3.dpg" "$T/l4.dpg"; then ok; else bad "native round trip differs"; fi
 expect 0 "convert to stdout" "$D" convert "$T/l.dpg" - --to native
 contains "$T/out" "doppler-graph 1" "convert - writes the graph"
+# the binary format: written by extension, read by its magic, back the same
+expect 0 "convert native -> binary" "$D" convert "$T/l.dpg" "$T/l.dpb"
+contains "$T/out" "wrote $T/l.dpb (binary): 40 ops" "convert names the binary format"
+if [ "$(head -c 4 "$T/l.dpb" | od -An -tx1 | tr -d ' ')" = 89445042 ]; then ok; else bad ".dpb: no magic"; fi
+expect 0 "info on a .dpb" "$D" info "$T/l.dpb" --json
+json_check "$T/out" "j['nodes'] == 40 and j['format'] == 'binary'" "info on a .dpb: 40 ops, format binary"
+cp "$T/out" "$T/info_dpb.json"
+expect 0 "info on the .dpg" "$D" info "$T/l.dpg" --json
+json_check "$T/out" "all(j[k] == json.load(open('$T/info_dpb.json'))[k] for k in ('nodes', 'edges', 'cp_length', 'lower_bound'))" "info: the .dpb and the .dpg agree"
+expect 0 "convert binary -> native" "$D" convert "$T/l.dpb" "$T/l5.dpg"
+if cmp -s "$T/l3.dpg" "$T/l5.dpg"; then ok; else bad "dpg -> dpb -> dpg differs"; fi
+cp "$T/l.dpb" "$T/lb.bin"
+expect 0 "a .dpb by its content, whatever its name" "$D" place "$T/lb.bin" --method heft --devices 3
+expect 0 "--format binary" "$D" info "$T/lb.bin" --format binary
+expect 0 "convert --to binary to a file of another name" "$D" convert "$T/l.dpg" "$T/l6.out" --to binary
+if cmp -s "$T/l.dpb" "$T/l6.out"; then ok; else bad "--to binary: not the same .dpb"; fi
+head -c 1000 "$T/l.dpb" >"$T/cut.dpb"
+expect 1 "a cut .dpb" "$D" info "$T/cut.dpb"
+contains "$T/err" "cut.dpb: offset 16: the header says" "a cut .dpb: the message names the offset"
+contains "$T/err" "the file has 1000 (truncated)" "a cut .dpb: and the size"
+expect 1 "a .dpb read as native" "$D" info "$T/l.dpb" --format native
+contains "$T/err" "binary data (byte 0x1a at offset 6)" "a .dpb read as text: the byte"
+expect 1 "a text file read as binary" "$D" info "$T/l.dpg" --format binary
+contains "$T/err" "not a .dpb file" "a text file read as binary: the message"
+expect 2 "--to with an unknown format" "$D" convert "$T/l.dpg" "$T/x.dpb" --to dpb
+contains "$T/err" "(native, doppler, stg, binary)" "--to: the formats listed"
 
 # ---- place, sim, bench -----------------------------------------------------
 expect 0 "place heft" "$D" place graphs/heft_example.dpg --method heft --json --out "$T/h.assign" --gantt "$T/h.svg"

@@ -13,7 +13,7 @@ F=build/fuzz
 SAN="-std=gnu11 -g -O1 -I. -fsanitize=address,undefined"
 TARGETS="native:DP_FUZZ_NATIVE:native doppler:DP_FUZZ_DOPPLER:doppler stg:DP_FUZZ_STG:stg
 auto:DP_FUZZ_AUTO:native,doppler,stg cluster:DP_FUZZ_CLUSTER:cluster assign:DP_FUZZ_ASSIGN:assign
-policy:DP_FUZZ_POLICY:policy"
+policy:DP_FUZZ_POLICY:policy binary:DP_FUZZ_BINARY:binary"
 
 if ! echo 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { (void)d; (void)n; return 0; }' |
     clang -fsanitize=fuzzer -x c - -o /dev/null 2>/dev/null; then

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # .ci/valgrind.sh - the CLI built -O1 -g (build/valgrind/doppler), one short
-# round of every kind of work (gen, train il/sim/real and placeto, place with
-# heuristics and both policies, sim, exec of real-op and opaque graphs, a
-# refused bad input), each step under memcheck with full leak checking; tiny
-# graphs, 2 devices. Every step must end with zero errors and zero leaks.
+# round of every kind of work (gen, convert to a .dpb and info on it, train
+# il/sim/real and placeto, place with heuristics and both policies, sim,
+# exec of real-op and opaque graphs, a refused bad input and a cut .dpb),
+# each step under memcheck with full leak checking; tiny graphs, 2 devices.
+# Every step must end with zero errors and zero leaks.
 # Run by ./build.sh valgrind (and .ci/run); CC, DP_WERROR=1 or CI=true as
 # build.sh. Prints one closing line "N passed, N failed, N skipped".
 set -uo pipefail
@@ -60,6 +61,8 @@ step() {
 step gen-layered 0 gen layered --nodes 14 --ccr 0.5 --seed 3 -o "$d/g.dpg"
 step gen-chainmm 0 gen chainmm --parts 2 --dim 16 --layers 1 -o "$d/w.dpg"
 step info 0 info "$d/g.dpg" --devices 2 --json
+step convert-dpb 0 convert "$d/g.dpg" "$d/g.dpb"
+step info-dpb 0 info "$d/g.dpb" --devices 2 --json
 step train-doppler 0 train "$d/g.dpg" --devices 2 --stages il,sim,real --episodes 3,3,2 --hidden 4 \
     --layers 1 --out "$d/pol.dpl" --curve "$d/curve.csv" --curve-svg "$d/curve.svg"
 step train-diverges 1 train "$d/g.dpg" --devices 2 --stages il --episodes 4 --lr 1e300 --hidden 4 --layers 1 \
@@ -76,6 +79,8 @@ step exec-chainmm 0 exec "$d/w.dpg" --assign "$d/wa.txt" --backend cpu --devices
 step exec-opaque 0 exec "$d/g.dpg" --assign "$d/a.txt" --backend cpu --devices 2 --reps 1 --no-verify
 printf 'doppler-graph 1\nop a compute=1\nop b compute=-4\n' >"$d/bad.dpg"
 step bad-input 1 info "$d/bad.dpg"
+head -c 800 "$d/g.dpb" >"$d/cut.dpb"
+step bad-dpb 1 info "$d/cut.dpb"
 echo "valgrind round: $(( $(date +%s) - t0 )) s"
 echo "$pass passed, $fail failed, 0 skipped"
 [ "$fail" = 0 ]

@@ -9,6 +9,11 @@
 #      optimum per size (50, 100) and processor count (2, 4, 8, 16).
 #   3. Simulator throughput: cp's assignment, one core (target: >= 100,000
 #      simulations/s on ffnn_192nodes).
+#      Large graphs (bench/scale.sh): read, cp, heft, one simulation, anneal
+#      under a time limit, the pretrained policy with 64 samples, at 10^4,
+#      10^5, 10^6 ops (chain, layered, wide random), seconds, peak memory
+#      and growth exponents; the searches' moves per second with the move
+#      bound and without (bench/moves.sh). About 25 minutes.
 #   4. DOPPLER and Placeto learning: per-episode time; quality after il 500
 #      + sim 2000 over ten seeds with the defaults, without the guards and
 #      with the paper's REINFORCE; stability of long runs (il 1000 + sim
@@ -119,6 +124,10 @@ sim_graphs=()
 [ -d "$DATA/doppler" ] && sim_graphs+=("$DATA"/doppler/*.txt)
 mapfile -t -O "${#sim_graphs[@]}" sim_graphs < <(printf '%s\n' graphs/*.dpg | sort -V)
 "${PIN[@]}" build/sim_bench "${sim_graphs[@]}" || status=1
+echo
+"${PIN[@]}" bench/scale.sh --dense || status=1
+echo
+"${PIN[@]}" bench/moves.sh || status=1
 
 QHEAD="| graph | lower bound | seeds | simulations | episodes to within 5% of final, training time | doppler greedy | doppler best of greedy + 64 samples | search: best found in training + sampling | cp | heft | enumopt | anneal (same simulations) | policy <= every heuristic | search <= every heuristic | policy <= anneal (same simulations) | search <= anneal (default budget, same seed; its mean) |"
 QRULE="|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|---|"

@@ -31,9 +31,9 @@
                        [--memory B] [--reps R] [--json] ...
        doppler help [COMMAND]
 
-   Every command that reads a graph takes --format F (native, doppler, stg;
-   default: detected from the content). Exit status: 0 success, 1 failure
-   (the library's message on stderr), 2 bad usage.
+   Every command that reads a graph takes --format F (native, doppler, stg,
+   binary; default: detected from the content). Exit status: 0 success,
+   1 failure (the library's message on stderr), 2 bad usage.
    Output paths are checked before any work: one that cannot be written
    exits 1, two naming one file (or an output that is an input) exit 2;
    '-' is standard output, and refused as an input (outs_check).
@@ -94,7 +94,8 @@ static const char *help_main =
     "methods: single, round-robin, random, cp, heft, enumopt, anneal, pipeline,\n"
     "         doppler (--policy POLICY.dpl, or the pretrained policy), placeto\n"
     "         (--policy POLICY.dpl)\n"
-    "formats: native (.dpg), doppler (the DOPPLER reference's .txt), stg (.stg)\n"
+    "formats: native (.dpg), doppler (the DOPPLER reference's .txt), stg (.stg),\n"
+    "         binary (.dpb: read at disk speed, for graphs read many times)\n"
     "cluster: --devices N (N devices in the graph's own units; default 4, or the\n"
     "         graph's per-device time columns when it has them) or --cluster C\n"
     "         where C is a cluster file (.dpc) or a preset: reference, homogeneous:N,\n"
@@ -143,7 +144,7 @@ static const char *help_info =
     "  --devices N    N devices in the graph's units (default 4)\n"
     "  --cluster C    cluster file or preset (reference, homogeneous:N, h100-sxm:N, ...)\n"
     HELP_CLUSTER_MORE
-    "  --format F     graph format: native, doppler, stg (default: detect)\n"
+    "  --format F     graph format: native, doppler, stg, binary (default: detect)\n"
     "  --json         one JSON object (weights, resident_bytes, max_op_resident,\n"
     "                 max_op_resident_op, memory: each device's)\n";
 
@@ -206,7 +207,7 @@ static const char *help_place =
     "  --gantt F.svg  write an SVG Gantt chart of the simulated schedule (with\n"
     "                 each device's peak memory)\n"
     "  --no-transfers with --gantt: leave the transfer arrows out of the chart\n"
-    "  --format F     graph format: native, doppler, stg (default: detect)\n"
+    "  --format F     graph format: native, doppler, stg, binary (default: detect)\n"
     "  --json         one JSON object (with the assignment and fallback: \"single\"\n"
     "                 when the best single device was the answer, else null;\n"
     "                 doppler adds sel_order, the ops in the order SEL chose them;\n"
@@ -232,7 +233,7 @@ static const char *help_sim =
     "  --gantt F.svg  write an SVG Gantt chart of the schedule (with each device's\n"
     "                 peak memory)\n"
     "  --no-transfers with --gantt: leave the transfer arrows out of the chart\n"
-    "  --format F     graph format: native, doppler, stg (default: detect)\n"
+    "  --format F     graph format: native, doppler, stg, binary (default: detect)\n"
     "  --json         one JSON object, with every op as\n"
     "                 ops: [{\"node\": i, \"device\": d, \"start\": t0, \"end\": t1}, ...]\n";
 
@@ -269,7 +270,7 @@ static const char *help_bench =
     "                 (marked '~'; JSON: time_limited, stopped_by)\n"
     "  --progress     the searches' progress on stderr about once a second\n"
     "                 (without it too when stderr is a terminal)\n"
-    "  --format F     graph format: native, doppler, stg (default: detect)\n"
+    "  --format F     graph format: native, doppler, stg, binary (default: detect)\n"
     "  --json         a JSON array, one object per row\n"
     "  --md           the table as markdown\n";
 
@@ -396,7 +397,7 @@ static const char *help_train =
     "  --curve F.csv   one row per episode: stage,episode,graph,cost,lower_bound,\n"
     "                  ratio,best,epsilon,lr,loss,entropy,seconds\n"
     "  --curve-svg F   plot of cost / lower bound per episode\n"
-    "  --format F      graph format: native, doppler, stg (default: detect)\n"
+    "  --format F      graph format: native, doppler, stg, binary (default: detect)\n"
     "  --backend B     stage real: cpu, cuda or mpi (the CPU, CUDA or MPI executor;\n"
     "                  mpi: one GRAPH, build/doppler_mpi under mpirun, rank 0\n"
     "                  training and writing, every rank running each placement);\n"
@@ -416,10 +417,12 @@ static const char *help_convert =
     "usage: doppler convert IN OUT [--to FORMAT] [--format F]\n"
     "\n"
     "Reads IN (any readable format) and writes OUT in FORMAT (default: from OUT's\n"
-    "extension: .dpg native, .txt doppler, .stg stg; otherwise native). OUT '-' is\n"
-    "standard output.\n"
+    "extension: .dpg native, .txt doppler, .stg stg, .dpb binary; otherwise\n"
+    "native). OUT '-' is standard output. The binary format (.dpb) holds all a\n"
+    "native file does, is read many times faster and is checked (its counts,\n"
+    "offsets and checksums) before anything in it is used.\n"
     "\n"
-    "  --to FORMAT    native, doppler, stg\n"
+    "  --to FORMAT    native, doppler, stg, binary\n"
     "  --format F     format of IN (default: detect)\n";
 
 static const char *help_exec =
@@ -448,7 +451,7 @@ static const char *help_exec =
     "  --devices N    N devices in the graph's units (default 4)\n"
     "  --cluster C    cluster file (one from 'doppler calibrate') or preset\n"
     HELP_CLUSTER_MORE
-    "  --format F     graph format: native, doppler, stg (default: detect)\n"
+    "  --format F     graph format: native, doppler, stg, binary (default: detect)\n"
     "  --reps R       runs; the median is reported (default 3)\n"
     "  --order O      fifo (default) or priority (b-level)\n"
     "  --dispatch D   cuda: dynamic (default: each device takes its next ready op\n"
@@ -801,7 +804,7 @@ static int set_special(cli *o, const char *name, const char *val)
         rc = set_devices(o, val);
     } else if (!strcmp(name, "format")) {
         if (dp_format_parse(val, &o->fmt))
-            rc = usage(cmd, "--format: unknown format '%s' (native, doppler, stg)", val);
+            rc = usage(cmd, "--format: unknown format '%s' (native, doppler, stg, binary)", val);
     } else if (!strcmp(name, "seed")) {
         rc = parse_seed(cmd, val, &o->seed);
         o->gen.seed = o->seed;
@@ -2812,7 +2815,7 @@ static int cmd_convert(cli *o)
     if (o->n_pos != 2) return usage(o->cmd, "expects IN and OUT");
     dp_format to = DP_FORMAT_AUTO;
     if (o->to && (dp_format_parse(o->to, &to) || to == DP_FORMAT_AUTO))
-        return usage(o->cmd, "--to: unknown format '%s' (native, doppler, stg)", o->to);
+        return usage(o->cmd, "--to: unknown format '%s' (native, doppler, stg, binary)", o->to);
     dp_graph g;
     outs w;
     const named outputs[] = {{"OUT", o->pos[1]}}, inputs[] = {{"IN", o->pos[0]}};

@@ -218,13 +218,25 @@ static const char CLUSTER[] = "doppler-cluster 1\ndevices 3\nlink serial\nspeed 
                               "pair 0 1 bandwidth=7 latency=0.2\nkindspeed all matmul 9\nkindspeed 1 relu 4\n";
 static const char ASSIGN[] = "# a comment\n0\n1\n1\n0\n1\n0\n0\n";
 
-static char p_native[512], p_doppler[512], p_stg[512], p_cluster[512], p_assign[512];
+/* weights, source names, a counts line: read as text, and as the binary
+   file convert writes of it (p_binary) */
+static const char NATIVE_W[] =
+    "doppler-graph 1\n"
+    "counts ops=4 edges=3 weights=2\n"
+    "weight w0 bytes=4096\nweight w1 bytes=12\n"
+    "op a compute=3 bytes=8 weights=w0,w1 source=onnx/Conv%201,x\n"
+    "op b compute=2 bytes=8 resident=5 weights=w1\n"
+    "op c compute=1 bytes=4 source=c\n"
+    "op d compute=4\n"
+    "edge a b\nedge b c bytes=2\nedge a d\nend\n";
+
+static char p_native[512], p_native_w[512], p_binary[512], p_doppler[512], p_stg[512], p_cluster[512], p_assign[512];
 static char p_pol_doppler[512], p_pol_placeto[512], p_save[512], p_gantt[512];
 
 /* ---- operations --------------------------------------------------------- */
 static int graph_empty(const dp_graph *g)
 {
-    return g->n_ops == 0 && g->n_edges == 0 && !g->name && !g->src && !g->topo && !g->dp__names && !g->dp__edges;
+    return g->n_ops == 0 && g->n_edges == 0 && !g->name && !g->src && !g->topo && !g->dp__names && !g->dp__edges && !g->dp__pool;
 }
 
 typedef struct { const char *path; dp_format fmt; } read_ctx;
@@ -472,6 +484,8 @@ static int setup(void)
     dp_policy_opts po;
     memset(&err, 0, sizeof err);
     dp_test_tmp(p_native, sizeof p_native, "alloc_native.dpg");
+    dp_test_tmp(p_native_w, sizeof p_native_w, "alloc_native_w.dpg");
+    dp_test_tmp(p_binary, sizeof p_binary, "alloc_binary.dpb");
     dp_test_tmp(p_doppler, sizeof p_doppler, "alloc_doppler.txt");
     dp_test_tmp(p_stg, sizeof p_stg, "alloc_stg.stg");
     dp_test_tmp(p_cluster, sizeof p_cluster, "alloc_cluster.dpc");
@@ -482,9 +496,17 @@ static int setup(void)
     dp_test_tmp(p_gantt, sizeof p_gantt, "alloc_gantt.svg");
     if (dp_test_write_file(p_native, NATIVE, strlen(NATIVE)) || dp_test_write_file(p_doppler, DOPPLER, strlen(DOPPLER)) ||
         dp_test_write_file(p_stg, STG, strlen(STG)) || dp_test_write_file(p_cluster, CLUSTER, strlen(CLUSTER)) ||
-        dp_test_write_file(p_assign, ASSIGN, strlen(ASSIGN))) {
+        dp_test_write_file(p_assign, ASSIGN, strlen(ASSIGN)) || dp_test_write_file(p_native_w, NATIVE_W, strlen(NATIVE_W))) {
         CHECK(0, "cannot write the inputs under build/tmp");
         return -1;
+    }
+    {
+        dp_graph g;
+        if (dp_graph_read(&g, p_native_w, DP_FORMAT_NATIVE, &err) || dp_graph_write(&g, p_binary, DP_FORMAT_BINARY, &err)) {
+            CHECK(0, "setup: %s", err.msg);
+            return -1;
+        }
+        dp_graph_free(&g);
     }
     memset(&go, 0, sizeof go);
     go.nodes = 12; go.seed = 1; go.ccr = 1;
@@ -513,11 +535,15 @@ int main(void)
     if (setup()) return dp_test_done();
     printf("allocation-failure sweeps (operation: allocations that were failed in turn)\n");
     {
-        read_ctx r[] = { {p_native, DP_FORMAT_NATIVE}, {p_doppler, DP_FORMAT_DOPPLER}, {p_stg, DP_FORMAT_STG}, {p_stg, DP_FORMAT_AUTO} };
+        read_ctx r[] = { {p_native, DP_FORMAT_NATIVE}, {p_doppler, DP_FORMAT_DOPPLER}, {p_stg, DP_FORMAT_STG}, {p_stg, DP_FORMAT_AUTO},
+                         {p_native_w, DP_FORMAT_AUTO}, {p_binary, DP_FORMAT_BINARY}, {p_binary, DP_FORMAT_AUTO} };
         sweep("load native graph", op_read_graph, &r[0]);
         sweep("load DOPPLER graph", op_read_graph, &r[1]);
         sweep("load STG graph", op_read_graph, &r[2]);
         sweep("load STG graph (format detected)", op_read_graph, &r[3]);
+        sweep("load native graph (weights, sources, counts)", op_read_graph, &r[4]);
+        sweep("load binary graph", op_read_graph, &r[5]);
+        sweep("load binary graph (format detected)", op_read_graph, &r[6]);
     }
     sweep("load cluster file", op_read_cluster, p_cluster);
     sweep("load assignment file", op_read_assign, p_assign);

@@ -1,0 +1,289 @@
+/* test_readers.c - the text readers' fast paths against what they stand
+   for (see >>formats):
+   - the check for bytes no text holds, eight bytes at a time: every byte
+     value at every place of a word, and a word's first bad byte told;
+   - numbers read without strtod: the same double, bit for bit, for
+     integers, decimals and exponents around the fast path's bounds, and
+     the same refusals;
+   - edge lines read straight from the text: the same graph as the general
+     reading of every other spelling of the same edges, and every fault
+     told by the general reading;
+   - duplicate op names and edges, now found after the fact: told at the
+     line of the later one, before any fault met after it, in the native,
+     DOPPLER and STG formats;
+   - a counts line that declares far more than the file holds: refused
+     with its message, nothing sized by it;
+   - name lookups after each reader, the topological order of a file
+     listed out of order. */
+#define DOPPLER_IMPLEMENTATION
+#include "../doppler.h"
+#include "dp_test.h"
+
+static dp_error err;
+
+static int rd(dp_graph *g, const char *text, dp_format fmt)
+{
+    return dp_graph_read_mem(g, text, strlen(text), "t.dpg", fmt, &err);
+}
+
+/* The read must fail with code and a message holding want. */
+static void refused(const char *text, dp_format fmt, int code, const char *want, const char *what)
+{
+    dp_graph g;
+    int rc = rd(&g, text, fmt);
+    CHECK(rc == code && strstr(err.msg, want) != NULL, "%s: rc %d (want %d) '%s' (want '%s')", what, rc, code, err.msg, want);
+    if (rc == 0) dp_graph_free(&g);
+}
+
+static char *native_text(const dp_graph *g)
+{
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    if (!f) return NULL;
+    dp_graph_write_file(g, f, DP_FORMAT_NATIVE, &err);
+    fclose(f);
+    return buf;
+}
+
+/* ---- bytes no text holds --------------------------------------------------- */
+static void test_binary_bytes(void)
+{
+    char buf[40], want[96];
+    int bad = 0, good = 0;
+    for (int c = 0; c < 256; c++) {
+        int binary = c == 0 || (c < 32 && c != '\t' && c != '\n' && c != '\v' && c != '\f' && c != '\r') || c == 127;
+        for (int at = 0; at < 24; at++) {
+            dp_graph g;
+            memset(buf, 'a', sizeof buf);
+            memcpy(buf, "#", 1);
+            buf[at + 1] = (char)c;   /* a comment line: only the byte check can refuse it */
+            int rc = dp_graph_read_mem(&g, buf, 30, "b", DP_FORMAT_NATIVE, &err);
+            if (binary) {
+                snprintf(want, sizeof want, "binary data (byte 0x%02x at offset %d)", c, at + 1);
+                CHECK(rc == DP_ERR_PARSE && strstr(err.msg, want), "byte 0x%02x at %d: '%s'", c, at + 1, err.msg);
+                bad++;
+            } else {
+                CHECK(rc == 0 || !strstr(err.msg, "binary data"), "byte 0x%02x at %d refused as binary: '%s'", c, at + 1, err.msg);
+                good++;
+            }
+            if (!rc) dp_graph_free(&g);
+        }
+    }
+    CHECK(bad == 28 * 24 && good == 228 * 24, "%d bad, %d good placements", bad, good);   /* 0..8, 14..31, 127 */
+    /* two bad bytes in one word: the first is told */
+    {
+        dp_graph g;
+        memset(buf, 'a', sizeof buf);
+        buf[0] = '#'; buf[13] = 0x7f; buf[10] = 0x01;
+        int rc = dp_graph_read_mem(&g, buf, 30, "b", DP_FORMAT_NATIVE, &err);
+        CHECK(rc == DP_ERR_PARSE && strstr(err.msg, "byte 0x01 at offset 10"), "two bad bytes: '%s'", err.msg);
+    }
+}
+
+/* ---- numbers ------------------------------------------------------------------ */
+static uint64_t rs = 0x1234567u;
+static uint64_t rnd(void) { rs ^= rs << 13; rs ^= rs >> 7; rs ^= rs << 17; return rs; }
+
+/* A number as files spell them: digits, '.', an exponent, signs, zeros. */
+static void random_number(char *s, size_t cap)
+{
+    int n = 0, digits = 1 + (int)(rnd() % 20), dot = (int)(rnd() % (digits + 2)) - 1, k;
+    if (rnd() % 5 == 0) s[n++] = '-';
+    if (rnd() % 4 == 0) for (k = (int)(rnd() % 4); k > 0; k--) s[n++] = '0';
+    for (k = 0; k < digits && n < (int)cap - 16; k++) {
+        if (k == dot) s[n++] = '.';
+        s[n++] = (char)('0' + rnd() % 10);
+    }
+    if (dot == digits) s[n++] = '.';
+    if (rnd() % 3 == 0) n += snprintf(s + n, cap - (size_t)n, "%s%d", rnd() % 2 ? "e" : (rnd() % 2 ? "e-" : "E+"), (int)(rnd() % 30));
+    s[n] = 0;
+}
+
+static void test_numbers(void)
+{
+    static const char *const fixed[] = {
+        "0", "-0", "1", "9007199254740992", "9007199254740993", "9007199254740991", "90071992547409921", "123456789012345678",
+        "1e22", "1e23", "1e-22", "1e-23", "4.5e22", "9007199254740992e22", "9007199254740992e-22", "0.1", "0.30000000000000004",
+        "2.2250738585072014e-308", "4.9e-324", "1.7976931348623157e308", "1e309", "1e-400", "1.", ".5", "-.5", "5e", "5e+",
+        "+5", "0x10", "inf", "nan", "-inf", "1e2147483648", "00000000000000000000001", "0.0000000000000000000000001",
+        "1.5e-3", "123.456e-7", "-5e3", "1E5", "1e+5", "3.14159265358979323846", "0000.0000", "-0.0e-5", "", "-", ".", "e5" };
+    char text[256], s[64];
+    int tried = 0, same = 0;
+    for (int i = 0; i < (int)(sizeof fixed / sizeof *fixed) + 20000; i++) {
+        const char *v = fixed[i < (int)(sizeof fixed / sizeof *fixed) ? i : 0];
+        if (i >= (int)(sizeof fixed / sizeof *fixed)) { random_number(s, sizeof s); v = s; }
+        for (int signed_field = 0; signed_field < 2; signed_field++) {
+            dp_graph g;
+            char *e;
+            double want;
+            int ok;
+            errno = 0;
+            want = strtod(v, &e);
+            ok = *v && *e == 0 && want == want && fabs(want) != HUGE_VAL && !(errno == ERANGE && fabs(want) > 1) && (signed_field || !(want < 0));
+            if (signed_field) snprintf(text, sizeof text, "doppler-graph 1\ndevtimes 1\nop a compute=1 time=%s\n", v);
+            else snprintf(text, sizeof text, "doppler-graph 1\nop a compute=%s\n", v);
+            int rc = rd(&g, text, DP_FORMAT_NATIVE);
+            tried++;
+            if (ok) {
+                double got = rc ? -1 : signed_field ? g.dev_time[0] : g.compute[0];
+                CHECK(rc == 0 && memcmp(&got, &want, sizeof got) == 0, "'%s' (%s): rc %d, read %.17g, strtod %.17g: %s", v,
+                      signed_field ? "time" : "compute", rc, got, want, err.msg);
+                same += rc == 0 && memcmp(&got, &want, sizeof got) == 0;
+            } else {
+                CHECK(rc != 0, "'%s' (%s) read as %.17g; strtod refuses it", v, signed_field ? "time" : "compute",
+                      signed_field ? g.dev_time[0] : g.compute[0]);
+            }
+            if (!rc) dp_graph_free(&g);
+        }
+    }
+    CHECK(same > tried / 2, "only %d of %d numbers read", same, tried);
+    /* integers (shape, arg, counts) as strtoll reads them */
+    refused("doppler-graph 1\nop a compute=1 arg=0000000000000000000000000000007 shape=2x3\nop b arg=9223372036854775808\n",
+            DP_FORMAT_NATIVE, DP_ERR_PARSE, "t.dpg:3: op 'b': arg '9223372036854775808' is not a non-negative integer", "arg past LLONG_MAX");
+    {
+        dp_graph g;
+        int rc = rd(&g, "doppler-graph 1\nop a compute=1 arg=0000000000000000000000000000007 shape=002x-0003\n", DP_FORMAT_NATIVE);
+        CHECK(rc == DP_ERR_PARSE && strstr(err.msg, "shape '002x-0003' is not ROWSxCOLS"), "shape with a sign: '%s'", err.msg);
+        rc = rd(&g, "doppler-graph 1\nop a compute=1 arg=0000000000000000000000000000007 shape=002x0003\n", DP_FORMAT_NATIVE);
+        CHECK(rc == 0 && g.arg[0] == 7 && g.rows[0] == 2 && g.cols[0] == 3, "leading zeros: rc %d '%s'", rc, err.msg);
+        if (!rc) dp_graph_free(&g);
+    }
+}
+
+/* ---- edge lines ---------------------------------------------------------------- */
+static void test_edge_lines(void)
+{
+    static const char head[] = "doppler-graph 1\nop a compute=1 bytes=4\nop b compute=2 bytes=8\nop c compute=3\n";
+    static const char *const spellings[] = {
+        "edge a b\nedge b c\nedge a c\n",                 /* the usual form, read straight */
+        "edge  a b\nedge b  c\nedge a c \n",              /* two spaces, a trailing one */
+        "edge\ta\tb\n edge b c\nedge a c # a comment\n",  /* tabs, a leading space, a comment */
+        "edge a b bytes=4\nedge b c bytes=8\r\nedge a c bytes=4\r\n", /* bytes given as they default, CRLF */
+        "edge a b#\nedge b c#x\nedge a c",                /* a comment at once, no final newline */
+    };
+    char text[512], *first = NULL;
+    for (int k = 0; k < 5; k++) {
+        dp_graph g;
+        snprintf(text, sizeof text, "%s%s", head, spellings[k]);
+        int rc = rd(&g, text, DP_FORMAT_NATIVE);
+        CHECK(rc == 0, "spelling %d: %s", k, err.msg);
+        if (rc) continue;
+        CHECK(g.n_edges == 3 && g.src[0] == 0 && g.dst[0] == 1 && g.src[1] == 1 && g.dst[1] == 2 && g.bytes[0] == 4 && g.bytes[1] == 8 &&
+              g.bytes[2] == 4, "spelling %d: the edges", k);
+        char *t = native_text(&g);
+        if (!first) first = t;
+        else { CHECK(t && !strcmp(t, first), "spelling %d reads another graph", k); free(t); }
+        dp_graph_free(&g);
+    }
+    free(first);
+    /* faults, told the general way */
+    snprintf(text, sizeof text, "%sedge a b\nedge a x\n", head);
+    refused(text, DP_FORMAT_NATIVE, DP_ERR_GRAPH, "t.dpg:6: edge target 'x' is not a declared op", "unknown target");
+    snprintf(text, sizeof text, "%sedge a b\nedge x b\n", head);
+    refused(text, DP_FORMAT_NATIVE, DP_ERR_GRAPH, "t.dpg:6: edge source 'x' is not a declared op", "unknown source");
+    snprintf(text, sizeof text, "%sedge c c\n", head);
+    refused(text, DP_FORMAT_NATIVE, DP_ERR_GRAPH, "t.dpg:5: self loop on op 'c'", "self loop");
+    snprintf(text, sizeof text, "%sedge a=1 b\n", head);
+    refused(text, DP_FORMAT_NATIVE, DP_ERR_GRAPH, "t.dpg:5: edge source 'a=1' is not a declared op", "a name with '='");
+    snprintf(text, sizeof text, "%sedge a\n", head);
+    refused(text, DP_FORMAT_NATIVE, DP_ERR_PARSE, "t.dpg:5: 'edge' needs SRC and DST", "one op");
+    snprintf(text, sizeof text, "%sedge a b c\n", head);
+    refused(text, DP_FORMAT_NATIVE, DP_ERR_PARSE, "t.dpg:5: edge: unknown field 'c'", "three ops");
+    snprintf(text, sizeof text, "%sedge a b bytes=-1\n", head);
+    refused(text, DP_FORMAT_NATIVE, DP_ERR_RANGE, "t.dpg:5: edge a -> b: bytes '-1' is negative", "negative bytes");
+    refused("edge a b\n", DP_FORMAT_NATIVE, DP_ERR_PARSE, "t.dpg:1: expected 'doppler-graph 1', found 'edge'", "an edge before the header");
+    snprintf(text, sizeof text, "%sedge a b\nend\nedge b c\n", head);
+    refused(text, DP_FORMAT_NATIVE, DP_ERR_PARSE, "t.dpg:7: 'edge' after the 'end' line (line 6)", "an edge after the end");
+    refused("doppler-graph 1\nedge a b\n", DP_FORMAT_NATIVE, DP_ERR_GRAPH, "t.dpg:2: edge source 'a' is not a declared op", "an edge before any op");
+}
+
+/* ---- duplicates, found after the fact, told where they are --------------------- */
+static void test_duplicates(void)
+{
+    /* native: an edge repeated at line 6, a fault at line 8 after it */
+    refused("doppler-graph 1\nop a\nop b\nop c\nedge a b\nedge a b\nedge b c\nbogus\n", DP_FORMAT_NATIVE, DP_ERR_GRAPH,
+            "t.dpg:6: duplicate edge a -> b", "repeated edge, then an unknown record");
+    refused("doppler-graph 1\nop a\nop b\nop c\nedge b c\nedge a b\nedge b c\n", DP_FORMAT_NATIVE, DP_ERR_GRAPH,
+            "t.dpg:7: duplicate edge b -> c", "repeated edge at the end");
+    refused("doppler-graph 1\nop a\nop b\nop c\nedge a c\nedge b c\nedge a b\nedge b c\nedge a c\n", DP_FORMAT_NATIVE, DP_ERR_GRAPH,
+            "t.dpg:8: duplicate edge b -> c", "two repeated edges: the first told");
+    refused("doppler-graph 1\ncounts ops=2 edges=3\nop a\nop b\nedge a b\nedge a b\n", DP_FORMAT_NATIVE, DP_ERR_GRAPH,
+            "t.dpg:6: duplicate edge a -> b", "repeated edge in a file cut short");
+    refused("doppler-graph 1\nop a compute=1e308\nop b compute=1e308\nedge a b\nedge a b\n", DP_FORMAT_NATIVE, DP_ERR_GRAPH,
+            "t.dpg:5: duplicate edge a -> b", "repeated edge in a graph whose sum overflows");
+    refused("doppler-graph 1\nop a\nop b\nedge a b\nedge a b\nop a\n", DP_FORMAT_NATIVE, DP_ERR_GRAPH,
+            "t.dpg:5: duplicate edge a -> b", "repeated edge, then a repeated name");
+    /* names: before the first edge, after it */
+    refused("doppler-graph 1\nop a\nop b\nop a\nop c compute=-1\n", DP_FORMAT_NATIVE, DP_ERR_GRAPH,
+            "t.dpg:4: duplicate op name 'a' (first defined as op 0)", "repeated name, then a fault");
+    refused("doppler-graph 1\nop a\nop b\nop b\nop a\nedge a b\n", DP_FORMAT_NATIVE, DP_ERR_GRAPH,
+            "t.dpg:4: duplicate op name 'b' (first defined as op 1)", "two repeated names: the first told");
+    refused("doppler-graph 1\nop a\nop b\nop a\n", DP_FORMAT_NATIVE, DP_ERR_GRAPH,
+            "t.dpg:4: duplicate op name 'a' (first defined as op 0)", "repeated name, no edges");
+    refused("doppler-graph 1\nop a\nop b\nedge a b\nop c\nop b\n", DP_FORMAT_NATIVE, DP_ERR_GRAPH,
+            "t.dpg:6: duplicate op name 'b' (first defined as op 1)", "repeated name after the edges");
+    refused("doppler-graph 1\nop a\nop b\nop a\nop a\nend\nbogus\n", DP_FORMAT_NATIVE, DP_ERR_GRAPH,
+            "t.dpg:4: duplicate op name 'a' (first defined as op 0)", "a name three times");
+    /* DOPPLER: every edge is told at the target list's line */
+    refused("4\n0,\n0, 1, 0, \n1, 2, 1, \n1,1\n2,2\n3,3\n", DP_FORMAT_DOPPLER, DP_ERR_GRAPH,
+            "t.dpg:4: duplicate edge op0 -> op1", "DOPPLER: a repeated edge");
+    refused("4\n0,\n0, 0, 2, \n1, 1, 7, \n1,1\n2,2\n3,3\n", DP_FORMAT_DOPPLER, DP_ERR_GRAPH,
+            "t.dpg:4: duplicate edge op0 -> op1", "DOPPLER: a repeated edge before an edge out of range");
+    refused("4\n0,\n0, 2, \n1, 7, \n1,1\n2,2\n3,3\n", DP_FORMAT_DOPPLER, DP_ERR_GRAPH,
+            "t.dpg:4: edge 1: target 7 is not an op (0..2)", "DOPPLER: an edge out of range");
+    refused("4\n0,\n0, 9007199254740992, \n1, 2, \n1,1\n2,2\n3,3\n", DP_FORMAT_DOPPLER, DP_ERR_GRAPH,
+            "t.dpg:3: edge 1: source 9007199254740992 is not an op (0..2)", "DOPPLER: a source of 2^53, told exactly");
+    /* STG: a predecessor listed twice, told at its line */
+    refused("2\n0 0 0\n1 3 1 0\n2 4 2 1\n1\n3 0 1 2\n", DP_FORMAT_STG, DP_ERR_GRAPH, "t.dpg:5: duplicate edge t1 -> t2", "STG: a repeated predecessor");
+}
+
+/* ---- a counts line that lies ------------------------------------------------------ */
+static void test_counts(void)
+{
+    double t0 = dp_now();
+    refused("doppler-graph 1\ncounts ops=2147483647 edges=2147483647\nop a\nop b\nedge a b\nend\n", DP_FORMAT_NATIVE, DP_ERR_PARSE,
+            "t.dpg:6: the file holds 2 of 2147483647 ops, 1 of 2147483647 edges, but its 'counts' line 2 declares", "counts far past the file");
+    CHECK(dp_now() - t0 < 1, "a lying counts line took %.2f s", dp_now() - t0);
+    refused("doppler-graph 1\ncounts ops=2147483648\n", DP_FORMAT_NATIVE, DP_ERR_LIMIT, "t.dpg:2: counts: ops '2147483648' is not a count", "counts past INT_MAX");
+}
+
+/* ---- lookups, topological order ------------------------------------------------------ */
+static void test_lookups(void)
+{
+    dp_graph g;
+    int rc = rd(&g, "4\n0,\n0, 1, \n1, 2, \n1,1\n2,2\n3,3\n", DP_FORMAT_DOPPLER);
+    CHECK(rc == 0 && dp_graph_find(&g, "op2") == 2 && dp_graph_find(&g, "op0") == 0 && dp_graph_find(&g, "op3") == -1, "DOPPLER names: %s", err.msg);
+    if (!rc) dp_graph_free(&g);
+    rc = rd(&g, "2\n0 0 0\n1 3 1 0\n2 4 1 1\n3 0 1 2\n", DP_FORMAT_STG);
+    CHECK(rc == 0 && dp_graph_find(&g, "t3") == 3 && dp_graph_find(&g, "t1") == 1, "STG names: %s", err.msg);
+    if (!rc) dp_graph_free(&g);
+    /* ops after edges; listed out of topological order: the lowest ready op first */
+    rc = rd(&g, "doppler-graph 1\nop d\nop c\nop b\nedge c d\nop a\nedge a b\nedge b c\n", DP_FORMAT_NATIVE);
+    CHECK(rc == 0, "ops after edges: %s", err.msg);
+    if (!rc) {
+        CHECK(dp_graph_find(&g, "a") == 3 && dp_graph_find(&g, "d") == 0 && dp_graph_find(&g, "e") == -1, "names after edges");
+        CHECK(g.topo[0] == 3 && g.topo[1] == 2 && g.topo[2] == 1 && g.topo[3] == 0, "topo %d %d %d %d, want 3 2 1 0",
+              g.topo[0], g.topo[1], g.topo[2], g.topo[3]);
+        dp_graph_free(&g);
+    }
+    rc = rd(&g, "doppler-graph 1\nop a\nop b\nop c\nop d\nedge a c\nedge b c\nedge a d\n", DP_FORMAT_NATIVE);
+    CHECK(rc == 0 && g.topo[0] == 0 && g.topo[1] == 1 && g.topo[2] == 2 && g.topo[3] == 3, "a file in order: topo 0 1 2 3");
+    if (!rc) {
+        CHECK(g.out_off[0] == 0 && g.out_off[1] == 2 && g.out_edge[0] == 0 && g.out_edge[1] == 2 && g.in_off[2] == 0 && g.in_off[3] == 2 &&
+              g.in_edge[0] == 0 && g.in_edge[1] == 1 && g.in_edge[2] == 2, "adjacency of edges listed out of source order");
+        dp_graph_free(&g);
+    }
+    refused("doppler-graph 1\nop a\nop b\nop c\nedge a b\nedge c a\nedge b c\n", DP_FORMAT_NATIVE, DP_ERR_CYCLE, "t.dpg: cycle through op", "a cycle");
+}
+
+int main(void)
+{
+    test_binary_bytes();
+    test_numbers();
+    test_edge_lines();
+    test_duplicates();
+    test_counts();
+    test_lookups();
+    return dp_test_done();
+}
