@@ -19,7 +19,7 @@ echo "### Moves scored per second, with and without the move bound"
 echo
 echo "    bench/moves.sh --sizes \"$SIZES\""
 echo
-echo "$(date -u +%Y-%m-%d); $(nproc) cores, one used; 4 devices; moves/s (simulated + bounded moves over seconds), makespan."
+echo "$(date -u +%Y-%m-%d); $(nproc --all) cores, one used; 4 devices; moves/s (simulated + bounded moves over seconds), makespan."
 echo
 echo "| graph | ops | method | moves | without the bound | with it | speed-up | bounded | makespan (same) |"
 echo "|---|---:|---|---:|---:|---:|---:|---:|---|"

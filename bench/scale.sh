@@ -50,7 +50,7 @@ echo "### Large graphs"
 echo
 echo "    bench/scale.sh --sizes \"$SIZES\" --time-limit $LIMIT$([ $DENSE = 1 ] && echo ' --dense')"
 echo
-echo "$(date -u +%Y-%m-%d); $(nproc) cores, one used; 4 devices; seconds (peak resident MB, the graph included)."
+echo "$(date -u +%Y-%m-%d); $(nproc --all) cores, one used; 4 devices; seconds (peak resident MB, the graph included)."
 echo "sim: one simulation of cp's placement (its workspace included); anneal: --time-limit $LIMIT;"
 echo "doppler: the pretrained policy, greedy + 64 samples."
 echo
