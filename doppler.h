@@ -7762,30 +7762,30 @@ static int dp__clock_tick(dp__clock *k, const dp_place_opts *o, long sims, long 
 typedef struct dp__mbound {
     const dp_graph *g;
     const dp_cluster *c;
-    double *w;          /* [n nd] op times                                 */
+    const double *w;    /* [n nd] op times: the simulator's (dp__rt.op_time) */
     double *tl, *bl;    /* [n] the levels (see above)                      */
     double *load;       /* [nd] each device's work                         */
     int valid;          /* the levels are those of the current placement  */
 } dp__mbound;
 
-static int dp__mb_init(dp__mbound *b, const dp_graph *g, const dp_cluster *c, dp_error *err)
+/* the bound for the graph and cluster of sim (made by dp_sim_init), whose
+   op times it reads */
+static int dp__mb_init(dp__mbound *b, const dp_sim *sim, dp_error *err)
 {
-    int n = g->n_ops, nd = c->n, v, d;
+    int n = sim->g->n_ops, nd = sim->c->n;
     memset(b, 0, sizeof *b);
-    b->g = g; b->c = c;
-    b->w = (double *)dp__alloc((size_t)n * nd, sizeof(double), err, "move bound");
+    b->g = sim->g; b->c = sim->c;
+    b->w = ((const dp__rt *)sim->dp__ws)->op_time;
     b->tl = (double *)dp__alloc((size_t)n, sizeof(double), err, "move bound");
     b->bl = (double *)dp__alloc((size_t)n, sizeof(double), err, "move bound");
     b->load = (double *)dp__alloc((size_t)nd, sizeof(double), err, "move bound");
-    if (!b->w || !b->tl || !b->bl || !b->load) return DP_ERR_NOMEM;
-    for (v = 0; v < n; v++)
-        for (d = 0; d < nd; d++) b->w[(size_t)v * nd + d] = dp_op_time(g, c, v, d);
+    if (!b->tl || !b->bl || !b->load) return DP_ERR_NOMEM;
     return 0;
 }
 
 static void dp__mb_free(dp__mbound *b)
 {
-    DP_FREE(b->w); DP_FREE(b->tl); DP_FREE(b->bl); DP_FREE(b->load);
+    DP_FREE(b->tl); DP_FREE(b->bl); DP_FREE(b->load);
 }
 
 /* the levels and loads of placement a */
@@ -7858,7 +7858,7 @@ static int dp__enumopt(const dp_graph *g, const dp_cluster *c, const dp_place_op
     dp__opheap q;
     memset(&mb, 0, sizeof mb);
     if (!bl || !scratch || !ord) { rc = DP_ERR_NOMEM; goto done; }
-    if (!o->no_move_bound && (rc = dp__mb_init(&mb, g, c, err))) goto done;
+    if (!o->no_move_bound && (rc = dp__mb_init(&mb, sim, err))) goto done;
     /* critical-path order: decreasing b-level, ties lower index */
     dp_blevel(g, c, bl);
     q.h = ord; q.n = 0; q.key = bl;
@@ -7878,12 +7878,12 @@ static int dp__enumopt(const dp_graph *g, const dp_cluster *c, const dp_place_op
         int improved = 0;
         for (i = 0; i < n; i++) {
             int v = ord[i], cur = assign[v], keep = cur;
-            if (mb.w && !mb.valid) dp__mb_levels(&mb, assign);   /* v on cur: valid for all of v's moves */
+            if (mb.tl && !mb.valid) dp__mb_levels(&mb, assign);   /* v on cur: valid for all of v's moves */
             for (d = 0; d < nd; d++) {
                 if (d == cur) continue;
                 assign[v] = d;
                 if (limited && !dp__all_fit(g, c, assign, scratch)) continue;
-                if (mb.w && dp__mb_bound(&mb, assign, v, d) >= best - 1e-12 * fabs(best)) {
+                if (mb.tl && dp__mb_bound(&mb, assign, v, d) >= best - 1e-12 * fabs(best)) {
                     (*bounded)++;   /* it cannot end strictly earlier */
                     continue;
                 }
@@ -7928,7 +7928,7 @@ static int dp__anneal(const dp_graph *g, const dp_cluster *c, const dp_place_opt
     dp_rng rng;
     memset(&mb, 0, sizeof mb);
     if (!scratch || !best) { rc = DP_ERR_NOMEM; goto done; }
-    if (!o->no_move_bound && nd >= 2 && (rc = dp__mb_init(&mb, g, c, err))) goto done;
+    if (!o->no_move_bound && nd >= 2 && (rc = dp__mb_init(&mb, sim, err))) goto done;
     dp__clock_init(&clk, g, deadline, o->progress != NULL);
     dp_rng_seed(&rng, o->seed);
     if ((rc = dp_sim_run(sim, assign, so, err))) goto done;
@@ -7955,7 +7955,7 @@ static int dp__anneal(const dp_graph *g, const dp_cluster *c, const dp_place_opt
             if (tries >= nd) { assign[v] = old; continue; }
         }
         drawn = 0;
-        if (mb.w && (mb.valid || kept < 0.25)) {
+        if (mb.tl && (mb.valid || kept < 0.25)) {
             double lb;
             if (!mb.valid) { assign[v] = old; dp__mb_levels(&mb, assign); assign[v] = d; }
             if ((lb = dp__mb_bound(&mb, assign, v, d)) > cur) {

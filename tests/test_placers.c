@@ -511,7 +511,14 @@ static void test_move_bound(void)
         int n = g.n_ops;
         int *a = (int *)malloc(sizeof(int) * (size_t)n), *b = (int *)malloc(sizeof(int) * (size_t)n);
         dp__mbound mb;
-        if (dp__mb_init(&mb, &g, &c, &err)) { CHECK(0, "bound: %s", err.msg); free(a); free(b); dp_cluster_free(&c); dp_graph_free(&g); continue; }
+        dp_sim ms_sim;   /* the bound reads its op times */
+        memset(&mb, 0, sizeof mb);
+        memset(&ms_sim, 0, sizeof ms_sim);
+        if (dp_sim_init(&ms_sim, &g, &c, &err) || dp__mb_init(&mb, &ms_sim, &err)) {
+            CHECK(0, "bound: %s", err.msg);
+            dp__mb_free(&mb); dp_sim_free(&ms_sim); free(a); free(b); dp_cluster_free(&c); dp_graph_free(&g);
+            continue;
+        }
         dp_rng rng;
         dp_rng_seed(&rng, 100 + gi);
         for (int t = 0; t < 40; t++) {
@@ -528,6 +535,7 @@ static void test_move_bound(void)
             }
         }
         dp__mb_free(&mb);
+        dp_sim_free(&ms_sim);
         /* the searches, with and without the bound */
         for (int mem = 0; mem < 2; mem++) {
             if (mem) {   /* memory that binds: 3/4 of all outputs and copies */
