@@ -81,31 +81,22 @@ static void reseal(unsigned char *b, int s)
 }
 
 /* ---- helpers ------------------------------------------------------------- */
-static char *native_text(const dp_graph *g, size_t *len)
+/* g written in format fmt, in memory (NULL on failure); *len its size */
+static char *written(const dp_graph *g, dp_format fmt, size_t *len)
 {
     char *buf = NULL;
     size_t n = 0;
     FILE *f = open_memstream(&buf, &n);
     if (!f) return NULL;
-    int rc = dp_graph_write_file(g, f, DP_FORMAT_NATIVE, &err);
+    int rc = dp_graph_write_file(g, f, fmt, &err);
     fclose(f);
     if (rc) { free(buf); return NULL; }
     if (len) *len = n;
     return buf;
 }
 
-static unsigned char *dpb_bytes(const dp_graph *g, size_t *len)
-{
-    char *buf = NULL;
-    size_t n = 0;
-    FILE *f = open_memstream(&buf, &n);
-    if (!f) return NULL;
-    int rc = dp_graph_write_file(g, f, DP_FORMAT_BINARY, &err);
-    fclose(f);
-    if (rc) { free(buf); return NULL; }
-    *len = n;
-    return (unsigned char *)buf;
-}
+static char *native_text(const dp_graph *g, size_t *len) { return written(g, DP_FORMAT_NATIVE, len); }
+static unsigned char *dpb_bytes(const dp_graph *g, size_t *len) { return (unsigned char *)written(g, DP_FORMAT_BINARY, len); }
 
 /* Reads b[0..n) as .dpb from memory: rc, the message in err */
 static int read_dpb(dp_graph *g, const unsigned char *b, size_t n, dp_format fmt)
