@@ -2028,9 +2028,15 @@ int dp_calibrate_cuda(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *
    dp_exec_mpi_follow, which runs each placement it receives until rank 0
    calls dp_exec_mpi_stop; a failed run fails the leader and the
    followers with the same message (the followers return it, and
-   dp_exec_mpi_stop is then not needed). Followers wait for the next
-   placement without a deadline (rank 0 may train for minutes between
-   runs), sleeping 1 ms between polls.
+   dp_exec_mpi_stop is then not needed). Between runs (rank 0 may train
+   for minutes) rank 0 calls dp_exec_mpi_beat at least every timeout / 2
+   (dp_mpi_opts.timeout, 0 -> 60 s; dp_train's on_episode is the place:
+   the CLI beats once a second); it sends every follower a byte, which
+   it takes as a sign of life. A follower waits for the next placement,
+   polling every millisecond, as long as rank 0 shows life: silent for
+   the timeout (counted from the last run's end, or the last beat), it
+   fails with DP_ERR_PEER naming rank 0 ("it died or stopped
+   answering").
 
    dp_mpi_agree is the agreement the others use, for a program's own
    steps (the CLI after reading its files): every rank passes its own
@@ -2057,9 +2063,12 @@ int dp_calibrate_cuda(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *
 typedef struct dp_mpi_opts {
     const MPI_Comm *comm;  /* NULL -> MPI_COMM_WORLD                      */
     double timeout;        /* seconds a rank waits for another before it
-                              fails with DP_ERR_PEER; 0 -> 60 s plus ten
-                              times the graph's longest op (its modelled
-                              time)                                       */
+                              fails with DP_ERR_PEER; 0 -> 30 s within
+                              a run (ranks beat every timeout / 4, so a
+                              long op is not silence), 60 s for the steps
+                              around one (agreement, a placement, a
+                              ping-pong; a follower's wait between runs),
+                              600 s for dp_calibrate_mpi                 */
 } dp_mpi_opts;
 DPDEF int dp_mpi_agree(int rc, dp_error *err, const dp_mpi_opts *mo);
 DPDEF int dp_exec_mpi(const dp_graph *g, const dp_cluster *c, const int *assign,
@@ -2068,6 +2077,7 @@ DPDEF int dp_exec_mpi_lead(const dp_graph *g, const dp_cluster *c, const int *as
                            const dp_exec_opts *opts, dp_exec_result *res, dp_error *err);
 DPDEF int dp_exec_mpi_follow(const dp_graph *g, const dp_cluster *c, const dp_exec_opts *opts, dp_error *err);
 DPDEF int dp_exec_mpi_stop(const dp_exec_opts *opts, dp_error *err);
+DPDEF int dp_exec_mpi_beat(const dp_exec_opts *opts, dp_error *err);
 DPDEF int dp_mpi_pingpong(const dp_mpi_opts *mo, int peer, size_t bytes, int reps, double *one_way, dp_error *err);
 DPDEF int dp_calibrate_mpi(dp_cluster *out, const dp_calibrate_opts *opts, const dp_mpi_opts *mo, dp_error *err);
 #endif
@@ -14118,11 +14128,13 @@ done:
    against its own (the offset at the fastest of 8 round trips, NTP's
    way); a run starts at rank 0's time, sent with the start's agreement,
    so every rank's times are on rank 0's clock.
-   Tags: 0 a failure during a run, 1 an agreement, 3 a heartbeat, 4 the
-   clocks, 5 + e edge e's tensor, 5 + m + v sink v's output.
+   Tags: 0 a failure during a run, 1 an agreement, 2 rank 0's heartbeat
+   between runs (dp_exec_mpi_beat, on the caller's communicator), 3 a
+   heartbeat, 4 the clocks, 5 + e edge e's tensor, 5 + m + v sink v's
+   output.
    ====================================================================== */
 #ifdef DP_WITH_MPI
-enum { DP__MPI_TAG_FAIL = 0, DP__MPI_TAG_AGREE = 1, DP__MPI_TAG_BEAT = 3, DP__MPI_TAG_CLOCK = 4, DP__MPI_TAG_EDGE = 5 };
+enum { DP__MPI_TAG_FAIL = 0, DP__MPI_TAG_AGREE = 1, DP__MPI_TAG_LEAD = 2, DP__MPI_TAG_BEAT = 3, DP__MPI_TAG_CLOCK = 4, DP__MPI_TAG_EDGE = 5 };
 
 /* A failure sent to every other rank during a run; an outcome in an
    agreement (t: rank 0's clock when it answered, a run's start). */
@@ -14982,17 +14994,73 @@ typedef struct dp__mpicmd {
     uint64_t seed;
 } dp__mpicmd;
 
-/* Rank 0 sends cmd (and assign, prio) on a duplicate of the comm; a
-   follower (lead 0) receives them, waiting as long as it takes. */
-static int dp__mpi_command(const dp_mpi_opts *mo, dp__mpicmd *cmd, int **assign, double **prio, int lead, dp_error *err)
-{
+/* A follower's watch on rank 0 between runs: a receive of rank 0's
+   heartbeats (dp_exec_mpi_beat) posted on the caller's comm, when rank 0
+   was last heard from, and how long it may be silent. */
+typedef struct dp__mpilive {
     MPI_Comm comm;
     MPI_Request r;
+    int posted;
+    char in;
+    double seen, timeout;
+} dp__mpilive;
+
+static void dp__mpilive_post(dp__mpilive *lv)
+{
+    lv->posted = MPI_Irecv(&lv->in, 1, MPI_BYTE, 0, DP__MPI_TAG_LEAD, lv->comm, &lv->r) == MPI_SUCCESS;
+}
+
+static void dp__mpilive_end(dp__mpilive *lv)
+{
+    if (lv->posted && MPI_Cancel(&lv->r) == MPI_SUCCESS) MPI_Wait(&lv->r, MPI_STATUS_IGNORE);
+    lv->posted = 0;
+}
+
+/* Waits for a follower's request r (a step of rank 0's next command) as
+   long as rank 0 keeps beating: each heartbeat, and r's completion, count
+   as a sign of life; silence for lv->timeout fails, naming rank 0.
+   Polls every millisecond (the leader may train for minutes). */
+static int dp__mpi_wait_lead(MPI_Request *r, dp__mpilive *lv, const char *what, dp_error *err)
+{
+    for (;;) {
+        struct timespec ts;
+        int flag = 0, mrc;
+        double t;
+        if ((mrc = MPI_Test(r, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return dp__mpi_fail(err, mrc, what);
+        t = dp_now();
+        if (flag) { lv->seen = t; return 0; }
+        while (lv->posted && MPI_Test(&lv->r, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && flag) {
+            lv->seen = t;
+            dp__mpilive_post(lv);
+        }
+        if (t - lv->seen > lv->timeout)
+            return dp__fail(err, DP_ERR_PEER, "mpi: %s: rank 0 did not answer in %.3g s (it died or stopped answering; "
+                            "between runs a leader calls dp_exec_mpi_beat)", what, t - lv->seen);
+        ts.tv_sec = 0; ts.tv_nsec = 1000000L;
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* Rank 0 sends cmd (and assign, prio) on a duplicate of the comm; a
+   follower (lv not NULL) receives them, waiting as long as rank 0 shows
+   life (dp__mpi_wait_lead). */
+static int dp__mpi_command(const dp_mpi_opts *mo, dp__mpicmd *cmd, int **assign, double **prio, dp__mpilive *lv, dp_error *err)
+{
+    MPI_Comm comm = MPI_COMM_NULL;
+    MPI_Request r;
+    int lead = !lv;
     double deadline = lead ? dp_now() + (cmd->timeout > 0 ? cmd->timeout : 60.0) : -1;
-    int rc, mrc;
-    if ((rc = dp__mpi_dup(dp__mpi_comm(mo), &comm, deadline, !lead, err))) return rc;
-    if ((mrc = MPI_Ibcast(cmd, (int)sizeof *cmd, MPI_BYTE, 0, comm, &r)) != MPI_SUCCESS) rc = dp__mpi_fail(err, mrc, "MPI_Ibcast");
-    else rc = dp__mpi_wait_req(&r, NULL, deadline, !lead, "sending a placement", -1, err);
+    int rc = 0, mrc;
+    if (lead) {
+        if ((rc = dp__mpi_dup(dp__mpi_comm(mo), &comm, deadline, 0, err))) return rc;
+    } else {
+        if ((mrc = MPI_Comm_idup(dp__mpi_comm(mo), &comm, &r)) != MPI_SUCCESS) return dp__mpi_fail(err, mrc, "MPI_Comm_idup");
+        if ((rc = dp__mpi_wait_lead(&r, lv, "waiting for a placement", err))) return rc;
+        if ((mrc = MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN)) != MPI_SUCCESS) rc = dp__mpi_fail(err, mrc, "MPI_Comm_set_errhandler");
+    }
+    if (!rc && (mrc = MPI_Ibcast(cmd, (int)sizeof *cmd, MPI_BYTE, 0, comm, &r)) != MPI_SUCCESS) rc = dp__mpi_fail(err, mrc, "MPI_Ibcast");
+    else if (!rc) rc = lead ? dp__mpi_wait_req(&r, NULL, deadline, 0, "sending a placement", -1, err)
+                            : dp__mpi_wait_lead(&r, lv, "waiting for a placement", err);
     if (!rc && cmd->run && !lead) {
         *assign = (int *)dp__alloc((size_t)cmd->n + 1, sizeof(int), err, "placement from rank 0");
         *prio = cmd->has_prio ? (double *)dp__alloc((size_t)cmd->n + 1, sizeof(double), err, "placement from rank 0") : NULL;
@@ -15029,27 +15097,47 @@ DPDEF int dp_exec_mpi_lead(const dp_graph *g, const dp_cluster *c, const int *as
     cmd.cpu_times = o.cpu_times; cmd.keep_outputs = o.keep_outputs; cmd.dispatch = (int)o.dispatch;
     cmd.spu = o.seconds_per_unit; cmd.bscale = o.bytes_scale; cmd.device_bytes = o.device_bytes; cmd.seed = o.seed;
     cmd.timeout = o.mpi ? o.mpi->timeout : 0;
-    if ((rc = dp__mpi_command(o.mpi, &cmd, &a, &p, 1, err))) return rc;
+    if ((rc = dp__mpi_command(o.mpi, &cmd, &a, &p, NULL, err))) return rc;
     return dp_exec_mpi(g, c, assign, &o, res, err);
+}
+
+DPDEF int dp_exec_mpi_beat(const dp_exec_opts *opts, dp_error *err)
+{
+    MPI_Comm comm = dp__mpi_comm(opts ? opts->mpi : NULL);
+    int rank = -1, size = 0, r, mrc;
+    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || rank != 0 || MPI_Comm_size(comm, &size) != MPI_SUCCESS)
+        return dp__fail(err, DP_ERR_ARG, "exec (mpi beat): rank %d: only rank 0 leads", rank);
+    for (r = 1; r < size; r++) {
+        MPI_Request q;
+        if ((mrc = MPI_Isend(&dp__mpi_beat_byte, 1, MPI_BYTE, r, DP__MPI_TAG_LEAD, comm, &q)) != MPI_SUCCESS) return dp__mpi_fail(err, mrc, "MPI_Isend");
+        MPI_Request_free(&q);   /* one byte: sent eagerly */
+    }
+    return 0;
 }
 
 DPDEF int dp_exec_mpi_follow(const dp_graph *g, const dp_cluster *c, const dp_exec_opts *opts, dp_error *err)
 {
     dp_mpi_opts mo;
-    int rank = 0, rc = 0;
+    dp__mpilive lv;
+    int rank = 0, rc = 0, *assign = NULL;
+    double *prio = NULL;
     memset(&mo, 0, sizeof mo);
     if (opts && opts->mpi) mo = *opts->mpi;
     if (MPI_Comm_rank(dp__mpi_comm(&mo), &rank) != MPI_SUCCESS || rank == 0)
         return dp__fail(err, DP_ERR_ARG, "exec (mpi follow): rank %d: rank 0 leads (dp_exec_mpi_lead), the others follow", rank);
     if (!g) return dp__fail(err, DP_ERR_ARG, "exec (mpi follow): no graph");
+    memset(&lv, 0, sizeof lv);
+    lv.comm = dp__mpi_comm(&mo);
+    lv.seen = dp_now();
+    dp__mpilive_post(&lv);
     for (;;) {
         dp__mpicmd cmd;
         dp_exec_opts o;
         dp_exec_result r;
-        int *assign = NULL, *own = NULL;
-        double *prio = NULL;
+        int *own = NULL;
         memset(&cmd, 0, sizeof cmd);
-        if ((rc = dp__mpi_command(&mo, &cmd, &assign, &prio, 0, err)) || !cmd.run) { DP_FREE(assign); DP_FREE(prio); return rc; }
+        lv.timeout = mo.timeout > 0 ? mo.timeout : 60.0;
+        if ((rc = dp__mpi_command(&mo, &cmd, &assign, &prio, &lv, err)) || !cmd.run) break;
         memset(&o, 0, sizeof o);
         o.order = (dp_order)cmd.order; o.priority = cmd.n == g->n_ops ? prio : NULL; o.reps = cmd.reps;
         o.cpu_times = cmd.cpu_times; o.keep_outputs = cmd.keep_outputs; o.dispatch = (dp_dispatch_mode)cmd.dispatch;
@@ -15062,8 +15150,13 @@ DPDEF int dp_exec_mpi_follow(const dp_graph *g, const dp_cluster *c, const dp_ex
         if (!rc) rc = dp_exec_mpi(g, c, own ? own : assign, &o, &r, err);
         if (!rc) dp_exec_result_free(&r);
         DP_FREE(assign); DP_FREE(prio); DP_FREE(own);
-        if (rc) return rc;
+        assign = NULL; prio = NULL;
+        if (rc) break;
+        lv.seen = dp_now();   /* the silence is counted from the run's end */
     }
+    DP_FREE(assign); DP_FREE(prio);
+    dp__mpilive_end(&lv);
+    return rc;
 }
 
 DPDEF int dp_exec_mpi_stop(const dp_exec_opts *opts, dp_error *err)
@@ -15076,7 +15169,7 @@ DPDEF int dp_exec_mpi_stop(const dp_exec_opts *opts, dp_error *err)
     memset(&cmd, 0, sizeof cmd);
     cmd.timeout = mo ? mo->timeout : 0;
     dp__ok(err);
-    return dp__mpi_command(mo, &cmd, NULL, NULL, 1, err);
+    return dp__mpi_command(mo, &cmd, NULL, NULL, NULL, err);
 }
 
 /* ---- measuring the links between ranks -------------------------------- */

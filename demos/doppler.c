@@ -2206,6 +2206,12 @@ typedef struct train_ctx {
     progress_ctx pc;
     int report;
     double next_report;
+    /* stage real under mpirun: rank 0 beats (dp_exec_mpi_beat) about
+       once a second, so that the ranks waiting for its next placement
+       know it is alive */
+    const dp_exec_opts *lead;
+    double next_beat;
+    dp_error beat_err;
 } train_ctx;
 
 static void window_means(const train_ctx *t, double *mean, double *mean_ratio)
@@ -2251,6 +2257,12 @@ static int on_episode(void *ctx, const dp_episode_info *i)
         t->cap_rec = cap;
     }
     t->rec[t->n_rec++] = *i;
+#ifdef DP_WITH_MPI
+    if (t->lead && dp_now() >= t->next_beat) {
+        t->next_beat = dp_now() + 1;
+        if (dp_exec_mpi_beat(t->lead, &t->beat_err)) return 1;   /* training stops; the error is told */
+    }
+#endif
     if ((int)i->stage != t->stage) {
         stage_done(t);
         t->stage = (int)i->stage;
@@ -2751,6 +2763,7 @@ static int cmd_train(cli *o)
     t.pc.tty = isatty(2);
     t.report = !t.tty && (o->progress || t.pc.tty);   /* where the display on t.out is not shown */
     t.next_report = t.pc.t0 + 1;
+    t.lead = lead ? &rt_eo : NULL;
     int trc = dp_train(&pol, (const dp_graph *const *)ts.gp, ts.n, NULL, &to, &res, &e);
     progress_end(&t.pc);
     stage_done(&t);
@@ -2759,6 +2772,7 @@ static int cmd_train(cli *o)
         fail(&m);
         goto done;
     }
+    if (t.beat_err.code) { fail(&t.beat_err); goto done; }
     if (trc) {
         fail(&e);
         train_stopped(o, &w, &t, &res, &pol);

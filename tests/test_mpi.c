@@ -48,6 +48,14 @@ static void *stop_later(void *arg)
 }
 
 /* The same message on every rank: each rank's against rank 0's. */
+static void sleep_s(double s)
+{
+    struct timespec ts;
+    ts.tv_sec = (time_t)s;
+    ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+    nanosleep(&ts, NULL);
+}
+
 static int same_everywhere(const char *msg)
 {
     char mine[512], *all = (char *)calloc((size_t)size_, 512);
@@ -297,10 +305,14 @@ static void test_lead_follow(void)
     dp_cluster c;
     dp_error err;
     dp_exec_opts eo;
+    dp_mpi_opts mo;
     int rc, k, v, as[12], order[12];
     chain(&g, 12, 1);
     nodes_cluster(&c, 1, 1e9, 0, 1e9, 0);
     memset(&eo, 0, sizeof eo);
+    memset(&mo, 0, sizeof mo);
+    mo.timeout = 1.0;   /* a follower gives up on a leader silent for 1 s */
+    eo.mpi = &mo;
     eo.seconds_per_unit = 1e-4;
     if (rank_ == 0) {
         dp_runtime rt;
@@ -313,7 +325,19 @@ static void test_lead_follow(void)
             rc = dp_runtime_cost(&rt, &g, &c, as, order, &cost, &err);
             /* 12 ops of 1 unit one after another: at least 12 units */
             CHECK(rc == 0 && cost >= 12 && cost < 1e4, "lead run %d: rc %d cost %g '%s'", k, rc, cost, rc ? err.msg : "");
+            if (k == 0) {
+                /* training between runs for 2.5 timeouts, beating every
+                   0.2 s: the followers wait on */
+                double t0 = dp_now();
+                while (dp_now() - t0 < 2.5 * mo.timeout) {
+                    rc = dp_exec_mpi_beat(&eo, &err);
+                    CHECK(rc == 0, "beat: %s", err.msg);
+                    sleep_s(0.2);
+                }
+            }
         }
+        rc = dp_exec_mpi_beat(NULL, &err);   /* the world's rank 0: a beat with the defaults */
+        CHECK(rc == 0, "beat with no options: %s", err.msg);
         rc = dp_exec_mpi_stop(&eo, &err);
         CHECK(rc == 0, "stop: %s", err.msg);
     } else {
@@ -321,6 +345,50 @@ static void test_lead_follow(void)
         CHECK(rc == 0, "follow: rc %d '%s'", rc, err.msg);
         rc = dp_exec_mpi_lead(&g, &c, as, &eo, NULL, &err);
         CHECK(rc == DP_ERR_ARG && strstr(err.msg, "only rank 0 leads"), "lead on rank %d: '%s'", rank_, err.msg);
+        rc = dp_exec_mpi_beat(&eo, &err);
+        CHECK(rc == DP_ERR_ARG && strstr(err.msg, "only rank 0 leads"), "beat on rank %d: '%s'", rank_, err.msg);
+    }
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+}
+
+/* A leader that stops answering between runs (no beat for 3 timeouts):
+   every follower fails within about the timeout, naming rank 0. Last of
+   the tests: a follower's wait for the next command is left behind (as
+   after any DP_ERR_PEER, the program is to end); rank 0's stop then
+   matches the communicator it was making, so that the ranks' collectives
+   stay in one order for main's closing count. */
+static void test_lead_silent(void)
+{
+    dp_graph g;
+    dp_cluster c;
+    dp_error err;
+    dp_exec_opts eo;
+    dp_mpi_opts mo;
+    int rc, v, as[12];
+    chain(&g, 12, 1);
+    nodes_cluster(&c, 1, 1e9, 0, 1e9, 0);
+    memset(&eo, 0, sizeof eo);
+    memset(&mo, 0, sizeof mo);
+    mo.timeout = 1.0;
+    eo.mpi = &mo;
+    eo.seconds_per_unit = 1e-4;
+    for (v = 0; v < 12; v++) as[v] = v % size_;
+    if (rank_ == 0) {
+        dp_exec_result r;
+        rc = dp_exec_mpi_lead(&g, &c, as, &eo, &r, &err);
+        CHECK(rc == 0, "lead: %s", err.msg);
+        if (rc == 0) dp_exec_result_free(&r);
+        sleep_s(3 * mo.timeout);   /* stopped: no beat */
+        (void)dp_exec_mpi_stop(&eo, &err);   /* nobody listens: its outcome is MPI's */
+    } else {
+        double t0 = dp_now();
+        rc = dp_exec_mpi_follow(&g, &c, &eo, &err);
+        t0 = dp_now() - t0;
+        /* the one run (milliseconds), then silence: the follower gives up
+           one timeout after the run's end, long before rank 0 goes on */
+        CHECK(rc == DP_ERR_PEER && strstr(err.msg, "rank 0 did not answer"), "silent leader: rc %d '%s'", rc, err.msg);
+        CHECK(t0 >= mo.timeout && t0 < 2.5 * mo.timeout, "silent leader: the follower gave up after %.3f s (timeout %g s)", t0, mo.timeout);
     }
     dp_cluster_free(&c);
     dp_graph_free(&g);
@@ -392,6 +460,7 @@ int main(int argc, char **argv)
         test_paced();
         test_lead_follow();
         test_refusals();
+        test_lead_silent();   /* last: it leaves a follower's wait behind */
     }
     counts[0] = dp_test_pass_; counts[1] = dp_test_fail_; counts[2] = dp_test_skip_;
     MPI_Reduce(counts, all, 3, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
