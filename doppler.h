@@ -2400,23 +2400,22 @@ static int dp__binary_byte(unsigned char ch)
 }
 
 /* The first byte in b[0..n) that no text reader takes (dp__binary_byte),
-   or n: see dp__text_init. Eight bytes at a time: a word is looked at byte
-   by byte only when one of its bytes may be such a byte, by the "has a
-   byte less than / between / equal to" tests of Bit Twiddling Hacks
-   (exact: no carry crosses a byte, so they never miss one). */
+   or n: see dp__text_init. 64 bytes at a time: a block is looked at byte
+   by byte only when the OR of its bytes' tests says one is such a byte;
+   the fixed-length loop without branches is one that gcc and clang turn
+   into vector instructions at -O2 (20 ms for 200 MB here, where testing
+   8 bytes at a time with bit tricks took 45). */
 static size_t dp__binary_at(const char *b, size_t n)
 {
-    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL, lows = 0x7f7f7f7f7f7f7f7fULL;
     size_t i = 0, k;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t x, del;
-        memcpy(&x, b + i, 8);
-        del = x ^ (ones * 127);
-        if (((x - ones * 9) & ~x & highs) |                                                      /* a byte < 9     */
-            (((ones * (127 + 32)) - (x & lows)) & ~x & ((x & lows) + ones * (127 - 13)) & highs) | /* 13 < byte < 32 */
-            ((del - ones) & ~del & highs))                                                       /* a byte 127     */
-            for (k = 0; k < 8; k++)
-                if (dp__binary_byte((unsigned char)b[i + k])) return i + k;
+    for (; i + 64 <= n; i += 64) {
+        const unsigned char *p = (const unsigned char *)b + i;
+        unsigned char any = 0;
+        for (k = 0; k < 64; k++)   /* below 9, 14..31, or 127 */
+            any |= (unsigned char)((p[k] < 9) | ((unsigned char)(p[k] - 14) < 18) | (p[k] == 127));
+        if (any)
+            for (k = 0; k < 64; k++)
+                if (dp__binary_byte(p[k])) return i + k;
     }
     for (; i < n; i++)
         if (dp__binary_byte((unsigned char)b[i])) break;

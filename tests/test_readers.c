@@ -49,16 +49,22 @@ static char *native_text(const dp_graph *g)
 /* ---- bytes no text holds --------------------------------------------------- */
 static void test_binary_bytes(void)
 {
-    char buf[40], want[96];
+    /* offsets in a 200-byte comment: the first bytes, the edges of the
+       64-byte blocks the check reads at once, and the tail after them */
+    static const int where[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23,
+                                62, 63, 64, 65, 100, 126, 127, 128, 129, 191, 192, 193, 198};
+    enum { NW = sizeof where / sizeof where[0] };
+    char buf[220], want[96];
     int bad = 0, good = 0;
     for (int c = 0; c < 256; c++) {
         int binary = c == 0 || (c < 32 && c != '\t' && c != '\n' && c != '\v' && c != '\f' && c != '\r') || c == 127;
-        for (int at = 0; at < 24; at++) {
+        for (int w = 0; w < NW; w++) {
             dp_graph g;
+            int at = where[w];
             memset(buf, 'a', sizeof buf);
             memcpy(buf, "#", 1);
             buf[at + 1] = (char)c;   /* a comment line: only the byte check can refuse it */
-            int rc = dp_graph_read_mem(&g, buf, 30, "b", DP_FORMAT_NATIVE, &err);
+            int rc = dp_graph_read_mem(&g, buf, 200, "b", DP_FORMAT_NATIVE, &err);
             if (binary) {
                 snprintf(want, sizeof want, "binary data (byte 0x%02x at offset %d)", c, at + 1);
                 CHECK(rc == DP_ERR_PARSE && strstr(err.msg, want), "byte 0x%02x at %d: '%s'", c, at + 1, err.msg);
@@ -70,7 +76,7 @@ static void test_binary_bytes(void)
             if (!rc) dp_graph_free(&g);
         }
     }
-    CHECK(bad == 28 * 24 && good == 228 * 24, "%d bad, %d good placements", bad, good);   /* 0..8, 14..31, 127 */
+    CHECK(bad == 28 * NW && good == 228 * NW, "%d bad, %d good placements", bad, good);   /* 0..8, 14..31, 127 */
     /* two bad bytes in one word: the first is told */
     {
         dp_graph g;
@@ -78,6 +84,10 @@ static void test_binary_bytes(void)
         buf[0] = '#'; buf[13] = 0x7f; buf[10] = 0x01;
         int rc = dp_graph_read_mem(&g, buf, 30, "b", DP_FORMAT_NATIVE, &err);
         CHECK(rc == DP_ERR_PARSE && strstr(err.msg, "byte 0x01 at offset 10"), "two bad bytes: '%s'", err.msg);
+        memset(buf, 'a', sizeof buf);   /* and in one 64-byte block, the later first in memory order */
+        buf[0] = '#'; buf[70] = 0x1f; buf[120] = 0x02;
+        rc = dp_graph_read_mem(&g, buf, 200, "b", DP_FORMAT_NATIVE, &err);
+        CHECK(rc == DP_ERR_PARSE && strstr(err.msg, "byte 0x1f at offset 70"), "two bad bytes in a block: '%s'", err.msg);
     }
 }
 
