@@ -4454,6 +4454,30 @@ static int dp__native_op_more(dp__native *x, dp_op_desc *d, const char *const *v
     return 0;
 }
 
+/* At the first op of a file without a counts line: the ops and edges the
+   rest of it holds, by its lines that begin "op " and "edge " (a file in
+   the usual layout; a count that is off costs a copy as the arrays grow,
+   nothing else), and the graph's arrays sized for them at once. Else
+   every array doubles as it fills, and copying them was a third of
+   reading a chain of 10^6 ops (bench/RESULTS.md part 3). One pass of
+   memchr over the text; an out-of-memory for the room is the read's
+   failure, as a counts line's is. */
+static int dp__native_presize(dp__native *x, dp_error *err)
+{
+    const char *p = x->t->p, *e = x->t->end;
+    size_t ops = 1, edges = 0;   /* this op's line is read already */
+    while (p && p < e) {
+        if (e - p > 3 && memcmp(p, "op ", 3) == 0) ops++;
+        else if (e - p > 5 && memcmp(p, "edge ", 5) == 0) edges++;
+        if ((p = (const char *)memchr(p, '\n', (size_t)(e - p))) != NULL) p++;
+    }
+    if (ops > DP_MAX_OPS) ops = DP_MAX_OPS;
+    if (edges > DP_MAX_EDGES) edges = DP_MAX_EDGES;
+    if (dp__graph_reserve(x->g, ops, edges))
+        return dp__fail(err, DP_ERR_NOMEM, "%s:%d: out of memory making room for %zu ops and %zu edges", x->t->name, x->t->line, ops, edges);
+    return 0;
+}
+
 static int dp__native_op(dp__native *x, dp_error *err)
 {
     static const char *const key[DP__F_OP_FIELDS] = { "kind", "compute", "bytes", "mem", "resident", "weights", "source",
@@ -4466,6 +4490,7 @@ static int dp__native_op(dp__native *x, dp_error *err)
     double *num[4];
     int id, r, rc, k;
     memset(&d, 0, sizeof d);
+    if (!x->any_op && !x->counts && (rc = dp__native_presize(x, err))) return rc;
     if (x->n < 2 || x->eq[1]) return dp__fail(err, DP_ERR_PARSE, "%s:%d: 'op' needs a name", t->name, t->line);
     d.name = x->tok[1]; x->used[1] = 1;
     dp__native_take(x, key, DP__F_OP_FIELDS, val);
