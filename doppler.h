@@ -8828,7 +8828,12 @@ typedef struct dp__gctx {
                              wsel over the legal array's positions (leaf
                              i at stn + i, node j the sum of 2j, 2j + 1) */
     int stn;              /* its leaves: a power of two >= n              */
-    int stree_on;         /* this rollout samples: the tree is kept       */
+    int stree_on;         /* this rollout samples: the tree may be used   */
+    int stree_live;       /* the tree is kept as the legal set changes:
+                             from the first draw from a set of more than
+                             DP__SEL_TREE ops until it falls below a
+                             quarter of that (dp__stree_sync)            */
+    int stree_hi;         /* every leaf from here on is 0                 */
     dp__opheap selq;      /* inference on graphs of more than DP__SEL_TREE
                              ops: the legal ops by SEL score (ties the
                              lower index), for greedy steps on a large
@@ -9000,6 +9005,7 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
         if (!train && n > DP__SEL_TREE) {
             for (x->stn = 1; x->stn < n; x->stn *= 2) {}
             DP__A(x->stree, 2 * (size_t)x->stn, double);
+            x->stree_hi = x->stn;   /* the first dp__stree_sync clears every leaf */
             DP__A(x->selq.h, n, int);
         }
         DP__A(x->isrc, m, int); DP__A(x->odst, m, int);
@@ -9765,11 +9771,37 @@ static void dp__stree_set(dp__gctx *x, int i, double w)
     for (j /= 2; j >= 1; j /= 2) x->stree[j] = x->stree[2 * j] + x->stree[2 * j + 1];
 }
 
+/* The tree kept only while it is used: a sampled rollout draws from it
+   only while the legal set has more than DP__SEL_TREE ops, so it is made
+   to mirror the legal array at such a draw and kept from then on, until
+   the set falls below a quarter of that (on a chain the set is one op,
+   and keeping the tree was a fifth of the rollout). Made again: leaves
+   [0, nlegal) from wsel and [nlegal, stree_hi) zero, then the sums above
+   them, level by level. Every node is the sum of its two children in
+   either way, so the tree holds the same values as one kept all along,
+   and the draws are the same. */
+static void dp__stree_sync(dp__gctx *x)
+{
+    size_t nl = (size_t)x->stn, a = nl, b, i, j;
+    size_t hi = (size_t)(x->stree_hi > x->nlegal ? x->stree_hi : x->nlegal);
+    for (i = 0; i < (size_t)x->nlegal; i++) x->stree[nl + i] = x->wsel[x->legal[i]];
+    for (; i < hi; i++) x->stree[nl + i] = 0;
+    for (b = nl + hi; a > 1;) {          /* the parents of [a, b) */
+        a /= 2; b = (b + 1) / 2;
+        for (j = a; j < b; j++) x->stree[j] = x->stree[2 * j] + x->stree[2 * j + 1];
+    }
+    x->stree_hi = x->nlegal;
+    x->stree_live = 1;
+}
+
 static void dp__legal_add(dp__gctx *x, int v)
 {
     x->pos[v] = x->nlegal;
     x->legal[x->nlegal++] = v;
-    if (x->stree_on) dp__stree_set(x, x->nlegal - 1, x->wsel[v]);
+    if (x->stree_live) {
+        dp__stree_set(x, x->nlegal - 1, x->wsel[v]);
+        if (x->nlegal > x->stree_hi) x->stree_hi = x->nlegal;
+    }
     if (x->selq_on) dp__oh_push(&x->selq, v);
 }
 
@@ -9777,9 +9809,11 @@ static void dp__legal_remove(dp__gctx *x, int i)
 {
     x->legal[i] = x->legal[--x->nlegal];
     x->pos[x->legal[i]] = i;
-    if (x->stree_on) {
+    if (x->stree_live) {
         if (i < x->nlegal) dp__stree_set(x, i, x->wsel[x->legal[i]]);
         dp__stree_set(x, x->nlegal, 0);
+        x->stree_hi = x->nlegal;
+        if (x->nlegal < DP__SEL_TREE / 4) x->stree_live = 0;   /* left as it is: stale from here */
     }
 }
 
@@ -9857,7 +9891,7 @@ static void dp__place_step(dp__gctx *x, int t, int v, int a)
    the legal set, or -1 where it cannot stand in for the softmax: no
    wsel, a temperature, exploration, or the legal set's weights all
    underflowing. */
-static int dp__sel_draw(const dp__gctx *x, double it, double eps, dp_rng *rng)
+static int dp__sel_draw(dp__gctx *x, double it, double eps, dp_rng *rng)
 {
     double W = 0, u;
     int i, k = x->nlegal;
@@ -9867,6 +9901,7 @@ static int dp__sel_draw(const dp__gctx *x, double it, double eps, dp_rng *rng)
            O(log n) (the sums' rounding differs from the scan's: a draw
            within an ulp of a boundary may pick the neighbour) */
         size_t j = 1, nl = (size_t)x->stn;
+        if (!x->stree_live) dp__stree_sync(x);
         if (!((W = x->stree[1]) > 1e-250)) return -1;
         u = dp_rng_uniform(rng) * W;
         while (j < nl) {
@@ -9989,7 +10024,7 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
     x->nlegal = 0;
     x->stree_on = x->stree && !tr && ro->sample && !ro->force_op;
     x->selq_on = x->selq.h && !tr && !ro->sample && !ro->force_op && it > 0;
-    if (x->stree_on) memset(x->stree, 0, sizeof(double) * 2 * (size_t)x->stn);
+    x->stree_live = 0;   /* made at the first draw that needs it (dp__stree_sync) */
     if (x->selq_on) { x->selq.n = 0; x->selq.key = x->ssel; }
     for (v = 0; v < n; v++) {
         x->pend[v] = g->in_off[v + 1] - g->in_off[v];

@@ -779,12 +779,30 @@ static void test_sel_draw(void)
     dp_graph_free(&g);
 }
 
+/* A sum tree that mirrors the legal array: leaves the weights of the
+   legal ops at their positions (0 past the end), each node the sum of its
+   two children (which fixes every node's value, however the tree got
+   there), positions consistent. The number of faults. */
+static int sel_tree_faults(const dp__gctx *x)
+{
+    int bad = 0;
+    for (int i = 0; i < x->stn; i++) {
+        double want = i < x->nlegal ? x->wsel[x->legal[i]] : 0;
+        if (x->stree[x->stn + i] != want) bad++;
+        if (i < x->nlegal && x->pos[x->legal[i]] != i) bad++;
+    }
+    for (int j = 1; j < x->stn; j++) if (x->stree[j] != x->stree[2 * j] + x->stree[2 * j + 1]) bad++;
+    return bad;
+}
+
 /* On a graph of more than DP__SEL_TREE ops a sampled SEL step draws from
-   a sum tree over the legal array's positions. Its leaves must be the
-   weights of the legal ops at their positions (0 past the end) and each
-   node the sum of its two children, through additions and removals in any
-   order; its draws must follow the weights: 600 legal ops whose weights
-   are 1, 2, 4 by op index mod 3, so each third of the mass 1/7, 2/7, 4/7. */
+   a sum tree over the legal array's positions, made at the first draw
+   from a set of more than DP__SEL_TREE ops and kept from then on until
+   the set falls below a quarter of that. At every draw it must mirror the
+   legal array (sel_tree_faults), through additions and removals in any
+   order, kept or made again over stale leaves; its draws must follow the
+   weights: 600 legal ops whose weights are 1, 2, 4 by op index mod 3, so
+   each third of the mass 1/7, 2/7, 4/7. */
 static void test_sel_tree(void)
 {
     enum { NOPS = 600, DRAWS = 140000 };
@@ -792,6 +810,7 @@ static void test_sel_tree(void)
     dp_cluster c;
     dp__gctx x;
     dp_rng rng;
+    int out[NOPS], nout = 0;   /* ops not legal */
     dp_graph_init(&g);
     for (int v = 0; v < NOPS; v++) {
         dp_op_desc od;
@@ -805,24 +824,22 @@ static void test_sel_tree(void)
     if (dp__gctx_init(&x, &g, &c, 8, 2, 0, 0, &err)) { CHECK(0, "gctx: %s", err.msg); return; }
     CHECK(x.stree != NULL && x.stn == 1024, "a %d-op inference context has a sum tree of 1024 leaves (%d)", NOPS, x.stn);
     for (int v = 0; v < NOPS; v++) x.wsel[v] = 1 << (v % 3);
+    for (int i = 0; i < 2 * x.stn; i++) x.stree[i] = 99;   /* whatever the memory held: the first draw clears it */
     x.nlegal = 0;
-    x.stree_on = 1;   /* as a sampled rollout keeps it */
-    memset(x.stree, 0, sizeof(double) * 2 * (size_t)x.stn);
+    x.stree_on = 1;   /* a sampled rollout */
+    x.stree_live = 0;
     for (int v = 0; v < NOPS; v++) dp__legal_add(&x, v);
+    CHECK(!x.stree_live, "the tree is not kept before a draw needs it");
     dp_rng_seed(&rng, 5);
-    int bad = 0;
+    CHECK(dp__sel_draw(&x, 1, 0, &rng) >= 0 && x.stree_live, "a draw from %d legal ops makes the tree", x.nlegal);
+    CHECK(sel_tree_faults(&x) == 0, "sum tree made at the first draw: %d faults", sel_tree_faults(&x));
     for (int r = 0; r < 300; r++) {   /* remove 300 at random positions, re-adding each second one */
         int i = dp_rng_int(&rng, x.nlegal), v = x.legal[i];
         dp__legal_remove(&x, i);
         if (r % 2) dp__legal_add(&x, v);
+        else out[nout++] = v;
     }
-    for (int i = 0; i < x.stn; i++) {
-        double want = i < x.nlegal ? x.wsel[x.legal[i]] : 0;
-        if (x.stree[x.stn + i] != want) bad++;
-        if (i < x.nlegal && x.pos[x.legal[i]] != i) bad++;
-    }
-    for (int j = 1; j < x.stn; j++) if (x.stree[j] != x.stree[2 * j] + x.stree[2 * j + 1]) bad++;
-    CHECK(bad == 0, "sum tree: %d leaves, positions or sums wrong after removals", bad);
+    CHECK(sel_tree_faults(&x) == 0, "sum tree kept through removals and additions: %d faults", sel_tree_faults(&x));
     CHECK(x.nlegal == 450, "450 legal ops left (%d)", x.nlegal);
     /* the same weights by class among those left: count the mass */
     double mass[3] = {0, 0, 0}, W = 0;
@@ -840,8 +857,31 @@ static void test_sel_tree(void)
         CHECK(fabs(cnt[k] / (double)DRAWS - p) < 5 * sd, "class %d drawn %.4f of the time, its weight %.4f (5 sd %.4f)",
               k, cnt[k] / (double)DRAWS, p, 5 * sd);
     }
+    /* down to 40 legal ops: no longer kept (stale from then on); up to
+       300 again, other ops at other positions; a draw makes it anew */
+    while (x.nlegal > 40) {
+        int i = dp_rng_int(&rng, x.nlegal);
+        out[nout++] = x.legal[i];
+        dp__legal_remove(&x, i);
+    }
+    CHECK(!x.stree_live, "below %d legal ops the tree is no longer kept", DP__SEL_TREE / 4);
+    for (int r = 0; r < 500; r++) {   /* up to 300 and down again, at random */
+        if (x.nlegal < 300 && (r % 3 || x.nlegal < 50)) {
+            int k = dp_rng_int(&rng, nout), v = out[k];
+            out[k] = out[--nout];
+            dp__legal_add(&x, v);
+        } else {
+            int i = dp_rng_int(&rng, x.nlegal);
+            out[nout++] = x.legal[i];
+            dp__legal_remove(&x, i);
+        }
+    }
+    while (x.nlegal < 300) { int v = out[--nout]; dp__legal_add(&x, v); }
+    CHECK(dp__sel_draw(&x, 1, 0, &rng) >= 0 && x.stree_live, "a draw from %d legal ops makes the tree again", x.nlegal);
+    CHECK(sel_tree_faults(&x) == 0, "sum tree made again over stale leaves: %d faults", sel_tree_faults(&x));
     while (x.nlegal > 0) dp__legal_remove(&x, x.nlegal - 1);
-    CHECK(x.stree[1] == 0, "an empty legal set leaves a tree of 0 (%g)", x.stree[1]);
+    dp__stree_sync(&x);
+    CHECK(x.stree[1] == 0 && sel_tree_faults(&x) == 0, "an empty legal set makes a tree of 0 (%g)", x.stree[1]);
     dp__gctx_free(&x);
     dp_cluster_free(&c);
     dp_graph_free(&g);
