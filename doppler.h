@@ -975,7 +975,10 @@ DPDEF int dp_sim_check_memory(const dp_sim *s, dp_error *err);
                   where cp finds none, heft's, then pipeline's); visit ops by
                   decreasing b-level, try every device for the op and keep
                   the one of lowest simulated makespan (a strict gain only);
-                  repeat passes until one changes nothing
+                  repeat passes until one changes nothing (at most
+                  opts->max_passes); without max_passes or a time limit
+                  also at most opts->time_bound seconds (30): a pass over
+                  a large graph takes minutes (the result says so)
      anneal       simulated annealing from opts->start (default as
                   enumopt): move one random op to a random other device
                   (under memory limits the first one from there round
@@ -1024,7 +1027,8 @@ typedef struct dp_place_opts {
     dp_order order;         /* runtime order used to score placements      */
     int      budget;        /* anneal: simulations; 0 -> 20 * ops * devices,
                                within time_bound (below)                    */
-    int      max_passes;    /* enumopt: 0 -> until no move improves (<=100) */
+    int      max_passes;    /* enumopt: 0 -> until no move improves (<=100),
+                               within time_bound (below)                    */
     const int *start;       /* enumopt, anneal: initial placement; NULL -> cp */
     int      no_fallback;   /* 1: return the method's own answer even where
                                one device does better                     */
@@ -1057,10 +1061,13 @@ typedef struct dp_place_opts {
                                from the call if not spent by then (the
                                temperature keeps its schedule over the
                                whole count: the search ends where it
-                               stands); 0 -> DP_ANNEAL_TIME_BOUND (30 s),
-                               < 0 -> none. Graphs of a few hundred ops on
-                               up to 8 devices end well within it (300 ops
-                               on 8: about 5 s on a 2-core VM); more
+                               stands); enumopt with neither max_passes
+                               nor time_limit: its passes stop there (the
+                               best placement so far); 0 ->
+                               DP_ANNEAL_TIME_BOUND (30 s), < 0 -> none.
+                               Graphs of a few hundred ops on up to 8
+                               devices end well within it (300 ops on 8:
+                               anneal about 5 s on a 2-core VM); more
                                devices or ops may not (give a budget)     */
 } dp_place_opts;
 
@@ -1079,14 +1086,15 @@ typedef struct dp_place_result {
                                none within memory)                        */
     int    time_limited;    /* 0: the search ran to its end; DP_TIME_LIMITED:
                                opts->time_limit stopped it; DP_TIME_BOUNDED:
-                               anneal's default time bound did (time_bound) */
+                               the default time bound did (time_bound)     */
 } dp_place_result;
 
 /* dp_place_result.time_limited (and the learned placers' flags): which
    clock ended a search before its end. */
 enum { DP_TIME_LIMITED = 1,   /* the caller's time_limit                    */
-       DP_TIME_BOUNDED = 2 }; /* anneal's default budget's time bound       */
-#define DP_ANNEAL_TIME_BOUND 30.0  /* seconds: dp_place_opts.time_bound's default */
+       DP_TIME_BOUNDED = 2 }; /* anneal's and enumopt's default time bound  */
+#define DP_ANNEAL_TIME_BOUND 30.0  /* seconds: dp_place_opts.time_bound's default
+                                      (anneal's and enumopt's)              */
 
 DPDEF int dp_place(dp_method m, const dp_graph *g, const dp_cluster *c,
                    const dp_place_opts *opts, int *assign, dp_place_result *res,
@@ -8158,8 +8166,9 @@ DPDEF int dp_place(dp_method m, const dp_graph *g, const dp_cluster *c, const dp
     if (!(o.time_limit >= 0 && o.time_limit < 1e9)) return dp__fail(err, DP_ERR_RANGE, "place: time limit %g s not in [0, 1e9)", o.time_limit);
     if (!(o.time_bound < 1e9)) return dp__fail(err, DP_ERR_RANGE, "place: time bound %g s not below 1e9", o.time_bound);
     if (o.time_limit > 0) deadline = t_begin + o.time_limit;
-    else if (m == DP_METHOD_ANNEAL && o.budget <= 0 && o.time_bound >= 0) {
-        /* anneal's default budget: its count, or the time bound */
+    else if (((m == DP_METHOD_ANNEAL && o.budget <= 0) || (m == DP_METHOD_ENUMOPT && o.max_passes <= 0)) && o.time_bound >= 0) {
+        /* anneal's default budget: its count, or the time bound; enumopt's
+           default passes: until one changes nothing, or the time bound */
         deadline = t_begin + (o.time_bound > 0 ? o.time_bound : DP_ANNEAL_TIME_BOUND);
         why = DP_TIME_BOUNDED;
     }

@@ -194,7 +194,8 @@ static const char *help_place =
     "  --time-limit S anneal, enumopt, and doppler's and placeto's samples,\n"
     "                 --improve and --polish: stop the search S seconds after\n"
     "                 it began with the best placement found so far (the output\n"
-    "                 says so; timing makes the answer vary from run to run)\n"
+    "                 says so; timing makes the answer vary from run to run);\n"
+    "                 enumopt's passes without it: at most 30 s (said so)\n"
     "  --start A      enumopt, anneal: initial assignment file (default: cp's; a\n"
     "                 .json name: a mapping file, as --out writes)\n"
     "  --progress     the searches (as --time-limit): how far, the best makespan\n"
@@ -211,7 +212,7 @@ static const char *help_place =
     "  --json         one JSON object (with the assignment and fallback: \"single\"\n"
     "                 when the best single device was the answer, else null;\n"
     "                 doppler adds sel_order, the ops in the order SEL chose them;\n"
-    "                 with --time-limit, or where anneal's default time bound\n"
+    "                 with --time-limit, or where anneal's or enumopt's default time bound\n"
     "                 stopped it, time_limited and stopped_by: \"time-limit\",\n"
     "                 \"time-bound\" or null)\n";
 
@@ -267,7 +268,8 @@ static const char *help_bench =
     "                 after 30 s if not spent by then: marked '~')\n"
     "  --time-limit S anneal, enumopt, doppler, placeto: at most S seconds of\n"
     "                 search a graph, the best placement found so far then\n"
-    "                 (marked '~'; JSON: time_limited, stopped_by)\n"
+    "                 (marked '~'; JSON: time_limited, stopped_by); enumopt\n"
+    "                 without it: at most 30 s a graph (marked '~')\n"
     "  --progress     the searches' progress on stderr about once a second\n"
     "                 (without it too when stderr is a terminal)\n"
     "  --format F     graph format: native, doppler, stg, binary (default: detect)\n"
@@ -1370,7 +1372,7 @@ static const dp_policy *policy_for(const policies *ps, int m, const char **path)
 
 /* --progress (or stderr a terminal): a search's progress on stderr about
    once a second: what, how far, the best makespan so far, the seconds run
-   and, under a time limit (or anneal's default time bound), the seconds
+   and, under a time limit (or anneal's or enumopt's default time bound), the seconds
    left. On a terminal one line is redrawn, else a line each time. */
 typedef struct progress_ctx {
     const char *method;
@@ -1621,7 +1623,7 @@ static int run_method(const cli *o, int m, const dp_policy *p, const dp_graph *g
     po.budget = o->budget;
     po.time_limit = o->time_limit;
     po.start = start;
-    if (m == DP_METHOD_ANNEAL && !o->budget && !o->time_limit) pc.limit = DP_ANNEAL_TIME_BOUND;   /* its default bound */
+    if (((m == DP_METHOD_ANNEAL && !o->budget) || m == DP_METHOD_ENUMOPT) && !o->time_limit) pc.limit = DP_ANNEAL_TIME_BOUND;   /* its default bound */
     if (report && !LEARNED(m)) {
         po.progress = show_progress;
         po.progress_ctx = &pc;
@@ -1766,8 +1768,8 @@ static void place_print_text(const cli *o, const placed *p)
     if (p->res.time_limited == DP_TIME_LIMITED)
         printf("%-16s stopped by --time-limit %g s: the best placement found so far\n", "time limit", o->time_limit);
     else if (p->res.time_limited == DP_TIME_BOUNDED)
-        printf("%-16s stopped by anneal's default time bound, %g s (no --budget or --time-limit given): the best placement found so far\n",
-               "time limit", DP_ANNEAL_TIME_BOUND);
+        printf("%-16s stopped by %s's default time bound, %g s (no %s given): the best placement found so far\n",
+               "time limit", method_name(p->m), DP_ANNEAL_TIME_BOUND, p->m == DP_METHOD_ANNEAL ? "--budget or --time-limit" : "--time-limit");
     printf("%-16s %.4g\n", "seconds", p->secs);
     if (o->out) printf("%-16s %s\n", "assignment", o->out);
     if (o->gantt) printf("%-16s %s\n", "gantt", o->gantt);
@@ -2157,7 +2159,7 @@ static int cmd_bench(cli *o)
     if (stopped && !o->json) {
         const char *gap = o->md && !fell ? "\n" : "";
         if (o->time_limit) printf("%s~ stopped by --time-limit %g s: the best placement found so far\n", gap, o->time_limit);
-        else printf("%s~ stopped by anneal's default time bound, %g s (no --budget or --time-limit given): the best placement found so far\n",
+        else printf("%s~ stopped by anneal's or enumopt's default time bound, %g s (no --budget or --time-limit given): the best placement found so far\n",
                     gap, DP_ANNEAL_TIME_BOUND);
     }
     if (o->json) {

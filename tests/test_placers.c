@@ -412,7 +412,8 @@ static void test_time_limit(void)
 }
 
 /* anneal's default budget, 20 x ops x devices simulations within
-   dp_place_opts.time_bound seconds: a small graph spends its count well
+   dp_place_opts.time_bound seconds (and enumopt's default passes within
+   the same bound): a small graph spends its count well
    within the default bound, exactly as with no bound; a bound too short
    for the count stops it there (DP_TIME_BOUNDED, no worse than the
    start); a budget or a time limit given replaces the bound; a bound
@@ -473,6 +474,23 @@ static void test_time_bound(void)
     po.time_bound = 1e-9;
     CHECK(place(DP_METHOD_ANNEAL, &g, &c, &po, asg, &res) == 0 && res.time_limited == 0,
           "anneal with a budget: time_limited %d (%s)", res.time_limited, err.msg);
+    /* enumopt's passes: the same bound where max_passes is not given, none
+       where it is; within the default bound the same search as without */
+    memset(&po, 0, sizeof po);
+    po.time_bound = 1e-4;
+    CHECK(place(DP_METHOD_ENUMOPT, &g, &c, &po, asg, &res) == 0 && res.time_limited == DP_TIME_BOUNDED,
+          "enumopt, bound 0.1 ms: time_limited %d (%s)", res.time_limited, err.msg);
+    CHECK(res.makespan <= cp.makespan + 1e-9, "enumopt stopped by its bound at %g, worse than its start (cp) %g", res.makespan, cp.makespan);
+    CHECK_NEAR(res.makespan, simulate(&g, &c, asg, DP_ORDER_FIFO), 1e-9, "enumopt's bounded answer re-simulated");
+    po.max_passes = 100;
+    CHECK(place(DP_METHOD_ENUMOPT, &g, &c, &po, asg, &res) == 0 && res.time_limited == 0,
+          "enumopt with max_passes: time_limited %d (%s)", res.time_limited, err.msg);
+    asg2 = (int *)malloc(sizeof(int) * (size_t)g.n_ops);
+    memset(&po, 0, sizeof po);
+    CHECK(place(DP_METHOD_ENUMOPT, &g, &c, &po, asg2, &nob) == 0 && nob.time_limited == 0 && nob.makespan == res.makespan &&
+          memcmp(asg, asg2, sizeof(int) * (size_t)g.n_ops) == 0,
+          "enumopt within its default bound: %g (time_limited %d), with max_passes %g", nob.makespan, nob.time_limited, res.makespan);
+    free(asg2);
     free(asg);
     dp_cluster_free(&c);
     dp_graph_free(&g);
