@@ -67,7 +67,13 @@ enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
    (DP_ERR_PEER: rank 0 may be the one), which every rank reports; each
    rank keeps its last failure for mpi_step; lost makes main end with
    MPI_Abort, as MPI_Finalize could wait for the lost rank forever. */
-typedef struct cli_mpi_state { int on, rank, size, lost; dp_error last; } cli_mpi_state;
+typedef struct cli_mpi_state {
+    int on, rank, size, lost;
+    dp_error last;
+#ifdef DP_WITH_MPI
+    dp_mpi_opts mo;   /* every MPI step's options: --mpi-timeout */
+#endif
+} cli_mpi_state;
 static cli_mpi_state cli_mpi;
 
 /* ----------------------------------------------------------------------
@@ -405,6 +411,9 @@ static const char *help_train =
     "                  training and writing, every rank running each placement);\n"
     "                  default: the simulator\n"
     "  --reps R        stage real with --backend: runs per episode, median (default 1)\n"
+    "  --mpi-timeout S with --backend mpi: seconds a rank waits for another before\n"
+    "                  it names it lost (default 30 in a run; 60 between runs, when\n"
+    "                  rank 0 trains and beats once a second)\n"
     "  --dispatch D    stage real with --backend cuda: dynamic (default), static or\n"
     "                  graph (see doppler help exec)\n"
     "  --json          the final summary as one JSON object\n"
@@ -464,6 +473,8 @@ static const char *help_exec =
     "  --seed S       contents of the input tensors (default 1)\n"
     "  --trace-svg F  a Gantt chart of the measured schedule\n"
     "  --no-verify    skip the single-device comparison\n"
+    "  --mpi-timeout S  mpi: seconds a rank waits for another before it names it\n"
+    "                 lost and every rank stops (default 30; ranks beat every S/4)\n"
     "  --json         wall_median, wall_runs, busy, predicted, outputs_match;\n"
     "                 cuda: gpus, cpu_max_error, outputs_match_cpu\n";
 
@@ -489,6 +500,7 @@ static const char *help_calibrate =
     "  --devices N    devices (cpu: default 2; cuda: default one per GPU; mpi:\n"
     "                 devices a machine, default 1)\n"
     "  --dispatch D   cuda: dynamic (default), static or graph\n"
+    "  --mpi-timeout S  mpi: seconds a rank waits for another (default 600)\n"
     "  --out C, -o C  the cluster file to write (required)\n"
     "  --json         one JSON object: devices, backend, matmul_flops, bandwidth,\n"
     "                 latency, overhead, out; mpi: machines, internode_bandwidth,\n"
@@ -579,6 +591,7 @@ typedef struct cli {
     /* executor */
     const char *backend, *trace_svg;
     int reps, no_verify;
+    double mpi_timeout;     /* --mpi-timeout: seconds a rank waits for another (0: the library's) */
     dp_dispatch_mode dispatch;
     int progress;           /* --progress: the searches' and training's on stderr */
     char given[1024];       /* " name" of every option given, once each   */
@@ -625,7 +638,7 @@ static int mpi_step(int rc)
     if (cli_mpi.on) {
         dp_error e = cli_mpi.last;
         if (rc && !e.code) { e.code = DP_ERR_ARG; snprintf(e.msg, sizeof e.msg, "failed (exit status %d)", rc); }
-        if (dp_mpi_agree(rc ? (int)e.code : 0, &e, NULL)) {
+        if (dp_mpi_agree(rc ? (int)e.code : 0, &e, &cli_mpi.mo)) {
             if (!rc || e.code == DP_ERR_PEER) fail(&e);
             return rc ? rc : EXIT_FAIL;
         }
@@ -734,7 +747,7 @@ static const opt_spec opt_specs[] = {
     OPT_INT("improve", improve, 1, 100000000), OPT_INT("polish", polish, 1, 100), OPT_INT("budget", budget, 1, INT_MAX), OPT_NUM("time-limit", time_limit, 1e-6, 1e8),
     OPT_INT("nodes", gen.nodes, 1, DP_MAX_OPS), OPT_INT("width", gen.width, 1, DP_MAX_OPS),
     OPT_INT("jump", gen.jump, 1, DP_MAX_OPS), OPT_INT("parts", wl.parts, 1, 8),
-    OPT_INT("dim", wl.dim, 1, 8192), OPT_INT("batch", wl.batch, 1, 8192), OPT_INT("reps", reps, 1, 10000),
+    OPT_INT("dim", wl.dim, 1, 8192), OPT_INT("batch", wl.batch, 1, 8192), OPT_INT("reps", reps, 1, 10000), OPT_NUM("mpi-timeout", mpi_timeout, 1e-3, 1e8),
     OPT_INT("vocab", wl.vocab, 1, 1 << 20),
     OPT_NUM("temperature", temperature, 1e-3, 1e3), OPT_NUM("anchor-rate", anchor_rate, 1e-9, 1e3),
     OPT_NUM("self-imitation", self_imitation, 0, 1e6), OPT_NUM("density", gen.density, 0, 1),
@@ -2457,7 +2470,7 @@ static int train_runtime(const cli *o, int have_real, dp_runtime *rt, dp_exec_op
         if (rc) return rc;
         rt->exec = backend_fn(o);
 #ifdef DP_WITH_MPI
-        if (!strcmp(o->backend, "mpi")) rt->exec = dp_exec_mpi_lead;   /* rank 0 leads, the others follow */
+        if (!strcmp(o->backend, "mpi")) { rt->exec = dp_exec_mpi_lead; eo->mpi = &cli_mpi.mo; }   /* rank 0 leads, the others follow */
 #endif
     } else if (o->dispatch != DP_DISPATCH_DYNAMIC) {
         return usage(o->cmd, "--dispatch static and graph need --backend cuda");
@@ -2727,6 +2740,7 @@ static int cmd_train(cli *o)
         if (cli_mpi.rank != 0) {
             dp_exec_opts feo;
             memset(&feo, 0, sizeof feo);
+            feo.mpi = &cli_mpi.mo;
             rc = dp_exec_mpi_follow(ts.gp[0], &ts.cs[0], &feo, &e) ? fail(&e) : EXIT_OK;
             goto done;
         }
@@ -3069,6 +3083,9 @@ static int cmd_exec(cli *o)
     eo.order = o->order; eo.reps = o->reps ? o->reps : 3; eo.seed = o->seed;
     eo.keep_outputs = cuda && real && !o->no_verify;
     eo.dispatch = o->dispatch;
+#ifdef DP_WITH_MPI
+    if (mpi) eo.mpi = &cli_mpi.mo;
+#endif
     if (run(&g, &c, assign, &eo, &r, &e)) { fail(&e); goto done; }
     if (!o->no_verify && !(mpi && cli_mpi.rank != 0)) {
         /* the single-device run checks outputs, not memory: one device
@@ -3140,7 +3157,7 @@ static int cmd_calibrate(cli *o)
     if (cuda) rc = dp_calibrate_cuda(&c, &co, &e);
 #endif
 #ifdef DP_WITH_MPI
-    if (mpi) rc = dp_calibrate_mpi(&c, &co, NULL, &e);
+    if (mpi) rc = dp_calibrate_mpi(&c, &co, &cli_mpi.mo, &e);
 #endif
     if (!cuda && !mpi) rc = dp_calibrate_cpu(&c, &co, &e);
     if (rc) { outs_free(&w); return fail(&e); }
@@ -3198,12 +3215,12 @@ static const command commands[] = {
      &help_bench},
     {"train", cmd_train,
      "algo from init devices cluster precision machines internode memory memory-ratio format stages episodes lr hidden layers shared-gnn insertion entropy order seed "
-     "rollouts temperature greedy-baseline self-imitation adv-norm ppo ppo-clip critic critic-lr op-logits op-prior op-restart reinforce tau step-baseline anchor anchor-rate select time-limit progress out out-assign curve curve-svg json backend reps dispatch",
+     "rollouts temperature greedy-baseline self-imitation adv-norm ppo ppo-clip critic critic-lr op-logits op-prior op-restart reinforce tau step-baseline anchor anchor-rate select time-limit progress out out-assign curve curve-svg json backend reps dispatch mpi-timeout",
      &help_train},
     {"convert", cmd_convert, "to format", &help_convert},
     {"gen", cmd_gen, "nodes width density regularity jump ccr seed out parts dim batch layers vocab weights", &help_gen},
-    {"exec", cmd_exec, "assign backend devices cluster precision machines internode memory format reps order dispatch trace-svg json no-verify seed", &help_exec},
-    {"calibrate", cmd_calibrate, "backend devices dispatch out json", &help_calibrate},
+    {"exec", cmd_exec, "assign backend devices cluster precision machines internode memory format reps order dispatch trace-svg json no-verify seed mpi-timeout", &help_exec},
+    {"calibrate", cmd_calibrate, "backend devices dispatch out json mpi-timeout", &help_calibrate},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 
@@ -3219,6 +3236,7 @@ static int check_applies(const cli *o)
     const char *cmd = o->cmd;
     int m = 0, k;
     if (o->no_transfers && !o->gantt) return usage(cmd, "--no-transfers applies to the chart of --gantt F.svg");
+    if (o->mpi_timeout && !(o->backend && !strcmp(o->backend, "mpi"))) return usage(cmd, "--mpi-timeout applies to --backend mpi");
     if (!strcmp(cmd, "place") && o->method && !parse_method(o->method, &m)) {   /* else place says */
         int search = m == DP_METHOD_ANNEAL || m == DP_METHOD_ENUMOPT;
         /* a learned placer searches with samples (the pretrained policy
@@ -3333,6 +3351,9 @@ int main(int argc, char **argv)
     o.seed = 1;
     o.gen.seed = 1;
     int rc = parse_args(&o, argc, argv, 2, c->options, *c->help);
+#ifdef DP_WITH_MPI
+    cli_mpi.mo.timeout = o.mpi_timeout;   /* 0: the library's defaults */
+#endif
     if (rc == 0 && (o.machines != NULL) != (o.internode != NULL))
         rc = usage(o.cmd, "--machines K and --internode BANDWIDTH[,LATENCY] go together");
     else if (rc == 0 && o.machines && (atoi(o.machines) < 1 || strspn(o.machines, "0123456789") != strlen(o.machines)))

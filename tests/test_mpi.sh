@@ -2,7 +2,8 @@
 # tests/test_mpi.sh - the MPI executor under mpirun: build/test_mpi (the
 # library: tests/test_mpi.c) with 2 and with 3 ranks, then the CLI
 # (build/doppler_mpi) under mpirun: calibrate, exec and train --stages
-# ...,real with --backend mpi, rank 0 alone printing and writing; a cluster
+# ...,real with --backend mpi, rank 0 alone printing and writing (and a
+# leader stopped while it trains named by the other rank); a cluster
 # whose machines are not the ranks, and bad input on one rank only, fail
 # every rank with one message (printed once); a rank killed mid-run ends
 # the run within seconds, named; the CLI built without MPI says how to get
@@ -101,6 +102,35 @@ else bad "a rank killed mid-run: exit $rc after ${took}s, rank 1 not named:"; gr
 if run -np 2 $D train "$T/g.dpg" --cluster "$T/c.dpc" --stages il,real --episodes 4,2 --backend mpi --out "$T/p.dpl" >"$T/tr" 2>"$T/tr.err" \
    && [ -s "$T/p.dpl" ] && grep -q "stage real: costs are the MPI executor's wall time" "$T/tr"; then ok
 else bad "train --backend mpi:"; head -n 5 "$T/tr" "$T/tr.err"; fi
+
+# a leader that stops answering while it trains (SIGSTOP: no beats): the
+# other rank, waiting for its next placement, names rank 0 after
+# --mpi-timeout and the job ends, not a hang
+cat >"$T/stop.sh" <<EOS
+#!/bin/sh
+[ "\${OMPI_COMM_WORLD_RANK:-\${PMI_RANK:-0}}" = 0 ] && echo \$\$ >"$T/pid0"
+exec $D train "$T/g.dpg" --cluster "$T/c.dpc" --stages il,real --episodes 1000000,2 --backend mpi --mpi-timeout 2 --out "$T/stop.dpl"
+EOS
+chmod +x "$T/stop.sh"
+start=$(date +%s)
+run -np 2 "$T/stop.sh" >"$T/stop" 2>&1 &
+job=$!
+for _ in $(seq 100); do [ -s "$T/pid0" ] && break; sleep 0.1; done
+sleep 1.5
+[ -s "$T/pid0" ] && kill -STOP "$(cat "$T/pid0")" 2>/dev/null
+for _ in $(seq 300); do grep -q 'rank 0 did not answer' "$T/stop" && break; kill -0 $job 2>/dev/null || break; sleep 0.1; done
+took=$(( $(date +%s) - start ))
+[ -s "$T/pid0" ] && kill -9 "$(cat "$T/pid0")" 2>/dev/null
+wait $job
+if grep -q 'rank 0 did not answer' "$T/stop" && [ "$took" -lt 25 ] && [ ! -e "$T/stop.dpl" ]; then ok
+else bad "a leader stopped while training: not named within 25 s (${took}s):"; grep -v '^-*$' "$T/stop" | head -n 5; fi
+[ -s "$T/pid0" ] && kill -9 "$(cat "$T/pid0")" 2>/dev/null
+
+# --mpi-timeout without --backend mpi is a usage error
+build/doppler exec "$T/g.dpg" --assign "$T/a" --cluster "$T/c.dpc" --backend cpu --mpi-timeout 5 >/dev/null 2>"$T/mt"
+rc=$?
+if [ "$rc" = 2 ] && grep -q 'applies to --backend mpi' "$T/mt"; then ok
+else bad "--mpi-timeout with --backend cpu: exit $rc:"; cat "$T/mt"; fi
 
 # the CLI without MPI: --backend mpi says how to get it
 build/doppler exec "$T/g.dpg" --assign "$T/a" --cluster "$T/c.dpc" --backend mpi >/dev/null 2>"$T/nompi"
