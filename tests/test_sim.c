@@ -698,6 +698,17 @@ static void test_repeat(void)
         CHECK_NEAR(mk, 17.75, 0, "serial + latency hand schedule");
         CHECK_NEAR(st[4], 8.25, 0, "u start");
         CHECK_NEAR(st[3], 15.75, 0, "t start");
+        /* without transfer records (as the searches score): the same
+           schedule, n_xfers 0; recorded again on the next run that asks */
+        CHECK(nx == 6, "a1 moves 6 tensors between devices (%d)", nx);
+        o.no_xfers = 1;
+        CHECK(dp_sim_run(&s, a1, &o, &err) == 0, "run without records: %s", err.msg);
+        CHECK(s.n_xfers == 0 && memcmp(&mk, &s.makespan, sizeof mk) == 0 && memcmp(st, s.start, sizeof st) == 0 &&
+              memcmp(en, s.end, sizeof en) == 0 && memcmp(busy, s.busy, sizeof busy) == 0,
+              "no_xfers: %d records, makespan %.17g (%.17g)", s.n_xfers, s.makespan, mk);
+        o.no_xfers = 0;
+        CHECK(dp_sim_run(&s, a1, &o, &err) == 0 && s.n_xfers == nx && memcmp(xf, s.xfers, sizeof(dp_xfer) * (size_t)nx) == 0,
+              "records again: %d transfers (%d)", s.n_xfers, nx);
         dp_sim_free(&s);
     }
     dp_cluster_free(&c);
