@@ -218,9 +218,9 @@ static const char *help_place =
     "  --json         one JSON object (with the assignment and fallback: \"single\"\n"
     "                 when the best single device was the answer, else null;\n"
     "                 doppler adds sel_order, the ops in the order SEL chose them;\n"
-    "                 with --time-limit, or where anneal's or enumopt's default time bound\n"
-    "                 stopped it, time_limited and stopped_by: \"time-limit\",\n"
-    "                 \"time-bound\" or null)\n";
+    "                 with --time-limit, or where anneal's or enumopt's default\n"
+    "                 time bound stopped it, time_limited and stopped_by:\n"
+    "                 \"time-limit\", \"time-bound\" or null)\n";
 
 static const char *help_sim =
     "usage: doppler sim GRAPH --assign A [--devices N | --cluster C] [OPTIONS]\n"
