@@ -186,6 +186,20 @@ static int chain(dp_graph *g, int n, double compute)
     return rc ? rc : dp_graph_finalize(g, &err);
 }
 
+/* A chain of n unit ops, one device a machine, and the exec options of
+   these tests: 0.1 ms a unit, ranks giving up on each other after
+   timeout seconds. */
+static void chain_setup(dp_graph *g, int n, dp_cluster *c, dp_exec_opts *eo, dp_mpi_opts *mo, double timeout)
+{
+    chain(g, n, 1);
+    nodes_cluster(c, 1, 1e9, 0, 1e9, 0);
+    memset(eo, 0, sizeof *eo);
+    memset(mo, 0, sizeof *mo);
+    mo->timeout = timeout;
+    eo->mpi = mo;
+    eo->seconds_per_unit = 1e-4;
+}
+
 static void test_refusals(void)
 {
     dp_graph g;
@@ -196,13 +210,7 @@ static void test_refusals(void)
     dp_mpi_opts mo;
     int as[8], v, rc;
     double t0;
-    chain(&g, 8, 1);
-    nodes_cluster(&c, 1, 1e9, 0, 1e9, 0);
-    memset(&eo, 0, sizeof eo);
-    memset(&mo, 0, sizeof mo);
-    mo.timeout = 2;
-    eo.mpi = &mo;
-    eo.seconds_per_unit = 1e-4;
+    chain_setup(&g, 8, &c, &eo, &mo, 2);
     /* a different assignment on the last rank */
     for (v = 0; v < 8; v++) as[v] = v % size_;
     if (rank_ == size_ - 1) as[0] = (as[0] + 1) % size_;
@@ -307,13 +315,7 @@ static void test_lead_follow(void)
     dp_exec_opts eo;
     dp_mpi_opts mo;
     int rc, k, v, as[12], order[12];
-    chain(&g, 12, 1);
-    nodes_cluster(&c, 1, 1e9, 0, 1e9, 0);
-    memset(&eo, 0, sizeof eo);
-    memset(&mo, 0, sizeof mo);
-    mo.timeout = 1.0;   /* a follower gives up on a leader silent for 1 s */
-    eo.mpi = &mo;
-    eo.seconds_per_unit = 1e-4;
+    chain_setup(&g, 12, &c, &eo, &mo, 1.0);   /* a follower gives up on a leader silent for 1 s */
     if (rank_ == 0) {
         dp_runtime rt;
         double cost = 0;
@@ -366,13 +368,7 @@ static void test_lead_silent(void)
     dp_exec_opts eo;
     dp_mpi_opts mo;
     int rc, v, as[12];
-    chain(&g, 12, 1);
-    nodes_cluster(&c, 1, 1e9, 0, 1e9, 0);
-    memset(&eo, 0, sizeof eo);
-    memset(&mo, 0, sizeof mo);
-    mo.timeout = 1.0;
-    eo.mpi = &mo;
-    eo.seconds_per_unit = 1e-4;
+    chain_setup(&g, 12, &c, &eo, &mo, 1.0);
     for (v = 0; v < 12; v++) as[v] = v % size_;
     if (rank_ == 0) {
         dp_exec_result r;

@@ -28,6 +28,18 @@ fi
 # as root (CI's containers) and with more ranks than cores (the 2-core CI machine)
 run() { timeout 120 "$MPIRUN" --allow-run-as-root --oversubscribe "$@"; }
 D=build/doppler_mpi
+# rank_script FILE RANK PIDFILE ARGS...: a script for mpirun that runs
+# $D ARGS on every rank, RANK first writing its pid (then $D's: exec) to
+# PIDFILE; wait_pid PIDFILE waits up to 10 s for it
+rank_script() {
+    local f=$1 r=$2 p=$3
+    shift 3
+    { echo '#!/bin/sh'
+      echo "[ \"\${OMPI_COMM_WORLD_RANK:-\${PMI_RANK:-0}}\" = $r ] && echo \$\$ >\"$p\""
+      echo "exec $D $(printf '%q ' "$@")"; } >"$f"
+    chmod +x "$f"
+}
+wait_pid() { for _ in $(seq 100); do [ -s "$1" ] && break; sleep 0.1; done; }
 
 # the library's tests, with 2 ranks and with 3
 for np in 2 3; do
@@ -80,16 +92,11 @@ else bad "a missing file on rank 1: exit $rc, not failed once with rank 1's mess
 # ends the job)
 build/doppler gen layered --nodes 20 -o "$T/l.dpg" >/dev/null
 build/doppler place "$T/l.dpg" --devices 2 --machines 2 --internode 1,0 --method round-robin -o "$T/l.a" >/dev/null
-cat >"$T/die.sh" <<EOS
-#!/bin/sh
-[ "\${OMPI_COMM_WORLD_RANK:-\${PMI_RANK:-0}}" = 1 ] && echo \$\$ >"$T/pid1"
-exec $D exec "$T/l.dpg" --assign "$T/l.a" --devices 2 --machines 2 --internode 1,0 --backend mpi --reps 200 --no-verify
-EOS
-chmod +x "$T/die.sh"
+rank_script "$T/die.sh" 1 "$T/pid1" exec "$T/l.dpg" --assign "$T/l.a" --devices 2 --machines 2 --internode 1,0 --backend mpi --reps 200 --no-verify
 start=$(date +%s)
 run -np 2 "$T/die.sh" >"$T/die" 2>&1 &
 job=$!
-for _ in $(seq 100); do [ -s "$T/pid1" ] && break; sleep 0.1; done
+wait_pid "$T/pid1"
 sleep 0.5
 [ -s "$T/pid1" ] && kill -9 "$(cat "$T/pid1")" 2>/dev/null
 wait $job
@@ -106,16 +113,11 @@ else bad "train --backend mpi:"; head -n 5 "$T/tr" "$T/tr.err"; fi
 # a leader that stops answering while it trains (SIGSTOP: no beats): the
 # other rank, waiting for its next placement, names rank 0 after
 # --mpi-timeout and the job ends, not a hang
-cat >"$T/stop.sh" <<EOS
-#!/bin/sh
-[ "\${OMPI_COMM_WORLD_RANK:-\${PMI_RANK:-0}}" = 0 ] && echo \$\$ >"$T/pid0"
-exec $D train "$T/g.dpg" --cluster "$T/c.dpc" --stages il,real --episodes 1000000,2 --backend mpi --mpi-timeout 2 --out "$T/stop.dpl"
-EOS
-chmod +x "$T/stop.sh"
+rank_script "$T/stop.sh" 0 "$T/pid0" train "$T/g.dpg" --cluster "$T/c.dpc" --stages il,real --episodes 1000000,2 --backend mpi --mpi-timeout 2 --out "$T/stop.dpl"
 start=$(date +%s)
 run -np 2 "$T/stop.sh" >"$T/stop" 2>&1 &
 job=$!
-for _ in $(seq 100); do [ -s "$T/pid0" ] && break; sleep 0.1; done
+wait_pid "$T/pid0"
 sleep 1.5
 [ -s "$T/pid0" ] && kill -STOP "$(cat "$T/pid0")" 2>/dev/null
 for _ in $(seq 300); do grep -q 'rank 0 did not answer' "$T/stop" && break; kill -0 $job 2>/dev/null || break; sleep 0.1; done

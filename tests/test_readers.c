@@ -187,24 +187,21 @@ static void test_edge_lines(void)
         dp_graph_free(&g);
     }
     free(first);
-    /* faults, told the general way */
-    snprintf(text, sizeof text, "%sedge a b\nedge a x\n", head);
-    refused(text, DP_FORMAT_NATIVE, DP_ERR_GRAPH, "t.dpg:6: edge target 'x' is not a declared op", "unknown target");
-    snprintf(text, sizeof text, "%sedge a b\nedge x b\n", head);
-    refused(text, DP_FORMAT_NATIVE, DP_ERR_GRAPH, "t.dpg:6: edge source 'x' is not a declared op", "unknown source");
-    snprintf(text, sizeof text, "%sedge c c\n", head);
-    refused(text, DP_FORMAT_NATIVE, DP_ERR_GRAPH, "t.dpg:5: self loop on op 'c'", "self loop");
-    snprintf(text, sizeof text, "%sedge a=1 b\n", head);
-    refused(text, DP_FORMAT_NATIVE, DP_ERR_GRAPH, "t.dpg:5: edge source 'a=1' is not a declared op", "a name with '='");
-    snprintf(text, sizeof text, "%sedge a\n", head);
-    refused(text, DP_FORMAT_NATIVE, DP_ERR_PARSE, "t.dpg:5: 'edge' needs SRC and DST", "one op");
-    snprintf(text, sizeof text, "%sedge a b c\n", head);
-    refused(text, DP_FORMAT_NATIVE, DP_ERR_PARSE, "t.dpg:5: edge: unknown field 'c'", "three ops");
-    snprintf(text, sizeof text, "%sedge a b bytes=-1\n", head);
-    refused(text, DP_FORMAT_NATIVE, DP_ERR_RANGE, "t.dpg:5: edge a -> b: bytes '-1' is negative", "negative bytes");
+    /* faults, told the general way: each line(s) after the three ops */
+    static const struct { const char *tail; dp_code code; const char *msg, *what; } faults[] = {
+        { "edge a b\nedge a x\n", DP_ERR_GRAPH, "t.dpg:6: edge target 'x' is not a declared op", "unknown target" },
+        { "edge a b\nedge x b\n", DP_ERR_GRAPH, "t.dpg:6: edge source 'x' is not a declared op", "unknown source" },
+        { "edge c c\n", DP_ERR_GRAPH, "t.dpg:5: self loop on op 'c'", "self loop" },
+        { "edge a=1 b\n", DP_ERR_GRAPH, "t.dpg:5: edge source 'a=1' is not a declared op", "a name with '='" },
+        { "edge a\n", DP_ERR_PARSE, "t.dpg:5: 'edge' needs SRC and DST", "one op" },
+        { "edge a b c\n", DP_ERR_PARSE, "t.dpg:5: edge: unknown field 'c'", "three ops" },
+        { "edge a b bytes=-1\n", DP_ERR_RANGE, "t.dpg:5: edge a -> b: bytes '-1' is negative", "negative bytes" },
+        { "edge a b\nend\nedge b c\n", DP_ERR_PARSE, "t.dpg:7: 'edge' after the 'end' line (line 6)", "an edge after the end" } };
+    for (size_t k = 0; k < sizeof faults / sizeof faults[0]; k++) {
+        snprintf(text, sizeof text, "%s%s", head, faults[k].tail);
+        refused(text, DP_FORMAT_NATIVE, faults[k].code, faults[k].msg, faults[k].what);
+    }
     refused("edge a b\n", DP_FORMAT_NATIVE, DP_ERR_PARSE, "t.dpg:1: expected 'doppler-graph 1', found 'edge'", "an edge before the header");
-    snprintf(text, sizeof text, "%sedge a b\nend\nedge b c\n", head);
-    refused(text, DP_FORMAT_NATIVE, DP_ERR_PARSE, "t.dpg:7: 'edge' after the 'end' line (line 6)", "an edge after the end");
     refused("doppler-graph 1\nedge a b\n", DP_FORMAT_NATIVE, DP_ERR_GRAPH, "t.dpg:2: edge source 'a' is not a declared op", "an edge before any op");
 }
 

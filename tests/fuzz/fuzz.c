@@ -32,9 +32,35 @@ enum { DP_FUZZ_NATIVE = 1, DP_FUZZ_DOPPLER, DP_FUZZ_STG, DP_FUZZ_AUTO, DP_FUZZ_C
 
 #define REQUIRE(c) do { if (!(c)) { fprintf(stderr, "fuzz: broken promise: %s (line %d)\n", #c, __LINE__); __builtin_trap(); } } while (0)
 
+/* g written in fmt to memory and read back into h (the binary one as
+   DP_FORMAT_AUTO: by its magic): 1 when it was; 0 when the writer refused
+   it (only as it may: a graph the native format cannot hold, or out of
+   memory) or memory ran out first. */
+static int round_trip(const dp_graph *g, dp_format fmt, dp_graph *h)
+{
+    dp_error e = {0};
+    char *buf = NULL;
+    size_t len = 0;
+    int rc, read = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return 0;
+    rc = dp_graph_write_file(g, f, fmt, &e);
+    fclose(f);
+    if (rc == 0) {
+        int bin = fmt == DP_FORMAT_BINARY;
+        REQUIRE(dp_graph_read_mem(h, buf, len, bin ? "roundtrip.dpb" : "roundtrip", bin ? DP_FORMAT_AUTO : fmt, &e) == 0);
+        read = 1;
+    } else {
+        REQUIRE((rc == DP_ERR_FORMAT && fmt == DP_FORMAT_NATIVE) || rc == DP_ERR_NOMEM || rc == DP_ERR_IO);
+    }
+    free(buf);
+    return read;
+}
+
 static void check_graph(const dp_graph *g)
 {
     dp_error e = {0};
+    dp_graph h;
     int n = g->n_ops, k, *pos;
     REQUIRE(g->finalized && n > 0 && n <= DP_MAX_OPS && g->n_edges >= 0);
     pos = (int *)calloc((size_t)n, sizeof(int));
@@ -44,45 +70,17 @@ static void check_graph(const dp_graph *g)
     for (k = 0; k < g->n_edges; k++) REQUIRE(pos[g->src[k]] < pos[g->dst[k]]);
     free(pos);
     /* native round trip */
-    {
-        char *buf = NULL;
-        size_t len = 0;
-        FILE *f = open_memstream(&buf, &len);
-        if (f) {
-            int rc = dp_graph_write_file(g, f, DP_FORMAT_NATIVE, &e);
-            fclose(f);
-            if (rc == 0) {
-                dp_graph h;
-                REQUIRE(dp_graph_read_mem(&h, buf, len, "roundtrip", DP_FORMAT_NATIVE, &e) == 0);
-                REQUIRE(h.n_ops == g->n_ops && h.n_edges == g->n_edges);
-                for (k = 0; k < n; k++) REQUIRE(!strcmp(h.name[k], g->name[k]) && h.compute[k] == g->compute[k]);
-                dp_graph_free(&h);
-            } else {
-                REQUIRE(rc == DP_ERR_FORMAT || rc == DP_ERR_NOMEM || rc == DP_ERR_IO);
-            }
-            free(buf);
-        }
+    if (round_trip(g, DP_FORMAT_NATIVE, &h)) {
+        REQUIRE(h.n_ops == g->n_ops && h.n_edges == g->n_edges);
+        for (k = 0; k < n; k++) REQUIRE(!strcmp(h.name[k], g->name[k]) && h.compute[k] == g->compute[k]);
+        dp_graph_free(&h);
     }
     /* binary round trip: the same graph */
-    {
-        char *buf = NULL;
-        size_t len = 0;
-        FILE *f = open_memstream(&buf, &len);
-        if (f) {
-            int rc = dp_graph_write_file(g, f, DP_FORMAT_BINARY, &e);
-            fclose(f);
-            if (rc == 0) {
-                dp_graph h;
-                REQUIRE(dp_graph_read_mem(&h, buf, len, "roundtrip.dpb", DP_FORMAT_AUTO, &e) == 0);
-                REQUIRE(h.n_ops == g->n_ops && h.n_edges == g->n_edges && h.n_weights == g->n_weights && h.n_uses == g->n_uses);
-                for (k = 0; k < n; k++) REQUIRE(!strcmp(h.name[k], g->name[k]) && !memcmp(&h.compute[k], &g->compute[k], sizeof(double)));
-                for (k = 0; k < g->n_edges; k++) REQUIRE(h.src[k] == g->src[k] && h.dst[k] == g->dst[k]);
-                dp_graph_free(&h);
-            } else {
-                REQUIRE(rc == DP_ERR_NOMEM || rc == DP_ERR_IO);
-            }
-            free(buf);
-        }
+    if (round_trip(g, DP_FORMAT_BINARY, &h)) {
+        REQUIRE(h.n_ops == g->n_ops && h.n_edges == g->n_edges && h.n_weights == g->n_weights && h.n_uses == g->n_uses);
+        for (k = 0; k < n; k++) REQUIRE(!strcmp(h.name[k], g->name[k]) && !memcmp(&h.compute[k], &g->compute[k], sizeof(double)));
+        for (k = 0; k < g->n_edges; k++) REQUIRE(h.src[k] == g->src[k] && h.dst[k] == g->dst[k]);
+        dp_graph_free(&h);
     }
     /* simulate and place on a small cluster (small graphs only: speed) */
     if (n <= 300) {
