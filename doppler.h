@@ -2191,8 +2191,17 @@ static void *dp__huge(void *p, size_t size)
 #endif
     return p;
 }
+/* realloc's result is tested before the advice, and NULL returned as
+   such, so that a caller's "if (!nb) free(old)" reads, to the compiler's
+   use-after-free analysis too, as the failed realloc it is */
+static void *dp__huge_realloc(void *p, size_t size)
+{
+    void *q = realloc(p, size);
+    if (!q) return NULL;
+    return dp__huge(q, size);
+}
 #define DP_MALLOC(sz)       dp__huge(malloc(sz), (sz))
-#define DP_REALLOC(p, sz)   dp__huge(realloc(p, sz), (sz))
+#define DP_REALLOC(p, sz)   dp__huge_realloc(p, sz)
 #define DP_FREE(p)          free(p)
 #ifndef DP_CALLOC
 #define DP_CALLOC(n, sz)    dp__huge(calloc(n, sz), (n) * (sz))

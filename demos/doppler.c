@@ -1791,7 +1791,7 @@ static void place_print_text(const cli *o, const placed *p)
 
 static int cmd_place(cli *o)
 {
-    int m, rc;
+    int m = 0, rc;
     if ((rc = place_check_args(o, &m))) return rc;
     const char *path = o->pos[0];
     dp_graph g;
