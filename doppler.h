@@ -1612,6 +1612,16 @@ typedef struct dp_infer_opts {
        the placement is the same with it or without it. */
     void   (*progress)(void *ctx, const char *step, long done, long total, double best);
     void    *progress_ctx;
+    int      threads;        /* DOPPLER's samples drawn by this many threads
+                                at once (0 or 1: the calling thread alone).
+                                The same answer with any count: sample k
+                                from its own stream, the best the lowest
+                                numbered of the least makespan; only
+                                *simulations may differ (a sample stopped
+                                by the best so far in one run may be
+                                simulated in another). With threads,
+                                progress is called from any of them, one
+                                at a time. */
 } dp_infer_opts;
 
 /* Places g with the policy (either algorithm); order (may be NULL) gets
@@ -1621,7 +1631,8 @@ typedef struct dp_infer_opts {
    a sample once its most loaded device or its longest path (transfers
    counted) passes the best makespan so far, and simulates only the rest
    (the others cannot be better): the same answer as simulating all, with
-   fewer simulations. With opts->polish the answer is then improved by
+   fewer simulations; opts->threads draws several samples at once, with
+   the same answer. With opts->polish the answer is then improved by
    local search (never made worse). */
 DPDEF int dp_policy_place(const dp_policy *p, const dp_graph *g, const dp_cluster *c,
                           const dp_infer_opts *opts, int *assign, int *order,
@@ -1689,6 +1700,7 @@ typedef struct dp_improve_opts {
     void   (*progress)(void *ctx, const char *step, long done, long total, double best);
     void    *progress_ctx;   /* as dp_infer_opts (steps "episodes",
                                 "samples", "polish")                        */
+    int      threads;        /* the tuned policy's samples, as dp_infer_opts */
 } dp_improve_opts;
 DPDEF int dp_policy_improve(const dp_policy *p, const dp_graph *g, const dp_cluster *c,
                       const dp_improve_opts *opts, int *assign, int *order,
@@ -8786,6 +8798,28 @@ static size_t dp__gnn_size(int H, int K) { return dp__round_off(H, K); }
 static size_t dp__selhead_size(int H) { return (size_t)H * DP__F + 3 * (size_t)H * H + 2 * (size_t)H + 1; }
 static size_t dp__plchead_size(int H) { return (size_t)H * DP__DF + (size_t)H * DP__F + 2 * (size_t)H * H + 2 * (size_t)H + 1; }
 
+/* The layer's edge feature: edge e's mean transfer time over the links
+   (dp__edge_mean: lat + bytes ibw where there are links, else 0) over
+   the mean op time (0 where that is 0), made from the graph's bytes where
+   it is read (a multiply, an add and a divide) rather than kept: an array
+   of a double per edge was a sixth of the learned placer's memory on a
+   graph of 10^7 edges. */
+typedef struct dp__ef {
+    const double *bytes;   /* the graph's, per edge */
+    double lat, ibw, mean; /* dp__mean_link's; the mean op time */
+    int links;             /* the cluster has more than one device */
+} dp__ef;
+
+static void dp__ef_init(dp__ef *f, const dp_graph *g, const dp_cluster *c, double lat, double ibw, double mean)
+{
+    f->bytes = g->bytes; f->lat = lat; f->ibw = ibw; f->mean = mean; f->links = c->n > 1;
+}
+
+static double dp__ef_at(const dp__ef *f, int e)
+{
+    return f->mean > 0 ? (f->links ? f->lat + f->bytes[e] * f->ibw : 0) / f->mean : 0;
+}
+
 typedef struct dp__gnn_buf {
     /* training keeps every round for the backward pass; inference keeps
        one of each (a round may update h in place: dp__mp_forward reads the
@@ -8809,7 +8843,7 @@ typedef struct dp__gctx {
     int n, m, nd, H, K, shared;
     int train;            /* keep every step for the backward pass      */
     double *x;            /* [n F] z-scored op features                */
-    double *ce;           /* [m] edge feature                           */
+    dp__ef ef;            /* the edge feature                           */
     double *bl, *tl;      /* b-level, t-level                           */
     int *bnext, *tprev;   /* next op on the b-level path / t-level path */
     double *blen, *tlen;  /* ops on those paths, v included            */
@@ -9017,7 +9051,7 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
     x->g = g; x->c = c; x->n = n; x->m = m; x->nd = nd; x->H = H; x->K = K; x->shared = shared; x->train = train;
     for (pass = 0; pass < 2; pass++) {
         if (pass && (rc = dp__arena_alloc(&ar, &x->arena, err, "learning workspace"))) { dp__gctx_free(x); return rc; }
-        DP__A(x->x, (size_t)n * DP__F, double); DP__A(x->ce, m, double);
+        DP__A(x->x, (size_t)n * DP__F, double);
         DP__A(x->bl, n, double); DP__A(x->tl, n, double); DP__A(x->bnext, n, int); DP__A(x->tprev, n, int);
         DP__A(x->blen, n, double); DP__A(x->tlen, n, double); DP__A(x->optime, (size_t)n * nd, double);
         for (e = 0; e < (shared ? 1 : 2); e++) dp__gnn_buf_carve(&ar, &x->gnn[e], n, H, K, train, e ? &x->gnn[0] : NULL);
@@ -9098,7 +9132,7 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
     x->unit = mean_t > 0 ? mean_t : 1;
     x->iscale = 1 / x->scale; x->iunit = 1 / x->unit;
     dp__zscore(x->x, n, DP__F, DP__F);
-    for (e = 0; e < m; e++) x->ce[e] = mean_t > 0 ? dp__edge_mean(c, g->bytes[e], lat, ibw) / mean_t : 0;
+    dp__ef_init(&x->ef, g, c, lat, ibw, mean_t);
     /* the b-level path follows the successor that gives the b-level; the
        t-level path the predecessor that gives the t-level */
     for (i = n - 1; i >= 0; i--) {
@@ -9176,14 +9210,15 @@ static void dp__mp_input_backward(int n, int H, int F, const double *X, const do
 
 /* The mean message into v (FWD: over its parents, from the af direction)
    or out of v (BWD: over its children), of the sources src, into m[H]. */
-static void dp__mp_mean(const dp_graph *g, const double *ce, int H, int fwd, const double *a, const double *src, int v, double *m)
+static void dp__mp_mean(const dp_graph *g, const dp__ef *ef, int H, int fwd, const double *a, const double *src, int v, double *m)
 {
     int lo = fwd ? g->in_off[v] : g->out_off[v], hi = fwd ? g->in_off[v + 1] : g->out_off[v + 1], k, i;
     memset(m, 0, sizeof(double) * (size_t)H);
     for (k = lo; k < hi; k++) {
         int e = fwd ? g->in_edge[k] : g->out_edge[k];
         const double *hu = src + (size_t)(fwd ? g->src[e] : g->dst[e]) * H;
-        for (i = 0; i < H; i++) m[i] += hu[i] + ce[e] * a[i];
+        double ce = dp__ef_at(ef, e);
+        for (i = 0; i < H; i++) m[i] += hu[i] + ce * a[i];
     }
     if (hi > lo) for (i = 0; i < H; i++) m[i] /= hi - lo;
 }
@@ -9195,7 +9230,7 @@ static void dp__mp_mean(const dp_graph *g, const double *ce, int H, int fwd, con
    all ops; a progressive one does the Ws part for all ops at once, then
    visits the ops in order, each one's message depending on the new values
    of those visited before it. */
-static void dp__mp_forward(const dp_graph *g, const double *ce, int H, dp__mp_mode mode, const double *W, const double *Wt,
+static void dp__mp_forward(const dp_graph *g, const dp__ef *ef, int H, dp__mp_mode mode, const double *W, const double *Wt,
                            const double *hp, double *hn, double *pr, double *mf, double *mb)
 {
     dp__mp_w w, wt;
@@ -9206,8 +9241,8 @@ static void dp__mp_forward(const dp_graph *g, const double *ce, int H, dp__mp_mo
     dp__gemm(pr, (size_t)H, hp, (size_t)H, wt.ws, n, H, H);
     if (mode == DP__MP_BOTH) {
         for (v = 0; v < n; v++) {
-            dp__mp_mean(g, ce, H, 1, w.af, hp, v, mf + (size_t)v * H);
-            dp__mp_mean(g, ce, H, 0, w.ab, hp, v, mb + (size_t)v * H);
+            dp__mp_mean(g, ef, H, 1, w.af, hp, v, mf + (size_t)v * H);
+            dp__mp_mean(g, ef, H, 0, w.ab, hp, v, mb + (size_t)v * H);
         }
         dp__gemm(pr, (size_t)H, mf, (size_t)H, wt.wf, n, H, H);
         dp__gemm(pr, (size_t)H, mb, (size_t)H, wt.wb, n, H, H);
@@ -9217,7 +9252,7 @@ static void dp__mp_forward(const dp_graph *g, const double *ce, int H, dp__mp_mo
     for (q = 0; q < n; q++) {
         int fwd = mode == DP__MP_FWD;
         double *m = (fwd ? mf : mb) + (size_t)(v = dp__mp_op(g, mode, q)) * H, *pre = pr + (size_t)v * H;
-        dp__mp_mean(g, ce, H, fwd, fwd ? w.af : w.ab, hn, v, m);
+        dp__mp_mean(g, ef, H, fwd, fwd ? w.af : w.ab, hn, v, m);
         dp__gemm(pre, (size_t)H, m, (size_t)H, fwd ? wt.wf : wt.wb, 1, H, H);
         for (i = 0; i < H; i++) hn[(size_t)v * H + i] = hp[(size_t)v * H + i] + dp__relu(pre[i]);
     }
@@ -9225,13 +9260,13 @@ static void dp__mp_forward(const dp_graph *g, const double *ce, int H, dp__mp_mo
 
 /* Scatters the gradient gm[H] of v's mean message (fwd: over its parents)
    to the sources' gradients gsrc and the edge-feature weights' gradient ga. */
-static void dp__mp_mean_backward(const dp_graph *g, const double *ce, int H, int fwd, int v, const double *gm,
+static void dp__mp_mean_backward(const dp_graph *g, const dp__ef *ef, int H, int fwd, int v, const double *gm,
                                  double *gsrc, double *ga)
 {
     int lo = fwd ? g->in_off[v] : g->out_off[v], hi = fwd ? g->in_off[v + 1] : g->out_off[v + 1], k, i, deg = hi - lo;
     for (k = lo; k < hi; k++) {
         int e = fwd ? g->in_edge[k] : g->out_edge[k];
-        double *gu = gsrc + (size_t)(fwd ? g->src[e] : g->dst[e]) * H, s = ce[e] / deg;
+        double *gu = gsrc + (size_t)(fwd ? g->src[e] : g->dst[e]) * H, s = dp__ef_at(ef, e) / deg;
         for (i = 0; i < H; i++) { gu[i] += gm[i] / deg; ga[i] += s * gm[i]; }
     }
 }
@@ -9240,7 +9275,7 @@ static void dp__mp_mean_backward(const dp_graph *g, const double *ce, int H, int
    round it still grows while the ops are visited in reverse; destroyed);
    gp: gradient w.r.t. hp (written); gW accumulated; T and GM scratch
    [n][H] (the gradients at the pre-activations and at the messages). */
-static void dp__mp_backward(const dp_graph *g, const double *ce, int H, dp__mp_mode mode, const double *W, double *gW,
+static void dp__mp_backward(const dp_graph *g, const dp__ef *ef, int H, dp__mp_mode mode, const double *W, double *gW,
                             const double *hp, const double *pr, const double *mf, const double *mb,
                             double *gh, double *gp, double *T, double *GM)
 {
@@ -9254,10 +9289,10 @@ static void dp__mp_backward(const dp_graph *g, const double *ce, int H, dp__mp_m
         memset(GM, 0, sizeof(double) * nH);
         dp__gemm(GM, (size_t)H, T, (size_t)H, w.wf, n, H, H);
         memcpy(gp, gh, sizeof(double) * nH);   /* the residual path */
-        for (v = 0; v < n; v++) dp__mp_mean_backward(g, ce, H, 1, v, GM + (size_t)v * H, gp, gw.af);
+        for (v = 0; v < n; v++) dp__mp_mean_backward(g, ef, H, 1, v, GM + (size_t)v * H, gp, gw.af);
         memset(GM, 0, sizeof(double) * nH);
         dp__gemm(GM, (size_t)H, T, (size_t)H, w.wb, n, H, H);
-        for (v = 0; v < n; v++) dp__mp_mean_backward(g, ce, H, 0, v, GM + (size_t)v * H, gp, gw.ab);
+        for (v = 0; v < n; v++) dp__mp_mean_backward(g, ef, H, 0, v, GM + (size_t)v * H, gp, gw.ab);
         dp__gemm_tn(gw.wf, T, (size_t)H, mf, (size_t)H, n, H, H);
         dp__gemm_tn(gw.wb, T, (size_t)H, mb, (size_t)H, n, H, H);
     } else {
@@ -9269,7 +9304,7 @@ static void dp__mp_backward(const dp_graph *g, const double *ce, int H, dp__mp_m
             dp__relu_mask(T + (size_t)v * H, gh + (size_t)v * H, pr + (size_t)v * H, (size_t)H);
             memset(gm, 0, sizeof(double) * (size_t)H);
             dp__gemm(gm, (size_t)H, T + (size_t)v * H, (size_t)H, fwd ? w.wf : w.wb, 1, H, H);
-            dp__mp_mean_backward(g, ce, H, fwd, v, gm, gh, fwd ? gw.af : gw.ab);
+            dp__mp_mean_backward(g, ef, H, fwd, v, gm, gh, fwd ? gw.af : gw.ab);
         }
         memcpy(gp, gh, sizeof(double) * nH);   /* the residual path */
         dp__gemm_tn(fwd ? gw.wf : gw.wb, T, (size_t)H, fwd ? mf : mb, (size_t)H, n, H, H);
@@ -9293,7 +9328,7 @@ static void dp__gnn_forward(dp__gctx *x, dp__gnn_buf *b, const double *W, const 
     int r;
     dp__mp_input(x->n, x->H, DP__F, x->x, W, Wt, b->pre, b->h);
     for (r = 0; r < x->K; r++)
-        dp__mp_forward(x->g, x->ce, x->H, DP__MP_BOTH, W + dp__round_off(x->H, r), Wt + dp__round_off(x->H, r),
+        dp__mp_forward(x->g, &x->ef, x->H, DP__MP_BOTH, W + dp__round_off(x->H, r), Wt + dp__round_off(x->H, r),
                        dp__gnn_round(b, b->h, r), dp__gnn_round(b, b->h, r + 1), dp__gnn_round(b, b->pre, r + 1),
                        dp__gnn_round(b, b->mf, r), dp__gnn_round(b, b->mb, r));
 }
@@ -9309,7 +9344,7 @@ static void dp__gnn_backward(dp__gctx *x, dp__gnn_buf *b, const double *W, doubl
 {
     int r;
     for (r = x->K - 1; r >= 0; r--) {
-        dp__mp_backward(x->g, x->ce, x->H, DP__MP_BOTH, W + dp__round_off(x->H, r), gW + dp__round_off(x->H, r),
+        dp__mp_backward(x->g, &x->ef, x->H, DP__MP_BOTH, W + dp__round_off(x->H, r), gW + dp__round_off(x->H, r),
                         dp__gnn_round(b, b->h, r), dp__gnn_round(b, b->pre, r + 1),
                         dp__gnn_round(b, b->mf, r), dp__gnn_round(b, b->mb, r), b->gh, b->gtmp, b->gT, b->gM);
         memcpy(b->gh, b->gtmp, sizeof(double) * b->nH);
@@ -9592,6 +9627,24 @@ static double dp__ppo_weight(double l, double old, double A, double c, double w,
    without one), and in x->est[d] the last input's arrival on d (0 for a
    source). Every (input, device) pair in turn: a transfer's time depends
    on both ends. */
+/* The latest arrival r1 (from device *d1) and the latest from any other
+   device r2 (r2 <= r1), with arr arriving from device a:
+       a == d1:        r1 = max(r1, arr)
+       arr > r1:       r2 = r1, r1 = arr, d1 = a
+       else:           r2 = max(r2, arr)
+   written as maxima and selects (the same values), which the compilers
+   turn into fewer branches: which way it goes is a coin toss per input on
+   a wide graph. */
+static void dp__top2(double *r1, double *r2, int *d1, double arr, int a)
+{
+    double o1 = *r1, o2 = *r2;
+    int same = a == *d1, gt = arr > o1;
+    double lo = arr < o1 ? arr : o1;   /* the smaller of arr and r1 */
+    *r2 = same ? o2 : lo > o2 ? lo : o2;
+    *d1 = ((same ^ 1) & gt) ? a : *d1;
+    *r1 = gt ? arr : o1;
+}
+
 static void dp__plc_inputs(dp__gctx *x, int v, double *f)
 {
     const dp_graph *g = x->g;
@@ -9619,23 +9672,33 @@ static void dp__plc_inputs(dp__gctx *x, int v, double *f)
    other at its end + xe. So the last arrival on d is the later of d's
    last input end and the latest remote arrival from a device other than
    d: the latest of all (r1, from device d1), or for d1 itself the latest
-   from any other device (r2). The same values, bit for bit (each device's
-   sums in the same order). */
+   from any other device (r2), found from each device's latest arrival
+   after the pass (the pass itself all sums, minima and maxima: no branch
+   on data). The same values, bit for bit (each device's sums in the same
+   order). */
 static void dp__plc_inputs_alike(dp__gctx *x, int v, double *f)
 {
     const dp_graph *g = x->g;
     double r1 = 0, r2 = 0;
     int nd = x->nd, d, d1 = -1, k;
-    for (d = 0; d < nd; d++) { double *fd = f + (size_t)d * DP__DF; fd[1] = 0; fd[2] = HUGE_VAL; fd[3] = 0; }
+    /* fd[4], free until dp__plc_features sets it: the latest arrival of
+       an input from device d */
+    for (d = 0; d < nd; d++) { double *fd = f + (size_t)d * DP__DF; fd[1] = 0; fd[2] = HUGE_VAL; fd[3] = 0; fd[4] = 0; }
     for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
         int u = x->isrc[k], a = x->assign[u];
         double eu = x->end[u], arr = eu + x->ixe[k], *fa = f + (size_t)a * DP__DF;
         fa[1] += x->optime[(size_t)u * nd + a];
-        if (eu < fa[2]) fa[2] = eu;
-        if (eu > fa[3]) fa[3] = eu;
-        if (a == d1) { if (arr > r1) r1 = arr; }
-        else if (arr > r1) { r2 = r1; r1 = arr; d1 = a; }
-        else if (arr > r2) r2 = arr;
+        fa[2] = eu < fa[2] ? eu : fa[2];
+        fa[3] = eu > fa[3] ? eu : fa[3];
+        fa[4] = arr > fa[4] ? arr : fa[4];
+    }
+    /* r1 the latest arrival of all, from device d1, r2 the latest from
+       any other device (d1: the first device that has r1; where several
+       have it, r2 = r1 and which one is d1 changes nothing) */
+    for (d = 0; d < nd; d++) {
+        double m = f[(size_t)d * DP__DF + 4];
+        if (m > r1) { r2 = r1; r1 = m; d1 = d; }
+        else if (m > r2) r2 = m;
     }
     for (d = 0; d < nd; d++) {
         double *fd = f + (size_t)d * DP__DF, remote = d == d1 ? r2 : r1;
@@ -9865,8 +9928,9 @@ static void dp__place_step(dp__gctx *x, int t, int v, int a)
         double r = 0;
         for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
             int u = x->isrc[k], b = x->assign[u];
-            double arr = x->pathe[u] + (b == a ? 0 : x->ixe ? x->ixe[k] : dp_xfer_time(x->c, g->bytes[g->in_edge[k]], b, a));
-            if (arr > r) r = arr;
+            double xe = b == a ? 0 : x->ixe ? x->ixe[k] : dp_xfer_time(x->c, g->bytes[g->in_edge[k]], b, a);
+            double arr = x->pathe[u] + xe;
+            r = arr > r ? arr : r;
         }
         x->pathe[v] = r + x->optime[(size_t)v * nd + a];
         if (x->pathe[v] > x->pathmax) x->pathmax = x->pathe[v];
@@ -9910,10 +9974,8 @@ static void dp__place_step(dp__gctx *x, int t, int v, int a)
         if (--x->pend[y] == 0) dp__legal_add(x, y);
         if (x->oxe) {   /* y's placed inputs, for the lookahead */
             double *own = x->inown + (size_t)y * nd + a, arr = x->end[v] + x->oxe[k];
-            if (x->end[v] > *own) *own = x->end[v];
-            if (a == x->ind1[y]) { if (arr > x->inr1[y]) x->inr1[y] = arr; }
-            else if (arr > x->inr1[y]) { x->inr2[y] = x->inr1[y]; x->inr1[y] = arr; x->ind1[y] = a; }
-            else if (arr > x->inr2[y]) x->inr2[y] = arr;
+            *own = x->end[v] > *own ? x->end[v] : *own;
+            dp__top2(&x->inr1[y], &x->inr2[y], &x->ind1[y], arr, a);
         }
     }
 }
@@ -10351,7 +10413,7 @@ typedef struct dp__pctx {
     const dp_graph *g; const dp_cluster *c;
     int n, nd, H, K, F, train;
     double *x;            /* [n F] features, the last D + 2 change per step */
-    double *ce;           /* [m] edge feature, as DOPPLER's             */
+    dp__ef ef;            /* the edge feature, as DOPPLER's             */
     double *wt;           /* the weights with every matrix transposed in
                              place of its block (dp__pt_embed)         */
     dp__gnn_buf gnn;      /* 2K rounds                                  */
@@ -10391,7 +10453,7 @@ static void dp__pt_free(dp__pctx *x)
 static int dp__pt_init(dp__pctx *x, const dp_graph *g, const dp_cluster *c, const dp_policy *p, dp_method start,
                        dp_order order, int train, dp_error *err)
 {
-    int n = g->n_ops, m = g->n_edges, D = c->n, H = p->opts.hidden, K = p->opts.layers, F = DP__PT_F(D), v, k, e, rc, pass;
+    int n = g->n_ops, D = c->n, H = p->opts.hidden, K = p->opts.layers, F = DP__PT_F(D), v, k, rc, pass;
     double lat, ibw, mean_t = 0;
     dp_place_opts po;
     dp__arena ar;
@@ -10403,7 +10465,7 @@ static int dp__pt_init(dp__pctx *x, const dp_graph *g, const dp_cluster *c, cons
     x->g = g; x->c = c; x->n = n; x->nd = D; x->H = H; x->K = K; x->F = F; x->train = train;
     for (pass = 0; pass < 2; pass++) {
         if (pass && (rc = dp__arena_alloc(&ar, &x->arena, err, "placeto workspace"))) { dp__pt_free(x); return rc; }
-        DP__A(x->x, (size_t)n * F, double); DP__A(x->ce, m + 1, double);
+        DP__A(x->x, (size_t)n * F, double);
         DP__A(x->mark, n, int); DP__A(x->stack, n, int);
         DP__A(x->u, 4 * H, double); DP__A(x->z, H, double); DP__A(x->gu, 4 * H, double); DP__A(x->gz, H, double);
         DP__A(x->logit, D, double); DP__A(x->prob, D, double); DP__A(x->dl, D, double);
@@ -10426,7 +10488,7 @@ static int dp__pt_init(dp__pctx *x, const dp_graph *g, const dp_cluster *c, cons
     }
     mean_t /= n;
     dp__zscore(x->x, n, F, 2);
-    for (e = 0; e < m; e++) x->ce[e] = mean_t > 0 ? dp__edge_mean(c, g->bytes[e], lat, ibw) / mean_t : 0;
+    dp__ef_init(&x->ef, g, c, lat, ibw, mean_t);
     memset(&po, 0, sizeof po);
     po.order = order;
     po.no_fallback = 1;   /* the method's own placement */
@@ -10470,7 +10532,7 @@ static void dp__pt_embed(dp__pctx *x, const double *W)
     dp__transpose(ht.w1, hw.w1, H, 4 * H);
     dp__mp_input(x->n, H, x->F, x->x, W, x->wt, b->pre, b->h);
     for (r = 0; r < 2 * x->K; r++)
-        dp__mp_forward(x->g, x->ce, H, r % 2 ? DP__MP_BWD : DP__MP_FWD, W + dp__pt_round_off(H, D, r),
+        dp__mp_forward(x->g, &x->ef, H, r % 2 ? DP__MP_BWD : DP__MP_FWD, W + dp__pt_round_off(H, D, r),
                        x->wt + dp__pt_round_off(H, D, r),
                        dp__gnn_round(b, b->h, r), dp__gnn_round(b, b->h, r + 1), dp__gnn_round(b, b->pre, r + 1),
                        dp__gnn_round(b, b->mf, r), dp__gnn_round(b, b->mb, r));
@@ -10552,7 +10614,7 @@ static void dp__pt_backward(dp__pctx *x, const double *W, int v, double *gW)
         for (i = 0; i < H; i++) gh[i] = s * gu[i];
     }
     for (r = 2 * x->K - 1; r >= 0; r--) {
-        dp__mp_backward(x->g, x->ce, H, r % 2 ? DP__MP_BWD : DP__MP_FWD, W + dp__pt_round_off(H, D, r),
+        dp__mp_backward(x->g, &x->ef, H, r % 2 ? DP__MP_BWD : DP__MP_FWD, W + dp__pt_round_off(H, D, r),
                         gW + dp__pt_round_off(H, D, r), dp__gnn_round(b, b->h, r), dp__gnn_round(b, b->pre, r + 1),
                         dp__gnn_round(b, b->mf, r), dp__gnn_round(b, b->mb, r), b->gh, b->gtmp, b->gT, b->gM);
         memcpy(b->gh, b->gtmp, sizeof(double) * nH);
@@ -11939,6 +12001,192 @@ static double dp__place_bound(const dp__gctx *x)
     return lb;
 }
 
+/* An inference context w for another thread drawing samples of x's
+   placement (x from dp__gctx_init with train 0, after dp__forward): x's
+   graph, cluster, features, embeddings and per-edge arrays shared, read
+   only; its own rollout state (every field dp__rollout, dp__cost and the
+   sample's bookkeeping write) and simulator. Freed by dp__gctx_free. A
+   field added to the rollout's state belongs here too. */
+static int dp__gctx_fork(dp__gctx *w, const dp__gctx *x, dp_error *err)
+{
+    int n = x->n, nd = x->nd, H = x->H, pass, rc;
+    size_t wide = (size_t)(n > nd ? n : nd);
+    dp__arena ar;
+    if (x->train) return dp__fail(err, DP_ERR_ARG, "place: a training context cannot be forked");
+    memset(&ar, 0, sizeof ar);
+    *w = *x;
+    w->arena = NULL;
+    memset(&w->sim, 0, sizeof w->sim);
+    memset(&w->selq, 0, sizeof w->selq);   /* greedy rollouts only: not here */
+    for (pass = 0; pass < 2; pass++) {
+        if (pass && (rc = dp__arena_alloc(&ar, &w->arena, err, "sample workspace"))) { memset(w, 0, sizeof *w); return rc; }
+        DP__A(w->legal, n, int); DP__A(w->pend, n, int); DP__A(w->assign, n, int); DP__A(w->order, n, int); DP__A(w->pos, n, int);
+        DP__A(w->end, n, double); DP__A(w->avail, nd, double); DP__A(w->work, nd, double);
+        DP__A(w->psum, (size_t)nd * H, double); DP__A(w->pmean, (size_t)nd * H, double);
+        DP__A(w->cnt, nd, double); DP__A(w->prob, wide, double); DP__A(w->logit, nd, double); DP__A(w->est, nd, double);
+        DP__A(w->la, nd, double); DP__A(w->lar, nd, double); DP__A(w->lam, nd, double);
+        if (x->inown) { DP__A(w->inown, (size_t)n * nd, double); DP__A(w->inr1, n, double); DP__A(w->inr2, n, double); DP__A(w->ind1, n, int); }
+        if (x->pathe) DP__A(w->pathe, n, double);
+        DP__A(w->busy_s, (size_t)nd * n, double); DP__A(w->busy_e, (size_t)nd * n, double); DP__A(w->busy_n, nd, int);
+        DP__A(w->expert, wide, int);
+        if (x->stree) DP__A(w->stree, 2 * (size_t)x->stn, double);
+        DP__A(w->step_op, n, int); DP__A(w->step_dev, n, int); DP__A(w->step_f, (size_t)nd * DP__DF, double);
+        DP__A(w->step_z, (size_t)nd * H, double); DP__A(w->step_gu, nd, double); DP__A(w->step_gf, nd, double);
+        DP__A(w->phi, n, double); DP__A(w->prio, n, double); DP__A(w->best_assign, n, int); DP__A(w->best_order, n, int);
+        if (x->mlim) { DP__A(w->mem.used, nd, double); DP__A(w->mem.held, dp__mem_words(x->g) + 1, uint64_t); DP__A(w->mfit, nd, char); DP__A(w->mdead, nd, double); }
+    }
+    w->stree_hi = w->stn;   /* the first dp__stree_sync clears every leaf */
+    w->stree_live = 0;
+    if ((rc = dp_sim_init(&w->sim, x->g, x->c, err))) { DP_FREE(w->arena); memset(w, 0, sizeof *w); return rc; }
+    return 0;
+}
+
+/* Sample k of a DOPPLER placement (k = 0: the greedy one) rolled out on
+   x, from its own stream (seeded by seed and k; the greedy one by seed),
+   and its simulated makespan into *cost (*sims counts it), or HUGE_VAL
+   where it has none: stopped because its bound passed best (it cannot
+   beat the best so far), or a memory dead end (x->overfull). */
+static int dp__place_sample(dp__gctx *x, const dp_policy *p, uint64_t seed, dp_order order, int k, double best,
+                            double *cost, long *sims, dp_error *err)
+{
+    dp__roll_opts ro;
+    dp__roll_stats rs;
+    dp_rng rng;
+    int rc;
+    *cost = HUGE_VAL;
+    memset(&ro, 0, sizeof ro);
+    ro.gamma = 1;
+    ro.sample = k > 0;
+    ro.stop_above = k > 0 && best < HUGE_VAL ? best * (1 + 1e-9) : 0;
+    dp_rng_seed(&rng, k > 0 ? dp__mix(seed + dp__mix((uint64_t)k)) : seed);
+    dp__rollout(x, p, &ro, &rng, &rs);
+    if (x->overfull || rs.stopped) return 0;
+    /* a sample that cannot beat the best so far is not simulated */
+    if (k > 0 && best < HUGE_VAL && dp__place_bound(x) > best * (1 + 1e-9)) return 0;
+    if ((rc = dp__cost(x, order, NULL, NULL, cost, err))) return rc;
+    ++*sims;
+    return 0;
+}
+
+/* dp_infer_opts.threads: samples first..last drawn by several threads,
+   each taking the next sample number in turn and rolling it out on its
+   own context (the calling thread on x itself). Each keeps its best (the
+   lowest numbered of its least makespan) and its last memory dead end;
+   the best makespan so far, which stops hopeless samples early, is shared.
+   Then the least makespan of all, ties to the lowest sample number (the
+   order the calling thread alone would keep), becomes x's best. */
+typedef struct dp__sampler {
+    pthread_mutex_t mu;
+    const dp_policy *p;
+    const dp_infer_opts *o;
+    dp__steps *clk;
+    int next, last;       /* the next sample to draw, the last one */
+    double best;          /* the least makespan so far, of all */
+    int rc;               /* the first failure (its message in err) */
+    dp_error err;
+} dp__sampler;
+
+typedef struct dp__sworker {
+    dp__sampler *s;
+    dp__gctx *x;          /* the context it rolls out on */
+    dp__gctx own;         /* a forked one (not the calling thread's) */
+    double best;          /* its least makespan, from sample best_k */
+    int best_k, dead_k, dead, last_k; /* its last dead end (sample, op); its last sample */
+    long sims;
+    dp_error err;
+} dp__sworker;
+
+static void *dp__sample_worker(void *arg)
+{
+    dp__sworker *w = (dp__sworker *)arg;
+    dp__sampler *s = w->s;
+    for (;;) {
+        double cost, best;
+        int k, rc;
+        pthread_mutex_lock(&s->mu);
+        if (s->rc || s->next > s->last || dp__steps_out_of_time(s->clk)) { pthread_mutex_unlock(&s->mu); break; }
+        k = s->next++;
+        best = s->best;
+        dp__steps_report(s->clk, "samples", k - 1, s->last, best);
+        pthread_mutex_unlock(&s->mu);
+        rc = dp__place_sample(w->x, s->p, s->o->seed, s->o->order, k, best, &cost, &w->sims, &w->err);
+        if (rc) {
+            pthread_mutex_lock(&s->mu);
+            if (!s->rc) { s->rc = rc; s->err = w->err; }
+            pthread_mutex_unlock(&s->mu);
+            break;
+        }
+        w->last_k = k;
+        if (w->x->overfull) { w->dead_k = k; w->dead = w->x->deadend; continue; }
+        if (cost < w->best) {
+            w->best = cost; w->best_k = k;
+            memcpy(w->x->best_assign, w->x->assign, sizeof(int) * (size_t)w->x->n);
+            memcpy(w->x->best_order, w->x->order, sizeof(int) * (size_t)w->x->n);
+            pthread_mutex_lock(&s->mu);
+            if (cost < s->best) s->best = cost;
+            pthread_mutex_unlock(&s->mu);
+        }
+    }
+    return NULL;
+}
+
+/* Samples first..last on nt threads (nt >= 2), x holding the best so far
+   (*best, from sample *best_k; HUGE_VAL: none) and *dead the last dead
+   end's op (from sample *dead_k, -1: none); all four updated, *sims
+   counts the simulations. */
+static int dp__place_samples_par(dp__gctx *x, const dp_policy *p, const dp_infer_opts *o, dp__steps *clk, int nt, int first, int last,
+                                 double *best, int *best_k, int *dead, int *dead_k, long *sims, dp_error *err)
+{
+    dp__sampler s;
+    dp__sworker *w;
+    pthread_t *th;
+    int i, started = 0, rc = 0, lk = -1, lw = -1;
+    memset(&s, 0, sizeof s);
+    s.p = p; s.o = o; s.clk = clk; s.next = first; s.last = last; s.best = *best;
+    w = (dp__sworker *)dp__alloc((size_t)nt, sizeof *w, err, "sample threads");
+    th = (pthread_t *)dp__alloc((size_t)nt, sizeof *th, err, "sample threads");
+    if (!w || !th) { DP_FREE(w); DP_FREE(th); return DP_ERR_NOMEM; }
+    if (pthread_mutex_init(&s.mu, NULL) != 0) { DP_FREE(w); DP_FREE(th); return dp__fail(err, DP_ERR_NOMEM, "place: cannot make a lock for the sample threads"); }
+    for (i = 0; i < nt; i++) {
+        w[i].s = &s;
+        w[i].best = HUGE_VAL; w[i].best_k = -1; w[i].dead_k = -1; w[i].dead = -1; w[i].last_k = -1;
+        w[i].x = i == 0 ? x : &w[i].own;
+        if (i > 0 && (rc = dp__gctx_fork(&w[i].own, x, err))) break;
+    }
+    if (!rc) {
+        w[0].best = *best; w[0].best_k = *best_k;   /* x's best so far is the calling thread's */
+        for (started = 1; started < nt; started++)
+            if (pthread_create(&th[started], NULL, dp__sample_worker, &w[started]) != 0) break;
+        dp__sample_worker(&w[0]);
+        for (i = 1; i < started; i++) pthread_join(th[i], NULL);
+        if (s.rc) { rc = s.rc; if (err) *err = s.err; }
+    }
+    if (!rc) {
+        for (i = 0; i < nt; i++) {
+            *sims += w[i].sims;
+            if (w[i].best < *best || (w[i].best == *best && w[i].best < HUGE_VAL && w[i].best_k < *best_k)) {
+                *best = w[i].best; *best_k = w[i].best_k;
+                if (i > 0) {
+                    memcpy(x->best_assign, w[i].x->best_assign, sizeof(int) * (size_t)x->n);
+                    memcpy(x->best_order, w[i].x->best_order, sizeof(int) * (size_t)x->n);
+                }
+            }
+            if (w[i].dead_k > *dead_k) {
+                *dead_k = w[i].dead_k; *dead = w[i].dead;
+                if (i > 0 && x->mdead) memcpy(x->mdead, w[i].x->mdead, sizeof(double) * (size_t)x->nd);
+            }
+            if (w[i].last_k > lk) { lk = w[i].last_k; lw = i; }
+        }
+        /* the last sample's order, SEL's, which scores a fallback where no
+           sample had a makespan (as the calling thread alone leaves it) */
+        if (lw > 0) memcpy(x->order, w[lw].x->order, sizeof(int) * (size_t)x->n);
+    }
+    for (i = 1; i < nt; i++) dp__gctx_free(&w[i].own);
+    pthread_mutex_destroy(&s.mu);
+    DP_FREE(w); DP_FREE(th);
+    return rc;
+}
+
 /* dp_policy_place with its clock (progress, deadline) given: the
    deployment stage's runs on from its episodes. */
 static int dp__policy_place(const dp_policy *p, const dp_graph *g, const dp_cluster *c, const dp_infer_opts *opts, dp__steps *clk,
@@ -11951,7 +12199,7 @@ static int dp__policy_place(const dp_policy *p, const dp_graph *g, const dp_clus
     dp_rng rng;
     double best = HUGE_VAL, cost, *pr = NULL;
     const double *th;
-    int rc, k, dead = -1, piped = 0;
+    int rc, k, dead = -1, dead_k = -1, best_k = -1, piped = 0;
     long sims = 0;
     memset(&o, 0, sizeof o);
     if (opts) o = *opts;
@@ -11959,6 +12207,7 @@ static int dp__policy_place(const dp_policy *p, const dp_graph *g, const dp_clus
     if (!p || !p->plc) return dp__fail(err, DP_ERR_ARG, "place: policy not initialised");
     if (o.samples < 0) return dp__fail(err, DP_ERR_RANGE, "place: samples %d is negative", o.samples);
     if (o.polish < 0 || o.polish > 100) return dp__fail(err, DP_ERR_RANGE, "place: polish %d not in 0..100 passes", o.polish);
+    if (o.threads < 0 || o.threads > 1024) return dp__fail(err, DP_ERR_RANGE, "place: threads %d not in 0..1024", o.threads);
     if (p->algo == DP_ALGO_PLACETO) return dp__pt_place(p, g, c, &o, clk, assign, order, makespan, err);
     if (p->algo != DP_ALGO_DOPPLER) return dp__fail(err, DP_ERR_ARG, "place: unknown policy algorithm %d", (int)p->algo);
     if ((rc = dp__gctx_init(&x, g, c, p->opts.hidden, p->opts.layers, p->opts.shared_gnn, 0, err))) return rc;
@@ -11973,29 +12222,33 @@ static int dp__policy_place(const dp_policy *p, const dp_graph *g, const dp_clus
         dp__op_probs(th, x.n, x.nd, pr);
     }
     for (k = 0; k <= o.samples; k++) {
+        if (k > 0 && !th && o.threads > 1 && o.samples > 1) {
+            /* the samples on several threads: the same answer */
+            int nt = o.threads < o.samples ? o.threads : o.samples;
+            if ((rc = dp__place_samples_par(&x, p, &o, clk, nt, k, o.samples, &best, &best_k, &dead, &dead_k, &sims, err))) goto done;
+            break;
+        }
         if (k > 0) dp__steps_report(clk, "samples", k - 1, o.samples, best);
         if (k > 0 && dp__steps_out_of_time(clk)) break;
-        ro.sample = k > 0;
         if (!th) {
             /* sample k draws from its own stream, so that one stopped
                early leaves the others as they were; it stops where its
                bound passes the best so far (it cannot beat it) */
-            if (k > 0) dp_rng_seed(&rng, dp__mix(o.seed + dp__mix((uint64_t)k)));
-            ro.stop_above = k > 0 && best < HUGE_VAL ? best * (1 + 1e-9) : 0;
-            dp__rollout(&x, p, &ro, &rng, &rs);
-            if (rs.stopped && !x.overfull) continue;
+            if ((rc = dp__place_sample(&x, p, o.seed, o.order, k, best, &cost, &sims, err))) goto done;
+        } else {
+            dp__op_place(&x, k == 0 ? th : pr, k == 0 ? NULL : &rng);
+            cost = HUGE_VAL;
+            if (!x.overfull) {
+                if ((rc = dp__cost(&x, o.order, NULL, NULL, &cost, err))) goto done;
+                sims++;
+            }
         }
-        else dp__op_place(&x, k == 0 ? th : pr, k == 0 ? NULL : &rng);
         if (x.overfull) {   /* met a memory dead end: no answer */
-            dead = x.deadend;   /* the last one's: x.mdead is its room */
+            dead = x.deadend; dead_k = k;   /* the last one's: x.mdead is its room */
             continue;
         }
-        /* a sample that cannot beat the best so far is not simulated */
-        if (!th && best < HUGE_VAL && dp__place_bound(&x) > best * (1 + 1e-9)) continue;
-        if ((rc = dp__cost(&x, o.order, NULL, NULL, &cost, err))) goto done;
-        sims++;
         if (cost < best) {
-            best = cost;
+            best = cost; best_k = k;
             memcpy(x.best_assign, x.assign, sizeof(int) * (size_t)x.n);
             memcpy(x.best_order, x.order, sizeof(int) * (size_t)x.n);
         }
@@ -12123,6 +12376,7 @@ DPDEF int dp_policy_improve(const dp_policy *p, const dp_graph *g, const dp_clus
     memset(&io, 0, sizeof io);
     io.simulations = &sims;
     io.samples = o.samples;
+    io.threads = o.threads;
     io.seed = o.seed;
     io.order = o.order;
     io.start = o.start;

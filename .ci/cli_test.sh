@@ -492,6 +492,15 @@ contains "$T/out" "^samples  *64 " "the pretrained policy's 64 samples"
 # whose busiest device has more work than the best makespan so far cannot)
 sims=$(awk '/^simulations/ { print $2 }' "$T/out")
 if [ -n "$sims" ] && [ "$sims" -ge 2 ] && [ "$sims" -le 66 ]; then ok; else bad "greedy + 64 samples + one device: '$sims' simulations, not 2..66"; fi
+# --threads: the same placement and makespan from the samples drawn on 3 threads
+expect 0 "place doppler --threads 1" "$D" place "$G" --method doppler --out "$T/thr1.assign"
+grep '^makespan' "$T/out" >"$T/thr1.ms"
+expect 0 "place doppler --threads 3" "$D" place "$G" --method doppler --threads 3 --out "$T/thr3.assign"
+grep '^makespan' "$T/out" >"$T/thr3.ms"
+if cmp -s "$T/thr1.assign" "$T/thr3.assign" && cmp -s "$T/thr1.ms" "$T/thr3.ms"; then ok; else bad "doppler's samples on 3 threads: another placement or makespan than on one"; fi
+expect 2 "place cp --threads 2" "$D" place "$G" --method cp --threads 2
+contains "$T/err" "doppler's samples" "--threads with a heuristic says what it is for"
+expect 2 "place doppler --threads 0" "$D" place "$G" --method doppler --threads 0
 expect 0 "place doppler --polish 2" "$D" place "$G" --method doppler --polish 2 --json --out "$T/pol.assign"
 cp "$T/out" "$T/pol.json"
 json_check "$T/pol.json" "j['polish'] == 2 and j['simulations'] > 65 and j['makespan'] >= j['lower_bound'] * (1 - 1e-12)" "place --polish: the passes' simulations counted"

@@ -3,8 +3,8 @@
    limit and the DOPPLER policy's greedy placement plus K samples.
 
        build/scale_bench [--devices N] [--time-limit S] [--samples K]
-                         [--budget B] [--no-move-bound] [--policy P.dpl]
-                         [--steps LIST] GRAPH
+                         [--threads T] [--budget B] [--no-move-bound]
+                         [--policy P.dpl] [--steps LIST] GRAPH
 
    One line per step on standard output, tab-separated:
 
@@ -19,7 +19,8 @@
    graph plus what the step allocates. Steps: read, cp, heft, sim (cp's
    placement, simulated once), anneal (--time-limit S, default 10, or
    --budget B moves), doppler (--policy, default
-   policies/doppler_family.dpl; greedy and K samples, default 64), and,
+   policies/doppler_family.dpl; greedy and K samples, default 64, drawn
+   by T threads, default 1: the same placement with any T), and,
    only when --steps names it, enumopt (--time-limit S). --steps takes a
    comma-separated subset. The searches' notes give their moves scored
    per second, simulated or decided by the move bound (--no-move-bound:
@@ -69,7 +70,7 @@ typedef struct run {
     const dp_graph *g;
     const dp_cluster *c;
     double time_limit;
-    int samples, budget, no_move_bound;
+    int samples, threads, budget, no_move_bound;
     const char *policy;
 } run;
 
@@ -122,10 +123,12 @@ static int step(const run *r, const char *name)
         rc = dp_policy_load(&p, r->policy, &e);
         t0 = dp_now();   /* placing, not loading the policy */
         io.samples = r->samples;
+        io.threads = r->threads;
         io.seed = 1;
         io.simulations = &sims;
         if (!rc) rc = dp_policy_place(&p, g, c, &io, assign, NULL, &ms, &e);
-        snprintf(note, sizeof note, "greedy + %d samples, %ld simulations", r->samples, sims);
+        snprintf(note, sizeof note, "greedy + %d samples%s%.0d%s, %ld simulations", r->samples,
+                 r->threads > 1 ? " on " : "", r->threads > 1 ? r->threads : 0, r->threads > 1 ? " threads" : "", sims);
         dp_policy_free(&p);
     } else {
         fprintf(stderr, "scale_bench: unknown step '%s'\n", name);
@@ -158,18 +161,19 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--devices") && i + 1 < argc) devices = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--time-limit") && i + 1 < argc) r.time_limit = atof(argv[++i]);
         else if (!strcmp(argv[i], "--samples") && i + 1 < argc) r.samples = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc) r.threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--budget") && i + 1 < argc) r.budget = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--no-move-bound")) r.no_move_bound = 1;
         else if (!strcmp(argv[i], "--policy") && i + 1 < argc) r.policy = argv[++i];
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc) only = argv[++i];
         else if (argv[i][0] != '-' && !path) path = argv[i];
         else {
-            fprintf(stderr, "usage: scale_bench [--devices N] [--time-limit S] [--samples K] [--budget B] [--no-move-bound] [--policy P.dpl] [--steps LIST] GRAPH\n");
+            fprintf(stderr, "usage: scale_bench [--devices N] [--time-limit S] [--samples K] [--threads T] [--budget B] [--no-move-bound] [--policy P.dpl] [--steps LIST] GRAPH\n");
             return 2;
         }
     }
-    if (!path || devices < 1 || r.time_limit <= 0 || r.samples < 0 || r.budget < 0) {
-        fprintf(stderr, "usage: scale_bench [--devices N] [--time-limit S] [--samples K] [--budget B] [--no-move-bound] [--policy P.dpl] [--steps LIST] GRAPH\n");
+    if (!path || devices < 1 || r.time_limit <= 0 || r.samples < 0 || r.threads < 0 || r.budget < 0) {
+        fprintf(stderr, "usage: scale_bench [--devices N] [--time-limit S] [--samples K] [--threads T] [--budget B] [--no-move-bound] [--policy P.dpl] [--steps LIST] GRAPH\n");
         return 2;
     }
     memset(&g, 0, sizeof g);

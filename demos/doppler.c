@@ -173,6 +173,8 @@ static const char *help_place =
     "                 the pretrained policy (policies/doppler_family.dpl)\n"
     "  --samples K    doppler, placeto: best of the greedy placement and K samples\n"
     "                 (default 0; 64 with the pretrained policy)\n"
+    "  --threads T    doppler: draw the samples on T threads (default 1); the\n"
+    "                 same answer with any T (each sample has its own stream)\n"
     "  --improve E    doppler: first E more REINFORCE episodes on this graph\n"
     "                 (DOPPLER's deployment stage, on the simulator; the policy\n"
     "                 file is not changed); the answer is the best placement any\n"
@@ -574,6 +576,7 @@ typedef struct cli {
     const char *algo, *from, *init;
     int hidden, layers, shared_gnn, insertion, samples, samples_set, entropy_set, rollouts, improve;
     int polish;             /* --polish P: local search from a policy's answer */
+    int threads;            /* --threads T: doppler's samples on T threads */
     int greedy_baseline, adv_norm, step_baseline;   /* step_baseline: 0 on, -1 off */
     int ppo;                /* --ppo E: PPO epochs (0: REINFORCE)       */
     double ppo_clip;
@@ -744,7 +747,7 @@ static const opt_spec opt_specs[] = {
     OPT_NUM("op-logits", op_logits, 1e-9, 1e6), OPT_NUM("op-prior", op_prior, 1e-9, 100),
     OPT_INT("op-restart", op_restart, -1, 1000000),
     OPT_NUM("tau", tau, 1e-9, 1e6),
-    OPT_INT("improve", improve, 1, 100000000), OPT_INT("polish", polish, 1, 100), OPT_INT("budget", budget, 1, INT_MAX), OPT_NUM("time-limit", time_limit, 1e-6, 1e8),
+    OPT_INT("improve", improve, 1, 100000000), OPT_INT("polish", polish, 1, 100), OPT_INT("threads", threads, 1, 1024), OPT_INT("budget", budget, 1, INT_MAX), OPT_NUM("time-limit", time_limit, 1e-6, 1e8),
     OPT_INT("nodes", gen.nodes, 1, DP_MAX_OPS), OPT_INT("width", gen.width, 1, DP_MAX_OPS),
     OPT_INT("jump", gen.jump, 1, DP_MAX_OPS), OPT_INT("parts", wl.parts, 1, 8),
     OPT_INT("dim", wl.dim, 1, 8192), OPT_INT("batch", wl.batch, 1, 8192), OPT_INT("reps", reps, 1, 10000), OPT_NUM("mpi-timeout", mpi_timeout, 1e-3, 1e8),
@@ -1441,6 +1444,7 @@ static int place_learned(const cli *o, const dp_policy *p, const dp_graph *g, co
         dp_improve_opts im = {0};
         im.episodes = o->improve;
         im.samples = o->samples;
+        im.threads = o->threads;
         im.seed = o->seed;
         im.order = o->order;
         im.start = o->from;
@@ -1457,6 +1461,7 @@ static int place_learned(const cli *o, const dp_policy *p, const dp_graph *g, co
     } else {
         dp_infer_opts io = {0};
         io.samples = o->samples;
+        io.threads = o->threads;
         io.seed = o->seed;
         io.order = o->order;
         io.start = o->from;
@@ -3208,7 +3213,7 @@ typedef struct command {
 static const command commands[] = {
     {"info", cmd_info, "devices cluster precision machines internode memory format json", &help_info},
     {"place", cmd_place,
-     "method policy samples improve op-logits op-prior op-restart polish from devices cluster precision machines internode memory format seed order budget time-limit start progress out gantt no-transfers json",
+     "method policy samples threads improve op-logits op-prior op-restart polish from devices cluster precision machines internode memory format seed order budget time-limit start progress out gantt no-transfers json",
      &help_place},
     {"sim", cmd_sim, "assign devices cluster precision machines internode memory format order gantt no-transfers json", &help_sim},
     {"bench", cmd_bench, "methods policy samples from devices cluster precision machines internode memory format seed order budget time-limit progress json md",
@@ -3244,6 +3249,8 @@ static int check_applies(const cli *o)
         int learned_search = LEARNED(m) && (o->improve || o->polish || (o->samples_set ? o->samples > 0 : m == METHOD_DOPPLER && !o->policy));
         if (o->budget && m != DP_METHOD_ANNEAL)
             return usage(cmd, "--budget applies to --method anneal (its simulations), not to %s", method_name(m));
+        if (o->threads && !(m == METHOD_DOPPLER && learned_search && (o->samples_set ? o->samples > 0 : !o->policy)))
+            return usage(cmd, "--threads applies to --method doppler's samples (--samples K > 0; the pretrained policy draws 64)");
         if (o->start && !search && !LEARNED(m))
             return usage(cmd, "--start applies to --method enumopt and anneal (their first placement), not to %s", method_name(m));
         if ((o->time_limit || o->progress) && !search && !learned_search) {

@@ -1067,6 +1067,100 @@ static void test_place_bound(void)
     dp_policy_free(&p);
 }
 
+/* dp_infer_opts.threads: the same placement, order, makespan, fallback
+   and failure with 1, 2, 3 and 8 threads drawing the samples, and that
+   placement the best of all 65 samples rolled out and simulated here one
+   after the other (the lowest numbered of the least makespan). Graphs of
+   60 and 700 ops (the latter past DP__SEL_TREE: the threads' sum trees),
+   on links all alike (x->ixe), on links that differ, and within device
+   memory: room for some samples (others meet dead ends), and room for
+   none (the same error, naming the last sample's dead end). */
+static void test_place_threads(void)
+{
+    static const int nodes[2] = {60, 700}, threads[3] = {2, 3, 8};
+    dp_policy p;
+    dp_policy_opts po = {0};
+    po.hidden = 8; po.layers = 2; po.seed = 11; po.insertion = 1;
+    if (dp_policy_init(&p, &po, &err)) { CHECK(0, "policy: %s", err.msg); return; }
+    for (int gi = 0; gi < 2; gi++)
+        for (int ci = 0; ci < 4; ci++) {
+            dp_graph g;
+            dp_cluster c;
+            if (gen_graph(&g, nodes[gi], 0.5, 40 + gi)) continue;
+            int n = g.n_ops;
+            double total = 0;
+            for (int v = 0; v < n; v++) { g.out_bytes[v] = 10 + v % 7; total += g.out_bytes[v]; }
+            CHECK(dp_cluster_homogeneous(&c, 3, 1, 1, 0.5, &err) == 0, "cluster: %s", err.msg);
+            if (ci == 1) c.bandwidth[0 * 3 + 2] = c.bandwidth[2 * 3 + 0] = 0.25;   /* links that differ */
+            if (ci >= 2) for (int d = 0; d < 3; d++) c.memory[d] = (ci == 3 ? 0.3 : gi == 0 ? 0.45 : 0.7) * total;
+            int *a1 = malloc(sizeof(int) * (size_t)n), *o1 = malloc(sizeof(int) * (size_t)n);
+            int *a2 = malloc(sizeof(int) * (size_t)n), *o2 = malloc(sizeof(int) * (size_t)n);
+            double m1 = -1, m2 = -2;
+            long s1 = 0, s2 = 0;
+            int f1 = -1, f2 = -2, rc1, rc2;
+            dp_error e1 = {0};
+            dp_infer_opts io = {0};
+            io.samples = 64; io.seed = 3; io.simulations = &s1; io.fallback = &f1; io.no_fallback = ci == 3;
+            rc1 = dp_policy_place(&p, &g, &c, &io, a1, o1, &m1, &e1);
+            CHECK(ci == 3 ? rc1 == DP_ERR_INFEASIBLE : rc1 == 0, "graph %d cluster %d, one thread: rc %d %s", gi, ci, rc1, e1.msg);
+            for (int ti = 0; ti < 3; ti++) {
+                dp_error e2 = {0};
+                io.threads = threads[ti]; io.simulations = &s2; io.fallback = &f2;
+                rc2 = dp_policy_place(&p, &g, &c, &io, a2, o2, &m2, &e2);
+                CHECK(rc2 == rc1 && !strcmp(e1.msg, e2.msg), "graph %d cluster %d, %d threads: rc %d '%s', one thread: rc %d '%s'",
+                      gi, ci, threads[ti], rc2, e2.msg, rc1, e1.msg);
+                if (rc1 || rc2) continue;
+                CHECK(m2 == m1 && f2 == f1 && !memcmp(a1, a2, sizeof(int) * (size_t)n) && !memcmp(o1, o2, sizeof(int) * (size_t)n),
+                      "graph %d cluster %d, %d threads: makespan %.17g fallback %d, one thread: %.17g %d", gi, ci, threads[ti], m2, f2, m1, f1);
+                CHECK(s2 >= 1, "graph %d cluster %d, %d threads: %ld simulations", gi, ci, threads[ti], s2);
+            }
+            if (ci < 3 && rc1 == 0) {
+                /* the best of all 65 samples, each simulated, one after the other */
+                dp__gctx x;
+                dp__roll_opts ro;
+                dp__roll_stats rs;
+                dp_rng rng;
+                double best = HUGE_VAL, cost;
+                int dead = 0;
+                if (dp__gctx_init(&x, &g, &c, 8, 2, 0, 0, &err) == 0) {
+                    dp__forward(&x, &p);
+                    memset(&ro, 0, sizeof ro);
+                    ro.gamma = 1;
+                    for (int k = 0; k <= 64; k++) {
+                        ro.sample = k > 0;
+                        dp_rng_seed(&rng, k > 0 ? dp__mix(3 + dp__mix((uint64_t)k)) : 3);
+                        dp__rollout(&x, &p, &ro, &rng, &rs);
+                        CHECK(dp__cost(&x, DP_ORDER_FIFO, NULL, NULL, &cost, &err) == 0, "sim: %s", err.msg);
+                        dead += x.overfull;   /* its cost: more than any makespan */
+                        if (cost < best) { best = cost; memcpy(a2, x.assign, sizeof(int) * (size_t)n); }
+                    }
+                    CHECK(ci < 2 ? dead == 0 : dead > 0 && dead < 65, "graph %d cluster %d: %d of 65 samples meet a dead end", gi, ci, dead);
+                    CHECK(f1 || (m1 == best && !memcmp(a1, a2, sizeof(int) * (size_t)n)),
+                          "graph %d cluster %d: placed %.17g, the best of the 65 samples %.17g", gi, ci, m1, best);
+                    dp__gctx_free(&x);
+                } else CHECK(0, "gctx: %s", err.msg);
+            }
+            free(a1); free(o1); free(a2); free(o2);
+            dp_cluster_free(&c);
+            dp_graph_free(&g);
+        }
+    dp_infer_opts bad = {0};
+    bad.threads = -1;
+    {
+        dp_graph g;
+        dp_cluster c;
+        int a[64];
+        if (!gen_graph(&g, 8, 0.5, 1)) {
+            CHECK(dp_cluster_homogeneous(&c, 2, 1, 1, 0, &err) == 0, "cluster: %s", err.msg);
+            CHECK(dp_policy_place(&p, &g, &c, &bad, a, NULL, NULL, &err) == DP_ERR_RANGE && strstr(err.msg, "threads -1"),
+                  "threads -1: %s", err.msg);
+            dp_cluster_free(&c);
+            dp_graph_free(&g);
+        }
+    }
+    dp_policy_free(&p);
+}
+
 /* Where every link is alike PLC's inputs are made in one pass over an
    op's inputs (dp__plc_inputs_alike) instead of one per device: the same
    features at every step of a sampled rollout, bit for bit, as the pass
@@ -2782,6 +2876,7 @@ int main(int argc, char **argv)
     test_sel_heap();
     test_inference_buffers();
     test_place_bound();
+    test_place_threads();
     test_plc_inputs_alike();
     test_insertion();
     test_lookahead();
