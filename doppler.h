@@ -8885,9 +8885,13 @@ typedef struct dp__gctx {
                              CSR order: isrc[k] = src[in_edge[k]], odst[k]
                              = dst[out_edge[k]] (the rollout's loops read
                              them in order, not through the edge index)  */
-    double *ixe, *oxe;    /* [m] where every link is alike, each edge's
-                             transfer time between any two devices, in the
-                             same orders as isrc and odst; else NULL     */
+    int alike;            /* every link is alike: an edge's transfer time
+                             between any two devices is xlat + its bytes /
+                             xbw (dp_xfer_time's, made where it is read:
+                             two arrays of a double per edge were a third
+                             of the learned placer's memory on a graph of
+                             10^7 edges, and no faster)                  */
+    double xlat, xbw;
     double *wsel;         /* [n] inference: exp(SEL score - the largest),
                              made by dp__forward, so that a sampled SEL
                              step needs no exp (NULL in training)         */
@@ -9047,7 +9051,7 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
     memset(&ar, 0, sizeof ar);
     memset(x, 0, sizeof *x);
     if ((rc = dp_check(g, c, err))) return rc;
-    alike = dp__links_alike(c);   /* x->ixe and x->oxe only then */
+    alike = dp__links_alike(c);   /* x->alike (and the inown arrays) only then */
     x->g = g; x->c = c; x->n = n; x->m = m; x->nd = nd; x->H = H; x->K = K; x->shared = shared; x->train = train;
     for (pass = 0; pass < 2; pass++) {
         if (pass && (rc = dp__arena_alloc(&ar, &x->arena, err, "learning workspace"))) { dp__gctx_free(x); return rc; }
@@ -9077,7 +9081,6 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
             DP__A(x->selq.h, n, int);
         }
         DP__A(x->isrc, m, int); DP__A(x->odst, m, int);
-        if (alike) { DP__A(x->ixe, m, double); DP__A(x->oxe, m, double); }
         DP__A(x->step_op, n, int); DP__A(x->step_dev, n, int); DP__A(x->step_f, nt * nd * DP__DF, double);
         DP__A(x->step_z, nt * nd * H, double); DP__A(x->step_gu, nt * nd, double); DP__A(x->step_gf, nt * nd, double);
         DP__A(x->phi, n, double); DP__A(x->bstep, n, double);
@@ -9106,11 +9109,9 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
     for (k = 0; k < m; k++) {
         x->isrc[k] = g->src[g->in_edge[k]];
         x->odst[k] = g->dst[g->out_edge[k]];
-        if (alike) {
-            x->ixe[k] = dp_xfer_time(c, g->bytes[g->in_edge[k]], 0, 1);
-            x->oxe[k] = dp_xfer_time(c, g->bytes[g->out_edge[k]], 0, 1);
-        }
     }
+    x->alike = alike;
+    if (alike) { x->xlat = c->latency[1]; x->xbw = c->bandwidth[1]; }   /* the link 0 -> 1, as every other */
     for (v = 0; v < n; v++)
         for (k = 0; k < nd; k++) x->optime[(size_t)v * nd + k] = dp_op_time(g, c, v, k);
     x->wtot = 0;
@@ -9645,6 +9646,13 @@ static void dp__top2(double *r1, double *r2, int *d1, double arr, int a)
     *r1 = gt ? arr : o1;
 }
 
+/* Edge e's transfer time between any two devices, where all links are
+   alike (x->alike): dp_xfer_time's, bit for bit. */
+static double dp__xe(const dp__gctx *x, int e)
+{
+    return x->xlat + x->g->bytes[e] / x->xbw;
+}
+
 static void dp__plc_inputs(dp__gctx *x, int v, double *f)
 {
     const dp_graph *g = x->g;
@@ -9666,7 +9674,7 @@ static void dp__plc_inputs(dp__gctx *x, int v, double *f)
     }
 }
 
-/* dp__plc_inputs where every link is alike (x->ixe: an edge's transfer
+/* dp__plc_inputs where every link is alike (x->alike: an edge's transfer
    time between any two devices), in one pass over the inputs instead of
    one per device: an input arrives on its own device at its end, on any
    other at its end + xe. So the last arrival on d is the later of d's
@@ -9686,7 +9694,7 @@ static void dp__plc_inputs_alike(dp__gctx *x, int v, double *f)
     for (d = 0; d < nd; d++) { double *fd = f + (size_t)d * DP__DF; fd[1] = 0; fd[2] = HUGE_VAL; fd[3] = 0; fd[4] = 0; }
     for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
         int u = x->isrc[k], a = x->assign[u];
-        double eu = x->end[u], arr = eu + x->ixe[k], *fa = f + (size_t)a * DP__DF;
+        double eu = x->end[u], arr = eu + dp__xe(x, g->in_edge[k]), *fa = f + (size_t)a * DP__DF;
         fa[1] += x->optime[(size_t)u * nd + a];
         fa[2] = eu < fa[2] ? eu : fa[2];
         fa[3] = eu > fa[3] ? eu : fa[3];
@@ -9735,7 +9743,7 @@ static double dp__gap_start(const dp__gctx *x, int d, double ready, double w)
    the time by which all of v's successors could start, each y at the
    least over devices q of the latest arrival on q of v's output and of
    y's inputs placed so far (v's finish where it has no successors).
-   Where every link is alike (x->oxe) the latest arrival on q is the later
+   Where every link is alike (x->alike) the latest arrival on q is the later
    of q's own latest input end and the latest remote arrival from another
    device (r1 from d1, else r2), kept per op as its inputs are placed
    (dp__place_step); and the least over q != d of max(v's remote arrival,
@@ -9753,14 +9761,14 @@ static double dp__plc_lookahead(dp__gctx *x, int v)
     for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
         int y = x->odst[k];
         if (x->pend[y] == g->in_off[y + 1] - g->in_off[y]) continue;   /* none placed: y could start at v's finish */
-        if (x->oxe) {
+        if (x->alike) {
             /* y's placed inputs, kept by dp__place_step (v is not placed).
                r1 >= every input's end, so the latest arrival is r1 on
                every device but d1, and at most r1 there (rd1); the least
                over q != d is then rd1, or r1 for d1 itself. All in by
                v's earliest finish (r1 <= amin): y could start at v's
                finish, whatever d. */
-            double r1 = x->inr1[y], rd1, xv = x->oxe[k];
+            double r1 = x->inr1[y], rd1, xv = dp__xe(x, g->out_edge[k]);
             int d1 = x->ind1[y];
             if (r1 <= amin) continue;
             rd1 = x->inown[(size_t)y * nd + d1] > x->inr2[y] ? x->inown[(size_t)y * nd + d1] : x->inr2[y];
@@ -9806,7 +9814,7 @@ static double dp__plc_features(dp__gctx *x, int v, double *f, double *zs)
 {
     int nd = x->nd, H = x->H, d;
     double emin = HUGE_VAL, lmin;
-    if (x->ixe) dp__plc_inputs_alike(x, v, f);
+    if (x->alike) dp__plc_inputs_alike(x, v, f);
     else dp__plc_inputs(x, v, f);
     for (d = 0; d < nd; d++) {
         double *fd = f + (size_t)d * DP__DF;
@@ -9928,7 +9936,7 @@ static void dp__place_step(dp__gctx *x, int t, int v, int a)
         double r = 0;
         for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
             int u = x->isrc[k], b = x->assign[u];
-            double xe = b == a ? 0 : x->ixe ? x->ixe[k] : dp_xfer_time(x->c, g->bytes[g->in_edge[k]], b, a);
+            double xe = b == a ? 0 : x->alike ? dp__xe(x, g->in_edge[k]) : dp_xfer_time(x->c, g->bytes[g->in_edge[k]], b, a);
             double arr = x->pathe[u] + xe;
             r = arr > r ? arr : r;
         }
@@ -9972,8 +9980,8 @@ static void dp__place_step(dp__gctx *x, int t, int v, int a)
     for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
         int y = x->odst[k];
         if (--x->pend[y] == 0) dp__legal_add(x, y);
-        if (x->oxe) {   /* y's placed inputs, for the lookahead */
-            double *own = x->inown + (size_t)y * nd + a, arr = x->end[v] + x->oxe[k];
+        if (x->alike) {   /* y's placed inputs, for the lookahead */
+            double *own = x->inown + (size_t)y * nd + a, arr = x->end[v] + dp__xe(x, g->out_edge[k]);
             *own = x->end[v] > *own ? x->end[v] : *own;
             dp__top2(&x->inr1[y], &x->inr2[y], &x->ind1[y], arr, a);
         }
@@ -10129,7 +10137,7 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
     }
     x->insertion = p->opts.insertion;
     x->pathmax = 0;
-    if (x->ixe) {
+    if (x->alike) {
         memset(x->inown, 0, sizeof(double) * (size_t)n * nd);
         memset(x->inr1, 0, sizeof(double) * (size_t)n);
         memset(x->inr2, 0, sizeof(double) * (size_t)n);

@@ -1072,7 +1072,7 @@ static void test_place_bound(void)
    placement the best of all 65 samples rolled out and simulated here one
    after the other (the lowest numbered of the least makespan). Graphs of
    60 and 700 ops (the latter past DP__SEL_TREE: the threads' sum trees),
-   on links all alike (x->ixe), on links that differ, and within device
+   on links all alike (x->alike), on links that differ, and within device
    memory: room for some samples (others meet dead ends), and room for
    none (the same error, naming the last sample's dead end). */
 static void test_place_threads(void)
@@ -1185,8 +1185,8 @@ static void test_plc_inputs_alike(void)
             int ok = dp__gctx_init(&xa, &g, &c, 8, 2, 0, 1, &err) == 0 && dp__gctx_init(&xb, &g, &c, 8, 2, 0, 1, &err) == 0;
             CHECK(ok, "gctx: %s", err.msg);
             if (!ok) return;
-            CHECK(xa.ixe != NULL && xa.oxe != NULL, "%d devices alike: one pass", nd);
-            xb.ixe = xb.oxe = NULL;   /* the pass per device */
+            CHECK(xa.alike, "%d devices alike: one pass", nd);
+            xb.alike = 0;   /* the pass per device */
             dp__forward(&xa, &p);
             dp__forward(&xb, &p);
             memset(&ro, 0, sizeof ro);
@@ -1262,7 +1262,7 @@ static void forced_rollout(dp__gctx *x, const dp_policy *p, const int *order, co
    and y (no successors) the lookahead is the op's finish: a 2 on either
    device; y 12 on 0 (b's 10 bytes in at 11), 13 on 1 (a's in at 12).
    Checked by the one pass (links alike) and by the pass over every pair
-   of devices (x.ixe and x.oxe cleared). */
+   of devices (x.alike cleared). */
 static void test_lookahead(void)
 {
     const char *names[3] = {"a", "b", "y"};
@@ -1276,8 +1276,8 @@ static void test_lookahead(void)
         dp_rng rng;
         int ops[3], devs[3] = {0, 1, 1};
         if (hand_setting(&g, &c, &p, &x, 3, names, cost, ops, 2, edges, 2, 1)) return;
-        CHECK(x.ixe != NULL && x.oxe != NULL, "links alike: one pass");
-        if (!alike) x.ixe = x.oxe = NULL;   /* the pass over every pair of devices */
+        CHECK(x.alike, "links alike: one pass");
+        if (!alike) x.alike = 0;   /* the pass over every pair of devices */
         dp_rng_seed(&rng, 1);
         forced_rollout(&x, &p, ops, devs, &rng);
         const double want7[3][2] = {{0, 0}, {0, 8}, {0, 1}}, want8[3][2] = {{1, 1}, {1, 0}, {1, 0}};
