@@ -240,7 +240,9 @@
      A failed allocation anywhere (graph building, readers, simulator,
      placers, learning buffers, checkpoints, the executor and its threads,
      calibration) and a failed pthread_create return DP_ERR_NOMEM with a
-     message; the call frees what it made and writes no output file.
+     message (but for dp_infer_opts.threads, whose samples the threads
+     that did start draw); the call frees what it made and writes no
+     output file.
      dp_train stops on a cost, loss or gradient that is NaN or infinite
      with DP_ERR_RANGE naming the stage, episode and graph, before that
      episode's update: the policy is as after the last good episode.
@@ -1621,7 +1623,11 @@ typedef struct dp_infer_opts {
                                 by the best so far in one run may be
                                 simulated in another). With threads,
                                 progress is called from any of them, one
-                                at a time. */
+                                at a time; a thread the system refuses
+                                to start leaves its samples to the others
+                                (the same answer). Each thread but the
+                                caller's has its own rollout state and
+                                simulator (about 190 bytes an op). */
 } dp_infer_opts;
 
 /* Places g with the policy (either algorithm); order (may be NULL) gets

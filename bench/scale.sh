@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # bench/scale.sh [--sizes "10000 100000 1000000"] [--time-limit S] [--dense]
+#                [--threads T]
 # Large graphs (issue 45; bench/RESULTS.md part 3): for each family and
 # size, build/scale_bench's steps (read, cp, heft, one simulation, anneal
 # under a time limit, the pretrained DOPPLER policy greedy + 64 samples),
@@ -12,6 +13,8 @@
 #            an op, between consecutive levels)
 #   random   doppler gen random --width 1000 --density 0.003 (wide: 1000
 #            ops a level, about 7.5 edges an op, spanning up to 3 levels)
+# --threads T: the learned placer's samples drawn by T threads (default 1;
+# the same placements; the other steps run on one).
 # --dense adds the issue's graph: doppler gen layered --nodes 100000 (the
 # generator's defaults: width 316, density 0.3, 9.6 M edges).
 # Markdown on standard output. Run from the repository root after
@@ -21,12 +24,14 @@ cd "$(dirname "$0")/.." || exit 1
 SIZES="10000 100000 1000000"
 LIMIT=10
 DENSE=0
+THREADS=1
 while [ $# -gt 0 ]; do
     case "$1" in
         --sizes) SIZES=$2; shift 2 ;;
         --time-limit) LIMIT=$2; shift 2 ;;
         --dense) DENSE=1; shift ;;
-        *) echo "usage: bench/scale.sh [--sizes \"N...\"] [--time-limit S] [--dense]" >&2; exit 2 ;;
+        --threads) THREADS=$2; shift 2 ;;
+        *) echo "usage: bench/scale.sh [--sizes \"N...\"] [--time-limit S] [--dense] [--threads T]" >&2; exit 2 ;;
     esac
 done
 for p in build/doppler build/scale_bench; do
@@ -48,9 +53,9 @@ gen() {  # FAMILY N FILE
 
 echo "### Large graphs"
 echo
-echo "    bench/scale.sh --sizes \"$SIZES\" --time-limit $LIMIT$([ $DENSE = 1 ] && echo ' --dense')"
+echo "    bench/scale.sh --sizes \"$SIZES\" --time-limit $LIMIT$([ $DENSE = 1 ] && echo ' --dense')$([ "$THREADS" != 1 ] && echo " --threads $THREADS")"
 echo
-echo "$(date -u +%Y-%m-%d); $(nproc --all) cores, one used; 4 devices; seconds (peak resident MB, the graph included)."
+echo "$(date -u +%Y-%m-%d); $(nproc --all) cores, one used (doppler's samples: $THREADS threads); 4 devices; seconds (peak resident MB, the graph included)."
 echo "sim: one simulation of cp's placement (its workspace included); anneal: --time-limit $LIMIT;"
 echo "doppler: the pretrained policy, greedy + 64 samples."
 echo
@@ -65,7 +70,7 @@ for fam in $families $([ $DENSE = 1 ] && echo dense); do
         f=$tmp/$fam$n.dpg
         gen "$fam" "$n" "$f" || { echo "bench/scale.sh: gen $fam $n failed" >&2; continue; }
         out=$tmp/$fam$n.out
-        build/scale_bench --time-limit "$LIMIT" "$f" >"$out" 2>"$tmp/err" || { echo "bench/scale.sh: $fam $n: $(cat "$tmp/err")" >&2; }
+        build/scale_bench --time-limit "$LIMIT" --threads "$THREADS" "$f" >"$out" 2>"$tmp/err" || { echo "bench/scale.sh: $fam $n: $(cat "$tmp/err")" >&2; }
         runs+=("$fam $n $out")
         awk -F'\t' -v fam="$fam" -v n="$n" -v mb="$(du -m "$f" | cut -f1)" '
             $1 == "read" { split($5, a, " "); edges = a[3] }

@@ -307,6 +307,18 @@ static int op_policy_place(void *ctx, dp_error *err)
     return dp_policy_place(p, &G, &C3, &o, a, order, &ms, err);
 }
 
+/* the samples on 3 threads: each other thread's context and simulator */
+static int op_policy_place_threads(void *ctx, dp_error *err)
+{
+    const dp_policy *p = (const dp_policy *)ctx;
+    int a[64], order[64];
+    double ms;
+    dp_infer_opts o;
+    memset(&o, 0, sizeof o);
+    o.samples = 4; o.seed = 5; o.threads = 3;
+    return dp_policy_place(p, &G, &C3, &o, a, order, &ms, err);
+}
+
 typedef struct { dp_algo algo; dp_stage stage; dp_order order; } train_ctx;
 
 static int op_train(void *ctx, dp_error *err)
@@ -564,6 +576,7 @@ int main(void)
         }
     }
     sweep("place with the doppler policy", op_policy_place, &PD);
+    sweep("place with the doppler policy, samples on 3 threads", op_policy_place_threads, &PD);
     sweep("place with the placeto policy", op_policy_place, &PP);
     {
         static train_ctx tc[] = { {DP_ALGO_DOPPLER, DP_STAGE_IL, DP_ORDER_FIFO}, {DP_ALGO_DOPPLER, DP_STAGE_SIM, DP_ORDER_PRIORITY},
