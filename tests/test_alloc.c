@@ -296,28 +296,21 @@ static int op_place(void *ctx, dp_error *err)
     return dp_place(pc->m, &G, &C3, &o, a, &r, err);
 }
 
-static int op_policy_place(void *ctx, dp_error *err)
+/* the policy's greedy placement and samples, on threads threads */
+static int policy_place(const dp_policy *p, int samples, int threads, dp_error *err)
 {
-    const dp_policy *p = (const dp_policy *)ctx;
     int a[64], order[64];
     double ms;
     dp_infer_opts o;
     memset(&o, 0, sizeof o);
-    o.samples = 2; o.seed = 5;
+    o.samples = samples; o.seed = 5; o.threads = threads;
     return dp_policy_place(p, &G, &C3, &o, a, order, &ms, err);
 }
 
+static int op_policy_place(void *ctx, dp_error *err) { return policy_place((const dp_policy *)ctx, 2, 0, err); }
+
 /* the samples on 3 threads: each other thread's context and simulator */
-static int op_policy_place_threads(void *ctx, dp_error *err)
-{
-    const dp_policy *p = (const dp_policy *)ctx;
-    int a[64], order[64];
-    double ms;
-    dp_infer_opts o;
-    memset(&o, 0, sizeof o);
-    o.samples = 4; o.seed = 5; o.threads = 3;
-    return dp_policy_place(p, &G, &C3, &o, a, order, &ms, err);
-}
+static int op_policy_place_threads(void *ctx, dp_error *err) { return policy_place((const dp_policy *)ctx, 4, 3, err); }
 
 typedef struct { dp_algo algo; dp_stage stage; dp_order order; } train_ctx;
 
