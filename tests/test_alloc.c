@@ -569,7 +569,7 @@ int main(void)
         }
     }
     sweep("place with the doppler policy", op_policy_place, &PD);
-    sweep("place with the doppler policy, samples on 3 threads", op_policy_place_threads, &PD);
+    sweep("place doppler, samples on 3 threads", op_policy_place_threads, &PD);
     sweep("place with the placeto policy", op_policy_place, &PP);
     {
         static train_ctx tc[] = { {DP_ALGO_DOPPLER, DP_STAGE_IL, DP_ORDER_FIFO}, {DP_ALGO_DOPPLER, DP_STAGE_SIM, DP_ORDER_PRIORITY},
