@@ -9047,6 +9047,37 @@ static uint64_t dp__graph_key(const dp__gctx *x)
    before the tree: graphs this small keep their samples bit for bit). */
 #define DP__SEL_TREE 256
 
+/* The rollout's state, every field a rollout writes (dp__rollout,
+   dp__cost and a sample's bookkeeping), carved from a (sizing or carving
+   pass, as DP__A) for x: by dp__gctx_init for a context, by
+   dp__gctx_fork for each other sampling thread's own. x's n, nd, H,
+   train, c and alike are set. */
+static void dp__rollout_carve(dp__arena *a, dp__gctx *x)
+{
+    dp__arena ar = *a;   /* DP__A's, handed back at the end */
+    int n = x->n, nd = x->nd, H = x->H;
+    size_t nt = x->train ? (size_t)n : 1, wide = (size_t)(n > nd ? n : nd);
+    DP__A(x->legal, n, int); DP__A(x->pend, n, int); DP__A(x->assign, n, int); DP__A(x->order, n, int); DP__A(x->pos, n, int);
+    DP__A(x->end, n, double); DP__A(x->avail, nd, double); DP__A(x->work, nd, double); DP__A(x->psum, (size_t)nd * H, double);
+    DP__A(x->pmean, (size_t)nd * H, double);
+    DP__A(x->cnt, nd, double); DP__A(x->prob, wide, double); DP__A(x->logit, nd, double); DP__A(x->est, nd, double);
+    DP__A(x->la, nd, double); DP__A(x->lar, nd, double); DP__A(x->lam, nd, double);
+    if (x->alike) { DP__A(x->inown, (size_t)n * nd, double); DP__A(x->inr1, n, double); DP__A(x->inr2, n, double); DP__A(x->ind1, n, int); }
+    if (!x->train) DP__A(x->pathe, n, double);
+    DP__A(x->busy_s, (size_t)nd * n, double); DP__A(x->busy_e, (size_t)nd * n, double); DP__A(x->busy_n, nd, int);
+    DP__A(x->expert, wide, int);
+    if (!x->train && n > DP__SEL_TREE) {
+        for (x->stn = 1; x->stn < n; x->stn *= 2) {}
+        DP__A(x->stree, 2 * (size_t)x->stn, double);
+        x->stree_hi = x->stn;   /* the first dp__stree_sync clears every leaf */
+    }
+    DP__A(x->step_op, n, int); DP__A(x->step_dev, n, int); DP__A(x->step_f, nt * nd * DP__DF, double);
+    DP__A(x->step_z, nt * nd * H, double); DP__A(x->step_gu, nt * nd, double); DP__A(x->step_gf, nt * nd, double);
+    DP__A(x->phi, n, double); DP__A(x->prio, n, double); DP__A(x->best_assign, n, int); DP__A(x->best_order, n, int);
+    if (dp__limited(x->c)) { DP__A(x->mem.used, nd, double); DP__A(x->mem.held, dp__mem_words(x->g) + 1, uint64_t); DP__A(x->mfit, nd, char); DP__A(x->mdead, nd, double); }
+    *a = ar;
+}
+
 static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, int H, int K, int shared,
                          int train, dp_error *err)
 {
@@ -9058,7 +9089,7 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
     memset(x, 0, sizeof *x);
     if ((rc = dp_check(g, c, err))) return rc;
     alike = dp__links_alike(c);   /* x->alike (and the inown arrays) only then */
-    x->g = g; x->c = c; x->n = n; x->m = m; x->nd = nd; x->H = H; x->K = K; x->shared = shared; x->train = train;
+    x->g = g; x->c = c; x->n = n; x->m = m; x->nd = nd; x->H = H; x->K = K; x->shared = shared; x->train = train; x->alike = alike;
     for (pass = 0; pass < 2; pass++) {
         if (pass && (rc = dp__arena_alloc(&ar, &x->arena, err, "learning workspace"))) { dp__gctx_free(x); return rc; }
         DP__A(x->x, (size_t)n * DP__F, double);
@@ -9070,32 +9101,15 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
         DP__A(x->ssel, n, double);
         DP__A(x->gsel_pg, nt, double); DP__A(x->gsel_fix, nt, double); DP__A(x->gpb, ng, double); DP__A(x->gpt, ng, double); DP__A(x->gzs, ng, double);
         DP__A(x->A, nH, double); DP__A(x->P, nH, double);
-        DP__A(x->legal, n, int); DP__A(x->pend, n, int); DP__A(x->assign, n, int); DP__A(x->order, n, int); DP__A(x->pos, n, int);
-        DP__A(x->end, n, double); DP__A(x->avail, nd, double); DP__A(x->work, nd, double); DP__A(x->psum, (size_t)nd * H, double);
-        DP__A(x->pmean, (size_t)nd * H, double);
-        DP__A(x->cnt, nd, double); DP__A(x->prob, n > nd ? n : nd, double); DP__A(x->logit, nd, double); DP__A(x->est, nd, double);
-        DP__A(x->la, nd, double); DP__A(x->lar, nd, double); DP__A(x->lam, nd, double);
-        if (alike) { DP__A(x->inown, (size_t)n * nd, double); DP__A(x->inr1, n, double); DP__A(x->inr2, n, double); DP__A(x->ind1, n, int); }
-        if (!train) DP__A(x->pathe, n, double);
-        DP__A(x->busy_s, (size_t)nd * n, double); DP__A(x->busy_e, (size_t)nd * n, double); DP__A(x->busy_n, nd, int);
-        DP__A(x->expert, n > nd ? n : nd, int);
+        dp__rollout_carve(&ar, x);
         if (!train) DP__A(x->wsel, n, double);
-        if (!train && n > DP__SEL_TREE) {
-            for (x->stn = 1; x->stn < n; x->stn *= 2) {}
-            DP__A(x->stree, 2 * (size_t)x->stn, double);
-            x->stree_hi = x->stn;   /* the first dp__stree_sync clears every leaf */
-            DP__A(x->selq.h, n, int);
-        }
+        if (!train && n > DP__SEL_TREE) DP__A(x->selq.h, n, int);
         DP__A(x->isrc, m, int); DP__A(x->odst, m, int);
-        DP__A(x->step_op, n, int); DP__A(x->step_dev, n, int); DP__A(x->step_f, nt * nd * DP__DF, double);
-        DP__A(x->step_z, nt * nd * H, double); DP__A(x->step_gu, nt * nd, double); DP__A(x->step_gf, nt * nd, double);
-        DP__A(x->phi, n, double); DP__A(x->bstep, n, double);
+        DP__A(x->bstep, n, double);
         DP__A(x->step_lp, 2 * nt, double); DP__A(x->step_adv, nt, double); DP__A(x->step_cs, nt * DP__CF, double);
         DP__A(x->G, (size_t)nd * H, double); DP__A(x->snap, ng, double); DP__A(x->gAP, 2 * ng, double);
-        DP__A(x->prio, n, double);
         DP__A(x->wt_sel, dp__gnn_size(H, K) + dp__selhead_size(H), double);
-        DP__A(x->wt_plc, (shared ? 0 : dp__gnn_size(H, K)) + dp__plchead_size(H), double); DP__A(x->best_assign, n, int); DP__A(x->best_order, n, int);
-        if (dp__limited(c)) { DP__A(x->mem.used, nd, double); DP__A(x->mem.held, dp__mem_words(g) + 1, uint64_t); DP__A(x->mfit, nd, char); DP__A(x->mdead, nd, double); }
+        DP__A(x->wt_plc, (shared ? 0 : dp__gnn_size(H, K)) + dp__plchead_size(H), double);
     }
     x->mlim = dp__limited(c);
     x->mem.g = g; x->mem.c = c;
@@ -9116,7 +9130,6 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
         x->isrc[k] = g->src[g->in_edge[k]];
         x->odst[k] = g->dst[g->out_edge[k]];
     }
-    x->alike = alike;
     if (alike) { x->xlat = c->latency[1]; x->xbw = c->bandwidth[1]; }   /* the link 0 -> 1, as every other */
     for (v = 0; v < n; v++)
         for (k = 0; k < nd; k++) x->optime[(size_t)v * nd + k] = dp_op_time(g, c, v, k);
@@ -9629,11 +9642,6 @@ static double dp__ppo_weight(double l, double old, double A, double c, double w,
     return r;
 }
 
-/* Op v's inputs as seen from each device d, into f's row d: fd[1] the work
-   of v's parents on d, fd[2] and fd[3] their first and last end (0 and 0
-   without one), and in x->est[d] the last input's arrival on d (0 for a
-   source). Every (input, device) pair in turn: a transfer's time depends
-   on both ends. */
 /* The latest arrival r1 (from device *d1) and the latest from any other
    device r2 (r2 <= r1), with arr arriving from device a:
        a == d1:        r1 = max(r1, arr)
@@ -9659,6 +9667,11 @@ static double dp__xe(const dp__gctx *x, int e)
     return x->xlat + x->g->bytes[e] / x->xbw;
 }
 
+/* Op v's inputs as seen from each device d, into f's row d: fd[1] the work
+   of v's parents on d, fd[2] and fd[3] their first and last end (0 and 0
+   without one), and in x->est[d] the last input's arrival on d (0 for a
+   source). Every (input, device) pair in turn: a transfer's time depends
+   on both ends. */
 static void dp__plc_inputs(dp__gctx *x, int v, double *f)
 {
     const dp_graph *g = x->g;
@@ -9709,11 +9722,7 @@ static void dp__plc_inputs_alike(dp__gctx *x, int v, double *f)
     /* r1 the latest arrival of all, from device d1, r2 the latest from
        any other device (d1: the first device that has r1; where several
        have it, r2 = r1 and which one is d1 changes nothing) */
-    for (d = 0; d < nd; d++) {
-        double m = f[(size_t)d * DP__DF + 4];
-        if (m > r1) { r2 = r1; r1 = m; d1 = d; }
-        else if (m > r2) r2 = m;
-    }
+    for (d = 0; d < nd; d++) dp__top2(&r1, &r2, &d1, f[(size_t)d * DP__DF + 4], d);
     for (d = 0; d < nd; d++) {
         double *fd = f + (size_t)d * DP__DF, remote = d == d1 ? r2 : r1;
         if (fd[2] == HUGE_VAL) fd[2] = 0;
@@ -12018,13 +12027,11 @@ static double dp__place_bound(const dp__gctx *x)
 /* An inference context w for another thread drawing samples of x's
    placement (x from dp__gctx_init with train 0, after dp__forward): x's
    graph, cluster, features, embeddings and per-edge arrays shared, read
-   only; its own rollout state (every field dp__rollout, dp__cost and the
-   sample's bookkeeping write) and simulator. Freed by dp__gctx_free. A
-   field added to the rollout's state belongs here too. */
+   only; its own rollout state (dp__rollout_carve) and simulator. Freed
+   by dp__gctx_free. */
 static int dp__gctx_fork(dp__gctx *w, const dp__gctx *x, dp_error *err)
 {
-    int n = x->n, nd = x->nd, H = x->H, pass, rc;
-    size_t wide = (size_t)(n > nd ? n : nd);
+    int pass, rc;
     dp__arena ar;
     if (x->train) return dp__fail(err, DP_ERR_ARG, "place: a training context cannot be forked");
     memset(&ar, 0, sizeof ar);
@@ -12034,22 +12041,8 @@ static int dp__gctx_fork(dp__gctx *w, const dp__gctx *x, dp_error *err)
     memset(&w->selq, 0, sizeof w->selq);   /* greedy rollouts only: not here */
     for (pass = 0; pass < 2; pass++) {
         if (pass && (rc = dp__arena_alloc(&ar, &w->arena, err, "sample workspace"))) { memset(w, 0, sizeof *w); return rc; }
-        DP__A(w->legal, n, int); DP__A(w->pend, n, int); DP__A(w->assign, n, int); DP__A(w->order, n, int); DP__A(w->pos, n, int);
-        DP__A(w->end, n, double); DP__A(w->avail, nd, double); DP__A(w->work, nd, double);
-        DP__A(w->psum, (size_t)nd * H, double); DP__A(w->pmean, (size_t)nd * H, double);
-        DP__A(w->cnt, nd, double); DP__A(w->prob, wide, double); DP__A(w->logit, nd, double); DP__A(w->est, nd, double);
-        DP__A(w->la, nd, double); DP__A(w->lar, nd, double); DP__A(w->lam, nd, double);
-        if (x->inown) { DP__A(w->inown, (size_t)n * nd, double); DP__A(w->inr1, n, double); DP__A(w->inr2, n, double); DP__A(w->ind1, n, int); }
-        if (x->pathe) DP__A(w->pathe, n, double);
-        DP__A(w->busy_s, (size_t)nd * n, double); DP__A(w->busy_e, (size_t)nd * n, double); DP__A(w->busy_n, nd, int);
-        DP__A(w->expert, wide, int);
-        if (x->stree) DP__A(w->stree, 2 * (size_t)x->stn, double);
-        DP__A(w->step_op, n, int); DP__A(w->step_dev, n, int); DP__A(w->step_f, (size_t)nd * DP__DF, double);
-        DP__A(w->step_z, (size_t)nd * H, double); DP__A(w->step_gu, nd, double); DP__A(w->step_gf, nd, double);
-        DP__A(w->phi, n, double); DP__A(w->prio, n, double); DP__A(w->best_assign, n, int); DP__A(w->best_order, n, int);
-        if (x->mlim) { DP__A(w->mem.used, nd, double); DP__A(w->mem.held, dp__mem_words(x->g) + 1, uint64_t); DP__A(w->mfit, nd, char); DP__A(w->mdead, nd, double); }
+        dp__rollout_carve(&ar, w);
     }
-    w->stree_hi = w->stn;   /* the first dp__stree_sync clears every leaf */
     w->stree_live = 0;
     if ((rc = dp_sim_init(&w->sim, x->g, x->c, err))) { DP_FREE(w->arena); memset(w, 0, sizeof *w); return rc; }
     return 0;
@@ -12082,9 +12075,10 @@ static int dp__place_sample(dp__gctx *x, const dp_policy *p, uint64_t seed, dp_o
     return 0;
 }
 
-/* dp_infer_opts.threads: samples first..last drawn by several threads,
-   each taking the next sample number in turn and rolling it out on its
-   own context (the calling thread on x itself). Each keeps its best (the
+/* Samples first..last drawn by nt threads (dp_infer_opts.threads; 1: the
+   calling thread alone, in order), each taking the next sample number in
+   turn and rolling it out on its own context (the calling thread on x
+   itself). Each keeps its best (the
    lowest numbered of its least makespan) and its last memory dead end;
    the best makespan so far, which stops hopeless samples early, is shared.
    Then the least makespan of all, ties to the lowest sample number (the
@@ -12118,10 +12112,10 @@ static void *dp__sample_worker(void *arg)
         double cost, best;
         int k, rc;
         pthread_mutex_lock(&s->mu);
+        if (!s->rc && s->next <= s->last) dp__steps_report(s->clk, "samples", s->next - 1, s->last, s->best);
         if (s->rc || s->next > s->last || dp__steps_out_of_time(s->clk)) { pthread_mutex_unlock(&s->mu); break; }
         k = s->next++;
         best = s->best;
-        dp__steps_report(s->clk, "samples", k - 1, s->last, best);
         pthread_mutex_unlock(&s->mu);
         rc = dp__place_sample(w->x, s->p, s->o->seed, s->o->order, k, best, &cost, &w->sims, &w->err);
         if (rc) {
@@ -12133,9 +12127,8 @@ static void *dp__sample_worker(void *arg)
         w->last_k = k;
         if (w->x->overfull) { w->dead_k = k; w->dead = w->x->deadend; continue; }
         if (cost < w->best) {
-            w->best = cost; w->best_k = k;
-            memcpy(w->x->best_assign, w->x->assign, sizeof(int) * (size_t)w->x->n);
-            memcpy(w->x->best_order, w->x->order, sizeof(int) * (size_t)w->x->n);
+            w->best_k = k;
+            dp__keep_best(cost, w->x->assign, w->x->order, w->x->n, &w->best, w->x->best_assign, w->x->best_order);
             pthread_mutex_lock(&s->mu);
             if (cost < s->best) s->best = cost;
             pthread_mutex_unlock(&s->mu);
@@ -12144,11 +12137,11 @@ static void *dp__sample_worker(void *arg)
     return NULL;
 }
 
-/* Samples first..last on nt threads (nt >= 2), x holding the best so far
+/* Samples first..last on nt threads (nt >= 1), x holding the best so far
    (*best, from sample *best_k; HUGE_VAL: none) and *dead the last dead
    end's op (from sample *dead_k, -1: none); all four updated, *sims
    counts the simulations. */
-static int dp__place_samples_par(dp__gctx *x, const dp_policy *p, const dp_infer_opts *o, dp__steps *clk, int nt, int first, int last,
+static int dp__place_samples(dp__gctx *x, const dp_policy *p, const dp_infer_opts *o, dp__steps *clk, int nt, int first, int last,
                                  double *best, int *best_k, int *dead, int *dead_k, long *sims, dp_error *err)
 {
     dp__sampler s;
@@ -12236,19 +12229,19 @@ static int dp__policy_place(const dp_policy *p, const dp_graph *g, const dp_clus
         dp__op_probs(th, x.n, x.nd, pr);
     }
     for (k = 0; k <= o.samples; k++) {
-        if (k > 0 && !th && o.threads > 1 && o.samples > 1) {
-            /* the samples on several threads: the same answer */
-            int nt = o.threads < o.samples ? o.threads : o.samples;
-            if ((rc = dp__place_samples_par(&x, p, &o, clk, nt, k, o.samples, &best, &best_k, &dead, &dead_k, &sims, err))) goto done;
+        if (k > 0 && !th) {
+            /* sample k draws from its own stream, so that one stopped
+               early leaves the others as they were; it stops where its
+               bound passes the best so far (it cannot beat it): on any
+               number of threads, the same answer */
+            int nt = o.threads < 1 ? 1 : o.threads < o.samples ? o.threads : o.samples;
+            if ((rc = dp__place_samples(&x, p, &o, clk, nt, k, o.samples, &best, &best_k, &dead, &dead_k, &sims, err))) goto done;
             break;
         }
         if (k > 0) dp__steps_report(clk, "samples", k - 1, o.samples, best);
         if (k > 0 && dp__steps_out_of_time(clk)) break;
         if (!th) {
-            /* sample k draws from its own stream, so that one stopped
-               early leaves the others as they were; it stops where its
-               bound passes the best so far (it cannot beat it) */
-            if ((rc = dp__place_sample(&x, p, o.seed, o.order, k, best, &cost, &sims, err))) goto done;
+            if ((rc = dp__place_sample(&x, p, o.seed, o.order, k, best, &cost, &sims, err))) goto done;   /* greedy */
         } else {
             dp__op_place(&x, k == 0 ? th : pr, k == 0 ? NULL : &rng);
             cost = HUGE_VAL;
@@ -12261,11 +12254,8 @@ static int dp__policy_place(const dp_policy *p, const dp_graph *g, const dp_clus
             dead = x.deadend; dead_k = k;   /* the last one's: x.mdead is its room */
             continue;
         }
-        if (cost < best) {
-            best = cost; best_k = k;
-            memcpy(x.best_assign, x.assign, sizeof(int) * (size_t)x.n);
-            memcpy(x.best_order, x.order, sizeof(int) * (size_t)x.n);
-        }
+        if (cost < best) best_k = k;
+        dp__keep_best(cost, x.assign, x.order, x.n, &best, x.best_assign, x.best_order);
     }
     if (best == HUGE_VAL) memcpy(x.best_order, x.order, sizeof(int) * (size_t)x.n);   /* SEL's order, for scoring */
     if (best == HUGE_VAL && x.mlim && !o.no_fallback && dp__pipeline(g, c, x.best_assign, NULL) == 0) {
