@@ -118,6 +118,7 @@ static int step(const run *r, const char *name)
         dp_policy p;
         dp_infer_opts io;
         long sims = 0;
+        char on[32] = "";   /* " on T threads" */
         memset(&p, 0, sizeof p);
         memset(&io, 0, sizeof io);
         rc = dp_policy_load(&p, r->policy, &e);
@@ -127,8 +128,8 @@ static int step(const run *r, const char *name)
         io.seed = 1;
         io.simulations = &sims;
         if (!rc) rc = dp_policy_place(&p, g, c, &io, assign, NULL, &ms, &e);
-        snprintf(note, sizeof note, "greedy + %d samples%s%.0d%s, %ld simulations", r->samples,
-                 r->threads > 1 ? " on " : "", r->threads > 1 ? r->threads : 0, r->threads > 1 ? " threads" : "", sims);
+        if (r->threads > 1) snprintf(on, sizeof on, " on %d threads", r->threads);
+        snprintf(note, sizeof note, "greedy + %d samples%s, %ld simulations", r->samples, on, sims);
         dp_policy_free(&p);
     } else {
         fprintf(stderr, "scale_bench: unknown step '%s'\n", name);

@@ -3246,10 +3246,11 @@ static int check_applies(const cli *o)
         int search = m == DP_METHOD_ANNEAL || m == DP_METHOD_ENUMOPT;
         /* a learned placer searches with samples (the pretrained policy
            draws 64 unless --samples says), --improve or --polish */
-        int learned_search = LEARNED(m) && (o->improve || o->polish || (o->samples_set ? o->samples > 0 : m == METHOD_DOPPLER && !o->policy));
+        int sampled = o->samples_set ? o->samples > 0 : m == METHOD_DOPPLER && !o->policy;
+        int learned_search = LEARNED(m) && (o->improve || o->polish || sampled);
         if (o->budget && m != DP_METHOD_ANNEAL)
             return usage(cmd, "--budget applies to --method anneal (its simulations), not to %s", method_name(m));
-        if (o->threads && !(m == METHOD_DOPPLER && learned_search && (o->samples_set ? o->samples > 0 : !o->policy)))
+        if (o->threads && !(m == METHOD_DOPPLER && sampled))
             return usage(cmd, "--threads applies to --method doppler's samples (--samples K > 0; the pretrained policy draws 64)");
         if (o->start && !search && !LEARNED(m))
             return usage(cmd, "--start applies to --method enumopt and anneal (their first placement), not to %s", method_name(m));
