@@ -1,6 +1,7 @@
 /* exec_bench.c - the executors' figures behind bench/RESULTS.md.
 
        build/exec_bench overhead [--ops N] [--backend cpu|cuda] [--dispatch dynamic|static|graph]
+       build/exec_bench kernels [--sizes N,N...] [--reps R] [--backend cpu|cuda] [--dispatch ...]
        build/exec_bench simreal GRAPH... [--devices N] [--reps R] [--backend cpu|cuda] [--dispatch dynamic|static|graph]
        build/exec_bench realtrain GRAPH [--devices N] [--il E] [--sim E] [--real E]
        build/exec_bench workloads [--devices N] [--rounds R] [--reps K] [--cal-sweeps N] [--cal-seconds S] [--backend cpu|cuda]
@@ -557,9 +558,73 @@ static int gpu(int argc, char **argv, int gpus)
 }
 #endif
 
+/* kernels: every memory-bound kernel on N x N float tensors (each N of
+   --sizes), one graph per N: two inputs A and B and, reading them, add,
+   mul, scale, relu, gelu, silu, softmax, rmsnorm, layernorm, transpose,
+   concat (N x 2N), split (the first N/2 columns) and copy (the executor's
+   cudaMemcpyAsync: the device-to-device copy bandwidth the others are
+   measured against). Each op's time is its end minus its start in the
+   median run (--reps, graph dispatch unless --dispatch says otherwise; one
+   logical device, every op in topological order); bandwidth = bytes read
+   + bytes written / time. */
+static int kernels(const char *sizes, int reps)
+{
+    static const struct { const char *kind, *args; int nin, wcols2; double rw; } K[] = {
+        {"add", "", 2, 0, 3}, {"mul", "", 2, 0, 3}, {"scale", " arg=64", 1, 0, 2}, {"relu", "", 1, 0, 2},
+        {"gelu", "", 1, 0, 2}, {"silu", "", 1, 0, 2}, {"softmax", "", 1, 0, 2}, {"rmsnorm", "", 1, 0, 2},
+        {"layernorm", "", 1, 0, 2}, {"transpose", "", 1, 0, 2}, {"concat", "", 2, 1, 4}, {"split", "", 1, -1, 1},
+        {"copy", "", 1, 0, 2},
+    };
+    const int nk = (int)(sizeof K / sizeof K[0]);
+    char list[256];
+    snprintf(list, sizeof list, "%s", sizes);
+    printf("| N | tensor (MB) | kernel | us | GB/s (read + write) | of copy's |\n|---:|---:|---|---:|---:|---:|\n");
+    for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+        int n = atoi(tok);
+        size_t cap = 4096 + 256 * (size_t)nk;
+        char *txt = malloc(cap), *p = txt;
+        if (!txt || n < 2) { fprintf(stderr, "exec_bench: kernels: bad size '%s'\n", tok); free(txt); return 2; }
+        double bytes = 4.0 * n * n;
+        p += sprintf(p, "doppler-graph 1\nop A kind=input compute=%.17g bytes=%.17g shape=%dx%d\n", (double)n * n, bytes, n, n);
+        p += sprintf(p, "op B kind=input compute=%.17g bytes=%.17g shape=%dx%d\n", (double)n * n, bytes, n, n);
+        for (int k = 0; k < nk; k++) {
+            int c = K[k].wcols2 > 0 ? 2 * n : K[k].wcols2 < 0 ? n / 2 : n;
+            p += sprintf(p, "op %s kind=%s compute=%.17g bytes=%.17g shape=%dx%d%s\n", K[k].kind, K[k].kind, (double)n * c, 4.0 * n * c, n, c, K[k].args);
+        }
+        for (int k = 0; k < nk; k++) {
+            p += sprintf(p, "edge A %s\n", K[k].kind);
+            if (K[k].nin == 2) p += sprintf(p, "edge B %s\n", K[k].kind);
+        }
+        p += sprintf(p, "end\n");
+        dp_graph g; dp_cluster c; dp_error e = {0}; dp_exec_result r; dp_exec_opts o;
+        if (dp_graph_read_mem(&g, txt, (size_t)(p - txt), "kernels", DP_FORMAT_AUTO, &e)) { free(txt); return die(&e); }
+        free(txt);
+        if (dp_cluster_for_graph(&c, &g, 1, &e)) return die(&e);
+        int *a = calloc((size_t)g.n_ops, sizeof(int));
+        memset(&o, 0, sizeof o);
+        o.reps = reps;
+        o.dispatch = g_dispatch;
+        if (!a || g_exec(&g, &c, a, &o, &r, &e)) return die(&e);
+        double copy_bw = 0;
+        for (int pass = 0; pass < 2; pass++)
+            for (int v = 0; v < g.n_ops; v++) {
+                const char *name = g.name[v];
+                double t = r.end[v] - r.start[v], rw;
+                int k;
+                for (k = 0; k < nk && strcmp(K[k].kind, name); k++) {}
+                rw = k < nk ? K[k].rw * bytes : bytes;   /* an input: written only */
+                double bw = t > 0 ? rw / t : 0;
+                if (pass == 0) { if (k < nk && !strcmp(name, "copy")) copy_bw = bw; continue; }
+                printf("| %d | %.0f | %s | %.1f | %.0f | %.0f%% |\n", n, bytes / 1e6, k < nk ? name : "input fill", t * 1e6, bw / 1e9, copy_bw > 0 ? 100 * bw / copy_bw : 0);
+            }
+        dp_exec_result_free(&r); free(a); dp_cluster_free(&c); dp_graph_free(&g);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc < 2) { fprintf(stderr, "usage: exec_bench overhead [--ops N] | simreal GRAPH... [--devices N] [--reps R] | realtrain GRAPH | workloads [--devices N] [--rounds R] [--reps K] [--cal-sweeps N] [--cal-seconds S] | gpu [GRAPH...] [--gpus G]; --backend cpu|cuda\n"); return 2; }
+    if (argc < 2) { fprintf(stderr, "usage: exec_bench overhead [--ops N] | kernels [--sizes N,N] [--reps R] | simreal GRAPH... [--devices N] [--reps R] | realtrain GRAPH | workloads [--devices N] [--rounds R] [--reps K] [--cal-sweeps N] [--cal-seconds S] | gpu [GRAPH...] [--gpus G]; --backend cpu|cuda\n"); return 2; }
     g_backend = opt(argc, argv, "--backend", "cpu");
     if (!strcmp(opt(argc, argv, "--dispatch", "dynamic"), "static")) g_dispatch = DP_DISPATCH_STATIC;
     else if (!strcmp(opt(argc, argv, "--dispatch", "dynamic"), "graph")) g_dispatch = DP_DISPATCH_GRAPH;
@@ -584,6 +649,7 @@ int main(int argc, char **argv)
         return 1;
 #endif
     }
+    if (!strcmp(argv[1], "kernels")) return kernels(opt(argc, argv, "--sizes", "2048,4096,8192"), atoi(opt(argc, argv, "--reps", "5")));
     if (!strcmp(argv[1], "overhead")) return overhead(atoi(opt(argc, argv, "--ops", "2000")));
     if (!strcmp(argv[1], "workloads")) {
         dp_calibrate_opts cal;
