@@ -30,9 +30,9 @@
      time per logical device, FIFO or priority, work-conserving. launch
      allocates the op's output from the GPU's pool on the compute stream,
      makes the stream wait for the copies of its remote inputs (their
-     events), records a start event, enqueues the kernel(s) and records an
-     end event; the op joins the list of work in flight. wait polls the end
-     events of that list (cudaEventQuery) until some have completed or the
+     events), enqueues the kernel(s) and records an end event; the op
+     joins the list of work in flight. wait polls the end events of that
+     list (cudaEventQuery) until some have completed or the
      deadline (copies held to their modelled arrival) has passed, yielding
      the CPU between rounds. Polling replaced a host function per op
      (cudaLaunchHostFunc waking a condition variable), which on an H100
@@ -49,10 +49,10 @@
      against that first: DP_ERR_INFEASIBLE).
    - Graph dispatch (DP_DISPATCH_GRAPH): every buffer allocated up front,
      then the static sequence captured from GPU 0's control stream (each
-     stream forks from it and joins it again; the timing events recorded
-     as graph nodes with cudaEventRecordExternal, the dependencies through
-     a second event per op) and instantiated once; each run is one
-     cudaGraphLaunch, so the host costs nothing per op.
+     stream forks from it and joins it again; an op with a consumer on
+     another logical device records an event its copies wait on, the only
+     nodes besides the kernels and copies) and instantiated once; each run
+     is one cudaGraphLaunch, so the host costs nothing per op.
    - Copies: each (source, destination) pair of logical devices used by a
      cross edge has a copy stream on the destination's GPU. copy allocates
      the destination buffer there, waits for the producer's end event and
@@ -81,13 +81,17 @@
      hashes its inputs (the bytes each edge carries), writes its output (a
      function of that hash) and spins on the GPU's %globaltimer until its
      modelled time (dp_op_time x seconds_per_unit) has passed since it began.
-   - Timing: a start event per GPU at the beginning of each run; each op's
-     start and end are event times relative to it (microsecond resolution;
-     GPUs' clocks are aligned to a few microseconds by recording their start
-     events back to back). An op's start event is recorded just before its
-     kernel is launched, on a stream that is usually idle, so its start to
-     end includes the host's launch (a few microseconds per kernel; ops of
-     tens of microseconds read longer than their kernels). wall: the host's
+   - Timing: the kernels stamp themselves (>>cuda-kernels): each op's
+     start is the earliest start of any block of its kernels and its end
+     the latest end, on the GPU's global timer (nanoseconds), against a
+     stamp each GPU writes at the start of the run before anything is
+     launched; read back once per run. Timing events per op (a start and
+     an end record: microseconds of GPU time each, and the host's launch
+     inside the op's time) were replaced by these. A copy op (a
+     cudaMemcpyAsync) is bracketed by two one-thread stamp kernels; an op
+     of an empty tensor launches nothing and starts and ends when its last
+     input was ready. Each GPU has its own start stamp (their global
+     timers need not agree); they are made back to back. wall: the host's
      time from the start of the run to the last completion seen by the
      dispatcher.
    - Hardware queues: CUDA gives each GPU 8 connections by default
@@ -468,11 +472,53 @@ static int dp__cu_is_row_op(dp_kind k) { return k == DP_OP_SOFTMAX || k == DP_OP
    >>cuda-kernels
    Every kernel loops over its work with a grid stride: the grid only
    decides who computes what, never how an element is computed.
+
+   Every kernel of the executor also stamps its op's time on the GPU's
+   global timer (ts: NULL pointers where nobody asks, as in calibration):
+   each block's first thread lowers *ts.t0 to the time it began and, after
+   the block's work, raises *ts.t1 to the time it ended (atomicMin and
+   atomicMax), so that over every block, and every launch of an op of
+   several, t0 is its start and t1 its end. A run reads the stamps back
+   once at its end; timing events per op (two event records per op, a few
+   microseconds each on the GPU) are no longer needed.
    ---------------------------------------------------------------------- */
-__global__ static void dp__k_ew(const __grid_constant__ dp__cu_ew a)
+typedef struct dp__cu_ts { unsigned long long *t0, *t1; } dp__cu_ts;
+
+__device__ static inline unsigned long long dp__cu_clock(void)
 {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+__device__ static inline void dp__cu_stamp_begin(dp__cu_ts ts)
+{
+    if (ts.t0 && threadIdx.x == 0 && threadIdx.y == 0) atomicMin(ts.t0, dp__cu_clock());
+}
+
+/* After the block's work: every thread of the block calls it (the flag is
+   the same for all, so the barrier has every thread). */
+__device__ static inline void dp__cu_stamp_end(dp__cu_ts ts)
+{
+    if (!ts.t1) return;
+    __syncthreads();
+    if (threadIdx.x == 0 && threadIdx.y == 0) atomicMax(ts.t1, dp__cu_clock());
+}
+
+/* A stamp of its own, for work that is no kernel of ours (a copy op's
+   cudaMemcpyAsync) and for the start of a run: *t0 lowered (begin) or *t1
+   raised. */
+__global__ static void dp__k_stamp(dp__cu_ts ts)
+{
+    if (ts.t0) atomicMin(ts.t0, dp__cu_clock());
+    if (ts.t1) atomicMax(ts.t1, dp__cu_clock());
+}
+__global__ static void dp__k_ew(const __grid_constant__ dp__cu_ew a, dp__cu_ts ts)
+{
+    dp__cu_stamp_begin(ts);
     for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < a.n; e += (long long)gridDim.x * blockDim.x)
         dp__cu_ew_apply(&a, e);
+    dp__cu_stamp_end(ts);
 }
 
 __device__ static inline float dp__cu_warp_sum(float v)
@@ -489,8 +535,9 @@ __device__ static inline float dp__cu_warp_max(float v)
 
 /* One warp per row; the row loop is the same for all lanes of a warp, so
    the shuffles always have every lane. */
-__global__ static void dp__k_rows(int kind, const float *x, float *o, int r, int c)
+__global__ static void dp__k_rows(int kind, const float *x, float *o, int r, int c, dp__cu_ts ts)
 {
+    dp__cu_stamp_begin(ts);
     int lane = threadIdx.x & (DP__CU_LANES - 1), wpb = blockDim.x / DP__CU_LANES;
     for (long long row = (long long)blockIdx.x * wpb + threadIdx.x / DP__CU_LANES; row < r; row += (long long)gridDim.x * wpb) {
         const float *xr = x + row * c;
@@ -505,6 +552,7 @@ __global__ static void dp__k_rows(int kind, const float *x, float *o, int r, int
             for (int j = lane; j < c; j += DP__CU_LANES) orow[j] = dp__cu_norm_out(xr[j], mu, inv);
         }
     }
+    dp__cu_stamp_end(ts);
 }
 
 /* C (r x c) = A (r x K) B (K x c) in 32 x 32 output tiles: 32 x 8 threads,
@@ -513,10 +561,11 @@ __global__ static void dp__k_rows(int kind, const float *x, float *o, int r, int
    k order with fmaf. */
 #define DP__TILE 32
 #define DP__TROWS 8
-__global__ static void dp__k_matmul(const float *A, const float *B, float *C, int r, int K, int c)
+__global__ static void dp__k_matmul(const float *A, const float *B, float *C, int r, int K, int c, dp__cu_ts ts)
 {
     __shared__ float As[DP__TILE][DP__TILE + 1], Bs[DP__TILE][DP__TILE + 1];
     int tx = threadIdx.x, ty = threadIdx.y;
+    dp__cu_stamp_begin(ts);
     long long tr = (r + DP__TILE - 1) / DP__TILE, tc = (c + DP__TILE - 1) / DP__TILE;
     for (long long t = blockIdx.x; t < tr * tc; t += gridDim.x) {
         int i0 = (int)(t / tc) * DP__TILE, j0 = (int)(t % tc) * DP__TILE;
@@ -541,6 +590,7 @@ __global__ static void dp__k_matmul(const float *A, const float *B, float *C, in
             if (i < r && j < c) C[(long long)i * c + j] = acc[q];
         }
     }
+    dp__cu_stamp_end(ts);
 }
 
 /* Opaque ops, one block of DP__CU_THREADS threads. st (2 words on the
@@ -558,14 +608,8 @@ typedef struct dp__cu_opq {
     unsigned char *out;
     unsigned long long size, ns;
     unsigned long long *st;
+    dp__cu_ts ts;
 } dp__cu_opq;
-
-__device__ static inline unsigned long long dp__cu_clock(void)
-{
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
 
 __global__ static void dp__k_opaque(dp__cu_opq a)
 {
@@ -573,6 +617,7 @@ __global__ static void dp__k_opaque(dp__cu_opq a)
     __shared__ unsigned long long hs;
     const unsigned long long P = 0x100000001b3ULL, G = 0x9e3779b97f4a7c15ULL;
     int t = threadIdx.x;
+    dp__cu_stamp_begin(a.ts);
     if (t == 0) {
         if (a.first) { a.st[0] = dp__cu_clock(); a.st[1] = 0xcbf29ce484222325ULL ^ (unsigned long long)a.op; }
         hs = a.st[1];
@@ -599,6 +644,7 @@ __global__ static void dp__k_opaque(dp__cu_opq a)
     unsigned long long h = hs;
     if (!a.last) {
         if (t == 0) a.st[1] = h;
+        dp__cu_stamp_end(a.ts);
         return;
     }
     for (unsigned long long i = (unsigned long long)t * 8; i + 8 <= a.size; i += 8ULL * DP__CU_THREADS)
@@ -612,6 +658,7 @@ __global__ static void dp__k_opaque(dp__cu_opq a)
         while (dp__cu_clock() < end) __nanosleep(256);
         if (a.size >= 8) *(unsigned long long *)a.out = h;
     }
+    dp__cu_stamp_end(a.ts);
 }
 
 /* Blocks for `work` items of `per` each, at most cap, at least 1. */
@@ -626,7 +673,7 @@ static unsigned dp__cu_blocks(long long work, int per, int cap)
 /* Enqueues real op v on stream s: in[k] the input of its in-edge k, out its
    output (device pointers), at most cap blocks a launch. */
 static int dp__cu_run_real(const dp_graph *g, int v, const float *const *in, float *out, uint64_t seed, int cap,
-                           cudaStream_t s, dp_error *err)
+                           cudaStream_t s, dp__cu_ts ts, dp_error *err)
 {
     int rc = DP_OK, r = g->rows[v], c = g->cols[v];
     dp_kind kind = g->kind[v];
@@ -634,20 +681,23 @@ static int dp__cu_run_real(const dp_graph *g, int v, const float *const *in, flo
     if (kind == DP_OP_MATMUL) {
         int K = g->cols[g->src[g->in_edge[g->in_off[v]]]];
         long long tiles = (long long)((r + DP__TILE - 1) / DP__TILE) * ((c + DP__TILE - 1) / DP__TILE);
-        dp__k_matmul<<<dp__cu_blocks(tiles, 1, cap), dim3(DP__TILE, DP__TROWS), 0, s>>>(in[0], in[1], out, r, K, c);
+        dp__k_matmul<<<dp__cu_blocks(tiles, 1, cap), dim3(DP__TILE, DP__TROWS), 0, s>>>(in[0], in[1], out, r, K, c, ts);
         cudaCheck(cudaGetLastError());
     } else if (dp__cu_is_row_op(kind)) {
-        dp__k_rows<<<dp__cu_blocks(r, DP__CU_THREADS / DP__CU_LANES, cap), DP__CU_THREADS, 0, s>>>((int)kind, in[0], out, r, c);
+        dp__k_rows<<<dp__cu_blocks(r, DP__CU_THREADS / DP__CU_LANES, cap), DP__CU_THREADS, 0, s>>>((int)kind, in[0], out, r, c, ts);
         cudaCheck(cudaGetLastError());
     } else if (kind == DP_OP_COPY) {
+        dp__cu_ts t0 = {ts.t0, NULL}, t1 = {NULL, ts.t1};
+        if (ts.t0) { dp__k_stamp<<<1, 1, 0, s>>>(t0); cudaCheck(cudaGetLastError()); }
         cudaCheck(cudaMemcpyAsync(out, in[0], sizeof(float) * (size_t)r * (size_t)c, cudaMemcpyDeviceToDevice, s));
+        if (ts.t1) { dp__k_stamp<<<1, 1, 0, s>>>(t1); cudaCheck(cudaGetLastError()); }
     } else {
         int chunks = dp__cu_ew_chunks(g, v);
         for (int ch = 0; ch < chunks; ch++) {
             dp__cu_ew a;
             dp__cu_ew_setup(g, v, in, out, seed, ch, &a);
             if (a.n == 0) continue;
-            dp__k_ew<<<dp__cu_blocks(a.n, DP__CU_THREADS, cap), DP__CU_THREADS, 0, s>>>(a);
+            dp__k_ew<<<dp__cu_blocks(a.n, DP__CU_THREADS, cap), DP__CU_THREADS, 0, s>>>(a, ts);
             cudaCheck(cudaGetLastError());
         }
     }
@@ -729,8 +779,12 @@ typedef struct dp__cux {
     cudaStream_t *xs;            /* [nd * nd] copy stream of pair (a, b)      */
     cudaStream_t *ctl;           /* [ngpu] start events, read-backs           */
     cudaMemPool_t *pool;         /* [ngpu]                                    */
-    cudaEvent_t *ev0;            /* [ngpu] start of the run                   */
-    cudaEvent_t *evs, *eve;      /* [n] op start, end                         */
+    cudaEvent_t *eve;            /* [n] op done (dynamic dispatch: polled)    */
+    unsigned long long **tsd;    /* [ngpu] stamps on each GPU: [0, n) ops'
+                                    starts, [n, 2n) ends, [2n] the run's start */
+    unsigned long long *tsh;     /* [2n + 1] one GPU's stamps read back       */
+    unsigned char *remote;       /* [n] 1: op v has a consumer on another
+                                    logical device (its copies wait on evd)  */
     cudaEvent_t *evx;            /* [m] copy done (cross edges)               */
     unsigned long long **st;     /* [nd] opaque ops' start time and hash      */
     void **buf, **xbuf;          /* [n] outputs, [m] copies                   */
@@ -740,10 +794,10 @@ typedef struct dp__cux {
     size_t host_len;
     int *fl, nfl;                /* [n + m] work in flight, in issue order:
                                     op v as v, edge e's copy as -1 - e       */
-    int *done;                   /* [n + m] completions (static dispatch)     */
     /* graph dispatch: the static sequence captured once, launched per run */
+    int planned;                 /* static or graph dispatch                  */
     int graph, capturing;
-    cudaEvent_t *evd;            /* [n] op end, orders consumers in the capture */
+    cudaEvent_t *evd;            /* [n] op end where remote (static, graph)   */
     cudaEvent_t evf, *evj;       /* the capture's fork, [nd + nd * nd] joins  */
     cudaGraph_t cg;
     cudaGraphExec_t cge;
@@ -806,7 +860,7 @@ static double dp__cu_now(void *ctx) { (void)ctx; return dp_now(); }
 
 /* Opaque op v on logical device d: its inputs hashed, its output written,
    its modelled time spent (launches of DP__CU_MAXIN inputs each). */
-static int dp__cu_run_opaque(dp__cux *x, int v, int d, const float *const *in, unsigned char *out, dp_error *err)
+static int dp__cu_run_opaque(dp__cux *x, int v, int d, const float *const *in, unsigned char *out, dp__cu_ts ts, dp_error *err)
 {
     const dp_graph *g = x->g;
     int rc = DP_OK, nin = g->in_off[v + 1] - g->in_off[v], chunks = nin <= DP__CU_MAXIN ? 1 : (nin + DP__CU_MAXIN - 1) / DP__CU_MAXIN;
@@ -823,6 +877,7 @@ static int dp__cu_run_opaque(dp__cux *x, int v, int d, const float *const *in, u
         a.size = dp_exec_op_bytes(g, v, x->bscale);
         a.ns = ns > 0 ? (unsigned long long)(ns + 0.5) : 0;
         a.st = x->st[d];
+        a.ts = ts;
         for (int k = ch * DP__CU_MAXIN; k < nin && a.nin < DP__CU_MAXIN; k++) {
             int e = g->in_edge[g->in_off[v] + k], u = g->src[e];
             size_t lu = dp_exec_op_bytes(g, u, x->bscale), le = dp_exec_edge_bytes(g, e, x->bscale);
@@ -860,20 +915,18 @@ static int dp__cu_launch(void *ctx, int v, int d, dp_error *err)
             cudaCheck(cudaStreamWaitEvent(s, x->evx[e], 0));
         }
     }
-    /* in a capture a plain record only orders; the timing events must be
-       nodes of the graph */
-    if (x->graph) cudaCheck(cudaEventRecordWithFlags(x->evs[v], s, cudaEventRecordExternal));
-    else cudaCheck(cudaEventRecord(x->evs[v], s));
-    if (g->kind[v] == DP_OP_OPAQUE) rc = dp__cu_run_opaque(x, v, d, x->inp, (unsigned char *)p, err);
-    else rc = dp__cu_run_real(g, v, x->inp, (float *)p, x->seed, x->cap[d], s, err);
-    if (rc) goto done;
-    if (x->graph) {
-        cudaCheck(cudaEventRecordWithFlags(x->eve[v], s, cudaEventRecordExternal));
-        cudaCheck(cudaEventRecord(x->evd[v], s));   /* its consumers' copies wait on this one */
-    } else {
-        cudaCheck(cudaEventRecord(x->eve[v], s));
+    {
+        dp__cu_ts ts = { x->tsd[gp] + v, x->tsd[gp] + x->n + v };   /* the kernels stamp its start and end */
+        if (g->kind[v] == DP_OP_OPAQUE) rc = dp__cu_run_opaque(x, v, d, x->inp, (unsigned char *)p, ts, err);
+        else rc = dp__cu_run_real(g, v, x->inp, (float *)p, x->seed, x->cap[d], s, ts, err);
     }
-    x->fl[x->nfl++] = v;
+    if (rc) goto done;
+    if (!x->planned) {   /* dynamic: the host polls its end */
+        cudaCheck(cudaEventRecord(x->eve[v], s));
+        x->fl[x->nfl++] = v;
+    } else if (x->remote[v]) {   /* its consumers' copies wait on this one */
+        cudaCheck(cudaEventRecord(x->evd[v], s));
+    }
 done:
     return rc;
 }
@@ -892,12 +945,12 @@ static int dp__cu_copy(void *ctx, int e, dp_error *err)
         x->xbuf[e] = p;
     }
     p = x->xbuf[e];
-    cudaCheck(cudaStreamWaitEvent(s, x->graph ? x->evd[u] : x->eve[u], 0));
+    cudaCheck(cudaStreamWaitEvent(s, x->planned ? x->evd[u] : x->eve[u], 0));
     if (ga == gb) cudaCheck(cudaMemcpyAsync(p, x->buf[u], nc, cudaMemcpyDeviceToDevice, s));
     else cudaCheck(cudaMemcpyPeerAsync(p, gb, x->buf[u], ga, nc, s));
     if (size > nc) cudaCheck(cudaMemsetAsync((unsigned char *)p + nc, 0, size - nc, s));
     cudaCheck(cudaEventRecord(x->evx[e], s));
-    x->fl[x->nfl++] = -1 - e;
+    if (!x->planned) x->fl[x->nfl++] = -1 - e;
 done:
     return rc;
 }
@@ -1025,22 +1078,21 @@ static int dp__cu_enqueue(dp__cux *x, const int *seq, dp_error *err)
     return rc;
 }
 
+static int dp__cu_sync(dp__cux *x, dp_error *err);
+
 /* One run under DP_DISPATCH_STATIC: the sequence enqueued, then every
-   completion awaited. */
+   stream awaited (a faulting kernel fails the wait). */
 static int dp__cu_static_run(dp__cux *x, const int *seq, dp_error *err)
 {
-    int rc, cnt = 0;
+    int rc;
     if ((rc = dp__cu_enqueue(x, seq, err))) return rc;
-    while (x->nfl > 0)
-        if ((rc = dp__cu_wait(x, -1.0, x->done, x->n + x->m, &cnt, err))) return rc;
-    return rc;
+    return dp__cu_sync(x, err);
 }
 
 /* DP_DISPATCH_GRAPH, once per dp_exec_cuda call: every buffer allocated
    (the graph keeps their addresses), then the static sequence captured
    from GPU 0's control stream (every stream forks from it and joins it
    again) and instantiated; each run is then one cudaGraphLaunch. */
-static int dp__cu_sync(dp__cux *x, dp_error *err);
 
 static int dp__cu_graph_build(dp__cux *x, const int *seq, dp_error *err)
 {
@@ -1148,7 +1200,7 @@ static int dp__cu_drain(dp__cux *x, dp_error *err)
 static void dp__cu_teardown(dp__cux *x)
 {
     /* every array exists once dp__cu_setup got past its allocations */
-    int all = x->gpu && x->cap && x->cs && x->xs && x->ctl && x->pool && x->ev0 && x->evs && x->eve && x->evx &&
+    int all = x->gpu && x->cap && x->cs && x->xs && x->ctl && x->pool && x->tsd && x->eve && x->evx &&
               x->st && x->buf && x->xbuf;
     if (x->capturing && x->ctl && x->ctl[0]) {   /* a capture that failed half-way */
         cudaGraph_t g = NULL;
@@ -1164,10 +1216,7 @@ static void dp__cu_teardown(dp__cux *x)
         if (x->evd) for (int v = 0; v < x->n; v++) if (x->evd[v]) (void)cudaEventDestroy(x->evd[v]);
         if (x->evj) for (long i = 0; i < x->nd + (long)x->nd * x->nd; i++) if (x->evj[i]) (void)cudaEventDestroy(x->evj[i]);
         if (x->evf) (void)cudaEventDestroy(x->evf);
-        for (int v = 0; v < x->n; v++) {
-            if (x->evs[v]) (void)cudaEventDestroy(x->evs[v]);
-            if (x->eve[v]) (void)cudaEventDestroy(x->eve[v]);
-        }
+        for (int v = 0; v < x->n; v++) if (x->eve[v]) (void)cudaEventDestroy(x->eve[v]);
         for (int e = 0; e < x->m; e++) if (x->evx[e]) (void)cudaEventDestroy(x->evx[e]);
         for (int d = 0; d < x->nd; d++) {
             if (x->st[d]) { (void)cudaSetDevice(x->gpu[d]); (void)cudaFree(x->st[d]); }
@@ -1176,15 +1225,15 @@ static void dp__cu_teardown(dp__cux *x)
         }
         for (long i = 0; i < (long)x->nd * x->nd; i++) if (x->xs[i]) (void)cudaStreamDestroy(x->xs[i]);
         for (int p = 0; p < x->ngpu; p++) {
-            if (x->ev0[p]) (void)cudaEventDestroy(x->ev0[p]);
+            if (x->tsd[p]) { (void)cudaSetDevice(p); (void)cudaFree(x->tsd[p]); }
             if (x->ctl[p]) (void)cudaStreamDestroy(x->ctl[p]);
             if (x->pool[p]) (void)cudaMemPoolDestroy(x->pool[p]);
         }
     }
     x->cur_dev = -1;
-    free(x->gpu); free(x->cap); free(x->cs); free(x->xs); free(x->ctl); free(x->pool); free(x->ev0);
-    free(x->evs); free(x->eve); free(x->evx); free(x->st); free(x->buf); free(x->xbuf); free(x->inp);
-    free(x->host); free(x->fl); free(x->done); free(x->evd); free(x->evj); free(x->res);
+    free(x->gpu); free(x->cap); free(x->cs); free(x->xs); free(x->ctl); free(x->pool); free(x->tsd); free(x->tsh);
+    free(x->remote); free(x->eve); free(x->evx); free(x->st); free(x->buf); free(x->xbuf); free(x->inp);
+    free(x->host); free(x->fl); free(x->evd); free(x->evj); free(x->res);
     (void)cudaGetLastError();   /* leave no error of ours behind for the caller's next call */
 }
 
@@ -1211,8 +1260,9 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
     x->cur_dev = -1;
 #define DP__CA(ptr, count) if (!((ptr) = (decltype(ptr))calloc((size_t)(count) + 1, sizeof *(ptr)))) { rc = dp__fail(err, DP_ERR_NOMEM, "exec (cuda): out of memory"); goto done; }
     DP__CA(x->gpu, nd); DP__CA(x->cap, nd); DP__CA(x->cs, nd); DP__CA(x->xs, (size_t)nd * nd); DP__CA(x->ctl, G);
-    DP__CA(x->pool, G); DP__CA(x->ev0, G); DP__CA(x->evs, n); DP__CA(x->eve, n); DP__CA(x->evx, m); DP__CA(x->st, nd);
-    DP__CA(x->buf, n); DP__CA(x->xbuf, m); DP__CA(x->inp, m); DP__CA(x->fl, n + m); DP__CA(x->done, n + m);
+    DP__CA(x->pool, G); DP__CA(x->tsd, G); DP__CA(x->tsh, (size_t)G * (2 * (size_t)n + 1)); DP__CA(x->remote, n);
+    DP__CA(x->eve, n); DP__CA(x->evx, m); DP__CA(x->st, nd);
+    DP__CA(x->buf, n); DP__CA(x->xbuf, m); DP__CA(x->inp, m); DP__CA(x->fl, n + m);
     DP__CA(x->evd, n); DP__CA(x->evj, nd + (size_t)nd * nd); DP__CA(x->res, nd);
     DP__CA(reserve, nd);   /* [G] below, then [nd] for the resident bytes */
 #undef DP__CA
@@ -1238,7 +1288,7 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
            must not be made to wait for a free queued on another's */
         cudaCheck(cudaMemPoolSetAttribute(x->pool[p], cudaMemPoolReuseAllowInternalDependencies, &no));
         cudaCheck(cudaStreamCreateWithFlags(&x->ctl[p], cudaStreamNonBlocking));
-        cudaCheck(cudaEventCreate(&x->ev0[p]));
+        cudaCheck(cudaMalloc((void **)&x->tsd[p], sizeof(unsigned long long) * (2 * (size_t)n + 1)));
         cudaCheck(cudaMemGetInfo(&free_b, &total_b));
         if (reserve[p] > 0.25 * (double)free_b) reserve[p] = 0.25 * (double)free_b;
         if (reserve[p] > (double)(1u << 30)) reserve[p] = (double)(1u << 30);
@@ -1282,11 +1332,14 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
         cudaCheck(cudaMalloc(&x->res[d], (size_t)rb));
         cudaCheck(cudaMemsetAsync(x->res[d], 0, (size_t)rb, x->cs[d]));
     }
+    /* events only order and signal (the kernels' stamps time the ops):
+       dynamic dispatch polls an event per op, static and graph dispatch
+       order a remote consumer's copy after its producer */
+    for (int e = 0; e < m; e++) if (x->assign[g->src[e]] != x->assign[g->dst[e]]) x->remote[g->src[e]] = 1;
     for (int v = 0; v < n; v++) {
         if ((rc = dp__cu_use(&x->cur_dev, x->gpu[x->assign[v]], err))) goto done;
-        cudaCheck(cudaEventCreate(&x->evs[v]));
-        cudaCheck(cudaEventCreate(&x->eve[v]));
-        if (x->graph) cudaCheck(cudaEventCreateWithFlags(&x->evd[v], cudaEventDisableTiming));
+        if (!x->planned) cudaCheck(cudaEventCreateWithFlags(&x->eve[v], cudaEventDisableTiming));
+        else if (x->remote[v]) cudaCheck(cudaEventCreateWithFlags(&x->evd[v], cudaEventDisableTiming));
     }
     for (int e = 0; e < m; e++) {
         int a = x->assign[g->src[e]], b = x->assign[g->dst[e]];
@@ -1304,11 +1357,13 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
         memset(&q, 0, sizeof q);
         q.st = x->st[d];
         if ((rc = dp__cu_use(&x->cur_dev, d, err))) goto done;
-        dp__k_ew<<<1, DP__CU_THREADS, 0, x->cs[d]>>>(a);
+        dp__k_ew<<<1, DP__CU_THREADS, 0, x->cs[d]>>>(a, dp__cu_ts{NULL, NULL});
         cudaCheck(cudaGetLastError());
-        dp__k_rows<<<1, DP__CU_THREADS, 0, x->cs[d]>>>(DP_OP_SOFTMAX, NULL, NULL, 0, 0);
+        dp__k_rows<<<1, DP__CU_THREADS, 0, x->cs[d]>>>(DP_OP_SOFTMAX, NULL, NULL, 0, 0, dp__cu_ts{NULL, NULL});
         cudaCheck(cudaGetLastError());
-        dp__k_matmul<<<1, dim3(DP__TILE, DP__TROWS), 0, x->cs[d]>>>(NULL, NULL, NULL, 0, 0, 0);
+        dp__k_matmul<<<1, dim3(DP__TILE, DP__TROWS), 0, x->cs[d]>>>(NULL, NULL, NULL, 0, 0, 0, dp__cu_ts{NULL, NULL});
+        cudaCheck(cudaGetLastError());
+        dp__k_stamp<<<1, 1, 0, x->cs[d]>>>(dp__cu_ts{NULL, NULL});
         cudaCheck(cudaGetLastError());
         dp__k_opaque<<<1, DP__CU_THREADS, 0, x->cs[d]>>>(q);
         cudaCheck(cudaGetLastError());
@@ -1351,6 +1406,39 @@ done:   /* cudaCheck's */
     return rc;
 }
 
+/* Each op's start and end in seconds from its GPU's start of the run, from
+   the stamps of its kernels. An op that launched nothing (an empty tensor)
+   starts and ends when its last input was ready. */
+static int dp__cu_read_stamps(dp__cux *x, double *st, double *en, dp_error *err)
+{
+    const dp_graph *g = x->g;
+    int rc = DP_OK, n = x->n;
+    size_t stride = 2 * (size_t)n + 1;
+    for (int p = 0; p < x->ngpu; p++) {
+        if ((rc = dp__cu_use(&x->cur_dev, p, err))) return rc;
+        cudaCheck(cudaMemcpy(x->tsh + p * stride, x->tsd[p], sizeof(unsigned long long) * stride, cudaMemcpyDeviceToHost));
+    }
+    for (int i = 0; i < n; i++) {
+        int v = g->topo[i];
+        const unsigned long long *t = x->tsh + x->gpu[x->assign[v]] * stride;
+        if (t[v] == ~0ULL || t[n + v] < t[v]) {
+            double ready = 0;
+            for (int k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+                int u = g->src[g->in_edge[k]];
+                if (en[u] > ready) ready = en[u];
+            }
+            st[v] = en[v] = ready;
+            continue;
+        }
+        st[v] = (double)(long long)(t[v] - t[2 * (size_t)n]) * 1e-9;
+        en[v] = (double)(long long)(t[n + v] - t[2 * (size_t)n]) * 1e-9;
+        if (st[v] < 0) st[v] = 0;
+        if (en[v] < st[v]) en[v] = st[v];
+    }
+done:   /* cudaCheck's */
+    return rc;
+}
+
 extern "C" int dp_exec_cuda(const dp_graph *g, const dp_cluster *c, const int *assign, const dp_exec_opts *opts,
                             dp_exec_result *res, dp_error *err)
 {
@@ -1384,6 +1472,7 @@ extern "C" int dp_exec_cuda(const dp_graph *g, const dp_cluster *c, const int *a
     DP__CA(runs_start, (size_t)o.reps * n); DP__CA(runs_end, (size_t)o.reps * n);
     if (o.dispatch != DP_DISPATCH_DYNAMIC) { DP__CA(seq, n); DP__CA(held, nd); }
     x.graph = o.dispatch == DP_DISPATCH_GRAPH;
+    x.planned = o.dispatch != DP_DISPATCH_DYNAMIC;
     DP__CA(runs_busy, (size_t)o.reps * nd); DP__CA(runs_peak, (size_t)o.reps * nd);
     DP__CA(res->wall_runs, o.reps); DP__CA(res->busy, nd); DP__CA(res->start, n); DP__CA(res->end, n); DP__CA(res->peak_bytes, nd);
     if (o.keep_outputs) { DP__CA(res->outputs, n); res->n_ops = n; }
@@ -1398,9 +1487,18 @@ extern "C" int dp_exec_cuda(const dp_graph *g, const dp_cluster *c, const int *a
         double t0, wall;
         uint64_t dg = 0xcbf29ce484222325ULL;
         x.nfl = 0;   /* every stream is idle: nothing in flight */
+        /* the stamps cleared (starts to the largest value, ends to 0), then
+           the run's start stamped on each GPU, before anything is launched */
         for (int p = 0; p < x.ngpu; p++) {
             if ((rc = dp__cu_use(&x.cur_dev, p, err))) goto done;
-            cudaCheck(cudaEventRecord(x.ev0[p], x.ctl[p]));
+            cudaCheck(cudaMemsetAsync(x.tsd[p], 0xff, sizeof(unsigned long long) * (size_t)n, x.ctl[p]));
+            cudaCheck(cudaMemsetAsync(x.tsd[p] + n, 0, sizeof(unsigned long long) * ((size_t)n + 1), x.ctl[p]));
+            dp__k_stamp<<<1, 1, 0, x.ctl[p]>>>(dp__cu_ts{NULL, x.tsd[p] + 2 * (size_t)n});
+            cudaCheck(cudaGetLastError());
+        }
+        for (int p = 0; p < x.ngpu; p++) {
+            if ((rc = dp__cu_use(&x.cur_dev, p, err))) goto done;
+            cudaCheck(cudaStreamSynchronize(x.ctl[p]));
         }
         t0 = dp_now();
         if (x.graph) {
@@ -1414,14 +1512,8 @@ extern "C" int dp_exec_cuda(const dp_graph *g, const dp_cluster *c, const int *a
         } else if ((rc = dp_dispatch(g, c, assign, &o, &h, runs_peak + (size_t)r * nd, err))) goto done;
         wall = dp_now() - t0;
         if ((rc = dp__cu_sync(&x, err))) goto done;
+        if ((rc = dp__cu_read_stamps(&x, st, en, err))) goto done;
         for (int v = 0; v < n; v++) {
-            int p = x.gpu[assign[v]];
-            float a = 0, b = 0;
-            cudaCheck(cudaEventElapsedTime(&a, x.ev0[p], x.evs[v]));
-            cudaCheck(cudaEventElapsedTime(&b, x.ev0[p], x.eve[v]));
-            st[v] = a / 1e3;
-            en[v] = b / 1e3;
-            if (en[v] < st[v]) en[v] = st[v];
             busy[assign[v]] += en[v] - st[v];
             if (en[v] > wall) wall = en[v];
         }
@@ -1497,7 +1589,7 @@ static int dp__cucal_device(dp__cucal *k, dp_cluster *c, int d, int S, dp_error 
     for (int q = 0; q < 2; q++) {
         memset(&f, 0, sizeof f);
         f.kind = DP_OP_INPUT; f.n = (long long)S * S; f.r = S; f.c = S; f.seed = 1; f.op = q; f.out = q ? k->b[d] : k->a[d];
-        dp__k_ew<<<dp__cu_blocks(f.n, DP__CU_THREADS, k->cap[d]), DP__CU_THREADS, 0, k->s[d]>>>(f);
+        dp__k_ew<<<dp__cu_blocks(f.n, DP__CU_THREADS, k->cap[d]), DP__CU_THREADS, 0, k->s[d]>>>(f, dp__cu_ts{NULL, NULL});
         cudaCheck(cudaGetLastError());
     }
     cudaCheck(cudaStreamSynchronize(k->s[d]));
@@ -1543,7 +1635,7 @@ static int dp__cucal_kind(dp__cucal *k, dp_cluster *c, int kd, int S, double sec
                 for (int d = 0; d < nd && !rc; d++) {
                     const float *in[2] = {k->a[d], k->b[d]};
                     if ((rc = dp__cu_use(&k->cur_dev, k->gpu[d], err))) break;
-                    rc = dp__cu_run_real(&g, nin, in, k->y[d], 1, k->cap[d], k->s[d], err);
+                    rc = dp__cu_run_real(&g, nin, in, k->y[d], 1, k->cap[d], k->s[d], dp__cu_ts{NULL, NULL}, err);
                 }
             for (int d = 0; d < nd && !rc; d++) {
                 if ((rc = dp__cu_use(&k->cur_dev, k->gpu[d], err))) break;
