@@ -344,7 +344,19 @@ typedef struct dp__cu_ew {
     const float *in[DP__CU_MAXIN];
     int cols[DP__CU_MAXIN];          /* concat: columns of each input        */
     float *out;
+    int vec;                         /* 1: work items are groups of 4
+                                        elements, loaded and stored as
+                                        float4 (dp__cu_ew_apply4); n counts
+                                        the groups                          */
 } dp__cu_ew;
+
+/* e / c and e % c, in 32-bit arithmetic where e fits (a 64-bit division
+   costs a GPU several times more). */
+__host__ __device__ static inline void dp__cu_divmod(long long e, int c, long long *q, int *rem)
+{
+    if (e <= 0x7fffffffLL) { unsigned u = (unsigned)e; *q = u / (unsigned)c; *rem = (int)(u % (unsigned)c); }
+    else { *q = e / c; *rem = (int)(e % c); }
+}
 
 __host__ __device__ static inline void dp__cu_ew_apply(const dp__cu_ew *a, long long e)
 {
@@ -361,17 +373,80 @@ __host__ __device__ static inline void dp__cu_ew_apply(const dp__cu_ew *a, long 
     case DP_OP_RELU: { float x = a->in[0][e]; a->out[e] = x > 0 ? x : 0.0f; break; }
     case DP_OP_GELU: a->out[e] = dp__cu_gelu(a->in[0][e]); break;
     case DP_OP_SILU: a->out[e] = dp__cu_silu(a->in[0][e]); break;
-    case DP_OP_SPLIT: { long long i = e / a->c, j = e % a->c; a->out[e] = a->in[0][i * a->ci + a->off + j]; break; }
-    case DP_OP_TRANSPOSE: { long long i = e / a->c, j = e % a->c; a->out[e] = a->in[0][j * a->r + i]; break; }
+    case DP_OP_SPLIT: { long long i; int j; dp__cu_divmod(e, a->c, &i, &j); a->out[e] = a->in[0][i * a->ci + a->off + j]; break; }
+    case DP_OP_TRANSPOSE: { long long i; int j; dp__cu_divmod(e, a->c, &i, &j); a->out[e] = a->in[0][(long long)j * a->r + i]; break; }
     case DP_OP_CONCAT: {
-        long long i = e / a->ci;
-        int q = (int)(e % a->ci), jj = q, k = 0;
+        long long i;
+        int q, jj, k = 0;
+        dp__cu_divmod(e, a->ci, &i, &q);
+        jj = q;
         while (k < a->nin - 1 && jj >= a->cols[k]) { jj -= a->cols[k]; k++; }
         a->out[i * a->c + a->off + q] = a->in[k][i * a->cols[k] + jj];
         break;
     }
     default: break;
     }
+}
+
+/* Work item g of a vectorised launch (a->vec): elements 4g .. 4g + 3 of
+   the output (split, concat: of the columns this launch writes), each
+   computed as dp__cu_ew_apply computes it; only the loads and stores are
+   16 bytes wide. dp__cu_ew_setup sets vec only where every row length,
+   column offset and pointer keeps the 4 elements in one row of one input
+   and 16-byte aligned. */
+__host__ __device__ static inline float4 dp__cu_ld4(const float *p) { return *(const float4 *)p; }
+
+__host__ __device__ static inline void dp__cu_ew_apply4(const dp__cu_ew *a, long long g)
+{
+    long long e = 4 * g;
+    float4 o;
+    float *po = (float *)&o;
+    switch (a->kind) {
+    case DP_OP_INPUT:
+        for (int t = 0; t < 4; t++) po[t] = dp__cu_input_value(a->seed, a->op, (unsigned long long)(e + t));
+        break;
+    case DP_OP_ADD: case DP_OP_REDUCE: {
+        o = a->first ? dp__cu_ld4(a->in[0] + e) : dp__cu_ld4(a->out + e);
+        for (int k = a->first ? 1 : 0; k < a->nin; k++) {
+            float4 x = dp__cu_ld4(a->in[k] + e);
+            o.x = DP__ADD(o.x, x.x); o.y = DP__ADD(o.y, x.y); o.z = DP__ADD(o.z, x.z); o.w = DP__ADD(o.w, x.w);
+        }
+        break;
+    }
+    case DP_OP_MUL: {
+        float4 x = dp__cu_ld4(a->in[0] + e), y = dp__cu_ld4(a->in[1] + e);
+        o.x = DP__MUL(x.x, y.x); o.y = DP__MUL(x.y, y.y); o.z = DP__MUL(x.z, y.z); o.w = DP__MUL(x.w, y.w);
+        break;
+    }
+    case DP_OP_SCALE: case DP_OP_RELU: case DP_OP_GELU: case DP_OP_SILU: {
+        float4 x = dp__cu_ld4(a->in[0] + e);
+        const float *px = (const float *)&x;
+        for (int t = 0; t < 4; t++) {
+            float v = px[t];
+            po[t] = a->kind == DP_OP_SCALE ? DP__MUL(v, a->s) : a->kind == DP_OP_RELU ? (v > 0 ? v : 0.0f)
+                  : a->kind == DP_OP_GELU ? dp__cu_gelu(v) : dp__cu_silu(v);
+        }
+        break;
+    }
+    case DP_OP_SPLIT: {
+        long long i;
+        int j;
+        dp__cu_divmod(e, a->c, &i, &j);
+        o = dp__cu_ld4(a->in[0] + i * a->ci + a->off + j);
+        break;
+    }
+    case DP_OP_CONCAT: {
+        long long i;
+        int q, jj, k = 0;
+        dp__cu_divmod(e, a->ci, &i, &q);
+        jj = q;
+        while (k < a->nin - 1 && jj >= a->cols[k]) { jj -= a->cols[k]; k++; }
+        *(float4 *)(a->out + i * a->c + a->off + q) = dp__cu_ld4(a->in[k] + i * a->cols[k] + jj);
+        return;
+    }
+    default: return;
+    }
+    *(float4 *)(a->out + e) = o;
 }
 
 /* Rows (softmax, rmsnorm, layernorm): lane `lane` of 32 takes columns
@@ -464,6 +539,23 @@ static void dp__cu_ew_setup(const dp_graph *g, int v, const float *const *in, fl
         break;
     default: a->nin = 1; a->in[0] = in[0]; break;
     }
+    /* 16-byte loads and stores where every 4 consecutive elements stay in
+       one row of one input, aligned */
+    {
+        int ok = (((uintptr_t)out) & 15) == 0 && a->n % 4 == 0;
+        switch (g->kind[v]) {
+        case DP_OP_INPUT: case DP_OP_ADD: case DP_OP_REDUCE: case DP_OP_MUL: case DP_OP_SCALE:
+        case DP_OP_RELU: case DP_OP_GELU: case DP_OP_SILU: break;
+        case DP_OP_SPLIT: ok = ok && a->c % 4 == 0 && a->ci % 4 == 0 && a->off % 4 == 0; break;
+        case DP_OP_CONCAT:
+            ok = ok && a->c % 4 == 0 && a->ci % 4 == 0 && a->off % 4 == 0;
+            for (k = 0; k < a->nin; k++) ok = ok && a->cols[k] % 4 == 0;
+            break;
+        default: ok = 0; break;
+        }
+        for (k = 0; k < a->nin; k++) ok = ok && (((uintptr_t)a->in[k]) & 15) == 0;
+        if (ok) { a->vec = 1; a->n /= 4; }
+    }
 }
 
 static int dp__cu_is_row_op(dp_kind k) { return k == DP_OP_SOFTMAX || k == DP_OP_RMSNORM || k == DP_OP_LAYERNORM; }
@@ -516,10 +608,16 @@ __global__ static void dp__k_stamp(dp__cu_ts ts)
 __global__ static void dp__k_ew(const __grid_constant__ dp__cu_ew a, dp__cu_ts ts)
 {
     dp__cu_stamp_begin(ts);
-    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < a.n; e += (long long)gridDim.x * blockDim.x)
-        dp__cu_ew_apply(&a, e);
+    if (a.vec) {
+        for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < a.n; e += (long long)gridDim.x * blockDim.x)
+            dp__cu_ew_apply4(&a, e);
+    } else {
+        for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < a.n; e += (long long)gridDim.x * blockDim.x)
+            dp__cu_ew_apply(&a, e);
+    }
     dp__cu_stamp_end(ts);
 }
+
 
 __device__ static inline float dp__cu_warp_sum(float v)
 {
@@ -534,14 +632,44 @@ __device__ static inline float dp__cu_warp_max(float v)
 }
 
 /* One warp per row; the row loop is the same for all lanes of a warp, so
-   the shuffles always have every lane. */
-__global__ static void dp__k_rows(int kind, const float *x, float *o, int r, int c, dp__cu_ts ts)
+   the shuffles always have every lane. With `staged`, each warp first
+   copies its row into its c floats of shared memory (16-byte loads where
+   the row allows) and makes its passes (two or three) over that copy, so
+   that the row is read from memory once; the passes, and so the results,
+   are the same either way. */
+#define DP__CU_ROW_SMEM 49152   /* bytes of shared memory a block of rows may use */
+__global__ static void dp__k_rows(int kind, const float *x, float *o, int r, int c, int staged, dp__cu_ts ts)
 {
+    extern __shared__ float dp__rowbuf[];
     dp__cu_stamp_begin(ts);
     int lane = threadIdx.x & (DP__CU_LANES - 1), wpb = blockDim.x / DP__CU_LANES;
     for (long long row = (long long)blockIdx.x * wpb + threadIdx.x / DP__CU_LANES; row < r; row += (long long)gridDim.x * wpb) {
         const float *xr = x + row * c;
         float *orow = o + row * c;
+        if (staged) {
+            float *sr = dp__rowbuf + (size_t)(threadIdx.x / DP__CU_LANES) * c;
+            __syncwarp();   /* the previous row's last reads of sr are done */
+            /* unrolled: many loads in flight per lane */
+            if ((c & 3) == 0 && ((uintptr_t)xr & 15) == 0) {
+#pragma unroll 8
+                for (int j = 4 * lane; j < c; j += 4 * DP__CU_LANES) *(float4 *)(sr + j) = *(const float4 *)(xr + j);
+            } else {
+#pragma unroll 8
+                for (int j = lane; j < c; j += DP__CU_LANES) sr[j] = xr[j];
+            }
+            __syncwarp();
+            if (kind == DP_OP_SOFTMAX) {
+                /* each lane's own columns: exp(x - max) computed once, kept
+                   in place of x, summed in the same order and divided as
+                   dp__cu_softmax_out does */
+                float mx = dp__cu_warp_max(dp__cu_part_max(sr, c, lane));
+                for (int j = lane; j < c; j += DP__CU_LANES) sr[j] = expf(DP__SUB(sr[j], mx));
+                float s = dp__cu_warp_sum(dp__cu_part_sum(sr, c, lane));
+                for (int j = lane; j < c; j += DP__CU_LANES) orow[j] = DP__DIV(sr[j], s);
+                continue;
+            }
+            xr = sr;
+        }
         if (kind == DP_OP_SOFTMAX) {
             float mx = dp__cu_warp_max(dp__cu_part_max(xr, c, lane));
             float s = dp__cu_warp_sum(dp__cu_part_expsum(xr, c, mx, lane));
@@ -589,6 +717,29 @@ __global__ static void dp__k_matmul(const float *A, const float *B, float *C, in
             int i = i0 + ty + DP__TROWS * q, j = j0 + tx;
             if (i < r && j < c) C[(long long)i * c + j] = acc[q];
         }
+    }
+    dp__cu_stamp_end(ts);
+}
+
+/* out (r x c) = in (c x r) transposed, in 32 x 32 tiles through shared
+   memory, so that both the reads of in and the writes of out are
+   coalesced (the element-wise form reads in with a stride of r). Only data
+   moves: the output is the element-wise kernel's, bit for bit. */
+__global__ static void dp__k_transpose(const float *in, float *out, int r, int c, dp__cu_ts ts)
+{
+    __shared__ float tile[DP__TILE][DP__TILE + 1];
+    int tx = threadIdx.x, ty = threadIdx.y;
+    long long tr = (r + DP__TILE - 1) / DP__TILE, tc = (c + DP__TILE - 1) / DP__TILE;
+    dp__cu_stamp_begin(ts);
+    for (long long t = blockIdx.x; t < tr * tc; t += gridDim.x) {
+        int i0 = (int)(t / tc) * DP__TILE, j0 = (int)(t % tc) * DP__TILE;
+        /* in's rows j0.., columns i0..: in[j][i] = out[i][j] */
+        for (int q = ty; q < DP__TILE; q += DP__TROWS)
+            if (j0 + q < c && i0 + tx < r) tile[q][tx] = in[(long long)(j0 + q) * r + i0 + tx];
+        __syncthreads();
+        for (int q = ty; q < DP__TILE; q += DP__TROWS)
+            if (i0 + q < r && j0 + tx < c) out[(long long)(i0 + q) * c + j0 + tx] = tile[tx][q];
+        __syncthreads();
     }
     dp__cu_stamp_end(ts);
 }
@@ -684,7 +835,17 @@ static int dp__cu_run_real(const dp_graph *g, int v, const float *const *in, flo
         dp__k_matmul<<<dp__cu_blocks(tiles, 1, cap), dim3(DP__TILE, DP__TROWS), 0, s>>>(in[0], in[1], out, r, K, c, ts);
         cudaCheck(cudaGetLastError());
     } else if (dp__cu_is_row_op(kind)) {
-        dp__k_rows<<<dp__cu_blocks(r, DP__CU_THREADS / DP__CU_LANES, cap), DP__CU_THREADS, 0, s>>>((int)kind, in[0], out, r, c, ts);
+        /* rows staged in shared memory where at least one fits in the
+           block's DP__CU_ROW_SMEM bytes: as many warps (rows) as fit, at
+           most 8; the cap stays the same number of warps */
+        int wpb = DP__CU_THREADS / DP__CU_LANES, staged = (size_t)c * sizeof(float) <= DP__CU_ROW_SMEM;
+        if (staged && (size_t)wpb * c * sizeof(float) > DP__CU_ROW_SMEM) wpb = (int)(DP__CU_ROW_SMEM / ((size_t)c * sizeof(float)));
+        int cap_rows = cap * (DP__CU_THREADS / DP__CU_LANES) / wpb;
+        dp__k_rows<<<dp__cu_blocks(r, wpb, cap_rows), wpb * DP__CU_LANES, staged ? (size_t)wpb * c * sizeof(float) : 0, s>>>((int)kind, in[0], out, r, c, staged, ts);
+        cudaCheck(cudaGetLastError());
+    } else if (kind == DP_OP_TRANSPOSE) {
+        long long tiles = (long long)((r + DP__TILE - 1) / DP__TILE) * ((c + DP__TILE - 1) / DP__TILE);
+        dp__k_transpose<<<dp__cu_blocks(tiles, 1, cap), dim3(DP__TILE, DP__TROWS), 0, s>>>(in[0], out, r, c, ts);
         cudaCheck(cudaGetLastError());
     } else if (kind == DP_OP_COPY) {
         dp__cu_ts t0 = {ts.t0, NULL}, t1 = {NULL, ts.t1};
@@ -761,7 +922,10 @@ extern "C" void dp__cuda_host_kernel(const dp_graph *g, int v, const float *cons
         for (int ch = 0; ch < chunks; ch++) {
             dp__cu_ew a;
             dp__cu_ew_setup(g, v, in, out, seed, ch, &a);
-            for (long long e = 0; e < a.n; e++) dp__cu_ew_apply(&a, e);
+            for (long long e = 0; e < a.n; e++) {
+                if (a.vec) dp__cu_ew_apply4(&a, e);
+                else dp__cu_ew_apply(&a, e);
+            }
         }
     }
 }
@@ -1359,11 +1523,13 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
         if ((rc = dp__cu_use(&x->cur_dev, d, err))) goto done;
         dp__k_ew<<<1, DP__CU_THREADS, 0, x->cs[d]>>>(a, dp__cu_ts{NULL, NULL});
         cudaCheck(cudaGetLastError());
-        dp__k_rows<<<1, DP__CU_THREADS, 0, x->cs[d]>>>(DP_OP_SOFTMAX, NULL, NULL, 0, 0, dp__cu_ts{NULL, NULL});
+        dp__k_rows<<<1, DP__CU_THREADS, 0, x->cs[d]>>>(DP_OP_SOFTMAX, NULL, NULL, 0, 0, 0, dp__cu_ts{NULL, NULL});
         cudaCheck(cudaGetLastError());
         dp__k_matmul<<<1, dim3(DP__TILE, DP__TROWS), 0, x->cs[d]>>>(NULL, NULL, NULL, 0, 0, 0, dp__cu_ts{NULL, NULL});
         cudaCheck(cudaGetLastError());
         dp__k_stamp<<<1, 1, 0, x->cs[d]>>>(dp__cu_ts{NULL, NULL});
+        cudaCheck(cudaGetLastError());
+        dp__k_transpose<<<1, dim3(DP__TILE, DP__TROWS), 0, x->cs[d]>>>(NULL, NULL, 0, 0, dp__cu_ts{NULL, NULL});
         cudaCheck(cudaGetLastError());
         dp__k_opaque<<<1, DP__CU_THREADS, 0, x->cs[d]>>>(q);
         cudaCheck(cudaGetLastError());

@@ -138,6 +138,17 @@ static const case_t g_cases[] = {
     {DP_OP_SPLIT, 1, {37, 54}, 37, 18, 2},
     {DP_OP_TRANSPOSE, 1, {53, 37}, 37, 53, 0},
     {DP_OP_COPY, 1, {37, 53}, 37, 53, 0},
+    /* shapes in multiples of 4: the element kernels' 16-byte path */
+    {DP_OP_INPUT, 0, {0}, 36, 52, 0},
+    {DP_OP_ADD, 3, {36, 52, 36, 52, 36, 52}, 36, 52, 0},
+    {DP_OP_MUL, 2, {36, 52, 36, 52}, 36, 52, 0},
+    {DP_OP_SCALE, 1, {36, 52}, 36, 52, 0},
+    {DP_OP_RELU, 1, {36, 52}, 36, 52, 0},
+    {DP_OP_GELU, 1, {36, 52}, 36, 52, 0},
+    {DP_OP_SILU, 1, {36, 52}, 36, 52, 0},
+    {DP_OP_CONCAT, 3, {36, 4, 36, 20, 36, 8}, 36, 32, 0},
+    {DP_OP_SPLIT, 1, {36, 48}, 36, 16, 1},
+    {DP_OP_TRANSPOSE, 1, {96, 64}, 64, 96, 0},
 };
 #define N_CASES ((int)(sizeof g_cases / sizeof g_cases[0]))
 
@@ -167,6 +178,18 @@ static void check_many_inputs(void)
         CHECK(count_diff(r.emu, r.cpu, r.n) == 0, "concat of 20 inputs (2 launches): %zu elements differ", count_diff(r.emu, r.cpu, r.n));
         /* by hand: row 2's last element is input 19's last (4 columns wide) */
         CHECK(r.emu[2 * cols + cols - 1] == r.in[19][2 * 4 + 3], "concat of 20: last element %.9g, want %.9g", r.emu[2 * cols + cols - 1], r.in[19][2 * 4 + 3]);
+        run_free(&g, &r);
+    }
+    dp_graph_free(&g);
+    /* widths of 4 and 8: the 16-byte path, its second launch from column 96 */
+    cols = 0;
+    for (int i = 0; i < 20; i++) { shape[2 * i] = 3; shape[2 * i + 1] = 4 + 4 * (i % 2); cols += 4 + 4 * (i % 2); }
+    if (!one_op(&g, DP_OP_CONCAT, 20, shape, 3, cols, 0)) {
+        host_run(&g, 7, &r);
+        CHECK(count_diff(r.emu, r.cpu, r.n) == 0, "concat of 20 in widths 4, 8 (2 launches): %zu elements differ", count_diff(r.emu, r.cpu, r.n));
+        /* by hand: inputs 0..15 are 8 x 4 + 8 x 8 = 96 columns, so row 1's
+           column 96 is input 16's first element of row 1 */
+        CHECK(r.emu[1 * cols + 96] == r.in[16][1 * 4], "concat of 20: row 1 column 96 %.9g, want %.9g", r.emu[1 * cols + 96], r.in[16][1 * 4]);
         run_free(&g, &r);
     }
     dp_graph_free(&g);
