@@ -748,8 +748,10 @@ __global__ static void dp__k_transpose(const float *in, float *out, int r, int c
    device, one pair per logical device) carries the op's start time and
    running hash from one launch to the next when it has more than
    DP__CU_MAXIN inputs. The hash of an input: thread t mixes words t, t +
-   256, ... in order, the 256 partials are folded by a fixed tree, then
-   thread 0 adds the fold and the trailing bytes: deterministic. The last
+   256, ... in order, the 32 partials of each warp are folded by a fixed
+   tree of shuffles, thread 0 folds the 8 warps' in order and adds the
+   trailing bytes: deterministic (an input of no whole word skips the
+   folds, which would only fold the threads' numbers). The last
    launch writes the output (a function of the hash), waits until start +
    ns on the GPU's global timer, and leaves the hash in the first word. */
 typedef struct dp__cu_opq {
@@ -764,7 +766,7 @@ typedef struct dp__cu_opq {
 
 __global__ static void dp__k_opaque(dp__cu_opq a)
 {
-    __shared__ unsigned long long part[DP__CU_THREADS];
+    __shared__ unsigned long long part[DP__CU_THREADS / DP__CU_LANES];
     __shared__ unsigned long long hs;
     const unsigned long long P = 0x100000001b3ULL, G = 0x9e3779b97f4a7c15ULL;
     int t = threadIdx.x;
@@ -777,16 +779,18 @@ __global__ static void dp__k_opaque(dp__cu_opq a)
     for (int k = 0; k < a.nin; k++) {
         unsigned long long words = a.len[k] / 8, ht = hs ^ ((unsigned long long)t * G);
         const unsigned long long *w = (const unsigned long long *)a.in[k];
-        for (unsigned long long i = (unsigned long long)t; i < words; i += DP__CU_THREADS) { ht = (ht ^ w[i]) * P; ht ^= ht >> 29; }
-        part[t] = ht;
-        __syncthreads();
-        for (int half = DP__CU_THREADS / 2; half > 0; half >>= 1) {
-            if (t < half) { unsigned long long f = (part[t] * P) ^ part[t + half]; part[t] = f ^ (f >> 29); }
+        if (words > 0) {
+            for (unsigned long long i = (unsigned long long)t; i < words; i += DP__CU_THREADS) { ht = (ht ^ w[i]) * P; ht ^= ht >> 29; }
+            for (int o = DP__CU_LANES / 2; o > 0; o >>= 1) {   /* lane l folds in lane l + o: lane 0 ends with the warp's */
+                unsigned long long f = (ht * P) ^ __shfl_down_sync(0xffffffffu, ht, o);
+                ht = f ^ (f >> 29);
+            }
+            if ((t & (DP__CU_LANES - 1)) == 0) part[t / DP__CU_LANES] = ht;
             __syncthreads();
         }
         if (t == 0) {
-            unsigned long long h = (hs ^ part[0]) * P;
-            h ^= h >> 29;
+            unsigned long long h = hs;
+            for (int q = 0; words > 0 && q < DP__CU_THREADS / DP__CU_LANES; q++) { h = (h ^ part[q]) * P; h ^= h >> 29; }
             for (unsigned long long i = words * 8; i < a.len[k]; i++) h = (h ^ a.in[k][i]) * P;
             hs = h;
         }
