@@ -2202,9 +2202,10 @@ void dp__cuda_host_kernel(const dp_graph *g, int v, const float *const *in, floa
    vec_b: the 16-byte loads of A, B, else 4-byte), warps, fragments and
    lanes, through the same index maps; inputs rounded as the hardware
    rounds them, each mma's products summed exactly (in double) and added to
-   the FP32 accumulator. C = A B, row-major r x K, K x c. Returns 0, or -1
-   for a precision other than TF32 and BF16. */
-int dp__cuda_host_mma(int r, int K, int c, const float *A, const float *B, float *C, int precision, int vec_a, int vec_b);
+   the FP32 accumulator. C = A B, row-major r x K, K x c; bm the block
+   tile's rows (64 or 128, as the launch picks them). Returns 0, or -1 for
+   a precision other than TF32 and BF16 or another bm. */
+int dp__cuda_host_mma(int r, int K, int c, const float *A, const float *B, float *C, int precision, int bm, int vec_a, int vec_b);
 /* x rounded as cvt.rna.tf32.f32 (to nearest, ties away from zero, 10
    explicit mantissa bits) and as __float2bfloat16_rn (to nearest even, 7),
    returned as floats. */

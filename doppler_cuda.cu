@@ -550,10 +550,12 @@ __global__ static void dp__k_matmul(const float *A, const float *B, float *C, in
    >>cuda-mma
    The tensor-core matmul (DP_PREC_TF32, DP_PREC_BF16; sm_80+): C (r x c)
    = A (r x K) B (K x c), row-major floats.
-   - Block tile 128 x 128, K in steps of 32; 8 warps as 2 (rows) x 4
-     (columns), each owning a 64 x 32 warp tile: 4 x 4 mma tiles of 16 x 8,
-     64 FP32 accumulators per lane. Blocks loop over the tiles with a grid
-     stride (the launch cap, as the other kernels).
+   - Block tile BM x 128 (BM 128, or 64 where 128-row tiles would not give
+     two blocks per SM, e.g. 1024 x 1024 on an H100), K in steps of 32; 8
+     warps as 2 (rows) x 4 (columns), each owning a BM/2 x 32 warp tile:
+     BM/32 x 4 mma tiles of 16 x 8, BM/2 FP32 accumulators per lane. Blocks
+     loop over the tiles with a grid stride (the launch cap, as the other
+     kernels).
    - Staging: the A tile (128 x 32) and B tile (32 x 128) of each K step are
      copied to shared memory as floats with cp.async, STAGES (3, or 2 where
      a GPU's shared memory is smaller) steps in flight. 16-byte copies where
@@ -582,22 +584,21 @@ __global__ static void dp__k_matmul(const float *A, const float *B, float *C, in
    - Deterministic: each output's K steps run in order in one warp.
    ---------------------------------------------------------------------- */
 static unsigned dp__cu_blocks(long long work, int per, int cap);
-#define DP__MM_BM 128
+#define DP__MM_BM 128       /* block tile rows, the larger of the two     */
 #define DP__MM_BN 128
 #define DP__MM_BK 32
 #define DP__MM_THREADS 256
-#define DP__MM_WM 64        /* warp tile rows: 4 mma tiles of 16          */
-#define DP__MM_WN 32        /* warp tile columns: 4 mma tiles of 8         */
-#define DP__MM_MT (DP__MM_WM / 16)
+#define DP__MM_WN 32        /* warp tile columns: 4 mma tiles of 8 (rows: BM / 2) */
+#define DP__MM_MT (DP__MM_BM / 32)   /* mma tiles of 16 rows per warp, at most */
 #define DP__MM_NT (DP__MM_WN / 8)
 
 __host__ __device__ static inline int dp__mm_sa(int prec) { return prec == DP_PREC_BF16 ? DP__MM_BK + 8 : DP__MM_BK + 4; }
 __host__ __device__ static inline int dp__mm_sb(int prec) { return prec == DP_PREC_BF16 ? DP__MM_BN + 4 : DP__MM_BN + 8; }
-__host__ __device__ static inline int dp__mm_stage_floats(int prec) { return DP__MM_BM * dp__mm_sa(prec) + DP__MM_BK * dp__mm_sb(prec); }
+__host__ __device__ static inline int dp__mm_stage_floats(int prec, int bm) { return bm * dp__mm_sa(prec) + DP__MM_BK * dp__mm_sb(prec); }
 /* k of one mma: 8 (tf32) or 16 (bf16) */
 __host__ __device__ static inline int dp__mm_kf(int prec) { return prec == DP_PREC_BF16 ? 16 : 8; }
-/* warp w's tile within the block tile */
-__host__ __device__ static inline void dp__mm_warp_at(int w, int *row, int *col) { *row = (w >> 2) * DP__MM_WM; *col = (w & 3) * DP__MM_WN; }
+/* warp w's tile within a block tile of bm rows */
+__host__ __device__ static inline void dp__mm_warp_at(int w, int bm, int *row, int *col) { *row = (w >> 2) * (bm / 2); *col = (w & 3) * DP__MM_WN; }
 /* element e of lane's A fragment (tf32 a0..a3, bf16 a0..a7): its row and k in the 16 x kf tile */
 __host__ __device__ static inline void dp__mm_a_at(int prec, int lane, int e, int *row, int *k)
 {
@@ -675,14 +676,14 @@ __device__ static inline void dp__mm_cp(float *dst, const float *src, int n, int
 }
 
 /* K step kt of tile (i0, j0) into stage buffer sm */
-template <int PREC>
+template <int PREC, int BM>
 __device__ static inline void dp__mm_stage(float *sm, const float *A, const float *B, int r, int K, int c, int i0, int j0,
                                            int k0, int vwa, int vwb)
 {
     const int sa = dp__mm_sa(PREC), sb = dp__mm_sb(PREC);
-    float *As = sm, *Bs = sm + DP__MM_BM * sa;
+    float *As = sm, *Bs = sm + BM * sa;
     int tid = threadIdx.x, row, col;
-    for (int q = tid; q < DP__MM_BM * DP__MM_BK / vwa; q += DP__MM_THREADS) {
+    for (int q = tid; q < BM * DP__MM_BK / vwa; q += DP__MM_THREADS) {
         dp__mm_copy_at(q, DP__MM_BK, vwa, &row, &col);
         int n = dp__mm_copy_n(i0 + row, k0 + col, r, K, vwa);
         dp__mm_cp(As + row * sa + col, n ? A + (long long)(i0 + row) * K + k0 + col : A, n, vwa);
@@ -694,18 +695,18 @@ __device__ static inline void dp__mm_stage(float *sm, const float *A, const floa
     }
 }
 
-/* one K step (32) of the warp's 64 x 32 tile from stage buffer sm */
-template <int PREC>
-__device__ static inline void dp__mm_compute(const float *sm, int wr, int wc, int lane, float (&acc)[DP__MM_MT][DP__MM_NT][4])
+/* one K step (32) of the warp's BM/2 x 32 tile from stage buffer sm */
+template <int PREC, int BM>
+__device__ static inline void dp__mm_compute(const float *sm, int wr, int wc, int lane, float (&acc)[BM / 32][DP__MM_NT][4])
 {
     const int sa = dp__mm_sa(PREC), sb = dp__mm_sb(PREC), kf = dp__mm_kf(PREC);
-    const float *As = sm, *Bs = sm + DP__MM_BM * sa;
+    const float *As = sm, *Bs = sm + BM * sa;
 #pragma unroll
     for (int kk = 0; kk < DP__MM_BK; kk += kf) {
-        uint32_t a[DP__MM_MT][4], b[DP__MM_NT][2];
+        uint32_t a[BM / 32][4], b[DP__MM_NT][2];
         int row, k, col;
 #pragma unroll
-        for (int mt = 0; mt < DP__MM_MT; mt++) {
+        for (int mt = 0; mt < BM / 32; mt++) {
             const float *at = As + (wr + mt * 16) * sa + kk;
 #pragma unroll
             for (int e = 0; e < 4; e++) {
@@ -736,7 +737,7 @@ __device__ static inline void dp__mm_compute(const float *sm, int wr, int wc, in
             }
         }
 #pragma unroll
-        for (int mt = 0; mt < DP__MM_MT; mt++)
+        for (int mt = 0; mt < BM / 32; mt++)
 #pragma unroll
             for (int nt = 0; nt < DP__MM_NT; nt++) {
                 float *d = acc[mt][nt];
@@ -755,43 +756,43 @@ __device__ static inline void dp__mm_compute(const float *sm, int wr, int wc, in
 
 /* vwa, vwb: floats per copy of A and B (4 or 1). A no-op where compiled
    for below sm_80 (dp__mm_path refuses such a binary before a launch). */
-template <int PREC, int STAGES>
+template <int PREC, int STAGES, int BM>
 __global__ static void __launch_bounds__(DP__MM_THREADS) dp__k_mma(const float *A, const float *B, float *C, int r, int K, int c, int vwa, int vwb)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     extern __shared__ float4 dp__mm_smem[];
     float *sm = (float *)dp__mm_smem;
-    const int stage = dp__mm_stage_floats(PREC);
+    const int stage = dp__mm_stage_floats(PREC, BM);
     int lane = threadIdx.x & 31, wr, wc;
-    dp__mm_warp_at(threadIdx.x >> 5, &wr, &wc);
-    long long tr = (r + DP__MM_BM - 1) / DP__MM_BM, tc = (c + DP__MM_BN - 1) / DP__MM_BN;
+    dp__mm_warp_at(threadIdx.x >> 5, BM, &wr, &wc);
+    long long tr = (r + BM - 1) / BM, tc = (c + DP__MM_BN - 1) / DP__MM_BN;
     int nk = (K + DP__MM_BK - 1) / DP__MM_BK;
     for (long long t = blockIdx.x; t < tr * tc; t += gridDim.x) {
-        int i0 = (int)(t / tc) * DP__MM_BM, j0 = (int)(t % tc) * DP__MM_BN;
-        float acc[DP__MM_MT][DP__MM_NT][4];
+        int i0 = (int)(t / tc) * BM, j0 = (int)(t % tc) * DP__MM_BN;
+        float acc[BM / 32][DP__MM_NT][4];
 #pragma unroll
-        for (int mt = 0; mt < DP__MM_MT; mt++)
+        for (int mt = 0; mt < BM / 32; mt++)
 #pragma unroll
             for (int nt = 0; nt < DP__MM_NT; nt++)
 #pragma unroll
                 for (int e = 0; e < 4; e++) acc[mt][nt][e] = 0.0f;
 #pragma unroll
         for (int s = 0; s < STAGES - 1; s++) {
-            if (s < nk) dp__mm_stage<PREC>(sm + s * stage, A, B, r, K, c, i0, j0, s * DP__MM_BK, vwa, vwb);
+            if (s < nk) dp__mm_stage<PREC, BM>(sm + s * stage, A, B, r, K, c, i0, j0, s * DP__MM_BK, vwa, vwb);
             asm volatile("cp.async.commit_group;\n" ::);
         }
         for (int kt = 0; kt < nk; kt++) {
             asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2));
             __syncthreads();   /* step kt is in; every warp is done with step kt - 1's buffer */
             int pf = kt + STAGES - 1;
-            if (pf < nk) dp__mm_stage<PREC>(sm + (pf % STAGES) * stage, A, B, r, K, c, i0, j0, pf * DP__MM_BK, vwa, vwb);
+            if (pf < nk) dp__mm_stage<PREC, BM>(sm + (pf % STAGES) * stage, A, B, r, K, c, i0, j0, pf * DP__MM_BK, vwa, vwb);
             asm volatile("cp.async.commit_group;\n" ::);
-            dp__mm_compute<PREC>(sm + (kt % STAGES) * stage, wr, wc, lane, acc);
+            dp__mm_compute<PREC, BM>(sm + (kt % STAGES) * stage, wr, wc, lane, acc);
         }
         asm volatile("cp.async.wait_group 0;\n" ::);
         __syncthreads();   /* the next tile's copies reuse the buffers */
 #pragma unroll
-        for (int mt = 0; mt < DP__MM_MT; mt++)
+        for (int mt = 0; mt < BM / 32; mt++)
 #pragma unroll
             for (int nt = 0; nt < DP__MM_NT; nt++)
 #pragma unroll
@@ -808,7 +809,18 @@ __global__ static void __launch_bounds__(DP__MM_THREADS) dp__k_mma(const float *
 }
 
 /* Bytes of shared memory of a launch */
-static size_t dp__mm_smem_bytes(int prec, int stages) { return sizeof(float) * (size_t)dp__mm_stage_floats(prec) * (size_t)stages; }
+static size_t dp__mm_smem_bytes(int prec, int stages, int bm) { return sizeof(float) * (size_t)dp__mm_stage_floats(prec, bm) * (size_t)stages; }
+
+/* The shared-memory limit of each variant raised to its size */
+template <int PREC, int STAGES>
+static int dp__mm_attrs(dp_error *err)
+{
+    int rc = DP_OK;
+    cudaCheck(cudaFuncSetAttribute(dp__k_mma<PREC, STAGES, 128>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dp__mm_smem_bytes(PREC, STAGES, 128)));
+    cudaCheck(cudaFuncSetAttribute(dp__k_mma<PREC, STAGES, 64>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dp__mm_smem_bytes(PREC, STAGES, 64)));
+done:
+    return rc;
+}
 
 /* The matmul variant of a launch, one int: 0 the FP32 kernel, else
    precision + 16 x stages. */
@@ -827,22 +839,18 @@ static int dp__mm_path(int dev, int want, int *code, const char *who, dp_error *
     if (want == DP_PREC_FP32) return DP_OK;
     cudaCheck(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
     cudaCheck(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-    cudaCheck(cudaFuncGetAttributes(&fa, dp__k_mma<DP_PREC_TF32, 3>));
-    stages = optin >= (int)dp__mm_smem_bytes(prec, 3) ? 3 : 2;
-    if (major < 8 || fa.ptxVersion < 80 || optin < (int)dp__mm_smem_bytes(prec, 2)) {
+    cudaCheck(cudaFuncGetAttributes(&fa, dp__k_mma<DP_PREC_TF32, 3, 128>));
+    stages = optin >= (int)dp__mm_smem_bytes(prec, 3, 128) ? 3 : 2;
+    if (major < 8 || fa.ptxVersion < 80 || optin < (int)dp__mm_smem_bytes(prec, 2, 128)) {
         if (want == DP_PREC_DEFAULT) return DP_OK;   /* the FP32 kernel */
         return dp__fail(err, DP_ERR_DEVICE,
                         "%s: %s needs a GPU of compute capability 8.0+ and a build for sm_80+ (DP_NVCC_ARCH): GPU %d is %d.x, "
                         "the kernel was compiled for compute_%d, %d bytes of shared memory per block", who, dp_precision_name(prec), dev,
                         major, fa.ptxVersion, optin);
     }
-    if (prec == DP_PREC_BF16) {
-        if (stages == 3) cudaCheck(cudaFuncSetAttribute(dp__k_mma<DP_PREC_BF16, 3>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dp__mm_smem_bytes(prec, 3)));
-        else cudaCheck(cudaFuncSetAttribute(dp__k_mma<DP_PREC_BF16, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dp__mm_smem_bytes(prec, 2)));
-    } else {
-        if (stages == 3) cudaCheck(cudaFuncSetAttribute(dp__k_mma<DP_PREC_TF32, 3>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dp__mm_smem_bytes(prec, 3)));
-        else cudaCheck(cudaFuncSetAttribute(dp__k_mma<DP_PREC_TF32, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dp__mm_smem_bytes(prec, 2)));
-    }
+    if (prec == DP_PREC_BF16) rc = stages == 3 ? dp__mm_attrs<DP_PREC_BF16, 3>(err) : dp__mm_attrs<DP_PREC_BF16, 2>(err);
+    else rc = stages == 3 ? dp__mm_attrs<DP_PREC_TF32, 3>(err) : dp__mm_attrs<DP_PREC_TF32, 2>(err);
+    if (rc) goto done;
     *code = DP__MM_CODE(prec, stages);
 done:
     return rc;
@@ -851,18 +859,32 @@ done:
 /* The precision of a code (FP32 for 0) */
 static int dp__mm_prec(int code) { return code ? code % 16 : DP_PREC_FP32; }
 
+/* The block tile's rows for an r x c product at a launch cap of cap
+   blocks (about 8 per SM): 64 where 128-row tiles would give fewer than
+   two blocks per SM (cap / 4), else 128. */
+static int dp__mm_bm(int r, int c, int cap)
+{
+    long long tiles = (long long)((r + 127) / 128) * ((c + DP__MM_BN - 1) / DP__MM_BN);
+    return tiles * 4 < cap ? 64 : 128;
+}
+
 /* Enqueues the tensor-core matmul of variant code on stream s */
 static int dp__mm_launch(int code, const float *A, const float *B, float *C, int r, int K, int c, int cap, cudaStream_t s, dp_error *err)
 {
-    int rc = DP_OK, prec = code % 16, stages = code / 16;
+    int rc = DP_OK, prec = code % 16, stages = code / 16, bm = dp__mm_bm(r, c, cap);
     int vwa = K % 4 == 0 && (uintptr_t)A % 16 == 0 ? 4 : 1, vwb = c % 4 == 0 && (uintptr_t)B % 16 == 0 ? 4 : 1;
-    long long tiles = (long long)((r + DP__MM_BM - 1) / DP__MM_BM) * ((c + DP__MM_BN - 1) / DP__MM_BN);
+    long long tiles = (long long)((r + bm - 1) / bm) * ((c + DP__MM_BN - 1) / DP__MM_BN);
     unsigned blocks = dp__cu_blocks(tiles, 1, cap);
-    size_t sh = dp__mm_smem_bytes(prec, stages);
-    if (prec == DP_PREC_BF16 && stages == 3) dp__k_mma<DP_PREC_BF16, 3><<<blocks, DP__MM_THREADS, sh, s>>>(A, B, C, r, K, c, vwa, vwb);
-    else if (prec == DP_PREC_BF16) dp__k_mma<DP_PREC_BF16, 2><<<blocks, DP__MM_THREADS, sh, s>>>(A, B, C, r, K, c, vwa, vwb);
-    else if (stages == 3) dp__k_mma<DP_PREC_TF32, 3><<<blocks, DP__MM_THREADS, sh, s>>>(A, B, C, r, K, c, vwa, vwb);
-    else dp__k_mma<DP_PREC_TF32, 2><<<blocks, DP__MM_THREADS, sh, s>>>(A, B, C, r, K, c, vwa, vwb);
+    size_t sh = dp__mm_smem_bytes(prec, stages, bm);
+#define DP__MM_GO(P, S, M) dp__k_mma<P, S, M><<<blocks, DP__MM_THREADS, sh, s>>>(A, B, C, r, K, c, vwa, vwb)
+    if (prec == DP_PREC_BF16) {
+        if (stages == 3) { if (bm == 64) DP__MM_GO(DP_PREC_BF16, 3, 64); else DP__MM_GO(DP_PREC_BF16, 3, 128); }
+        else { if (bm == 64) DP__MM_GO(DP_PREC_BF16, 2, 64); else DP__MM_GO(DP_PREC_BF16, 2, 128); }
+    } else {
+        if (stages == 3) { if (bm == 64) DP__MM_GO(DP_PREC_TF32, 3, 64); else DP__MM_GO(DP_PREC_TF32, 3, 128); }
+        else { if (bm == 64) DP__MM_GO(DP_PREC_TF32, 2, 64); else DP__MM_GO(DP_PREC_TF32, 2, 128); }
+    }
+#undef DP__MM_GO
     cudaCheck(cudaGetLastError());
 done:
     return rc;
@@ -1045,26 +1067,26 @@ extern "C" void dp__cuda_host_kernel(const dp_graph *g, int v, const float *cons
 /* The tensor-core matmul on the host: the kernel's loops, index maps and
    zero fill, one block tile at a time, the 8 warps' 32 lanes' fragments
    gathered into each mma's 16 x kf and kf x 8 matrices. */
-extern "C" int dp__cuda_host_mma(int r, int K, int c, const float *A, const float *B, float *C, int precision, int vec_a, int vec_b)
+extern "C" int dp__cuda_host_mma(int r, int K, int c, const float *A, const float *B, float *C, int precision, int bm, int vec_a, int vec_b)
 {
-    const int prec = precision, vwa = vec_a ? 4 : 1, vwb = vec_b ? 4 : 1;
-    if (prec != DP_PREC_TF32 && prec != DP_PREC_BF16) return -1;
+    const int prec = precision, vwa = vec_a ? 4 : 1, vwb = vec_b ? 4 : 1, mts = bm / 32;
+    if ((prec != DP_PREC_TF32 && prec != DP_PREC_BF16) || (bm != 64 && bm != 128)) return -1;
     const int sa = dp__mm_sa(prec), sb = dp__mm_sb(prec), kf = dp__mm_kf(prec);
     const int na = prec == DP_PREC_BF16 ? 8 : 4, nb = prec == DP_PREC_BF16 ? 4 : 2;
-    float *sm = (float *)malloc(sizeof(float) * (size_t)dp__mm_stage_floats(prec));
+    float *sm = (float *)malloc(sizeof(float) * (size_t)dp__mm_stage_floats(prec, bm));
     float (*acc)[32][DP__MM_MT][DP__MM_NT][4] = (float (*)[32][DP__MM_MT][DP__MM_NT][4])malloc(sizeof(float) * 8 * 32 * DP__MM_MT * DP__MM_NT * 4);
     if (!sm || !acc) { free(sm); free(acc); return -2; }
-    float *As = sm, *Bs = sm + DP__MM_BM * sa;
-    long long tr = (r + DP__MM_BM - 1) / DP__MM_BM, tc = (c + DP__MM_BN - 1) / DP__MM_BN;
+    float *As = sm, *Bs = sm + bm * sa;
+    long long tr = (r + bm - 1) / bm, tc = (c + DP__MM_BN - 1) / DP__MM_BN;
     int nk = (K + DP__MM_BK - 1) / DP__MM_BK;
     for (long long t = 0; t < tr * tc; t++) {
-        int i0 = (int)(t / tc) * DP__MM_BM, j0 = (int)(t % tc) * DP__MM_BN;
+        int i0 = (int)(t / tc) * bm, j0 = (int)(t % tc) * DP__MM_BN;
         memset(acc, 0, sizeof(float) * 8 * 32 * DP__MM_MT * DP__MM_NT * 4);
         for (int kt = 0; kt < nk; kt++) {
             int k0 = kt * DP__MM_BK, row, col;
             /* the copies (NaN where no copy writes: the padding, never read) */
-            for (int i = 0; i < dp__mm_stage_floats(prec); i++) sm[i] = NAN;
-            for (int q = 0; q < DP__MM_BM * DP__MM_BK / vwa; q++) {
+            for (int i = 0; i < dp__mm_stage_floats(prec, bm); i++) sm[i] = NAN;
+            for (int q = 0; q < bm * DP__MM_BK / vwa; q++) {
                 dp__mm_copy_at(q, DP__MM_BK, vwa, &row, &col);
                 int n = dp__mm_copy_n(i0 + row, k0 + col, r, K, vwa);
                 for (int e = 0; e < vwa; e++) As[row * sa + col + e] = e < n ? A[(long long)(i0 + row) * K + k0 + col + e] : 0.0f;
@@ -1076,9 +1098,9 @@ extern "C" int dp__cuda_host_mma(int r, int K, int c, const float *A, const floa
             }
             for (int w = 0; w < 8; w++) {
                 int wr, wc;
-                dp__mm_warp_at(w, &wr, &wc);
+                dp__mm_warp_at(w, bm, &wr, &wc);
                 for (int kk = 0; kk < DP__MM_BK; kk += kf)
-                    for (int mt = 0; mt < DP__MM_MT; mt++)
+                    for (int mt = 0; mt < mts; mt++)
                         for (int nt = 0; nt < DP__MM_NT; nt++) {
                             /* the mma's operands, each element from the lane that holds it */
                             float am[16][16], bm[16][8];
@@ -1108,9 +1130,9 @@ extern "C" int dp__cuda_host_mma(int r, int K, int c, const float *A, const floa
         }
         for (int w = 0; w < 8; w++) {
             int wr, wc, row, col;
-            dp__mm_warp_at(w, &wr, &wc);
+            dp__mm_warp_at(w, bm, &wr, &wc);
             for (int lane = 0; lane < 32; lane++)
-                for (int mt = 0; mt < DP__MM_MT; mt++)
+                for (int mt = 0; mt < mts; mt++)
                     for (int nt = 0; nt < DP__MM_NT; nt++)
                         for (int e = 0; e < 4; e++) {
                             dp__mm_c_at(lane, e, &row, &col);
@@ -1725,7 +1747,9 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
         cudaCheck(cudaGetLastError());
         dp__k_matmul<<<1, dim3(DP__TILE, DP__TROWS), 0, x->cs[d]>>>(NULL, NULL, NULL, 0, 0, 0);
         cudaCheck(cudaGetLastError());
-        if (x->mm[d] && (rc = dp__mm_launch(x->mm[d], NULL, NULL, NULL, 0, 0, 0, 1, x->cs[d], err))) goto done;
+        /* the tensor-core kernel's two block tiles (cap 1: 64 rows, 0: 128) */
+        if (x->mm[d] && ((rc = dp__mm_launch(x->mm[d], NULL, NULL, NULL, 0, 0, 0, 1, x->cs[d], err)) ||
+                         (rc = dp__mm_launch(x->mm[d], NULL, NULL, NULL, 0, 0, 0, 0, x->cs[d], err)))) goto done;
         dp__k_opaque<<<1, DP__CU_THREADS, 0, x->cs[d]>>>(q);
         cudaCheck(cudaGetLastError());
     }

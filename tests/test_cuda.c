@@ -485,7 +485,7 @@ static void check_mma_rounding(void)
    and in FP32 sums) must give the exact product; uniform inputs must be
    within the bound of the double product. Returns the largest error
    relative to the bound (0 for integers). */
-static void mma_case(int r, int K, int c, int prec, int vec_a, int vec_b, int ints, uint64_t seed, double *worst)
+static void mma_case(int r, int K, int c, int prec, int bm, int vec_a, int vec_b, int ints, uint64_t seed, double *worst)
 {
     float *A = (float *)malloc(sizeof(float) * (size_t)r * K), *B = (float *)malloc(sizeof(float) * (size_t)K * c);
     float *C = (float *)malloc(sizeof(float) * (size_t)r * c);
@@ -494,7 +494,7 @@ static void mma_case(int r, int K, int c, int prec, int vec_a, int vec_b, int in
     for (long long i = 0; i < (long long)r * K; i++) A[i] = ints ? (float)(dp_rng_int(&rng, 9) - 4) : (float)(2 * dp_rng_uniform(&rng) - 1);
     for (long long i = 0; i < (long long)K * c; i++) B[i] = ints ? (float)(dp_rng_int(&rng, 9) - 4) : (float)(2 * dp_rng_uniform(&rng) - 1);
     for (long long i = 0; i < (long long)r * c; i++) C[i] = NAN;   /* every element must be written */
-    int rc = dp__cuda_host_mma(r, K, c, A, B, C, prec, vec_a, vec_b);
+    int rc = dp__cuda_host_mma(r, K, c, A, B, C, prec, bm, vec_a, vec_b);
     CHECK(rc == 0, "host mma %dx%dx%d: rc %d", r, K, c, rc);
     double bound = dp_matmul_err_bound(prec, K);
     long long bad = 0;
@@ -509,7 +509,7 @@ static void mma_case(int r, int K, int c, int prec, int vec_a, int vec_b, int in
                 if (sa > 0 && e / (bound * sa) > *worst) *worst = e / (bound * sa);
             }
         }
-    CHECK(bad == 0, "host %s mma %dx%dx%d (%s A, %s B, %s): %lld elements %s", dp_precision_name(prec), r, K, c, vec_a ? "16-byte" : "4-byte",
+    CHECK(bad == 0, "host %s mma %dx%dx%d (%d-row tiles, %s A, %s B, %s): %lld elements %s", dp_precision_name(prec), r, K, c, bm, vec_a ? "16-byte" : "4-byte",
           vec_b ? "16-byte" : "4-byte", ints ? "integers" : "uniform", bad, ints ? "not the exact product" : "outside the error bound");
     free(A); free(B); free(C);
 }
@@ -524,28 +524,32 @@ static void check_host_mma(void)
         for (int i = 0; i < ns; i++)
             for (int j = 0; j < ns; j++) {
                 int r = sz[i], c = sz[j], K = sz[(7 * i + j) % ns];
-                mma_case(r, K, c, p, 0, 0, 1, 100 + (uint64_t)(i * ns + j), &worst);
-                if (K % 4 == 0 || c % 4 == 0) mma_case(r, K, c, p, K % 4 == 0, c % 4 == 0, 1, 200 + (uint64_t)(i * ns + j), &worst);
+                int bm = (i + j) % 2 ? 64 : 128;   /* both block tiles, alternately */
+                mma_case(r, K, c, p, bm, 0, 0, 1, 100 + (uint64_t)(i * ns + j), &worst);
+                if (K % 4 == 0 || c % 4 == 0) mma_case(r, K, c, p, 192 - bm, K % 4 == 0, c % 4 == 0, 1, 200 + (uint64_t)(i * ns + j), &worst);
             }
-        mma_case(130, 257, 131, p, 0, 0, 1, 7, &worst);
-        mma_case(128, 256, 256, p, 1, 1, 1, 8, &worst);   /* whole tiles only */
+        mma_case(130, 257, 131, p, 128, 0, 0, 1, 7, &worst);
+        mma_case(130, 257, 131, p, 64, 1, 0, 1, 7, &worst);
+        mma_case(128, 256, 256, p, 128, 1, 1, 1, 8, &worst);   /* whole tiles only */
+        mma_case(64, 256, 128, p, 64, 1, 1, 1, 8, &worst);
         /* a tie of each rounding through the kernel: A = 1 + 2^-11 (tf32:
            away, 1 + 2^-10) or 1 + 3 2^-8 (bf16: even, 1 + 2^-6), B = 1 */
         {
             float a = p == DP_PREC_TF32 ? f_of(1 + ldexp(1, -11)) : f_of(1 + 3 * ldexp(1, -8)), b = 1, o = 0;
             double want = p == DP_PREC_TF32 ? 1 + ldexp(1, -10) : 1 + ldexp(1, -6);
-            dp__cuda_host_mma(1, 1, 1, &a, &b, &o, p, 0, 0);
+            dp__cuda_host_mma(1, 1, 1, &a, &b, &o, p, 128, 0, 0);
             CHECK(o == f_of(want), "host %s mma of a tie: %.10g, expected %.10g", dp_precision_name(p), o, want);
         }
         double w = 0;
-        mma_case(37, 100, 45, p, 0, 0, 0, 9, &w);
-        mma_case(129, 300, 130, p, 0, 0, 0, 10, &w);
-        mma_case(64, 1000, 8, p, 1, 1, 0, 11, &w);
+        mma_case(37, 100, 45, p, 64, 0, 0, 0, 9, &w);
+        mma_case(129, 300, 130, p, 128, 0, 0, 0, 10, &w);
+        mma_case(64, 1000, 8, p, 128, 1, 1, 0, 11, &w);
         /* the inputs are really rounded: the error is a visible part of the bound */
         CHECK(w > 1e-3 && w <= 1, "host %s mma on uniform inputs: largest error %.3g of the bound", dp_precision_name(p), w);
         printf("  host %s mma: uniform inputs, largest error %.3g of the bound\n", dp_precision_name(p), w);
     }
-    CHECK(dp__cuda_host_mma(1, 1, 1, NULL, NULL, NULL, DP_PREC_FP32, 0, 0) == -1, "host mma refuses fp32");
+    CHECK(dp__cuda_host_mma(1, 1, 1, NULL, NULL, NULL, DP_PREC_FP32, 128, 0, 0) == -1, "host mma refuses fp32");
+    CHECK(dp__cuda_host_mma(1, 1, 1, NULL, NULL, NULL, DP_PREC_TF32, 32, 0, 0) == -1, "host mma refuses 32-row tiles");
 }
 
 /* The tensor cores on the GPU: single matmuls of edge shapes against the
@@ -592,7 +596,7 @@ static void check_gpu_mma(void)
                 /* the host emulation: within the same bound of the GPU (both are) */
                 float *em = (float *)malloc(sizeof(float) * (size_t)r * c);
                 if (x.precision != DP_PREC_FP32 && r * (long long)K * c <= 20000000LL) {
-                    dp__cuda_host_mma(r, K, c, h.in[0], h.in[1], em, x.precision, 0, 0);
+                    dp__cuda_host_mma(r, K, c, h.in[0], h.in[1], em, x.precision, 128, 0, 0);
                     CHECK(rel_err(o, em, (size_t)r * c) <= 2 * bound * K, "GPU %s matmul %dx%dx%d: %.3g off its host emulation", dp_precision_name(x.precision), r, K, c, rel_err(o, em, (size_t)r * c));
                 }
                 free(em);
