@@ -39,7 +39,8 @@
 # Environment: CC (gcc), CXX (g++), NVCC (nvcc when found; "none": CPU-only),
 # MPICC (mpicc when found; "none": no MPI build),
 # DP_NVCC_ARCH (nvcc -arch, e.g. native or sm_90 on a GPU machine; default:
-# nvcc's own, whose PTX the driver compiles for the GPU at first use),
+# sm_75 code with compute_75 and compute_80 PTX, which the driver compiles
+# for the GPU at first use; the tensor-core matmul needs sm_80+),
 # DP_JOBS (2 parallel compilations), DP_WERROR=1 or CI=true (add -Werror),
 # DP_TEST_TIMEOUT (seconds per test program, 300), DP_DATA (the reference data,
 # ../shared/data).
@@ -58,7 +59,12 @@ CXXFLAGS="-std=c++17 -O2 $WARN -I."
 LIBS="-lm -pthread"
 NVCC=${NVCC:-$(command -v nvcc || { [ -x /usr/local/cuda/bin/nvcc ] && echo /usr/local/cuda/bin/nvcc; } || true)}
 [ "$NVCC" = none ] && NVCC=   # NVCC=none: CPU-only on purpose
-NVFLAGS="-O2 -I. -Xcompiler -Wall,-Wextra${DP_NVCC_ARCH:+ -arch=$DP_NVCC_ARCH}"
+# without DP_NVCC_ARCH: nvcc's default sm_75 code and PTX, plus compute_80 PTX
+# (the tensor-core matmul, tf32/bf16 mma, needs sm_80+), which the driver
+# compiles for an sm_80+ GPU at first use
+NVARCH="-gencode arch=compute_75,code=[sm_75,compute_75] -gencode arch=compute_80,code=compute_80"
+[ -n "${DP_NVCC_ARCH:-}" ] && NVARCH="-arch=$DP_NVCC_ARCH"
+NVFLAGS="-O2 -I. -Xcompiler -Wall,-Wextra $NVARCH"
 [ -n "$WERROR" ] && NVFLAGS="$NVFLAGS -Werror all-warnings -Xcompiler -Werror"
 NVLIBS="-lpthread -lm"
 DATA=${DP_DATA:-../shared/data}   # the reference data, when present

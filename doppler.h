@@ -862,6 +862,9 @@ typedef struct dp_calibrate_opts {
     int    dispatch;  /* CUDA: the dp_dispatch_mode the cluster is for
                          (the per-op overhead and hand-off latency are
                          measured under it; 0 dynamic). CPU: 0 only   */
+    int    precision; /* CUDA: the dp_precision of the matmul measured
+                         (0: as dp_exec_cuda's default). CPU: DEFAULT
+                         or FP32 only                                  */
 } dp_calibrate_opts;
 DPDEF int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *err);
 
@@ -1755,6 +1758,35 @@ DPDEF int dp_policy_improve(const dp_policy *p, const dp_graph *g, const dp_clus
    replayed by one cudaGraphLaunch per run: the host's cost per op is
    gone, a lower bound on what dispatch can cost. */
 typedef enum dp_dispatch_mode { DP_DISPATCH_DYNAMIC = 0, DP_DISPATCH_STATIC, DP_DISPATCH_GRAPH } dp_dispatch_mode;
+/* The arithmetic of matmul kernels (every other kernel computes in FP32).
+   DEFAULT: the CUDA executor's TF32 tensor cores where every GPU used has
+   compute capability 8.0+ and the binary has sm_80+ code for it (build.sh:
+   DP_NVCC_ARCH, or its default compute_80 PTX), else FP32. FP32: the exact
+   FP32 kernel (products summed in k order with fmaf, as the CPU's). TF32:
+   inputs rounded to TF32 (cvt.rna: to nearest, ties away, 10 explicit
+   mantissa bits), products exact, FP32 accumulation (mma.m16n8k8). BF16:
+   inputs rounded to bfloat16 (to nearest even, 7 mantissa bits), FP32
+   accumulation (mma.m16n8k16); inputs and outputs stay float tensors.
+   TF32 or BF16 where the tensor-core path is missing: DP_ERR_DEVICE. The
+   CPU executor computes in FP32: it takes DEFAULT and FP32, and refuses
+   TF32 and BF16 with DP_ERR_ARG. dp_matmul_err_bound gives the error
+   bound of each. */
+typedef enum dp_precision { DP_PREC_DEFAULT = 0, DP_PREC_FP32, DP_PREC_TF32, DP_PREC_BF16 } dp_precision;
+#define DP_PREC__COUNT 4
+/* "default", "fp32", "tf32", "bf16"; "?" out of range. */
+DPDEF const char *dp_precision_name(int p);
+/* The matmul's error against the exact product, per element: |C'ij - Cij|
+   <= dp_matmul_err_bound(p, K) * sum_k |Aik| |Bkj| (p FP32, TF32 or BF16;
+   DEFAULT counts as TF32, the larger of the two). Derivation: each input
+   rounded with relative error <= u (TF32: u = 2^-11, BF16: 2^-8, FP32 none:
+   0) makes |a'b' - ab| <= (2u + u^2)|a||b|; the products are then summed in
+   FP32 in an order the hardware does not specify, so the worst case of
+   recursive summation, gamma_K = K u32 / (1 - K u32) with u32 = 2^-24,
+   times sum |a'||b'| <= (1 + u)^2 sum |a||b|. Hence
+   (2u + u^2) + gamma_K (1 + u)^2; the FP32 kernel's fused multiply-adds
+   are within gamma_K. Two results (GPU against CPU) differ by at most the
+   sum of their two bounds. HUGE_VAL when K u32 >= 1. */
+DPDEF double dp_matmul_err_bound(int p, long long K);
 
 typedef struct dp_exec_opts {
     dp_order order;            /* FIFO or PRIORITY (priority NULL -> b-level) */
@@ -1783,6 +1815,8 @@ typedef struct dp_exec_opts {
     const struct dp_mpi_opts *mpi; /* dp_exec_mpi's communicator and timeout
                                   (NULL: MPI_COMM_WORLD, the default
                                   timeout; see >>api-mpi); others ignore it */
+    dp_precision precision;    /* matmul arithmetic (see dp_precision): CUDA
+                                  any; CPU and MPI DEFAULT or FP32 only     */
 } dp_exec_opts;
 
 typedef struct dp_exec_result {
@@ -1802,6 +1836,8 @@ typedef struct dp_exec_result {
                                   (rows x cols floats, row-major); NULL for
                                   every other op, and without keep_outputs  */
     int     gpus;              /* CUDA: GPUs the logical devices ran on; 0 CPU */
+    int     precision;         /* the dp_precision matmuls ran in (DEFAULT
+                                  resolved: FP32, TF32 or BF16)             */
 } dp_exec_result;
 
 DPDEF int  dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign,
@@ -1853,6 +1889,19 @@ DPDEF int  dp_exec_compare(const dp_graph *g, const dp_exec_result *got, const d
    exponential; 3e-4 for 8 llama blocks. Deeper or wider attention stacks
    with unnormalised weights can exceed it. */
 #define DP_EXEC_TOL 1e-3
+/* The same comparison's tolerance for a CUDA run in precision p (its
+   dp_exec_result.precision): DP_EXEC_TOL for FP32; for TF32 and BF16 the
+   inputs of every matmul are rounded to 2^-11 and 2^-8 (against FP32's
+   2^-24), and that rounding passes through the ops after it, so a whole
+   graph's error against the CPU's is bounded only through every op's
+   inputs. One matmul's per element bound is dp_matmul_err_bound (checked
+   in tests/test_cuda.c); for whole graphs these are working tolerances,
+   relative to the tensor's scale as dp_exec_compare measures: 1e-2 for
+   TF32 (about 20 u), 8e-2 for BF16 (about 20 u). A softmax over large
+   logits (llama graphs) turns a logit's rounding into a relative error of
+   its exponential and can exceed them, as DP_EXEC_TOL's note says of
+   FP32's. */
+DPDEF double dp_exec_tolerance(int p);
 
 /* The executors' defaults, for any executor: a zero *seconds_per_unit
    becomes the scale at which the graph's single-device time (each op on its
@@ -1959,7 +2008,9 @@ DPDEF int dp_graph_check_tensors(const dp_graph *g, dp_error *err);
    back after each run (every op reaches a sink; an opaque op's output is a
    hash of its inputs'), equal across placements of one graph on one GPU
    model, but not equal to the CPU's digest. Same options and result as
-   dp_exec_cpu, plus opts->gpus and res->gpus.
+   dp_exec_cpu, plus opts->gpus and res->gpus; opts->precision picks the
+   matmul kernel (dp_precision: the exact FP32 one, or TF32/BF16 tensor
+   cores, the default on sm_80+) and res->precision says which ran.
    ====================================================================== */
 typedef struct dp_cuda_info {
     char   name[256];
@@ -1978,6 +2029,13 @@ int dp_cuda_selftest(int dev, int n, double *seconds, dp_error *err);
 
 int dp_exec_cuda(const dp_graph *g, const dp_cluster *c, const int *assign,
                  const dp_exec_opts *opts, dp_exec_result *res, dp_error *err);
+/* The matmul kernel alone on GPU dev: C (r x K times K x c) in the given
+   dp_precision (DEFAULT as dp_exec_cuda's), inputs filled as the
+   executors fill them (seed 1), 3 launches of warm-up, then reps launches
+   each timed with CUDA events around the kernel alone; *seconds gets their
+   median, *used the precision that ran (both may be NULL). TF32 or BF16
+   where the tensor-core path is missing: DP_ERR_DEVICE. */
+int dp_cuda_matmul_time(int dev, int precision, int r, int K, int c, int reps, double *seconds, int *used, dp_error *err);
 /* Measures the GPUs into a cluster of opts->devices logical devices (0 ->
    one per GPU; more than the GPUs share them as dp_exec_cuda does): each op
    kind's kernel throughput on size x size tensors (size 0 -> 512; FLOPs
@@ -2139,6 +2197,20 @@ DPDEF int dp__fail(dp_error *err, dp_code code, const char *fmt, ...);
    the butterfly emulated), so that it equals the GPU's output bit for bit
    except for expf/tanhf (libm's here). Needs no GPU. */
 void dp__cuda_host_kernel(const dp_graph *g, int v, const float *const *in, float *out, uint64_t seed);
+/* The tensor-core matmul (precision DP_PREC_TF32 or BF16) emulated on the
+   host: the kernel's tiles, shared-memory staging with zero fill (vec_a,
+   vec_b: the 16-byte loads of A, B, else 4-byte), warps, fragments and
+   lanes, through the same index maps; inputs rounded as the hardware
+   rounds them, each mma's products summed exactly (in double) and added to
+   the FP32 accumulator. C = A B, row-major r x K, K x c; bm the block
+   tile's rows (64 or 128, as the launch picks them). Returns 0, or -1 for
+   a precision other than TF32 and BF16 or another bm. */
+int dp__cuda_host_mma(int r, int K, int c, const float *A, const float *B, float *C, int precision, int bm, int vec_a, int vec_b);
+/* x rounded as cvt.rna.tf32.f32 (to nearest, ties away from zero, 10
+   explicit mantissa bits) and as __float2bfloat16_rn (to nearest even, 7),
+   returned as floats. */
+float dp__cuda_round_tf32(float x);
+float dp__cuda_round_bf16(float x);
 /* An executor's arguments, as both executors check them (who: "exec",
    "exec (cuda)", the messages' prefix): a result, graph and cluster that
    fit (dp_check), every op on a device of c, reps 1..10000 (0 -> 1),
@@ -13994,9 +14066,39 @@ DPDEF int dp__exec_args(const dp_graph *g, const dp_cluster *c, const int *assig
     if (o->reps < 0 || o->reps > 10000) return dp__fail(err, DP_ERR_RANGE, "%s: reps %d not in 1..10000", who, o->reps);
     if (o->seconds_per_unit < 0 || o->bytes_scale < 0 || o->device_bytes < 0)
         return dp__fail(err, DP_ERR_RANGE, "%s: negative scale or arena size", who);
+    if ((int)o->precision < 0 || (int)o->precision >= DP_PREC__COUNT)
+        return dp__fail(err, DP_ERR_RANGE, "%s: precision %d is none of DP_PREC_DEFAULT (0), FP32 (1), TF32 (2), BF16 (3)", who, (int)o->precision);
     if ((rc = dp_graph_check_tensors(g, err))) return rc;
     dp_exec_scales(g, c, &o->seconds_per_unit, &o->bytes_scale);
     return 0;
+}
+
+/* The CPU and MPI executors compute in FP32 only. */
+static int dp__exec_fp32_only(const dp_exec_opts *o, const char *who, dp_error *err)
+{
+    if (o->precision != DP_PREC_DEFAULT && o->precision != DP_PREC_FP32)
+        return dp__fail(err, DP_ERR_ARG, "%s: precision %s: the CPU kernels compute in fp32 only (tf32 and bf16 are the CUDA executor's)", who, dp_precision_name((int)o->precision));
+    return 0;
+}
+
+DPDEF const char *dp_precision_name(int p)
+{
+    static const char *const names[DP_PREC__COUNT] = {"default", "fp32", "tf32", "bf16"};
+    return p >= 0 && p < DP_PREC__COUNT ? names[p] : "?";
+}
+
+DPDEF double dp_exec_tolerance(int p)
+{
+    return p == DP_PREC_TF32 ? 1e-2 : p == DP_PREC_BF16 ? 8e-2 : DP_EXEC_TOL;
+}
+
+DPDEF double dp_matmul_err_bound(int p, long long K)
+{
+    double u32 = ldexp(1.0, -24), u = p == DP_PREC_BF16 ? ldexp(1.0, -8) : p == DP_PREC_FP32 ? 0.0 : ldexp(1.0, -11);
+    double ku = (double)(K > 0 ? K : 0) * u32, gamma;
+    if (ku >= 1) return HUGE_VAL;
+    gamma = ku / (1 - ku);
+    return (2 * u + u * u) + gamma * (1 + u) * (1 + u);
 }
 
 DPDEF int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign, const dp_exec_opts *opts,
@@ -14017,6 +14119,8 @@ DPDEF int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign,
     if (res) memset(res, 0, sizeof *res);
     dp__ok(err);
     if ((rc = dp__exec_args(g, c, assign, &o, res, "exec", err))) return rc;
+    if ((rc = dp__exec_fp32_only(&o, "exec (cpu)", err))) return rc;
+    res->precision = DP_PREC_FP32;
     if (o.dispatch != DP_DISPATCH_DYNAMIC)
         return dp__fail(err, DP_ERR_ARG, "exec (cpu): dispatch %d: the CPU executor dispatches dynamically only (static and graph are CUDA's)", (int)o.dispatch);
     n = g->n_ops; m = g->n_edges; nd = c->n;
@@ -14377,6 +14481,8 @@ DPDEF int dp_calibrate_cpu(dp_cluster *out, const dp_calibrate_opts *opts, dp_er
     if (!(o.seconds > 0 && o.seconds <= 10)) return dp__fail(err, DP_ERR_RANGE, "calibrate: seconds %g not in (0, 10]", o.seconds);
     if (o.sweeps < 1 || o.sweeps > MAX_SWEEPS) return dp__fail(err, DP_ERR_RANGE, "calibrate: sweeps %d not in 1..%d", o.sweeps, (int)MAX_SWEEPS);
     if (o.dispatch != 0) return dp__fail(err, DP_ERR_ARG, "calibrate (cpu): dispatch %d: the CPU executor dispatches dynamically only", o.dispatch);
+    if (o.precision != DP_PREC_DEFAULT && o.precision != DP_PREC_FP32)
+        return dp__fail(err, DP_ERR_ARG, "calibrate (cpu): precision %s: the CPU kernels compute in fp32 only", dp_precision_name(o.precision));
     /* sides: 16, 32, ... below size, then size (8 when size < 16) */
     for (S = 16; S < o.size && ns < NS - 1; S *= 2) side[ns++] = S;
     side[ns++] = o.size;
@@ -15079,6 +15185,7 @@ static int dp__mpi_args(const dp_graph *g, const dp_cluster *c, const int *assig
 {
     int rc, d, nodes = 1, e, v, *ub = NULL, flag = 0;
     if ((rc = dp__exec_args(g, c, assign, o, res, "exec (mpi)", err))) return rc;
+    if ((rc = dp__exec_fp32_only(o, "exec (mpi)", err))) return rc;
     if (o->dispatch != DP_DISPATCH_DYNAMIC)
         return dp__fail(err, DP_ERR_ARG, "exec (mpi): dispatch %d: the MPI executor dispatches dynamically only", (int)o->dispatch);
     if (o->mpi && !(o->mpi->timeout >= 0 && o->mpi->timeout < 1e9))
@@ -15345,7 +15452,7 @@ DPDEF int dp_exec_mpi(const dp_graph *g, const dp_cluster *c, const int *assign,
     if (!rc) {
         int med = dp__median_index(res->wall_runs, o.reps);
         const double *m = runs + (3 * (size_t)n + 2 * (size_t)nd) * med;
-        res->n_ops = n; res->n_devices = nd; res->reps = o.reps;
+        res->n_ops = n; res->n_devices = nd; res->reps = o.reps; res->precision = DP_PREC_FP32;
         res->wall_median = res->wall_runs[med];
         memcpy(res->start, m, sizeof(double) * (size_t)n);
         memcpy(res->end, m + n, sizeof(double) * (size_t)n);

@@ -72,7 +72,9 @@
    - Kernels: every real op kind with the semantics of the CPU kernels
      (doppler.h, >>kernels): input fill (bit for bit the CPU's values),
      matmul in 32x32 shared-memory tiles (products summed in k order with
-     fused multiply-adds), n-ary add/reduce in input order (bit for bit),
+     fused multiply-adds; opts->precision DP_PREC_FP32), or on the tensor
+     cores (TF32 or BF16 mma with FP32 accumulation, the default on sm_80+:
+     >>cuda-mma), n-ary add/reduce in input order (bit for bit),
      mul, scale, relu, gelu, silu, concat, split, transpose, copy, and
      softmax/rmsnorm/layernorm with one warp per row (32 lane partial sums,
      then a butterfly). The per-element functions are __host__ __device__
@@ -110,6 +112,7 @@
      nothing prints.
 */
 #include <cuda_runtime.h>
+#include <cuda_bf16.h>
 
 #include <math.h>
 #include <sched.h>
@@ -744,6 +747,352 @@ __global__ static void dp__k_transpose(const float *in, float *out, int r, int c
     dp__cu_stamp_end(ts);
 }
 
+/* ----------------------------------------------------------------------
+   >>cuda-mma
+   The tensor-core matmul (DP_PREC_TF32, DP_PREC_BF16; sm_80+): C (r x c)
+   = A (r x K) B (K x c), row-major floats.
+   - Block tile BM x 128 (BM 128, or 64 where 128-row tiles would not give
+     two blocks per SM, e.g. 1024 x 1024 on an H100), K in steps of 32; 8
+     warps as 2 (rows) x 4 (columns), each owning a BM/2 x 32 warp tile:
+     BM/32 x 4 mma tiles of 16 x 8, BM/2 FP32 accumulators per lane. Blocks
+     loop over the tiles with a grid stride (the launch cap, as the other
+     kernels).
+   - Staging: the A tile (128 x 32) and B tile (32 x 128) of each K step are
+     copied to shared memory as floats with cp.async, STAGES (3, or 2 where
+     a GPU's shared memory is smaller) steps in flight. 16-byte copies where
+     the row stride (K for A, c for B) is a multiple of 4 floats and the
+     pointer 16-byte aligned (decided per launch on the host), else 4-byte
+     copies. Out-of-range elements are copied with source size 0, i.e. zero
+     filled, so that the edge tiles and a K that is not a multiple of 8 or
+     16 add zero products; stores are guarded.
+   - Rows of shared memory are padded so that the fragment reads are free
+     of bank conflicts: A rows of 36 floats (TF32: lane (g, t) reads bank
+     4g + t) or 40 (BF16: float2 reads at 8g + 2t per half warp), B rows
+     of 136 (TF32: bank 8t + g) or 132 (BF16: bank 8t + g + {0, 4}).
+   - Fragments are read from shared memory with plain loads (no ldmatrix:
+     the staged floats are converted on the way, cvt.rna.tf32.f32 or
+     __floats2bfloat162_rn), by the index maps below, which the host
+     emulation (dp__cuda_host_mma) uses as well. Fragment layouts, PTX ISA
+     "Matrix fragments for mma.m16n8k8" (.tf32) and "mma.m16n8k16" (.bf16),
+     g = lane / 4, t = lane % 4:
+       m16n8k8 tf32:  a0 (g, t) a1 (g+8, t) a2 (g, t+4) a3 (g+8, t+4);
+                      b0 (k t, n g) b1 (t+4, g)
+       m16n8k16 bf16: a0,a1 (g, 2t..2t+1) a2,a3 (g+8, 2t..) a4,a5 (g, 2t+8..)
+                      a6,a7 (g+8, 2t+8..); b0,b1 (k 2t..2t+1, n g)
+                      b2,b3 (2t+8.., g); two bf16 per register, the lower
+                      index in the lower half
+       accumulators:  c0 (g, 2t) c1 (g, 2t+1) c2 (g+8, 2t) c3 (g+8, 2t+1)
+   - Deterministic: each output's K steps run in order in one warp.
+   ---------------------------------------------------------------------- */
+static unsigned dp__cu_blocks(long long work, int per, int cap);
+#define DP__MM_BM 128       /* block tile rows, the larger of the two     */
+#define DP__MM_BN 128
+#define DP__MM_BK 32
+#define DP__MM_THREADS 256
+#define DP__MM_WN 32        /* warp tile columns: 4 mma tiles of 8 (rows: BM / 2) */
+#define DP__MM_MT (DP__MM_BM / 32)   /* mma tiles of 16 rows per warp, at most */
+#define DP__MM_NT (DP__MM_WN / 8)
+
+__host__ __device__ static inline int dp__mm_sa(int prec) { return prec == DP_PREC_BF16 ? DP__MM_BK + 8 : DP__MM_BK + 4; }
+__host__ __device__ static inline int dp__mm_sb(int prec) { return prec == DP_PREC_BF16 ? DP__MM_BN + 4 : DP__MM_BN + 8; }
+__host__ __device__ static inline int dp__mm_stage_floats(int prec, int bm) { return bm * dp__mm_sa(prec) + DP__MM_BK * dp__mm_sb(prec); }
+/* k of one mma: 8 (tf32) or 16 (bf16) */
+__host__ __device__ static inline int dp__mm_kf(int prec) { return prec == DP_PREC_BF16 ? 16 : 8; }
+/* warp w's tile within a block tile of bm rows */
+__host__ __device__ static inline void dp__mm_warp_at(int w, int bm, int *row, int *col) { *row = (w >> 2) * (bm / 2); *col = (w & 3) * DP__MM_WN; }
+/* element e of lane's A fragment (tf32 a0..a3, bf16 a0..a7): its row and k in the 16 x kf tile */
+__host__ __device__ static inline void dp__mm_a_at(int prec, int lane, int e, int *row, int *k)
+{
+    int g = lane >> 2, t = lane & 3;
+    if (prec == DP_PREC_BF16) { *row = g + 8 * ((e >> 1) & 1); *k = 2 * t + (e & 1) + 8 * (e >> 2); }
+    else { *row = g + 8 * (e & 1); *k = t + 4 * (e >> 1); }
+}
+/* element e of lane's B fragment (tf32 b0..b1, bf16 b0..b3): its k and column in the kf x 8 tile */
+__host__ __device__ static inline void dp__mm_b_at(int prec, int lane, int e, int *k, int *col)
+{
+    int g = lane >> 2, t = lane & 3;
+    *col = g;
+    *k = prec == DP_PREC_BF16 ? 2 * t + (e & 1) + 8 * (e >> 1) : t + 4 * e;
+}
+/* accumulator e (c0..c3) of lane: its row and column in the 16 x 8 tile */
+__host__ __device__ static inline void dp__mm_c_at(int lane, int e, int *row, int *col)
+{
+    int g = lane >> 2, t = lane & 3;
+    *row = g + 8 * (e >> 1);
+    *col = 2 * t + (e & 1);
+}
+/* Staging: copy q (0 .. 1023 with 16-byte copies, 0 .. 4095 with 4-byte)
+   of a tile `width` floats wide: its row and first column. */
+__host__ __device__ static inline void dp__mm_copy_at(int q, int width, int vw, int *row, int *col)
+{
+    int per = width / vw;
+    *row = q / per;
+    *col = (q % per) * vw;
+}
+/* floats of global element (gr, gc) of a rows x cols matrix that one copy
+   of vw floats may read: 0 out of range (zero fill), else vw (vw 4: cols
+   is a multiple of 4, so a copy is all in or all out) */
+__host__ __device__ static inline int dp__mm_copy_n(int gr, int gc, int rows, int cols, int vw)
+{
+    return gr < rows && gc < cols ? vw : 0;
+}
+
+/* The hardware's input roundings, on the host (tests) */
+static inline float dp__cu_bits_float(uint32_t u) { float f; memcpy(&f, &u, sizeof f); return f; }
+static inline uint32_t dp__cu_float_bits(float f) { uint32_t u; memcpy(&u, &f, sizeof u); return u; }
+extern "C" float dp__cuda_round_tf32(float x)
+{
+    uint32_t u = dp__cu_float_bits(x);
+    if ((u & 0x7f800000u) == 0x7f800000u) return x;   /* inf, NaN: as they are */
+    u += 0x1000u;                                      /* half of the last kept bit: ties away */
+    return dp__cu_bits_float(u & 0xffffe000u);
+}
+extern "C" float dp__cuda_round_bf16(float x)
+{
+    uint32_t u = dp__cu_float_bits(x);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return dp__cu_bits_float((u | 0x00400000u) & 0xffff0000u);  /* NaN stays NaN */
+    u += 0x7fffu + ((u >> 16) & 1u);                   /* to nearest, ties to even */
+    return dp__cu_bits_float(u & 0xffff0000u);
+}
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+__device__ static inline uint32_t dp__mm_tf32(float x)
+{
+    uint32_t u;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(u) : "f"(x));
+    return u;
+}
+__device__ static inline uint32_t dp__mm_bf16x2(float lo, float hi)
+{
+    __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);   /* .x, the lower half: lo */
+    uint32_t u;
+    memcpy(&u, &h, sizeof u);
+    return u;
+}
+__device__ static inline void dp__mm_cp(float *dst, const float *src, int n, int vw)
+{
+    unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+    if (vw == 4) asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(n * 4));
+    else asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(src), "r"(n * 4));
+}
+
+/* K step kt of tile (i0, j0) into stage buffer sm */
+template <int PREC, int BM>
+__device__ static inline void dp__mm_stage(float *sm, const float *A, const float *B, int r, int K, int c, int i0, int j0,
+                                           int k0, int vwa, int vwb)
+{
+    const int sa = dp__mm_sa(PREC), sb = dp__mm_sb(PREC);
+    float *As = sm, *Bs = sm + BM * sa;
+    int tid = threadIdx.x, row, col;
+    for (int q = tid; q < BM * DP__MM_BK / vwa; q += DP__MM_THREADS) {
+        dp__mm_copy_at(q, DP__MM_BK, vwa, &row, &col);
+        int n = dp__mm_copy_n(i0 + row, k0 + col, r, K, vwa);
+        dp__mm_cp(As + row * sa + col, n ? A + (long long)(i0 + row) * K + k0 + col : A, n, vwa);
+    }
+    for (int q = tid; q < DP__MM_BK * DP__MM_BN / vwb; q += DP__MM_THREADS) {
+        dp__mm_copy_at(q, DP__MM_BN, vwb, &row, &col);
+        int n = dp__mm_copy_n(k0 + row, j0 + col, K, c, vwb);
+        dp__mm_cp(Bs + row * sb + col, n ? B + (long long)(k0 + row) * c + j0 + col : B, n, vwb);
+    }
+}
+
+/* one K step (32) of the warp's BM/2 x 32 tile from stage buffer sm */
+template <int PREC, int BM>
+__device__ static inline void dp__mm_compute(const float *sm, int wr, int wc, int lane, float (&acc)[BM / 32][DP__MM_NT][4])
+{
+    const int sa = dp__mm_sa(PREC), sb = dp__mm_sb(PREC), kf = dp__mm_kf(PREC);
+    const float *As = sm, *Bs = sm + BM * sa;
+#pragma unroll
+    for (int kk = 0; kk < DP__MM_BK; kk += kf) {
+        uint32_t a[BM / 32][4], b[DP__MM_NT][2];
+        int row, k, col;
+#pragma unroll
+        for (int mt = 0; mt < BM / 32; mt++) {
+            const float *at = As + (wr + mt * 16) * sa + kk;
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                if (PREC == DP_PREC_BF16) {
+                    dp__mm_a_at(PREC, lane, 2 * e, &row, &k);   /* elements 2e, 2e + 1: (row, k), (row, k + 1) */
+                    float2 f = *(const float2 *)(at + row * sa + k);
+                    a[mt][e] = dp__mm_bf16x2(f.x, f.y);
+                } else {
+                    dp__mm_a_at(PREC, lane, e, &row, &k);
+                    a[mt][e] = dp__mm_tf32(at[row * sa + k]);
+                }
+            }
+        }
+#pragma unroll
+        for (int nt = 0; nt < DP__MM_NT; nt++) {
+            const float *bt = Bs + kk * sb + wc + nt * 8;
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                if (PREC == DP_PREC_BF16) {
+                    int k1, col1;
+                    dp__mm_b_at(PREC, lane, 2 * e, &k, &col);
+                    dp__mm_b_at(PREC, lane, 2 * e + 1, &k1, &col1);
+                    b[nt][e] = dp__mm_bf16x2(bt[k * sb + col], bt[k1 * sb + col1]);
+                } else {
+                    dp__mm_b_at(PREC, lane, e, &k, &col);
+                    b[nt][e] = dp__mm_tf32(bt[k * sb + col]);
+                }
+            }
+        }
+#pragma unroll
+        for (int mt = 0; mt < BM / 32; mt++)
+#pragma unroll
+            for (int nt = 0; nt < DP__MM_NT; nt++) {
+                float *d = acc[mt][nt];
+                if (PREC == DP_PREC_BF16)
+                    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                                 : "r"(a[mt][0]), "r"(a[mt][1]), "r"(a[mt][2]), "r"(a[mt][3]), "r"(b[nt][0]), "r"(b[nt][1]));
+                else
+                    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                                 : "r"(a[mt][0]), "r"(a[mt][1]), "r"(a[mt][2]), "r"(a[mt][3]), "r"(b[nt][0]), "r"(b[nt][1]));
+            }
+    }
+}
+#endif
+
+/* vwa, vwb: floats per copy of A and B (4 or 1). A no-op where compiled
+   for below sm_80 (dp__mm_path refuses such a binary before a launch). */
+template <int PREC, int STAGES, int BM>
+__global__ static void __launch_bounds__(DP__MM_THREADS) dp__k_mma(const float *A, const float *B, float *C, int r, int K, int c, int vwa, int vwb, dp__cu_ts ts)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    extern __shared__ float4 dp__mm_smem[];
+    dp__cu_stamp_begin(ts);
+    float *sm = (float *)dp__mm_smem;
+    const int stage = dp__mm_stage_floats(PREC, BM);
+    int lane = threadIdx.x & 31, wr, wc;
+    dp__mm_warp_at(threadIdx.x >> 5, BM, &wr, &wc);
+    long long tr = (r + BM - 1) / BM, tc = (c + DP__MM_BN - 1) / DP__MM_BN;
+    int nk = (K + DP__MM_BK - 1) / DP__MM_BK;
+    for (long long t = blockIdx.x; t < tr * tc; t += gridDim.x) {
+        int i0 = (int)(t / tc) * BM, j0 = (int)(t % tc) * DP__MM_BN;
+        float acc[BM / 32][DP__MM_NT][4];
+#pragma unroll
+        for (int mt = 0; mt < BM / 32; mt++)
+#pragma unroll
+            for (int nt = 0; nt < DP__MM_NT; nt++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) acc[mt][nt][e] = 0.0f;
+#pragma unroll
+        for (int s = 0; s < STAGES - 1; s++) {
+            if (s < nk) dp__mm_stage<PREC, BM>(sm + s * stage, A, B, r, K, c, i0, j0, s * DP__MM_BK, vwa, vwb);
+            asm volatile("cp.async.commit_group;\n" ::);
+        }
+        for (int kt = 0; kt < nk; kt++) {
+            asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2));
+            __syncthreads();   /* step kt is in; every warp is done with step kt - 1's buffer */
+            int pf = kt + STAGES - 1;
+            if (pf < nk) dp__mm_stage<PREC, BM>(sm + (pf % STAGES) * stage, A, B, r, K, c, i0, j0, pf * DP__MM_BK, vwa, vwb);
+            asm volatile("cp.async.commit_group;\n" ::);
+            dp__mm_compute<PREC, BM>(sm + (kt % STAGES) * stage, wr, wc, lane, acc);
+        }
+        asm volatile("cp.async.wait_group 0;\n" ::);
+        __syncthreads();   /* the next tile's copies reuse the buffers */
+#pragma unroll
+        for (int mt = 0; mt < BM / 32; mt++)
+#pragma unroll
+            for (int nt = 0; nt < DP__MM_NT; nt++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    int row, col;
+                    dp__mm_c_at(lane, e, &row, &col);
+                    int i = i0 + wr + mt * 16 + row, j = j0 + wc + nt * 8 + col;
+                    if (i < r && j < c) C[(long long)i * c + j] = acc[mt][nt][e];
+                }
+    }
+    dp__cu_stamp_end(ts);
+#else
+    (void)A; (void)B; (void)C; (void)r; (void)K; (void)c; (void)vwa; (void)vwb; (void)ts;
+#endif
+}
+
+/* Bytes of shared memory of a launch */
+static size_t dp__mm_smem_bytes(int prec, int stages, int bm) { return sizeof(float) * (size_t)dp__mm_stage_floats(prec, bm) * (size_t)stages; }
+
+/* The shared-memory limit of each variant raised to its size */
+template <int PREC, int STAGES>
+static int dp__mm_attrs(dp_error *err)
+{
+    int rc = DP_OK;
+    cudaCheck(cudaFuncSetAttribute(dp__k_mma<PREC, STAGES, 128>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dp__mm_smem_bytes(PREC, STAGES, 128)));
+    cudaCheck(cudaFuncSetAttribute(dp__k_mma<PREC, STAGES, 64>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dp__mm_smem_bytes(PREC, STAGES, 64)));
+done:
+    return rc;
+}
+
+/* The matmul variant of a launch, one int: 0 the FP32 kernel, else
+   precision + 16 x stages. */
+#define DP__MM_CODE(prec, stages) ((prec) + 16 * (stages))
+
+/* The tensor-core path on the current GPU (dev): *code gets the variant
+   for precision want (DEFAULT: TF32 where it can, else FP32; FP32: 0),
+   with the stages that its shared memory holds, the kernels' shared-memory
+   limit raised to that. TF32 or BF16 where it cannot: DP_ERR_DEVICE
+   naming the reason. */
+static int dp__mm_path(int dev, int want, int *code, const char *who, dp_error *err)
+{
+    int rc = DP_OK, major = 0, optin = 0, prec = want == DP_PREC_DEFAULT ? DP_PREC_TF32 : want, stages;
+    cudaFuncAttributes fa;
+    *code = 0;
+    if (want == DP_PREC_FP32) return DP_OK;
+    cudaCheck(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    cudaCheck(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    cudaCheck(cudaFuncGetAttributes(&fa, dp__k_mma<DP_PREC_TF32, 3, 128>));
+    stages = optin >= (int)dp__mm_smem_bytes(prec, 3, 128) ? 3 : 2;
+    if (major < 8 || fa.ptxVersion < 80 || optin < (int)dp__mm_smem_bytes(prec, 2, 128)) {
+        if (want == DP_PREC_DEFAULT) return DP_OK;   /* the FP32 kernel */
+        return dp__fail(err, DP_ERR_DEVICE,
+                        "%s: %s needs a GPU of compute capability 8.0+ and a build for sm_80+ (DP_NVCC_ARCH): GPU %d is %d.x, "
+                        "the kernel was compiled for compute_%d, %d bytes of shared memory per block", who, dp_precision_name(prec), dev,
+                        major, fa.ptxVersion, optin);
+    }
+    if (prec == DP_PREC_BF16) rc = stages == 3 ? dp__mm_attrs<DP_PREC_BF16, 3>(err) : dp__mm_attrs<DP_PREC_BF16, 2>(err);
+    else rc = stages == 3 ? dp__mm_attrs<DP_PREC_TF32, 3>(err) : dp__mm_attrs<DP_PREC_TF32, 2>(err);
+    if (rc) goto done;
+    *code = DP__MM_CODE(prec, stages);
+done:
+    return rc;
+}
+
+/* The precision of a code (FP32 for 0) */
+static int dp__mm_prec(int code) { return code ? code % 16 : DP_PREC_FP32; }
+
+/* The block tile's rows for an r x c product at a launch cap of cap
+   blocks (about 8 per SM): 64 where 128-row tiles would give fewer than
+   two blocks per SM (cap / 4), else 128. */
+static int dp__mm_bm(int r, int c, int cap)
+{
+    long long tiles = (long long)((r + 127) / 128) * ((c + DP__MM_BN - 1) / DP__MM_BN);
+    return tiles * 4 < cap ? 64 : 128;
+}
+
+/* Enqueues the tensor-core matmul of variant code on stream s */
+static int dp__mm_launch(int code, const float *A, const float *B, float *C, int r, int K, int c, int cap, cudaStream_t s, dp__cu_ts ts, dp_error *err)
+{
+    int rc = DP_OK, prec = code % 16, stages = code / 16, bm = dp__mm_bm(r, c, cap);
+    int vwa = K % 4 == 0 && (uintptr_t)A % 16 == 0 ? 4 : 1, vwb = c % 4 == 0 && (uintptr_t)B % 16 == 0 ? 4 : 1;
+    long long tiles = (long long)((r + bm - 1) / bm) * ((c + DP__MM_BN - 1) / DP__MM_BN);
+    unsigned blocks = dp__cu_blocks(tiles, 1, cap);
+    size_t sh = dp__mm_smem_bytes(prec, stages, bm);
+#define DP__MM_GO(P, S, M) dp__k_mma<P, S, M><<<blocks, DP__MM_THREADS, sh, s>>>(A, B, C, r, K, c, vwa, vwb, ts)
+    if (prec == DP_PREC_BF16) {
+        if (stages == 3) { if (bm == 64) DP__MM_GO(DP_PREC_BF16, 3, 64); else DP__MM_GO(DP_PREC_BF16, 3, 128); }
+        else { if (bm == 64) DP__MM_GO(DP_PREC_BF16, 2, 64); else DP__MM_GO(DP_PREC_BF16, 2, 128); }
+    } else {
+        if (stages == 3) { if (bm == 64) DP__MM_GO(DP_PREC_TF32, 3, 64); else DP__MM_GO(DP_PREC_TF32, 3, 128); }
+        else { if (bm == 64) DP__MM_GO(DP_PREC_TF32, 2, 64); else DP__MM_GO(DP_PREC_TF32, 2, 128); }
+    }
+#undef DP__MM_GO
+    cudaCheck(cudaGetLastError());
+done:
+    return rc;
+}
+
 /* Opaque ops, one block of DP__CU_THREADS threads. st (2 words on the
    device, one pair per logical device) carries the op's start time and
    running hash from one launch to the next when it has more than
@@ -827,7 +1176,7 @@ static unsigned dp__cu_blocks(long long work, int per, int cap)
 
 /* Enqueues real op v on stream s: in[k] the input of its in-edge k, out its
    output (device pointers), at most cap blocks a launch. */
-static int dp__cu_run_real(const dp_graph *g, int v, const float *const *in, float *out, uint64_t seed, int cap,
+static int dp__cu_run_real(const dp_graph *g, int v, const float *const *in, float *out, uint64_t seed, int cap, int mm,
                            cudaStream_t s, dp__cu_ts ts, dp_error *err)
 {
     int rc = DP_OK, r = g->rows[v], c = g->cols[v];
@@ -835,6 +1184,7 @@ static int dp__cu_run_real(const dp_graph *g, int v, const float *const *in, flo
     if ((long long)r * c == 0) return DP_OK;   /* an empty tensor: nothing to compute */
     if (kind == DP_OP_MATMUL) {
         int K = g->cols[g->src[g->in_edge[g->in_off[v]]]];
+        if (mm) return dp__mm_launch(mm, in[0], in[1], out, r, K, c, cap, s, ts, err);
         long long tiles = (long long)((r + DP__TILE - 1) / DP__TILE) * ((c + DP__TILE - 1) / DP__TILE);
         dp__k_matmul<<<dp__cu_blocks(tiles, 1, cap), dim3(DP__TILE, DP__TROWS), 0, s>>>(in[0], in[1], out, r, K, c, ts);
         cudaCheck(cudaGetLastError());
@@ -934,6 +1284,88 @@ extern "C" void dp__cuda_host_kernel(const dp_graph *g, int v, const float *cons
     }
 }
 
+/* The tensor-core matmul on the host: the kernel's loops, index maps and
+   zero fill, one block tile at a time, the 8 warps' 32 lanes' fragments
+   gathered into each mma's 16 x kf and kf x 8 matrices. */
+extern "C" int dp__cuda_host_mma(int r, int K, int c, const float *A, const float *B, float *C, int precision, int bm, int vec_a, int vec_b)
+{
+    const int prec = precision, vwa = vec_a ? 4 : 1, vwb = vec_b ? 4 : 1, mts = bm / 32;
+    if ((prec != DP_PREC_TF32 && prec != DP_PREC_BF16) || (bm != 64 && bm != 128)) return -1;
+    const int sa = dp__mm_sa(prec), sb = dp__mm_sb(prec), kf = dp__mm_kf(prec);
+    const int na = prec == DP_PREC_BF16 ? 8 : 4, nb = prec == DP_PREC_BF16 ? 4 : 2;
+    float *sm = (float *)malloc(sizeof(float) * (size_t)dp__mm_stage_floats(prec, bm));
+    float (*acc)[32][DP__MM_MT][DP__MM_NT][4] = (float (*)[32][DP__MM_MT][DP__MM_NT][4])malloc(sizeof(float) * 8 * 32 * DP__MM_MT * DP__MM_NT * 4);
+    if (!sm || !acc) { free(sm); free(acc); return -2; }
+    float *As = sm, *Bs = sm + bm * sa;
+    long long tr = (r + bm - 1) / bm, tc = (c + DP__MM_BN - 1) / DP__MM_BN;
+    int nk = (K + DP__MM_BK - 1) / DP__MM_BK;
+    for (long long t = 0; t < tr * tc; t++) {
+        int i0 = (int)(t / tc) * bm, j0 = (int)(t % tc) * DP__MM_BN;
+        memset(acc, 0, sizeof(float) * 8 * 32 * DP__MM_MT * DP__MM_NT * 4);
+        for (int kt = 0; kt < nk; kt++) {
+            int k0 = kt * DP__MM_BK, row, col;
+            /* the copies (NaN where no copy writes: the padding, never read) */
+            for (int i = 0; i < dp__mm_stage_floats(prec, bm); i++) sm[i] = NAN;
+            for (int q = 0; q < bm * DP__MM_BK / vwa; q++) {
+                dp__mm_copy_at(q, DP__MM_BK, vwa, &row, &col);
+                int n = dp__mm_copy_n(i0 + row, k0 + col, r, K, vwa);
+                for (int e = 0; e < vwa; e++) As[row * sa + col + e] = e < n ? A[(long long)(i0 + row) * K + k0 + col + e] : 0.0f;
+            }
+            for (int q = 0; q < DP__MM_BK * DP__MM_BN / vwb; q++) {
+                dp__mm_copy_at(q, DP__MM_BN, vwb, &row, &col);
+                int n = dp__mm_copy_n(k0 + row, j0 + col, K, c, vwb);
+                for (int e = 0; e < vwb; e++) Bs[row * sb + col + e] = e < n ? B[(long long)(k0 + row) * c + j0 + col + e] : 0.0f;
+            }
+            for (int w = 0; w < 8; w++) {
+                int wr, wc;
+                dp__mm_warp_at(w, bm, &wr, &wc);
+                for (int kk = 0; kk < DP__MM_BK; kk += kf)
+                    for (int mt = 0; mt < mts; mt++)
+                        for (int nt = 0; nt < DP__MM_NT; nt++) {
+                            /* the mma's operands, each element from the lane that holds it */
+                            float am[16][16], bm[16][8];
+                            int k;
+                            for (int lane = 0; lane < 32; lane++) {
+                                for (int e = 0; e < na; e++) {
+                                    dp__mm_a_at(prec, lane, e, &row, &k);
+                                    float x = As[(wr + mt * 16 + row) * sa + kk + k];
+                                    am[row][k] = prec == DP_PREC_BF16 ? dp__cuda_round_bf16(x) : dp__cuda_round_tf32(x);
+                                }
+                                for (int e = 0; e < nb; e++) {
+                                    dp__mm_b_at(prec, lane, e, &k, &col);
+                                    float x = Bs[(kk + k) * sb + wc + nt * 8 + col];
+                                    bm[k][col] = prec == DP_PREC_BF16 ? dp__cuda_round_bf16(x) : dp__cuda_round_tf32(x);
+                                }
+                            }
+                            for (int lane = 0; lane < 32; lane++)
+                                for (int e = 0; e < 4; e++) {
+                                    double s = 0;
+                                    dp__mm_c_at(lane, e, &row, &col);
+                                    for (k = 0; k < kf; k++) s += (double)am[row][k] * (double)bm[k][col];
+                                    float *d = &acc[w][lane][mt][nt][e];
+                                    *d = (float)((double)*d + s);
+                                }
+                        }
+            }
+        }
+        for (int w = 0; w < 8; w++) {
+            int wr, wc, row, col;
+            dp__mm_warp_at(w, bm, &wr, &wc);
+            for (int lane = 0; lane < 32; lane++)
+                for (int mt = 0; mt < mts; mt++)
+                    for (int nt = 0; nt < DP__MM_NT; nt++)
+                        for (int e = 0; e < 4; e++) {
+                            dp__mm_c_at(lane, e, &row, &col);
+                            int i = i0 + wr + mt * 16 + row, j = j0 + wc + nt * 8 + col;
+                            if (i < r && j < c) C[(long long)i * c + j] = acc[w][lane][mt][nt][e];
+                        }
+        }
+    }
+    free(sm);
+    free(acc);
+    return 0;
+}
+
 /* ----------------------------------------------------------------------
    >>cuda-exec
    ---------------------------------------------------------------------- */
@@ -943,6 +1375,8 @@ typedef struct dp__cux {
     double spu, bscale;
     uint64_t seed;
     int *gpu, *cap;              /* [nd] GPU of each logical device, blocks per launch */
+    int prec;                    /* the dp_precision asked for               */
+    int *mm;                     /* [ngpu] matmul variant (dp__mm_path)      */
     cudaStream_t *cs;            /* [nd] compute streams                      */
     cudaStream_t *xs;            /* [nd * nd] copy stream of pair (a, b)      */
     cudaStream_t *ctl;           /* [ngpu] start events, read-backs           */
@@ -1086,7 +1520,7 @@ static int dp__cu_launch(void *ctx, int v, int d, dp_error *err)
     {
         dp__cu_ts ts = { x->tsd[gp] + v, x->tsd[gp] + x->n + v };   /* the kernels stamp its start and end */
         if (g->kind[v] == DP_OP_OPAQUE) rc = dp__cu_run_opaque(x, v, d, x->inp, (unsigned char *)p, ts, err);
-        else rc = dp__cu_run_real(g, v, x->inp, (float *)p, x->seed, x->cap[d], s, ts, err);
+        else rc = dp__cu_run_real(g, v, x->inp, (float *)p, x->seed, x->cap[d], x->mm[x->gpu[d]], s, ts, err);
     }
     if (rc) goto done;
     if (!x->planned) {   /* dynamic: the host polls its end */
@@ -1399,7 +1833,7 @@ static void dp__cu_teardown(dp__cux *x)
         }
     }
     x->cur_dev = -1;
-    free(x->gpu); free(x->cap); free(x->cs); free(x->xs); free(x->ctl); free(x->pool); free(x->tsd); free(x->tsh);
+    free(x->gpu); free(x->cap); free(x->mm); free(x->cs); free(x->xs); free(x->ctl); free(x->pool); free(x->tsd); free(x->tsh);
     free(x->remote); free(x->eve); free(x->evx); free(x->st); free(x->buf); free(x->xbuf); free(x->inp);
     free(x->host); free(x->fl); free(x->evd); free(x->evj); free(x->res);
     (void)cudaGetLastError();   /* leave no error of ours behind for the caller's next call */
@@ -1427,7 +1861,7 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
     x->ngpu = G;
     x->cur_dev = -1;
 #define DP__CA(ptr, count) if (!((ptr) = (decltype(ptr))calloc((size_t)(count) + 1, sizeof *(ptr)))) { rc = dp__fail(err, DP_ERR_NOMEM, "exec (cuda): out of memory"); goto done; }
-    DP__CA(x->gpu, nd); DP__CA(x->cap, nd); DP__CA(x->cs, nd); DP__CA(x->xs, (size_t)nd * nd); DP__CA(x->ctl, G);
+    DP__CA(x->gpu, nd); DP__CA(x->cap, nd); DP__CA(x->mm, G); DP__CA(x->cs, nd); DP__CA(x->xs, (size_t)nd * nd); DP__CA(x->ctl, G);
     DP__CA(x->pool, G); DP__CA(x->tsd, G); DP__CA(x->tsh, (size_t)G * (2 * (size_t)n + 1)); DP__CA(x->remote, n);
     DP__CA(x->eve, n); DP__CA(x->evx, m); DP__CA(x->st, nd);
     DP__CA(x->buf, n); DP__CA(x->xbuf, m); DP__CA(x->inp, m); DP__CA(x->fl, n + m);
@@ -1450,6 +1884,7 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
         props.location.type = cudaMemLocationTypeDevice;
         props.location.id = p;
         if ((rc = dp__cu_use(&x->cur_dev, p, err))) goto done;
+        if ((rc = dp__mm_path(p, x->prec, &x->mm[p], "exec (cuda)", err))) goto done;
         cudaCheck(cudaMemPoolCreate(&x->pool[p], &props));
         cudaCheck(cudaMemPoolSetAttribute(x->pool[p], cudaMemPoolAttrReleaseThreshold, &keep));
         /* no hidden waits: an allocation on one logical device's stream
@@ -1516,6 +1951,10 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
         if (!x->xs[(size_t)a * nd + b]) cudaCheck(cudaStreamCreateWithFlags(&x->xs[(size_t)a * nd + b], cudaStreamNonBlocking));
         cudaCheck(cudaEventCreateWithFlags(&x->evx[e], cudaEventDisableTiming));
     }
+    /* the default precision: TF32 where every GPU has the tensor-core
+       path, else FP32 on all (one precision per run) */
+    for (int p = 0; p < G; p++)
+        if (!x->mm[p]) for (int q = 0; q < G; q++) x->mm[q] = 0;
     /* load every kernel once (lazy module loading would otherwise charge
        the first run): launches with no work */
     for (int d = 0; d < G; d++) {
@@ -1535,6 +1974,9 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
         cudaCheck(cudaGetLastError());
         dp__k_transpose<<<1, dim3(DP__TILE, DP__TROWS), 0, x->cs[d]>>>(NULL, NULL, 0, 0, dp__cu_ts{NULL, NULL});
         cudaCheck(cudaGetLastError());
+        /* the tensor-core kernel's two block tiles (cap 1: 64 rows, 0: 128) */
+        if (x->mm[d] && ((rc = dp__mm_launch(x->mm[d], NULL, NULL, NULL, 0, 0, 0, 1, x->cs[d], dp__cu_ts{NULL, NULL}, err)) ||
+                         (rc = dp__mm_launch(x->mm[d], NULL, NULL, NULL, 0, 0, 0, 0, x->cs[d], dp__cu_ts{NULL, NULL}, err)))) goto done;
         dp__k_opaque<<<1, DP__CU_THREADS, 0, x->cs[d]>>>(q);
         cudaCheck(cudaGetLastError());
     }
@@ -1637,7 +2079,7 @@ extern "C" int dp_exec_cuda(const dp_graph *g, const dp_cluster *c, const int *a
     cudaCheck(cudaGetDevice(&prev));
 
     x.g = g; x.c = c; x.assign = assign; x.n = n; x.m = m; x.nd = nd;
-    x.spu = o.seconds_per_unit; x.bscale = o.bytes_scale; x.seed = o.seed;
+    x.spu = o.seconds_per_unit; x.bscale = o.bytes_scale; x.seed = o.seed; x.prec = (int)o.precision;
 #define DP__CA(ptr, count) if (!((ptr) = (decltype(ptr))calloc((size_t)(count) + 1, sizeof *(ptr)))) { rc = dp__fail(err, DP_ERR_NOMEM, "exec (cuda): out of memory"); goto done; }
     DP__CA(runs_start, (size_t)o.reps * n); DP__CA(runs_end, (size_t)o.reps * n);
     if (o.dispatch != DP_DISPATCH_DYNAMIC) { DP__CA(seq, n); DP__CA(held, nd); }
@@ -1706,6 +2148,7 @@ extern "C" int dp_exec_cuda(const dp_graph *g, const dp_cluster *c, const int *a
         res->seconds_per_unit = o.seconds_per_unit;
         res->bytes_scale = o.bytes_scale;
         res->gpus = x.ngpu;
+        res->precision = dp__mm_prec(x.mm[0]);
     }
 done:
     dp__cu_teardown(&x);
@@ -1725,7 +2168,8 @@ done:
 typedef struct dp__cucal {
     int nd, G, cur_dev;
     dp_dispatch_mode dispatch;    /* how dp_exec_cuda runs the probes         */
-    int *gpu, *cap;
+    int prec;                     /* the dp_precision asked for               */
+    int *gpu, *cap, *mm;          /* mm: the matmul variant (dp__mm_path)     */
     cudaStream_t *s;
     cudaEvent_t *e0, *e1;
     float **a, **b, **y;          /* per logical device: inputs and output   */
@@ -1745,6 +2189,7 @@ static int dp__cucal_device(dp__cucal *k, dp_cluster *c, int d, int S, dp_error 
     k->gpu[d] = p;
     if ((rc = dp__cu_use(&k->cur_dev, p, err))) goto done;
     if ((rc = dp__cu_block_cap(p, share, &k->cap[d], err))) goto done;
+    if ((rc = dp__mm_path(p, k->prec, &k->mm[d], "calibrate (cuda)", err))) goto done;
     cudaCheck(cudaMemGetInfo(&free_b, &total_b));
     c->memory[d] = (double)total_b / share;
     snprintf(c->name[d], sizeof c->name[d], "cuda%d:gpu%d", d, p);
@@ -1805,7 +2250,7 @@ static int dp__cucal_kind(dp__cucal *k, dp_cluster *c, int kd, int S, double sec
                 for (int d = 0; d < nd && !rc; d++) {
                     const float *in[2] = {k->a[d], k->b[d]};
                     if ((rc = dp__cu_use(&k->cur_dev, k->gpu[d], err))) break;
-                    rc = dp__cu_run_real(&g, nin, in, k->y[d], 1, k->cap[d], k->s[d], dp__cu_ts{NULL, NULL}, err);
+                    rc = dp__cu_run_real(&g, nin, in, k->y[d], 1, k->cap[d], k->mm[d], k->s[d], dp__cu_ts{NULL, NULL}, err);
                 }
             for (int d = 0; d < nd && !rc; d++) {
                 if ((rc = dp__cu_use(&k->cur_dev, k->gpu[d], err))) break;
@@ -1924,7 +2369,7 @@ static int dp__cucal_latency(dp__cucal *k, double *lat_out, dp_error *err)
         memset(&eo, 0, sizeof eo);
         eo.reps = 5;
         eo.gpus = G;
-        eo.dispatch = k->dispatch;
+        eo.dispatch = k->dispatch; eo.precision = (dp_precision)k->prec; eo.precision = (dp_precision)k->prec;
         if (!rc) rc = dp_exec_cuda(&ch, &c2, as, &eo, &r1, err);
         for (int i = 0; i < N; i++) as[i] = i % 2;
         if (!rc) {
@@ -2017,15 +2462,16 @@ extern "C" int dp_calibrate_cuda(dp_cluster *out, const dp_calibrate_opts *opts,
     if (o.size < 8 || o.size > 2048) return dp__fail(err, DP_ERR_RANGE, "calibrate (cuda): size %d not in 8..2048", o.size);
     if (!(o.seconds > 0 && o.seconds <= 10)) return dp__fail(err, DP_ERR_RANGE, "calibrate (cuda): seconds %g not in (0, 10]", o.seconds);
     if (o.dispatch < DP_DISPATCH_DYNAMIC || o.dispatch > DP_DISPATCH_GRAPH) return dp__fail(err, DP_ERR_RANGE, "calibrate (cuda): dispatch %d is none of DP_DISPATCH_DYNAMIC (0), STATIC (1), GRAPH (2)", o.dispatch);
+    if (o.precision < 0 || o.precision >= DP_PREC__COUNT) return dp__fail(err, DP_ERR_RANGE, "calibrate (cuda): precision %d is none of DP_PREC_DEFAULT (0), FP32 (1), TF32 (2), BF16 (3)", o.precision);
     if ((rc = dp__cu_gpus(&ngpu, err))) return rc;
     cudaCheck(cudaGetDevice(&prev));
     nd = o.devices ? o.devices : ngpu;
     G = ngpu < nd ? ngpu : nd;
     S = o.size;
-    k.nd = nd; k.G = G; k.cur_dev = -1; k.dispatch = (dp_dispatch_mode)o.dispatch;
+    k.nd = nd; k.G = G; k.cur_dev = -1; k.dispatch = (dp_dispatch_mode)o.dispatch; k.prec = o.precision;
     if ((rc = dp_cluster_homogeneous(&c, nd, 1e9, 1e10, 0, err))) goto done;
 #define DP__CA(ptr, count) if (!((ptr) = (decltype(ptr))calloc((size_t)(count) + 1, sizeof *(ptr)))) { rc = dp__fail(err, DP_ERR_NOMEM, "calibrate (cuda): out of memory"); goto done; }
-    DP__CA(k.gpu, nd); DP__CA(k.cap, nd); DP__CA(k.s, nd); DP__CA(k.e0, nd); DP__CA(k.e1, nd);
+    DP__CA(k.gpu, nd); DP__CA(k.cap, nd); DP__CA(k.mm, nd); DP__CA(k.s, nd); DP__CA(k.e0, nd); DP__CA(k.e1, nd);
     DP__CA(k.a, nd); DP__CA(k.b, nd); DP__CA(k.y, nd); DP__CA(k.big, 2 * G); DP__CA(bw, (size_t)G * G);
     DP__CA(k.pool, G); DP__CA(k.t, nd);
 #undef DP__CA
@@ -2066,8 +2512,78 @@ done:
     }
     if (prev >= 0) (void)cudaSetDevice(prev);
     (void)cudaGetLastError();
-    free(k.gpu); free(k.cap); free(k.s); free(k.e0); free(k.e1); free(k.a); free(k.b); free(k.y); free(k.big);
+    free(k.gpu); free(k.cap); free(k.mm); free(k.s); free(k.e0); free(k.e1); free(k.a); free(k.b); free(k.y); free(k.big);
     free(k.pool); free(k.t); free(bw);
     dp_cluster_free(&c);
+    return rc;
+}
+
+/* ----------------------------------------------------------------------
+   >>cuda-matmul-time
+   ---------------------------------------------------------------------- */
+static int dp__cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+extern "C" int dp_cuda_matmul_time(int dev, int precision, int r, int K, int c, int reps, double *seconds, int *used, dp_error *err)
+{
+    int rc = DP_OK, prev = -1, cap = 0, code = 0;
+    float *A = NULL, *B = NULL, *C = NULL;
+    cudaEvent_t t0 = NULL, t1 = NULL;
+    cudaStream_t s = NULL;
+    double *ts = NULL;
+    dp__cuda_ok(err);
+    if (seconds) *seconds = 0;
+    if (used) *used = 0;
+    if (r < 1 || K < 1 || c < 1) return dp__fail(err, DP_ERR_RANGE, "matmul time (cuda): shape %d x %d x %d: every side must be >= 1", r, K, c);
+    if (reps < 1 || reps > 100000) return dp__fail(err, DP_ERR_RANGE, "matmul time (cuda): reps %d not in 1..100000", reps);
+    if (precision < 0 || precision >= DP_PREC__COUNT) return dp__fail(err, DP_ERR_RANGE, "matmul time (cuda): precision %d is none of DP_PREC_DEFAULT (0), FP32 (1), TF32 (2), BF16 (3)", precision);
+    if (!(ts = (double *)calloc((size_t)reps, sizeof *ts))) return dp__fail(err, DP_ERR_NOMEM, "matmul time (cuda): out of memory");
+    cudaCheck(cudaGetDevice(&prev));
+    cudaCheck(cudaSetDevice(dev));
+    if ((rc = dp__cu_block_cap(dev, 1, &cap, err))) goto done;
+    if ((rc = dp__mm_path(dev, precision, &code, "matmul time (cuda)", err))) goto done;
+    cudaCheck(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    cudaCheck(cudaEventCreate(&t0));
+    cudaCheck(cudaEventCreate(&t1));
+    cudaCheck(cudaMalloc((void **)&A, sizeof(float) * (size_t)r * K));
+    cudaCheck(cudaMalloc((void **)&B, sizeof(float) * (size_t)K * c));
+    cudaCheck(cudaMalloc((void **)&C, sizeof(float) * (size_t)r * c));
+    for (int q = 0; q < 2; q++) {   /* inputs: dp_input_value(1, q, .), as the executors' */
+        dp__cu_ew f;
+        memset(&f, 0, sizeof f);
+        f.kind = DP_OP_INPUT; f.r = q ? K : r; f.c = q ? c : K; f.n = (long long)f.r * f.c; f.seed = 1; f.op = q; f.out = q ? B : A;
+        dp__k_ew<<<dp__cu_blocks(f.n, DP__CU_THREADS, cap), DP__CU_THREADS, 0, s>>>(f, dp__cu_ts{NULL, NULL});
+        cudaCheck(cudaGetLastError());
+    }
+    for (int i = -3; i < reps; i++) {   /* 3 launches of warm-up */
+        float ms = 0;
+        cudaCheck(cudaEventRecord(t0, s));
+        if (code) { if ((rc = dp__mm_launch(code, A, B, C, r, K, c, cap, s, dp__cu_ts{NULL, NULL}, err))) goto done; }
+        else {
+            long long tiles = (long long)((r + DP__TILE - 1) / DP__TILE) * ((c + DP__TILE - 1) / DP__TILE);
+            dp__k_matmul<<<dp__cu_blocks(tiles, 1, cap), dim3(DP__TILE, DP__TROWS), 0, s>>>(A, B, C, r, K, c, dp__cu_ts{NULL, NULL});
+            cudaCheck(cudaGetLastError());
+        }
+        cudaCheck(cudaEventRecord(t1, s));
+        cudaCheck(cudaEventSynchronize(t1));
+        cudaCheck(cudaEventElapsedTime(&ms, t0, t1));
+        if (i >= 0) ts[i] = ms * 1e-3;
+    }
+    qsort(ts, (size_t)reps, sizeof *ts, dp__cmp_double);
+    if (seconds) *seconds = ts[(reps - 1) / 2];
+    if (used) *used = dp__mm_prec(code);
+done:
+    if (s) (void)cudaStreamSynchronize(s);
+    if (A) (void)cudaFree(A);
+    if (B) (void)cudaFree(B);
+    if (C) (void)cudaFree(C);
+    if (t0) (void)cudaEventDestroy(t0);
+    if (t1) (void)cudaEventDestroy(t1);
+    if (s) (void)cudaStreamDestroy(s);
+    if (prev >= 0) (void)cudaSetDevice(prev);
+    free(ts);
     return rc;
 }

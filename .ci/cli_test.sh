@@ -748,6 +748,12 @@ expect 2 "exec --dispatch static on the CPU" "$D" exec graphs/layered_50.dpg --a
 expect 2 "calibrate --dispatch graph on the CPU" "$D" calibrate --backend cpu --dispatch graph -o "$T/nd.dpc"
 expect 2 "train --dispatch graph without --backend" "$D" train graphs/layered_50.dpg --stages il --episodes 5 --dispatch graph --out "$T/nd.dpl"
 expect 2 "exec --dispatch with an unknown mode" "$D" exec graphs/layered_50.dpg --assign "$T/l50.asg" --backend cpu --dispatch eager
+# --precision: the kernels' with exec and calibrate; the CPU's is fp32 only
+expect 2 "exec --backend cpu --precision tf32" "$D" exec graphs/layered_50.dpg --assign "$T/l50.asg" --backend cpu --precision tf32
+if grep -q "fp32 only" "$T/err"; then ok; else bad "exec --backend cpu --precision tf32: no 'fp32 only' in: $(cat "$T/err")"; fi
+expect 2 "exec --precision fp16 without a preset" "$D" exec graphs/layered_50.dpg --assign "$T/l50.asg" --backend cpu --precision fp16
+expect 0 "exec --backend cpu --precision fp32" "$D" exec graphs/layered_50.dpg --assign "$T/l50.asg" --backend cpu --precision fp32 --reps 1
+expect 2 "calibrate --backend cpu --precision bf16" "$D" calibrate --backend cpu --precision bf16 -o "$T/nd2.dpc"
 if [ ! -e "$T/nd.dpc" ] && [ ! -e "$T/nd.dpl" ]; then ok; else bad "a refused --dispatch left a file"; fi
 
 # ---- the CUDA executor: three situations, each checked ---------------------
@@ -759,10 +765,14 @@ rc=$?
 if [ "$rc" = 0 ]; then
     echo "(a GPU is present: the CUDA executor runs)"
     json_check "$T/cuda.out" "j['backend'] == 'cuda' and j['outputs_match'] is True and j['gpus'] >= 1 and j['wall_median'] > 0 and len(j['busy']) == 2" "exec --backend cuda on an opaque graph"
-    expect 0 "exec chainmm on cuda" "$D" exec "$T/cm.dpg" --assign "$T/cm.asg" --backend cuda --devices 2 --reps 2 --json --trace-svg "$T/cuda.svg"
-    json_check "$T/out" "j['outputs_match'] is True and j['outputs_match_cpu'] is True and j['cpu_max_error'] <= 1e-3 and len(j['wall_runs']) == 2" "exec chainmm on cuda: single-device outputs, within the tolerance of the CPU's"
+    expect 0 "exec chainmm on cuda" "$D" exec "$T/cm.dpg" --assign "$T/cm.asg" --backend cuda --devices 2 --reps 2 --precision fp32 --json --trace-svg "$T/cuda.svg"
+    json_check "$T/out" "j['outputs_match'] is True and j['outputs_match_cpu'] is True and j['cpu_max_error'] <= 1e-3 and len(j['wall_runs']) == 2 and j['precision'] == 'fp32'" "exec chainmm on cuda: single-device outputs, within the tolerance of the CPU's"
+    for p in tf32 bf16; do
+        expect 0 "exec chainmm on cuda, $p" "$D" exec "$T/cm.dpg" --assign "$T/cm.asg" --backend cuda --devices 2 --reps 2 --precision $p --json
+        json_check "$T/out" "j['precision'] == '$p' and j['outputs_match'] is True and j['outputs_match_cpu'] is True and j['cpu_max_error'] <= j['cpu_tolerance']" "exec chainmm on cuda, $p: the tensor cores, within their tolerance"
+    done
     if grep -q "CUDA executor" "$T/cuda.svg" 2>/dev/null; then ok; else bad "exec --backend cuda --trace-svg: no chart titled for the CUDA executor"; fi
-    expect 0 "exec llama-layer on cuda, 4 logical devices" "$D" exec "$T/ll.dpg" --assign "$T/ll.asg" --backend cuda --devices 4 --order priority --json
+    expect 0 "exec llama-layer on cuda, 4 logical devices" "$D" exec "$T/ll.dpg" --assign "$T/ll.asg" --backend cuda --devices 4 --order priority --precision fp32 --json
     json_check "$T/out" "j['outputs_match'] is True and j['outputs_match_cpu'] is True" "exec llama-layer on cuda: outputs"
     expect 0 "calibrate cuda" "$D" calibrate --backend cuda --devices 2 -o "$T/cuda.dpc" --json
     json_check "$T/out" "j['devices'] == 2 and j['backend'] == 'cuda' and j['matmul_flops'] > 0 and j['bandwidth'] > 0" "calibrate cuda measured something"

@@ -5,7 +5,8 @@
        build/exec_bench simreal GRAPH... [--devices N] [--reps R] [--backend cpu|cuda] [--dispatch dynamic|static|graph]
        build/exec_bench realtrain GRAPH [--devices N] [--il E] [--sim E] [--real E]
        build/exec_bench workloads [--devices N] [--rounds R] [--reps K] [--cal-sweeps N] [--cal-seconds S] [--backend cpu|cuda]
-       build/exec_bench gpu [GRAPH...] [--gpus G]     (each placement under every dispatch)
+       build/exec_bench gpu [GRAPH...] [--gpus G] [--precision P]   (each placement under every dispatch)
+       build/exec_bench matmul --backend cuda [--precision P[,P...]] [--sizes N[,N...]] [--reps R]
 
    --backend cuda needs a build with nvcc (./build.sh builds this program
    with doppler_cuda.cu and -DDP_WITH_CUDA when it finds nvcc) and a GPU;
@@ -39,7 +40,14 @@
              logical devices (dp_calibrate_cuda), then for each graph the
              median wall time (5 runs) of single, round-robin, cp and heft
              placements, with the calibrated simulator's prediction, the
-             GPUs used and how many logical devices shared each. */
+             GPUs used and how many logical devices shared each.
+             --precision fp32, tf32 or bf16: the matmuls' (default: the
+             executor's, tf32 where the GPU and the build have it).
+   matmul:   the matmul kernel alone on GPU 0 (dp_cuda_matmul_time): N x N
+             times N x N for each size (default 1024,4096) and precision
+             (default fp32,tf32,bf16), 3 launches of warm-up, then R (default
+             20) launches each timed with CUDA events around the kernel; the
+             median's TFLOP/s (2 N^3 / seconds). */
 #define DOPPLER_IMPLEMENTATION
 #include "doppler.h"
 
@@ -56,6 +64,15 @@ static exec_fn g_exec = dp_exec_cpu;
 static calib_fn g_calib = dp_calibrate_cpu;
 static const char *g_backend = "cpu";
 static dp_dispatch_mode g_dispatch = DP_DISPATCH_DYNAMIC;   /* --dispatch; the gpu mode runs both */
+static dp_precision g_prec = DP_PREC_DEFAULT;                /* --precision of the gpu mode */
+
+/* "fp32", "tf32", "bf16", "default": the dp_precision, -1 otherwise */
+static int parse_prec(const char *s, size_t len)
+{
+    for (int p = 0; p < DP_PREC__COUNT; p++)
+        if (strlen(dp_precision_name(p)) == len && !strncmp(s, dp_precision_name(p), len)) return p;
+    return -1;
+}
 
 static const char *opt(int argc, char **argv, const char *name, const char *def)
 {
@@ -501,6 +518,7 @@ static int gpu(int argc, char **argv, int gpus)
         memset(&co, 0, sizeof co);
         co.devices = nd;
         co.seconds = 0.2;
+        co.precision = g_prec;
         if (dp_calibrate_cuda(&c, &co, &e)) return die(&e);
         co.dispatch = DP_DISPATCH_STATIC;
         if (dp_calibrate_cuda(&cs, &co, &e)) return die(&e);
@@ -516,6 +534,7 @@ static int gpu(int argc, char **argv, int gpus)
             memset(&o, 0, sizeof o);
             o.keep_outputs = 1;
             if (dp_exec_cpu(&g, &c, one, &o, &ref, &e)) return die(&e);
+            o.precision = g_prec;
             dp_method ms[4] = { DP_METHOD_SINGLE, DP_METHOD_ROUND_ROBIN, DP_METHOD_CP, DP_METHOD_HEFT };
             for (int k = 0; k < (nd == 1 ? 1 : 4); k++) {
                 dp_place_result pr; dp_place_opts po; dp_exec_result r, rs, rg;
@@ -553,6 +572,34 @@ static int gpu(int argc, char **argv, int gpus)
             dp_graph_free(&g);
         }
         dp_cluster_free(&c); dp_cluster_free(&cs); dp_cluster_free(&cg);
+    }
+    return 0;
+}
+
+/* The matmul kernel alone, per size and precision (see the top). */
+static int matmul(int argc, char **argv)
+{
+    const char *sizes = opt(argc, argv, "--sizes", "1024,4096"), *precs = opt(argc, argv, "--precision", "fp32,tf32,bf16");
+    int reps = atoi(opt(argc, argv, "--reps", "20"));
+    dp_error e = {0};
+    char name[256];
+    if (dp_cuda_device_name(0, name, sizeof name, &e)) return die(&e);
+    printf("GPU 0: %s; the matmul kernel alone, median of %d launches after 3 of warm-up, CUDA events\n\n", name, reps);
+    printf("| N (N x N x N) | precision asked | precision run | median (ms) | TFLOP/s |\n|---:|---|---|---:|---:|\n");
+    for (const char *sz = sizes; *sz;) {
+        int n = atoi(sz);
+        for (const char *pp = precs; *pp;) {
+            size_t len = strcspn(pp, ",");
+            int p = parse_prec(pp, len), used = 0;
+            double t = 0;
+            if (p < 0 || n < 1) { fprintf(stderr, "exec_bench: --precision is fp32, tf32, bf16 or default; --sizes positive integers\n"); return 2; }
+            if (dp_cuda_matmul_time(0, p, n, n, n, reps, &t, &used, &e)) return die(&e);
+            printf("| %d | %s | %s | %.4f | %.1f |\n", n, dp_precision_name(p), dp_precision_name(used), t * 1e3, 2.0 * n * n * (double)n / t / 1e12);
+            fflush(stdout);
+            pp += len + (pp[len] == ',');
+        }
+        sz += strcspn(sz, ",");
+        sz += *sz == ',';
     }
     return 0;
 }
@@ -624,7 +671,7 @@ static int kernels(const char *sizes, int reps)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) { fprintf(stderr, "usage: exec_bench overhead [--ops N] | kernels [--sizes N,N] [--reps R] | simreal GRAPH... [--devices N] [--reps R] | realtrain GRAPH | workloads [--devices N] [--rounds R] [--reps K] [--cal-sweeps N] [--cal-seconds S] | gpu [GRAPH...] [--gpus G]; --backend cpu|cuda\n"); return 2; }
+    if (argc < 2) { fprintf(stderr, "usage: exec_bench overhead [--ops N] | kernels [--sizes N,N] [--reps R] | simreal GRAPH... [--devices N] [--reps R] | realtrain GRAPH | workloads [--devices N] [--rounds R] [--reps K] [--cal-sweeps N] [--cal-seconds S] | gpu [GRAPH...] [--gpus G] [--precision P] | matmul [--precision P,...] [--sizes N,...] [--reps R]; --backend cpu|cuda\n"); return 2; }
     g_backend = opt(argc, argv, "--backend", "cpu");
     if (!strcmp(opt(argc, argv, "--dispatch", "dynamic"), "static")) g_dispatch = DP_DISPATCH_STATIC;
     else if (!strcmp(opt(argc, argv, "--dispatch", "dynamic"), "graph")) g_dispatch = DP_DISPATCH_GRAPH;
@@ -641,7 +688,20 @@ int main(int argc, char **argv)
         fprintf(stderr, "exec_bench: unknown backend '%s' (cpu, cuda)\n", g_backend);
         return 2;
     }
+    if (!strcmp(argv[1], "matmul")) {
+#ifdef DP_WITH_CUDA
+        if (strcmp(g_backend, "cuda")) { fprintf(stderr, "exec_bench: matmul times the CUDA kernel: --backend cuda\n"); return 2; }
+        return matmul(argc, argv);
+#else
+        fprintf(stderr, "exec_bench: built without CUDA: build it with nvcc (./build.sh does when it finds nvcc)\n");
+        return 1;
+#endif
+    }
     if (!strcmp(argv[1], "gpu")) {
+        const char *ps = opt(argc, argv, "--precision", "default");
+        int p = parse_prec(ps, strlen(ps));
+        if (p < 0) { fprintf(stderr, "exec_bench: --precision is fp32, tf32, bf16 or default\n"); return 2; }
+        g_prec = (dp_precision)p;
 #ifdef DP_WITH_CUDA
         return gpu(argc, argv, atoi(opt(argc, argv, "--gpus", "0")));
 #else

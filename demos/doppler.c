@@ -472,16 +472,22 @@ static const char *help_exec =
     "                 enqueued at once in the simulator's order, events carrying\n"
     "                 the dependencies; every buffer held to the end) or graph\n"
     "                 (static's, captured once as a CUDA graph, one launch per run)\n"
+    "  --precision P  cuda: the matmuls' arithmetic: fp32 (the exact FP32 kernel),\n"
+    "                 tf32 or bf16 (tensor cores, FP32 accumulation; a GPU of\n"
+    "                 compute capability 8.0+); default tf32 where the GPUs and\n"
+    "                 the build have it, else fp32. With a preset --cluster it is\n"
+    "                 the preset's precision as well. cpu: fp32 only\n"
     "  --seed S       contents of the input tensors (default 1)\n"
     "  --trace-svg F  a Gantt chart of the measured schedule\n"
     "  --no-verify    skip the single-device comparison\n"
     "  --mpi-timeout S  mpi: seconds a rank waits for another before it names it\n"
     "                 lost and every rank stops (default 30; ranks beat every S/4)\n"
     "  --json         wall_median, wall_runs, busy, predicted, outputs_match;\n"
-    "                 cuda: gpus, cpu_max_error, outputs_match_cpu\n";
+    "                 cuda: gpus, precision, cpu_max_error, cpu_tolerance,\n"
+    "                 outputs_match_cpu\n";
 
 static const char *help_calibrate =
-    "usage: doppler calibrate --backend cpu|cuda [--devices N] -o CLUSTER [--json]\n"
+    "usage: doppler calibrate --backend cpu|cuda [--devices N] [--precision P] -o CLUSTER [--json]\n"
     "       mpirun -np K doppler_mpi calibrate --backend mpi [--devices N] -o CLUSTER\n"
     "\n"
     "Measures this machine and writes a cluster file of N devices for the\n"
@@ -502,6 +508,8 @@ static const char *help_calibrate =
     "  --devices N    devices (cpu: default 2; cuda: default one per GPU; mpi:\n"
     "                 devices a machine, default 1)\n"
     "  --dispatch D   cuda: dynamic (default), static or graph\n"
+    "  --precision P  cuda: the matmul measured: fp32, tf32 or bf16 (default as\n"
+    "                 exec's: tf32 where the GPUs and the build have it)\n"
     "  --mpi-timeout S  mpi: seconds a rank waits for another (default 600)\n"
     "  --out C, -o C  the cluster file to write (required)\n"
     "  --json         one JSON object: devices, backend, matmul_flops, bandwidth,\n"
@@ -2983,6 +2991,26 @@ static int exec_trace_svg(const cli *o, outs *w, const exec_report *x, const dp_
     return outs_commit(w);
 }
 
+/* --precision as the kernels' (exec, calibrate): fp32, tf32, bf16 with
+   --backend cuda; with cpu or mpi only fp32 (tf32 and bf16 there only as a
+   preset cluster's precision); fp16 and fp8 only as a preset's. */
+static int kernel_precision(const cli *o, int *prec)
+{
+    static const char *const names[] = {"fp32", "tf32", "bf16"};
+    int preset = o->cluster && is_preset_name(o->cluster), cuda = o->backend && !strcmp(o->backend, "cuda");
+    *prec = DP_PREC_DEFAULT;
+    if (!o->precision) return 0;
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(o->precision, names[i])) {
+            if (cuda) *prec = DP_PREC_FP32 + i;
+            else if (i && !preset)
+                return usage(o->cmd, "--precision %s: the %s backend computes in fp32 only (tf32 and bf16 are --backend cuda's)", o->precision, o->backend ? o->backend : "cpu");
+            return 0;
+        }
+    if (preset) return 0;   /* a preset's precision, the kernels' default */
+    return usage(o->cmd, "--precision %s: the kernels compute in fp32, tf32 or bf16", o->precision);
+}
+
 static void exec_print(const cli *o, const exec_report *x)
 {
     const dp_exec_result *r = x->r;
@@ -2996,7 +3024,7 @@ if (o->json) {
     json_key_str(stdout, "backend", o->backend);
     printf(", \"devices\": %d, \"reps\": %d", c->n, r->reps);
     if (cli_mpi.on) printf(", \"ranks\": %d", cli_mpi.size);
-    if (cuda) printf(", \"gpus\": %d", r->gpus);
+    if (cuda) printf(", \"gpus\": %d, \"precision\": \"%s\"", r->gpus, dp_precision_name(r->precision));
     json_key_num(stdout, "wall_median", r->wall_median);
     printf(", \"wall_runs\": [");
     for (int i = 0; i < r->reps; i++) { if (i) printf(", "); json_num(stdout, r->wall_runs[i]); }
@@ -3008,14 +3036,15 @@ if (o->json) {
     printf(", \"outputs_match\": %s", match < 0 ? "null" : match ? "true" : "false");
     if (cuda) {
         json_key_num(stdout, "cpu_max_error", cpu_err < 0 ? NAN : cpu_err);
+        json_key_num(stdout, "cpu_tolerance", dp_exec_tolerance(r->precision));
         printf(", \"outputs_match_cpu\": %s", match_cpu < 0 ? "null" : match_cpu ? "true" : "false");
     }
     printf("}\n");
 } else {
     printf("%-16s %s\n", "graph", path);
     if (cuda)
-        printf("%-16s cuda, %d logical devices on %d GPU%s, %s order, %d runs\n", "backend", c->n, r->gpus, r->gpus == 1 ? "" : "s",
-               o->order == DP_ORDER_PRIORITY ? "priority" : "fifo", r->reps);
+        printf("%-16s cuda, %d logical devices on %d GPU%s, %s order, %d runs, %s matmuls\n", "backend", c->n, r->gpus, r->gpus == 1 ? "" : "s",
+               o->order == DP_ORDER_PRIORITY ? "priority" : "fifo", r->reps, dp_precision_name(r->precision));
     else if (cli_mpi.on)
         printf("%-16s mpi, %d devices on %d rank%s (one a machine), %s order, %d runs\n", "backend", c->n, cli_mpi.size,
                cli_mpi.size == 1 ? "" : "s", o->order == DP_ORDER_PRIORITY ? "priority" : "fifo", r->reps);
@@ -3026,7 +3055,7 @@ if (o->json) {
     printf("%-16s %s\n", "outputs", match < 0 ? "not verified" : match ? "equal to the single-device run" : "DIFFER from the single-device run");
     if (match_cpu >= 0)
         printf("%-16s %s (largest difference %.3g of the tensor's scale, tolerance %g)\n", "", match_cpu ? "within the tolerance of the CPU executor's" : "NOT within the tolerance of the CPU executor's",
-               cpu_err, DP_EXEC_TOL);
+               cpu_err, dp_exec_tolerance(r->precision));
     for (int d = 0; d < c->n; d++) printf("device %-3d busy %.6g s  peak %.6g bytes\n", d, r->busy[d], r->peak_bytes[d]);
     if (o->trace_svg) printf("%-16s %s\n", "trace", o->trace_svg);
 }
@@ -3063,8 +3092,8 @@ static int cmd_exec(cli *o)
 {
     if (o->n_pos != 1) return usage(o->cmd, "expects exactly one GRAPH");
     if (!o->assign) return usage(o->cmd, "--assign is required");
-    int rc = check_backend(o);
-    if (rc) return rc;
+    int rc = check_backend(o), prec = 0;
+    if (rc || (rc = kernel_precision(o, &prec))) return rc;
     const char *path = o->pos[0];
     dp_graph g;
     dp_cluster c;
@@ -3088,6 +3117,7 @@ static int cmd_exec(cli *o)
     eo.order = o->order; eo.reps = o->reps ? o->reps : 3; eo.seed = o->seed;
     eo.keep_outputs = cuda && real && !o->no_verify;
     eo.dispatch = o->dispatch;
+    eo.precision = (dp_precision)prec;
 #ifdef DP_WITH_MPI
     if (mpi) eo.mpi = &cli_mpi.mo;
 #endif
@@ -3106,11 +3136,12 @@ static int cmd_exec(cli *o)
             /* the GPU's outputs against the CPU executor's, within the tolerance */
             int worst = -1;
             eo.dispatch = DP_DISPATCH_DYNAMIC;   /* the CPU executor's only one */
+            eo.precision = DP_PREC_FP32;         /* and its only arithmetic */
             if (dp_exec_cpu(&g, &cv, one, &eo, &rc1, &e) || dp_exec_compare(&g, &r, &rc1, &cpu_err, &worst, &e)) { fail(&e); goto done; }
-            match_cpu = cpu_err <= DP_EXEC_TOL;
+            match_cpu = cpu_err <= dp_exec_tolerance(r.precision);
             if (!match_cpu)
-                fprintf(stderr, "doppler exec: the GPU's outputs are %.3g off the CPU executor's at '%s' (tolerance %g)\n",
-                        cpu_err, worst >= 0 ? g.name[worst] : "?", DP_EXEC_TOL);
+                fprintf(stderr, "doppler exec: the GPU's outputs are %.3g off the CPU executor's at '%s' (tolerance %g, %s matmuls)\n",
+                        cpu_err, worst >= 0 ? g.name[worst] : "?", dp_exec_tolerance(r.precision), dp_precision_name(r.precision));
         }
     }
     {
@@ -3157,7 +3188,7 @@ static int cmd_calibrate(cli *o)
     memset(&co, 0, sizeof co);
     co.devices = o->devices_set ? o->devices : cuda ? 0 : mpi ? 1 : 2;
     co.dispatch = (int)o->dispatch;
-    rc = 0;
+    if ((rc = kernel_precision(o, &co.precision))) { outs_free(&w); return rc; }
 #ifdef DP_WITH_CUDA
     if (cuda) rc = dp_calibrate_cuda(&c, &co, &e);
 #endif
@@ -3225,7 +3256,7 @@ static const command commands[] = {
     {"convert", cmd_convert, "to format", &help_convert},
     {"gen", cmd_gen, "nodes width density regularity jump ccr seed out parts dim batch layers vocab weights", &help_gen},
     {"exec", cmd_exec, "assign backend devices cluster precision machines internode memory format reps order dispatch trace-svg json no-verify seed mpi-timeout", &help_exec},
-    {"calibrate", cmd_calibrate, "backend devices dispatch out json mpi-timeout", &help_calibrate},
+    {"calibrate", cmd_calibrate, "backend devices dispatch precision out json mpi-timeout", &help_calibrate},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 
@@ -3368,7 +3399,9 @@ int main(int argc, char **argv)
         rc = usage(o.cmd, "--machines '%s': expected a count of machines (nodes)", o.machines);
     else if (rc == 0 && o.internode && parse_internode(o.internode, &o.internode_bw, &o.internode_lat))
         rc = usage(o.cmd, "--internode '%s': expected BANDWIDTH[,LATENCY], numbers", o.internode);
-    if (rc == 0 && o.precision && (!o.cluster || !is_preset_name(o.cluster)))
+    /* exec and calibrate: --precision is the kernels' too (kernel_precision) */
+    int kernels = !strcmp(o.cmd, "exec") || !strcmp(o.cmd, "calibrate");
+    if (rc == 0 && o.precision && !kernels && (!o.cluster || !is_preset_name(o.cluster)))
         rc = usage(o.cmd, "--precision %s applies to a GPU preset given with --cluster (h100-sxm:N, ...)%s%s%s",
                    o.precision, o.cluster ? ", not to the cluster file '" : "", o.cluster ? o.cluster : "", o.cluster ? "'" : "");
     if (rc == 0) rc = check_applies(&o);

@@ -312,6 +312,7 @@ static void check_host_workloads(void)
         dp_cluster_homogeneous(&c, 1, 1e9, 1e10, 0, &err);
         int *one = (int *)calloc((size_t)g.n_ops, sizeof(int));
         memset(&eo, 0, sizeof eo);
+        eo.precision = DP_PREC_FP32;   /* the exact FP32 kernel (tensor cores: check_*_mma) */
         eo.keep_outputs = 1; eo.seed = 3;
         if (!dp_exec_cpu(&g, &c, one, &eo, &r, &err)) {
             double e = -1;
@@ -344,6 +345,7 @@ static void check_arguments(void)
     int sh[2] = {4, 4}, a[2] = {0, 1}, rc;
     memset(&err, 0, sizeof err);
     memset(&eo, 0, sizeof eo);
+    eo.precision = DP_PREC_FP32;   /* the exact FP32 kernel (tensor cores: check_*_mma) */
     if (one_op(&g, DP_OP_RELU, 1, sh, 4, 4, 0)) return;
     dp_cluster_homogeneous(&c, 2, 1e9, 1e10, 0, &err);
     rc = dp_exec_cuda(&g, &c, a, &eo, NULL, &err);
@@ -440,6 +442,7 @@ static void check_gpu_kernels(void)
         int *one = (int *)calloc((size_t)g.n_ops, sizeof(int));
         uint64_t seed = 11 + (uint64_t)i;
         memset(&eo, 0, sizeof eo);
+        eo.precision = DP_PREC_FP32;   /* the exact FP32 kernel (tensor cores: check_*_mma) */
         eo.keep_outputs = 1; eo.seed = seed;
         host_run(&g, seed, &h);
         int v = g.n_ops - 1;
@@ -462,6 +465,174 @@ static void check_gpu_kernels(void)
         dp_cluster_free(&cl);
         dp_graph_free(&g);
     }
+}
+
+/* ---- the tensor-core matmul (DP_PREC_TF32, DP_PREC_BF16) ---- */
+static float f_of(double x) { return (float)x; }
+
+/* The input roundings of the hardware, by hand: TF32 keeps 10 mantissa
+   bits, to nearest with ties away from zero (cvt.rna); BF16 keeps 7, to
+   nearest with ties to even (__float2bfloat16_rn). */
+static void check_mma_rounding(void)
+{
+    const double t10 = ldexp(1, -10), t11 = ldexp(1, -11), b7 = ldexp(1, -7), b8 = ldexp(1, -8);
+    struct { double x, tf32, bf16; } v[] = {
+        {1.0, 1.0, 1.0},
+        {1 + t11, 1 + t10, 1.0},                           /* tf32 tie: away; bf16: below half */
+        {1 + 3 * t11, 1 + 2 * t10, 1.0},                   /* tf32 tie between 1+2^-10 and 1+2^-9: away */
+        {1 + ldexp(1, -12), 1.0, 1.0},                     /* below half an ulp */
+        {1 + t11 + ldexp(1, -23), 1 + t10, 1.0},
+        {-(1 + t11), -(1 + t10), -1.0},                    /* away from zero, negative */
+        {1 + b8, 1 + b8, 1.0},                             /* bf16 tie, 1.0000000 even: down */
+        {1 + 3 * b8, 1 + 3 * b8, 1 + 2 * b7},              /* bf16 tie, 1.0000001 odd: up to even */
+        {1 + b8 + ldexp(1, -20), 1 + b8, 1 + b7},          /* bf16 above half */
+        {3.0, 3.0, 3.0},
+        {255.0, 255.0, 255.0},
+        {257.0, 257.0, 256.0},                             /* 257 = 256 + 1: bf16 tie, even: 256 */
+    };
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        float x = f_of(v[i].x), t = dp__cuda_round_tf32(x), b = dp__cuda_round_bf16(x);
+        CHECK(t == f_of(v[i].tf32), "tf32(%.10g) = %.10g, expected %.10g", v[i].x, t, v[i].tf32);
+        CHECK(b == f_of(v[i].bf16), "bf16(%.10g) = %.10g, expected %.10g", v[i].x, b, v[i].bf16);
+    }
+    CHECK(isnan(dp__cuda_round_tf32(NAN)) && isnan(dp__cuda_round_bf16(NAN)), "NaN rounds to NaN");
+    CHECK(isinf(dp__cuda_round_tf32(INFINITY)) && dp__cuda_round_bf16(-INFINITY) == -INFINITY, "inf rounds to inf");
+    /* the bound's formula, by hand */
+    CHECK(dp_matmul_err_bound(DP_PREC_FP32, 1) == ldexp(1, -24) / (1 - ldexp(1, -24)), "fp32 bound at K 1: %.17g", dp_matmul_err_bound(DP_PREC_FP32, 1));
+    CHECK(dp_matmul_err_bound(DP_PREC_TF32, 0) == ldexp(1, -10) + ldexp(1, -22), "tf32 bound at K 0: %.17g", dp_matmul_err_bound(DP_PREC_TF32, 0));
+    CHECK(dp_matmul_err_bound(DP_PREC_BF16, 0) == ldexp(1, -7) + ldexp(1, -16), "bf16 bound at K 0: %.17g", dp_matmul_err_bound(DP_PREC_BF16, 0));
+    CHECK(dp_matmul_err_bound(DP_PREC_TF32, 1LL << 24) == HUGE_VAL, "K 2^24: no bound");
+}
+
+/* The emulated kernel on one shape: small integers (exact in TF32, BF16
+   and in FP32 sums) must give the exact product; uniform inputs must be
+   within the bound of the double product. Returns the largest error
+   relative to the bound (0 for integers). */
+static void mma_case(int r, int K, int c, int prec, int bm, int vec_a, int vec_b, int ints, uint64_t seed, double *worst)
+{
+    float *A = (float *)malloc(sizeof(float) * (size_t)r * K), *B = (float *)malloc(sizeof(float) * (size_t)K * c);
+    float *C = (float *)malloc(sizeof(float) * (size_t)r * c);
+    dp_rng rng;
+    dp_rng_seed(&rng, seed);
+    for (long long i = 0; i < (long long)r * K; i++) A[i] = ints ? (float)(dp_rng_int(&rng, 9) - 4) : (float)(2 * dp_rng_uniform(&rng) - 1);
+    for (long long i = 0; i < (long long)K * c; i++) B[i] = ints ? (float)(dp_rng_int(&rng, 9) - 4) : (float)(2 * dp_rng_uniform(&rng) - 1);
+    for (long long i = 0; i < (long long)r * c; i++) C[i] = NAN;   /* every element must be written */
+    int rc = dp__cuda_host_mma(r, K, c, A, B, C, prec, bm, vec_a, vec_b);
+    CHECK(rc == 0, "host mma %dx%dx%d: rc %d", r, K, c, rc);
+    double bound = dp_matmul_err_bound(prec, K);
+    long long bad = 0;
+    for (int i = 0; i < r && rc == 0; i++)
+        for (int j = 0; j < c; j++) {
+            double s = 0, sa = 0;
+            for (int k = 0; k < K; k++) { s += (double)A[(long long)i * K + k] * B[(long long)k * c + j]; sa += fabs((double)A[(long long)i * K + k] * B[(long long)k * c + j]); }
+            double got = C[(long long)i * c + j], e = fabs(got - s);
+            if (ints) bad += !(got == s);
+            else {
+                if (!(e <= bound * sa)) bad++;
+                if (sa > 0 && e / (bound * sa) > *worst) *worst = e / (bound * sa);
+            }
+        }
+    CHECK(bad == 0, "host %s mma %dx%dx%d (%d-row tiles, %s A, %s B, %s): %lld elements %s", dp_precision_name(prec), r, K, c, bm, vec_a ? "16-byte" : "4-byte",
+          vec_b ? "16-byte" : "4-byte", ints ? "integers" : "uniform", bad, ints ? "not the exact product" : "outside the error bound");
+    free(A); free(B); free(C);
+}
+
+static void check_host_mma(void)
+{
+    static const int sz[] = {1, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 129};
+    const int ns = (int)(sizeof sz / sizeof sz[0]);
+    double worst = 0;
+    check_mma_rounding();
+    for (int p = DP_PREC_TF32; p <= DP_PREC_BF16; p++) {
+        for (int i = 0; i < ns; i++)
+            for (int j = 0; j < ns; j++) {
+                int r = sz[i], c = sz[j], K = sz[(7 * i + j) % ns];
+                int bm = (i + j) % 2 ? 64 : 128;   /* both block tiles, alternately */
+                mma_case(r, K, c, p, bm, 0, 0, 1, 100 + (uint64_t)(i * ns + j), &worst);
+                if (K % 4 == 0 || c % 4 == 0) mma_case(r, K, c, p, 192 - bm, K % 4 == 0, c % 4 == 0, 1, 200 + (uint64_t)(i * ns + j), &worst);
+            }
+        mma_case(130, 257, 131, p, 128, 0, 0, 1, 7, &worst);
+        mma_case(130, 257, 131, p, 64, 1, 0, 1, 7, &worst);
+        mma_case(128, 256, 256, p, 128, 1, 1, 1, 8, &worst);   /* whole tiles only */
+        mma_case(64, 256, 128, p, 64, 1, 1, 1, 8, &worst);
+        /* a tie of each rounding through the kernel: A = 1 + 2^-11 (tf32:
+           away, 1 + 2^-10) or 1 + 3 2^-8 (bf16: even, 1 + 2^-6), B = 1 */
+        {
+            float a = p == DP_PREC_TF32 ? f_of(1 + ldexp(1, -11)) : f_of(1 + 3 * ldexp(1, -8)), b = 1, o = 0;
+            double want = p == DP_PREC_TF32 ? 1 + ldexp(1, -10) : 1 + ldexp(1, -6);
+            dp__cuda_host_mma(1, 1, 1, &a, &b, &o, p, 128, 0, 0);
+            CHECK(o == f_of(want), "host %s mma of a tie: %.10g, expected %.10g", dp_precision_name(p), o, want);
+        }
+        double w = 0;
+        mma_case(37, 100, 45, p, 64, 0, 0, 0, 9, &w);
+        mma_case(129, 300, 130, p, 128, 0, 0, 0, 10, &w);
+        mma_case(64, 1000, 8, p, 128, 1, 1, 0, 11, &w);
+        /* the inputs are really rounded: the error is a visible part of the bound */
+        CHECK(w > 1e-3 && w <= 1, "host %s mma on uniform inputs: largest error %.3g of the bound", dp_precision_name(p), w);
+        printf("  host %s mma: uniform inputs, largest error %.3g of the bound\n", dp_precision_name(p), w);
+    }
+    CHECK(dp__cuda_host_mma(1, 1, 1, NULL, NULL, NULL, DP_PREC_FP32, 128, 0, 0) == -1, "host mma refuses fp32");
+    CHECK(dp__cuda_host_mma(1, 1, 1, NULL, NULL, NULL, DP_PREC_TF32, 32, 0, 0) == -1, "host mma refuses 32-row tiles");
+}
+
+/* The tensor cores on the GPU: single matmuls of edge shapes against the
+   double product within dp_matmul_err_bound per element (inputs as the
+   executor fills them), twice bit for bit the same, and the precision
+   reported. */
+static void check_gpu_mma(void)
+{
+    static const int shapes[][3] = {{1, 1, 1}, {7, 9, 5}, {17, 33, 15}, {100, 129, 64}, {129, 31, 257}, {256, 256, 256}, {300, 1000, 200}, {64, 4096, 64}};
+    dp_error err;
+    memset(&err, 0, sizeof err);
+    for (int p = DP_PREC_DEFAULT; p <= DP_PREC_BF16; p++)
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+            int r = shapes[s][0], K = shapes[s][1], c = shapes[s][2], sh[4] = {r, K, K, c};
+            dp_graph g;
+            dp_cluster cl;
+            dp_exec_opts eo;
+            dp_exec_result x, y;
+            run_t h;
+            if (p == DP_PREC_FP32) continue;   /* check_gpu_kernels */
+            if (one_op(&g, DP_OP_MATMUL, 2, sh, r, c, 0)) { dp_graph_free(&g); continue; }
+            dp_cluster_homogeneous(&cl, 1, 1e9, 1e10, 0, &err);
+            int one[3] = {0, 0, 0};
+            memset(&eo, 0, sizeof eo);
+            eo.keep_outputs = 1; eo.seed = 21 + s; eo.precision = (dp_precision)p;
+            host_run(&g, eo.seed, &h);
+            int okx = !dp_exec_cuda(&g, &cl, one, &eo, &x, &err);
+            CHECK(okx, "GPU %s matmul %dx%dx%d: %s", dp_precision_name(p), r, K, c, err.msg);
+            if (okx) {
+                int okp = x.precision == (p == DP_PREC_DEFAULT ? DP_PREC_TF32 : p);
+                CHECK(okp, "GPU %s matmul: precision %s reported (DEFAULT is TF32 on an sm_80+ GPU and build)", dp_precision_name(p), dp_precision_name(x.precision));
+                double bound = dp_matmul_err_bound(x.precision, K), w = 0;
+                long long bad = 0;
+                const float *o = x.outputs[2];
+                for (int i = 0; i < r; i++)
+                    for (int j = 0; j < c; j++) {
+                        double e = 0, sa = 0;
+                        for (int k = 0; k < K; k++) { double t = (double)h.in[0][(long long)i * K + k] * h.in[1][(long long)k * c + j]; e += t; sa += fabs(t); }
+                        double d = fabs((double)o[(long long)i * c + j] - e);
+                        if (!(d <= bound * sa)) bad++;
+                        if (sa > 0 && d / (bound * sa) > w) w = d / (bound * sa);
+                    }
+                CHECK(bad == 0, "GPU %s matmul %dx%dx%d: %lld elements outside the error bound (largest %.3g of it)", dp_precision_name(x.precision), r, K, c, bad, w);
+                /* the host emulation: within the same bound of the GPU (both are) */
+                float *em = (float *)malloc(sizeof(float) * (size_t)r * c);
+                if (x.precision != DP_PREC_FP32 && r * (long long)K * c <= 20000000LL) {
+                    dp__cuda_host_mma(r, K, c, h.in[0], h.in[1], em, x.precision, 128, 0, 0);
+                    CHECK(rel_err(o, em, (size_t)r * c) <= 2 * bound * K, "GPU %s matmul %dx%dx%d: %.3g off its host emulation", dp_precision_name(x.precision), r, K, c, rel_err(o, em, (size_t)r * c));
+                }
+                free(em);
+                if (!dp_exec_cuda(&g, &cl, one, &eo, &y, &err)) {
+                    CHECK(count_diff(o, y.outputs[2], (size_t)r * c) == 0, "GPU %s matmul %dx%dx%d: two runs differ", dp_precision_name(p), r, K, c);
+                    dp_exec_result_free(&y);
+                } else CHECK(0, "GPU %s matmul, second run: %s", dp_precision_name(p), err.msg);
+                dp_exec_result_free(&x);
+            }
+            run_free(&g, &h);
+            dp_cluster_free(&cl);
+            dp_graph_free(&g);
+        }
 }
 
 static const double *g_cmp_start;
@@ -558,6 +729,7 @@ static void check_gpu_workloads(void)
         dp_cluster c1;
         int *a = (int *)calloc((size_t)g.n_ops, sizeof(int));
         memset(&eo, 0, sizeof eo);
+        eo.precision = DP_PREC_FP32;   /* the exact FP32 kernel (tensor cores: check_*_mma) */
         eo.keep_outputs = 1; eo.seed = 5;
         dp_cluster_homogeneous(&c1, 1, 1e9, 1e10, 0, &err);
         if (dp_exec_cpu(&g, &c1, a, &eo, &ref, &err)) { CHECK(0, "%s: cpu: %s", g_workloads[w], err.msg); free(a); dp_cluster_free(&c1); dp_graph_free(&g); continue; }
@@ -631,6 +803,7 @@ static void check_gpu_opaque(void)
                 c.link = link ? DP_LINK_SERIAL : DP_LINK_FREE;
                 if (dp_place(DP_METHOD_CP, &g, &c, &po, a, &pr, &err)) { CHECK(0, "place: %s", err.msg); continue; }
                 memset(&eo, 0, sizeof eo);
+                eo.precision = DP_PREC_FP32;   /* the exact FP32 kernel (tensor cores: check_*_mma) */
                 eo.seconds_per_unit = 0.02 / dp_lower_bound(&g, &c) / nd;
                 eo.reps = 3;
                 snprintf(what, sizeof what, "opaque %s on %d logical devices, %s links", i ? "random_60" : "layered_50", nd, link ? "serial" : "free");
@@ -663,6 +836,7 @@ static void check_gpu_arena_and_leaks(void)
     int *a = (int *)malloc(sizeof(int) * (size_t)g.n_ops);
     for (int v = 0; v < g.n_ops; v++) a[v] = v % 2;
     memset(&eo, 0, sizeof eo);
+    eo.precision = DP_PREC_FP32;   /* the exact FP32 kernel (tensor cores: check_*_mma) */
     /* the largest buffer does not fit: a clean DP_ERR_INFEASIBLE */
     eo.device_bytes = 4.0 * 64 * 128 - 1;
     memset(&r, 0x5a, sizeof r);
@@ -709,6 +883,7 @@ int main(void)
     }
     check_host_kernels();
     check_host_workloads();
+    check_host_mma();
     check_arguments();
     if (g_no_gpu && getenv("DP_REQUIRE_GPU") && atoi(getenv("DP_REQUIRE_GPU")) != 0) {
         /* on a GPU machine a missing GPU is a failure, not four skips */
@@ -718,6 +893,7 @@ int main(void)
         SKIP("no CUDA device: %s (skipped: workloads under every placement on 1, 2 and 4 logical devices)", g_no_gpu);
         SKIP("no CUDA device: %s (skipped: opaque graphs' measured schedules)", g_no_gpu);
         SKIP("no CUDA device: %s (skipped: arena overflow, device memory after repeated runs)", g_no_gpu);
+        SKIP("no CUDA device: %s (skipped: the tensor-core matmul on the GPU, tf32 and bf16)", g_no_gpu);
     } else {
         char name[256];
         if (!dp_cuda_device_name(0, name, sizeof name, &err)) printf("  %d GPU%s, GPU 0: %s\n", n, n == 1 ? "" : "s", name);
@@ -725,6 +901,7 @@ int main(void)
         check_gpu_workloads();
         check_gpu_opaque();
         check_gpu_arena_and_leaks();
+        check_gpu_mma();
     }
     printf("test_cuda took %.1f s\n", dp_now() - t0);
     return dp_test_done();
