@@ -1780,6 +1780,14 @@ typedef struct dp_exec_opts {
                                   (every op enqueued at once, each device's
                                   in the simulator's order) or GRAPH (that,
                                   as a CUDA graph); CPU: DP_ERR_ARG         */
+    int      link_pacing;      /* CUDA, copies between logical devices on
+                                  one GPU: 0 (default) or 1: paced, each
+                                  takes the cluster's link time (latency +
+                                  bytes / bandwidth of its pair, x
+                                  seconds_per_unit, at most 60 s) on the
+                                  GPU's clock; -1: off, on-GPU copies at
+                                  their own speed. Copies between GPUs are
+                                  never paced; the CPU executor ignores it */
     const struct dp_mpi_opts *mpi; /* dp_exec_mpi's communicator and timeout
                                   (NULL: MPI_COMM_WORLD, the default
                                   timeout; see >>api-mpi); others ignore it */
@@ -1802,7 +1810,19 @@ typedef struct dp_exec_result {
                                   (rows x cols floats, row-major); NULL for
                                   every other op, and without keep_outputs  */
     int     gpus;              /* CUDA: GPUs the logical devices ran on; 0 CPU */
+    int     sharing;           /* CUDA: DP_SHARING_NONE (0: each logical device
+                                  has a GPU of its own; CPU), _PARTITIONS
+                                  (1: logical devices that share a GPU each
+                                  have a green context of their own SMs),
+                                  _SHARED (2: some GPU is shared without
+                                  partitions, see sharing_note)           */
+    int    *sms;               /* [n_devices] CUDA: the SMs each logical
+                                  device's launches may use (its partition's,
+                                  or its GPU's when not partitioned); NULL CPU */
+    char    sharing_note[160]; /* CUDA, DP_SHARING_SHARED: why no partitions
+                                  (e.g. the driver has no green contexts) */
 } dp_exec_result;
+enum { DP_SHARING_NONE = 0, DP_SHARING_PARTITIONS = 1, DP_SHARING_SHARED = 2 };
 
 DPDEF int  dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign,
                        const dp_exec_opts *opts, dp_exec_result *res, dp_error *err);
@@ -2139,6 +2159,25 @@ DPDEF int dp__fail(dp_error *err, dp_code code, const char *fmt, ...);
    the butterfly emulated), so that it equals the GPU's output bit for bit
    except for expf/tanhf (libm's here). Needs no GPU. */
 void dp__cuda_host_kernel(const dp_graph *g, int v, const float *const *in, float *out, uint64_t seed);
+/* Defined in doppler_cuda.cu (extern, no DPDEF), for tests/test_cuda.c:
+   the SMs of the n green-context partitions of one GPU of `sms` SMs
+   (minimum partition min_part, sizes multiples of align; 0 or less: 1)
+   for n logical devices of relative speeds speed[0..n-1] (NULL or all
+   equal: equal shares). Share i is sms x speed[i] / (sum of speeds),
+   rounded DOWN to a multiple of align, at least min_part rounded up to a
+   multiple of align; out_sms[i] gets it. DP_ERR_RANGE (out_sms untouched
+   but for garbage) when n partitions of that minimum do not fit in sms or
+   a speed is not positive and finite; DP_ERR_ARG for n < 1 or NULLs. The
+   SMs left over stay unused. */
+int dp__cu_partition(int sms, int min_part, int align, const double *speed, int n, int *out_sms, dp_error *err);
+/* Defined in doppler_cuda.cu, for tests/test_cuda.c: the nanoseconds a
+   paced copy between two logical devices on one GPU lasts: (latency +
+   bytes / bandwidth) x seconds_per_unit x 1e9 (the simulator's link time,
+   dp_xfer_time, in seconds), rounded to the nearest; 0 when that is not
+   positive (or NaN); at most DP__CU_PACE_MAX_NS (60 s). bandwidth <= 0 or
+   infinite: no per-byte time. */
+#define DP__CU_PACE_MAX_NS 60000000000ULL
+unsigned long long dp__cu_pace_ns(double latency, double bandwidth, double bytes, double seconds_per_unit);
 /* An executor's arguments, as both executors check them (who: "exec",
    "exec (cuda)", the messages' prefix): a result, graph and cluster that
    fit (dp_check), every op on a device of c, reps 1..10000 (0 -> 1),
@@ -13775,6 +13814,7 @@ DPDEF void dp_exec_result_free(dp_exec_result *r)
     if (r->outputs) for (v = 0; v < r->n_ops; v++) DP_FREE(r->outputs[v]);
     DP_FREE(r->outputs);
     DP_FREE(r->wall_runs); DP_FREE(r->busy); DP_FREE(r->start); DP_FREE(r->end); DP_FREE(r->peak_bytes); DP_FREE(r->cpu);
+    DP_FREE(r->sms);
     memset(r, 0, sizeof *r);
 }
 
