@@ -1783,9 +1783,11 @@ typedef struct dp_exec_opts {
     int      link_pacing;      /* CUDA, copies between logical devices on
                                   one GPU: 0 (default) or 1: paced, each
                                   takes the cluster's link time (latency +
-                                  bytes / bandwidth of its pair, x
-                                  seconds_per_unit, at most 60 s) on the
-                                  GPU's clock; -1: off, on-GPU copies at
+                                  bytes / bandwidth of its pair, at most
+                                  60 s: a real op's buffer bytes in the
+                                  cluster's units as seconds, an opaque
+                                  op's graph bytes x seconds_per_unit) on
+                                  the GPU's clock; -1: off, on-GPU copies at
                                   their own speed. Copies between GPUs are
                                   never paced; the CPU executor ignores it */
     const struct dp_mpi_opts *mpi; /* dp_exec_mpi's communicator and timeout
@@ -1959,15 +1961,37 @@ DPDEF int dp_graph_check_tensors(const dp_graph *g, dp_error *err);
    dp_exec_cuda runs a placed graph on the GPUs with the dispatcher of the
    runtime model (dp_dispatch): logical device d of the cluster runs on GPU
    d % G (G = opts->gpus, 0 -> every GPU present); logical devices sharing a
-   GPU each have their own compute stream, and each launch is capped to the
-   GPU's resident blocks divided by the number of logical devices on it (a
-   share of its SMs, not a partition: the hardware still places the blocks).
-   One op at a time per logical device. A cross-device edge is a copy on a
-   stream of its own per (source, destination) pair, made on the
+   GPU each run in a green context of their own SMs (res->sharing
+   DP_SHARING_PARTITIONS; res->sms: each one's SMs): the GPU's SM resource
+   split by dp__cu_partition in proportion to the devices' speeds (equal
+   speeds: equal parts; a device's speed is its `speed`, or with per-kind
+   speeds or curves the geometric mean over the kinds of the speed at the
+   curve's largest work, else the kind's speed, else `speed`), each part
+   rounded down to the GPU's alignment and at least its minimum, the SMs
+   left over unused; its compute stream is made in it, each launch capped to
+   the partition's resident blocks. The driver's green-context functions
+   are found through cudaGetDriverEntryPointByVersion (no -lcuda; a 12.4
+   or later driver). Where that cannot be (no such driver, a GPU without SM
+   partitioning, more devices than minimum partitions, a failed call), the
+   GPU is shared as before (DP_SHARING_SHARED, res->sharing_note says why):
+   one compute stream each, each launch capped to the GPU's resident blocks
+   divided by the logical devices on it (a share, the hardware placing the
+   blocks). One op at a time per logical device. A cross-device edge is a
+   copy on a stream of its own per (source, destination) pair, made on the
    destination's GPU after the producer's event (cudaMemcpyPeerAsync between
-   GPUs: direct where cudaDeviceCanAccessPeer allows, the buffer pools being
-   opened to such peers, else staged by the runtime; a device-to-device copy
-   between logical devices of one GPU). Completion: a host function queued
+   GPUs, at their own speed: direct where cudaDeviceCanAccessPeer allows, the
+   buffer pools being opened to such peers, else staged by the runtime).
+   Between logical devices of one GPU (opts->link_pacing 0 or 1) the copy is
+   a kernel that lasts the cluster's link time, latency + bytes / bandwidth
+   of the pair (a real op's copy: the bytes its buffer has, the cluster's
+   units read as seconds, as a calibrated cluster's; an opaque op's: the
+   graph's bytes, x seconds_per_unit, its modelled arrival), measured on
+   the GPU's %globaltimer from its first block's start; one copy at a time
+   per pair (the pair's stream), as the simulator's DP_LINK_SERIAL (under
+   DP_LINK_FREE the simulator overlaps a pair's transfers, the executor
+   does not). Its stream is the primary context's, so that it does not wait
+   for SMs behind the destination's kernels. link_pacing -1: a plain
+   device-to-device copy. Completion: a host function queued
    after each op and copy (cudaLaunchHostFunc) signals the dispatching
    thread, which sleeps meanwhile. Buffers come from one stream-ordered
    memory pool per GPU, made and destroyed by each call. Real ops run CUDA
@@ -1979,7 +2003,8 @@ DPDEF int dp_graph_check_tensors(const dp_graph *g, dp_error *err);
    back after each run (every op reaches a sink; an opaque op's output is a
    hash of its inputs'), equal across placements of one graph on one GPU
    model, but not equal to the CPU's digest. Same options and result as
-   dp_exec_cpu, plus opts->gpus and res->gpus.
+   dp_exec_cpu, plus opts->gpus, opts->link_pacing, res->gpus, res->sharing,
+   res->sms and res->sharing_note.
    ====================================================================== */
 typedef struct dp_cuda_info {
     char   name[256];
@@ -2008,7 +2033,12 @@ int dp_exec_cuda(const dp_graph *g, const dp_cluster *c, const int *assign,
    hand-off latency under opts->dispatch), copy bandwidth between each
    pair of logical devices (peer or on-GPU copies of 16 MiB), and
    dp_exec_cuda's hand-off latency (a chain of tiny ops alternating between
-   two logical devices against one on a single one). */
+   two logical devices against one on a single one). Logical devices that
+   share a GPU are measured in the green-context partitions dp_exec_cuda
+   would give them (equal ones: their speeds are what is measured; the
+   names say so: "cuda1:gpu0:sm32"), so the cluster has the partitions'
+   speeds; the links between them keep the measured on-GPU copy figures
+   (TB/s), which dp_exec_cuda's paced copies then reproduce. */
 int dp_calibrate_cuda(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *err);
 
 /* ======================================================================

@@ -17,14 +17,26 @@
    THE EXECUTOR (dp_exec_cuda)
    - Logical devices: the cluster's device d runs on GPU d % G, G the GPUs
      used (opts->gpus, 0 -> all present, at most the logical devices). Each
-     logical device has its own compute stream; where several share a GPU,
-     each launch is capped at (resident blocks of the GPU) / (logical
-     devices on it) blocks, every kernel looping over its work with a grid
-     stride, so that each gets about its share of the SMs. That is a share,
-     not a partition: nothing pins blocks to SMs (green contexts could; they
-     need the driver API and a GPU to test on, neither of which this was
-     written with). The kernels compute each output element the same way
-     whatever the grid, so the outputs do not depend on the sharing.
+     logical device has its own compute stream. Where several share a GPU,
+     each gets a partition of its SMs (>>cuda-partitions): the driver API's
+     green contexts, its functions found through the runtime's
+     cudaGetDriverEntryPointByVersion (12.4's versions; no -lcuda) into a
+     table held by the call's state: the GPU's SM resource
+     (cuDeviceGetDevResource) split (cuDevSmResourceSplitByCount: once into
+     like groups, or one group at a time from the remainder when the sizes
+     differ) into the sizes dp__cu_partition gives from the devices'
+     speeds, a green context per part (cuDevResourceGenerateDesc,
+     cuGreenCtxCreate) and the device's compute stream made in it
+     (cuGreenCtxStreamCreate; a CUstream is a cudaStream_t, so launches,
+     pool allocations and events go through the runtime as before). Each
+     launch is then capped at the partition's resident blocks. Where that
+     cannot be (no entry points, no SM partitioning, too many devices for
+     the minimum partition, a failed call) the GPU is shared as before: each
+     launch capped at (resident blocks of the GPU) / (logical devices on
+     it), a share, not a partition; dp_exec_result.sharing and sharing_note
+     say which and why (the library prints nothing). Every kernel loops over
+     its work with a grid stride and computes each output element the same
+     way whatever the grid, so the outputs do not depend on the sharing.
    - Dispatch: dp_dispatch (doppler.h, >>dispatch), the runtime model's
      dispatcher, on the calling thread, with the hooks below: one op at a
      time per logical device, FIFO or priority, work-conserving. launch
@@ -60,8 +72,26 @@
      cudaDeviceCanAccessPeer allows it: peer access is enabled with
      cudaDeviceEnablePeerAccess and each GPU's pool is opened to such peers
      with cudaMemPoolSetAccess; otherwise the runtime stages the copy
-     through the host) or cudaMemcpyAsync within a GPU, then records an
+     through the host) or, within a GPU, a paced copy (dp__k_pcopy, unless
+     opts->link_pacing is -1: then cudaMemcpyAsync), then records an
      event, which the consumer's stream waits on and wait polls.
+   - Links (>>cuda-links): logical devices of one GPU would exchange data
+     at TB/s, unlike GPUs on links. A copy between two of them is a kernel
+     that copies with a grid stride and lasts the cluster's link time for
+     the pair, latency + bytes / bandwidth (the simulator's dp_xfer_time):
+     a real op's buffer's actual bytes, the cluster's units as seconds (a
+     calibrated cluster's, as exec's prediction reads them); an opaque op's
+     the graph's bytes, x seconds_per_unit (its modelled arrival); capped at 60 s
+     (dp__cu_pace_ns): every block takes the earliest start of the copy on
+     %globaltimer (atomicMin into the pair's slot), the last block to finish
+     (an atomic counter) sleeps until start + that time and resets the slot
+     for the next copy, so the same code runs dynamic, static and captured
+     in a graph (replays reset it too). One copy at a time per pair (its
+     stream): the simulator's DP_LINK_SERIAL; under DP_LINK_FREE the
+     simulator overlaps a pair's transfers and the executor does not. The
+     copy streams are the primary context's, not the destination's
+     partition: a copy would otherwise wait for SMs behind the destination's
+     kernels, while the simulator's links are independent of compute.
    - Memory: one stream-ordered pool per GPU (cudaMemPoolCreate), grown once
      before the first run and destroyed at the end; buffers are allocated
      with cudaMallocFromPoolAsync and freed with cudaFreeAsync when the
@@ -615,7 +645,8 @@ __global__ static void dp__k_opaque(dp__cu_opq a)
     }
 }
 
-/* A paced copy between two logical devices on one GPU (>>cuda-links):
+/* >>cuda-links
+   A paced copy between two logical devices on one GPU:
    every block records the earliest start on the GPU's clock (slot[0],
    atomicMin), copies its share of the n bytes with a grid stride (16 bytes
    at a time where both ends allow, else bytes) and clears the tail up to
@@ -1173,7 +1204,12 @@ static int dp__cu_copy(void *ctx, int e, dp_error *err)
         k.src = (const unsigned char *)x->buf[u];
         k.n = nc;
         k.size = size;
-        k.ns = dp__cu_pace_ns(x->c->latency[at], x->c->bandwidth[at], (double)size, x->spu);
+        /* a real op's copy: its buffer's bytes, the cluster's units read as
+           seconds (as the CLI's and exec_bench's predictions read them); an
+           opaque op's: the graph's bytes, x seconds_per_unit (the
+           dispatcher's modelled arrival, dp__rt_copy) */
+        int real = g->kind[u] != DP_OP_OPAQUE;
+        k.ns = dp__cu_pace_ns(x->c->latency[at], x->c->bandwidth[at], real ? (double)size : g->bytes[e], real ? 1.0 : x->spu);
         k.slot = x->slot[at];
         dp__k_pcopy<<<dp__cu_blocks((long long)(size / 16 + 1), DP__CU_THREADS, x->cap[b]), DP__CU_THREADS, 0, s>>>(k);
         cudaCheck(cudaGetLastError());
