@@ -1812,6 +1812,16 @@ typedef struct dp_exec_opts {
                                   (every op enqueued at once, each device's
                                   in the simulator's order) or GRAPH (that,
                                   as a CUDA graph); CPU: DP_ERR_ARG         */
+    int      link_pacing;      /* CUDA, copies between logical devices on
+                                  one GPU: 0 (default) or 1: paced, each
+                                  takes the cluster's link time (latency +
+                                  bytes / bandwidth of its pair, at most
+                                  60 s: a real op's buffer bytes in the
+                                  cluster's units as seconds, an opaque
+                                  op's graph bytes x seconds_per_unit) on
+                                  the GPU's clock; -1: off, on-GPU copies at
+                                  their own speed. Copies between GPUs are
+                                  never paced; the CPU executor ignores it */
     const struct dp_mpi_opts *mpi; /* dp_exec_mpi's communicator and timeout
                                   (NULL: MPI_COMM_WORLD, the default
                                   timeout; see >>api-mpi); others ignore it */
@@ -1838,7 +1848,19 @@ typedef struct dp_exec_result {
     int     gpus;              /* CUDA: GPUs the logical devices ran on; 0 CPU */
     int     precision;         /* the dp_precision matmuls ran in (DEFAULT
                                   resolved: FP32, TF32 or BF16)             */
+    int     sharing;           /* CUDA: DP_SHARING_NONE (0: each logical device
+                                  has a GPU of its own; CPU), _PARTITIONS
+                                  (1: logical devices that share a GPU each
+                                  have a green context of their own SMs),
+                                  _SHARED (2: some GPU is shared without
+                                  partitions, see sharing_note)           */
+    int    *sms;               /* [n_devices] CUDA: the SMs each logical
+                                  device's launches may use (its partition's,
+                                  or its GPU's when not partitioned); NULL CPU */
+    char    sharing_note[160]; /* CUDA, DP_SHARING_SHARED: why no partitions
+                                  (e.g. the driver has no green contexts) */
 } dp_exec_result;
+enum { DP_SHARING_NONE = 0, DP_SHARING_PARTITIONS = 1, DP_SHARING_SHARED = 2 };
 
 DPDEF int  dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign,
                        const dp_exec_opts *opts, dp_exec_result *res, dp_error *err);
@@ -1988,15 +2010,37 @@ DPDEF int dp_graph_check_tensors(const dp_graph *g, dp_error *err);
    dp_exec_cuda runs a placed graph on the GPUs with the dispatcher of the
    runtime model (dp_dispatch): logical device d of the cluster runs on GPU
    d % G (G = opts->gpus, 0 -> every GPU present); logical devices sharing a
-   GPU each have their own compute stream, and each launch is capped to the
-   GPU's resident blocks divided by the number of logical devices on it (a
-   share of its SMs, not a partition: the hardware still places the blocks).
-   One op at a time per logical device. A cross-device edge is a copy on a
-   stream of its own per (source, destination) pair, made on the
+   GPU each run in a green context of their own SMs (res->sharing
+   DP_SHARING_PARTITIONS; res->sms: each one's SMs): the GPU's SM resource
+   split by dp__cu_partition in proportion to the devices' speeds (equal
+   speeds: equal parts; a device's speed is its `speed`, or with per-kind
+   speeds or curves the geometric mean over the kinds of the speed at the
+   curve's largest work, else the kind's speed, else `speed`), each part
+   rounded down to the GPU's alignment and at least its minimum, the SMs
+   left over unused; its compute stream is made in it, each launch capped to
+   the partition's resident blocks. The driver's green-context functions
+   are found through cudaGetDriverEntryPointByVersion (no -lcuda; a 12.4
+   or later driver). Where that cannot be (no such driver, a GPU without SM
+   partitioning, more devices than minimum partitions, a failed call), the
+   GPU is shared as before (DP_SHARING_SHARED, res->sharing_note says why):
+   one compute stream each, each launch capped to the GPU's resident blocks
+   divided by the logical devices on it (a share, the hardware placing the
+   blocks). One op at a time per logical device. A cross-device edge is a
+   copy on a stream of its own per (source, destination) pair, made on the
    destination's GPU after the producer's event (cudaMemcpyPeerAsync between
-   GPUs: direct where cudaDeviceCanAccessPeer allows, the buffer pools being
-   opened to such peers, else staged by the runtime; a device-to-device copy
-   between logical devices of one GPU). Completion: a host function queued
+   GPUs, at their own speed: direct where cudaDeviceCanAccessPeer allows, the
+   buffer pools being opened to such peers, else staged by the runtime).
+   Between logical devices of one GPU (opts->link_pacing 0 or 1) the copy is
+   a kernel that lasts the cluster's link time, latency + bytes / bandwidth
+   of the pair (a real op's copy: the bytes its buffer has, the cluster's
+   units read as seconds, as a calibrated cluster's; an opaque op's: the
+   graph's bytes, x seconds_per_unit, its modelled arrival), measured on
+   the GPU's %globaltimer from its first block's start; one copy at a time
+   per pair (the pair's stream), as the simulator's DP_LINK_SERIAL (under
+   DP_LINK_FREE the simulator overlaps a pair's transfers, the executor
+   does not). Its stream is the primary context's, so that it does not wait
+   for SMs behind the destination's kernels. link_pacing -1: a plain
+   device-to-device copy. Completion: a host function queued
    after each op and copy (cudaLaunchHostFunc) signals the dispatching
    thread, which sleeps meanwhile. Buffers come from one stream-ordered
    memory pool per GPU, made and destroyed by each call. Real ops run CUDA
@@ -2008,9 +2052,10 @@ DPDEF int dp_graph_check_tensors(const dp_graph *g, dp_error *err);
    back after each run (every op reaches a sink; an opaque op's output is a
    hash of its inputs'), equal across placements of one graph on one GPU
    model, but not equal to the CPU's digest. Same options and result as
-   dp_exec_cpu, plus opts->gpus and res->gpus; opts->precision picks the
-   matmul kernel (dp_precision: the exact FP32 one, or TF32/BF16 tensor
-   cores, the default on sm_80+) and res->precision says which ran.
+   dp_exec_cpu, plus opts->gpus, opts->link_pacing, res->gpus, res->sharing,
+   res->sms and res->sharing_note; opts->precision picks the matmul kernel
+   (dp_precision: the exact FP32 one, or TF32/BF16 tensor cores, the
+   default on sm_80+) and res->precision says which ran.
    ====================================================================== */
 typedef struct dp_cuda_info {
     char   name[256];
@@ -2046,7 +2091,12 @@ int dp_cuda_matmul_time(int dev, int precision, int r, int K, int c, int reps, d
    hand-off latency under opts->dispatch), copy bandwidth between each
    pair of logical devices (peer or on-GPU copies of 16 MiB), and
    dp_exec_cuda's hand-off latency (a chain of tiny ops alternating between
-   two logical devices against one on a single one). */
+   two logical devices against one on a single one). Logical devices that
+   share a GPU are measured in the green-context partitions dp_exec_cuda
+   would give them (equal ones: their speeds are what is measured; the
+   names say so: "cuda1:gpu0:sm32"), so the cluster has the partitions'
+   speeds; the links between them keep the measured on-GPU copy figures
+   (TB/s), which dp_exec_cuda's paced copies then reproduce. */
 int dp_calibrate_cuda(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *err);
 
 /* ======================================================================
@@ -2211,6 +2261,25 @@ int dp__cuda_host_mma(int r, int K, int c, const float *A, const float *B, float
    returned as floats. */
 float dp__cuda_round_tf32(float x);
 float dp__cuda_round_bf16(float x);
+/* Defined in doppler_cuda.cu (extern, no DPDEF), for tests/test_cuda.c:
+   the SMs of the n green-context partitions of one GPU of `sms` SMs
+   (minimum partition min_part, sizes multiples of align; 0 or less: 1)
+   for n logical devices of relative speeds speed[0..n-1] (NULL or all
+   equal: equal shares). Share i is sms x speed[i] / (sum of speeds),
+   rounded DOWN to a multiple of align, at least min_part rounded up to a
+   multiple of align; out_sms[i] gets it. DP_ERR_RANGE (out_sms untouched
+   but for garbage) when n partitions of that minimum do not fit in sms or
+   a speed is not positive and finite; DP_ERR_ARG for n < 1 or NULLs. The
+   SMs left over stay unused. */
+int dp__cu_partition(int sms, int min_part, int align, const double *speed, int n, int *out_sms, dp_error *err);
+/* Defined in doppler_cuda.cu, for tests/test_cuda.c: the nanoseconds a
+   paced copy between two logical devices on one GPU lasts: (latency +
+   bytes / bandwidth) x seconds_per_unit x 1e9 (the simulator's link time,
+   dp_xfer_time, in seconds), rounded to the nearest; 0 when that is not
+   positive (or NaN); at most DP__CU_PACE_MAX_NS (60 s). bandwidth <= 0 or
+   infinite: no per-byte time. */
+#define DP__CU_PACE_MAX_NS 60000000000ULL
+unsigned long long dp__cu_pace_ns(double latency, double bandwidth, double bytes, double seconds_per_unit);
 /* An executor's arguments, as both executors check them (who: "exec",
    "exec (cuda)", the messages' prefix): a result, graph and cluster that
    fit (dp_check), every op on a device of c, reps 1..10000 (0 -> 1),
@@ -13847,6 +13916,7 @@ DPDEF void dp_exec_result_free(dp_exec_result *r)
     if (r->outputs) for (v = 0; v < r->n_ops; v++) DP_FREE(r->outputs[v]);
     DP_FREE(r->outputs);
     DP_FREE(r->wall_runs); DP_FREE(r->busy); DP_FREE(r->start); DP_FREE(r->end); DP_FREE(r->peak_bytes); DP_FREE(r->cpu);
+    DP_FREE(r->sms);
     memset(r, 0, sizeof *r);
 }
 

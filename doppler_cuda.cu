@@ -17,14 +17,26 @@
    THE EXECUTOR (dp_exec_cuda)
    - Logical devices: the cluster's device d runs on GPU d % G, G the GPUs
      used (opts->gpus, 0 -> all present, at most the logical devices). Each
-     logical device has its own compute stream; where several share a GPU,
-     each launch is capped at (resident blocks of the GPU) / (logical
-     devices on it) blocks, every kernel looping over its work with a grid
-     stride, so that each gets about its share of the SMs. That is a share,
-     not a partition: nothing pins blocks to SMs (green contexts could; they
-     need the driver API and a GPU to test on, neither of which this was
-     written with). The kernels compute each output element the same way
-     whatever the grid, so the outputs do not depend on the sharing.
+     logical device has its own compute stream. Where several share a GPU,
+     each gets a partition of its SMs (>>cuda-partitions): the driver API's
+     green contexts, its functions found through the runtime's
+     cudaGetDriverEntryPointByVersion (12.4's versions; no -lcuda) into a
+     table held by the call's state: the GPU's SM resource
+     (cuDeviceGetDevResource) split (cuDevSmResourceSplitByCount: once into
+     like groups, or one group at a time from the remainder when the sizes
+     differ) into the sizes dp__cu_partition gives from the devices'
+     speeds, a green context per part (cuDevResourceGenerateDesc,
+     cuGreenCtxCreate) and the device's compute stream made in it
+     (cuGreenCtxStreamCreate; a CUstream is a cudaStream_t, so launches,
+     pool allocations and events go through the runtime as before). Each
+     launch is then capped at the partition's resident blocks. Where that
+     cannot be (no entry points, no SM partitioning, too many devices for
+     the minimum partition, a failed call) the GPU is shared as before: each
+     launch capped at (resident blocks of the GPU) / (logical devices on
+     it), a share, not a partition; dp_exec_result.sharing and sharing_note
+     say which and why (the library prints nothing). Every kernel loops over
+     its work with a grid stride and computes each output element the same
+     way whatever the grid, so the outputs do not depend on the sharing.
    - Dispatch: dp_dispatch (doppler.h, >>dispatch), the runtime model's
      dispatcher, on the calling thread, with the hooks below: one op at a
      time per logical device, FIFO or priority, work-conserving. launch
@@ -60,8 +72,26 @@
      cudaDeviceCanAccessPeer allows it: peer access is enabled with
      cudaDeviceEnablePeerAccess and each GPU's pool is opened to such peers
      with cudaMemPoolSetAccess; otherwise the runtime stages the copy
-     through the host) or cudaMemcpyAsync within a GPU, then records an
+     through the host) or, within a GPU, a paced copy (dp__k_pcopy, unless
+     opts->link_pacing is -1: then cudaMemcpyAsync), then records an
      event, which the consumer's stream waits on and wait polls.
+   - Links (>>cuda-links): logical devices of one GPU would exchange data
+     at TB/s, unlike GPUs on links. A copy between two of them is a kernel
+     that copies with a grid stride and lasts the cluster's link time for
+     the pair, latency + bytes / bandwidth (the simulator's dp_xfer_time):
+     a real op's buffer's actual bytes, the cluster's units as seconds (a
+     calibrated cluster's, as exec's prediction reads them); an opaque op's
+     the graph's bytes, x seconds_per_unit (its modelled arrival); capped at 60 s
+     (dp__cu_pace_ns): every block takes the earliest start of the copy on
+     %globaltimer (atomicMin into the pair's slot), the last block to finish
+     (an atomic counter) sleeps until start + that time and resets the slot
+     for the next copy, so the same code runs dynamic, static and captured
+     in a graph (replays reset it too). One copy at a time per pair (its
+     stream): the simulator's DP_LINK_SERIAL; under DP_LINK_FREE the
+     simulator overlaps a pair's transfers and the executor does not. The
+     copy streams are the primary context's, not the destination's
+     partition: a copy would otherwise wait for SMs behind the destination's
+     kernels, while the simulator's links are independent of compute.
    - Memory: one stream-ordered pool per GPU (cudaMemPoolCreate), grown once
      before the first run and destroyed at the end; buffers are allocated
      with cudaMallocFromPoolAsync and freed with cudaFreeAsync when the
@@ -111,6 +141,7 @@
      caller's current device and returns the first error. Nothing exits,
      nothing prints.
 */
+#include <cuda.h>           /* the driver API's types (green contexts); no -lcuda */
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 
@@ -1165,6 +1196,49 @@ __global__ static void dp__k_opaque(dp__cu_opq a)
     dp__cu_stamp_end(a.ts);
 }
 
+/* >>cuda-links
+   A paced copy between two logical devices on one GPU:
+   every block records the earliest start on the GPU's clock (slot[0],
+   atomicMin), copies its share of the n bytes with a grid stride (16 bytes
+   at a time where both ends allow, else bytes) and clears the tail up to
+   size; the last block to finish (slot[1], an atomic counter) waits until
+   start + ns and resets the slot for the copy stream's next copy (or the
+   graph's next replay). One slot per copy stream: its copies run one after
+   another. */
+typedef struct dp__cu_pc {
+    unsigned char *dst;
+    const unsigned char *src;
+    unsigned long long n, size, ns;
+    unsigned long long *slot;   /* [2]: start (ULLONG_MAX when idle), blocks done */
+} dp__cu_pc;
+
+__global__ static void dp__k_pcopy(dp__cu_pc a)
+{
+    unsigned long long i, stride = (unsigned long long)gridDim.x * blockDim.x,
+                       t = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (threadIdx.x == 0) atomicMin(&a.slot[0], dp__cu_clock());
+    if ((((uintptr_t)a.dst | (uintptr_t)a.src) & 15) == 0) {
+        unsigned long long q = a.n / 16;
+        for (i = t; i < q; i += stride) ((uint4 *)a.dst)[i] = ((const uint4 *)a.src)[i];
+        for (i = q * 16 + t; i < a.n; i += stride) a.dst[i] = a.src[i];
+    } else {
+        for (i = t; i < a.n; i += stride) a.dst[i] = a.src[i];
+    }
+    for (i = a.n + t; i < a.size; i += stride) a.dst[i] = 0;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        unsigned long long done = atomicAdd(&a.slot[1], 1ULL);
+        if (done == gridDim.x - 1ULL) {   /* the last block */
+            unsigned long long st = atomicAdd(&a.slot[0], 0ULL), end = st + a.ns;
+            while (dp__cu_clock() < end) __nanosleep(256);
+            a.slot[0] = ~0ULL;
+            a.slot[1] = 0;
+            __threadfence();
+        }
+    }
+}
+
 /* Blocks for `work` items of `per` each, at most cap, at least 1. */
 static unsigned dp__cu_blocks(long long work, int per, int cap)
 {
@@ -1367,6 +1441,201 @@ extern "C" int dp__cuda_host_mma(int r, int K, int c, const float *A, const floa
 }
 
 /* ----------------------------------------------------------------------
+   >>cuda-partitions
+   Logical devices that share a GPU each get a green context of their own
+   SMs (the driver API, resolved through the runtime's
+   cudaGetDriverEntryPointByVersion: no -lcuda). The entry points live in
+   a table held by the executor's (or the calibration's) state, not in a
+   global.
+   ---------------------------------------------------------------------- */
+typedef struct dp__cudrv {
+    int ok;   /* every entry point found */
+    CUresult (CUDAAPI *err_string)(CUresult, const char **);
+    CUresult (CUDAAPI *dev_resource)(CUdevice, CUdevResource *, CUdevResourceType);
+    CUresult (CUDAAPI *split)(CUdevResource *, unsigned int *, const CUdevResource *, CUdevResource *, unsigned int, unsigned int);
+    CUresult (CUDAAPI *gen_desc)(CUdevResourceDesc *, CUdevResource *, unsigned int);
+    CUresult (CUDAAPI *gc_create)(CUgreenCtx *, CUdevResourceDesc, CUdevice, unsigned int);
+    CUresult (CUDAAPI *gc_destroy)(CUgreenCtx);
+    CUresult (CUDAAPI *gc_stream)(CUstream *, CUgreenCtx, unsigned int, int);
+    CUresult (CUDAAPI *stream_destroy)(CUstream);
+} dp__cudrv;
+
+/* Resolves the driver entry points (CUDA 12.4's versions: green contexts
+   exist since 12.4). 0 when all are found; else fills why (the first
+   missing one) and leaves d->ok 0. */
+static int dp__cudrv_load(dp__cudrv *d, char *why, size_t len)
+{
+    struct { const char *name; void **fp; } t[] = {
+        {"cuGetErrorString", (void **)&d->err_string},
+        {"cuDeviceGetDevResource", (void **)&d->dev_resource},
+        {"cuDevSmResourceSplitByCount", (void **)&d->split},
+        {"cuDevResourceGenerateDesc", (void **)&d->gen_desc},
+        {"cuGreenCtxCreate", (void **)&d->gc_create},
+        {"cuGreenCtxDestroy", (void **)&d->gc_destroy},
+        {"cuGreenCtxStreamCreate", (void **)&d->gc_stream},
+        {"cuStreamDestroy", (void **)&d->stream_destroy},
+    };
+    memset(d, 0, sizeof *d);
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+        cudaError_t e = cudaGetDriverEntryPointByVersion(t[i].name, t[i].fp, 12040, cudaEnableDefault, &q);
+        if (e != cudaSuccess || q != cudaDriverEntryPointSuccess || !*t[i].fp) {
+            (void)cudaGetLastError();
+            snprintf(why, len, "the driver has no %s (%s, query result %d)", t[i].name,
+                     e != cudaSuccess ? cudaGetErrorName(e) : "cudaSuccess", (int)q);
+            return 1;
+        }
+    }
+    d->ok = 1;
+    return 0;
+}
+
+/* A failed driver call, as dp__cuda_fail: file, line, call, the driver's
+   message (cuGetErrorString through the table) and its number. */
+static int dp__cu_drv_fail(const dp__cudrv *d, CUresult r, const char *call, const char *file, int line, dp_error *err)
+{
+    const char *msg = NULL;
+    if (r == CUDA_SUCCESS) return DP_OK;
+    if (!d->err_string || d->err_string(r, &msg) != CUDA_SUCCESS || !msg) msg = "unknown driver error";
+    return dp__fail(err, DP_ERR_DEVICE, "%s:%d: %s: %s (CUresult %d)", file, line, call, msg, (int)r);
+}
+
+#define cuCheck(drv, call)                                                     \
+    do {                                                                       \
+        rc = dp__cu_drv_fail((drv), (call), #call, __FILE__, __LINE__, err);   \
+        if (rc) goto done;                                                     \
+    } while (0)
+
+extern "C" int dp__cu_partition(int sms, int min_part, int align, const double *speed, int n, int *out_sms, dp_error *err)
+{
+    double sum = 0;
+    int lo, total = 0;
+    if (n < 1 || !out_sms) return dp__fail(err, DP_ERR_ARG, "partition: %d partitions into %s", n, out_sms ? "an array" : "NULL");
+    if (align < 1) align = 1;
+    if (min_part < 1) min_part = 1;
+    lo = (min_part + align - 1) / align * align;   /* the smallest partition */
+    if (sms < 1 || (long long)lo * n > sms)
+        return dp__fail(err, DP_ERR_RANGE, "partition: %d partitions of at least %d SMs do not fit in %d SMs", n, lo, sms);
+    for (int i = 0; i < n; i++) {
+        double v = speed ? speed[i] : 1.0;
+        if (!(v > 0) || !isfinite(v))
+            return dp__fail(err, DP_ERR_RANGE, "partition: speed %g of partition %d is not positive and finite", v, i);
+        sum += v;
+    }
+    for (int i = 0; i < n; i++) {
+        double share = (double)sms * (speed ? speed[i] : 1.0) / sum;
+        int k = (int)floor(share / align + 1e-9) * align;   /* down to the alignment (1e-9: 132 * 1/4 is 33 exactly) */
+        out_sms[i] = k < lo ? lo : k;
+        total += out_sms[i];
+    }
+    /* minimums raised above their share can overfill the GPU: the largest
+       partition gives back align SMs at a time (the lowest index first among
+       equals); n x lo fits, so this ends */
+    while (total > sms) {
+        int big = -1;
+        for (int i = 0; i < n; i++)
+            if (out_sms[i] - align >= lo && (big < 0 || out_sms[i] > out_sms[big])) big = i;
+        if (big < 0) return dp__fail(err, DP_ERR_RANGE, "partition: %d SMs cannot hold the %d partitions", sms, n);
+        out_sms[big] -= align;
+        total -= align;
+    }
+    return DP_OK;
+}
+
+extern "C" unsigned long long dp__cu_pace_ns(double latency, double bandwidth, double bytes, double seconds_per_unit)
+{
+    double t = latency, ns;
+    if (bandwidth > 0 && isfinite(bandwidth) && bytes > 0) t += bytes / bandwidth;
+    ns = t * seconds_per_unit * 1e9;
+    if (!(ns > 0)) return 0;
+    if (ns >= (double)DP__CU_PACE_MAX_NS) return DP__CU_PACE_MAX_NS;
+    return (unsigned long long)(ns + 0.5);
+}
+
+/* The single speed a logical device's partition is sized by: the
+   geometric mean over the op kinds of its speed for each (the speed at
+   the largest work of the kind's curve, else the kind's speed, else the
+   device's speed). A cluster without per-kind speeds: the device's speed. */
+static double dp__cu_overall_speed(const dp_cluster *c, int d)
+{
+    double lg = 0;
+    if (!c->kind_speed && !c->curve_len) return c->speed[d];
+    for (int k = 0; k < DP_KIND__COUNT; k++) {
+        size_t at = (size_t)d * DP_KIND__COUNT + k;
+        double v = c->speed[d];
+        if (c->curve_len && c->curve_len[at] > 0) v = c->curve[at * DP_MAX_CURVE + c->curve_len[at] - 1].speed;
+        else if (c->kind_speed && c->kind_speed[at] > 0) v = c->kind_speed[at];
+        lg += log(v);
+    }
+    return exp(lg / DP_KIND__COUNT);
+}
+
+/* The green contexts of the nd logical devices of GPU p that share it
+   (devs[0..k-1]): its SM resource split into partitions sized by
+   dp__cu_partition from their speeds, one green context each (gc[d],
+   sms[d]). 0: made. Otherwise nothing is left made, why says what failed
+   (a failed call's message in err2, not the run's error) and the caller
+   shares the GPU as before. */
+static int dp__cu_green(const dp__cudrv *drv, const dp_cluster *c, int p, const int *devs, int k,
+                        CUgreenCtx *gc, int *sms, char *why, size_t len)
+{
+    dp_error e2, *err = &e2;
+    int rc = DP_OK, *want = NULL, made = 0;
+    double *speed = NULL;
+    CUdevResource all, rest, *part = NULL;
+    unsigned int got = 0;
+    int equal = 1;
+    memset(&e2, 0, sizeof e2);
+    memset(&all, 0, sizeof all);
+    if (!(want = (int *)calloc((size_t)k, sizeof *want)) || !(speed = (double *)calloc((size_t)k, sizeof *speed)) ||
+        !(part = (CUdevResource *)calloc((size_t)k, sizeof *part))) {
+        snprintf(why, len, "out of memory");
+        rc = DP_ERR_NOMEM;
+        goto done;
+    }
+    cuCheck(drv, drv->dev_resource((CUdevice)p, &all, CU_DEV_RESOURCE_TYPE_SM));
+    for (int i = 0; i < k; i++) speed[i] = dp__cu_overall_speed(c, devs[i]);
+    if ((rc = dp__cu_partition((int)all.sm.smCount, (int)all.sm.minSmPartitionSize, (int)all.sm.smCoscheduledAlignment,
+                               speed, k, want, err)))
+        goto done;
+    for (int i = 1; i < k; i++) equal &= want[i] == want[0];
+    if (equal) {   /* one split into k like groups */
+        got = (unsigned int)k;
+        cuCheck(drv, drv->split(part, &got, &all, NULL, 0, (unsigned int)want[0]));
+        if (got != (unsigned int)k) { rc = dp__fail(err, DP_ERR_DEVICE, "GPU %d split into %u groups of %d SMs, not %d", p, got, want[0], k); goto done; }
+    } else {       /* one group at a time from what is left */
+        rest = all;
+        for (int i = 0; i < k; i++) {
+            CUdevResource left;
+            memset(&left, 0, sizeof left);
+            got = 1;
+            cuCheck(drv, drv->split(&part[i], &got, &rest, &left, 0, (unsigned int)want[i]));
+            if (got != 1) { rc = dp__fail(err, DP_ERR_DEVICE, "GPU %d: no group of %d SMs left for partition %d", p, want[i], i); goto done; }
+            rest = left;
+        }
+    }
+    for (made = 0; made < k; made++) {
+        CUdevResourceDesc desc;
+        int d = devs[made];
+        cuCheck(drv, drv->gen_desc(&desc, &part[made], 1));
+        cuCheck(drv, drv->gc_create(&gc[d], desc, (CUdevice)p, CU_GREEN_CTX_DEFAULT_STREAM));
+        sms[d] = (int)part[made].sm.smCount;
+    }
+done:
+    if (rc) {
+        if (why[0] == 0) snprintf(why, len, "GPU %d: %.140s", p, e2.msg);
+        for (int i = 0; i < k; i++) {
+            int d = devs[i];
+            if (gc[d]) (void)drv->gc_destroy(gc[d]);
+            gc[d] = NULL;
+        }
+        (void)cudaGetLastError();
+    }
+    free(want); free(speed); free(part);
+    return rc;
+}
+
+/* ----------------------------------------------------------------------
    >>cuda-exec
    ---------------------------------------------------------------------- */
 typedef struct dp__cux {
@@ -1403,6 +1672,14 @@ typedef struct dp__cux {
     cudaEvent_t evf, *evj;       /* the capture's fork, [nd + nd * nd] joins  */
     cudaGraph_t cg;
     cudaGraphExec_t cge;
+    /* partitions and links (>>cuda-partitions) */
+    dp__cudrv drv;               /* the driver's entry points (drv.ok: found) */
+    CUgreenCtx *gc;              /* [nd] logical device's green context, or NULL */
+    int *sms;                    /* [nd] SMs its launches may use             */
+    int sharing;                 /* DP_SHARING_*                              */
+    char why[160];               /* DP_SHARING_SHARED: why                    */
+    int pace;                    /* copies within a GPU paced (link_pacing)   */
+    unsigned long long **slot;   /* [nd * nd] paced copy stream's start, count */
 } dp__cux;
 
 /* Makes GPU dev current unless *cur (the one made current last) says it
@@ -1444,18 +1721,45 @@ done:
     return rc;
 }
 
-/* The blocks a launch of a logical device on GPU gpu may use: the GPU's
-   resident blocks (SMs x threads per SM / DP__CU_THREADS) divided among
-   the `share` logical devices on it; at least 1. */
-static int dp__cu_block_cap(int gpu, int share, int *cap, dp_error *err)
+/* The blocks a launch of a logical device on GPU gpu may use: the
+   resident blocks (threads per SM / DP__CU_THREADS) of its partition's
+   part_sms SMs, or (part_sms 0: not partitioned) of the GPU's SMs divided
+   among the `share` logical devices on it; at least 1. *gpu_sms gets the
+   GPU's SM count. */
+static int dp__cu_block_cap(int gpu, int share, int part_sms, int *cap, int *gpu_sms, dp_error *err)
 {
     int rc = DP_OK, sms = 0, threads = 0;
     cudaCheck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, gpu));
     cudaCheck(cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, gpu));
-    *cap = sms * (threads / DP__CU_THREADS) / share;
+    *gpu_sms = sms;
+    *cap = part_sms > 0 ? part_sms * (threads / DP__CU_THREADS) : sms * (threads / DP__CU_THREADS) / share;
     if (*cap < 1) *cap = 1;
 done:
     return rc;
+}
+
+/* A stream for logical device d (its green context's when it has one;
+   d < 0: the current GPU's primary context). */
+static int dp__cu_mkstream(dp__cux *x, int d, cudaStream_t *s, dp_error *err)
+{
+    int rc = DP_OK;
+    if (d >= 0 && x->gc && x->gc[d]) {
+        CUstream cs = NULL;
+        cuCheck(&x->drv, x->drv.gc_stream(&cs, x->gc[d], CU_STREAM_NON_BLOCKING, 0));
+        *s = (cudaStream_t)cs;
+    } else {
+        cudaCheck(cudaStreamCreateWithFlags(s, cudaStreamNonBlocking));
+    }
+done:
+    return rc;
+}
+
+/* Destroys a stream made by dp__cu_mkstream for logical device d. */
+static void dp__cu_rmstream(dp__cux *x, int d, cudaStream_t s)
+{
+    if (!s) return;
+    if (d >= 0 && x->gc && x->gc[d]) (void)x->drv.stream_destroy((CUstream)s);
+    else (void)cudaStreamDestroy(s);
 }
 
 static double dp__cu_now(void *ctx) { (void)ctx; return dp_now(); }
@@ -1548,9 +1852,27 @@ static int dp__cu_copy(void *ctx, int e, dp_error *err)
     }
     p = x->xbuf[e];
     cudaCheck(cudaStreamWaitEvent(s, x->planned ? x->evd[u] : x->eve[u], 0));
-    if (ga == gb) cudaCheck(cudaMemcpyAsync(p, x->buf[u], nc, cudaMemcpyDeviceToDevice, s));
-    else cudaCheck(cudaMemcpyPeerAsync(p, gb, x->buf[u], ga, nc, s));
-    if (size > nc) cudaCheck(cudaMemsetAsync((unsigned char *)p + nc, 0, size - nc, s));
+    if (ga == gb && x->pace) {   /* a link between logical devices of one GPU */
+        dp__cu_pc k;
+        size_t at = (size_t)a * x->nd + b;
+        k.dst = (unsigned char *)p;
+        k.src = (const unsigned char *)x->buf[u];
+        k.n = nc;
+        k.size = size;
+        /* a real op's copy: its buffer's bytes, the cluster's units read as
+           seconds (as the CLI's and exec_bench's predictions read them); an
+           opaque op's: the graph's bytes, x seconds_per_unit (the
+           dispatcher's modelled arrival, dp__rt_copy) */
+        int real = g->kind[u] != DP_OP_OPAQUE;
+        k.ns = dp__cu_pace_ns(x->c->latency[at], x->c->bandwidth[at], real ? (double)size : g->bytes[e], real ? 1.0 : x->spu);
+        k.slot = x->slot[at];
+        dp__k_pcopy<<<dp__cu_blocks((long long)(size / 16 + 1), DP__CU_THREADS, x->cap[b]), DP__CU_THREADS, 0, s>>>(k);
+        cudaCheck(cudaGetLastError());
+    } else {
+        if (ga == gb) cudaCheck(cudaMemcpyAsync(p, x->buf[u], nc, cudaMemcpyDeviceToDevice, s));
+        else cudaCheck(cudaMemcpyPeerAsync(p, gb, x->buf[u], ga, nc, s));
+        if (size > nc) cudaCheck(cudaMemsetAsync((unsigned char *)p + nc, 0, size - nc, s));
+    }
     cudaCheck(cudaEventRecord(x->evx[e], s));
     if (!x->planned) x->fl[x->nfl++] = -1 - e;
 done:
@@ -1823,16 +2145,22 @@ static void dp__cu_teardown(dp__cux *x)
         for (int d = 0; d < x->nd; d++) {
             if (x->st[d]) { (void)cudaSetDevice(x->gpu[d]); (void)cudaFree(x->st[d]); }
             if (x->res && x->res[d]) { (void)cudaSetDevice(x->gpu[d]); (void)cudaFree(x->res[d]); }
-            if (x->cs[d]) (void)cudaStreamDestroy(x->cs[d]);
+            if (x->cs[d]) { (void)cudaSetDevice(x->gpu[d]); dp__cu_rmstream(x, d, x->cs[d]); }
         }
-        for (long i = 0; i < (long)x->nd * x->nd; i++) if (x->xs[i]) (void)cudaStreamDestroy(x->xs[i]);
+        for (long i = 0; i < (long)x->nd * x->nd; i++) {
+            if (x->xs[i]) { (void)cudaSetDevice(x->gpu[i % x->nd]); dp__cu_rmstream(x, -1, x->xs[i]); }
+            if (x->slot && x->slot[i]) { (void)cudaSetDevice(x->gpu[i % x->nd]); (void)cudaFree(x->slot[i]); }
+        }
         for (int p = 0; p < x->ngpu; p++) {
             if (x->tsd[p]) { (void)cudaSetDevice(p); (void)cudaFree(x->tsd[p]); }
             if (x->ctl[p]) (void)cudaStreamDestroy(x->ctl[p]);
             if (x->pool[p]) (void)cudaMemPoolDestroy(x->pool[p]);
         }
     }
+    /* the green contexts last: their streams are gone */
+    if (x->gc) for (int d = 0; d < x->nd; d++) if (x->gc[d]) { (void)x->drv.gc_destroy(x->gc[d]); x->gc[d] = NULL; }
     x->cur_dev = -1;
+    free(x->gc); free(x->sms); free(x->slot);
     free(x->gpu); free(x->cap); free(x->mm); free(x->cs); free(x->xs); free(x->ctl); free(x->pool); free(x->tsd); free(x->tsh);
     free(x->remote); free(x->eve); free(x->evx); free(x->st); free(x->buf); free(x->xbuf); free(x->inp);
     free(x->host); free(x->fl); free(x->evd); free(x->evj); free(x->res);
@@ -1858,14 +2186,18 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
     const dp_graph *g = x->g;
     int rc = DP_OK, n = x->n, m = x->m, nd = x->nd, G = gpus < nd ? gpus : nd;
     double *reserve = NULL;
+    int *devs = NULL;
+    char why[sizeof x->why];
     x->ngpu = G;
     x->cur_dev = -1;
+    x->sharing = nd > G ? DP_SHARING_PARTITIONS : DP_SHARING_NONE;
 #define DP__CA(ptr, count) if (!((ptr) = (decltype(ptr))calloc((size_t)(count) + 1, sizeof *(ptr)))) { rc = dp__fail(err, DP_ERR_NOMEM, "exec (cuda): out of memory"); goto done; }
     DP__CA(x->gpu, nd); DP__CA(x->cap, nd); DP__CA(x->mm, G); DP__CA(x->cs, nd); DP__CA(x->xs, (size_t)nd * nd); DP__CA(x->ctl, G);
     DP__CA(x->pool, G); DP__CA(x->tsd, G); DP__CA(x->tsh, (size_t)G * (2 * (size_t)n + 1)); DP__CA(x->remote, n);
     DP__CA(x->eve, n); DP__CA(x->evx, m); DP__CA(x->st, nd);
     DP__CA(x->buf, n); DP__CA(x->xbuf, m); DP__CA(x->inp, m); DP__CA(x->fl, n + m);
     DP__CA(x->evd, n); DP__CA(x->evj, nd + (size_t)nd * nd); DP__CA(x->res, nd);
+    DP__CA(x->gc, nd); DP__CA(x->sms, nd); DP__CA(x->slot, (size_t)nd * nd); DP__CA(devs, nd);
     DP__CA(reserve, nd);   /* [G] below, then [nd] for the resident bytes */
 #undef DP__CA
     /* the bytes each GPU could hold at once, to grow its pool before the first run */
@@ -1916,12 +2248,30 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
             acc.flags = cudaMemAccessFlagsProtReadWrite;
             cudaCheck(cudaMemPoolSetAccess(x->pool[p], &acc, 1));
         }
+    /* partitions: the logical devices of each shared GPU get green contexts
+       of their own SMs; where that cannot be (no driver entry points, a GPU
+       without SM partitioning, too many devices, a failed call) the GPU is
+       shared as before and x->why says why (the first such reason) */
+    if (nd > G && dp__cudrv_load(&x->drv, x->why, sizeof x->why)) x->sharing = DP_SHARING_SHARED;
+    for (int p = 0; p < G && x->drv.ok; p++) {
+        int k = 0;
+        for (int d = p; d < nd; d += G) devs[k++] = d;
+        if (k < 2) continue;
+        if ((rc = dp__cu_use(&x->cur_dev, p, err))) goto done;
+        cudaCheck(cudaFree(0));   /* the primary context first */
+        why[0] = 0;
+        if (dp__cu_green(&x->drv, x->c, p, devs, k, x->gc, x->sms, why, sizeof why)) {
+            if (x->sharing != DP_SHARING_SHARED) memcpy(x->why, why, sizeof why);   /* the first reason */
+            x->sharing = DP_SHARING_SHARED;
+        }
+    }
     for (int d = 0; d < nd; d++) {
-        int p = d % G, share = (nd - 1 - p) / G + 1;
+        int p = d % G, share = (nd - 1 - p) / G + 1, gsms = 0;
         x->gpu[d] = p;
         if ((rc = dp__cu_use(&x->cur_dev, p, err))) goto done;
-        if ((rc = dp__cu_block_cap(p, share, &x->cap[d], err))) goto done;
-        cudaCheck(cudaStreamCreateWithFlags(&x->cs[d], cudaStreamNonBlocking));
+        if ((rc = dp__cu_block_cap(p, share, x->gc[d] ? x->sms[d] : 0, &x->cap[d], &gsms, err))) goto done;
+        if (!x->gc[d]) x->sms[d] = gsms;
+        if ((rc = dp__cu_mkstream(x, d, &x->cs[d], err))) goto done;
         cudaCheck(cudaMalloc((void **)&x->st[d], 2 * sizeof(unsigned long long)));
         cudaCheck(cudaMemsetAsync(x->st[d], 0, 2 * sizeof(unsigned long long), x->cs[d]));
     }
@@ -1948,7 +2298,18 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
         int a = x->assign[g->src[e]], b = x->assign[g->dst[e]];
         if (a == b) continue;
         if ((rc = dp__cu_use(&x->cur_dev, x->gpu[b], err))) goto done;
-        if (!x->xs[(size_t)a * nd + b]) cudaCheck(cudaStreamCreateWithFlags(&x->xs[(size_t)a * nd + b], cudaStreamNonBlocking));
+        if (!x->xs[(size_t)a * nd + b]) {
+            /* the primary context's, not the destination's partition: a copy
+               must not queue behind the destination's kernels for SMs (the
+               simulator's links are independent of compute); its blocks take
+               the SMs outside the partitions first */
+            if ((rc = dp__cu_mkstream(x, -1, &x->xs[(size_t)a * nd + b], err))) goto done;
+            if (x->pace && x->gpu[a] == x->gpu[b]) {   /* the paced copies' slot: idle */
+                cudaCheck(cudaMalloc((void **)&x->slot[(size_t)a * nd + b], 2 * sizeof(unsigned long long)));
+                cudaCheck(cudaMemsetAsync(x->slot[(size_t)a * nd + b], 0xff, sizeof(unsigned long long), x->xs[(size_t)a * nd + b]));
+                cudaCheck(cudaMemsetAsync(x->slot[(size_t)a * nd + b] + 1, 0, sizeof(unsigned long long), x->xs[(size_t)a * nd + b]));
+            }
+        }
         cudaCheck(cudaEventCreateWithFlags(&x->evx[e], cudaEventDisableTiming));
     }
     /* the default precision: TF32 where every GPU has the tensor-core
@@ -1980,12 +2341,22 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
         dp__k_opaque<<<1, DP__CU_THREADS, 0, x->cs[d]>>>(q);
         cudaCheck(cudaGetLastError());
     }
+    for (long i = 0; i < (long)nd * nd; i++) {   /* the paced copy: no bytes, no wait */
+        dp__cu_pc k;
+        if (!x->slot[i]) continue;
+        memset(&k, 0, sizeof k);
+        k.slot = x->slot[i];
+        if ((rc = dp__cu_use(&x->cur_dev, x->gpu[i % nd], err))) goto done;
+        dp__k_pcopy<<<1, DP__CU_THREADS, 0, x->xs[i]>>>(k);
+        cudaCheck(cudaGetLastError());
+        cudaCheck(cudaStreamSynchronize(x->xs[i]));
+    }
     for (int d = 0; d < nd; d++) {
         if ((rc = dp__cu_use(&x->cur_dev, x->gpu[d], err))) goto done;
         cudaCheck(cudaStreamSynchronize(x->cs[d]));
     }
 done:
-    free(reserve);
+    free(reserve); free(devs);
     return rc;
 }
 
@@ -2073,6 +2444,8 @@ extern "C" int dp_exec_cuda(const dp_graph *g, const dp_cluster *c, const int *a
     if (o.gpus < 0) return dp__fail(err, DP_ERR_RANGE, "exec (cuda): gpus %d is negative", o.gpus);
     if (o.dispatch != DP_DISPATCH_DYNAMIC && o.dispatch != DP_DISPATCH_STATIC && o.dispatch != DP_DISPATCH_GRAPH)
         return dp__fail(err, DP_ERR_RANGE, "exec (cuda): dispatch %d is none of DP_DISPATCH_DYNAMIC (0), STATIC (1), GRAPH (2)", (int)o.dispatch);
+    if (o.link_pacing < -1 || o.link_pacing > 1)
+        return dp__fail(err, DP_ERR_RANGE, "exec (cuda): link_pacing %d is none of 0 (default: on), 1 (on), -1 (off)", o.link_pacing);
     if ((rc = dp__cu_gpus(&ngpu, err))) return rc;
     if (o.gpus > ngpu) return dp__fail(err, DP_ERR_RANGE, "exec (cuda): %d GPUs asked for, %d present", o.gpus, ngpu);
     if (o.gpus) ngpu = o.gpus;
@@ -2085,8 +2458,10 @@ extern "C" int dp_exec_cuda(const dp_graph *g, const dp_cluster *c, const int *a
     if (o.dispatch != DP_DISPATCH_DYNAMIC) { DP__CA(seq, n); DP__CA(held, nd); }
     x.graph = o.dispatch == DP_DISPATCH_GRAPH;
     x.planned = o.dispatch != DP_DISPATCH_DYNAMIC;
+    x.pace = o.link_pacing >= 0;
     DP__CA(runs_busy, (size_t)o.reps * nd); DP__CA(runs_peak, (size_t)o.reps * nd);
     DP__CA(res->wall_runs, o.reps); DP__CA(res->busy, nd); DP__CA(res->start, n); DP__CA(res->end, n); DP__CA(res->peak_bytes, nd);
+    DP__CA(res->sms, nd);
     if (o.keep_outputs) { DP__CA(res->outputs, n); res->n_ops = n; }
 #undef DP__CA
     if (seq && (rc = dp__cu_static_plan(&x, &o, seq, held, err))) goto done;
@@ -2149,6 +2524,9 @@ extern "C" int dp_exec_cuda(const dp_graph *g, const dp_cluster *c, const int *a
         res->bytes_scale = o.bytes_scale;
         res->gpus = x.ngpu;
         res->precision = dp__mm_prec(x.mm[0]);
+        res->sharing = x.sharing;
+        memcpy(res->sms, x.sms, sizeof(int) * (size_t)nd);
+        if (x.sharing == DP_SHARING_SHARED) snprintf(res->sharing_note, sizeof res->sharing_note, "%s", x.why);
     }
 done:
     dp__cu_teardown(&x);
@@ -2176,6 +2554,9 @@ typedef struct dp__cucal {
     void **big;                   /* per GPU: two 16 MiB buffers for copies   */
     cudaMemPool_t *pool;          /* per GPU, opened to its peers as dp_exec_cuda's */
     double *t;                    /* per logical device: seconds of a batch   */
+    dp__cudrv drv;                /* partitions, as dp_exec_cuda's (>>cuda-partitions) */
+    CUgreenCtx *gc;               /* per logical device, or NULL              */
+    int *sms;                     /* per logical device: its partition's SMs  */
 } dp__cucal;
 
 /* Logical device d: its GPU, its share of the blocks, its memory, a
@@ -2183,17 +2564,26 @@ typedef struct dp__cucal {
 static int dp__cucal_device(dp__cucal *k, dp_cluster *c, int d, int S, dp_error *err)
 {
     int rc = DP_OK, nd = k->nd, G = k->G;
-    int p = d % G, share = (nd - 1 - p) / G + 1;
+    int p = d % G, share = (nd - 1 - p) / G + 1, gsms = 0;
     size_t free_b = 0, total_b = 0;
     dp__cu_ew f;
     k->gpu[d] = p;
     if ((rc = dp__cu_use(&k->cur_dev, p, err))) goto done;
-    if ((rc = dp__cu_block_cap(p, share, &k->cap[d], err))) goto done;
+    if ((rc = dp__cu_block_cap(p, share, k->gc[d] ? k->sms[d] : 0, &k->cap[d], &gsms, err))) goto done;
     if ((rc = dp__mm_path(p, k->prec, &k->mm[d], "calibrate (cuda)", err))) goto done;
     cudaCheck(cudaMemGetInfo(&free_b, &total_b));
     c->memory[d] = (double)total_b / share;
-    snprintf(c->name[d], sizeof c->name[d], "cuda%d:gpu%d", d, p);
-    cudaCheck(cudaStreamCreateWithFlags(&k->s[d], cudaStreamNonBlocking));
+    if (k->gc[d]) {   /* a partition: its SMs in the name */
+        CUstream cs = NULL;
+        char nm[64];
+        snprintf(nm, sizeof nm, "cuda%d:gpu%d:sm%d", d, p, k->sms[d]);
+        snprintf(c->name[d], sizeof c->name[d], "%.31s", nm);
+        cuCheck(&k->drv, k->drv.gc_stream(&cs, k->gc[d], CU_STREAM_NON_BLOCKING, 0));
+        k->s[d] = (cudaStream_t)cs;
+    } else {
+        snprintf(c->name[d], sizeof c->name[d], "cuda%d:gpu%d", d, p);
+        cudaCheck(cudaStreamCreateWithFlags(&k->s[d], cudaStreamNonBlocking));
+    }
     cudaCheck(cudaEventCreate(&k->e0[d]));
     /* waited on through every batch: sleep, not spin */
     cudaCheck(cudaEventCreateWithFlags(&k->e1[d], cudaEventBlockingSync));
@@ -2449,6 +2839,8 @@ extern "C" int dp_calibrate_cuda(dp_cluster *out, const dp_calibrate_opts *opts,
     /* nd, G: 0 until known (the cleanup after an early failure reads them) */
     int rc = DP_OK, ngpu = 0, prev = -1, S, nd = 0, G = 0;
     double *bw = NULL;            /* [G * G] bytes per second, GPU p to GPU q */
+    int *devs = NULL;             /* the logical devices of one GPU           */
+    char why[160];                /* why a GPU has no partitions (unreported: the names say which have) */
     memset(&o, 0, sizeof o);
     memset(&c, 0, sizeof c);
     memset(&k, 0, sizeof k);
@@ -2473,8 +2865,20 @@ extern "C" int dp_calibrate_cuda(dp_cluster *out, const dp_calibrate_opts *opts,
 #define DP__CA(ptr, count) if (!((ptr) = (decltype(ptr))calloc((size_t)(count) + 1, sizeof *(ptr)))) { rc = dp__fail(err, DP_ERR_NOMEM, "calibrate (cuda): out of memory"); goto done; }
     DP__CA(k.gpu, nd); DP__CA(k.cap, nd); DP__CA(k.mm, nd); DP__CA(k.s, nd); DP__CA(k.e0, nd); DP__CA(k.e1, nd);
     DP__CA(k.a, nd); DP__CA(k.b, nd); DP__CA(k.y, nd); DP__CA(k.big, 2 * G); DP__CA(bw, (size_t)G * G);
-    DP__CA(k.pool, G); DP__CA(k.t, nd);
+    DP__CA(k.pool, G); DP__CA(k.t, nd); DP__CA(k.gc, nd); DP__CA(k.sms, nd); DP__CA(devs, nd);
 #undef DP__CA
+    /* the logical devices that share a GPU measured in partitions of their
+       own SMs, as dp_exec_cuda runs them (equal ones: the cluster's speeds
+       are what is being measured); where none can be made, shared */
+    if (nd > G && !dp__cudrv_load(&k.drv, why, sizeof why))
+        for (int p = 0; p < G; p++) {
+            int kk = 0;
+            for (int d = p; d < nd; d += G) devs[kk++] = d;
+            if (kk < 2) continue;
+            if ((rc = dp__cu_use(&k.cur_dev, p, err))) goto done;
+            cudaCheck(cudaFree(0));   /* the primary context first */
+            (void)dp__cu_green(&k.drv, &c, p, devs, kk, k.gc, k.sms, why, sizeof why);
+        }
     for (int d = 0; d < nd; d++)
         if ((rc = dp__cucal_device(&k, &c, d, S, err))) goto done;
     for (int kd = 1; kd < DP_KIND__COUNT; kd++)
@@ -2508,12 +2912,14 @@ done:
         if (k.y[d]) (void)cudaFree(k.y[d]);
         if (k.e0[d]) (void)cudaEventDestroy(k.e0[d]);
         if (k.e1[d]) (void)cudaEventDestroy(k.e1[d]);
-        if (k.s[d]) (void)cudaStreamDestroy(k.s[d]);
+        if (k.s[d] && k.gc && k.gc[d]) (void)k.drv.stream_destroy((CUstream)k.s[d]);
+        else if (k.s[d]) (void)cudaStreamDestroy(k.s[d]);
     }
+    for (int d = 0; d < nd && k.gc; d++) if (k.gc[d]) (void)k.drv.gc_destroy(k.gc[d]);
     if (prev >= 0) (void)cudaSetDevice(prev);
     (void)cudaGetLastError();
     free(k.gpu); free(k.cap); free(k.mm); free(k.s); free(k.e0); free(k.e1); free(k.a); free(k.b); free(k.y); free(k.big);
-    free(k.pool); free(k.t); free(bw);
+    free(k.pool); free(k.t); free(bw); free(k.gc); free(k.sms); free(devs);
     dp_cluster_free(&c);
     return rc;
 }
@@ -2529,7 +2935,7 @@ static int dp__cmp_double(const void *a, const void *b)
 
 extern "C" int dp_cuda_matmul_time(int dev, int precision, int r, int K, int c, int reps, double *seconds, int *used, dp_error *err)
 {
-    int rc = DP_OK, prev = -1, cap = 0, code = 0;
+    int rc = DP_OK, prev = -1, cap = 0, gsms = 0, code = 0;
     float *A = NULL, *B = NULL, *C = NULL;
     cudaEvent_t t0 = NULL, t1 = NULL;
     cudaStream_t s = NULL;
@@ -2543,7 +2949,7 @@ extern "C" int dp_cuda_matmul_time(int dev, int precision, int r, int K, int c, 
     if (!(ts = (double *)calloc((size_t)reps, sizeof *ts))) return dp__fail(err, DP_ERR_NOMEM, "matmul time (cuda): out of memory");
     cudaCheck(cudaGetDevice(&prev));
     cudaCheck(cudaSetDevice(dev));
-    if ((rc = dp__cu_block_cap(dev, 1, &cap, err))) goto done;
+    if ((rc = dp__cu_block_cap(dev, 1, 0, &cap, &gsms, err))) goto done;
     if ((rc = dp__mm_path(dev, precision, &code, "matmul time (cuda)", err))) goto done;
     cudaCheck(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     cudaCheck(cudaEventCreate(&t0));

@@ -5,7 +5,7 @@
        build/exec_bench simreal GRAPH... [--devices N] [--reps R] [--backend cpu|cuda] [--dispatch dynamic|static|graph]
        build/exec_bench realtrain GRAPH [--devices N] [--il E] [--sim E] [--real E]
        build/exec_bench workloads [--devices N] [--rounds R] [--reps K] [--cal-sweeps N] [--cal-seconds S] [--backend cpu|cuda]
-       build/exec_bench gpu [GRAPH...] [--gpus G] [--precision P]   (each placement under every dispatch)
+       build/exec_bench gpu [GRAPH...] [--gpus G] [--precision P] [--no-link-pacing]  (each placement under every dispatch)
        build/exec_bench matmul --backend cuda [--precision P[,P...]] [--sizes N[,N...]] [--reps R]
 
    --backend cuda needs a build with nvcc (./build.sh builds this program
@@ -40,7 +40,10 @@
              logical devices (dp_calibrate_cuda), then for each graph the
              median wall time (5 runs) of single, round-robin, cp and heft
              placements, with the calibrated simulator's prediction, the
-             GPUs used and how many logical devices shared each.
+             GPUs used and how many logical devices shared each, and how
+             (partitions: green contexts of their own SMs; shared: the
+             fallback). Copies between logical devices of one GPU are paced
+             to the calibrated link time; --no-link-pacing: not.
              --precision fp32, tf32 or bf16: the matmuls' (default: the
              executor's, tf32 where the GPU and the build have it).
    matmul:   the matmul kernel alone on GPU 0 (dp_cuda_matmul_time): N x N
@@ -501,7 +504,9 @@ static int gpu(int argc, char **argv, int gpus)
     int np = 0, ngpu = 0;
     dp_error e = {0};
     char name[256];
+    int pacing = 0;   /* --no-link-pacing: copies within a GPU at its own speed */
     for (int i = 2; i < argc && np < 64; i++) {
+        if (!strcmp(argv[i], "--no-link-pacing")) { pacing = -1; continue; }
         if (argv[i][0] == '-') { i++; continue; }
         paths[np++] = argv[i];
     }
@@ -540,7 +545,7 @@ static int gpu(int argc, char **argv, int gpus)
                 dp_place_result pr; dp_place_opts po; dp_exec_result r, rs, rg;
                 double err = -1, err2 = -1, err3 = -1;
                 memset(&po, 0, sizeof po); po.seed = 1;
-                o.reps = 5; o.gpus = gpus; o.dispatch = DP_DISPATCH_DYNAMIC;
+                o.reps = 5; o.gpus = gpus; o.dispatch = DP_DISPATCH_DYNAMIC; o.link_pacing = pacing;
                 if (dp_place(ms[k], &g, &c, &po, a, &pr, &e) || dp_exec_cuda(&g, &c, a, &o, &r, &e)) return die(&e);
                 /* the same placement; each dispatch against the simulator
                    calibrated under it */
@@ -556,8 +561,9 @@ static int gpu(int argc, char **argv, int gpus)
                 if (err3 > err) err = err3;
                 const char *b = strrchr(paths[p], '/');
                 char share[64];
-                if (nd % G == 0) snprintf(share, sizeof share, "%d (%d each)", G, nd / G);
-                else snprintf(share, sizeof share, "%d (%d or %d)", G, nd / G + 1, nd / G);
+                const char *how = r.sharing == DP_SHARING_PARTITIONS ? ", partitions" : r.sharing == DP_SHARING_SHARED ? ", shared" : "";
+                if (nd % G == 0) snprintf(share, sizeof share, "%d (%d each%s)", G, nd / G, how);
+                else snprintf(share, sizeof share, "%d (%d or %d%s)", G, nd / G + 1, nd / G, how);
                 printf("| %s | %d | %d | %s | %s | %.3f | %.3f | %+.1f%% | %.0f%% | %.3f | %+.1f%% | %.0f%% | %.3f | %+.1f%% | %.0f%% | %.2g |\n", b ? b + 1 : paths[p], g.n_ops, nd, share,
                        dp_method_name(ms[k]), pr.makespan * 1e3, r.wall_median * 1e3, 100 * (r.wall_median - pr.makespan) / pr.makespan,
                        100 * gpu_busy(&r, a, g.n_ops, G), rs.wall_median * 1e3, 100 * (rs.wall_median - ps) / ps,
@@ -671,7 +677,7 @@ static int kernels(const char *sizes, int reps)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) { fprintf(stderr, "usage: exec_bench overhead [--ops N] | kernels [--sizes N,N] [--reps R] | simreal GRAPH... [--devices N] [--reps R] | realtrain GRAPH | workloads [--devices N] [--rounds R] [--reps K] [--cal-sweeps N] [--cal-seconds S] | gpu [GRAPH...] [--gpus G] [--precision P] | matmul [--precision P,...] [--sizes N,...] [--reps R]; --backend cpu|cuda\n"); return 2; }
+    if (argc < 2) { fprintf(stderr, "usage: exec_bench overhead [--ops N] | kernels [--sizes N,N] [--reps R] | simreal GRAPH... [--devices N] [--reps R] | realtrain GRAPH | workloads [--devices N] [--rounds R] [--reps K] [--cal-sweeps N] [--cal-seconds S] | gpu [GRAPH...] [--gpus G] [--precision P] [--no-link-pacing] | matmul [--precision P,...] [--sizes N,...] [--reps R]; --backend cpu|cuda\n"); return 2; }
     g_backend = opt(argc, argv, "--backend", "cpu");
     if (!strcmp(opt(argc, argv, "--dispatch", "dynamic"), "static")) g_dispatch = DP_DISPATCH_STATIC;
     else if (!strcmp(opt(argc, argv, "--dispatch", "dynamic"), "graph")) g_dispatch = DP_DISPATCH_GRAPH;

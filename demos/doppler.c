@@ -480,11 +480,14 @@ static const char *help_exec =
     "  --seed S       contents of the input tensors (default 1)\n"
     "  --trace-svg F  a Gantt chart of the measured schedule\n"
     "  --no-verify    skip the single-device comparison\n"
+    "  --no-link-pacing  cuda: copies between logical devices on one GPU at the\n"
+    "                 GPU's own speed (default: each takes its link's modelled\n"
+    "                 time, latency + bytes / bandwidth, on the GPU's clock)\n"
     "  --mpi-timeout S  mpi: seconds a rank waits for another before it names it\n"
     "                 lost and every rank stops (default 30; ranks beat every S/4)\n"
     "  --json         wall_median, wall_runs, busy, predicted, outputs_match;\n"
-    "                 cuda: gpus, precision, cpu_max_error, cpu_tolerance,\n"
-    "                 outputs_match_cpu\n";
+    "                 cuda: gpus, precision, sharing (partitions, shared or\n"
+    "                 none), sms, cpu_max_error, cpu_tolerance, outputs_match_cpu\n";
 
 static const char *help_calibrate =
     "usage: doppler calibrate --backend cpu|cuda [--devices N] [--precision P] -o CLUSTER [--json]\n"
@@ -602,6 +605,7 @@ typedef struct cli {
     /* executor */
     const char *backend, *trace_svg;
     int reps, no_verify;
+    int no_link_pacing;     /* --no-link-pacing: cuda copies within a GPU unpaced */
     double mpi_timeout;     /* --mpi-timeout: seconds a rank waits for another (0: the library's) */
     dp_dispatch_mode dispatch;
     int progress;           /* --progress: the searches' and training's on stderr */
@@ -742,7 +746,7 @@ typedef struct opt_spec {
 #define OPT_NUM(n, f, lo, hi)  {n, 'd', offsetof(cli, f), lo, hi}
 static const opt_spec opt_specs[] = {
     OPT_FLAG("json", json), OPT_FLAG("md", md), OPT_FLAG("no-transfers", no_transfers),
-    OPT_FLAG("shared-gnn", shared_gnn), OPT_FLAG("insertion", insertion), OPT_FLAG("no-verify", no_verify),
+    OPT_FLAG("shared-gnn", shared_gnn), OPT_FLAG("insertion", insertion), OPT_FLAG("no-verify", no_verify), OPT_FLAG("no-link-pacing", no_link_pacing),
     OPT_FLAG("greedy-baseline", greedy_baseline), OPT_FLAG("adv-norm", adv_norm), OPT_FLAG("critic", critic),
     OPT_FLAG("reinforce", reinforce), OPT_FLAG("weights", wl.weights), OPT_FLAG("progress", progress),
     OPT_STR("cluster", cluster), OPT_STR("precision", precision), OPT_STR("machines", machines), OPT_STR("internode", internode), OPT_STR("method", method), OPT_STR("methods", methods),
@@ -3024,7 +3028,16 @@ if (o->json) {
     json_key_str(stdout, "backend", o->backend);
     printf(", \"devices\": %d, \"reps\": %d", c->n, r->reps);
     if (cli_mpi.on) printf(", \"ranks\": %d", cli_mpi.size);
-    if (cuda) printf(", \"gpus\": %d, \"precision\": \"%s\"", r->gpus, dp_precision_name(r->precision));
+    if (cuda) {
+        printf(", \"gpus\": %d, \"precision\": \"%s\"", r->gpus, dp_precision_name(r->precision));
+        json_key_str(stdout, "sharing", r->sharing == DP_SHARING_PARTITIONS ? "partitions" : r->sharing == DP_SHARING_SHARED ? "shared" : "none");
+        if (r->sharing == DP_SHARING_SHARED) json_key_str(stdout, "sharing_note", r->sharing_note);
+        if (r->sms) {
+            printf(", \"sms\": [");
+            for (int d = 0; d < c->n; d++) printf("%s%d", d ? ", " : "", r->sms[d]);
+            printf("]");
+        }
+    }
     json_key_num(stdout, "wall_median", r->wall_median);
     printf(", \"wall_runs\": [");
     for (int i = 0; i < r->reps; i++) { if (i) printf(", "); json_num(stdout, r->wall_runs[i]); }
@@ -3050,6 +3063,7 @@ if (o->json) {
                cli_mpi.size == 1 ? "" : "s", o->order == DP_ORDER_PRIORITY ? "priority" : "fifo", r->reps);
     else
         printf("%-16s cpu, %d devices, %s order, %d runs\n", "backend", c->n, o->order == DP_ORDER_PRIORITY ? "priority" : "fifo", r->reps);
+    if (cuda) printf("%-16s %s\n", "sharing", r->sharing == DP_SHARING_PARTITIONS ? "partitions" : r->sharing == DP_SHARING_SHARED ? "shared" : "none");
     printf("%-16s %.6g s\n", "wall (median)", r->wall_median);
     printf("%-16s %.6g s  (simulator; error %+.1f%%)\n", "predicted", predicted, predicted > 0 ? 100 * (r->wall_median / predicted - 1) : 0.0);
     printf("%-16s %s\n", "outputs", match < 0 ? "not verified" : match ? "equal to the single-device run" : "DIFFER from the single-device run");
@@ -3118,10 +3132,18 @@ static int cmd_exec(cli *o)
     eo.keep_outputs = cuda && real && !o->no_verify;
     eo.dispatch = o->dispatch;
     eo.precision = (dp_precision)prec;
+    eo.link_pacing = o->no_link_pacing ? -1 : 0;
 #ifdef DP_WITH_MPI
     if (mpi) eo.mpi = &cli_mpi.mo;
 #endif
     if (run(&g, &c, assign, &eo, &r, &e)) { fail(&e); goto done; }
+    if (cuda && r.sharing == DP_SHARING_PARTITIONS && r.sms) {   /* once, on stderr */
+        fprintf(stderr, "doppler exec: %d logical devices on %d GPU%s: sharing: partitions (green contexts) of", c.n, r.gpus, r.gpus == 1 ? "" : "s");
+        for (int d = 0; d < c.n; d++) fprintf(stderr, " %d", r.sms[d]);
+        fprintf(stderr, " SMs\n");
+    } else if (cuda && r.sharing == DP_SHARING_SHARED) {
+        fprintf(stderr, "doppler exec: %d logical devices on %d GPU%s: sharing: shared (no partitions: %s)\n", c.n, r.gpus, r.gpus == 1 ? "" : "s", r.sharing_note);
+    }
     if (!o->no_verify && !(mpi && cli_mpi.rank != 0)) {
         /* the single-device run checks outputs, not memory: one device
            need not hold what the placement spreads (unlimited memory);
@@ -3169,6 +3191,20 @@ done:
 /* ----------------------------------------------------------------------
    doppler calibrate
    ---------------------------------------------------------------------- */
+/* calibrate --backend cuda: how its logical devices shared the GPUs, from
+   the names dp_calibrate_cuda gives them ("cuda3:gpu1", "cuda3:gpu1:sm32"
+   for a partition of 32 SMs): "partitions", "shared" or "none". */
+static const char *calib_sharing(const dp_cluster *c)
+{
+    int shared = 0;
+    for (int d = 0; d < c->n; d++) {
+        int ld = -1, gp = -1;
+        if (strstr(c->name[d], ":sm")) return "partitions";
+        if (sscanf(c->name[d], "cuda%d:gpu%d", &ld, &gp) == 2 && gp != ld) shared = 1;
+    }
+    return shared ? "shared" : "none";
+}
+
 static int cmd_calibrate(cli *o)
 {
     if (o->n_pos != 0) return usage(o->cmd, "takes no positional arguments");
@@ -3183,6 +3219,7 @@ static int cmd_calibrate(cli *o)
     const char *to;
     int cuda = !strcmp(o->backend, "cuda"), mpi = !strcmp(o->backend, "mpi"), writer = !(mpi && cli_mpi.rank != 0);
     memset(&w, 0, sizeof w);
+    memset(&c, 0, sizeof c);
     /* under mpirun rank 0 writes; every rank measures */
     if ((rc = mpi_step(writer ? outs_check(o, &w, outputs, 1, NULL, 0) : 0))) { outs_free(&w); return rc; }
     memset(&co, 0, sizeof co);
@@ -3197,6 +3234,10 @@ static int cmd_calibrate(cli *o)
 #endif
     if (!cuda && !mpi) rc = dp_calibrate_cpu(&c, &co, &e);
     if (rc) { outs_free(&w); return fail(&e); }
+    if (cuda && strcmp(calib_sharing(&c), "none"))   /* once, on stderr */
+        fprintf(stderr, "doppler calibrate: sharing: %s\n", !strcmp(calib_sharing(&c), "partitions")
+                ? "partitions (logical devices on one GPU measured on SMs of their own: see the devices' names)"
+                : "shared (logical devices on one GPU share its SMs: no green contexts)");
     if (!writer) { dp_cluster_free(&c); return EXIT_OK; }
     if (!(to = out_name(&w, o->out)) || dp_cluster_write(&c, to, &e) || outs_commit(&w)) {
         rc = to && e.code ? fail(&e) : EXIT_FAIL;
@@ -3217,6 +3258,7 @@ static int cmd_calibrate(cli *o)
         json_key_num(stdout, "bandwidth", c.n > 1 ? c.bandwidth[1] : c.bandwidth[0]);
         json_key_num(stdout, "latency", c.n > 1 ? c.latency[1] : 0.0);
         json_key_num(stdout, "overhead", c.overhead[0]);
+        if (cuda) json_key_str(stdout, "sharing", calib_sharing(&c));
         json_key_str(stdout, "out", o->out);
         printf("}\n");
     } else if (mpi) {
@@ -3255,7 +3297,7 @@ static const command commands[] = {
      &help_train},
     {"convert", cmd_convert, "to format", &help_convert},
     {"gen", cmd_gen, "nodes width density regularity jump ccr seed out parts dim batch layers vocab weights", &help_gen},
-    {"exec", cmd_exec, "assign backend devices cluster precision machines internode memory format reps order dispatch trace-svg json no-verify seed mpi-timeout", &help_exec},
+    {"exec", cmd_exec, "assign backend devices cluster precision machines internode memory format reps order dispatch trace-svg json no-verify no-link-pacing seed mpi-timeout", &help_exec},
     {"calibrate", cmd_calibrate, "backend devices dispatch precision out json mpi-timeout", &help_calibrate},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))

@@ -374,7 +374,11 @@ static void check_arguments(void)
     rc = dp_exec_cuda(&g, &c, a, &eo, &r, &err);
     CHECK(rc == DP_ERR_RANGE && strstr(err.msg, "dispatch 7"), "dispatch 7: rc %d '%s'", rc, err.msg);
     eo.dispatch = DP_DISPATCH_DYNAMIC;
-    CHECK(r.wall_runs == NULL && r.outputs == NULL, "a refused run left result arrays");
+    eo.link_pacing = 2;
+    rc = dp_exec_cuda(&g, &c, a, &eo, &r, &err);
+    CHECK(rc == DP_ERR_RANGE && strstr(err.msg, "link_pacing 2"), "link_pacing 2: rc %d '%s'", rc, err.msg);
+    eo.link_pacing = 0;
+    CHECK(r.wall_runs == NULL && r.outputs == NULL && r.sms == NULL, "a refused run left result arrays");
     dp_graph_free(&g);
     /* a real op reading an opaque one: the shape check refuses it */
     {
@@ -426,6 +430,64 @@ static void check_arguments(void)
 }
 
 /* ---- with a GPU ---------------------------------------------------------- */
+/* The partition arithmetic (dp__cu_partition), by hand: an H200's 132
+   SMs, minimum 8, alignment 8, and odd granularities. */
+static void check_partition_math(void)
+{
+    dp_error err;
+    int out[20], rc;
+    static const struct { int sms, min, align, n; double speed[4]; int want[4]; const char *what; } cs[] = {
+        {132, 8, 8, 4, {0}, {32, 32, 32, 32}, "4 equal on 132: 33 -> 32"},
+        {132, 8, 8, 2, {0}, {64, 64}, "2 equal on 132: 66 -> 64"},
+        {132, 8, 8, 2, {3, 1}, {96, 32}, "3:1 on 132: 99 -> 96, 33 -> 32"},
+        {132, 8, 8, 3, {0}, {40, 40, 40}, "3 equal on 132: 44 -> 40"},
+        {132, 8, 8, 3, {1, 1, 2}, {32, 32, 64}, "1:1:2 on 132: 33 -> 32, 66 -> 64"},
+        {132, 8, 8, 2, {100, 1}, {120, 8}, "100:1 on 132: 130.7 -> 128, 1.3 -> 8 (the minimum), 136 > 132: the largest gives back 8"},
+        {100, 6, 4, 3, {0}, {32, 32, 32}, "3 equal on 100, min 6, align 4: 33.3 -> 32"},
+        {100, 6, 4, 4, {5, 1, 1, 1}, {60, 12, 12, 12}, "5:1:1:1 on 100, min 6 (-> 8), align 4: 62.5 -> 60, 12.5 -> 12"},
+        {10, 3, 1, 3, {0}, {3, 3, 3}, "3 equal on 10, min 3, align 1: 3.3 -> 3"},
+        {16, 8, 8, 2, {1, 1}, {8, 8}, "2 of the minimum exactly on 16"},
+        {7, 0, 0, 2, {0}, {3, 3}, "min and align 0 read as 1: 3.5 -> 3"},
+    };
+    memset(&err, 0, sizeof err);
+    for (size_t k = 0; k < sizeof cs / sizeof cs[0]; k++) {
+        rc = dp__cu_partition(cs[k].sms, cs[k].min, cs[k].align, cs[k].speed[0] > 0 ? cs[k].speed : NULL, cs[k].n, out, &err);
+        int ok = rc == 0;
+        for (int i = 0; ok && i < cs[k].n; i++) ok = out[i] == cs[k].want[i];
+        CHECK(ok, "partition %s: rc %d '%s', got %d %d %d %d", cs[k].what, rc, rc ? err.msg : "", out[0], cs[k].n > 1 ? out[1] : -1,
+              cs[k].n > 2 ? out[2] : -1, cs[k].n > 3 ? out[3] : -1);
+    }
+    rc = dp__cu_partition(132, 8, 8, NULL, 17, out, &err);
+    CHECK(rc == DP_ERR_RANGE && strstr(err.msg, "17 partitions") && strstr(err.msg, "132"), "17 of 8 on 132: rc %d '%s'", rc, err.msg);
+    rc = dp__cu_partition(132, 8, 8, NULL, 16, out, &err);
+    CHECK(rc == 0 && out[0] == 8 && out[15] == 8, "16 of 8 on 132 (132/16 = 8.25 -> 8): rc %d, %d", rc, out[0]);
+    rc = dp__cu_partition(132, 6, 4, NULL, 17, out, &err);   /* minimum 6 on alignment 4 is 8: 136 > 132 */
+    CHECK(rc == DP_ERR_RANGE && strstr(err.msg, "at least 8"), "17 of min 6 align 4 on 132: rc %d '%s'", rc, err.msg);
+    {
+        double bad[2] = {1, 0};
+        rc = dp__cu_partition(132, 8, 8, bad, 2, out, &err);
+        CHECK(rc == DP_ERR_RANGE && strstr(err.msg, "speed 0"), "speed 0: rc %d '%s'", rc, err.msg);
+    }
+    rc = dp__cu_partition(132, 8, 8, NULL, 0, out, &err);
+    CHECK(rc == DP_ERR_ARG, "0 partitions: rc %d", rc);
+}
+
+/* The paced link time (dp__cu_pace_ns), by hand. */
+static void check_pace_math(void)
+{
+    /* 5 us + 1 MB at 1e10 B/s = 100 us: 105 us */
+    CHECK(dp__cu_pace_ns(5e-6, 1e10, 1e6, 1.0) == 105000ULL, "5 us + 1e6 B / 1e10 B/s: %llu ns, want 105000", dp__cu_pace_ns(5e-6, 1e10, 1e6, 1.0));
+    /* graph units: latency 2, 3e10 bytes at 1e10 per unit = 5 units, 1 ms per unit: 5 ms */
+    CHECK(dp__cu_pace_ns(2, 1e10, 3e10, 1e-3) == 5000000ULL, "5 units of 1 ms: %llu ns", dp__cu_pace_ns(2, 1e10, 3e10, 1e-3));
+    CHECK(dp__cu_pace_ns(0, 1e10, 0, 1.0) == 0, "nothing: %llu ns", dp__cu_pace_ns(0, 1e10, 0, 1.0));
+    CHECK(dp__cu_pace_ns(1e-9, 1e300, 1, 1.0) == 1, "1 ns: %llu", dp__cu_pace_ns(1e-9, 1e300, 1, 1.0));
+    CHECK(dp__cu_pace_ns(0.4e-9, 0, 100, 1.0) == 0, "0.4 ns rounds to 0, bandwidth 0: no byte time: %llu", dp__cu_pace_ns(0.4e-9, 0, 100, 1.0));
+    CHECK(dp__cu_pace_ns(1e-6, INFINITY, 1e9, 1.0) == 1000, "infinite bandwidth: latency only: %llu", dp__cu_pace_ns(1e-6, INFINITY, 1e9, 1.0));
+    CHECK(dp__cu_pace_ns(-1, 1e10, 1e3, 1.0) == 0, "negative: 0");
+    CHECK(dp__cu_pace_ns(NAN, 1e10, 1e3, 1.0) == 0, "NaN: 0");
+    CHECK(dp__cu_pace_ns(3600, 1e10, 0, 1.0) == DP__CU_PACE_MAX_NS, "an hour: clamped to 60 s: %llu", dp__cu_pace_ns(3600, 1e10, 0, 1.0));
+}
+
 static void check_gpu_kernels(void)
 {
     dp_error err;
@@ -869,6 +931,95 @@ out:
     dp_graph_free(&g);
 }
 
+/* Logical devices sharing GPU 0: partitions of their own SMs (equal for
+   equal speeds, larger for a faster device), outputs as the CPU's under
+   every dispatch; and a copy between two of them paced to its link time. */
+static void check_gpu_partitions(void)
+{
+    dp_error err;
+    dp_graph g;
+    int require = getenv("DP_REQUIRE_GPU") && atoi(getenv("DP_REQUIRE_GPU")) != 0;
+    memset(&err, 0, sizeof err);
+    if (dp_graph_read(&g, "graphs/chainmm_256_p2.dpg", DP_FORMAT_AUTO, &err)) { CHECK(0, "read: %s", err.msg); return; }
+    int *a = (int *)calloc((size_t)g.n_ops, sizeof(int));
+    dp_exec_result ref;
+    dp_exec_opts eo;
+    dp_cluster c;
+    memset(&eo, 0, sizeof eo);
+    eo.keep_outputs = 1; eo.seed = 5;
+    dp_cluster_homogeneous(&c, 1, 1e9, 1e10, 0, &err);
+    if (dp_exec_cpu(&g, &c, a, &eo, &ref, &err)) { CHECK(0, "cpu: %s", err.msg); free(a); dp_cluster_free(&c); dp_graph_free(&g); return; }
+    dp_cluster_free(&c);
+    for (int het = 0; het < 2; het++) {
+        int nd = het ? 2 : 4;
+        dp_cluster_for_graph(&c, &g, nd, &err);
+        if (het) c.speed[0] *= 3;   /* 3:1: the first partition about three times the second */
+        for (int v = 0; v < g.n_ops; v++) a[v] = v % nd;
+        for (int disp = 0; disp < 3; disp++) {
+            dp_exec_result r;
+            char what[200];
+            double e = -1;
+            int worst = -1, sum = 0, cpu_sms = 0;
+            dp_cuda_info info;
+            eo.gpus = 1; eo.reps = 2; eo.dispatch = (dp_dispatch_mode)disp;
+            snprintf(what, sizeof what, "%d logical devices on GPU 0%s, %s", nd, het ? " (speeds 3:1)" : "", disp == 0 ? "dynamic" : disp == 1 ? "static" : "graph");
+            if (dp_exec_cuda(&g, &c, a, &eo, &r, &err)) { CHECK(0, "%s: %s", what, err.msg); continue; }
+            CHECK(dp_exec_compare(&g, &r, &ref, &e, &worst, &err) == 0 && e <= DP_EXEC_TOL, "%s: outputs %.3g off the CPU's", what, e);
+            check_schedule(what, &g, &c, a, &r, 0);
+            CHECK(r.sms != NULL, "%s: no sms", what);
+            if (!r.sms) { dp_exec_result_free(&r); continue; }
+            if (!dp_cuda_device_info(0, &info, &err)) cpu_sms = info.multiprocessors;
+            for (int d = 0; d < nd; d++) sum += r.sms[d];
+            if (disp == 0) printf("  %s: sharing %s%s%s, SMs %d %d %d %d of %d\n", what, r.sharing == DP_SHARING_PARTITIONS ? "partitions" : r.sharing == DP_SHARING_SHARED ? "shared" : "none",
+                                  r.sharing == DP_SHARING_SHARED ? ": " : "", r.sharing_note, r.sms[0], r.sms[1], nd > 2 ? r.sms[2] : -1, nd > 3 ? r.sms[3] : -1, cpu_sms);
+            if (r.sharing == DP_SHARING_PARTITIONS) {
+                CHECK(sum <= cpu_sms || cpu_sms == 0, "%s: partitions of %d SMs on a GPU of %d", what, sum, cpu_sms);
+                if (het) CHECK(r.sms[0] > r.sms[1], "%s: the faster device has %d SMs, the slower %d", what, r.sms[0], r.sms[1]);
+                else CHECK(r.sms[0] == r.sms[1] && r.sms[1] == r.sms[2] && r.sms[2] == r.sms[3], "%s: equal devices, SMs %d %d %d %d", what, r.sms[0], r.sms[1], r.sms[2], r.sms[3]);
+            } else {
+                CHECK(!require && r.sharing == DP_SHARING_SHARED && r.sharing_note[0], "%s: sharing %d (%s), partitions wanted on a GPU machine", what, r.sharing, r.sharing_note);
+            }
+            dp_exec_result_free(&r);
+        }
+        dp_cluster_free(&c);
+    }
+    dp_exec_result_free(&ref);
+    free(a);
+    dp_graph_free(&g);
+    /* a paced link: input on device 0, relu on device 1, 5 ms of latency */
+    {
+        dp_op_desc d;
+        dp_graph h;
+        int a2[2] = {0, 1};
+        dp_graph_init(&h);
+        memset(&d, 0, sizeof d);
+        d.kind = DP_OP_INPUT; d.rows = 64; d.cols = 64; d.compute = 1; d.out_bytes = 4.0 * 64 * 64;
+        dp_graph_add_op(&h, &d, NULL, &err);
+        d.kind = DP_OP_RELU;
+        dp_graph_add_op(&h, &d, NULL, &err);
+        dp_graph_add_edge(&h, 0, 1, 4.0 * 64 * 64, &err);
+        if (dp_graph_finalize(&h, &err) || dp_graph_check_tensors(&h, &err)) { CHECK(0, "pacing graph: %s", err.msg); dp_graph_free(&h); return; }
+        dp_cluster_homogeneous(&c, 2, 1e9, 1e12, 0, &err);
+        c.latency[0 * 2 + 1] = 0.005;   /* seconds (seconds_per_unit 1) */
+        for (int pace = 0; pace < 2; pace++)
+            for (int disp = 0; disp < 3; disp++) {
+                dp_exec_result r;
+                memset(&eo, 0, sizeof eo);
+                eo.gpus = 1; eo.reps = 3; eo.seconds_per_unit = 1; eo.dispatch = (dp_dispatch_mode)disp;
+                eo.link_pacing = pace ? 0 : -1;
+                if (dp_exec_cuda(&h, &c, a2, &eo, &r, &err)) { CHECK(0, "pacing %d dispatch %d: %s", pace, disp, err.msg); continue; }
+                double gap = r.start[1] - r.end[0];
+                printf("  a 16 KiB copy with 5 ms of link latency, pacing %s, %s: the consumer starts %.3f ms after the producer ends\n",
+                       pace ? "on" : "off", disp == 0 ? "dynamic" : disp == 1 ? "static" : "graph", gap * 1e3);
+                if (pace) CHECK(gap >= 0.005 - 20e-6 && gap < 0.05, "paced copy: gap %.6f s, modelled 0.005 s", gap);
+                else CHECK(gap < 0.004, "unpaced copy: gap %.6f s", gap);
+                dp_exec_result_free(&r);
+            }
+        dp_cluster_free(&c);
+        dp_graph_free(&h);
+    }
+}
+
 int main(void)
 {
     dp_error err;
@@ -885,6 +1036,8 @@ int main(void)
     check_host_workloads();
     check_host_mma();
     check_arguments();
+    check_partition_math();
+    check_pace_math();
     if (g_no_gpu && getenv("DP_REQUIRE_GPU") && atoi(getenv("DP_REQUIRE_GPU")) != 0) {
         /* on a GPU machine a missing GPU is a failure, not four skips */
         CHECK(0, "DP_REQUIRE_GPU is set but %s", g_no_gpu);
@@ -894,12 +1047,14 @@ int main(void)
         SKIP("no CUDA device: %s (skipped: opaque graphs' measured schedules)", g_no_gpu);
         SKIP("no CUDA device: %s (skipped: arena overflow, device memory after repeated runs)", g_no_gpu);
         SKIP("no CUDA device: %s (skipped: the tensor-core matmul on the GPU, tf32 and bf16)", g_no_gpu);
+        SKIP("no CUDA device: %s (skipped: partitions of logical devices on one GPU, paced links)", g_no_gpu);
     } else {
         char name[256];
         if (!dp_cuda_device_name(0, name, sizeof name, &err)) printf("  %d GPU%s, GPU 0: %s\n", n, n == 1 ? "" : "s", name);
         check_gpu_kernels();
         check_gpu_workloads();
         check_gpu_opaque();
+        check_gpu_partitions();
         check_gpu_arena_and_leaks();
         check_gpu_mma();
     }
