@@ -1451,6 +1451,7 @@ extern "C" int dp__cuda_host_mma(int r, int K, int c, const float *A, const floa
 typedef struct dp__cudrv {
     int ok;   /* every entry point found */
     CUresult (CUDAAPI *err_string)(CUresult, const char **);
+    CUresult (CUDAAPI *device_get)(CUdevice *, int);
     CUresult (CUDAAPI *dev_resource)(CUdevice, CUdevResource *, CUdevResourceType);
     CUresult (CUDAAPI *split)(CUdevResource *, unsigned int *, const CUdevResource *, CUdevResource *, unsigned int, unsigned int);
     CUresult (CUDAAPI *gen_desc)(CUdevResourceDesc *, CUdevResource *, unsigned int);
@@ -1467,6 +1468,7 @@ static int dp__cudrv_load(dp__cudrv *d, char *why, size_t len)
 {
     struct { const char *name; void **fp; } t[] = {
         {"cuGetErrorString", (void **)&d->err_string},
+        {"cuDeviceGet", (void **)&d->device_get},
         {"cuDeviceGetDevResource", (void **)&d->dev_resource},
         {"cuDevSmResourceSplitByCount", (void **)&d->split},
         {"cuDevResourceGenerateDesc", (void **)&d->gen_desc},
@@ -1583,6 +1585,7 @@ static int dp__cu_green(const dp__cudrv *drv, const dp_cluster *c, int p, const 
     int rc = DP_OK, *want = NULL, made = 0;
     double *speed = NULL;
     CUdevResource all, rest, *part = NULL;
+    CUdevice dev = 0;
     unsigned int got = 0;
     int equal = 1;
     memset(&e2, 0, sizeof e2);
@@ -1593,7 +1596,8 @@ static int dp__cu_green(const dp__cudrv *drv, const dp_cluster *c, int p, const 
         rc = DP_ERR_NOMEM;
         goto done;
     }
-    cuCheck(drv, drv->dev_resource((CUdevice)p, &all, CU_DEV_RESOURCE_TYPE_SM));
+    cuCheck(drv, drv->device_get(&dev, p));   /* the runtime's ordinal p: the driver's device */
+    cuCheck(drv, drv->dev_resource(dev, &all, CU_DEV_RESOURCE_TYPE_SM));
     for (int i = 0; i < k; i++) speed[i] = dp__cu_overall_speed(c, devs[i]);
     if ((rc = dp__cu_partition((int)all.sm.smCount, (int)all.sm.minSmPartitionSize, (int)all.sm.smCoscheduledAlignment,
                                speed, k, want, err)))
@@ -1618,7 +1622,7 @@ static int dp__cu_green(const dp__cudrv *drv, const dp_cluster *c, int p, const 
         CUdevResourceDesc desc;
         int d = devs[made];
         cuCheck(drv, drv->gen_desc(&desc, &part[made], 1));
-        cuCheck(drv, drv->gc_create(&gc[d], desc, (CUdevice)p, CU_GREEN_CTX_DEFAULT_STREAM));
+        cuCheck(drv, drv->gc_create(&gc[d], desc, dev, CU_GREEN_CTX_DEFAULT_STREAM));
         sms[d] = (int)part[made].sm.smCount;
     }
 done:
