@@ -2019,7 +2019,7 @@ DPDEF int dp_graph_check_tensors(const dp_graph *g, dp_error *err);
    rounded down to the GPU's alignment and at least its minimum, the SMs
    left over unused; its compute stream is made in it, each launch capped to
    the partition's resident blocks. The driver's green-context functions
-   are found through cudaGetDriverEntryPointByVersion (no -lcuda; a 12.4
+   are found through cudaGetDriverEntryPointByVersion (no -lcuda; a 12.5
    or later driver). Where that cannot be (no such driver, a GPU without SM
    partitioning, more devices than minimum partitions, a failed call), the
    GPU is shared as before (DP_SHARING_SHARED, res->sharing_note says why):
@@ -2035,14 +2035,15 @@ DPDEF int dp_graph_check_tensors(const dp_graph *g, dp_error *err);
    of the pair (a real op's copy: the bytes its buffer has, the cluster's
    units read as seconds, as a calibrated cluster's; an opaque op's: the
    graph's bytes, x seconds_per_unit, its modelled arrival), measured on
-   the GPU's %globaltimer from its first block's start; one copy at a time
-   per pair (the pair's stream), as the simulator's DP_LINK_SERIAL (under
-   DP_LINK_FREE the simulator overlaps a pair's transfers, the executor
-   does not). Its stream is the primary context's, so that it does not wait
-   for SMs behind the destination's kernels. link_pacing -1: a plain
-   device-to-device copy. Completion: a host function queued
-   after each op and copy (cudaLaunchHostFunc) signals the dispatching
-   thread, which sleeps meanwhile. Buffers come from one stream-ordered
+   the GPU's %globaltimer; one copy at a time per pair (the pair's stream).
+   Under DP_LINK_SERIAL its time runs from its first block's start (after
+   the pair's previous copy), as the simulator's; under DP_LINK_FREE, where
+   the simulator overlaps a pair's transfers, from its producer's end, so
+   that waiting behind another copy costs nothing the model does not. Its
+   stream is the primary context's, so that it does not wait for SMs
+   behind the destination's kernels. link_pacing -1: a plain
+   device-to-device copy. Completion: dynamic dispatch polls an event per
+   op and copy; static and graph dispatch wait for the streams. Buffers come from one stream-ordered
    memory pool per GPU, made and destroyed by each call. Real ops run CUDA
    kernels with the semantics of the CPU kernels (>>kernels; outputs within
    DP_EXEC_TOL of the CPU's, see dp_exec_compare); opaque ops hash their

@@ -20,8 +20,8 @@
      logical device has its own compute stream. Where several share a GPU,
      each gets a partition of its SMs (>>cuda-partitions): the driver API's
      green contexts, its functions found through the runtime's
-     cudaGetDriverEntryPointByVersion (12.4's versions; no -lcuda) into a
-     table held by the call's state: the GPU's SM resource
+     cudaGetDriverEntryPointByVersion (in the versions of the cuda.h it is
+     built with; no -lcuda) into a table held by the call's state: the GPU's SM resource
      (cuDeviceGetDevResource) split (cuDevSmResourceSplitByCount: once into
      like groups, or one group at a time from the remainder when the sizes
      differ) into the sizes dp__cu_partition gives from the devices'
@@ -87,8 +87,11 @@
      (an atomic counter) sleeps until start + that time and resets the slot
      for the next copy, so the same code runs dynamic, static and captured
      in a graph (replays reset it too). One copy at a time per pair (its
-     stream): the simulator's DP_LINK_SERIAL; under DP_LINK_FREE the
-     simulator overlaps a pair's transfers and the executor does not. The
+     stream). Under the simulator's DP_LINK_SERIAL the time runs from the
+     copy's start, after the pair's previous copy; under DP_LINK_FREE,
+     where the simulator overlaps a pair's transfers, from the producer's
+     end (its end stamp), so a copy queued behind another is not charged
+     the wait unless the other outlasts its own modelled arrival. The
      copy streams are the primary context's, not the destination's
      partition: a copy would otherwise wait for SMs behind the destination's
      kernels, while the simulator's links are independent of compute.
@@ -1210,6 +1213,8 @@ typedef struct dp__cu_pc {
     const unsigned char *src;
     unsigned long long n, size, ns;
     unsigned long long *slot;   /* [2]: start (ULLONG_MAX when idle), blocks done */
+    const unsigned long long *from;   /* free links: the producer's end stamp
+                                         (the transfer's modelled start), else NULL */
 } dp__cu_pc;
 
 __global__ static void dp__k_pcopy(dp__cu_pc a)
@@ -1230,7 +1235,7 @@ __global__ static void dp__k_pcopy(dp__cu_pc a)
         __threadfence();
         unsigned long long done = atomicAdd(&a.slot[1], 1ULL);
         if (done == gridDim.x - 1ULL) {   /* the last block */
-            unsigned long long st = atomicAdd(&a.slot[0], 0ULL), end = st + a.ns;
+            unsigned long long st = a.from ? *a.from : atomicAdd(&a.slot[0], 0ULL), end = st + a.ns;
             while (dp__cu_clock() < end) __nanosleep(256);
             a.slot[0] = ~0ULL;
             a.slot[1] = 0;
@@ -1461,9 +1466,13 @@ typedef struct dp__cudrv {
     CUresult (CUDAAPI *stream_destroy)(CUstream);
 } dp__cudrv;
 
-/* Resolves the driver entry points (CUDA 12.4's versions: green contexts
-   exist since 12.4). 0 when all are found; else fills why (the first
-   missing one) and leaves d->ok 0. */
+/* Resolves the driver entry points in the versions of the cuda.h this file
+   is compiled with (CUDART_VERSION: the function types above are that
+   header's). Asking for 12.4's, when green contexts came in, failed on an
+   H200 with driver 580: cuGreenCtxStreamCreate came in 12.5, and a symbol
+   asked for at a version before its own is "version not sufficient". 0
+   when all are found; else fills why (the first missing one) and leaves
+   d->ok 0. */
 static int dp__cudrv_load(dp__cudrv *d, char *why, size_t len)
 {
     struct { const char *name; void **fp; } t[] = {
@@ -1480,7 +1489,7 @@ static int dp__cudrv_load(dp__cudrv *d, char *why, size_t len)
     memset(d, 0, sizeof *d);
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
-        cudaError_t e = cudaGetDriverEntryPointByVersion(t[i].name, t[i].fp, 12040, cudaEnableDefault, &q);
+        cudaError_t e = cudaGetDriverEntryPointByVersion(t[i].name, t[i].fp, CUDART_VERSION, cudaEnableDefault, &q);
         if (e != cudaSuccess || q != cudaDriverEntryPointSuccess || !*t[i].fp) {
             (void)cudaGetLastError();
             snprintf(why, len, "the driver has no %s (%s, query result %d)", t[i].name,
@@ -1870,6 +1879,13 @@ static int dp__cu_copy(void *ctx, int e, dp_error *err)
         int real = g->kind[u] != DP_OP_OPAQUE;
         k.ns = dp__cu_pace_ns(x->c->latency[at], x->c->bandwidth[at], real ? (double)size : g->bytes[e], real ? 1.0 : x->spu);
         k.slot = x->slot[at];
+        /* a serial link carries one transfer at a time: this copy's time
+           runs from its start on the pair's stream (after the one before);
+           free links let a pair's transfers overlap: from the producer's
+           end (its kernels' end stamp, final once the stream has waited for
+           it), so that a copy queued behind another on the stream is not
+           charged the wait */
+        k.from = x->c->link == DP_LINK_FREE ? x->tsd[ga] + x->n + u : NULL;
         dp__k_pcopy<<<dp__cu_blocks((long long)(size / 16 + 1), DP__CU_THREADS, x->cap[b]), DP__CU_THREADS, 0, s>>>(k);
         cudaCheck(cudaGetLastError());
     } else {
