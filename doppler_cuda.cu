@@ -2558,9 +2558,8 @@ done:
 /* ----------------------------------------------------------------------
    >>cuda-calibrate
    ---------------------------------------------------------------------- */
-/* FLOPs of an op of kind k with output r x c (the workloads' rule, as
-   dp_calibrate_cpu counts them): matmul 2 r K c; add/reduce (inputs - 1)
-   r c; every other kind r c. */
+/* The calibration's state. Work is counted by dp_op_flops (the workloads'
+   rule, as dp_calibrate_cpu counts it). */
 typedef struct dp__cucal {
     int nd, G, cur_dev;
     dp_dispatch_mode dispatch;    /* how dp_exec_cuda runs the probes         */
@@ -2571,7 +2570,6 @@ typedef struct dp__cucal {
     float **a, **b, **y;          /* per logical device: inputs and output   */
     void **big;                   /* per GPU: two 16 MiB buffers for copies   */
     cudaMemPool_t *pool;          /* per GPU, opened to its peers as dp_exec_cuda's */
-    double *t;                    /* per logical device: seconds of a batch   */
     dp__cudrv drv;                /* partitions, as dp_exec_cuda's (>>cuda-partitions) */
     CUgreenCtx *gc;               /* per logical device, or NULL              */
     int *sms;                     /* per logical device: its partition's SMs  */
@@ -2931,7 +2929,7 @@ extern "C" int dp_calibrate_cuda(dp_cluster *out, const dp_calibrate_opts *opts,
 #define DP__CA(ptr, count) if (!((ptr) = (decltype(ptr))calloc((size_t)(count) + 1, sizeof *(ptr)))) { rc = dp__fail(err, DP_ERR_NOMEM, "calibrate (cuda): out of memory"); goto done; }
     DP__CA(k.gpu, nd); DP__CA(k.cap, nd); DP__CA(k.mm, nd); DP__CA(k.s, nd); DP__CA(k.e0, nd); DP__CA(k.e1, nd);
     DP__CA(k.a, nd); DP__CA(k.b, nd); DP__CA(k.y, nd); DP__CA(k.big, 2 * G); DP__CA(bw, (size_t)G * G);
-    DP__CA(k.pool, G); DP__CA(k.t, nd); DP__CA(k.gc, nd); DP__CA(k.sms, nd); DP__CA(devs, nd);
+    DP__CA(k.pool, G); DP__CA(k.gc, nd); DP__CA(k.sms, nd); DP__CA(devs, nd);
 #undef DP__CA
     /* the logical devices that share a GPU measured in partitions of their
        own SMs, as dp_exec_cuda runs them (equal ones: the cluster's speeds
@@ -2986,7 +2984,7 @@ done:
     if (prev >= 0) (void)cudaSetDevice(prev);
     (void)cudaGetLastError();
     free(k.gpu); free(k.cap); free(k.mm); free(k.s); free(k.e0); free(k.e1); free(k.a); free(k.b); free(k.y); free(k.big);
-    free(k.pool); free(k.t); free(bw); free(k.gc); free(k.sms); free(devs);
+    free(k.pool); free(bw); free(k.gc); free(k.sms); free(devs);
     dp_cluster_free(&c);
     return rc;
 }
