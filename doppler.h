@@ -856,7 +856,9 @@ DPDEF int    dp_fastest_device(const dp_graph *g, const dp_cluster *c, int op);
 typedef struct dp_calibrate_opts {
     int    devices;   /* 0 -> 2                                       */
     int    size;      /* largest tensor side; 0 -> 512 (8..2048)       */
-    double seconds;   /* per measurement; 0 -> 0.005 (CUDA: 0.05)       */
+    double seconds;   /* per measurement; 0 -> 0.005 (CUDA: 0.05, the
+                         copy bandwidth probes only: its op curves
+                         are chains of fixed length)                   */
     int    sweeps;    /* CPU: passes, each point their median; 0 -> 5
                          (1..100). CUDA: ignored                       */
     int    dispatch;  /* CUDA: the dp_dispatch_mode the cluster is for
@@ -2083,21 +2085,27 @@ int dp_exec_cuda(const dp_graph *g, const dp_cluster *c, const int *assign,
    where the tensor-core path is missing: DP_ERR_DEVICE. */
 int dp_cuda_matmul_time(int dev, int precision, int r, int K, int c, int reps, double *seconds, int *used, dp_error *err);
 /* Measures the GPUs into a cluster of opts->devices logical devices (0 ->
-   one per GPU; more than the GPUs share them as dp_exec_cuda does): each op
-   kind's kernel throughput on size x size tensors (size 0 -> 512; FLOPs
-   by dp_op_flops) with every logical device's stream busy at once (one
-   size: kindspeed, not dp_calibrate_cpu's speed curves), dp_exec_cuda's
-   per-op overhead (independent tiny ops on one logical device: the median
-   gap between their ends; the host's cost per op; both this and the
-   hand-off latency under opts->dispatch), copy bandwidth between each
-   pair of logical devices (peer or on-GPU copies of 16 MiB), and
-   dp_exec_cuda's hand-off latency (a chain of tiny ops alternating between
-   two logical devices against one on a single one). Logical devices that
-   share a GPU are measured in the green-context partitions dp_exec_cuda
-   would give them (equal ones: their speeds are what is measured; the
-   names say so: "cuda1:gpu0:sm32"), so the cluster has the partitions'
-   speeds; the links between them keep the measured on-GPU copy figures
-   (TB/s), which dp_exec_cuda's paced copies then reproduce. */
+   one per GPU; more than the GPUs share them as dp_exec_cuda does), as
+   dp_exec_cuda runs ops under opts->dispatch and opts->precision: per op
+   kind, a speed curve (kindspeed W:S ..., as dp_calibrate_cpu's) over
+   sides 16, 32, ... up to size (size 0 -> 512), each point one
+   dp_exec_cuda run of a chain of DP__CUCAL_CHAIN ops of the kind on S x S
+   tensors, each consuming its predecessor's output, on every logical
+   device at once (input, concat and split: independent ops): the median
+   of the ops' end - start (the kernels' stamps), work dp_op_flops; the
+   per-op overhead: the median gap from an op's end to its dependent
+   successor's start over all the chains of the device (what the
+   simulator adds to every op); copy bandwidth between each pair of
+   logical devices (peer or on-GPU copies of 16 MiB, for opts->seconds
+   each); and dp_exec_cuda's hand-off latency (a chain of tiny ops
+   alternating between two logical devices against one on a single one).
+   About 16 kinds x sides dp_exec_cuda runs (~100 by default). Logical
+   devices that share a GPU are measured in the green-context partitions
+   dp_exec_cuda gives them (equal ones: their speeds are what is measured;
+   the names say so: "cuda1:gpu0:sm32"), so the cluster has the
+   partitions' speeds; the links between them keep the measured on-GPU
+   copy figures (TB/s), which dp_exec_cuda's paced copies then
+   reproduce. */
 int dp_calibrate_cuda(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *err);
 
 /* ======================================================================
@@ -2262,6 +2270,26 @@ int dp__cuda_host_mma(int r, int K, int c, const float *A, const float *B, float
    returned as floats. */
 float dp__cuda_round_tf32(float x);
 float dp__cuda_round_bf16(float x);
+/* Defined in doppler_cuda.cu (extern, no DPDEF), for tests/test_cuda.c:
+   dp_calibrate_cuda's arithmetic. Each probe is a chain of
+   DP__CUCAL_CHAIN ops per logical device, run DP__CUCAL_REPS times by
+   dp_exec_cuda (the median run read). dp__cucal_median: the lower median
+   of v[0..n) (sorted in place; 0 for n < 1). dp__cucal_chain_stats: over
+   ops[0..n) (chain order) of a run's start and end, *op_time the median
+   of end - start; chained: gaps[i] (may be NULL) = start[ops[i + 1]] -
+   end[ops[i]] and *gap their median (else 0); -1 for n outside
+   1..DP__CUCAL_MAX_CHAIN or NULLs, else 0. dp__cucal_curve: a speed
+   curve from points measured at increasing sizes (work FLOPs, seconds):
+   points whose work does not increase (or is not positive and finite)
+   dropped, each time raised to at least 1e-9 and to the last kept
+   point's time, speed = work / time; returns the points written. */
+#define DP__CUCAL_CHAIN 32
+#define DP__CUCAL_REPS 3
+#define DP__CUCAL_MAX_CHAIN 256
+double dp__cucal_median(double *v, int n);
+int dp__cucal_chain_stats(const double *start, const double *end, const int *ops, int n, int chained,
+                          double *op_time, double *gaps, double *gap);
+int dp__cucal_curve(const double *work, const double *seconds, int n, dp_speed_point *out);
 /* Defined in doppler_cuda.cu (extern, no DPDEF), for tests/test_cuda.c:
    the SMs of the n green-context partitions of one GPU of `sms` SMs
    (minimum partition min_part, sizes multiples of align; 0 or less: 1)

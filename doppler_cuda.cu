@@ -143,6 +143,24 @@
      buffer it holds, destroys its events, streams and pools, restores the
      caller's current device and returns the first error. Nothing exits,
      nothing prints.
+
+   THE CALIBRATION (dp_calibrate_cuda, >>cuda-calibrate)
+   It measures what the simulator's cost model reads (dp_op_time: an op
+   takes overhead + work / speed, starting when its inputs are there) the
+   way the executor runs ops: under the dispatch and precision asked for,
+   through dp_exec_cuda itself. Per op kind and side S (16, 32, ... up to
+   opts->size), one run of a graph with, on every logical device at once
+   (each in the partition the executor gives it), a chain of
+   DP__CUCAL_CHAIN ops of the kind on S x S tensors, each consuming its
+   predecessor's output (input, concat and split cannot chain: independent
+   ops); the op's time is the median of its ops' own stamps (end - start),
+   its speed dp_op_flops / that time, and the points over S make the kind's
+   speed curve (kindspeed D KIND W:S ...: small ops are priced at their
+   own, launch- and latency-bound speed, not at large-size throughput).
+   The per-op overhead is the median gap between an op's end and its
+   dependent successor's start over the device's chains. Links: copy
+   bandwidth (16 MiB copies) and the executor's hand-off latency (chains
+   alternating between two logical devices).
 */
 #include <cuda.h>           /* the driver API's types (green contexts); no -lcuda */
 #include <cuda_runtime.h>
@@ -2560,9 +2578,8 @@ done:
 /* ----------------------------------------------------------------------
    >>cuda-calibrate
    ---------------------------------------------------------------------- */
-/* FLOPs of an op of kind k with output r x c (the workloads' rule, as
-   dp_calibrate_cpu counts them): matmul 2 r K c; add/reduce (inputs - 1)
-   r c; every other kind r c. */
+/* The calibration's state. Work is counted by dp_op_flops (the workloads'
+   rule, as dp_calibrate_cpu counts it). */
 typedef struct dp__cucal {
     int nd, G, cur_dev;
     dp_dispatch_mode dispatch;    /* how dp_exec_cuda runs the probes         */
@@ -2573,7 +2590,6 @@ typedef struct dp__cucal {
     float **a, **b, **y;          /* per logical device: inputs and output   */
     void **big;                   /* per GPU: two 16 MiB buffers for copies   */
     cudaMemPool_t *pool;          /* per GPU, opened to its peers as dp_exec_cuda's */
-    double *t;                    /* per logical device: seconds of a batch   */
     dp__cudrv drv;                /* partitions, as dp_exec_cuda's (>>cuda-partitions) */
     CUgreenCtx *gc;               /* per logical device, or NULL              */
     int *sms;                     /* per logical device: its partition's SMs  */
@@ -2622,73 +2638,175 @@ done:
     return rc;
 }
 
-/* One op kind's speed on every logical device: its kernel on S x S
-   operands, every logical device's stream busy at once (as the executor
-   runs them), batches of launches until `seconds` have passed on every
-   device; the throughput each got, averaged, into c's kind speeds (and
-   matmul's into the devices' speeds). */
-static int dp__cucal_kind(dp__cucal *k, dp_cluster *c, int kd, int S, double seconds, dp_error *err)
+/* The calibration's arithmetic (declared in doppler.h for
+   tests/test_cuda.c; needs no GPU). */
+static int dp__cucal_dcmp(const void *a, const void *b)
 {
-    int rc = DP_OK, nd = k->nd;
-    dp_kind kind = (dp_kind)kd;
-    int nin = kind == DP_OP_INPUT ? 0 : (kind == DP_OP_MATMUL || kind == DP_OP_ADD || kind == DP_OP_REDUCE || kind == DP_OP_MUL || kind == DP_OP_CONCAT) ? 2 : 1;
-    dp_graph g;
-    dp_op_desc dd;
-    dp_graph_init(&g);
-    for (int i = 0; i < nin && !rc; i++) {
-        memset(&dd, 0, sizeof dd);
-        dd.kind = DP_OP_INPUT; dd.rows = S; dd.cols = S;
-        rc = dp_graph_add_op(&g, &dd, NULL, err);
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The lower median of v[0..n) (sorted in place); 0 for n < 1. */
+extern "C" double dp__cucal_median(double *v, int n)
+{
+    if (n < 1) return 0;
+    qsort(v, (size_t)n, sizeof *v, dp__cucal_dcmp);
+    return v[(n - 1) / 2];
+}
+
+/* One probe's ops ops[0..n) (in chain order) of a run's start and end
+   stamps (seconds): *op_time the median of end - start; with chained
+   nonzero, gaps[0..n-2] (may be NULL) get start[ops[i + 1]] - end[ops[i]],
+   each op's wait from its predecessor's end to its own start, and *gap
+   their median (0 without a chain or below two ops). Returns 0, or -1
+   for n outside 1..DP__CUCAL_MAX_CHAIN or NULLs. */
+extern "C" int dp__cucal_chain_stats(const double *start, const double *end, const int *ops, int n, int chained,
+                                     double *op_time, double *gaps, double *gap)
+{
+    double t[DP__CUCAL_MAX_CHAIN], w[DP__CUCAL_MAX_CHAIN];
+    if (!start || !end || !ops || !op_time || !gap || n < 1 || n > DP__CUCAL_MAX_CHAIN) return -1;
+    for (int i = 0; i < n; i++) t[i] = end[ops[i]] - start[ops[i]];
+    *op_time = dp__cucal_median(t, n);
+    *gap = 0;
+    if (chained && n > 1) {
+        for (int i = 0; i + 1 < n; i++) {
+            w[i] = start[ops[i + 1]] - end[ops[i]];
+            if (gaps) gaps[i] = w[i];
+        }
+        *gap = dp__cucal_median(w, n - 1);
     }
-    memset(&dd, 0, sizeof dd);
-    dd.kind = kind; dd.rows = S; dd.cols = kind == DP_OP_CONCAT ? 2 * S : kind == DP_OP_SPLIT ? S / 2 : S;
-    if (!rc) rc = dp_graph_add_op(&g, &dd, NULL, err);
-    for (int i = 0; i < nin && !rc; i++) rc = dp_graph_add_edge(&g, i, nin, 0, err);
-    if (!rc) rc = dp_graph_finalize(&g, err);
-    if (!rc) {
-        long reps = 0, batch = 1;
-        double t = 0, per = 0;
-        for (;;) {
-            /* every stream's start first, then the launches interleaved
-               across the logical devices, so that all of them run at
-               once even when the launch queue fills and blocks */
+    return 0;
+}
+
+/* A speed curve from n points measured at increasing sizes (work[i]
+   FLOPs, seconds[i] the op's time): a point whose work does not exceed
+   the last kept one's is dropped (the file format wants work strictly
+   increasing); each time is raised to at least 1e-9 s and to the last
+   kept point's time (a larger op of a kind never takes less time: a
+   smaller time is noise, and it would make the curve claim that the
+   larger op is faster than it is); speed = work / time. Non-finite or
+   non-positive work is dropped. Returns the points written to out (at
+   most n). */
+extern "C" int dp__cucal_curve(const double *work, const double *seconds, int n, dp_speed_point *out)
+{
+    int m = 0;
+    double last_t = 1e-9;
+    for (int i = 0; i < n; i++) {
+        double w = work[i], t = seconds[i];
+        if (!(w > 0 && w < HUGE_VAL)) continue;
+        if (m > 0 && !(w > out[m - 1].work)) continue;
+        if (!(t >= last_t)) t = last_t;   /* NaN too */
+        if (!(t < HUGE_VAL)) continue;
+        out[m].work = w;
+        out[m].speed = w / t;
+        last_t = t;
+        m++;
+    }
+    return m;
+}
+
+/* Every op kind's speed curve and the per-op overhead, measured as
+   dp_exec_cuda runs ops under the dispatch and precision asked for. Per
+   kind and side S in side[0..ns): one dp_exec_cuda run (median of
+   DP__CUCAL_REPS) of a graph with, on every logical device at once (each
+   in the partition dp_exec_cuda gives it), a chain of DP__CUCAL_CHAIN ops
+   of the kind on S x S tensors, each consuming its predecessor's output
+   (a second operand, where the kind takes two, an input op of the
+   device's); input, concat (S x 2S out) and split (S x S/2) cannot chain:
+   independent ops of theirs. The op's time on device d: the median of its
+   ops' end - start (the kernels' own stamps on the GPU's timer); the
+   point's work dp_op_flops, as the workloads count it; the curve by
+   dp__cucal_curve. The overhead of device d: the median over all its
+   chains' dependent pairs of the gap from an op's end to its successor's
+   start, which is what the simulator adds to every op (dp_op_time:
+   overhead + work / speed, the op starting when its predecessor ends).
+   Opaque ops (c->speed): the largest matmul's speed. */
+static int dp__cucal_curves(dp__cucal *k, dp_cluster *c, const int *side, int ns, dp_error *err)
+{
+    enum { K = DP__CUCAL_CHAIN, KC = DP_KIND__COUNT };
+    int rc = DP_OK, nd = k->nd, have_cn = 0;
+    size_t per_dev_gaps = (size_t)KC * ns * K;
+    double *work = (double *)calloc((size_t)KC * ns + 1, sizeof(double));
+    double *secs = (double *)calloc((size_t)nd * KC * ns + 1, sizeof(double));
+    double *gaps = (double *)calloc((size_t)nd * per_dev_gaps + 1, sizeof(double));
+    int *ngap = (int *)calloc((size_t)nd + 1, sizeof(int));
+    int *as = (int *)calloc((size_t)nd * (K + 2) + 1, sizeof(int));
+    dp_speed_point pts[DP_MAX_CURVE];
+    dp_cluster cn;
+    if (!work || !secs || !gaps || !ngap || !as) { rc = dp__fail(err, DP_ERR_NOMEM, "calibrate (cuda): out of memory"); goto done; }
+    if (ns < 1 || ns > DP_MAX_CURVE) { rc = dp__fail(err, DP_ERR_LIMIT, "calibrate (cuda): %d sizes (limit %d)", ns, DP_MAX_CURVE); goto done; }
+    /* the run's cluster: nd plain devices, memory unlimited (the arenas as
+       large as the graph needs) */
+    if ((rc = dp_cluster_homogeneous(&cn, nd, 1e9, 1e10, 0, err))) goto done;
+    have_cn = 1;
+    for (int kd = 1; kd < KC && !rc; kd++)
+        for (int i = 0; i < ns && !rc; i++) {
+            dp_kind kind = (dp_kind)kd;
+            int S = side[i];
+            int nin = kind == DP_OP_INPUT ? 0 : (kind == DP_OP_MATMUL || kind == DP_OP_ADD || kind == DP_OP_REDUCE || kind == DP_OP_MUL || kind == DP_OP_CONCAT) ? 2 : 1;
+            int chained = kind != DP_OP_INPUT && kind != DP_OP_CONCAT && kind != DP_OP_SPLIT;
+            int cols = kind == DP_OP_CONCAT ? 2 * S : kind == DP_OP_SPLIT ? (S / 2 > 0 ? S / 2 : 1) : S;
+            int per = nin + K;   /* ops per logical device */
+            double flops = dp_op_flops(kind, S, cols, S, nin);
+            dp_graph g;
+            dp_exec_opts eo;
+            dp_exec_result r;
+            dp_graph_init(&g);
             for (int d = 0; d < nd && !rc; d++) {
-                if ((rc = dp__cu_use(&k->cur_dev, k->gpu[d], err))) break;
-                rc = dp__cuda_fail(cudaEventRecord(k->e0[d], k->s[d]), "cudaEventRecord(e0, s)", __FILE__, __LINE__, err);
-            }
-            for (long i = 0; i < batch && !rc; i++)
-                for (int d = 0; d < nd && !rc; d++) {
-                    const float *in[2] = {k->a[d], k->b[d]};
-                    if ((rc = dp__cu_use(&k->cur_dev, k->gpu[d], err))) break;
-                    rc = dp__cu_run_real(&g, nin, in, k->y[d], 1, k->cap[d], k->mm[d], k->s[d], dp__cu_ts{NULL, NULL}, err);
+                int base = d * per;
+                for (int j = 0; j < per && !rc; j++) {
+                    dp_op_desc dd;
+                    memset(&dd, 0, sizeof dd);
+                    if (j < nin) { dd.kind = DP_OP_INPUT; dd.rows = S; dd.cols = S; dd.compute = dp_op_flops(DP_OP_INPUT, S, S, 0, 0); }
+                    else { dd.kind = kind; dd.rows = S; dd.cols = cols; dd.compute = flops; }
+                    dd.out_bytes = 4.0 * dd.rows * dd.cols;
+                    as[base + j] = d;
+                    rc = dp_graph_add_op(&g, &dd, NULL, err);
                 }
-            for (int d = 0; d < nd && !rc; d++) {
-                if ((rc = dp__cu_use(&k->cur_dev, k->gpu[d], err))) break;
-                rc = dp__cuda_fail(cudaEventRecord(k->e1[d], k->s[d]), "cudaEventRecord(e1, s)", __FILE__, __LINE__, err);
+                for (int j = nin; j < per && !rc; j++) {
+                    /* the first operand: the predecessor in a chain (the
+                       device's first input for the chain's first op) */
+                    int first = chained && j > nin ? base + j - 1 : base;
+                    if (nin >= 1) rc = dp_graph_add_edge(&g, first, base + j, 4.0 * S * S, err);
+                    if (!rc && nin == 2) rc = dp_graph_add_edge(&g, base + 1, base + j, 4.0 * S * S, err);
+                }
             }
-            t = 1e300;
-            for (int d = 0; d < nd && !rc; d++) {
-                float ms = 0;
-                if ((rc = dp__cu_use(&k->cur_dev, k->gpu[d], err))) break;
-                if ((rc = dp__cuda_fail(cudaEventSynchronize(k->e1[d]), "cudaEventSynchronize(e1)", __FILE__, __LINE__, err))) break;
-                if ((rc = dp__cuda_fail(cudaEventElapsedTime(&ms, k->e0[d], k->e1[d]), "cudaEventElapsedTime(&ms, e0, e1)", __FILE__, __LINE__, err))) break;
-                k->t[d] = ms > 0 ? ms / 1e3 : 1e-9;
-                if (k->t[d] < t) t = k->t[d];
+            if (!rc) rc = dp_graph_finalize(&g, err);
+            memset(&eo, 0, sizeof eo);
+            eo.reps = DP__CUCAL_REPS;
+            eo.gpus = k->G;
+            eo.dispatch = k->dispatch;
+            eo.precision = (dp_precision)k->prec;
+            if (!rc && !(rc = dp_exec_cuda(&g, &cn, as, &eo, &r, err))) {
+                int ops[K];
+                work[(size_t)kd * ns + i] = flops;
+                for (int d = 0; d < nd; d++) {
+                    double t = 0, gp = 0;
+                    for (int j = 0; j < K; j++) ops[j] = d * per + nin + j;
+                    (void)dp__cucal_chain_stats(r.start, r.end, ops, K, chained, &t, gaps + (size_t)d * per_dev_gaps + ngap[d], &gp);
+                    if (chained) ngap[d] += K - 1;
+                    secs[((size_t)d * KC + kd) * ns + i] = t;
+                }
+                dp_exec_result_free(&r);
             }
-            if (rc) break;
-            reps = batch;
-            if (t >= seconds || batch >= (1L << 24)) break;
-            batch = t > 0 ? (long)(batch * 1.2 * seconds / t) + 1 : batch * 16;
-            if (batch > (1L << 24)) batch = 1L << 24;
+            k->cur_dev = -1;   /* dp_exec_cuda restored the device it found */
+            dp_graph_free(&g);
+        }
+    for (int d = 0; d < nd && !rc; d++) {
+        for (int kd = 1; kd < KC && !rc; kd++) {
+            int m = dp__cucal_curve(work + (size_t)kd * ns, secs + ((size_t)d * KC + kd) * ns, ns, pts);
+            if (m < 1) { rc = dp__fail(err, DP_ERR_DEVICE, "%s:%d: calibrate (cuda): no usable time for %s on logical device %d", __FILE__, __LINE__, dp_kind_name((dp_kind)kd), d); break; }
+            rc = dp_cluster_set_curve(c, d, (dp_kind)kd, pts, m, err);
+            if (!rc && kd == DP_OP_MATMUL) c->speed[d] = pts[m - 1].speed;
         }
         if (!rc) {
-            /* the throughput each logical device got, averaged */
-            for (int d = 0; d < nd; d++) per += dp_op_flops(kind, g.rows[nin], g.cols[nin], S, nin) * (double)reps / k->t[d] / nd;
-            for (int d = 0; d < nd; d++) c->kind_speed[(size_t)d * DP_KIND__COUNT + kd] = per;
-            if (kind == DP_OP_MATMUL) for (int d = 0; d < nd; d++) c->speed[d] = per;
+            double o = dp__cucal_median(gaps + (size_t)d * per_dev_gaps, ngap[d]);
+            c->overhead[d] = o > 0 ? o : 0;
         }
     }
-    dp_graph_free(&g);
+done:
+    if (have_cn) dp_cluster_free(&cn);
+    free(work); free(secs); free(gaps); free(ngap); free(as);
     return rc;
 }
 
@@ -2797,60 +2915,6 @@ static int dp__cucal_latency(dp__cucal *k, double *lat_out, dp_error *err)
     return rc;
 }
 
-static int dp__cucal_cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The executor's per-op overhead: n independent 1 x 1 input ops on one
-   logical device, all ready at once, run by dp_exec_cuda: the median gap
-   between consecutive ops' ends (their one-element kernels are
-   negligible), in the median run. It is the host's cost per op (about six
-   CUDA calls and the polling), which every logical device pays; the
-   simulator does not model that one host thread serves them all, so where
-   several logical devices are busy with short ops at once, runs take
-   longer than it predicts (bench/RESULTS.md section 6). */
-static int dp__cucal_overhead(dp__cucal *k, double *per_op, dp_error *err)
-{
-    const int n = 2000;
-    int rc = DP_OK, cnt = 0, have_c = 0;
-    int *as = (int *)calloc((size_t)n + 1, sizeof(int));   /* all on logical device 0 */
-    double *cyc = (double *)calloc((size_t)n + 1, sizeof(double));
-    dp_graph gg;
-    dp_cluster c1;
-    dp_exec_opts eo;
-    dp_exec_result r;
-    *per_op = 0;
-    if (!as || !cyc) { free(as); free(cyc); return dp__fail(err, DP_ERR_NOMEM, "calibrate (cuda): out of memory"); }
-    dp_graph_init(&gg);
-    for (int i = 0; i < n && !rc; i++) {
-        dp_op_desc dd;
-        memset(&dd, 0, sizeof dd);
-        dd.kind = DP_OP_INPUT; dd.rows = 1; dd.cols = 1; dd.compute = 1; dd.out_bytes = 4;
-        rc = dp_graph_add_op(&gg, &dd, NULL, err);
-    }
-    if (!rc) rc = dp_graph_finalize(&gg, err);
-    if (!rc && !(rc = dp_cluster_homogeneous(&c1, 1, 1e9, 1e10, 0, err))) have_c = 1;
-    memset(&eo, 0, sizeof eo);
-    eo.reps = 5;
-    eo.gpus = 1;
-    eo.dispatch = k->dispatch;
-    if (!rc && !(rc = dp_exec_cuda(&gg, &c1, as, &eo, &r, err))) {
-        /* FIFO with equal ready times runs the ops in index order */
-        for (int i = 0; i + 1 < n; i++) cyc[cnt++] = r.end[i + 1] - r.end[i];
-        qsort(cyc, (size_t)cnt, sizeof *cyc, dp__cucal_cmp);
-        *per_op = cnt ? cyc[(cnt - 1) / 2] : 0;
-        dp_exec_result_free(&r);
-    }
-    if (have_c) dp_cluster_free(&c1);
-    dp_graph_free(&gg);
-    free(as); free(cyc);
-    k->cur_dev = -1;   /* dp_exec_cuda restored the device it found */
-    if (*per_op < 0) *per_op = 0;
-    return rc;
-}
-
 extern "C" int dp_calibrate_cuda(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *err)
 {
     dp_calibrate_opts o;
@@ -2885,7 +2949,7 @@ extern "C" int dp_calibrate_cuda(dp_cluster *out, const dp_calibrate_opts *opts,
 #define DP__CA(ptr, count) if (!((ptr) = (decltype(ptr))calloc((size_t)(count) + 1, sizeof *(ptr)))) { rc = dp__fail(err, DP_ERR_NOMEM, "calibrate (cuda): out of memory"); goto done; }
     DP__CA(k.gpu, nd); DP__CA(k.cap, nd); DP__CA(k.mm, nd); DP__CA(k.s, nd); DP__CA(k.e0, nd); DP__CA(k.e1, nd);
     DP__CA(k.a, nd); DP__CA(k.b, nd); DP__CA(k.y, nd); DP__CA(k.big, 2 * G); DP__CA(bw, (size_t)G * G);
-    DP__CA(k.pool, G); DP__CA(k.t, nd); DP__CA(k.gc, nd); DP__CA(k.sms, nd); DP__CA(devs, nd);
+    DP__CA(k.pool, G); DP__CA(k.gc, nd); DP__CA(k.sms, nd); DP__CA(devs, nd);
 #undef DP__CA
     /* the logical devices that share a GPU measured in partitions of their
        own SMs, as dp_exec_cuda runs them (equal ones: the cluster's speeds
@@ -2901,8 +2965,14 @@ extern "C" int dp_calibrate_cuda(dp_cluster *out, const dp_calibrate_opts *opts,
         }
     for (int d = 0; d < nd; d++)
         if ((rc = dp__cucal_device(&k, &c, d, S, err))) goto done;
-    for (int kd = 1; kd < DP_KIND__COUNT; kd++)
-        if ((rc = dp__cucal_kind(&k, &c, kd, S, o.seconds, err))) goto done;
+    {
+        /* sides 16, 32, ... below size, then size (8 alone below 16), as
+           dp_calibrate_cpu's */
+        int side[DP_MAX_CURVE], ns = 0;
+        for (int x = 16; x < S && ns < DP_MAX_CURVE - 1; x *= 2) side[ns++] = x;
+        side[ns++] = S;
+        if ((rc = dp__cucal_curves(&k, &c, side, ns, err))) goto done;
+    }
     if ((rc = dp__cucal_bandwidth(&k, bw, o.seconds, err))) goto done;
     {
         double lat = 0;
@@ -2912,11 +2982,6 @@ extern "C" int dp_calibrate_cuda(dp_cluster *out, const dp_calibrate_opts *opts,
                 c.bandwidth[a * nd + b] = bw[k.gpu[a] * G + k.gpu[b]];
                 c.latency[a * nd + b] = a == b ? 0 : lat;
             }
-    }
-    {
-        double ovh = 0;
-        if ((rc = dp__cucal_overhead(&k, &ovh, err))) goto done;
-        for (int d = 0; d < nd; d++) c.overhead[d] = ovh;
     }
     *out = c;
     memset(&c, 0, sizeof c);
@@ -2939,7 +3004,7 @@ done:
     if (prev >= 0) (void)cudaSetDevice(prev);
     (void)cudaGetLastError();
     free(k.gpu); free(k.cap); free(k.mm); free(k.s); free(k.e0); free(k.e1); free(k.a); free(k.b); free(k.y); free(k.big);
-    free(k.pool); free(k.t); free(bw); free(k.gc); free(k.sms); free(devs);
+    free(k.pool); free(bw); free(k.gc); free(k.sms); free(devs);
     dp_cluster_free(&c);
     return rc;
 }

@@ -488,6 +488,97 @@ static void check_pace_math(void)
     CHECK(dp__cu_pace_ns(3600, 1e10, 0, 1.0) == DP__CU_PACE_MAX_NS, "an hour: clamped to 60 s: %llu", dp__cu_pace_ns(3600, 1e10, 0, 1.0));
 }
 
+/* dp_calibrate_cuda's arithmetic (dp__cucal_median, _chain_stats,
+   _curve), by hand. */
+static void check_calibrate_math(void)
+{
+    double v3[3] = {3, 1, 2}, v4[4] = {4, 1, 3, 2};
+    CHECK(dp__cucal_median(v3, 3) == 2, "median of 3 1 2: %g", v3[1]);
+    CHECK(dp__cucal_median(v4, 4) == 2, "lower median of 4 1 3 2: 2");
+    CHECK(dp__cucal_median(NULL, 0) == 0, "median of nothing: 0");
+    {
+        /* a chain of 5 ops, stored as ops 6, 5, 4, 3, 2 of 7 (chain order
+           reversed against the index): end - start 8 10 5 14 2 -> median 8;
+           gaps 2 5 1 5 -> lower median 2 */
+        double st[7] = {-1, -1, 50, 31, 25, 10, 0}, en[7] = {-1, -1, 52, 45, 30, 20, 8}, t = -1, gp = -1, gaps[4] = {0};
+        int ops[5] = {6, 5, 4, 3, 2};
+        int rc = dp__cucal_chain_stats(st, en, ops, 5, 1, &t, gaps, &gp);
+        CHECK(rc == 0 && t == 8 && gp == 2, "chain: rc %d, op time %g (want 8), gap %g (want 2)", rc, t, gp);
+        CHECK(gaps[0] == 2 && gaps[1] == 5 && gaps[2] == 1 && gaps[3] == 5, "chain gaps in chain order: %g %g %g %g (want 2 5 1 5)", gaps[0], gaps[1], gaps[2], gaps[3]);
+        gaps[0] = -7;
+        rc = dp__cucal_chain_stats(st, en, ops, 5, 0, &t, gaps, &gp);
+        CHECK(rc == 0 && t == 8 && gp == 0 && gaps[0] == -7, "independent ops: op time %g, gap %g (want 0), gaps untouched", t, gp);
+        rc = dp__cucal_chain_stats(st, en, ops, 1, 1, &t, NULL, &gp);
+        CHECK(rc == 0 && t == 8 && gp == 0, "one op (op 6: 8 - 0): time %g (want 8), gap %g (want 0)", t, gp);
+        CHECK(dp__cucal_chain_stats(st, en, ops, 0, 1, &t, NULL, &gp) == -1, "0 ops refused");
+        CHECK(dp__cucal_chain_stats(st, en, ops, DP__CUCAL_MAX_CHAIN + 1, 1, &t, NULL, &gp) == -1, "too long a chain refused");
+        CHECK(dp__cucal_chain_stats(st, en, ops, 5, 1, NULL, NULL, &gp) == -1, "no op_time refused");
+    }
+    {
+        /* work 100 800 800 6400 51200 at 1 0.8 5 4 8 us: 800 at 0.8 us is
+           raised to 1 us (8e8), the second 800 dropped, then 6400 / 4 us
+           = 1.6e9, 51200 / 8 us = 6.4e9 */
+        double w[5] = {100, 800, 800, 6400, 51200}, sec[5] = {1e-6, 0.8e-6, 5e-6, 4e-6, 8e-6};
+        double want[4][2] = {{100, 1e8}, {800, 8e8}, {6400, 1.6e9}, {51200, 6.4e9}};
+        dp_speed_point pts[5];
+        int m = dp__cucal_curve(w, sec, 5, pts), ok = m == 4;
+        for (int i = 0; ok && i < 4; i++) ok = pts[i].work == want[i][0] && fabs(pts[i].speed / want[i][1] - 1) < 1e-12;
+        CHECK(ok, "curve: %d points (want 4): %g:%g %g:%g ...", m, pts[0].work, pts[0].speed, pts[1].work, pts[1].speed);
+        /* NaN and 0 s: 1e-9 s; work 0 and -1 dropped */
+        double w2[4] = {0, -1, 10, 20}, s2[4] = {1, 1, NAN, 0};
+        m = dp__cucal_curve(w2, s2, 4, pts);
+        CHECK(m == 2 && pts[0].work == 10 && fabs(pts[0].speed / 1e10 - 1) < 1e-12 && pts[1].work == 20 && fabs(pts[1].speed / 2e10 - 1) < 1e-12,
+              "curve of NaN and 0 s: %d points, %g:%g", m, pts[0].work, pts[0].speed);
+        CHECK(dp__cucal_curve(w, sec, 0, pts) == 0, "no points: 0");
+    }
+}
+
+/* A calibrated cluster predicts a small workload: calibrate one logical
+   device under graph dispatch (sides 16..256), then chainmm dim 256 P 2
+   (128 x 128 blocks: the 128^3 matmuls the one-size calibration
+   mispriced by 2-4x) on it under graph dispatch; its median wall within
+   25% of the simulator's makespan (issue 41's worst-case target for
+   calibrated predictions; the old calibration was 219% off here). */
+static void check_gpu_calibrate(void)
+{
+    dp_error err;
+    dp_graph g;
+    dp_cluster c;
+    dp_calibrate_opts co;
+    dp_exec_opts eo;
+    dp_exec_result r;
+    double pred = 0;
+    memset(&err, 0, sizeof err);
+    memset(&co, 0, sizeof co);
+    co.devices = 1; co.size = 256; co.dispatch = DP_DISPATCH_GRAPH;
+    double t0 = dp_now();
+    if (dp_calibrate_cuda(&c, &co, &err)) { CHECK(0, "calibrate: %s", err.msg); return; }
+    printf("  calibrate (1 device, graph, sides 16..256): %.1f s, overhead %.2f us\n", dp_now() - t0, c.overhead[0] * 1e6);
+    {
+        size_t at = DP_OP_MATMUL;
+        int n = c.curve_len[at], ok = n == 5;
+        for (int i = 1; ok && i < n; i++) ok = c.curve[at * DP_MAX_CURVE + i].work > c.curve[at * DP_MAX_CURVE + i - 1].work;
+        CHECK(ok, "matmul curve: %d points (want 5: sides 16..256), work increasing", n);
+        CHECK(c.overhead[0] >= 0 && c.overhead[0] < 1e-3, "overhead %g s in [0, 1 ms)", c.overhead[0]);
+    }
+    if (dp_graph_read(&g, "graphs/chainmm_256_p2.dpg", DP_FORMAT_AUTO, &err)) { CHECK(0, "read: %s", err.msg); dp_cluster_free(&c); return; }
+    int *a = (int *)calloc((size_t)g.n_ops, sizeof(int));   /* single: all on device 0 */
+    memset(&eo, 0, sizeof eo);
+    eo.reps = 9; eo.dispatch = DP_DISPATCH_GRAPH;
+    if (dp_simulate(&g, &c, a, NULL, &pred, &err)) CHECK(0, "simulate: %s", err.msg);
+    else if (dp_exec_cuda(&g, &c, a, &eo, &r, &err)) CHECK(0, "exec: %s", err.msg);
+    else {
+        double e = pred > 0 ? r.wall_median / pred - 1 : 1e9;
+        printf("  chainmm_256_p2 single, graph: wall %.3f ms, predicted %.3f ms (%+.1f%%)\n", r.wall_median * 1e3, pred * 1e3, 100 * e);
+        CHECK(fabs(e) <= 0.25, "chainmm_256_p2 on a calibrated cluster: wall %.3f ms vs predicted %.3f ms: %+.1f%% (limit 25%%)",
+              r.wall_median * 1e3, pred * 1e3, 100 * e);
+        dp_exec_result_free(&r);
+    }
+    free(a);
+    dp_graph_free(&g);
+    dp_cluster_free(&c);
+}
+
 static void check_gpu_kernels(void)
 {
     dp_error err;
@@ -1038,6 +1129,7 @@ int main(void)
     check_arguments();
     check_partition_math();
     check_pace_math();
+    check_calibrate_math();
     if (g_no_gpu && getenv("DP_REQUIRE_GPU") && atoi(getenv("DP_REQUIRE_GPU")) != 0) {
         /* on a GPU machine a missing GPU is a failure, not four skips */
         CHECK(0, "DP_REQUIRE_GPU is set but %s", g_no_gpu);
@@ -1048,6 +1140,7 @@ int main(void)
         SKIP("no CUDA device: %s (skipped: arena overflow, device memory after repeated runs)", g_no_gpu);
         SKIP("no CUDA device: %s (skipped: the tensor-core matmul on the GPU, tf32 and bf16)", g_no_gpu);
         SKIP("no CUDA device: %s (skipped: partitions of logical devices on one GPU, paced links)", g_no_gpu);
+        SKIP("no CUDA device: %s (skipped: a calibrated cluster predicts chainmm_256_p2 within 25%%)", g_no_gpu);
     } else {
         char name[256];
         if (!dp_cuda_device_name(0, name, sizeof name, &err)) printf("  %d GPU%s, GPU 0: %s\n", n, n == 1 ? "" : "s", name);
@@ -1057,6 +1150,7 @@ int main(void)
         check_gpu_partitions();
         check_gpu_arena_and_leaks();
         check_gpu_mma();
+        check_gpu_calibrate();
     }
     printf("test_cuda took %.1f s\n", dp_now() - t0);
     return dp_test_done();
