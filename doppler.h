@@ -1770,9 +1770,14 @@ typedef enum dp_dispatch_mode { DP_DISPATCH_DYNAMIC = 0, DP_DISPATCH_STATIC, DP_
    inputs rounded to bfloat16 (to nearest even, 7 mantissa bits), FP32
    accumulation (mma.m16n8k16); inputs and outputs stay float tensors.
    TF32 or BF16 where the tensor-core path is missing: DP_ERR_DEVICE. The
-   CPU executor computes in FP32: it takes DEFAULT and FP32, and refuses
-   TF32 and BF16 with DP_ERR_ARG. dp_matmul_err_bound gives the error
-   bound of each. */
+   CPU executor takes all four: DEFAULT is FP32 there; TF32 and BF16 are
+   emulated: every element of a matmul's inputs rounded exactly as the
+   tensor cores round it (bit for bit the same values), then its FP32
+   loop (products of rounded inputs are exact in FP32), so that it is the
+   reference for a CUDA run in that precision (the two then differ by the
+   order of FP32 sums and what follows from it, see dp_exec_tolerance). The MPI executor takes
+   DEFAULT and FP32 only (DP_ERR_ARG). dp_matmul_err_bound gives the
+   error bound of each against the exact product. */
 typedef enum dp_precision { DP_PREC_DEFAULT = 0, DP_PREC_FP32, DP_PREC_TF32, DP_PREC_BF16 } dp_precision;
 #define DP_PREC__COUNT 4
 /* "default", "fp32", "tf32", "bf16"; "?" out of range. */
@@ -1828,7 +1833,9 @@ typedef struct dp_exec_opts {
                                   (NULL: MPI_COMM_WORLD, the default
                                   timeout; see >>api-mpi); others ignore it */
     dp_precision precision;    /* matmul arithmetic (see dp_precision): CUDA
-                                  any; CPU and MPI DEFAULT or FP32 only     */
+                                  any; CPU any (TF32, BF16: the tensor
+                                  cores' input rounding emulated, FP32
+                                  sums; DEFAULT: FP32); MPI DEFAULT or FP32 */
 } dp_exec_opts;
 
 typedef struct dp_exec_result {
@@ -1914,17 +1921,27 @@ DPDEF int  dp_exec_compare(const dp_graph *g, const dp_exec_result *got, const d
    with unnormalised weights can exceed it. */
 #define DP_EXEC_TOL 1e-3
 /* The same comparison's tolerance for a CUDA run in precision p (its
-   dp_exec_result.precision): DP_EXEC_TOL for FP32; for TF32 and BF16 the
-   inputs of every matmul are rounded to 2^-11 and 2^-8 (against FP32's
-   2^-24), and that rounding passes through the ops after it, so a whole
-   graph's error against the CPU's is bounded only through every op's
-   inputs. One matmul's per element bound is dp_matmul_err_bound (checked
-   in tests/test_cuda.c); for whole graphs these are working tolerances,
-   relative to the tensor's scale as dp_exec_compare measures: 1e-2 for
-   TF32 (about 20 u), 8e-2 for BF16 (about 20 u). A softmax over large
-   logits (llama graphs) turns a logit's rounding into a relative error of
-   its exponential and can exceed them, as DP_EXEC_TOL's note says of
-   FP32's. */
+   dp_exec_result.precision) against a CPU run in the SAME precision (the
+   CPU executor rounds TF32 and BF16 matmul inputs as the tensor cores
+   do): DP_EXEC_TOL for FP32, 1e-2 for TF32, 8e-2 for BF16. Derivation:
+   the two runs' matmuls start from bit-identical graph inputs, round them
+   identically and form exact products, so at first they differ only in
+   the order of FP32 sums, as in FP32 (DP_EXEC_TOL). But once an input of
+   a later matmul differs by a relative d (that order), its rounding can
+   fall on the other side of a rounding boundary, with probability about
+   d / U, and then differs by one spacing U of the format (TF32 2^-10,
+   BF16 2^-7 relative): such jumps, of random sign, add up over a dot
+   product of K terms to about sqrt(d U) of its scale rather than d, and
+   repeated through layers the difference tends towards U itself, times
+   the graph's amplification (softmax over large logits, norms), which
+   DP_EXEC_TOL allows for FP32 with a margin of about 25 over llama_block's
+   measured 4e-5. Hence 10 U = 20 u (u = U / 2, the rounding's unit):
+   1e-2 (TF32) and 8e-2 (BF16). Measured with the GPU's algorithms on the
+   host against the CPU executor in the same precision (tests/test_cuda.c):
+   TF32 2e-4 (chainmm), 7e-5 (ffnn), 6e-4 (llama_block), 2.2e-3
+   (llama_layer); BF16 3e-5, 2.5e-4, 9e-4, 2.1e-3. Against an FP32 CPU
+   run the inputs' rounding itself shows (llama_block in TF32: 1.2e-2 on
+   an H200) and no tolerance of this kind bounds it. */
 DPDEF double dp_exec_tolerance(int p);
 
 /* The executors' defaults, for any executor: a zero *seconds_per_unit
@@ -2265,11 +2282,14 @@ void dp__cuda_host_kernel(const dp_graph *g, int v, const float *const *in, floa
    tile's rows (64 or 128, as the launch picks them). Returns 0, or -1 for
    a precision other than TF32 and BF16 or another bm. */
 int dp__cuda_host_mma(int r, int K, int c, const float *A, const float *B, float *C, int precision, int bm, int vec_a, int vec_b);
-/* x rounded as cvt.rna.tf32.f32 (to nearest, ties away from zero, 10
-   explicit mantissa bits) and as __float2bfloat16_rn (to nearest even, 7),
-   returned as floats. */
-float dp__cuda_round_tf32(float x);
-float dp__cuda_round_bf16(float x);
+/* x rounded as the tensor cores round a matmul's inputs, returned as
+   floats: as cvt.rna.tf32.f32 (to nearest, ties away from zero, 10
+   explicit mantissa bits) and as __float2bfloat16_rn (to nearest, ties to
+   even, 7); inf as it is, NaN stays NaN. The CPU executor's TF32 and BF16
+   matmuls (dp_exec_opts.precision) and doppler_cuda.cu's host emulation of
+   the tensor-core kernel (dp__cuda_host_mma) both use these. */
+DPDEF float dp__round_tf32(float x);
+DPDEF float dp__round_bf16(float x);
 /* Defined in doppler_cuda.cu (extern, no DPDEF), for tests/test_cuda.c:
    dp_calibrate_cuda's arithmetic. Each probe is a chain of
    DP__CUCAL_CHAIN ops per logical device, run DP__CUCAL_REPS times by
@@ -13029,8 +13049,33 @@ static float dp__exp_flush(float z, uint32_t *big)
     return ez;
 }
 
-/* out = op(in[0..]), shapes already checked. */
-static void dp__kernel(const dp_graph *g, int v, const float *const *in, float *out, uint64_t seed)
+DPDEF float dp__round_tf32(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    if ((u & 0x7f800000u) == 0x7f800000u) return x;   /* inf, NaN: as they are */
+    u += 0x1000u;                                      /* half of the last kept bit: ties away */
+    u &= 0xffffe000u;
+    memcpy(&x, &u, 4);
+    return x;
+}
+
+DPDEF float dp__round_bf16(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) u = (u | 0x00400000u) & 0xffff0000u;  /* NaN stays NaN */
+    else u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;                 /* to nearest, ties to even */
+    memcpy(&x, &u, 4);
+    return x;
+}
+
+/* out = op(in[0..]), shapes already checked; matmuls in precision prec:
+   FP32 (or DEFAULT) as they are, TF32 and BF16 with every input element
+   first rounded as the tensor cores round it (dp__round_tf32, _bf16), then
+   the same FP32 loop (the products of two rounded inputs are exact in
+   FP32: 11 x 11 and 8 x 8 significant bits). */
+static void dp__kernel_at(const dp_graph *g, int v, const float *const *in, float *out, uint64_t seed, int prec)
 {
     int r = g->rows[v], c = g->cols[v], nin = g->in_off[v + 1] - g->in_off[v], i, j, k;
     const int *ie = g->in_edge + g->in_off[v];
@@ -13044,29 +13089,38 @@ static void dp__kernel(const dp_graph *g, int v, const float *const *in, float *
            columns at a time in registers: no store in the inner loop, so
            the speed does not depend on where the buffers lie (an inner
            loop storing into out ran up to 2x slower when out and b were
-           4 KiB apart: false store-to-load dependencies) */
+           4 KiB apart: false store-to-load dependencies). RD(x) reads an
+           input element: as it is (FP32), or rounded as the tensor cores
+           round it (TF32, BF16; on the fly, so no buffer to allocate) */
         int K = g->cols[g->src[ie[0]]];
-        for (i = 0; i < r; i++) {
-            const float *a = in[0] + (size_t)i * K;
-            float *o = out + (size_t)i * c;
-            for (j = 0; j + 8 <= c; j += 8) {
-                float s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, s6 = 0, s7 = 0;
-                const float *b = in[1] + j;
-                for (k = 0; k < K; k++, b += c) {
-                    float x = a[k];
-                    s0 += x * b[0]; s1 += x * b[1]; s2 += x * b[2]; s3 += x * b[3];
-                    s4 += x * b[4]; s5 += x * b[5]; s6 += x * b[6]; s7 += x * b[7];
-                }
-                o[j] = s0; o[j + 1] = s1; o[j + 2] = s2; o[j + 3] = s3;
-                o[j + 4] = s4; o[j + 5] = s5; o[j + 6] = s6; o[j + 7] = s7;
-            }
-            for (; j < c; j++) {
-                float s0 = 0;
-                const float *b = in[1] + j;
-                for (k = 0; k < K; k++, b += c) s0 += a[k] * b[0];
-                o[j] = s0;
-            }
+#define DP__MM_AS_IS(x) (x)
+#define DP__MM_LOOP(RD)                                                          \
+        for (i = 0; i < r; i++) {                                                \
+            const float *a = in[0] + (size_t)i * K;                              \
+            float *o = out + (size_t)i * c;                                      \
+            for (j = 0; j + 8 <= c; j += 8) {                                    \
+                float s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, s6 = 0, s7 = 0; \
+                const float *b = in[1] + j;                                      \
+                for (k = 0; k < K; k++, b += c) {                                \
+                    float x = RD(a[k]);                                          \
+                    s0 += x * RD(b[0]); s1 += x * RD(b[1]); s2 += x * RD(b[2]); s3 += x * RD(b[3]); \
+                    s4 += x * RD(b[4]); s5 += x * RD(b[5]); s6 += x * RD(b[6]); s7 += x * RD(b[7]); \
+                }                                                                \
+                o[j] = s0; o[j + 1] = s1; o[j + 2] = s2; o[j + 3] = s3;          \
+                o[j + 4] = s4; o[j + 5] = s5; o[j + 6] = s6; o[j + 7] = s7;      \
+            }                                                                    \
+            for (; j < c; j++) {                                                 \
+                float s0 = 0;                                                    \
+                const float *b = in[1] + j;                                      \
+                for (k = 0; k < K; k++, b += c) s0 += RD(a[k]) * RD(b[0]);       \
+                o[j] = s0;                                                       \
+            }                                                                    \
         }
+        if (prec == DP_PREC_TF32) { DP__MM_LOOP(dp__round_tf32) }
+        else if (prec == DP_PREC_BF16) { DP__MM_LOOP(dp__round_bf16) }
+        else { DP__MM_LOOP(DP__MM_AS_IS) }
+#undef DP__MM_LOOP
+#undef DP__MM_AS_IS
         break;
     }
     case DP_OP_ADD: case DP_OP_REDUCE:
@@ -13136,6 +13190,13 @@ static void dp__kernel(const dp_graph *g, int v, const float *const *in, float *
     case DP_OP_COPY: memcpy(out, in[0], sizeof(float) * n); break;
     default: break;
     }
+}
+
+/* out = op(in[0..]) in FP32 (the tests' single kernels, the executor's
+   FP32 and DEFAULT). */
+static void dp__kernel(const dp_graph *g, int v, const float *const *in, float *out, uint64_t seed)
+{
+    dp__kernel_at(g, v, in, out, seed, DP_PREC_FP32);
 }
 
 /* ======================================================================
@@ -13588,6 +13649,7 @@ typedef struct dp__cpux {
                                a list threaded through the buffers   */
     const float **inp;      /* [m] input pointers of real ops, by in-edge slot */
     uint64_t seed;
+    int prec;               /* the matmuls' dp_precision (FP32, TF32, BF16) */
     uint64_t *dig;
     double *start, *end, *busy, *cpu;
     double t0, t_end;
@@ -13733,9 +13795,10 @@ static uint64_t dp__cpu_hash(const unsigned char *b, size_t n, uint64_t h)
 
 /* A real op's work in the executor: its kernel, then the hash of its
    output (the digest); dp_calibrate_cpu times exactly this. */
-static uint64_t dp__cpu_real(const dp_graph *g, int v, const float *const *in, float *out, uint64_t seed)
+static uint64_t dp__cpu_real(const dp_graph *g, int v, const float *const *in, float *out, uint64_t seed, int prec)
 {
-    dp__kernel(g, v, in, out, seed);
+    if (prec == DP_PREC_TF32 || prec == DP_PREC_BF16) dp__kernel_at(g, v, in, out, seed, prec);
+    else dp__kernel(g, v, in, out, seed);
     return dp__cpu_hash((const unsigned char *)out, sizeof(float) * (size_t)g->rows[v] * g->cols[v], 0xcbf29ce484222325ULL ^ (uint64_t)v);
 }
 
@@ -13832,7 +13895,7 @@ static double dp__cpu_run(dp__cpux *x, int v, int d)
             int e = g->in_edge[k], u = g->src[e];
             in[k - g->in_off[v]] = (const float *)(x->assign[u] == d ? x->buf[u] : x->xbuf[e]);
         }
-        h = dp__cpu_real(g, v, in, (float *)out, x->seed);
+        h = dp__cpu_real(g, v, in, (float *)out, x->seed, x->prec);
     } else {
         h = 0xcbf29ce484222325ULL ^ (uint64_t)v;
         for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
@@ -14172,14 +14235,6 @@ DPDEF int dp__exec_args(const dp_graph *g, const dp_cluster *c, const int *assig
     return 0;
 }
 
-/* The CPU and MPI executors compute in FP32 only. */
-static int dp__exec_fp32_only(const dp_exec_opts *o, const char *who, dp_error *err)
-{
-    if (o->precision != DP_PREC_DEFAULT && o->precision != DP_PREC_FP32)
-        return dp__fail(err, DP_ERR_ARG, "%s: precision %s: the CPU kernels compute in fp32 only (tf32 and bf16 are the CUDA executor's)", who, dp_precision_name((int)o->precision));
-    return 0;
-}
-
 DPDEF const char *dp_precision_name(int p)
 {
     static const char *const names[DP_PREC__COUNT] = {"default", "fp32", "tf32", "bf16"};
@@ -14218,13 +14273,15 @@ DPDEF int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign,
     if (res) memset(res, 0, sizeof *res);
     dp__ok(err);
     if ((rc = dp__exec_args(g, c, assign, &o, res, "exec", err))) return rc;
-    if ((rc = dp__exec_fp32_only(&o, "exec (cpu)", err))) return rc;
-    res->precision = DP_PREC_FP32;
+    /* TF32 and BF16: the matmuls' inputs rounded as the tensor cores
+       round them (dp__kernel_at), FP32 sums: the CUDA executor's
+       arithmetic in that precision but for the order of the sums */
+    res->precision = o.precision == DP_PREC_DEFAULT ? DP_PREC_FP32 : (int)o.precision;
     if (o.dispatch != DP_DISPATCH_DYNAMIC)
         return dp__fail(err, DP_ERR_ARG, "exec (cpu): dispatch %d: the CPU executor dispatches dynamically only (static and graph are CUDA's)", (int)o.dispatch);
     n = g->n_ops; m = g->n_edges; nd = c->n;
     x.g = g; x.c = c; x.assign = assign; x.n = n; x.m = m; x.nd = nd;
-    x.err = err; x.seed = o.seed; x.cpu_times = o.cpu_times != 0;
+    x.err = err; x.seed = o.seed; x.prec = res->precision; x.cpu_times = o.cpu_times != 0;
     if ((rc = dp__rt_init(&x.rt, g, c, NULL, &o, err))) return rc;
     dp__rt_plan(&x.rt, assign, o.order, o.priority);
     if ((rc = dp__rt_resident_fits(&x.rt, err))) { dp__rt_free(&x.rt); return rc; }
@@ -14342,7 +14399,7 @@ static void *dp__cal_worker(void *p)
             float *base = a->buf + a->set * (size_t)(a->calls % a->nsets);
             const float *in[2];
             in[0] = base; in[1] = base + a->set / 4;
-            dp__cpu_real(a->g, a->v, in, base + a->set / 2, 1);
+            dp__cpu_real(a->g, a->v, in, base + a->set / 2, 1, DP_PREC_FP32);
         }
         dc = dp__thread_cpu() - c1;
         a->cpu += dc;
@@ -15284,7 +15341,8 @@ static int dp__mpi_args(const dp_graph *g, const dp_cluster *c, const int *assig
 {
     int rc, d, nodes = 1, e, v, *ub = NULL, flag = 0;
     if ((rc = dp__exec_args(g, c, assign, o, res, "exec (mpi)", err))) return rc;
-    if ((rc = dp__exec_fp32_only(o, "exec (mpi)", err))) return rc;
+    if (o->precision != DP_PREC_DEFAULT && o->precision != DP_PREC_FP32)   /* FP32 only */
+        return dp__fail(err, DP_ERR_ARG, "exec (mpi): precision %s: the MPI executor computes in fp32 only (tf32 and bf16: the CPU and CUDA executors)", dp_precision_name((int)o->precision));
     if (o->dispatch != DP_DISPATCH_DYNAMIC)
         return dp__fail(err, DP_ERR_ARG, "exec (mpi): dispatch %d: the MPI executor dispatches dynamically only", (int)o->dispatch);
     if (o->mpi && !(o->mpi->timeout >= 0 && o->mpi->timeout < 1e9))

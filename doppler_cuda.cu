@@ -889,23 +889,9 @@ __host__ __device__ static inline int dp__mm_copy_n(int gr, int gc, int rows, in
     return gr < rows && gc < cols ? vw : 0;
 }
 
-/* The hardware's input roundings, on the host (tests) */
-static inline float dp__cu_bits_float(uint32_t u) { float f; memcpy(&f, &u, sizeof f); return f; }
-static inline uint32_t dp__cu_float_bits(float f) { uint32_t u; memcpy(&u, &f, sizeof u); return u; }
-extern "C" float dp__cuda_round_tf32(float x)
-{
-    uint32_t u = dp__cu_float_bits(x);
-    if ((u & 0x7f800000u) == 0x7f800000u) return x;   /* inf, NaN: as they are */
-    u += 0x1000u;                                      /* half of the last kept bit: ties away */
-    return dp__cu_bits_float(u & 0xffffe000u);
-}
-extern "C" float dp__cuda_round_bf16(float x)
-{
-    uint32_t u = dp__cu_float_bits(x);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return dp__cu_bits_float((u | 0x00400000u) & 0xffff0000u);  /* NaN stays NaN */
-    u += 0x7fffu + ((u >> 16) & 1u);                   /* to nearest, ties to even */
-    return dp__cu_bits_float(u & 0xffff0000u);
-}
+/* The hardware's input roundings, on the host (the emulation below, the
+   CPU executor's TF32 and BF16 matmuls): doppler.h's dp__round_tf32 and
+   dp__round_bf16, so that the emulation and the CPU reference round alike */
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 __device__ static inline uint32_t dp__mm_tf32(float x)
@@ -1426,12 +1412,12 @@ extern "C" int dp__cuda_host_mma(int r, int K, int c, const float *A, const floa
                                 for (int e = 0; e < na; e++) {
                                     dp__mm_a_at(prec, lane, e, &row, &k);
                                     float x = As[(wr + mt * 16 + row) * sa + kk + k];
-                                    am[row][k] = prec == DP_PREC_BF16 ? dp__cuda_round_bf16(x) : dp__cuda_round_tf32(x);
+                                    am[row][k] = prec == DP_PREC_BF16 ? dp__round_bf16(x) : dp__round_tf32(x);
                                 }
                                 for (int e = 0; e < nb; e++) {
                                     dp__mm_b_at(prec, lane, e, &k, &col);
                                     float x = Bs[(kk + k) * sb + wc + nt * 8 + col];
-                                    bm[k][col] = prec == DP_PREC_BF16 ? dp__cuda_round_bf16(x) : dp__cuda_round_tf32(x);
+                                    bm[k][col] = prec == DP_PREC_BF16 ? dp__round_bf16(x) : dp__round_tf32(x);
                                 }
                             }
                             for (int lane = 0; lane < 32; lane++)

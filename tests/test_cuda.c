@@ -11,7 +11,9 @@
      concat, split, transpose, copy), within DP_EXEC_TOL where the order
      differs (matmul with fused multiply-adds, softmax and the norms by lane
      partials and a butterfly); and whole workloads run op by op through the
-     same host emulation against the CPU executor's outputs;
+     same host emulation against the CPU executor's outputs (TF32 and BF16:
+   the tensor-core kernel's emulation against the CPU executor in the same
+   precision, within dp_exec_tolerance);
    - argument errors found before a GPU is touched, and DP_ERR_DEVICE with
      the runtime's reason when there is no GPU.
    With a GPU (else one SKIP line each, with the reason; a failure instead
@@ -278,7 +280,7 @@ static void check_host_kernels(void)
 
 /* A whole graph through the host emulation, op by op in topological
    order; the sinks' outputs into out[v]. */
-static void emulate_graph(const dp_graph *g, uint64_t seed, float **out)
+static void emulate_graph(const dp_graph *g, uint64_t seed, int prec, float **out)
 {
     float **buf = (float **)calloc((size_t)g->n_ops, sizeof(float *));
     const float **in = (const float **)calloc((size_t)g->n_edges + 1, sizeof(float *));
@@ -286,7 +288,9 @@ static void emulate_graph(const dp_graph *g, uint64_t seed, float **out)
         int v = g->topo[t];
         for (int k = g->in_off[v]; k < g->in_off[v + 1]; k++) in[k - g->in_off[v]] = buf[g->src[g->in_edge[k]]];
         buf[v] = (float *)malloc(sizeof(float) * ((size_t)g->rows[v] * g->cols[v] + 1));
-        dp__cuda_host_kernel(g, v, in, buf[v], seed);
+        if (g->kind[v] == DP_OP_MATMUL && (prec == DP_PREC_TF32 || prec == DP_PREC_BF16))
+            dp__cuda_host_mma(g->rows[v], g->cols[g->src[g->in_edge[g->in_off[v]]]], g->cols[v], in[0], in[1], buf[v], prec, 128, 0, 0);
+        else dp__cuda_host_kernel(g, v, in, buf[v], seed);
     }
     for (int v = 0; v < g->n_ops; v++) {
         if (g->out_off[v + 1] == g->out_off[v]) out[v] = buf[v];
@@ -298,10 +302,14 @@ static void emulate_graph(const dp_graph *g, uint64_t seed, float **out)
 
 static const char *g_workloads[] = {"graphs/chainmm_256_p2.dpg", "graphs/ffnn_256_p2.dpg", "graphs/llama_block_256_p2.dpg", "graphs/llama_layer_256_p2.dpg"};
 
-/* The shipped workloads through the host emulation against the CPU executor. */
+/* The shipped workloads through the host emulation against the CPU
+   executor, in each precision: TF32 and BF16 through the tensor-core
+   kernel's emulation (dp__cuda_host_mma) against the CPU executor in the
+   same precision (inputs rounded alike), within dp_exec_tolerance. */
 static void check_host_workloads(void)
 {
-    for (int w = 0; w < 4; w++) {
+    for (int w = 0; w < 4; w++)
+      for (int p = DP_PREC_FP32; p <= DP_PREC_BF16; p++) {
         dp_graph g;
         dp_cluster c;
         dp_error err;
@@ -312,19 +320,20 @@ static void check_host_workloads(void)
         dp_cluster_homogeneous(&c, 1, 1e9, 1e10, 0, &err);
         int *one = (int *)calloc((size_t)g.n_ops, sizeof(int));
         memset(&eo, 0, sizeof eo);
-        eo.precision = DP_PREC_FP32;   /* the exact FP32 kernel (tensor cores: check_*_mma) */
+        eo.precision = (dp_precision)p;
         eo.keep_outputs = 1; eo.seed = 3;
         if (!dp_exec_cpu(&g, &c, one, &eo, &r, &err)) {
-            double e = -1;
+            double e = -1, tol = dp_exec_tolerance(p);
             int worst = -1;
+            CHECK(r.precision == p, "%s: the CPU executor ran %s, asked %s", g_workloads[w], dp_precision_name(r.precision), dp_precision_name(p));
             memset(&emu, 0, sizeof emu);
             emu.n_ops = g.n_ops;
             emu.outputs = (float **)calloc((size_t)g.n_ops, sizeof(float *));
-            emulate_graph(&g, 3, emu.outputs);
+            emulate_graph(&g, 3, p, emu.outputs);
             CHECK(dp_exec_compare(&g, &emu, &r, &e, &worst, &err) == 0, "%s: compare: %s", g_workloads[w], err.msg);
-            CHECK(e <= DP_EXEC_TOL, "%s: the GPU algorithm on the host is %.3g off the CPU executor at '%s' (tolerance %g)",
-                  g_workloads[w], e, worst >= 0 ? g.name[worst] : "?", DP_EXEC_TOL);
-            printf("  %s: GPU algorithm on the host against the CPU executor: %.2g\n", g_workloads[w], e);
+            CHECK(e <= tol, "%s, %s: the GPU algorithm on the host is %.3g off the CPU executor at '%s' (tolerance %g)",
+                  g_workloads[w], dp_precision_name(p), e, worst >= 0 ? g.name[worst] : "?", tol);
+            printf("  %s, %s: GPU algorithm on the host against the CPU executor in %s: %.2g (tolerance %g)\n", g_workloads[w], dp_precision_name(p), dp_precision_name(p), e, tol);
             dp_exec_result_free(&emu);
             dp_exec_result_free(&r);
         } else CHECK(0, "%s: exec: %s", g_workloads[w], err.msg);
@@ -644,12 +653,12 @@ static void check_mma_rounding(void)
         {257.0, 257.0, 256.0},                             /* 257 = 256 + 1: bf16 tie, even: 256 */
     };
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
-        float x = f_of(v[i].x), t = dp__cuda_round_tf32(x), b = dp__cuda_round_bf16(x);
+        float x = f_of(v[i].x), t = dp__round_tf32(x), b = dp__round_bf16(x);
         CHECK(t == f_of(v[i].tf32), "tf32(%.10g) = %.10g, expected %.10g", v[i].x, t, v[i].tf32);
         CHECK(b == f_of(v[i].bf16), "bf16(%.10g) = %.10g, expected %.10g", v[i].x, b, v[i].bf16);
     }
-    CHECK(isnan(dp__cuda_round_tf32(NAN)) && isnan(dp__cuda_round_bf16(NAN)), "NaN rounds to NaN");
-    CHECK(isinf(dp__cuda_round_tf32(INFINITY)) && dp__cuda_round_bf16(-INFINITY) == -INFINITY, "inf rounds to inf");
+    CHECK(isnan(dp__round_tf32(NAN)) && isnan(dp__round_bf16(NAN)), "NaN rounds to NaN");
+    CHECK(isinf(dp__round_tf32(INFINITY)) && dp__round_bf16(-INFINITY) == -INFINITY, "inf rounds to inf");
     /* the bound's formula, by hand */
     CHECK(dp_matmul_err_bound(DP_PREC_FP32, 1) == ldexp(1, -24) / (1 - ldexp(1, -24)), "fp32 bound at K 1: %.17g", dp_matmul_err_bound(DP_PREC_FP32, 1));
     CHECK(dp_matmul_err_bound(DP_PREC_TF32, 0) == ldexp(1, -10) + ldexp(1, -22), "tf32 bound at K 0: %.17g", dp_matmul_err_bound(DP_PREC_TF32, 0));
@@ -918,6 +927,36 @@ static void check_gpu_workloads(void)
                     dp_exec_result_free(&r);
                 }
             dp_cluster_free(&c);
+        }
+        /* the default precision (TF32 tensor cores on sm_80+), round-robin
+           on 4 logical devices, against the CPU executor in the precision
+           that ran, within dp_exec_tolerance (as exec verifies) */
+        {
+            dp_cluster c4;
+            dp_place_opts po;
+            dp_place_result pr;
+            dp_exec_result r, rp;
+            dp_exec_opts ep = eo;
+            memset(&po, 0, sizeof po);
+            ep.precision = DP_PREC_DEFAULT; ep.order = DP_ORDER_FIFO; ep.dispatch = DP_DISPATCH_DYNAMIC; ep.reps = 1;
+            dp_cluster_for_graph(&c4, &g, 4, &err);
+            if (dp_place(DP_METHOD_ROUND_ROBIN, &g, &c4, &po, a, &pr, &err) || dp_exec_cuda(&g, &c4, a, &ep, &r, &err)) CHECK(0, "%s, default precision: %s", g_workloads[w], err.msg);
+            else {
+                memset(a, 0, sizeof(int) * (size_t)g.n_ops);
+                ep.precision = (dp_precision)r.precision;
+                if (dp_exec_cpu(&g, &c1, a, &ep, &rp, &err)) CHECK(0, "%s: cpu in %s: %s", g_workloads[w], dp_precision_name(r.precision), err.msg);
+                else {
+                    double e = -1, tol = dp_exec_tolerance(r.precision);
+                    int worst = -1;
+                    CHECK(dp_exec_compare(&g, &r, &rp, &e, &worst, &err) == 0 && e <= tol, "%s, 4 logical devices, %s: outputs %.3g off the CPU's in %s at '%s' (tolerance %g)",
+                          g_workloads[w], dp_precision_name(r.precision), e, dp_precision_name(r.precision), worst >= 0 ? g.name[worst] : "?", tol);
+                    printf("  %s on 4 logical devices, default precision (%s): %.2g off the CPU executor in %s (tolerance %g)\n", g_workloads[w], dp_precision_name(r.precision), e, dp_precision_name(r.precision), tol);
+                    dp_exec_result_free(&rp);
+                }
+                dp_exec_result_free(&r);
+            }
+            memset(a, 0, sizeof(int) * (size_t)g.n_ops);
+            dp_cluster_free(&c4);
         }
         dp_exec_result_free(&ref);
         free(a);

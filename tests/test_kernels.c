@@ -304,9 +304,94 @@ static void test_workloads(void)
     CHECK(dp_gen_workload(&g, &o, &err) == DP_ERR_RANGE && strstr(err.msg, "multiple"), "dim 10 parts 3 accepted");
 }
 
+/* The matmul in TF32 and BF16 (dp_exec_opts.precision): every element of
+   A and B rounded as the tensor cores round it, then the FP32 loop. By
+   hand, with e = 2^-11: a = [1 + e, 1 + e/2] (1 + 2^-11 is a TF32 tie,
+   rounded away from zero to 1 + 2^-10, where ties to even would give 1;
+   1 + 2^-12 is below half a TF32 ulp: 1; both are below half a BF16 ulp:
+   1) times nine columns of B (the eight-column path and the remainder).
+   BF16 ties to even: 1 + 2^-8 -> 1, 1 + 3 2^-8 -> 1 + 2^-6, 257 -> 256.
+   Every product and sum below is exact in FP32. FP32 and DEFAULT: bit for
+   bit a plain triple loop. */
+static void test_precision(void)
+{
+    const double e = ldexp(1, -11), h = ldexp(1, -12), t = ldexp(1, -10), q = ldexp(1, -8);
+    /* B's two rows: b0[j], b1[j] */
+    const double b0[9] = {1, 0, 1, 1 + e, -(1 + e), 1 + q, 1 + 3 * q, 0, 1 + e};
+    const double b1[9] = {0, 1, 1, 0, 0, 0, 0, 257, 1 + h};
+    /* a's roundings: TF32 [1 + 2^-10, 1], BF16 [1, 1] */
+    const double tf32[9] = {
+        1 + t,                                   /* the tie, away from zero */
+        1,                                       /* 1 + 2^-12: down */
+        2 + t,
+        (1 + t) * (1 + t),                       /* both rounded: 1 + 2^-9 + 2^-20 */
+        -(1 + t) * (1 + t),                      /* away from zero when negative too */
+        (1 + t) * (1 + q),                       /* 1 + 2^-8 is a TF32 value */
+        (1 + t) * (1 + 3 * q),
+        257,                                     /* 257 is a TF32 value; 1 x 257 */
+        (1 + t) * (1 + t) + 1,                   /* 2 + 2^-9 + 2^-20 */
+    };
+    const double bf16[9] = {1, 1, 2, 1, -1, 1 /* tie, even: 1 */, 1 + ldexp(1, -6) /* tie, even: up */, 256 /* tie, even */, 2};
+    float a[2], b[18], got[9], ref[9];
+    const float *in[2] = {a, b};
+    int sh[] = {1, 2, 2, 9};
+    dp_graph g;
+    a[0] = (float)(1 + e); a[1] = (float)(1 + h);
+    for (int j = 0; j < 9; j++) { b[j] = (float)b0[j]; b[9 + j] = (float)b1[j]; }
+    if (!one_op(&g, DP_OP_MATMUL, 2, sh, 1, 9, 0)) {
+        dp__kernel_at(&g, 2, in, got, 0, DP_PREC_TF32);
+        for (int j = 0; j < 9; j++) CHECK(got[j] == (float)tf32[j], "tf32 matmul column %d: %.10g, by hand %.10g", j, got[j], tf32[j]);
+        dp__kernel_at(&g, 2, in, got, 0, DP_PREC_BF16);
+        for (int j = 0; j < 9; j++) CHECK(got[j] == (float)bf16[j], "bf16 matmul column %d: %.10g, by hand %.10g", j, got[j], bf16[j]);
+        /* FP32: the inputs as they are (1 + 2^-11 stays): the plain loop */
+        for (int j = 0; j < 9; j++) { float s0 = 0; for (int k = 0; k < 2; k++) s0 += a[k] * b[9 * k + j]; ref[j] = s0; }
+        for (int p = DP_PREC_DEFAULT; p <= DP_PREC_FP32; p++) {
+            dp__kernel_at(&g, 2, in, got, 0, p);
+            CHECK(memcmp(got, ref, sizeof got) == 0, "%s matmul differs from the plain loop", dp_precision_name(p));
+        }
+        CHECK(ref[0] == (float)(1 + e) && ref[8] == (float)(2 + t + e + ldexp(1, -22)), "fp32 keeps 1 + 2^-11: %.10g, %.10g", ref[0], ref[8]);
+    }
+    dp_graph_free(&g);
+    /* the roundings themselves, the NaN and inf cases */
+    CHECK(dp__round_tf32((float)(1 + 3 * e)) == (float)(1 + 2 * t), "tf32 tie between 1 + 2^-10 and 1 + 2^-9: away");
+    CHECK(dp__round_tf32((float)(1 + e + ldexp(1, -23))) == (float)(1 + t), "tf32 above half: up");
+    CHECK(dp__round_bf16((float)(1 + q + ldexp(1, -20))) == (float)(1 + ldexp(1, -7)), "bf16 above half: up");
+    CHECK(isnan(dp__round_tf32(NAN)) && isnan(dp__round_bf16(NAN)), "NaN rounds to NaN");
+    CHECK(dp__round_tf32(INFINITY) == INFINITY && dp__round_bf16(-INFINITY) == -INFINITY, "inf rounds to inf");
+    /* through the CPU executor: precision reported, outputs the kernel's
+       on the inputs the executor fills */
+    {
+        int shm[] = {7, 33, 33, 11};
+        if (!one_op(&g, DP_OP_MATMUL, 2, shm, 7, 11, 0)) {
+            dp_cluster c;
+            dp_error err;
+            int as[3] = {0, 0, 0};
+            static float A[7 * 33], B[33 * 11], want[7 * 11];
+            const float *inm[2] = {A, B};
+            for (int i = 0; i < 7 * 33; i++) A[i] = dp_input_value(5, 0, (size_t)i);
+            for (int i = 0; i < 33 * 11; i++) B[i] = dp_input_value(5, 1, (size_t)i);
+            dp_cluster_homogeneous(&c, 1, 1e9, 1e10, 0, &err);
+            for (int p = DP_PREC_DEFAULT; p <= DP_PREC_BF16; p++) {
+                dp_exec_opts o;
+                dp_exec_result r;
+                memset(&o, 0, sizeof o);
+                o.precision = (dp_precision)p; o.keep_outputs = 1; o.seed = 5;
+                dp__kernel_at(&g, 2, inm, want, 5, p);
+                if (dp_exec_cpu(&g, &c, as, &o, &r, &err)) { CHECK(0, "exec %s: %s", dp_precision_name(p), err.msg); continue; }
+                CHECK(r.precision == (p == DP_PREC_DEFAULT ? DP_PREC_FP32 : p), "exec %s: precision %s reported", dp_precision_name(p), dp_precision_name(r.precision));
+                CHECK(r.outputs[2] && memcmp(r.outputs[2], want, sizeof want) == 0, "exec %s: outputs differ from the kernel's", dp_precision_name(p));
+                dp_exec_result_free(&r);
+            }
+            dp_cluster_free(&c);
+        }
+        dp_graph_free(&g);
+    }
+}
+
 int main(void)
 {
     test_kernels();
+    test_precision();
     test_shape_errors();
     test_flops();
     test_workloads();
