@@ -2067,8 +2067,9 @@ DPDEF int dp_graph_check_tensors(const dp_graph *g, dp_error *err);
    kernels with the semantics of the CPU kernels (>>kernels; outputs within
    DP_EXEC_TOL of the CPU's, see dp_exec_compare); opaque ops hash their
    inputs, write their output and spin on the GPU's global timer for their
-   modelled time. Timings come from CUDA events, peak bytes from the
-   dispatcher's accounting. digest: a checksum of every sink's output read
+   modelled time. Timings come from the kernels' own stamps on the GPU's
+   global timer (each op's first block start and last block end), peak
+   bytes from the dispatcher's accounting. digest: a checksum of every sink's output read
    back after each run (every op reaches a sink; an opaque op's output is a
    hash of its inputs'), equal across placements of one graph on one GPU
    model, but not equal to the CPU's digest. Same options and result as

@@ -1665,7 +1665,7 @@ typedef struct dp__cux {
     int *mm;                     /* [ngpu] matmul variant (dp__mm_path)      */
     cudaStream_t *cs;            /* [nd] compute streams                      */
     cudaStream_t *xs;            /* [nd * nd] copy stream of pair (a, b)      */
-    cudaStream_t *ctl;           /* [ngpu] start events, read-backs           */
+    cudaStream_t *ctl;           /* [ngpu] each run's start stamp, read-backs */
     cudaMemPool_t *pool;         /* [ngpu]                                    */
     cudaEvent_t *eve;            /* [n] op done (dynamic dispatch: polled)    */
     unsigned long long **tsd;    /* [ngpu] stamps on each GPU: [0, n) ops'

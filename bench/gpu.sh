@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# bench/gpu.sh - the CUDA executor against the user's alternative on the
+# same GPU, in one run (bench/RESULTS.md, part 6). Prints markdown.
+#
+#   1. the machine: GPU, driver, CUDA
+#   2. matmul TFLOP/s at 1024^3 and 4096^3 per precision (exec_bench matmul)
+#   3. the memory-bound kernels on 16-256 MB tensors against the executor's
+#      own device-to-device copy (exec_bench kernels, graph dispatch)
+#   4. dispatch: us per op under dynamic, static and graph (exec_bench overhead)
+#   5. whole workloads: chainmm (3 products) and ffnn (3 layers) at dim 4096
+#      (batch 4096) on one logical device, per precision; at dim 256 the best
+#      of single, cp, heft and anneal on 1, 2 and 4 logical devices of a
+#      cluster calibrated under graph dispatch (graphs/*_256_p2.dpg)
+#   6. logical devices as partitions of the GPU (exec on 4 logical devices:
+#      sharing, wall against prediction)
+#   7. PyTorch on the same GPU (bench/torch_gpu.py; skipped with its reason
+#      where torch or the GPU is missing)
+#
+#     DP_NVCC_ARCH=sm_90 ./build.sh && bench/gpu.sh [--quick]
+#
+# Each section has a time limit (LIMIT seconds, default 240) so that one
+# stuck step cannot use up a lent machine's time; a section that fails says
+# so and the next one runs.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+D=${D:-build/doppler}     # D, EB: the programs (a GPU build elsewhere)
+EB=${EB:-build/exec_bench}
+LIMIT=${LIMIT:-240}
+QUICK=
+[ "${1:-}" = --quick ] && QUICK=1
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+py=
+for p in python3 /usr/bin/python3; do
+    if command -v "$p" >/dev/null 2>&1 && "$p" -c 'import torch' 2>/dev/null; then py=$p; break; fi
+done
+section() { echo; echo "### $*"; echo; }
+run() { timeout "$LIMIT" "$@" || echo "(failed or timed out: rc $? for: $*)"; }
+
+section "Machine"
+if command -v nvidia-smi >/dev/null; then
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader
+else
+    echo "no nvidia-smi"
+fi
+nvcc --version 2>/dev/null | tail -2 | head -1
+[ -n "$py" ] && "$py" -c 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda)'
+git log -1 --format='main at %h (%cd)' --date=short 2>/dev/null
+
+section "Matmul (TFLOP/s)"
+run "$EB" matmul --backend cuda --precision fp32,tf32,bf16 --sizes 1024,4096
+
+section "Memory-bound kernels (graph dispatch, one logical device)"
+run "$EB" kernels --backend cuda --dispatch graph --sizes ${QUICK:+2048}${QUICK:-2048,4096,8192} --reps 5
+
+section "Dispatch (us per op)"
+for x in dynamic static graph; do
+    run "$EB" overhead --backend cuda --dispatch $x
+done
+
+section "Workloads"
+wall() {   # GRAPH ASSIGN CLUSTER PRECISION: the median wall (s) of 9 runs under graph dispatch
+    timeout "$LIMIT" "$D" exec "$1" --assign "$2" --cluster "$3" --backend cuda --dispatch graph --precision "$4" --reps 9 --json --no-verify |
+        sed -n 's/.*"wall_median": \([0-9.e+-]*\).*/\1/p'
+}
+echo "| workload | precision | logical devices | placement | wall (ms) |"
+echo "|---|---|---:|---|---:|"
+"$D" calibrate --backend cuda --devices 1 --dispatch graph -o "$dir/c1.dpc" >/dev/null 2>&1
+"$D" gen chainmm --parts 1 --dim 4096 -o "$dir/chainmm_4096.dpg"
+"$D" gen ffnn --parts 1 --dim 4096 --batch 4096 -o "$dir/ffnn_4096.dpg"
+for w in chainmm ffnn; do
+    "$D" place "$dir/${w}_4096.dpg" --method single --cluster "$dir/c1.dpc" -o "$dir/a.assign" >/dev/null
+    for p in fp32 tf32 bf16; do
+        echo "| ${w} dim 4096 | $p | 1 | single | $(awk "BEGIN { printf \"%.3f\", $(wall "$dir/${w}_4096.dpg" "$dir/a.assign" "$dir/c1.dpc" $p) * 1e3 }") |"
+    done
+done
+for n in 1 2 4; do
+    "$D" calibrate --backend cuda --devices $n --dispatch graph -o "$dir/c$n.dpc" >/dev/null 2>&1 || { echo "calibrate $n failed"; continue; }
+    for w in chainmm ffnn; do
+        G=graphs/${w}_256_p2.dpg
+        for m in single cp heft anneal; do
+            [ $n = 1 ] && [ $m != single ] && continue
+            "$D" place "$G" --method $m --cluster "$dir/c$n.dpc" -o "$dir/a.assign" >/dev/null
+            echo "| ${w} dim 256 | tf32 | $n | $m | $(awk "BEGIN { printf \"%.3f\", $(wall "$G" "$dir/a.assign" "$dir/c$n.dpc" tf32) * 1e3 }") |"
+        done
+    done
+done
+
+section "Logical devices on one GPU"
+G=graphs/llama_block_256_p2.dpg
+if [ -f "$dir/c4.dpc" ]; then
+    "$D" place "$G" --method cp --cluster "$dir/c4.dpc" -o "$dir/a.assign" >/dev/null
+    run "$D" exec "$G" --assign "$dir/a.assign" --cluster "$dir/c4.dpc" --backend cuda --dispatch graph --reps 9
+    echo
+    echo "The same four logical devices as a 4-GPU node over PCIe: the calibrated cluster with every link 25 GB/s and 10 us (paced on the GPU):"
+    sed -E 's/^(pair [0-9]+ [0-9]+) .*/\1 bandwidth=2.5e10 latency=1e-05/' "$dir/c4.dpc" >"$dir/pcie4.dpc"
+    "$D" place "$G" --method cp --cluster "$dir/pcie4.dpc" -o "$dir/a.assign" >/dev/null
+    run "$D" exec "$G" --assign "$dir/a.assign" --cluster "$dir/pcie4.dpc" --backend cuda --dispatch graph --reps 9
+fi
+
+section "PyTorch on the same GPU"
+if [ -n "$py" ]; then
+    run "$py" bench/torch_gpu.py ${QUICK:+--quick}
+else
+    echo "skipped: no python3 with torch"
+fi
