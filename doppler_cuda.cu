@@ -1239,7 +1239,9 @@ __global__ static void dp__k_pcopy(dp__cu_pc a)
         __threadfence();
         unsigned long long done = atomicAdd(&a.slot[1], 1ULL);
         if (done == gridDim.x - 1ULL) {   /* the last block */
-            unsigned long long st = a.from ? *a.from : atomicAdd(&a.slot[0], 0ULL), end = st + a.ns;
+            /* a producer that launched nothing left no end stamp (0): from
+               the copy's start then */
+            unsigned long long st = a.from && *a.from ? *a.from : atomicAdd(&a.slot[0], 0ULL), end = st + a.ns;
             while (dp__cu_clock() < end) __nanosleep(256);
             a.slot[0] = ~0ULL;
             a.slot[1] = 0;
@@ -1468,6 +1470,9 @@ typedef struct dp__cudrv {
     CUresult (CUDAAPI *gc_destroy)(CUgreenCtx);
     CUresult (CUDAAPI *gc_stream)(CUstream *, CUgreenCtx, unsigned int, int);
     CUresult (CUDAAPI *stream_destroy)(CUstream);
+    CUresult (CUDAAPI *ctx_from_gc)(CUcontext *, CUgreenCtx);
+    CUresult (CUDAAPI *ctx_push)(CUcontext);
+    CUresult (CUDAAPI *ctx_pop)(CUcontext *);
 } dp__cudrv;
 
 /* Resolves the driver entry points in the versions of the cuda.h this file
@@ -1489,6 +1494,9 @@ static int dp__cudrv_load(dp__cudrv *d, char *why, size_t len)
         {"cuGreenCtxDestroy", (void **)&d->gc_destroy},
         {"cuGreenCtxStreamCreate", (void **)&d->gc_stream},
         {"cuStreamDestroy", (void **)&d->stream_destroy},
+        {"cuCtxFromGreenCtx", (void **)&d->ctx_from_gc},
+        {"cuCtxPushCurrent", (void **)&d->ctx_push},
+        {"cuCtxPopCurrent", (void **)&d->ctx_pop},
     };
     memset(d, 0, sizeof *d);
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
@@ -1520,6 +1528,31 @@ static int dp__cu_drv_fail(const dp__cudrv *d, CUresult r, const char *call, con
         rc = dp__cu_drv_fail((drv), (call), #call, __FILE__, __LINE__, err);   \
         if (rc) goto done;                                                     \
     } while (0)
+
+/* An event to record on a stream of green context gc (NULL: on a stream of
+   the current GPU's primary context). An event and the stream it is
+   recorded on must belong to one context (cuEventRecord: "otherwise
+   CUDA_ERROR_INVALID_HANDLE"), and a green context's streams are its own:
+   the event is made while gc's context is current (cuCtxFromGreenCtx,
+   pushed for the call and popped). Waiting on it from another context's
+   stream is allowed. */
+static int dp__cu_event_in(const dp__cudrv *drv, CUgreenCtx gc, cudaEvent_t *ev, unsigned flags, dp_error *err)
+{
+    int rc = DP_OK;
+    CUcontext ctx = NULL, was = NULL;
+    cudaError_t e;
+    if (!gc) {
+        cudaCheck(cudaEventCreateWithFlags(ev, flags));
+        return DP_OK;
+    }
+    cuCheck(drv, drv->ctx_from_gc(&ctx, gc));
+    cuCheck(drv, drv->ctx_push(ctx));
+    e = cudaEventCreateWithFlags(ev, flags);
+    cuCheck(drv, drv->ctx_pop(&was));
+    cudaCheck(e);
+done:
+    return rc;
+}
 
 extern "C" int dp__cu_partition(int sms, int min_part, int align, const double *speed, int n, int *out_sms, dp_error *err)
 {
@@ -2079,7 +2112,9 @@ static int dp__cu_graph_build(dp__cux *x, const int *seq, dp_error *err)
         cudaStream_t st = dp__cu_stream(x, i, &gp);
         if (!st) continue;
         if ((rc = dp__cu_use(&x->cur_dev, gp, err))) return rc;
-        if (!x->evj[k]) cudaCheck(cudaEventCreateWithFlags(&x->evj[k], cudaEventDisableTiming));
+        /* streams 0..nd-1 are the compute streams, in their devices'
+           green contexts; the copy streams are primary */
+        if (!x->evj[k] && (rc = dp__cu_event_in(&x->drv, i < nd && x->gc ? x->gc[i] : NULL, &x->evj[k], cudaEventDisableTiming, err))) return rc;
         cudaCheck(cudaEventRecord(x->evj[k], st));
         if ((rc = dp__cu_use(&x->cur_dev, 0, err))) return rc;
         cudaCheck(cudaStreamWaitEvent(origin, x->evj[k], 0));
@@ -2153,6 +2188,7 @@ static void dp__cu_teardown(dp__cux *x)
     if (x->capturing && x->ctl && x->ctl[0]) {   /* a capture that failed half-way */
         cudaGraph_t g = NULL;
         (void)cudaSetDevice(0);
+        x->cur_dev = 0;   /* the drain below switches GPUs from here */
         (void)cudaStreamEndCapture(x->ctl[0], &g);
         if (g) (void)cudaGraphDestroy(g);
         x->capturing = 0;
@@ -2315,8 +2351,10 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
     for (int e = 0; e < m; e++) if (x->assign[g->src[e]] != x->assign[g->dst[e]]) x->remote[g->src[e]] = 1;
     for (int v = 0; v < n; v++) {
         if ((rc = dp__cu_use(&x->cur_dev, x->gpu[x->assign[v]], err))) goto done;
-        if (!x->planned) cudaCheck(cudaEventCreateWithFlags(&x->eve[v], cudaEventDisableTiming));
-        else if (x->remote[v]) cudaCheck(cudaEventCreateWithFlags(&x->evd[v], cudaEventDisableTiming));
+        /* recorded on its device's compute stream: in its green context */
+        CUgreenCtx gv = x->gc ? x->gc[x->assign[v]] : NULL;
+        if (!x->planned) { if ((rc = dp__cu_event_in(&x->drv, gv, &x->eve[v], cudaEventDisableTiming, err))) goto done; }
+        else if (x->remote[v] && (rc = dp__cu_event_in(&x->drv, gv, &x->evd[v], cudaEventDisableTiming, err))) goto done;
     }
     for (int e = 0; e < m; e++) {
         int a = x->assign[g->src[e]], b = x->assign[g->dst[e]];
@@ -2340,15 +2378,16 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
        path, else FP32 on all (one precision per run) */
     for (int p = 0; p < G; p++)
         if (!x->mm[p]) for (int q = 0; q < G; q++) x->mm[q] = 0;
-    /* load every kernel once (lazy module loading would otherwise charge
-       the first run): launches with no work */
-    for (int d = 0; d < G; d++) {
+    /* load every kernel once in every logical device's context (lazy
+       module loading would otherwise charge the first run; a green context
+       is a context of its own): launches with no work */
+    for (int d = 0; d < nd; d++) {
         dp__cu_ew a;
         dp__cu_opq q;
         memset(&a, 0, sizeof a);
         memset(&q, 0, sizeof q);
         q.st = x->st[d];
-        if ((rc = dp__cu_use(&x->cur_dev, d, err))) goto done;
+        if ((rc = dp__cu_use(&x->cur_dev, x->gpu[d], err))) goto done;
         dp__k_ew<<<1, DP__CU_THREADS, 0, x->cs[d]>>>(a, dp__cu_ts{NULL, NULL});
         cudaCheck(cudaGetLastError());
         dp__k_rows<<<1, DP__CU_THREADS, 0, x->cs[d]>>>(DP_OP_SOFTMAX, NULL, NULL, 0, 0, 0, dp__cu_ts{NULL, NULL});
@@ -2360,8 +2399,9 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
         dp__k_transpose<<<1, dim3(DP__TILE, DP__TROWS), 0, x->cs[d]>>>(NULL, NULL, 0, 0, dp__cu_ts{NULL, NULL});
         cudaCheck(cudaGetLastError());
         /* the tensor-core kernel's two block tiles (cap 1: 64 rows, 0: 128) */
-        if (x->mm[d] && ((rc = dp__mm_launch(x->mm[d], NULL, NULL, NULL, 0, 0, 0, 1, x->cs[d], dp__cu_ts{NULL, NULL}, err)) ||
-                         (rc = dp__mm_launch(x->mm[d], NULL, NULL, NULL, 0, 0, 0, 0, x->cs[d], dp__cu_ts{NULL, NULL}, err)))) goto done;
+        int mm = x->mm[x->gpu[d]];
+        if (mm && ((rc = dp__mm_launch(mm, NULL, NULL, NULL, 0, 0, 0, 1, x->cs[d], dp__cu_ts{NULL, NULL}, err)) ||
+                   (rc = dp__mm_launch(mm, NULL, NULL, NULL, 0, 0, 0, 0, x->cs[d], dp__cu_ts{NULL, NULL}, err)))) goto done;
         dp__k_opaque<<<1, DP__CU_THREADS, 0, x->cs[d]>>>(q);
         cudaCheck(cudaGetLastError());
     }
@@ -2606,9 +2646,10 @@ static int dp__cucal_device(dp__cucal *k, dp_cluster *c, int d, int S, dp_error 
         snprintf(c->name[d], sizeof c->name[d], "cuda%d:gpu%d", d, p);
         cudaCheck(cudaStreamCreateWithFlags(&k->s[d], cudaStreamNonBlocking));
     }
-    cudaCheck(cudaEventCreate(&k->e0[d]));
-    /* waited on through every batch: sleep, not spin */
-    cudaCheck(cudaEventCreateWithFlags(&k->e1[d], cudaEventBlockingSync));
+    /* recorded on k->s[d]: in its green context where it has one; e1 is
+       waited on through every batch: sleep, not spin */
+    if ((rc = dp__cu_event_in(&k->drv, k->gc[d], &k->e0[d], cudaEventDefault, err))) goto done;
+    if ((rc = dp__cu_event_in(&k->drv, k->gc[d], &k->e1[d], cudaEventBlockingSync, err))) goto done;
     cudaCheck(cudaMalloc((void **)&k->a[d], sizeof(float) * (size_t)S * S));
     cudaCheck(cudaMalloc((void **)&k->b[d], sizeof(float) * (size_t)S * S));
     cudaCheck(cudaMalloc((void **)&k->y[d], sizeof(float) * (size_t)S * S * 2));
@@ -2910,7 +2951,7 @@ extern "C" int dp_calibrate_cuda(dp_cluster *out, const dp_calibrate_opts *opts,
     int rc = DP_OK, ngpu = 0, prev = -1, S, nd = 0, G = 0;
     double *bw = NULL;            /* [G * G] bytes per second, GPU p to GPU q */
     int *devs = NULL;             /* the logical devices of one GPU           */
-    char why[160];                /* why a GPU has no partitions (unreported: the names say which have) */
+    char why[160] = "";           /* why a GPU has no partitions (unreported: the names say which have) */
     memset(&o, 0, sizeof o);
     memset(&c, 0, sizeof c);
     memset(&k, 0, sizeof k);
