@@ -540,6 +540,13 @@ elif build/doppler_cuda_probe | grep -q '^[0-9]* CUDA device'; then
     echo "Stage III on the GPU against the heuristics (2 logical devices; wall s, predicted s, training s):"
     echo
     CUDA_DEVICE_MAX_CONNECTIONS=32 bench/gpu_stage3.sh || status=1
+    echo
+    echo "Against PyTorch on the same GPU: matmul, memory-bound kernels, dispatch, workloads, logical devices:"
+    bench/gpu.sh || status=1
+    echo
+    echo "The calibrated simulator against the executor (dims 256 and 1024, 1, 2 and 4 logical devices):"
+    echo
+    bench/gpu_predict.sh || status=1
 else
     echo "skipped: no GPU: $(build/doppler_cuda_probe 2>&1 | head -n 1)"
 fi
