@@ -413,6 +413,30 @@ __host__ __device__ static inline void dp__cu_divmod(long long e, int c, long lo
     else { *q = e / c; *rem = (int)(e % c); }
 }
 
+/* The one-input element functions (scale, relu, gelu, silu) of x. */
+__host__ __device__ static inline float dp__cu_unary(int kind, float x, float s)
+{
+    switch (kind) {
+    case DP_OP_SCALE: return DP__MUL(x, s);
+    case DP_OP_RELU: return x > 0 ? x : 0.0f;
+    case DP_OP_GELU: return dp__cu_gelu(x);
+    default: return dp__cu_silu(x);
+    }
+}
+
+/* Concat's work item e (of the r x ci columns this launch writes): *dst
+   gets its index in the output, and the element it copies is returned. */
+__host__ __device__ static inline const float *dp__cu_concat_src(const dp__cu_ew *a, long long e, long long *dst)
+{
+    long long i;
+    int q, jj, k = 0;
+    dp__cu_divmod(e, a->ci, &i, &q);
+    jj = q;
+    while (k < a->nin - 1 && jj >= a->cols[k]) { jj -= a->cols[k]; k++; }
+    *dst = i * a->c + a->off + q;
+    return a->in[k] + i * a->cols[k] + jj;
+}
+
 __host__ __device__ static inline void dp__cu_ew_apply(const dp__cu_ew *a, long long e)
 {
     switch (a->kind) {
@@ -424,19 +448,13 @@ __host__ __device__ static inline void dp__cu_ew_apply(const dp__cu_ew *a, long 
         break;
     }
     case DP_OP_MUL: a->out[e] = DP__MUL(a->in[0][e], a->in[1][e]); break;
-    case DP_OP_SCALE: a->out[e] = DP__MUL(a->in[0][e], a->s); break;
-    case DP_OP_RELU: { float x = a->in[0][e]; a->out[e] = x > 0 ? x : 0.0f; break; }
-    case DP_OP_GELU: a->out[e] = dp__cu_gelu(a->in[0][e]); break;
-    case DP_OP_SILU: a->out[e] = dp__cu_silu(a->in[0][e]); break;
+    case DP_OP_SCALE: case DP_OP_RELU: case DP_OP_GELU: case DP_OP_SILU: a->out[e] = dp__cu_unary(a->kind, a->in[0][e], a->s); break;
     case DP_OP_SPLIT: { long long i; int j; dp__cu_divmod(e, a->c, &i, &j); a->out[e] = a->in[0][i * a->ci + a->off + j]; break; }
     case DP_OP_TRANSPOSE: { long long i; int j; dp__cu_divmod(e, a->c, &i, &j); a->out[e] = a->in[0][(long long)j * a->r + i]; break; }
     case DP_OP_CONCAT: {
-        long long i;
-        int q, jj, k = 0;
-        dp__cu_divmod(e, a->ci, &i, &q);
-        jj = q;
-        while (k < a->nin - 1 && jj >= a->cols[k]) { jj -= a->cols[k]; k++; }
-        a->out[i * a->c + a->off + q] = a->in[k][i * a->cols[k] + jj];
+        long long d;
+        const float *src = dp__cu_concat_src(a, e, &d);
+        a->out[d] = *src;
         break;
     }
     default: break;
@@ -476,11 +494,7 @@ __host__ __device__ static inline void dp__cu_ew_apply4(const dp__cu_ew *a, long
     case DP_OP_SCALE: case DP_OP_RELU: case DP_OP_GELU: case DP_OP_SILU: {
         float4 x = dp__cu_ld4(a->in[0] + e);
         const float *px = (const float *)&x;
-        for (int t = 0; t < 4; t++) {
-            float v = px[t];
-            po[t] = a->kind == DP_OP_SCALE ? DP__MUL(v, a->s) : a->kind == DP_OP_RELU ? (v > 0 ? v : 0.0f)
-                  : a->kind == DP_OP_GELU ? dp__cu_gelu(v) : dp__cu_silu(v);
-        }
+        for (int t = 0; t < 4; t++) po[t] = dp__cu_unary(a->kind, px[t], a->s);
         break;
     }
     case DP_OP_SPLIT: {
@@ -491,12 +505,9 @@ __host__ __device__ static inline void dp__cu_ew_apply4(const dp__cu_ew *a, long
         break;
     }
     case DP_OP_CONCAT: {
-        long long i;
-        int q, jj, k = 0;
-        dp__cu_divmod(e, a->ci, &i, &q);
-        jj = q;
-        while (k < a->nin - 1 && jj >= a->cols[k]) { jj -= a->cols[k]; k++; }
-        *(float4 *)(a->out + i * a->c + a->off + q) = dp__cu_ld4(a->in[k] + i * a->cols[k] + jj);
+        long long d;
+        const float *src = dp__cu_concat_src(a, e, &d);
+        *(float4 *)(a->out + d) = dp__cu_ld4(src);
         return;
     }
     default: return;
