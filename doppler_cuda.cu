@@ -813,7 +813,9 @@ __global__ static void dp__k_transpose(const float *in, float *out, int r, int c
 /* ----------------------------------------------------------------------
    >>cuda-mma
    The tensor-core matmul (DP_PREC_TF32, DP_PREC_BF16; sm_80+): C (r x c)
-   = A (r x K) B (K x c), row-major floats.
+   = A (r x K) B (K x c), row-major floats. Two kernels: dp__k_mma here
+   (the first, kept for one A/B measurement) and dp__k_mma2 (>>cuda-mma2,
+   the default), which uses this section's fragment maps and copies.
    - Block tile BM x 128 (BM 128, or 64 where 128-row tiles would not give
      two blocks per SM, e.g. 1024 x 1024 on an H100), K in steps of 32; 8
      warps as 2 (rows) x 4 (columns), each owning a BM/2 x 32 warp tile:
@@ -1151,46 +1153,53 @@ __host__ __device__ static inline int dp__mm2_store_col(int nt, int lane, int e1
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 __device__ static inline float dp__mm2_f4(float4 v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
 
-/* Step k0 of tile (i0, j0) into stage buffer sm (as dp__mm_stage) */
+/* Copy q (dp__mm_copy_at) of step k0 of tile (i0, j0) into stage buffer
+   sm, of A (ab 0) or B (1), vw floats; and the same floats rounded to TF32
+   in place once they are in (a thread's own copies are visible to it after
+   cp.async.wait_group) */
 template <int BM, int BN>
-__device__ static inline void dp__mm2_stage(float *sm, const float *A, const float *B, int r, int K, int c, int i0, int j0, int k0, int vwa, int vwb)
+__device__ static inline void dp__mm2_copy(float *sm, int ab, int q, int vw, const float *A, const float *B, int r, int K, int c, int i0, int j0, int k0)
 {
-    float *As = sm, *Bs = sm + BM * DP__MM_BK;
     int row, col;
-    for (int q = threadIdx.x; q < BM * DP__MM_BK / vwa; q += DP__MM2_THREADS) {
-        dp__mm_copy_at(q, DP__MM_BK, vwa, &row, &col);
-        int n = dp__mm_copy_n(i0 + row, k0 + col, r, K, vwa);
-        dp__mm_cp(As + dp__mm2_a_off(row, col), n ? A + (long long)(i0 + row) * K + k0 + col : A, n, vwa);
+    if (ab == 0) {
+        dp__mm_copy_at(q, DP__MM_BK, vw, &row, &col);
+        int n = dp__mm_copy_n(i0 + row, k0 + col, r, K, vw);
+        dp__mm_cp(sm + dp__mm2_a_off(row, col), n ? A + (long long)(i0 + row) * K + k0 + col : A, n, vw);
+    } else {
+        dp__mm_copy_at(q, BN, vw, &row, &col);
+        int n = dp__mm_copy_n(k0 + row, j0 + col, K, c, vw);
+        dp__mm_cp(sm + BM * DP__MM_BK + dp__mm2_b_off(BN, row, col), n ? B + (long long)(k0 + row) * c + j0 + col : B, n, vw);
     }
-    for (int q = threadIdx.x; q < DP__MM_BK * BN / vwb; q += DP__MM2_THREADS) {
-        dp__mm_copy_at(q, BN, vwb, &row, &col);
-        int n = dp__mm_copy_n(k0 + row, j0 + col, K, c, vwb);
-        dp__mm_cp(Bs + dp__mm2_b_off(BN, row, col), n ? B + (long long)(k0 + row) * c + j0 + col : B, n, vwb);
-    }
+}
+template <int BM, int BN>
+__device__ static inline void dp__mm2_round_copy(float *sm, int ab, int q, int vw)
+{
+    int row, col;
+    dp__mm_copy_at(q, ab ? BN : DP__MM_BK, vw, &row, &col);
+    float *p = ab ? sm + BM * DP__MM_BK + dp__mm2_b_off(BN, row, col) : sm + dp__mm2_a_off(row, col);
+    if (vw == 4) {
+        float4 v = *(float4 *)p;
+        v.x = __uint_as_float(dp__mm_tf32(v.x)); v.y = __uint_as_float(dp__mm_tf32(v.y));
+        v.z = __uint_as_float(dp__mm_tf32(v.z)); v.w = __uint_as_float(dp__mm_tf32(v.w));
+        *(float4 *)p = v;
+    } else *p = __uint_as_float(dp__mm_tf32(*p));
 }
 
-/* TF32: the floats this thread copied into stage buffer sm, rounded in
-   place (its own copies are visible to it after cp.async.wait_group) */
-__device__ static inline void dp__mm2_round1(float *p) { *p = __uint_as_float(dp__mm_tf32(*p)); }
-__device__ static inline void dp__mm2_round4(float *p)
+/* This thread's copies of a step (or, ROUND: their rounding) */
+template <int BM, int BN, int ROUND>
+__device__ static inline void dp__mm2_stage(float *sm, const float *A, const float *B, int r, int K, int c, int i0, int j0, int k0, int vwa, int vwb)
 {
-    float4 v = *(float4 *)p;
-    v.x = __uint_as_float(dp__mm_tf32(v.x)); v.y = __uint_as_float(dp__mm_tf32(v.y));
-    v.z = __uint_as_float(dp__mm_tf32(v.z)); v.w = __uint_as_float(dp__mm_tf32(v.w));
-    *(float4 *)p = v;
-}
-template <int BM, int BN>
-__device__ static inline void dp__mm2_round(float *sm, int vwa, int vwb)
-{
-    float *As = sm, *Bs = sm + BM * DP__MM_BK;
-    int row, col;
+    /* not unrolled: the unrolled copies' addresses, hoisted out of the K
+       loop, cost the 128 x 128 kernels registers and spills */
+#pragma unroll 1
     for (int q = threadIdx.x; q < BM * DP__MM_BK / vwa; q += DP__MM2_THREADS) {
-        dp__mm_copy_at(q, DP__MM_BK, vwa, &row, &col);
-        if (vwa == 4) dp__mm2_round4(As + dp__mm2_a_off(row, col)); else dp__mm2_round1(As + dp__mm2_a_off(row, col));
+        if (ROUND) dp__mm2_round_copy<BM, BN>(sm, 0, q, vwa);
+        else dp__mm2_copy<BM, BN>(sm, 0, q, vwa, A, B, r, K, c, i0, j0, k0);
     }
+#pragma unroll 1
     for (int q = threadIdx.x; q < DP__MM_BK * BN / vwb; q += DP__MM2_THREADS) {
-        dp__mm_copy_at(q, BN, vwb, &row, &col);
-        if (vwb == 4) dp__mm2_round4(Bs + dp__mm2_b_off(BN, row, col)); else dp__mm2_round1(Bs + dp__mm2_b_off(BN, row, col));
+        if (ROUND) dp__mm2_round_copy<BM, BN>(sm, 1, q, vwb);
+        else dp__mm2_copy<BM, BN>(sm, 1, q, vwb, A, B, r, K, c, i0, j0, k0);
     }
 }
 
@@ -1223,7 +1232,7 @@ __device__ static inline void dp__mm2_compute(const float *sm, int wr, int wc, i
                 float x0 = dp__mm2_f4(av[mt][dp__mm2_a_hi(PREC, e)], dp__mm2_a_pos(PREC, kk, e) & 3);
                 float x1 = dp__mm2_f4(av[mt][dp__mm2_a_hi(PREC, e + 1)], dp__mm2_a_pos(PREC, kk, e + 1) & 3);
                 if (PREC == DP_PREC_BF16) a[mt][e >> 1] = dp__mm_bf16x2(x0, x1);
-                else { a[mt][e] = __float_as_uint(x0); a[mt][e + 1] = __float_as_uint(x1); }   /* rounded in dp__mm2_round */
+                else { a[mt][e] = __float_as_uint(x0); a[mt][e + 1] = __float_as_uint(x1); }   /* rounded: dp__mm2_round_copy */
             }
 #pragma unroll
         for (int j = 0; j < NT; j++)
@@ -1279,15 +1288,15 @@ __global__ static void __launch_bounds__(DP__MM2_THREADS, 2) dp__k_mma2(const fl
                 for (int e = 0; e < 4; e++) acc[mt][j][e] = 0.0f;
 #pragma unroll
         for (int s = 0; s < STAGES - 1; s++) {
-            if (s < nk) dp__mm2_stage<BM, BN>(sm + s * stage, A, B, r, K, c, i0, j0, s * DP__MM_BK, vwa, vwb);
+            if (s < nk) dp__mm2_stage<BM, BN, 0>(sm + s * stage, A, B, r, K, c, i0, j0, s * DP__MM_BK, vwa, vwb);
             asm volatile("cp.async.commit_group;\n" ::);
         }
         for (int kt = 0; kt < nk; kt++) {
             asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2));
-            if (PREC == DP_PREC_TF32) dp__mm2_round<BM, BN>(sm + (kt % STAGES) * stage, vwa, vwb);
+            if (PREC == DP_PREC_TF32) dp__mm2_stage<BM, BN, 1>(sm + (kt % STAGES) * stage, A, B, r, K, c, i0, j0, 0, vwa, vwb);
             __syncthreads();   /* step kt is in (and rounded); every warp is done with step kt - 1's buffer */
             int pf = kt + STAGES - 1;
-            if (pf < nk) dp__mm2_stage<BM, BN>(sm + (pf % STAGES) * stage, A, B, r, K, c, i0, j0, pf * DP__MM_BK, vwa, vwb);
+            if (pf < nk) dp__mm2_stage<BM, BN, 0>(sm + (pf % STAGES) * stage, A, B, r, K, c, i0, j0, pf * DP__MM_BK, vwa, vwb);
             asm volatile("cp.async.commit_group;\n" ::);
             dp__mm2_compute<PREC, BM, BN>(sm + (kt % STAGES) * stage, wr, wc, lane, acc);
         }
@@ -1829,7 +1838,7 @@ extern "C" int dp__cuda_host_mma2(int r, int K, int c, const float *A, const flo
                 int n = dp__mm_copy_n(i0 + row, k0 + col, r, K, vwa);
                 for (int e = 0; e < vwa; e++) {
                     float x = e < n ? A[(long long)(i0 + row) * K + k0 + col + e] : 0.0f;
-                    As[dp__mm2_a_off(row, col) + e] = prec == DP_PREC_TF32 ? dp__round_tf32(x) : x;   /* dp__mm2_round */
+                    As[dp__mm2_a_off(row, col) + e] = prec == DP_PREC_TF32 ? dp__round_tf32(x) : x;   /* dp__mm2_round_copy */
                 }
             }
             for (int q = 0; q < DP__MM_BK * bn / vwb; q++) {
