@@ -1211,51 +1211,57 @@ __device__ static inline void dp__mm2_compute(const float *sm, int wr, int wc, i
     constexpr int NA = PREC == DP_PREC_BF16 ? 8 : 4, NB = PREC == DP_PREC_BF16 ? 4 : 2;
     const float *As = sm, *Bs = sm + BM * DP__MM_BK;
     const int g = lane >> 2, t = lane & 3;
+    /* h: the lane's A chunk (floats 8t + 4h ..) of the mmas kk that read it
+       (tf32: 2h, 2h + 1; bf16: h), loaded once for them */
 #pragma unroll
-    for (int kk = 0; kk < DP__MM_BK / KF; kk++) {
-        float4 av[MT][2], bv[NB][NT / 4];
-        uint32_t a[MT][4], b[NT][2];
-        const int abase = dp__mm2_a_pos(PREC, kk, 0) & ~3;
-#pragma unroll
-        for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-            for (int hi = 0; hi < 2; hi++) av[mt][hi] = *(const float4 *)(As + dp__mm2_a_off(wr + 16 * mt + g + 8 * hi, 8 * t + abase));
-#pragma unroll
-        for (int e = 0; e < NB; e++)
-#pragma unroll
-            for (int h = 0; h < NT / 4; h++)
-                bv[e][h] = *(const float4 *)(Bs + dp__mm2_b_off(BN, 8 * t + dp__mm2_b_pos(PREC, kk, e), wc + 4 * dp__mm2_bchunk(NT, g, h)));
+    for (int h = 0; h < 2; h++) {
+        float4 av[MT][2];
 #pragma unroll
         for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-            for (int e = 0; e < NA; e += 2) {
-                float x0 = dp__mm2_f4(av[mt][dp__mm2_a_hi(PREC, e)], dp__mm2_a_pos(PREC, kk, e) & 3);
-                float x1 = dp__mm2_f4(av[mt][dp__mm2_a_hi(PREC, e + 1)], dp__mm2_a_pos(PREC, kk, e + 1) & 3);
-                if (PREC == DP_PREC_BF16) a[mt][e >> 1] = dp__mm_bf16x2(x0, x1);
-                else { a[mt][e] = __float_as_uint(x0); a[mt][e + 1] = __float_as_uint(x1); }   /* rounded: dp__mm2_round_copy */
-            }
+            for (int hi = 0; hi < 2; hi++) av[mt][hi] = *(const float4 *)(As + dp__mm2_a_off(wr + 16 * mt + g + 8 * hi, 8 * t + 4 * h));
 #pragma unroll
-        for (int j = 0; j < NT; j++)
+        for (int kk = 0; kk < DP__MM_BK / KF; kk++) {
+            if ((dp__mm2_a_pos(PREC, kk, 0) & ~3) != 4 * h) continue;
+            float4 bv[NB][NT / 4];
+            uint32_t a[MT][4], b[NT][2];
 #pragma unroll
-            for (int e = 0; e < NB; e += 2) {
-                float x0 = dp__mm2_f4(bv[e][j >> 2], j & 3), x1 = dp__mm2_f4(bv[e + 1][j >> 2], j & 3);
-                if (PREC == DP_PREC_BF16) b[j][e >> 1] = dp__mm_bf16x2(x0, x1);
-                else { b[j][e] = __float_as_uint(x0); b[j][e + 1] = __float_as_uint(x1); }
-            }
+            for (int e = 0; e < NB; e++)
 #pragma unroll
-        for (int mt = 0; mt < MT; mt++)
+                for (int hb = 0; hb < NT / 4; hb++)
+                    bv[e][hb] = *(const float4 *)(Bs + dp__mm2_b_off(BN, 8 * t + dp__mm2_b_pos(PREC, kk, e), wc + 4 * dp__mm2_bchunk(NT, g, hb)));
 #pragma unroll
-            for (int j = 0; j < NT; j++) {
-                float *d = acc[mt][j];
-                if (PREC == DP_PREC_BF16)
-                    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                                 : "r"(a[mt][0]), "r"(a[mt][1]), "r"(a[mt][2]), "r"(a[mt][3]), "r"(b[j][0]), "r"(b[j][1]));
-                else
-                    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                                 : "r"(a[mt][0]), "r"(a[mt][1]), "r"(a[mt][2]), "r"(a[mt][3]), "r"(b[j][0]), "r"(b[j][1]));
-            }
+            for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                for (int e = 0; e < NA; e += 2) {
+                    float x0 = dp__mm2_f4(av[mt][dp__mm2_a_hi(PREC, e)], dp__mm2_a_pos(PREC, kk, e) & 3);
+                    float x1 = dp__mm2_f4(av[mt][dp__mm2_a_hi(PREC, e + 1)], dp__mm2_a_pos(PREC, kk, e + 1) & 3);
+                    if (PREC == DP_PREC_BF16) a[mt][e >> 1] = dp__mm_bf16x2(x0, x1);
+                    else { a[mt][e] = __float_as_uint(x0); a[mt][e + 1] = __float_as_uint(x1); }   /* rounded: dp__mm2_round_copy */
+                }
+#pragma unroll
+            for (int j = 0; j < NT; j++)
+#pragma unroll
+                for (int e = 0; e < NB; e += 2) {
+                    float x0 = dp__mm2_f4(bv[e][j >> 2], j & 3), x1 = dp__mm2_f4(bv[e + 1][j >> 2], j & 3);
+                    if (PREC == DP_PREC_BF16) b[j][e >> 1] = dp__mm_bf16x2(x0, x1);
+                    else { b[j][e] = __float_as_uint(x0); b[j][e + 1] = __float_as_uint(x1); }
+                }
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                for (int j = 0; j < NT; j++) {
+                    float *d = acc[mt][j];
+                    if (PREC == DP_PREC_BF16)
+                        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                                     : "r"(a[mt][0]), "r"(a[mt][1]), "r"(a[mt][2]), "r"(a[mt][3]), "r"(b[j][0]), "r"(b[j][1]));
+                    else
+                        asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                                     : "r"(a[mt][0]), "r"(a[mt][1]), "r"(a[mt][2]), "r"(a[mt][3]), "r"(b[j][0]), "r"(b[j][1]));
+                }
+        }
     }
 }
 #endif
