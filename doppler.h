@@ -2283,6 +2283,27 @@ void dp__cuda_host_kernel(const dp_graph *g, int v, const float *const *in, floa
    tile's rows (64 or 128, as the launch picks them). Returns 0, or -1 for
    a precision other than TF32 and BF16 or another bm. */
 int dp__cuda_host_mma(int r, int K, int c, const float *A, const float *B, float *C, int precision, int bm, int vec_a, int vec_b);
+/* The same for the second tensor-core kernel (dp__k_mma2, the default;
+   doppler_cuda.cu >>cuda-mma2): its tile order, swizzled stage buffers,
+   TF32 inputs rounded once in shared memory, the K indices of each step
+   dealt to its mmas in the kernel's permuted order. bm x bn: the block
+   tile, 128 x 128, 64 x 128 or 64 x 64 (the result does not depend on
+   it). Returns 0, or -1 for another precision or tile. */
+int dp__cuda_host_mma2(int r, int K, int c, const float *A, const float *B, float *C, int precision, int bm, int bn, int vec_a, int vec_b);
+/* The second kernel's index maps, for the tests: map 0 k_of: in {prec,
+   kk, kap} -> out {the step's K index}; 1 A source: {prec, lane, kk, e}
+   -> {row in the mma tile, K index in the step} of fragment element e;
+   2 B source: {prec, lane, kk, e, NT, j} -> {K index in the step, column
+   in the warp tile}; 3 col: {NT, j, n} -> {column in the warp tile}; 4
+   store: {NT, lane, hi, e1, h} -> {row in the mma tile, first of 4
+   columns in the warp tile}; 5 A offset: {row, k} -> {float}; 6 B offset:
+   {bn, k, n} -> {float}; 7 tile order: {t, tr, tc} -> {tile row, tile
+   column}; 8 shape: {r, c, cap} -> {bm, bn}; 9 warp: {w, bm, bn} -> {row,
+   column}. Returns 0, or -1 for another map. */
+int dp__cuda_mma2_map(int map, const int *in, int *out);
+/* dp_cuda_matmul_time with the tensor-core kernel chosen: 0 the default,
+   1 dp__k_mma, 2 dp__k_mma2 (for their A/B measurement) */
+int dp__cuda_matmul_time_kernel(int dev, int precision, int kernel, int r, int K, int c, int reps, double *seconds, int *used, dp_error *err);
 /* x rounded as the tensor cores round a matmul's inputs, returned as
    floats: as cvt.rna.tf32.f32 (to nearest, ties away from zero, 10
    explicit mantissa bits) and as __float2bfloat16_rn (to nearest, ties to

@@ -813,7 +813,9 @@ __global__ static void dp__k_transpose(const float *in, float *out, int r, int c
 /* ----------------------------------------------------------------------
    >>cuda-mma
    The tensor-core matmul (DP_PREC_TF32, DP_PREC_BF16; sm_80+): C (r x c)
-   = A (r x K) B (K x c), row-major floats.
+   = A (r x K) B (K x c), row-major floats. Two kernels: dp__k_mma here
+   (the first, kept for one A/B measurement) and dp__k_mma2 (>>cuda-mma2,
+   the default), which uses this section's fragment maps and copies.
    - Block tile BM x 128 (BM 128, or 64 where 128-row tiles would not give
      two blocks per SM, e.g. 1024 x 1024 on an H100), K in steps of 32; 8
      warps as 2 (rows) x 4 (columns), each owning a BM/2 x 32 warp tile:
@@ -1060,6 +1062,340 @@ __global__ static void __launch_bounds__(DP__MM_THREADS) dp__k_mma(const float *
 #endif
 }
 
+/* ----------------------------------------------------------------------
+   >>cuda-mma2
+   The tensor-core matmul, second kernel (dp__k_mma2, the default): the
+   same product, precisions and fragment layouts as dp__k_mma above, with
+   fewer instructions per mma. The first kernel stays selectable for one
+   A/B measurement on a GPU (exec_bench matmul --mm-kernel 1,2, run by
+   bench/gpu.sh); the slower of the two is to be deleted after it,
+   with its emulation and its code in dp__mm_path and dp__mm_launch.
+   - 4 warps as 2 x 2; block tile BM x BN of 128 x 128, 64 x 128 or 64 x
+     64 (the largest that gives about two tiles per SM, dp__mm2_shape),
+     warp tile BM/2 x BN/2 (64 x 64 at most: MT = BM/32 by NT = BN/16 mma
+     tiles, 4 MT NT FP32 accumulators per lane). K in steps of 32, STAGES
+     (3, or 2 where shared memory is smaller) steps in flight, copied with
+     cp.async and zero filled as in dp__k_mma.
+   - TF32: once a step's copies are in, each thread rounds the floats it
+     copied (cvt.rna.tf32.f32) in place, before the barrier that hands the
+     step to the warps: one rounding per element and block, where dp__k_mma
+     rounded each fragment element it read (cvt.rna.tf32.f32 is three
+     instructions). BF16: packed per fragment (cvt.rn.bf16x2.f32, one
+     instruction per two elements), as before.
+   - The K indices of a step are dealt to its mmas in a permuted order
+     (dp__mm2_k_of): mma kk of a step multiplies the step's K indices
+     k_of(kk, 0 .. kf - 1), so that lane (g, t)'s A elements of all the
+     step's mmas are the floats 8t .. 8t+7 of its rows g and g+8 (two
+     16-byte loads a row and step) and its B elements of mma kk those of
+     the step's rows 8t + k_pos. The columns of a warp tile are dealt to
+     its mma tiles in a permuted order too (dp__mm2_col): lane g's B
+     elements of the NT mma tiles are NT contiguous floats of a row (NT/4
+     16-byte loads), and a lane's accumulators of one row are 4-float runs
+     of C (16-byte stores where c is a multiple of 4). Per warp tile and
+     step of 32: 16 loads of 16 bytes per 32 mma (64 x 64) where dp__k_mma
+     had 24 loads of 4 bytes per 16, and no cvt in TF32.
+   - Shared-memory rows are not padded: 16-byte chunks are placed by an XOR
+     of the chunk index with bits of the row (dp__mm2_a_off, _b_off) so
+     that each quarter warp's eight 16-byte accesses (copies, rounding,
+     fragment loads) fall in eight distinct groups of four banks.
+   - Tiles are visited in bands of DP__MM2_BAND tile rows (dp__mm2_tile_at):
+     the blocks that run at once share rows of A and columns of B in L2.
+   - Deterministic: each output's sum is the same sequence of additions
+     whatever the tile shape: for each step in order, for kk in order, the
+     accumulator plus the mma's products; dp__cuda_host_mma2 emulates it.
+   ---------------------------------------------------------------------- */
+#define DP__MM2_THREADS 128
+#define DP__MM2_BAND 8      /* tile rows per band of the tile order */
+
+/* The step's K index (0 .. 31) that mma kk multiplies as its k index kap */
+__host__ __device__ static inline int dp__mm2_k_of(int prec, int kk, int kap)
+{
+    if (prec == DP_PREC_BF16) return 8 * ((kap >> 1) & 3) + 4 * kk + 2 * (kap >> 3) + (kap & 1);
+    return 8 * (kap & 3) + 2 * kk + (kap >> 2);
+}
+/* The kernel's source of element e of lane (g, t)'s A fragment of mma kk
+   (tf32 a0..a3, bf16 a0..a7): row g + 8 a_hi of the mma tile, the step's
+   K index 8t + a_pos. The elements of one kk and one row lie in one
+   16-byte chunk (pos & ~3 the same). */
+__host__ __device__ static inline int dp__mm2_a_hi(int prec, int e) { return prec == DP_PREC_BF16 ? (e >> 1) & 1 : e & 1; }
+__host__ __device__ static inline int dp__mm2_a_pos(int prec, int kk, int e) { return prec == DP_PREC_BF16 ? 4 * kk + 2 * (e >> 2) + (e & 1) : 2 * kk + (e >> 1); }
+/* ... of element e of its B fragment of mma kk (tf32 b0..b1, bf16
+   b0..b3): the step's row 8t + b_pos */
+__host__ __device__ static inline int dp__mm2_b_pos(int prec, int kk, int e) { return prec == DP_PREC_BF16 ? 4 * kk + e : 2 * kk + e; }
+/* The 16-byte chunk of a warp tile's row that holds the columns of mma
+   tiles 4h .. 4h+3 at mma column n (NT mma tiles of 8 columns): lane g
+   reads chunks 2g, 2g+1 (NT 8) or 2 (g % 4) + g / 4 (NT 4) */
+__host__ __device__ static inline int dp__mm2_bchunk(int nt, int n, int h) { return nt == 8 ? 2 * n + h : 2 * (n & 3) + (n >> 2); }
+/* The warp-tile column of column n of mma tile j */
+__host__ __device__ static inline int dp__mm2_col(int nt, int j, int n) { return 4 * dp__mm2_bchunk(nt, n, j >> 2) + (j & 3); }
+/* Offsets in floats of A's (row, k) in a stage's A tile (rows of 32) and
+   of B's (k, n) in its B tile (rows of bn) */
+__host__ __device__ static inline int dp__mm2_a_off(int row, int k) { return row * DP__MM_BK + ((((k >> 2) ^ (row & 1)) << 2) | (k & 3)); }
+__host__ __device__ static inline int dp__mm2_bsw(int k) { return ((k >> 3) & 1) | (((k >> 4) & 1) << 2); }
+__host__ __device__ static inline int dp__mm2_b_off(int bn, int k, int n) { return k * bn + ((((n >> 2) ^ dp__mm2_bsw(k)) << 2) | (n & 3)); }
+__host__ __device__ static inline int dp__mm2_stage_floats(int bm, int bn) { return DP__MM_BK * (bm + bn); }
+/* Tile t of tr x tc in the visiting order: bands of DP__MM2_BAND tile
+   rows (the last may have fewer), each walked column by column */
+__host__ __device__ static inline void dp__mm2_tile_at(long long t, long long tr, long long tc, long long *ti, long long *tj)
+{
+    long long first = t / (DP__MM2_BAND * tc) * DP__MM2_BAND, rows = tr - first < DP__MM2_BAND ? tr - first : DP__MM2_BAND;
+    long long in = t - first * tc;
+    *ti = first + in % rows;
+    *tj = in / rows;
+}
+/* The warp tile of warp w */
+__host__ __device__ static inline void dp__mm2_warp_at(int w, int bm, int bn, int *row, int *col) { *row = (w >> 1) * (bm / 2); *col = (w & 1) * (bn / 2); }
+/* The epilogue's store (mt, hi, e1, h) of lane (g, t): floats i = 0..3 of
+   C's row g + 8 hi of mma tile row mt, warp-tile columns col + i, from
+   accumulators [mt][4h + i][2 hi + e1] */
+__host__ __device__ static inline int dp__mm2_store_col(int nt, int lane, int e1, int h) { return 4 * dp__mm2_bchunk(nt, 2 * (lane & 3) + e1, h); }
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+__device__ static inline float dp__mm2_f4(float4 v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
+
+/* Copy q (dp__mm_copy_at) of step k0 of tile (i0, j0) into stage buffer
+   sm, of A (ab 0) or B (1), vw floats; and the same floats rounded to TF32
+   in place once they are in (a thread's own copies are visible to it after
+   cp.async.wait_group) */
+template <int BM, int BN>
+__device__ static inline void dp__mm2_copy(float *sm, int ab, int q, int vw, const float *A, const float *B, int r, int K, int c, int i0, int j0, int k0)
+{
+    int row, col;
+    if (ab == 0) {
+        dp__mm_copy_at(q, DP__MM_BK, vw, &row, &col);
+        int n = dp__mm_copy_n(i0 + row, k0 + col, r, K, vw);
+        dp__mm_cp(sm + dp__mm2_a_off(row, col), n ? A + (long long)(i0 + row) * K + k0 + col : A, n, vw);
+    } else {
+        dp__mm_copy_at(q, BN, vw, &row, &col);
+        int n = dp__mm_copy_n(k0 + row, j0 + col, K, c, vw);
+        dp__mm_cp(sm + BM * DP__MM_BK + dp__mm2_b_off(BN, row, col), n ? B + (long long)(k0 + row) * c + j0 + col : B, n, vw);
+    }
+}
+template <int BM, int BN>
+__device__ static inline void dp__mm2_round_copy(float *sm, int ab, int q, int vw)
+{
+    int row, col;
+    dp__mm_copy_at(q, ab ? BN : DP__MM_BK, vw, &row, &col);
+    float *p = ab ? sm + BM * DP__MM_BK + dp__mm2_b_off(BN, row, col) : sm + dp__mm2_a_off(row, col);
+    if (vw == 4) {
+        float4 v = *(float4 *)p;
+        v.x = __uint_as_float(dp__mm_tf32(v.x)); v.y = __uint_as_float(dp__mm_tf32(v.y));
+        v.z = __uint_as_float(dp__mm_tf32(v.z)); v.w = __uint_as_float(dp__mm_tf32(v.w));
+        *(float4 *)p = v;
+    } else *p = __uint_as_float(dp__mm_tf32(*p));
+}
+
+/* This thread's copies of a step (or, ROUND: their rounding) */
+template <int BM, int BN, int ROUND>
+__device__ static inline void dp__mm2_stage(float *sm, const float *A, const float *B, int r, int K, int c, int i0, int j0, int k0, int vwa, int vwb)
+{
+    /* not unrolled: the unrolled copies' addresses, hoisted out of the K
+       loop, cost the 128 x 128 kernels registers and spills */
+#pragma unroll 1
+    for (int q = threadIdx.x; q < BM * DP__MM_BK / vwa; q += DP__MM2_THREADS) {
+        if (ROUND) dp__mm2_round_copy<BM, BN>(sm, 0, q, vwa);
+        else dp__mm2_copy<BM, BN>(sm, 0, q, vwa, A, B, r, K, c, i0, j0, k0);
+    }
+#pragma unroll 1
+    for (int q = threadIdx.x; q < DP__MM_BK * BN / vwb; q += DP__MM2_THREADS) {
+        if (ROUND) dp__mm2_round_copy<BM, BN>(sm, 1, q, vwb);
+        else dp__mm2_copy<BM, BN>(sm, 1, q, vwb, A, B, r, K, c, i0, j0, k0);
+    }
+}
+
+/* One step (32) of the warp's BM/2 x BN/2 tile from stage buffer sm */
+template <int PREC, int BM, int BN>
+__device__ static inline void dp__mm2_compute(const float *sm, int wr, int wc, int lane, float (&acc)[BM / 32][BN / 16][4])
+{
+    constexpr int MT = BM / 32, NT = BN / 16, KF = PREC == DP_PREC_BF16 ? 16 : 8;
+    constexpr int NA = PREC == DP_PREC_BF16 ? 8 : 4, NB = PREC == DP_PREC_BF16 ? 4 : 2;
+    const float *As = sm, *Bs = sm + BM * DP__MM_BK;
+    const int g = lane >> 2, t = lane & 3;
+    /* h: the lane's A chunk (floats 8t + 4h ..) of the mmas kk that read it
+       (tf32: 2h, 2h + 1; bf16: h), loaded once for them */
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        float4 av[MT][2];
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+            for (int hi = 0; hi < 2; hi++) av[mt][hi] = *(const float4 *)(As + dp__mm2_a_off(wr + 16 * mt + g + 8 * hi, 8 * t + 4 * h));
+#pragma unroll
+        for (int kk = 0; kk < DP__MM_BK / KF; kk++) {
+            if ((dp__mm2_a_pos(PREC, kk, 0) & ~3) != 4 * h) continue;
+            float4 bv[NB][NT / 4];
+            uint32_t a[MT][4], b[NT][2];
+#pragma unroll
+            for (int e = 0; e < NB; e++)
+#pragma unroll
+                for (int hb = 0; hb < NT / 4; hb++)
+                    bv[e][hb] = *(const float4 *)(Bs + dp__mm2_b_off(BN, 8 * t + dp__mm2_b_pos(PREC, kk, e), wc + 4 * dp__mm2_bchunk(NT, g, hb)));
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                for (int e = 0; e < NA; e += 2) {
+                    float x0 = dp__mm2_f4(av[mt][dp__mm2_a_hi(PREC, e)], dp__mm2_a_pos(PREC, kk, e) & 3);
+                    float x1 = dp__mm2_f4(av[mt][dp__mm2_a_hi(PREC, e + 1)], dp__mm2_a_pos(PREC, kk, e + 1) & 3);
+                    if (PREC == DP_PREC_BF16) a[mt][e >> 1] = dp__mm_bf16x2(x0, x1);
+                    else { a[mt][e] = __float_as_uint(x0); a[mt][e + 1] = __float_as_uint(x1); }   /* rounded: dp__mm2_round_copy */
+                }
+#pragma unroll
+            for (int j = 0; j < NT; j++)
+#pragma unroll
+                for (int e = 0; e < NB; e += 2) {
+                    float x0 = dp__mm2_f4(bv[e][j >> 2], j & 3), x1 = dp__mm2_f4(bv[e + 1][j >> 2], j & 3);
+                    if (PREC == DP_PREC_BF16) b[j][e >> 1] = dp__mm_bf16x2(x0, x1);
+                    else { b[j][e] = __float_as_uint(x0); b[j][e + 1] = __float_as_uint(x1); }
+                }
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                for (int j = 0; j < NT; j++) {
+                    float *d = acc[mt][j];
+                    if (PREC == DP_PREC_BF16)
+                        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                                     : "r"(a[mt][0]), "r"(a[mt][1]), "r"(a[mt][2]), "r"(a[mt][3]), "r"(b[j][0]), "r"(b[j][1]));
+                    else
+                        asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                                     : "r"(a[mt][0]), "r"(a[mt][1]), "r"(a[mt][2]), "r"(a[mt][3]), "r"(b[j][0]), "r"(b[j][1]));
+                }
+        }
+    }
+}
+#endif
+
+/* vwa, vwb: floats per copy of A and B (4 or 1); vwc: 4 where C's rows
+   take 16-byte stores, else 1. A no-op below sm_80, as dp__k_mma. */
+template <int PREC, int STAGES, int BM, int BN>
+__global__ static void __launch_bounds__(DP__MM2_THREADS, 2) dp__k_mma2(const float *A, const float *B, float *C, int r, int K, int c, int vwa, int vwb, int vwc, dp__cu_ts ts)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    constexpr int MT = BM / 32, NT = BN / 16;
+    extern __shared__ float4 dp__mm_smem[];
+    dp__cu_stamp_begin(ts);
+    float *sm = (float *)dp__mm_smem;
+    const int stage = dp__mm2_stage_floats(BM, BN), lane = threadIdx.x & 31, g = lane >> 2;
+    int wr, wc;
+    dp__mm2_warp_at(threadIdx.x >> 5, BM, BN, &wr, &wc);
+    long long tr = (r + BM - 1) / BM, tc = (c + BN - 1) / BN;
+    int nk = (K + DP__MM_BK - 1) / DP__MM_BK;
+    for (long long t = blockIdx.x; t < tr * tc; t += gridDim.x) {
+        long long ti, tj;
+        dp__mm2_tile_at(t, tr, tc, &ti, &tj);
+        int i0 = (int)ti * BM, j0 = (int)tj * BN;
+        float acc[MT][NT][4];
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+            for (int j = 0; j < NT; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) acc[mt][j][e] = 0.0f;
+#pragma unroll
+        for (int s = 0; s < STAGES - 1; s++) {
+            if (s < nk) dp__mm2_stage<BM, BN, 0>(sm + s * stage, A, B, r, K, c, i0, j0, s * DP__MM_BK, vwa, vwb);
+            asm volatile("cp.async.commit_group;\n" ::);
+        }
+        for (int kt = 0; kt < nk; kt++) {
+            asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2));
+            if (PREC == DP_PREC_TF32) dp__mm2_stage<BM, BN, 1>(sm + (kt % STAGES) * stage, A, B, r, K, c, i0, j0, 0, vwa, vwb);
+            __syncthreads();   /* step kt is in (and rounded); every warp is done with step kt - 1's buffer */
+            int pf = kt + STAGES - 1;
+            if (pf < nk) dp__mm2_stage<BM, BN, 0>(sm + (pf % STAGES) * stage, A, B, r, K, c, i0, j0, pf * DP__MM_BK, vwa, vwb);
+            asm volatile("cp.async.commit_group;\n" ::);
+            dp__mm2_compute<PREC, BM, BN>(sm + (kt % STAGES) * stage, wr, wc, lane, acc);
+        }
+        asm volatile("cp.async.wait_group 0;\n" ::);
+        __syncthreads();   /* the next tile's copies reuse the buffers */
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+            for (int hi = 0; hi < 2; hi++) {
+                int i = i0 + wr + 16 * mt + g + 8 * hi;
+                if (i >= r) continue;
+                float *row = C + (long long)i * c;
+#pragma unroll
+                for (int e1 = 0; e1 < 2; e1++)
+#pragma unroll
+                    for (int h = 0; h < NT / 4; h++) {
+                        int j = j0 + wc + dp__mm2_store_col(NT, lane, e1, h);
+                        const float *v0 = acc[mt][4 * h], *v1 = acc[mt][4 * h + 1], *v2 = acc[mt][4 * h + 2], *v3 = acc[mt][4 * h + 3];
+                        int e = 2 * hi + e1;
+                        if (vwc == 4 && j < c) *(float4 *)(row + j) = make_float4(v0[e], v1[e], v2[e], v3[e]);
+                        else {
+                            if (j < c) row[j] = v0[e];
+                            if (j + 1 < c) row[j + 1] = v1[e];
+                            if (j + 2 < c) row[j + 2] = v2[e];
+                            if (j + 3 < c) row[j + 3] = v3[e];
+                        }
+                    }
+            }
+    }
+    dp__cu_stamp_end(ts);
+#else
+    (void)A; (void)B; (void)C; (void)r; (void)K; (void)c; (void)vwa; (void)vwb; (void)vwc; (void)ts;
+#endif
+}
+
+/* Bytes of shared memory of a launch */
+static size_t dp__mm2_smem_bytes(int stages, int bm, int bn) { return sizeof(float) * (size_t)dp__mm2_stage_floats(bm, bn) * (size_t)stages; }
+
+/* The shared-memory limit of each tile shape raised to its size */
+template <int PREC, int STAGES>
+static int dp__mm2_attrs(dp_error *err)
+{
+    int rc = DP_OK;
+    cudaCheck(cudaFuncSetAttribute(dp__k_mma2<PREC, STAGES, 128, 128>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dp__mm2_smem_bytes(STAGES, 128, 128)));
+    cudaCheck(cudaFuncSetAttribute(dp__k_mma2<PREC, STAGES, 64, 128>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dp__mm2_smem_bytes(STAGES, 64, 128)));
+    cudaCheck(cudaFuncSetAttribute(dp__k_mma2<PREC, STAGES, 64, 64>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dp__mm2_smem_bytes(STAGES, 64, 64)));
+done:
+    return rc;
+}
+
+/* The block tile for an r x c product at a launch cap of cap blocks
+   (about 8 per SM): the largest of 128 x 128 (for r > 64), 64 x 128 and
+   64 x 64 whose tiles number at least cap / 4 (two per SM), else 64 x 64 */
+__host__ __device__ static inline void dp__mm2_shape(int r, int c, int cap, int *bm, int *bn)
+{
+    long long rows128 = (r + 127) / 128, rows64 = (r + 63) / 64, cols128 = (c + 127) / 128;
+    if (r > 64 && rows128 * cols128 * 4 >= cap) { *bm = 128; *bn = 128; }
+    else if (rows64 * cols128 * 4 >= cap) { *bm = 64; *bn = 128; }
+    else { *bm = 64; *bn = 64; }
+}
+
+/* Enqueues the second kernel of precision prec and stages on stream s; a
+   launch of no rows or columns (the executor's warm-up) launches each
+   tile shape once */
+static int dp__mm2_launch(int prec, int stages, const float *A, const float *B, float *C, int r, int K, int c, int cap, cudaStream_t s, dp__cu_ts ts, dp_error *err)
+{
+    int rc = DP_OK, bm, bn;
+    int vwa = K % 4 == 0 && (uintptr_t)A % 16 == 0 ? 4 : 1, vwb = c % 4 == 0 && (uintptr_t)B % 16 == 0 ? 4 : 1;
+    int vwc = c % 4 == 0 && (uintptr_t)C % 16 == 0 ? 4 : 1;
+    dp__mm2_shape(r, c, cap, &bm, &bn);
+    for (int w = r < 1 || c < 1 ? 0 : -1; w < 3; w++) {   /* w: the warm-up's shape */
+        if (w >= 0) { bm = w == 0 ? 128 : 64; bn = w == 2 ? 64 : 128; }
+        long long tiles = (long long)((r + bm - 1) / bm) * ((c + bn - 1) / bn);
+        unsigned blocks = dp__cu_blocks(tiles, 1, cap);
+        size_t sh = dp__mm2_smem_bytes(stages, bm, bn);
+#define DP__MM2_GO(P, S) do { \
+        if (bm == 128) dp__k_mma2<P, S, 128, 128><<<blocks, DP__MM2_THREADS, sh, s>>>(A, B, C, r, K, c, vwa, vwb, vwc, ts); \
+        else if (bn == 128) dp__k_mma2<P, S, 64, 128><<<blocks, DP__MM2_THREADS, sh, s>>>(A, B, C, r, K, c, vwa, vwb, vwc, ts); \
+        else dp__k_mma2<P, S, 64, 64><<<blocks, DP__MM2_THREADS, sh, s>>>(A, B, C, r, K, c, vwa, vwb, vwc, ts); } while (0)
+        if (prec == DP_PREC_BF16) { if (stages == 3) DP__MM2_GO(DP_PREC_BF16, 3); else DP__MM2_GO(DP_PREC_BF16, 2); }
+        else { if (stages == 3) DP__MM2_GO(DP_PREC_TF32, 3); else DP__MM2_GO(DP_PREC_TF32, 2); }
+#undef DP__MM2_GO
+        cudaCheck(cudaGetLastError());
+        if (w < 0) break;
+    }
+done:
+    return rc;
+}
+
+/* ----------------------------------------------------------------------
+   >>cuda-mma-launch
+   Both kernels' setup and launch.
+   ---------------------------------------------------------------------- */
 /* Bytes of shared memory of a launch */
 static size_t dp__mm_smem_bytes(int prec, int stages, int bm) { return sizeof(float) * (size_t)dp__mm_stage_floats(prec, bm) * (size_t)stages; }
 
@@ -1075,38 +1411,51 @@ done:
 }
 
 /* The matmul variant of a launch, one int: 0 the FP32 kernel, else
-   precision + 16 x stages. */
-#define DP__MM_CODE(prec, stages) ((prec) + 16 * (stages))
+   precision + 16 x stages + 256 x kernel (1 dp__k_mma, 2 dp__k_mma2). */
+#define DP__MM_CODE(kernel, prec, stages) ((prec) + 16 * (stages) + 256 * (kernel))
+#define DP__MM_KERNEL 2     /* the executor's kernel (see >>cuda-mma2)  */
 
 /* The tensor-core path on the current GPU (dev): *code gets the variant
-   for precision want (DEFAULT: TF32 where it can, else FP32; FP32: 0),
-   with the stages that its shared memory holds, the kernels' shared-memory
-   limit raised to that. TF32 or BF16 where it cannot: DP_ERR_DEVICE
-   naming the reason. */
-static int dp__mm_path(int dev, int want, int *code, const char *who, dp_error *err)
+   for precision want (DEFAULT: TF32 where it can, else FP32; FP32: 0) and
+   kernel (1 or 2; 0: DP__MM_KERNEL), with the stages that its shared
+   memory holds, the kernels' shared-memory limit raised to that. TF32 or
+   BF16 where it cannot: DP_ERR_DEVICE naming the reason. */
+static int dp__mm_path_kernel(int dev, int want, int kernel, int *code, const char *who, dp_error *err)
 {
     int rc = DP_OK, major = 0, optin = 0, prec = want == DP_PREC_DEFAULT ? DP_PREC_TF32 : want, stages;
+    size_t need3, need2;
     cudaFuncAttributes fa;
     *code = 0;
+    if (kernel == 0) kernel = DP__MM_KERNEL;
+    if (kernel != 1 && kernel != 2) return dp__fail(err, DP_ERR_RANGE, "%s: matmul kernel %d is none of 0 (the default), 1, 2", who, kernel);
     if (want == DP_PREC_FP32) return DP_OK;
+    need3 = kernel == 1 ? dp__mm_smem_bytes(prec, 3, 128) : dp__mm2_smem_bytes(3, 128, 128);
+    need2 = kernel == 1 ? dp__mm_smem_bytes(prec, 2, 128) : dp__mm2_smem_bytes(2, 128, 128);
     cudaCheck(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
     cudaCheck(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
     cudaCheck(cudaFuncGetAttributes(&fa, dp__k_mma<DP_PREC_TF32, 3, 128>));
-    stages = optin >= (int)dp__mm_smem_bytes(prec, 3, 128) ? 3 : 2;
-    if (major < 8 || fa.ptxVersion < 80 || optin < (int)dp__mm_smem_bytes(prec, 2, 128)) {
+    stages = optin >= (int)need3 ? 3 : 2;
+    if (major < 8 || fa.ptxVersion < 80 || optin < (int)need2) {
         if (want == DP_PREC_DEFAULT) return DP_OK;   /* the FP32 kernel */
         return dp__fail(err, DP_ERR_DEVICE,
                         "%s: %s needs a GPU of compute capability 8.0+ and a build for sm_80+ (DP_NVCC_ARCH): GPU %d is %d.x, "
                         "the kernel was compiled for compute_%d, %d bytes of shared memory per block", who, dp_precision_name(prec), dev,
                         major, fa.ptxVersion, optin);
     }
-    if (prec == DP_PREC_BF16) rc = stages == 3 ? dp__mm_attrs<DP_PREC_BF16, 3>(err) : dp__mm_attrs<DP_PREC_BF16, 2>(err);
-    else rc = stages == 3 ? dp__mm_attrs<DP_PREC_TF32, 3>(err) : dp__mm_attrs<DP_PREC_TF32, 2>(err);
+    if (kernel == 2) {
+        if (prec == DP_PREC_BF16) rc = stages == 3 ? dp__mm2_attrs<DP_PREC_BF16, 3>(err) : dp__mm2_attrs<DP_PREC_BF16, 2>(err);
+        else rc = stages == 3 ? dp__mm2_attrs<DP_PREC_TF32, 3>(err) : dp__mm2_attrs<DP_PREC_TF32, 2>(err);
+    } else {
+        if (prec == DP_PREC_BF16) rc = stages == 3 ? dp__mm_attrs<DP_PREC_BF16, 3>(err) : dp__mm_attrs<DP_PREC_BF16, 2>(err);
+        else rc = stages == 3 ? dp__mm_attrs<DP_PREC_TF32, 3>(err) : dp__mm_attrs<DP_PREC_TF32, 2>(err);
+    }
     if (rc) goto done;
-    *code = DP__MM_CODE(prec, stages);
+    *code = DP__MM_CODE(kernel, prec, stages);
 done:
     return rc;
 }
+/* ... of the default kernel */
+static int dp__mm_path(int dev, int want, int *code, const char *who, dp_error *err) { return dp__mm_path_kernel(dev, want, 0, code, who, err); }
 
 /* The precision of a code (FP32 for 0) */
 static int dp__mm_prec(int code) { return code ? code % 16 : DP_PREC_FP32; }
@@ -1123,7 +1472,8 @@ static int dp__mm_bm(int r, int c, int cap)
 /* Enqueues the tensor-core matmul of variant code on stream s */
 static int dp__mm_launch(int code, const float *A, const float *B, float *C, int r, int K, int c, int cap, cudaStream_t s, dp__cu_ts ts, dp_error *err)
 {
-    int rc = DP_OK, prec = code % 16, stages = code / 16, bm = dp__mm_bm(r, c, cap);
+    int rc = DP_OK, prec = code % 16, stages = code / 16 % 16, bm = dp__mm_bm(r, c, cap);
+    if (code / 256 == 2) return dp__mm2_launch(prec, stages, A, B, C, r, K, c, cap, s, ts, err);
     int vwa = K % 4 == 0 && (uintptr_t)A % 16 == 0 ? 4 : 1, vwb = c % 4 == 0 && (uintptr_t)B % 16 == 0 ? 4 : 1;
     long long tiles = (long long)((r + bm - 1) / bm) * ((c + DP__MM_BN - 1) / DP__MM_BN);
     unsigned blocks = dp__cu_blocks(tiles, 1, cap);
@@ -1460,6 +1810,122 @@ extern "C" int dp__cuda_host_mma(int r, int K, int c, const float *A, const floa
     free(sm);
     free(acc);
     return 0;
+}
+
+/* The second tensor-core kernel on the host (dp__k_mma2): its tile order,
+   copies into the swizzled stage buffer with zero fill, TF32's rounding
+   in place, and for each warp, step, kk and lane the fragment elements
+   read from the offsets the kernel reads (a_hi, a_pos, b_pos, col), each
+   put where the mma's layout (dp__mm_a_at, _b_at) has it; each mma's
+   products summed exactly, then added to the FP32 accumulator; stores
+   through the epilogue's map. */
+extern "C" int dp__cuda_host_mma2(int r, int K, int c, const float *A, const float *B, float *C, int precision, int bm, int bn, int vec_a, int vec_b)
+{
+    const int prec = precision, vwa = vec_a ? 4 : 1, vwb = vec_b ? 4 : 1;
+    if ((prec != DP_PREC_TF32 && prec != DP_PREC_BF16) || !((bm == 128 && bn == 128) || (bm == 64 && (bn == 128 || bn == 64)))) return -1;
+    const int kf = dp__mm_kf(prec), mts = bm / 32, nts = bn / 16, nf = dp__mm2_stage_floats(bm, bn);
+    const int na = prec == DP_PREC_BF16 ? 8 : 4, nb = prec == DP_PREC_BF16 ? 4 : 2;
+    float *sm = (float *)malloc(sizeof(float) * (size_t)nf);
+    float (*acc)[32][4][8][4] = (float (*)[32][4][8][4])malloc(sizeof(float) * 4 * 32 * 4 * 8 * 4);
+    if (!sm || !acc) { free(sm); free(acc); return -2; }
+    float *As = sm, *Bs = sm + bm * DP__MM_BK;
+    long long tr = (r + bm - 1) / bm, tc = (c + bn - 1) / bn;
+    int nk = (K + DP__MM_BK - 1) / DP__MM_BK;
+    for (long long t = 0; t < tr * tc; t++) {
+        long long ti, tj;
+        dp__mm2_tile_at(t, tr, tc, &ti, &tj);
+        int i0 = (int)ti * bm, j0 = (int)tj * bn, row, col;
+        memset(acc, 0, sizeof(float) * 4 * 32 * 4 * 8 * 4);
+        for (int kt = 0; kt < nk; kt++) {
+            int k0 = kt * DP__MM_BK;
+            for (int i = 0; i < nf; i++) sm[i] = NAN;   /* every float must be copied */
+            for (int q = 0; q < bm * DP__MM_BK / vwa; q++) {
+                dp__mm_copy_at(q, DP__MM_BK, vwa, &row, &col);
+                int n = dp__mm_copy_n(i0 + row, k0 + col, r, K, vwa);
+                for (int e = 0; e < vwa; e++) {
+                    float x = e < n ? A[(long long)(i0 + row) * K + k0 + col + e] : 0.0f;
+                    As[dp__mm2_a_off(row, col) + e] = prec == DP_PREC_TF32 ? dp__round_tf32(x) : x;   /* dp__mm2_round_copy */
+                }
+            }
+            for (int q = 0; q < DP__MM_BK * bn / vwb; q++) {
+                dp__mm_copy_at(q, bn, vwb, &row, &col);
+                int n = dp__mm_copy_n(k0 + row, j0 + col, K, c, vwb);
+                for (int e = 0; e < vwb; e++) {
+                    float x = e < n ? B[(long long)(k0 + row) * c + j0 + col + e] : 0.0f;
+                    Bs[dp__mm2_b_off(bn, row, col) + e] = prec == DP_PREC_TF32 ? dp__round_tf32(x) : x;
+                }
+            }
+            for (int w = 0; w < 4; w++) {
+                int wr, wc;
+                dp__mm2_warp_at(w, bm, bn, &wr, &wc);
+                for (int kk = 0; kk < DP__MM_BK / kf; kk++)
+                    for (int mt = 0; mt < mts; mt++)
+                        for (int j = 0; j < nts; j++) {
+                            /* the mma's operands, each element from the lane that holds it */
+                            float am[16][16], bmat[16][8];
+                            int kap;
+                            for (int lane = 0; lane < 32; lane++) {
+                                int g = lane >> 2, tq = lane & 3;
+                                for (int e = 0; e < na; e++) {
+                                    float x = As[dp__mm2_a_off(wr + 16 * mt + g + 8 * dp__mm2_a_hi(prec, e), 8 * tq + dp__mm2_a_pos(prec, kk, e))];
+                                    dp__mm_a_at(prec, lane, e, &row, &kap);
+                                    am[row][kap] = prec == DP_PREC_BF16 ? dp__round_bf16(x) : x;
+                                }
+                                for (int e = 0; e < nb; e++) {
+                                    float x = Bs[dp__mm2_b_off(bn, 8 * tq + dp__mm2_b_pos(prec, kk, e), wc + dp__mm2_col(nts, j, g))];
+                                    dp__mm_b_at(prec, lane, e, &kap, &col);
+                                    bmat[kap][col] = prec == DP_PREC_BF16 ? dp__round_bf16(x) : x;
+                                }
+                            }
+                            for (int lane = 0; lane < 32; lane++)
+                                for (int e = 0; e < 4; e++) {
+                                    double s = 0;
+                                    dp__mm_c_at(lane, e, &row, &col);
+                                    for (kap = 0; kap < kf; kap++) s += (double)am[row][kap] * (double)bmat[kap][col];
+                                    float *d = &acc[w][lane][mt][j][e];
+                                    *d = (float)((double)*d + s);
+                                }
+                        }
+            }
+        }
+        /* the epilogue's stores */
+        for (int w = 0; w < 4; w++) {
+            int wr, wc;
+            dp__mm2_warp_at(w, bm, bn, &wr, &wc);
+            for (int lane = 0; lane < 32; lane++)
+                for (int mt = 0; mt < mts; mt++)
+                    for (int hi = 0; hi < 2; hi++)
+                        for (int e1 = 0; e1 < 2; e1++)
+                            for (int h = 0; h < nts / 4; h++)
+                                for (int i = 0; i < 4; i++) {
+                                    int gi = i0 + wr + 16 * mt + (lane >> 2) + 8 * hi, gj = j0 + wc + dp__mm2_store_col(nts, lane, e1, h) + i;
+                                    if (gi < r && gj < c) C[(long long)gi * c + gj] = acc[w][lane][mt][4 * h + i][2 * hi + e1];
+                                }
+        }
+    }
+    free(sm);
+    free(acc);
+    return 0;
+}
+
+/* The second kernel's maps, for tests/test_cuda.c (see doppler.h) */
+extern "C" int dp__cuda_mma2_map(int map, const int *in, int *out)
+{
+    int g = in[1] >> 2, t = in[1] & 3, bm, bn, wr, wc;
+    long long ti, tj;
+    switch (map) {
+    case 0: out[0] = dp__mm2_k_of(in[0], in[1], in[2]); return 0;
+    case 1: out[0] = g + 8 * dp__mm2_a_hi(in[0], in[3]); out[1] = 8 * t + dp__mm2_a_pos(in[0], in[2], in[3]); return 0;
+    case 2: out[0] = 8 * t + dp__mm2_b_pos(in[0], in[2], in[3]); out[1] = dp__mm2_col(in[4], in[5], g); return 0;
+    case 3: out[0] = dp__mm2_col(in[0], in[1], in[2]); return 0;
+    case 4: out[0] = g + 8 * in[2]; out[1] = dp__mm2_store_col(in[0], in[1], in[3], in[4]); return 0;
+    case 5: out[0] = dp__mm2_a_off(in[0], in[1]); return 0;
+    case 6: out[0] = dp__mm2_b_off(in[0], in[1], in[2]); return 0;
+    case 7: dp__mm2_tile_at(in[0], in[1], in[2], &ti, &tj); out[0] = (int)ti; out[1] = (int)tj; return 0;
+    case 8: dp__mm2_shape(in[0], in[1], in[2], &bm, &bn); out[0] = bm; out[1] = bn; return 0;
+    case 9: dp__mm2_warp_at(in[0], in[1], in[2], &wr, &wc); out[0] = wr; out[1] = wc; return 0;
+    default: return -1;
+    }
 }
 
 /* ----------------------------------------------------------------------
@@ -3058,6 +3524,13 @@ static int dp__cmp_double(const void *a, const void *b)
 
 extern "C" int dp_cuda_matmul_time(int dev, int precision, int r, int K, int c, int reps, double *seconds, int *used, dp_error *err)
 {
+    return dp__cuda_matmul_time_kernel(dev, precision, 0, r, K, c, reps, seconds, used, err);
+}
+
+/* ... with the tensor-core kernel chosen (0 the default, 1 dp__k_mma, 2
+   dp__k_mma2), for the A/B measurement of >>cuda-mma2 */
+extern "C" int dp__cuda_matmul_time_kernel(int dev, int precision, int kernel, int r, int K, int c, int reps, double *seconds, int *used, dp_error *err)
+{
     int rc = DP_OK, prev = -1, cap = 0, gsms = 0, code = 0;
     float *A = NULL, *B = NULL, *C = NULL;
     cudaEvent_t t0 = NULL, t1 = NULL;
@@ -3073,7 +3546,7 @@ extern "C" int dp_cuda_matmul_time(int dev, int precision, int r, int K, int c, 
     cudaCheck(cudaGetDevice(&prev));
     cudaCheck(cudaSetDevice(dev));
     if ((rc = dp__cu_block_cap(dev, 1, 0, &cap, &gsms, err))) goto done;
-    if ((rc = dp__mm_path(dev, precision, &code, "matmul time (cuda)", err))) goto done;
+    if ((rc = dp__mm_path_kernel(dev, precision, kernel, &code, "matmul time (cuda)", err))) goto done;
     cudaCheck(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     cudaCheck(cudaEventCreate(&t0));
     cudaCheck(cudaEventCreate(&t1));

@@ -6,7 +6,7 @@
        build/exec_bench realtrain GRAPH [--devices N] [--il E] [--sim E] [--real E]
        build/exec_bench workloads [--devices N] [--rounds R] [--reps K] [--cal-sweeps N] [--cal-seconds S] [--backend cpu|cuda]
        build/exec_bench gpu [GRAPH...] [--gpus G] [--precision P] [--no-link-pacing]  (each placement under every dispatch)
-       build/exec_bench matmul --backend cuda [--precision P[,P...]] [--sizes N[,N...]] [--reps R]
+       build/exec_bench matmul --backend cuda [--precision P[,P...]] [--sizes N[,N...]] [--reps R] [--mm-kernel K[,K...]]
 
    --backend cuda needs a build with nvcc (./build.sh builds this program
    with doppler_cuda.cu and -DDP_WITH_CUDA when it finds nvcc) and a GPU;
@@ -50,7 +50,10 @@
              times N x N for each size (default 1024,4096) and precision
              (default fp32,tf32,bf16), 3 launches of warm-up, then R (default
              20) launches each timed with CUDA events around the kernel; the
-             median's TFLOP/s (2 N^3 / seconds). */
+             median's TFLOP/s (2 N^3 / seconds). --mm-kernel: the
+             tensor-core kernels to time (0 the executor's default, 1
+             dp__k_mma, 2 dp__k_mma2; default 0), for their A/B (the loser
+             is to be deleted after it, and this option with it). */
 #define DOPPLER_IMPLEMENTATION
 #include "doppler.h"
 
@@ -598,12 +601,13 @@ static int gpu(int argc, char **argv, int gpus)
 static int matmul(int argc, char **argv)
 {
     const char *sizes = opt(argc, argv, "--sizes", "1024,4096"), *precs = opt(argc, argv, "--precision", "fp32,tf32,bf16");
+    const char *kernels = opt(argc, argv, "--mm-kernel", "0");
     int reps = atoi(opt(argc, argv, "--reps", "20"));
     dp_error e = {0};
     char name[256];
     if (dp_cuda_device_name(0, name, sizeof name, &e)) return die(&e);
     printf("GPU 0: %s; the matmul kernel alone, median of %d launches after 3 of warm-up, CUDA events\n\n", name, reps);
-    printf("| N (N x N x N) | precision asked | precision run | median (ms) | TFLOP/s |\n|---:|---|---|---:|---:|\n");
+    printf("| N (N x N x N) | precision asked | precision run | kernel | median (ms) | TFLOP/s |\n|---:|---|---|---|---:|---:|\n");
     for (const char *sz = sizes; *sz;) {
         int n = atoi(sz);
         for (const char *pp = precs; *pp;) {
@@ -611,9 +615,17 @@ static int matmul(int argc, char **argv)
             int p = parse_prec(pp, len), used = 0;
             double t = 0;
             if (p < 0 || n < 1) { fprintf(stderr, "exec_bench: --precision is fp32, tf32, bf16 or default; --sizes positive integers\n"); return 2; }
-            if (dp_cuda_matmul_time(0, p, n, n, n, reps, &t, &used, &e)) return die(&e);
-            printf("| %d | %s | %s | %.4f | %.1f |\n", n, dp_precision_name(p), dp_precision_name(used), t * 1e3, 2.0 * n * n * (double)n / t / 1e12);
-            fflush(stdout);
+            for (const char *kp = kernels; *kp;) {
+                int k = atoi(kp);
+                if (k < 0 || k > 2) { fprintf(stderr, "exec_bench: --mm-kernel is 0 (the default), 1 or 2\n"); return 2; }
+                if (dp__cuda_matmul_time_kernel(0, p, k, n, n, n, reps, &t, &used, &e)) return die(&e);
+                printf("| %d | %s | %s | %s | %.4f | %.1f |\n", n, dp_precision_name(p), dp_precision_name(used),
+                       used == DP_PREC_FP32 ? "fp32" : k == 1 ? "mma (1)" : k == 2 ? "mma2 (2)" : "default", t * 1e3, 2.0 * n * n * (double)n / t / 1e12);
+                fflush(stdout);
+                if (used == DP_PREC_FP32) break;   /* one FP32 kernel */
+                kp += strcspn(kp, ",");
+                kp += *kp == ',';
+            }
             pp += len + (pp[len] == ',');
         }
         sz += strcspn(sz, ",");
@@ -689,7 +701,7 @@ static int kernels(const char *sizes, int reps)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) { fprintf(stderr, "usage: exec_bench overhead [--ops N] | kernels [--sizes N,N] [--reps R] | simreal GRAPH... [--devices N] [--reps R] | realtrain GRAPH | workloads [--devices N] [--rounds R] [--reps K] [--cal-sweeps N] [--cal-seconds S] | gpu [GRAPH...] [--gpus G] [--precision P] [--no-link-pacing] | matmul [--precision P,...] [--sizes N,...] [--reps R]; --backend cpu|cuda\n"); return 2; }
+    if (argc < 2) { fprintf(stderr, "usage: exec_bench overhead [--ops N] | kernels [--sizes N,N] [--reps R] | simreal GRAPH... [--devices N] [--reps R] | realtrain GRAPH | workloads [--devices N] [--rounds R] [--reps K] [--cal-sweeps N] [--cal-seconds S] | gpu [GRAPH...] [--gpus G] [--precision P] [--no-link-pacing] | matmul [--precision P,...] [--sizes N,...] [--reps R] [--mm-kernel K,...]; --backend cpu|cuda\n"); return 2; }
     g_backend = opt(argc, argv, "--backend", "cpu");
     if (!strcmp(opt(argc, argv, "--dispatch", "dynamic"), "static")) g_dispatch = DP_DISPATCH_STATIC;
     else if (!strcmp(opt(argc, argv, "--dispatch", "dynamic"), "graph")) g_dispatch = DP_DISPATCH_GRAPH;

@@ -3,7 +3,9 @@
 # same GPU, in one run (bench/RESULTS.md, part 6). Prints markdown.
 #
 #   1. the machine: GPU, driver, CUDA
-#   2. matmul TFLOP/s at 1024^3 and 4096^3 per precision (exec_bench matmul)
+#   2. matmul TFLOP/s at 1024^3 and 4096^3 per precision (exec_bench matmul);
+#      then the A/B of the two tensor-core kernels (1 dp__k_mma, 2
+#      dp__k_mma2, the default) at 1024..8192 (the loser is to be deleted)
 #   3. the memory-bound kernels on 16-256 MB tensors against the executor's
 #      own device-to-device copy (exec_bench kernels, graph dispatch)
 #   4. dispatch: us per op under dynamic, static and graph (exec_bench overhead)
@@ -49,6 +51,9 @@ git log -1 --format='main at %h (%cd)' --date=short 2>/dev/null
 
 section "Matmul (TFLOP/s)"
 run "$EB" matmul --backend cuda --precision fp32,tf32,bf16 --sizes 1024,4096
+
+section "Matmul: the two tensor-core kernels (A/B)"
+run "$EB" matmul --backend cuda --precision tf32,bf16 --sizes ${QUICK:+1024,4096}${QUICK:-1024,2048,4096,8192} --mm-kernel 1,2
 
 section "Memory-bound kernels (graph dispatch, one logical device)"
 run "$EB" kernels --backend cuda --dispatch graph --sizes ${QUICK:+2048}${QUICK:-2048,4096,8192} --reps 5

@@ -289,7 +289,7 @@ static void emulate_graph(const dp_graph *g, uint64_t seed, int prec, float **ou
         for (int k = g->in_off[v]; k < g->in_off[v + 1]; k++) in[k - g->in_off[v]] = buf[g->src[g->in_edge[k]]];
         buf[v] = (float *)malloc(sizeof(float) * ((size_t)g->rows[v] * g->cols[v] + 1));
         if (g->kind[v] == DP_OP_MATMUL && (prec == DP_PREC_TF32 || prec == DP_PREC_BF16))
-            dp__cuda_host_mma(g->rows[v], g->cols[g->src[g->in_edge[g->in_off[v]]]], g->cols[v], in[0], in[1], buf[v], prec, 128, 0, 0);
+            dp__cuda_host_mma2(g->rows[v], g->cols[g->src[g->in_edge[g->in_off[v]]]], g->cols[v], in[0], in[1], buf[v], prec, 128, 128, 0, 0);
         else dp__cuda_host_kernel(g, v, in, buf[v], seed);
     }
     for (int v = 0; v < g->n_ops; v++) {
@@ -304,7 +304,7 @@ static const char *g_workloads[] = {"graphs/chainmm_256_p2.dpg", "graphs/ffnn_25
 
 /* The shipped workloads through the host emulation against the CPU
    executor, in each precision: TF32 and BF16 through the tensor-core
-   kernel's emulation (dp__cuda_host_mma) against the CPU executor in the
+   kernel's emulation (dp__cuda_host_mma2) against the CPU executor in the
    same precision (inputs rounded alike), within dp_exec_tolerance. */
 static void check_host_workloads(void)
 {
@@ -737,13 +737,338 @@ static void check_host_mma(void)
     CHECK(dp__cuda_host_mma(1, 1, 1, NULL, NULL, NULL, DP_PREC_TF32, 32, 0, 0) == -1, "host mma refuses 32-row tiles");
 }
 
+/* ----- the second tensor-core kernel (dp__k_mma2) -----
+   Its index maps against the PTX ISA's fragment layouts, written out here
+   again from "Matrix fragments for mma.m16n8k8" (.tf32) and "mma.m16n8k16"
+   (.bf16), g = lane / 4, t = lane % 4:
+     tf32 A: a0 (g, t) a1 (g+8, t) a2 (g, t+4) a3 (g+8, t+4); B: b0 (t, g) b1 (t+4, g)
+     bf16 A: a0,a1 (g, 2t..) a2,a3 (g+8, 2t..) a4,a5 (g, 2t+8..) a6,a7 (g+8, 2t+8..);
+          B: b0,b1 (2t.., g) b2,b3 (2t+8.., g)
+     accumulators: c0 (g, 2t) c1 (g, 2t+1) c2 (g+8, 2t) c3 (g+8, 2t+1) */
+static void ptx_a(int prec, int lane, int e, int *row, int *kap)
+{
+    int g = lane / 4, t = lane % 4;
+    if (prec == DP_PREC_BF16) { *row = g + 8 * ((e / 2) % 2); *kap = 2 * t + e % 2 + 8 * (e / 4); }
+    else { *row = g + 8 * (e % 2); *kap = t + 4 * (e / 2); }
+}
+static int ptx_b(int prec, int lane, int e) { int t = lane % 4; return prec == DP_PREC_BF16 ? 2 * t + e % 2 + 8 * (e / 2) : t + 4 * e; }
+static int mm2(int map, int a, int b, int c, int d, int e, int f, int *o1)
+{
+    int in[6] = {a, b, c, d, e, f}, out[2] = {-1, -1};
+    int rc = dp__cuda_mma2_map(map, in, out);
+    if (o1) *o1 = out[1];
+    return rc ? -1000 : out[0];
+}
+
+/* eight 16-byte accesses (float offsets) of a quarter warp: in eight
+   distinct groups of four banks (no conflict) */
+static int quads_distinct(const int *off)
+{
+    int seen = 0;
+    for (int i = 0; i < 8; i++) seen |= 1 << (off[i] / 4 % 8);
+    return seen == 0xff;
+}
+
+static void check_mma2_maps(void)
+{
+    int o1, bad;
+    /* k_of by hand: tf32 8 (kap % 4) + 2 kk + kap / 4, bf16 8 ((kap / 2) % 4) + 4 kk + 2 (kap / 8) + kap % 2 */
+    CHECK(mm2(0, DP_PREC_TF32, 0, 0, 0, 0, 0, NULL) == 0 && mm2(0, DP_PREC_TF32, 0, 4, 0, 0, 0, NULL) == 1 && mm2(0, DP_PREC_TF32, 1, 5, 0, 0, 0, NULL) == 11 &&
+          mm2(0, DP_PREC_TF32, 3, 7, 0, 0, 0, NULL) == 31 && mm2(0, DP_PREC_TF32, 2, 3, 0, 0, 0, NULL) == 28, "mma2 k_of tf32 by hand");
+    CHECK(mm2(0, DP_PREC_BF16, 0, 0, 0, 0, 0, NULL) == 0 && mm2(0, DP_PREC_BF16, 0, 1, 0, 0, 0, NULL) == 1 && mm2(0, DP_PREC_BF16, 0, 8, 0, 0, 0, NULL) == 2 &&
+          mm2(0, DP_PREC_BF16, 0, 9, 0, 0, 0, NULL) == 3 && mm2(0, DP_PREC_BF16, 0, 2, 0, 0, 0, NULL) == 8 && mm2(0, DP_PREC_BF16, 1, 6, 0, 0, 0, NULL) == 28 &&
+          mm2(0, DP_PREC_BF16, 1, 15, 0, 0, 0, NULL) == 31, "mma2 k_of bf16 by hand");
+    CHECK(dp__cuda_mma2_map(10, (int[6]){0}, (int[2]){0}) == -1, "mma2 map 10 refused");
+    for (int p = DP_PREC_TF32; p <= DP_PREC_BF16; p++) {
+        int kf = p == DP_PREC_BF16 ? 16 : 8, na = p == DP_PREC_BF16 ? 8 : 4, nb = p == DP_PREC_BF16 ? 4 : 2, seen[32] = {0};
+        /* k_of: each of the step's 32 K indices once */
+        for (int kk = 0; kk < 32 / kf; kk++)
+            for (int kap = 0; kap < kf; kap++) { int k = mm2(0, p, kk, kap, 0, 0, 0, NULL); if (k >= 0 && k < 32) seen[k]++; }
+        bad = 0;
+        for (int k = 0; k < 32; k++) bad += seen[k] != 1;
+        CHECK(bad == 0, "mma2 %s k_of: not a permutation of 0..31 (%d indices not once)", dp_precision_name(p), bad);
+        /* the kernel's A and B sources are where the mma's layout has each
+           element, in the permuted K order; one kk's elements of one row in
+           one 16-byte chunk; B's 4 mma tiles of a load in one chunk */
+        bad = 0;
+        for (int lane = 0; lane < 32; lane++)
+            for (int kk = 0; kk < 32 / kf; kk++) {
+                int chunk[2] = {-1, -1};
+                for (int e = 0; e < na; e++) {
+                    int row, kap, k = mm2(1, p, lane, kk, e, 0, 0, &o1);
+                    ptx_a(p, lane, e, &row, &kap);
+                    bad += k != row || o1 != mm2(0, p, kk, kap, 0, 0, 0, NULL);
+                    if (chunk[row / 8] < 0) chunk[row / 8] = o1 / 4;
+                    bad += chunk[row / 8] != o1 / 4;
+                }
+                for (int nt = 4; nt <= 8; nt += 4)
+                    for (int e = 0; e < nb; e++)
+                        for (int j = 0; j < nt; j++) {
+                            int k = mm2(2, p, lane, kk, e, nt, j, &o1);
+                            bad += k != mm2(0, p, kk, ptx_b(p, lane, e), 0, 0, 0, NULL) || o1 != mm2(3, nt, j, lane / 4, 0, 0, 0, NULL);
+                            bad += o1 % 4 != j % 4;   /* column 4c + j % 4 of a chunk: tiles 4h .. 4h+3 in one load */
+                        }
+            }
+        CHECK(bad == 0, "mma2 %s fragment sources: %d differ from the PTX layout in the permuted K order", dp_precision_name(p), bad);
+    }
+    /* by hand: tf32 lane 6 (g 1, t 2) a2 of kk 1 is (g, t+4) = (1, 6): K index 8*2 + 2 + 1 = 19 */
+    CHECK(mm2(1, DP_PREC_TF32, 6, 1, 2, 0, 0, &o1) == 1 && o1 == 19, "mma2 A source of tf32 lane 6 a2 kk 1: (1, 19)");
+    /* bf16 lane 5 (g 1, t 1) a5 of kk 1 is (g, 2t+9) = (1, 11): 8 ((11/2) % 4) + 4 + 2 + 1 = 15 */
+    CHECK(mm2(1, DP_PREC_BF16, 5, 1, 5, 0, 0, &o1) == 1 && o1 == 15, "mma2 A source of bf16 lane 5 a5 kk 1: (1, 15)");
+    /* tf32 lane 13 (g 3, t 1) b1 of kk 2, tile 5 of 8: K (t+4 = 5) -> 8 + 4 + 1 = 13, column 4 (2*3 + 1) + 1 = 29 */
+    CHECK(mm2(2, DP_PREC_TF32, 13, 2, 1, 8, 5, &o1) == 13 && o1 == 29, "mma2 B source of tf32 lane 13 b1 kk 2 tile 5: (13, 29)");
+    /* columns: 8 tiles: 8n + j; 4 tiles: 4 (2 (n % 4) + n / 4) + j */
+    CHECK(mm2(3, 8, 3, 2, 0, 0, 0, NULL) == 19 && mm2(3, 8, 5, 1, 0, 0, 0, NULL) == 13 && mm2(3, 4, 2, 5, 0, 0, 0, NULL) == 14 && mm2(3, 4, 1, 0, 0, 0, 0, NULL) == 1,
+          "mma2 column map by hand");
+    for (int nt = 4; nt <= 8; nt += 4) {
+        int seen[64] = {0};
+        bad = 0;
+        for (int j = 0; j < nt; j++)
+            for (int n = 0; n < 8; n++) { int col = mm2(3, nt, j, n, 0, 0, 0, NULL); if (col >= 0 && col < 8 * nt) seen[col]++; }
+        for (int col = 0; col < 8 * nt; col++) bad += seen[col] != 1;
+        CHECK(bad == 0, "mma2 column map of %d tiles: not a permutation (%d)", nt, bad);
+        /* the epilogue: store (hi, e1, h) of a lane writes accumulators [4h + i][2 hi + e1],
+           i.e. mma tile 4h + i's element c_(2 hi + e1) at (g + 8 hi, 2t + e1) */
+        bad = 0;
+        for (int lane = 0; lane < 32; lane++)
+            for (int hi = 0; hi < 2; hi++)
+                for (int e1 = 0; e1 < 2; e1++)
+                    for (int h = 0; h < nt / 4; h++) {
+                        int row = mm2(4, nt, lane, hi, e1, h, 0, &o1);
+                        bad += row != lane / 4 + 8 * hi || o1 % 4 != 0;
+                        for (int i = 0; i < 4; i++) bad += o1 + i != mm2(3, nt, 4 * h + i, 2 * (lane % 4) + e1, 0, 0, 0, NULL);
+                    }
+        CHECK(bad == 0, "mma2 epilogue of %d tiles: %d stores not where the accumulators' layout has them", nt, bad);
+    }
+    /* lane 6 (g 1, t 2), NT 8, hi 1, e1 1, h 0: row 9, columns 16t + 8 = 40.. */
+    CHECK(mm2(4, 8, 6, 1, 1, 0, 0, &o1) == 9 && o1 == 40, "mma2 store of lane 6 (hi 1, e1 1): row 9, column 40");
+    /* shared memory: the swizzled offsets a permutation of the tile, and by hand */
+    {
+        static int seen[4096];
+        memset(seen, 0, sizeof seen);
+        bad = 0;
+        for (int row = 0; row < 128; row++)
+            for (int k = 0; k < 32; k++) { int o = mm2(5, row, k, 0, 0, 0, 0, NULL); if (o >= 0 && o < 4096) seen[o]++; }
+        for (int i = 0; i < 4096; i++) bad += seen[i] != 1;
+        CHECK(bad == 0, "mma2 A offsets: not a permutation of the 128 x 32 tile (%d)", bad);
+        CHECK(mm2(5, 0, 5, 0, 0, 0, 0, NULL) == 5 && mm2(5, 1, 5, 0, 0, 0, 0, NULL) == 32 + 1 && mm2(5, 3, 30, 0, 0, 0, 0, NULL) == 96 + 26,
+              "mma2 A offsets by hand (row 1: chunks swapped in pairs)");
+        for (int bn = 64; bn <= 128; bn += 64) {
+            memset(seen, 0, sizeof seen);
+            bad = 0;
+            for (int k = 0; k < 32; k++)
+                for (int n = 0; n < bn; n++) { int o = mm2(6, bn, k, n, 0, 0, 0, NULL); if (o >= 0 && o < 32 * bn) seen[o]++; }
+            for (int i = 0; i < 32 * bn; i++) bad += seen[i] != 1;
+            CHECK(bad == 0, "mma2 B offsets (rows of %d): not a permutation (%d)", bn, bad);
+        }
+        /* row 8: chunk ^ 1; row 16: ^ 4; row 24: ^ 5 */
+        CHECK(mm2(6, 128, 8, 1, 0, 0, 0, NULL) == 1024 + 5 && mm2(6, 128, 16, 6, 0, 0, 0, NULL) == 2048 + 22 && mm2(6, 64, 24, 33, 0, 0, 0, NULL) == 1536 + 53,
+              "mma2 B offsets by hand");
+    }
+    /* bank conflicts: each quarter warp's 16-byte fragment loads, copies and roundings */
+    bad = 0;
+    for (int p = DP_PREC_TF32; p <= DP_PREC_BF16; p++) {
+        int kf = p == DP_PREC_BF16 ? 16 : 8, na = p == DP_PREC_BF16 ? 8 : 4, nb = p == DP_PREC_BF16 ? 4 : 2;
+        for (int kk = 0; kk < 32 / kf; kk++)
+            for (int q = 0; q < 4; q++) {
+                for (int rbase = 0; rbase < 128; rbase += 16)
+                    for (int hi = 0; hi < 2; hi++) {
+                        int off[8];
+                        for (int l = 0; l < 8; l++) {
+                            int lane = 8 * q + l, e = 0;
+                            while (e < na && mm2(1, p, lane, kk, e, 0, 0, NULL) / 8 != hi) e++;
+                            int row = mm2(1, p, lane, kk, e, 0, 0, &o1);
+                            off[l] = mm2(5, rbase + row, o1 / 4 * 4, 0, 0, 0, 0, NULL);
+                        }
+                        bad += !quads_distinct(off);
+                    }
+                for (int nt = 4; nt <= 8; nt += 4)
+                    for (int wc = 0; wc < 16 * nt; wc += 8 * nt)
+                        for (int e = 0; e < nb; e++)
+                            for (int h = 0; h < nt / 4; h++) {
+                                int off[8];
+                                for (int l = 0; l < 8; l++) {
+                                    int k = mm2(2, p, 8 * q + l, kk, e, nt, 4 * h, &o1);
+                                    off[l] = mm2(6, 16 * nt, k, wc + o1, 0, 0, 0, NULL);
+                                }
+                                bad += !quads_distinct(off);
+                            }
+            }
+    }
+    for (int q = 0; q < 128 * 32 / 4; q += 8) {   /* copies (and roundings) of 8 threads: A rows of 8 chunks, B rows of bn / 4 */
+        int off[8], offb[8], offc[8];
+        for (int l = 0; l < 8; l++) {
+            off[l] = mm2(5, (q + l) / 8, (q + l) % 8 * 4, 0, 0, 0, 0, NULL);
+            offb[l] = mm2(6, 128, (q + l) / 32, (q + l) % 32 * 4, 0, 0, 0, NULL);
+            offc[l] = mm2(6, 64, (q + l) / 16 % 32, (q + l) % 16 * 4, 0, 0, 0, NULL);
+        }
+        bad += !quads_distinct(off) + !quads_distinct(offb) + !quads_distinct(offc);
+    }
+    CHECK(bad == 0, "mma2 shared memory: %d quarter warps with a bank conflict", bad);
+    /* the tile order by hand: 10 x 3 tiles, bands of 8 rows */
+    {
+        static const int want[][3] = {{0, 0, 0}, {1, 1, 0}, {7, 7, 0}, {8, 0, 1}, {23, 7, 2}, {24, 8, 0}, {25, 9, 0}, {26, 8, 1}, {29, 9, 2}};
+        bad = 0;
+        for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) bad += mm2(7, want[i][0], 10, 3, 0, 0, 0, &o1) != want[i][1] || o1 != want[i][2];
+        CHECK(bad == 0, "mma2 tile order of 10 x 3 tiles by hand: %d differ", bad);
+    }
+    /* every tile once, for the grids of the generated workloads' matmuls:
+       dims 256..8192 in steps of 256 cut into P = 1..8 blocks (dim / P x
+       dim / P, and batch 64 x dim / P), in each block tile */
+    {
+        static unsigned char seen[128 * 128];
+        long grids = 0;
+        bad = 0;
+        for (int dim = 256; dim <= 8192; dim += 256)
+            for (int P = 1; P <= 8; P++) {
+                if (dim % P) continue;
+                int blk = dim / P;
+                for (int s = 0; s < 3; s++)
+                    for (int rr = 0; rr < 2; rr++) {
+                        int bm = s == 0 ? 128 : 64, bn = s == 2 ? 64 : 128, r = rr ? 64 : blk;
+                        int tr = (r + bm - 1) / bm, tc = (blk + bn - 1) / bn;
+                        memset(seen, 0, (size_t)tr * tc);
+                        for (int t = 0; t < tr * tc; t++) {
+                            int ti = mm2(7, t, tr, tc, 0, 0, 0, &o1);
+                            if (ti >= 0 && ti < tr && o1 >= 0 && o1 < tc) seen[ti * tc + o1]++;
+                            /* the band: rows t / (8 tc) * 8 .. + 7 */
+                            bad += ti / 8 != t / (8 * tc);
+                        }
+                        for (int i = 0; i < tr * tc; i++) bad += seen[i] != 1;
+                        grids++;
+                    }
+            }
+        CHECK(bad == 0, "mma2 tile order over %ld workload grids: %d tiles not once or outside their band", grids, bad);
+    }
+    /* the block tile: at a cap of 1056 (132 SMs x 8), the largest with at least 264 tiles */
+    CHECK(mm2(8, 4096, 4096, 1056, 0, 0, 0, &o1) == 128 && o1 == 128, "mma2 shape of 4096^2: 128 x 128 (1024 tiles)");
+    CHECK(mm2(8, 2048, 2048, 1056, 0, 0, 0, &o1) == 64 && o1 == 128, "mma2 shape of 2048^2: 64 x 128 (256 tiles of 128 x 128 are < 264)");
+    CHECK(mm2(8, 1024, 1024, 1056, 0, 0, 0, &o1) == 64 && o1 == 64, "mma2 shape of 1024^2: 64 x 64");
+    CHECK(mm2(8, 64, 8192, 64, 0, 0, 0, &o1) == 64 && o1 == 128, "mma2 shape of 64 x 8192 at cap 64: 64 x 128 (64 rows: no 128-row tiles)");
+    CHECK(mm2(9, 3, 128, 128, 0, 0, 0, &o1) == 64 && o1 == 64 && mm2(9, 2, 64, 64, 0, 0, 0, &o1) == 32 && o1 == 0 && mm2(9, 1, 64, 128, 0, 0, 0, &o1) == 0 && o1 == 64,
+          "mma2 warp tiles by hand");
+}
+
+/* The second kernel's emulation on one shape, as mma_case */
+static void mma2_case(int r, int K, int c, int prec, int bm, int bn, int vec_a, int vec_b, int ints, uint64_t seed, double *worst)
+{
+    float *A = (float *)malloc(sizeof(float) * (size_t)r * K), *B = (float *)malloc(sizeof(float) * (size_t)K * c);
+    float *C = (float *)malloc(sizeof(float) * (size_t)r * c);
+    dp_rng rng;
+    dp_rng_seed(&rng, seed);
+    for (long long i = 0; i < (long long)r * K; i++) A[i] = ints ? (float)(dp_rng_int(&rng, 9) - 4) : (float)(2 * dp_rng_uniform(&rng) - 1);
+    for (long long i = 0; i < (long long)K * c; i++) B[i] = ints ? (float)(dp_rng_int(&rng, 9) - 4) : (float)(2 * dp_rng_uniform(&rng) - 1);
+    for (long long i = 0; i < (long long)r * c; i++) C[i] = NAN;
+    int rc = dp__cuda_host_mma2(r, K, c, A, B, C, prec, bm, bn, vec_a, vec_b);
+    CHECK(rc == 0, "host mma2 %dx%dx%d: rc %d", r, K, c, rc);
+    double bound = dp_matmul_err_bound(prec, K);
+    long long bad = 0;
+    for (int i = 0; i < r && rc == 0; i++)
+        for (int j = 0; j < c; j++) {
+            double s = 0, sa = 0;
+            for (int k = 0; k < K; k++) { s += (double)A[(long long)i * K + k] * B[(long long)k * c + j]; sa += fabs((double)A[(long long)i * K + k] * B[(long long)k * c + j]); }
+            double got = C[(long long)i * c + j], e = fabs(got - s);
+            if (ints) bad += !(got == s);
+            else {
+                if (!(e <= bound * sa)) bad++;
+                if (sa > 0 && e / (bound * sa) > *worst) *worst = e / (bound * sa);
+            }
+        }
+    CHECK(bad == 0, "host %s mma2 %dx%dx%d (%dx%d tiles, %s A, %s B, %s): %lld elements %s", dp_precision_name(prec), r, K, c, bm, bn, vec_a ? "16-byte" : "4-byte",
+          vec_b ? "16-byte" : "4-byte", ints ? "integers" : "uniform", bad, ints ? "not the exact product" : "outside the error bound");
+    free(A); free(B); free(C);
+}
+
+static void check_host_mma2(void)
+{
+    static const int sz[] = {1, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 129};
+    static const int shp[3][2] = {{128, 128}, {64, 128}, {64, 64}};
+    const int ns = (int)(sizeof sz / sizeof sz[0]);
+    double worst = 0;
+    check_mma2_maps();
+    for (int p = DP_PREC_TF32; p <= DP_PREC_BF16; p++) {
+        for (int i = 0; i < ns; i++)
+            for (int j = 0; j < ns; j++) {
+                int r = sz[i], c = sz[j], K = sz[(7 * i + j) % ns], s = (i + j) % 3;
+                mma2_case(r, K, c, p, shp[s][0], shp[s][1], 0, 0, 1, 300 + (uint64_t)(i * ns + j), &worst);
+                if (K % 4 == 0 || c % 4 == 0) mma2_case(r, K, c, p, shp[(s + 1) % 3][0], shp[(s + 1) % 3][1], K % 4 == 0, c % 4 == 0, 1, 400 + (uint64_t)(i * ns + j), &worst);
+            }
+        /* the generated workloads' blocks (dim / P for dims 256..8192, P
+           1..8) leave these remainders at the tile edges: a side of 36
+           (252 / 7), 85 (255 / 3: not a workload, odd), 146 (1024 / 7,
+           rounded: odd), 192 (768 / 4), 320 (1280 / 4), with K steps
+           in and across 32 */
+        mma2_case(130, 257, 131, p, 128, 128, 0, 0, 1, 7, &worst);
+        mma2_case(130, 260, 131, p, 64, 64, 1, 0, 1, 7, &worst);
+        mma2_case(192, 96, 320, p, 128, 128, 1, 1, 1, 8, &worst);
+        mma2_case(64, 146, 146, p, 64, 128, 0, 0, 1, 9, &worst);
+        mma2_case(85, 36, 200, p, 64, 64, 1, 1, 1, 10, &worst);
+        mma2_case(256, 64, 256, p, 128, 128, 1, 1, 1, 11, &worst);   /* whole tiles only */
+        /* two ties through the kernel: A = 1 + 2^-11 (tf32: away, 1 + 2^-10) or 1 + 3 2^-8 (bf16: even, 1 + 2^-6), B = 1 */
+        {
+            float a = p == DP_PREC_TF32 ? f_of(1 + ldexp(1, -11)) : f_of(1 + 3 * ldexp(1, -8)), b = 1, o = 0;
+            double want = p == DP_PREC_TF32 ? 1 + ldexp(1, -10) : 1 + ldexp(1, -6);
+            dp__cuda_host_mma2(1, 1, 1, &a, &b, &o, p, 64, 64, 0, 0);
+            CHECK(o == f_of(want), "host %s mma2 of a tie: %.10g, expected %.10g", dp_precision_name(p), o, want);
+        }
+        /* the order of accumulation, by hand: one row of ones times a
+           column of 2^24 at K 0, 1 at K 1 and 1 at K 2 and 3 (tf32) or 4
+           and 5 (bf16). The kernel's mma 0 of the step sums K 0, 1, 8, 9, ...
+           (tf32) or K 0..3, 8..11, ... (bf16): 2^24 + 1 exactly, rounded
+           to even in the accumulator: 2^24; mma 1 then adds 2 exactly:
+           2^24 + 2. Natural groups of 8 or 16 (2^24 + 3, to even: 2^24 +
+           4) or a float sum element by element (2^24) would differ. */
+        for (int s = 0; s < 3; s++) {
+            float a[32], b[32], o = 0;
+            for (int k = 0; k < 32; k++) { a[k] = 1; b[k] = 0; }
+            b[0] = f_of(ldexp(1, 24)); b[1] = 1;
+            if (p == DP_PREC_TF32) b[2] = b[3] = 1; else b[4] = b[5] = 1;
+            dp__cuda_host_mma2(1, 32, 1, a, b, &o, p, shp[s][0], shp[s][1], s != 1, 0);
+            CHECK(o == f_of(ldexp(1, 24) + 2), "host %s mma2 order of accumulation (%dx%d tiles): %.10g, expected 2^24 + 2", dp_precision_name(p), shp[s][0], shp[s][1], o);
+        }
+        /* and across steps: 2^24 at K 0, 1 at K 32 (the next step's mma 0), 1 at K 1: step 0 gives 2^24 + 1 -> 2^24, step 1 adds 1 -> 2^24 */
+        {
+            float a[40], b[40], o = 0;
+            for (int k = 0; k < 40; k++) { a[k] = 1; b[k] = 0; }
+            b[0] = f_of(ldexp(1, 24)); b[1] = 1; b[32] = 1;
+            dp__cuda_host_mma2(1, 40, 1, a, b, &o, p, 64, 64, 0, 0);
+            CHECK(o == f_of(ldexp(1, 24)), "host %s mma2 across steps: %.10g, expected 2^24", dp_precision_name(p), o);
+        }
+        double w = 0;
+        mma2_case(37, 100, 45, p, 64, 64, 0, 0, 0, 9, &w);
+        mma2_case(129, 300, 130, p, 128, 128, 0, 0, 0, 10, &w);
+        mma2_case(64, 1000, 8, p, 64, 128, 1, 1, 0, 11, &w);
+        CHECK(w > 1e-3 && w <= 1, "host %s mma2 on uniform inputs: largest error %.3g of the bound", dp_precision_name(p), w);
+        printf("  host %s mma2: uniform inputs, largest error %.3g of the bound\n", dp_precision_name(p), w);
+        /* the result does not depend on the block tile or the copy width: bit for bit */
+        {
+            int r = 150, K = 200, c = 136;
+            float *A = (float *)malloc(sizeof(float) * (size_t)r * K), *B = (float *)malloc(sizeof(float) * (size_t)K * c);
+            float *C0 = (float *)malloc(sizeof(float) * (size_t)r * c), *C1 = (float *)malloc(sizeof(float) * (size_t)r * c);
+            dp_rng rng;
+            dp_rng_seed(&rng, 12);
+            for (int i = 0; i < r * K; i++) A[i] = (float)(2 * dp_rng_uniform(&rng) - 1);
+            for (int i = 0; i < K * c; i++) B[i] = (float)(2 * dp_rng_uniform(&rng) - 1);
+            dp__cuda_host_mma2(r, K, c, A, B, C0, p, 128, 128, 1, 1);
+            for (int s = 1; s < 3; s++) {
+                dp__cuda_host_mma2(r, K, c, A, B, C1, p, shp[s][0], shp[s][1], s == 1, 0);
+                CHECK(count_diff(C0, C1, (size_t)r * c) == 0, "host %s mma2: %dx%d tiles differ from 128x128", dp_precision_name(p), shp[s][0], shp[s][1]);
+            }
+            free(A); free(B); free(C0); free(C1);
+        }
+    }
+    CHECK(dp__cuda_host_mma2(1, 1, 1, NULL, NULL, NULL, DP_PREC_FP32, 128, 128, 0, 0) == -1, "host mma2 refuses fp32");
+    CHECK(dp__cuda_host_mma2(1, 1, 1, NULL, NULL, NULL, DP_PREC_TF32, 128, 64, 0, 0) == -1, "host mma2 refuses 128 x 64 tiles");
+}
+
 /* The tensor cores on the GPU: single matmuls of edge shapes against the
    double product within dp_matmul_err_bound per element (inputs as the
    executor fills them), twice bit for bit the same, and the precision
    reported. */
 static void check_gpu_mma(void)
 {
-    static const int shapes[][3] = {{1, 1, 1}, {7, 9, 5}, {17, 33, 15}, {100, 129, 64}, {129, 31, 257}, {256, 256, 256}, {300, 1000, 200}, {64, 4096, 64}};
+    static const int shapes[][3] = {{1, 1, 1}, {7, 9, 5}, {17, 33, 15}, {100, 129, 64}, {129, 31, 257}, {256, 256, 256}, {300, 1000, 200}, {64, 4096, 64},
+                                       {64, 146, 146}, {192, 96, 320}, {2304, 40, 2112}};   /* the last: 128 x 128 tiles on 132 SMs */
     dp_error err;
     memset(&err, 0, sizeof err);
     for (int p = DP_PREC_DEFAULT; p <= DP_PREC_BF16; p++)
@@ -781,8 +1106,11 @@ static void check_gpu_mma(void)
                 /* the host emulation: within the same bound of the GPU (both are) */
                 float *em = (float *)malloc(sizeof(float) * (size_t)r * c);
                 if (x.precision != DP_PREC_FP32 && r * (long long)K * c <= 20000000LL) {
-                    dp__cuda_host_mma(r, K, c, h.in[0], h.in[1], em, x.precision, 128, 0, 0);
+                    dp__cuda_host_mma2(r, K, c, h.in[0], h.in[1], em, x.precision, 128, 128, 0, 0);
                     CHECK(rel_err(o, em, (size_t)r * c) <= 2 * bound * K, "GPU %s matmul %dx%dx%d: %.3g off its host emulation", dp_precision_name(x.precision), r, K, c, rel_err(o, em, (size_t)r * c));
+                    /* how far the tensor cores' own sums follow the model (each mma's products exact): for the record */
+                    printf("  GPU %s matmul %dx%dx%d: %zu of %lld elements bit for bit as the emulation\n", dp_precision_name(x.precision), r, K, c,
+                           (size_t)r * c - count_diff(o, em, (size_t)r * c), (long long)r * c);
                 }
                 free(em);
                 if (!dp_exec_cuda(&g, &cl, one, &eo, &y, &err)) {
@@ -1165,6 +1493,7 @@ int main(void)
     check_host_kernels();
     check_host_workloads();
     check_host_mma();
+    check_host_mma2();
     check_arguments();
     check_partition_math();
     check_pace_math();
