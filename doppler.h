@@ -8722,6 +8722,17 @@ done:
 
 static double dp__relu(double x) { return x > 0 ? x : 0; }
 
+/* A hint that *p is read soon (GCC and clang; else nothing): the
+   rollout's loops over an op's edges read each edge's bytes through the
+   edge index, a cache miss per edge on graphs whose edges are stored in
+   the other direction's order, so they ask DP__AHEAD edges ahead. */
+#if defined(__GNUC__) || defined(__clang__)
+#define DP__PREFETCH(p) __builtin_prefetch(p)
+#else
+#define DP__PREFETCH(p) ((void)(p))
+#endif
+#define DP__AHEAD 8
+
 /* Dense kernels over flat row-major buffers. A layer W[out][in] applied to
    a batch of rows is Y += X W^T: dp__gemm(Y, X, Wt) with Wt = W^T made once
    per episode (dp__transpose); its input gradient is GX += G W, which is
@@ -9059,17 +9070,21 @@ typedef struct dp__gctx {
     int *legal, nlegal, *pend, *assign, *order, *pos;
     double *end, *avail, *work, *psum, *pmean, *cnt, *prob, *logit, *est;
     double *la, *lar, *lam;  /* [nd] the lookahead features' scratch       */
-    double *inown, *inr1, *inr2; /* with xe: per op y, the latest end of its
-                             placed inputs on each device ([n nd]), and
-                             the latest arrival of one from elsewhere: r1
-                             from device ind1, r2 from any other ([n]) */
+    double *pin, *pinx;   /* [nd] inference: the longest paths to v's inputs
+                             (dp__plc_inputs_alike)                        */
+    double *inr1, *inr2, *inown; /* where all links are alike, per op y
+                             ([n] each): the latest arrival of its placed
+                             inputs, r1 from device ind1, r2 from any other
+                             device, and the latest end of those on ind1
+                             (up to r2: dp__place_step) */
     int *ind1;
     double *pathe, pathmax; /* inference ([n], else NULL and 0): the
                              longest path to each placed op's end (op
                              times on their devices, transfers between
                              devices), and the longest so far: a lower
                              bound on any simulation's makespan */
-    int *expert;
+    int *expert;          /* the cp expert's choices: [max(n, nd)] in
+                             training, [nd] in inference (PLC's mask)     */
     uint64_t key;         /* dp__graph_key: where a policy's op_table applies */
     int insertion;        /* the rolled-out policy's dp_policy_opts.insertion
                              (set by dp__rollout): est may fall in an idle
@@ -9109,7 +9124,8 @@ typedef struct dp__gctx {
                              legal set; an op chosen by the scan stays in
                              it, placed, and is dropped when it surfaces */
     int selq_on;          /* this rollout is greedy: the heap is kept      */
-    int *step_op, *step_dev;
+    int *step_op, *step_dev; /* [n] each step's op and device (training; in
+                             inference [1], unused: order and assign say it) */
     double *step_f, *step_z, *step_gu, *step_gf;
     double *step_cs;      /* [n DP__CF] the critic's input at each step    */
     double  crem, wtot;   /* the unplaced ops' work, all ops' work (each op's
@@ -9117,7 +9133,8 @@ typedef struct dp__gctx {
     double *step_lp, *step_adv; /* [2n] the choices' log-probabilities (step t:
                                    SEL's at 2t, PLC's at 2t + 1); [n] each
                                    step's return correction (training)    */
-    double *phi, *bstep;  /* [n] partial makespan before step t; its baseline */
+    double *phi, *bstep;  /* [n] partial makespan before step t; its baseline
+                             (training; phi [1] in inference, unused)     */
     /* backward scratch */
     double *G, *snap, *gAP, *prio; /* gAP [n][2H]: gA_v then gP_v     */
     int *best_assign, *best_order;
@@ -9252,19 +9269,19 @@ static void dp__rollout_carve(dp__arena *a, dp__gctx *x)
     DP__A(x->end, n, double); DP__A(x->avail, nd, double); DP__A(x->work, nd, double); DP__A(x->psum, (size_t)nd * H, double);
     DP__A(x->pmean, (size_t)nd * H, double);
     DP__A(x->cnt, nd, double); DP__A(x->prob, wide, double); DP__A(x->logit, nd, double); DP__A(x->est, nd, double);
-    DP__A(x->la, nd, double); DP__A(x->lar, nd, double); DP__A(x->lam, nd, double);
-    if (x->alike) { DP__A(x->inown, (size_t)n * nd, double); DP__A(x->inr1, n, double); DP__A(x->inr2, n, double); DP__A(x->ind1, n, int); }
+    DP__A(x->la, nd, double); DP__A(x->lar, nd, double); DP__A(x->lam, nd, double); DP__A(x->pin, nd, double); DP__A(x->pinx, nd, double);
+    if (x->alike) { DP__A(x->inr1, n, double); DP__A(x->inr2, n, double); DP__A(x->inown, n, double); DP__A(x->ind1, n, int); }
     if (!x->train) DP__A(x->pathe, n, double);
     DP__A(x->busy_s, (size_t)nd * n, double); DP__A(x->busy_e, (size_t)nd * n, double); DP__A(x->busy_n, nd, int);
-    DP__A(x->expert, wide, int);
+    DP__A(x->expert, x->train ? wide : (size_t)nd, int);   /* inference: PLC's only */
     if (!x->train && n > DP__SEL_TREE) {
         for (x->stn = 1; x->stn < n; x->stn *= 2) {}
         DP__A(x->stree, 2 * (size_t)x->stn, double);
         x->stree_hi = x->stn;   /* the first dp__stree_sync clears every leaf */
     }
-    DP__A(x->step_op, n, int); DP__A(x->step_dev, n, int); DP__A(x->step_f, nt * nd * DP__DF, double);
+    DP__A(x->step_op, nt, int); DP__A(x->step_dev, nt, int); DP__A(x->step_f, nt * nd * DP__DF, double);
     DP__A(x->step_z, nt * nd * H, double); DP__A(x->step_gu, nt * nd, double); DP__A(x->step_gf, nt * nd, double);
-    DP__A(x->phi, n, double); DP__A(x->prio, n, double); DP__A(x->best_assign, n, int); DP__A(x->best_order, n, int);
+    DP__A(x->phi, nt, double); DP__A(x->prio, n, double); DP__A(x->best_assign, n, int); DP__A(x->best_order, n, int);
     if (dp__limited(x->c)) { DP__A(x->mem.used, nd, double); DP__A(x->mem.held, dp__mem_words(x->g) + 1, uint64_t); DP__A(x->mfit, nd, char); DP__A(x->mdead, nd, double); }
     *a = ar;
 }
@@ -9279,7 +9296,7 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
     memset(&ar, 0, sizeof ar);
     memset(x, 0, sizeof *x);
     if ((rc = dp_check(g, c, err))) return rc;
-    alike = dp__links_alike(c);   /* x->alike (and the inown arrays) only then */
+    alike = dp__links_alike(c);   /* x->alike (and the inr1.. arrays) only then */
     x->g = g; x->c = c; x->n = n; x->m = m; x->nd = nd; x->H = H; x->K = K; x->shared = shared; x->train = train; x->alike = alike;
     for (pass = 0; pass < 2; pass++) {
         if (pass && (rc = dp__arena_alloc(&ar, &x->arena, err, "learning workspace"))) { dp__gctx_free(x); return rc; }
@@ -9893,22 +9910,33 @@ static void dp__plc_inputs(dp__gctx *x, int v, double *f)
    from any other device (r2), found from each device's latest arrival
    after the pass (the pass itself all sums, minima and maxima: no branch
    on data). The same values, bit for bit (each device's sums in the same
-   order). */
+   order). In inference the same pass keeps, per device, the longest path
+   to an input there (x->pin) and the same plus its transfer (x->pinx),
+   from which dp__place_step makes v's longest path on the device chosen
+   without another pass over the inputs. */
 static void dp__plc_inputs_alike(dp__gctx *x, int v, double *f)
 {
     const dp_graph *g = x->g;
-    double r1 = 0, r2 = 0;
+    const double *pathe = x->pathe;
+    double r1 = 0, r2 = 0, *pin = x->pin, *pinx = x->pinx;
     int nd = x->nd, d, d1 = -1, k;
     /* fd[4], free until dp__plc_features sets it: the latest arrival of
        an input from device d */
     for (d = 0; d < nd; d++) { double *fd = f + (size_t)d * DP__DF; fd[1] = 0; fd[2] = HUGE_VAL; fd[3] = 0; fd[4] = 0; }
+    if (pathe) for (d = 0; d < nd; d++) pin[d] = pinx[d] = 0;
     for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
         int u = x->isrc[k], a = x->assign[u];
-        double eu = x->end[u], arr = eu + dp__xe(x, g->in_edge[k]), *fa = f + (size_t)a * DP__DF;
+        double eu = x->end[u], xe = dp__xe(x, g->in_edge[k]), arr = eu + xe, *fa = f + (size_t)a * DP__DF;
+        DP__PREFETCH(&g->bytes[g->in_edge[k + DP__AHEAD < g->in_off[v + 1] ? k + DP__AHEAD : k]]);
         fa[1] += x->optime[(size_t)u * nd + a];
         fa[2] = eu < fa[2] ? eu : fa[2];
         fa[3] = eu > fa[3] ? eu : fa[3];
         fa[4] = arr > fa[4] ? arr : fa[4];
+        if (pathe) {
+            double pu = pathe[u], px = pu + xe;
+            pin[a] = pu > pin[a] ? pu : pin[a];
+            pinx[a] = px > pinx[a] ? px : pinx[a];
+        }
     }
     /* r1 the latest arrival of all, from device d1, r2 the latest from
        any other device (d1: the first device that has r1; where several
@@ -9966,6 +9994,7 @@ static double dp__plc_lookahead(dp__gctx *x, int v)
     }
     for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
         int y = x->odst[k];
+        DP__PREFETCH(&g->bytes[g->out_edge[k + DP__AHEAD < g->out_off[v + 1] ? k + DP__AHEAD : k]]);
         if (x->pend[y] == g->in_off[y + 1] - g->in_off[y]) continue;   /* none placed: y could start at v's finish */
         if (x->alike) {
             /* y's placed inputs, kept by dp__place_step (v is not placed).
@@ -9977,7 +10006,7 @@ static double dp__plc_lookahead(dp__gctx *x, int v)
             double r1 = x->inr1[y], rd1, xv = dp__xe(x, g->out_edge[k]);
             int d1 = x->ind1[y];
             if (r1 <= amin) continue;
-            rd1 = x->inown[(size_t)y * nd + d1] > x->inr2[y] ? x->inown[(size_t)y * nd + d1] : x->inr2[y];
+            rd1 = x->inown[y] > x->inr2[y] ? x->inown[y] : x->inr2[y];
             for (d = 0; d < nd; d++) {
                 double rd = d == d1 ? rd1 : r1, ro = d == d1 ? r1 : rd1;
                 double b = A[d] > rd ? A[d] : rd, o = A[d] + xv;
@@ -10134,15 +10163,24 @@ static void dp__place_step(dp__gctx *x, int t, int v, int a)
 {
     const dp_graph *g = x->g;
     int nd = x->nd, H = x->H, k;
-    x->step_op[t] = v; x->step_dev[t] = a;
+    if (x->train) { x->step_op[t] = v; x->step_dev[t] = a; }
     x->assign[v] = a;
     x->order[t] = v;
     x->end[v] = x->est[a] + x->optime[(size_t)v * nd + a];
-    if (x->pathe) {   /* inference: the sample bound's longest path */
+    if (x->pathe && x->alike) {
+        /* inference: the sample bound's longest path, from the longest
+           to an input on each device that dp__plc_inputs_alike kept: an
+           input on a adds no transfer, one elsewhere its own (the same
+           maxima as over the inputs, in any order) */
+        double r = x->pin[a];
+        for (k = 0; k < nd; k++) r = k != a && x->pinx[k] > r ? x->pinx[k] : r;
+        x->pathe[v] = r + x->optime[(size_t)v * nd + a];
+        if (x->pathe[v] > x->pathmax) x->pathmax = x->pathe[v];
+    } else if (x->pathe) {
         double r = 0;
         for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
             int u = x->isrc[k], b = x->assign[u];
-            double xe = b == a ? 0 : x->alike ? dp__xe(x, g->in_edge[k]) : dp_xfer_time(x->c, g->bytes[g->in_edge[k]], b, a);
+            double xe = b == a ? 0 : dp_xfer_time(x->c, g->bytes[g->in_edge[k]], b, a);
             double arr = x->pathe[u] + xe;
             r = arr > r ? arr : r;
         }
@@ -10186,10 +10224,20 @@ static void dp__place_step(dp__gctx *x, int t, int v, int a)
     for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
         int y = x->odst[k];
         if (--x->pend[y] == 0) dp__legal_add(x, y);
-        if (x->alike) {   /* y's placed inputs, for the lookahead */
-            double *own = x->inown + (size_t)y * nd + a, arr = x->end[v] + dp__xe(x, g->out_edge[k]);
-            *own = x->end[v] > *own ? x->end[v] : *own;
+        if (x->alike) {
+            /* y's placed inputs, for the lookahead: the latest arrival r1
+               (from device d1), the latest from elsewhere r2, and the
+               latest end on d1, of which the lookahead reads only its
+               maximum with r2. When v moves r1 to its own device a, every
+               earlier input on a arrived by the old r1, now r2, and ended
+               before it arrived: from then on d1's latest end is v's as
+               far as that maximum goes (the same values as a latest end
+               kept for every device, in n doubles instead of n devices) */
+            double ev = x->end[v], arr = ev + dp__xe(x, g->out_edge[k]);
+            int d1 = x->ind1[y];
             dp__top2(&x->inr1[y], &x->inr2[y], &x->ind1[y], arr, a);
+            if (a == d1) x->inown[y] = ev > x->inown[y] ? ev : x->inown[y];
+            else if (x->ind1[y] == a) x->inown[y] = ev;
         }
     }
 }
@@ -10239,7 +10287,7 @@ static int dp__sel_choose(dp__gctx *x, const dp__roll_opts *ro, int t, double it
     int i, li;
     for (i = 0; i < x->nlegal; i++) lp[i] = x->ssel[x->legal[i]] * it;
     *ent = dp__softmax(lp, lp, x->nlegal, ro->train);
-    if (ro->il || ro->train) {
+    if (x->train && (ro->il || ro->train)) {   /* (inference keeps PLC's experts only) */
         for (i = 0; i < x->nlegal; i++) if (x->bl[x->legal[i]] > bmax) bmax = x->bl[x->legal[i]];
         for (i = 0; i < x->nlegal; i++) x->expert[i] = x->bl[x->legal[i]] >= bmax - 1e-9 * fabs(bmax);
     }
@@ -10344,7 +10392,7 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
     x->insertion = p->opts.insertion;
     x->pathmax = 0;
     if (x->alike) {
-        memset(x->inown, 0, sizeof(double) * (size_t)n * nd);
+        memset(x->inown, 0, sizeof(double) * (size_t)n);
         memset(x->inr1, 0, sizeof(double) * (size_t)n);
         memset(x->inr2, 0, sizeof(double) * (size_t)n);
         for (v = 0; v < n; v++) x->ind1[v] = -1;
@@ -10375,7 +10423,7 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
            return correction (b_t + phi_t - b) / b (added to the episode's
            (b - cost) / b, it gives (b_t - (cost - phi_t)) / b) */
         for (d = 0; d < nd; d++) if (x->avail[d] > phi) phi = x->avail[d];
-        x->phi[t] = phi;
+        if (x->train) x->phi[t] = phi;
         if (ro->critic) dp__critic_state(x, t, phi, x->step_cs + ts * DP__CF);
         if (ro->adv_t) adv = ro->adv_t[t];
         else if (ro->critic && ro->bnorm > 0)
