@@ -12317,7 +12317,8 @@ static int dp__place_sample(dp__gctx *x, const dp_policy *p, uint64_t seed, dp_o
 /* Samples first..last drawn by nt threads (dp_infer_opts.threads; 1: the
    calling thread alone, in order), each taking the next sample number in
    turn and rolling it out on its own context (the calling thread on x
-   itself). Each keeps its best (the
+   itself, and sample first there: the greedy placement, sample 0, needs
+   x's heap, and runs while the other threads draw). Each keeps its best (the
    lowest numbered of its least makespan) and its last memory dead end;
    the best makespan so far, which stops hopeless samples early, is shared.
    Then the least makespan of all, ties to the lowest sample number (the
@@ -12339,6 +12340,8 @@ typedef struct dp__sworker {
     dp__gctx own;         /* a forked one (not the calling thread's) */
     double best;          /* its least makespan, from sample best_k */
     int best_k, dead_k, dead, last_k; /* its last dead end (sample, op); its last sample */
+    int own_k;            /* a sample it draws first (the calling thread's,
+                             sample first), else -1 */
     long sims;
     dp_error err;
 } dp__sworker;
@@ -12351,9 +12354,14 @@ static void *dp__sample_worker(void *arg)
         double cost, best;
         int k, rc;
         pthread_mutex_lock(&s->mu);
-        if (!s->rc && s->next <= s->last) dp__steps_report(s->clk, "samples", s->next - 1, s->last, s->best);
-        if (s->rc || s->next > s->last || dp__steps_out_of_time(s->clk)) { pthread_mutex_unlock(&s->mu); break; }
-        k = s->next++;
+        if (w->own_k >= 0) {   /* its own first, whatever the clock says */
+            k = w->own_k;
+            w->own_k = -1;
+        } else {
+            if (!s->rc && s->next <= s->last) dp__steps_report(s->clk, "samples", s->next - 1, s->last, s->best);
+            if (s->rc || s->next > s->last || dp__steps_out_of_time(s->clk)) { pthread_mutex_unlock(&s->mu); break; }
+            k = s->next++;
+        }
         best = s->best;
         pthread_mutex_unlock(&s->mu);
         rc = dp__place_sample(w->x, s->p, s->o->seed, s->o->order, k, best, &cost, &w->sims, &w->err);
@@ -12388,7 +12396,7 @@ static int dp__place_samples(dp__gctx *x, const dp_policy *p, const dp_infer_opt
     pthread_t *th;
     int i, started = 0, rc = 0, lk = -1, lw = -1;
     memset(&s, 0, sizeof s);
-    s.p = p; s.o = o; s.clk = clk; s.next = first; s.last = last; s.best = *best;
+    s.p = p; s.o = o; s.clk = clk; s.next = first + 1; s.last = last; s.best = *best;
     w = (dp__sworker *)dp__alloc((size_t)nt, sizeof *w, err, "sample threads");
     th = (pthread_t *)dp__alloc((size_t)nt, sizeof *th, err, "sample threads");
     if (!w || !th) { DP_FREE(w); DP_FREE(th); return DP_ERR_NOMEM; }
@@ -12396,6 +12404,7 @@ static int dp__place_samples(dp__gctx *x, const dp_policy *p, const dp_infer_opt
     for (i = 0; i < nt; i++) {
         w[i].s = &s;
         w[i].best = HUGE_VAL; w[i].best_k = -1; w[i].dead_k = -1; w[i].dead = -1; w[i].last_k = -1;
+        w[i].own_k = i == 0 ? first : -1;
         w[i].x = i == 0 ? x : &w[i].own;
         if (i > 0 && (rc = dp__gctx_fork(&w[i].own, x, err))) break;
     }
@@ -12467,27 +12476,22 @@ static int dp__policy_place(const dp_policy *p, const dp_graph *g, const dp_clus
         if (!(pr = (double *)dp__alloc((size_t)x.n * x.nd, sizeof(double), err, "placement"))) { rc = DP_ERR_NOMEM; goto done; }
         dp__op_probs(th, x.n, x.nd, pr);
     }
-    for (k = 0; k <= o.samples; k++) {
-        if (k > 0 && !th) {
-            /* sample k draws from its own stream, so that one stopped
-               early leaves the others as they were; it stops where its
-               bound passes the best so far (it cannot beat it): on any
-               number of threads, the same answer */
-            int nt = o.threads < 1 ? 1 : o.threads < o.samples ? o.threads : o.samples;
-            if ((rc = dp__place_samples(&x, p, &o, clk, nt, k, o.samples, &best, &best_k, &dead, &dead_k, &sims, err))) goto done;
-            break;
-        }
+    if (!th) {
+        /* the greedy placement (sample 0) and the samples: sample k draws
+           from its own stream, so that one stopped early leaves the others
+           as they were; it stops where its bound passes the best so far
+           (it cannot beat it): on any number of threads, the same answer */
+        int nt = o.threads < 1 ? 1 : o.threads <= o.samples ? o.threads : o.samples + 1;
+        if ((rc = dp__place_samples(&x, p, &o, clk, nt, 0, o.samples, &best, &best_k, &dead, &dead_k, &sims, err))) goto done;
+    }
+    for (k = 0; th && k <= o.samples; k++) {
         if (k > 0) dp__steps_report(clk, "samples", k - 1, o.samples, best);
         if (k > 0 && dp__steps_out_of_time(clk)) break;
-        if (!th) {
-            if ((rc = dp__place_sample(&x, p, o.seed, o.order, k, best, &cost, &sims, err))) goto done;   /* greedy */
-        } else {
-            dp__op_place(&x, k == 0 ? th : pr, k == 0 ? NULL : &rng);
-            cost = HUGE_VAL;
-            if (!x.overfull) {
-                if ((rc = dp__cost(&x, o.order, NULL, NULL, &cost, err))) goto done;
-                sims++;
-            }
+        dp__op_place(&x, k == 0 ? th : pr, k == 0 ? NULL : &rng);
+        cost = HUGE_VAL;
+        if (!x.overfull) {
+            if ((rc = dp__cost(&x, o.order, NULL, NULL, &cost, err))) goto done;
+            sims++;
         }
         if (x.overfull) {   /* met a memory dead end: no answer */
             dead = x.deadend; dead_k = k;   /* the last one's: x.mdead is its room */
