@@ -7062,7 +7062,8 @@ typedef struct dp__rt {
     int inflight;                 /* ops running and copies under way             */
     /* simulated time (dp_sim_run) */
     dp_sim *s;                    /* the results: start, end, busy, xfers         */
-    double *op_time;              /* [n*nd] dp_op_time                            */
+    const double *op_time;        /* [n*nd] dp_op_time (its own, or the learned
+                                     placers' table: dp__sim_init_times)       */
     dp__event *ev; int nev; uint32_t seq;   /* the event heap                     */
     double makespan;
     /* hooks (dp_dispatch, the executors) */
@@ -7112,10 +7113,13 @@ static void dp__rt_free(dp__rt *w) { DP_FREE(w->arena); w->arena = NULL; }
 
 /* The state for g on c (checked by the caller), one block: for the
    simulator when s is given (its results are carved in the same block,
-   the op times cached), else for hooks with opts' scales (already the
-   executors' defaults, dp_exec_scales) and arena. */
-static int dp__rt_init(dp__rt *w, const dp_graph *g, const dp_cluster *c, dp_sim *s, const dp_exec_opts *opts, dp_error *err)
+   the op times cached, or optime's read where given: dp_op_time's
+   [n*nd], kept by the caller while s lives), else for hooks with opts'
+   scales (already the executors' defaults, dp_exec_scales) and arena. */
+static int dp__rt_init(dp__rt *w, const dp_graph *g, const dp_cluster *c, dp_sim *s, const double *optime,
+                       const dp_exec_opts *opts, dp_error *err)
 {
+    double *own = NULL;
     dp__arena ar;
     int rc, v, d, pass, n = g->n_ops, m = g->n_edges, nd = c->n;
     memset(&ar, 0, sizeof ar);
@@ -7130,7 +7134,8 @@ static int dp__rt_init(dp__rt *w, const dp_graph *g, const dp_cluster *c, dp_sim
         DP__A(w->link_free, (size_t)nd * nd, double); DP__A(w->cur, nd, double); DP__A(w->peak, nd, double);
         DP__A(w->resid, nd, double);
         if (s) {
-            DP__A(w->ev, (size_t)n + m + 1, dp__event); DP__A(w->op_time, (size_t)n * nd, double);
+            DP__A(w->ev, (size_t)n + m + 1, dp__event);
+            if (!optime) DP__A(own, (size_t)n * nd, double);
             DP__A(s->start, n, double); DP__A(s->end, n, double); DP__A(s->busy, nd, double); DP__A(s->xfers, m, dp_xfer);
         } else {
             DP__A(w->obytes, n, size_t); DP__A(w->ebytes, m, size_t); DP__A(w->xstate, m, char);
@@ -7139,8 +7144,10 @@ static int dp__rt_init(dp__rt *w, const dp_graph *g, const dp_cluster *c, dp_sim
     }
     if (s) {
         s->peak_bytes = w->peak;
-        for (v = 0; v < n; v++)
-            for (d = 0; d < nd; d++) w->op_time[(size_t)v * nd + d] = dp_op_time(g, c, v, d);
+        if (own)
+            for (v = 0; v < n; v++)
+                for (d = 0; d < nd; d++) own[(size_t)v * nd + d] = dp_op_time(g, c, v, d);
+        w->op_time = own ? own : optime;
     } else {
         w->spu = opts->seconds_per_unit; w->limit = opts->device_bytes; w->track = 1; w->bscale = opts->bytes_scale;
         for (v = 0; v < n; v++) w->obytes[v] = dp_exec_op_bytes(g, v, opts->bytes_scale);
@@ -7373,7 +7380,10 @@ DPDEF void dp_sim_free(dp_sim *s)
     memset(s, 0, sizeof *s);
 }
 
-DPDEF int dp_sim_init(dp_sim *s, const dp_graph *g, const dp_cluster *c, dp_error *err)
+/* dp_sim_init, the op times read from optime (dp_op_time's [n*nd], kept
+   by the caller while s lives) where given: the learned placers' table,
+   not a copy per simulator. */
+static int dp__sim_init_times(dp_sim *s, const dp_graph *g, const dp_cluster *c, const double *optime, dp_error *err)
 {
     dp__rt *w;
     int rc;
@@ -7383,8 +7393,13 @@ DPDEF int dp_sim_init(dp_sim *s, const dp_graph *g, const dp_cluster *c, dp_erro
     w = (dp__rt *)dp__alloc(1, sizeof *w, err, "simulator");
     if (!w) return DP_ERR_NOMEM;
     s->dp__ws = w;
-    if ((rc = dp__rt_init(w, g, c, s, NULL, err))) { dp_sim_free(s); return rc; }
+    if ((rc = dp__rt_init(w, g, c, s, optime, NULL, err))) { dp_sim_free(s); return rc; }
     return 0;
+}
+
+DPDEF int dp_sim_init(dp_sim *s, const dp_graph *g, const dp_cluster *c, dp_error *err)
+{
+    return dp__sim_init_times(s, g, c, NULL, err);
 }
 
 /* The simulated clock's wait: it moves to the earliest event's time t and
@@ -9148,8 +9163,12 @@ typedef struct dp__gctx {
     char *mfit;           /* [nd] */
     double *mdead;        /* [nd] each device's bytes in use at the dead end */
     double pen;           /* an over-full placement's cost added (dp__cost) */
-    void *arena;          /* every buffer above lives in this one block  */
-    dp_sim sim;
+    void *arena;          /* every buffer above lives in this one block,  */
+    void *farena;         /* but in inference those only dp__forward reads
+                             (x, bl, tl, bnext, tprev, blen, tlen, gnn, pb,
+                             pt, zsel), in this one: freed after it
+                             (dp__gctx_drop_forward)                     */
+    dp_sim sim;           /* its op times are optime                       */
     /* training statistics */
     double baseline, best, adv_sq;
     int seen;
@@ -9183,8 +9202,23 @@ static void dp__gctx_free(dp__gctx *x)
 {
     if (!x) return;
     DP_FREE(x->arena);
+    DP_FREE(x->farena);
     dp_sim_free(&x->sim);
     memset(x, 0, sizeof *x);
+}
+
+/* Inference, after dp__forward: the buffers only it reads (the op
+   features, the critical paths, the encoders' embeddings and scratch,
+   x->farena) freed, so that the rollouts' peak memory does not hold
+   them (about 250 bytes an op at the shipped policy's size). */
+static void dp__gctx_drop_forward(dp__gctx *x)
+{
+    if (x->train) return;
+    DP_FREE(x->farena);
+    x->farena = NULL;
+    x->x = x->bl = x->tl = x->blen = x->tlen = x->pb = x->pt = x->zsel = NULL;
+    x->bnext = x->tprev = NULL;
+    memset(x->gnn, 0, sizeof x->gnn);
 }
 
 /* Mean transfer time of an edge over ordered pairs of distinct devices. */
@@ -9292,18 +9326,22 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
     int n = g->n_ops, m = g->n_edges, nd = c->n, i, k, v, e, rc, pass, alike;
     size_t nH = (size_t)n * H, nt = train ? (size_t)n : 1, ng = train ? nH : 1;
     double lat, ibw, mean_t = 0;
-    dp__arena ar;
+    dp__arena ar, fr, *fa = train ? &ar : &fr;   /* fa: dp__forward's own buffers */
     memset(&ar, 0, sizeof ar);
+    memset(&fr, 0, sizeof fr);
     memset(x, 0, sizeof *x);
     if ((rc = dp_check(g, c, err))) return rc;
     alike = dp__links_alike(c);   /* x->alike (and the inr1.. arrays) only then */
     x->g = g; x->c = c; x->n = n; x->m = m; x->nd = nd; x->H = H; x->K = K; x->shared = shared; x->train = train; x->alike = alike;
     for (pass = 0; pass < 2; pass++) {
         if (pass && (rc = dp__arena_alloc(&ar, &x->arena, err, "learning workspace"))) { dp__gctx_free(x); return rc; }
-        DP__A(x->x, (size_t)n * DP__F, double);
-        DP__A(x->bl, n, double); DP__A(x->tl, n, double); DP__A(x->bnext, n, int); DP__A(x->tprev, n, int);
-        DP__A(x->blen, n, double); DP__A(x->tlen, n, double); DP__A(x->optime, (size_t)n * nd, double);
-        for (e = 0; e < (shared ? 1 : 2); e++) dp__gnn_buf_carve(&ar, &x->gnn[e], n, H, K, train, e ? &x->gnn[0] : NULL);
+        if (pass && !train && (rc = dp__arena_alloc(&fr, &x->farena, err, "learning workspace"))) { dp__gctx_free(x); return rc; }
+        x->x = (double *)dp__carve(fa, (size_t)n * DP__F, sizeof(double));
+        x->bl = (double *)dp__carve(fa, (size_t)n, sizeof(double)); x->tl = (double *)dp__carve(fa, (size_t)n, sizeof(double));
+        x->bnext = (int *)dp__carve(fa, (size_t)n, sizeof(int)); x->tprev = (int *)dp__carve(fa, (size_t)n, sizeof(int));
+        x->blen = (double *)dp__carve(fa, (size_t)n, sizeof(double)); x->tlen = (double *)dp__carve(fa, (size_t)n, sizeof(double));
+        DP__A(x->optime, (size_t)n * nd, double);
+        for (e = 0; e < (shared ? 1 : 2); e++) dp__gnn_buf_carve(fa, &x->gnn[e], n, H, K, train, e ? &x->gnn[0] : NULL);
         if (train) { DP__A(x->pb, nH, double); DP__A(x->pt, nH, double); DP__A(x->zsel, nH, double); }
         else { x->pb = x->gnn[0].pre; x->pt = x->gnn[0].mf; x->zsel = x->gnn[0].mb; }   /* SEL's head runs after the encoders: their scratch */
         DP__A(x->ssel, n, double);
@@ -9333,7 +9371,7 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
         for (e = 0; e < m; e++) pen += g->bytes[e] * wib + wlat;
         x->pen = pen > 0 ? pen : 1;
     }
-    if ((rc = dp_sim_init(&x->sim, g, c, err))) { dp__gctx_free(x); return rc; }
+    if ((rc = dp__sim_init_times(&x->sim, g, c, x->optime, err))) { dp__gctx_free(x); return rc; }
     for (k = 0; k < m; k++) {
         x->isrc[k] = g->src[g->in_edge[k]];
         x->odst[k] = g->dst[g->out_edge[k]];
@@ -12275,7 +12313,7 @@ static int dp__gctx_fork(dp__gctx *w, const dp__gctx *x, dp_error *err)
     if (x->train) return dp__fail(err, DP_ERR_ARG, "place: a training context cannot be forked");
     memset(&ar, 0, sizeof ar);
     *w = *x;
-    w->arena = NULL;
+    w->arena = w->farena = NULL;
     memset(&w->sim, 0, sizeof w->sim);
     memset(&w->selq, 0, sizeof w->selq);   /* greedy rollouts only: not here */
     for (pass = 0; pass < 2; pass++) {
@@ -12283,7 +12321,7 @@ static int dp__gctx_fork(dp__gctx *w, const dp__gctx *x, dp_error *err)
         dp__rollout_carve(&ar, w);
     }
     w->stree_live = 0;
-    if ((rc = dp_sim_init(&w->sim, x->g, x->c, err))) { DP_FREE(w->arena); memset(w, 0, sizeof *w); return rc; }
+    if ((rc = dp__sim_init_times(&w->sim, x->g, x->c, x->optime, err))) { DP_FREE(w->arena); memset(w, 0, sizeof *w); return rc; }
     return 0;
 }
 
@@ -12468,6 +12506,7 @@ static int dp__policy_place(const dp_policy *p, const dp_graph *g, const dp_clus
     if ((rc = dp__gctx_init(&x, g, c, p->opts.hidden, p->opts.layers, p->opts.shared_gnn, 0, err))) return rc;
     dp_rng_seed(&rng, o.seed);
     dp__forward(&x, p);
+    dp__gctx_drop_forward(&x);
     memset(&ro, 0, sizeof ro);
     ro.gamma = 1;
     if ((th = dp__op_table(p, &x))) {
@@ -13649,7 +13688,7 @@ DPDEF int dp_dispatch(const dp_graph *g, const dp_cluster *c, const int *assign,
     if (opts) o = *opts;
     if (o.seconds_per_unit < 0 || o.bytes_scale < 0 || o.device_bytes < 0) return dp__fail(err, DP_ERR_RANGE, "dispatch: negative scale or arena size");
     dp_exec_scales(g, c, &o.seconds_per_unit, &o.bytes_scale);
-    if ((rc = dp__rt_init(&w, g, c, NULL, &o, err))) return rc;
+    if ((rc = dp__rt_init(&w, g, c, NULL, NULL, &o, err))) return rc;
     dp__rt_plan(&w, assign, o.order, o.priority);
     if ((rc = dp__rt_resident_fits(&w, err))) { dp__rt_free(&w); return rc; }
     dp__rt_reset(&w, hooks->now(hooks->ctx));
@@ -14335,7 +14374,7 @@ DPDEF int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign,
     n = g->n_ops; m = g->n_edges; nd = c->n;
     x.g = g; x.c = c; x.assign = assign; x.n = n; x.m = m; x.nd = nd;
     x.err = err; x.seed = o.seed; x.prec = res->precision; x.cpu_times = o.cpu_times != 0;
-    if ((rc = dp__rt_init(&x.rt, g, c, NULL, &o, err))) return rc;
+    if ((rc = dp__rt_init(&x.rt, g, c, NULL, NULL, &o, err))) return rc;
     dp__rt_plan(&x.rt, assign, o.order, o.priority);
     if ((rc = dp__rt_resident_fits(&x.rt, err))) { dp__rt_free(&x.rt); return rc; }
     for (pass = 0; pass < 2; pass++) {
@@ -15428,7 +15467,7 @@ static int dp__mpi_setup(dp__mpix *mx, const dp_exec_opts *o, double **runs, dp_
     int rc, pass, d, n = x->n, m = x->m, nd = x->nd, R = o->reps;
     size_t per_run = 3 * (size_t)n + 2 * (size_t)nd;
     memset(&ar, 0, sizeof ar);
-    if ((rc = dp__rt_init(&x->rt, x->g, x->c, NULL, o, err))) return rc;
+    if ((rc = dp__rt_init(&x->rt, x->g, x->c, NULL, NULL, o, err))) return rc;
     for (pass = 0; pass < 2; pass++) {
         if (pass && (rc = dp__arena_alloc(&ar, &x->arena, err, "executor (mpi)"))) return rc;
         DP__A(x->cv, nd, pthread_cond_t); DP__A(x->xcv, nd, pthread_cond_t); DP__A(x->op, nd, int);
