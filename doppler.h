@@ -9087,6 +9087,10 @@ typedef struct dp__gctx {
     double *la, *lar, *lam;  /* [nd] the lookahead features' scratch       */
     double *pin, *pinx;   /* [nd] inference: the longest paths to v's inputs
                              (dp__plc_inputs_alike)                        */
+    double *xout;         /* [the most outputs of an op] where all links are
+                             alike: the step's op's transfer time to each
+                             successor (dp__plc_lookahead's, read again by
+                             dp__place_step)                               */
     double *inr1, *inr2, *inown; /* where all links are alike, per op y
                              ([n] each): the latest arrival of its placed
                              inputs, r1 from device ind1, r2 from any other
@@ -9304,7 +9308,12 @@ static void dp__rollout_carve(dp__arena *a, dp__gctx *x)
     DP__A(x->pmean, (size_t)nd * H, double);
     DP__A(x->cnt, nd, double); DP__A(x->prob, wide, double); DP__A(x->logit, nd, double); DP__A(x->est, nd, double);
     DP__A(x->la, nd, double); DP__A(x->lar, nd, double); DP__A(x->lam, nd, double); DP__A(x->pin, nd, double); DP__A(x->pinx, nd, double);
-    if (x->alike) { DP__A(x->inr1, n, double); DP__A(x->inr2, n, double); DP__A(x->inown, n, double); DP__A(x->ind1, n, int); }
+    if (x->alike) {
+        int v, most = 0;
+        for (v = 0; v < n; v++) if (x->g->out_off[v + 1] - x->g->out_off[v] > most) most = x->g->out_off[v + 1] - x->g->out_off[v];
+        DP__A(x->inr1, n, double); DP__A(x->inr2, n, double); DP__A(x->inown, n, double); DP__A(x->ind1, n, int);
+        DP__A(x->xout, most, double);
+    }
     if (!x->train) DP__A(x->pathe, n, double);
     DP__A(x->busy_s, (size_t)nd * n, double); DP__A(x->busy_e, (size_t)nd * n, double); DP__A(x->busy_n, nd, int);
     DP__A(x->expert, x->train ? wide : (size_t)nd, int);   /* inference: PLC's only */
@@ -10032,7 +10041,10 @@ static double dp__plc_lookahead(dp__gctx *x, int v)
     }
     for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
         int y = x->odst[k];
+        double xv = 0;
         DP__PREFETCH(&g->bytes[g->out_edge[k + DP__AHEAD < g->out_off[v + 1] ? k + DP__AHEAD : k]]);
+        /* v's transfer time to each successor, kept for dp__place_step */
+        if (x->alike) x->xout[k - g->out_off[v]] = xv = dp__xe(x, g->out_edge[k]);
         if (x->pend[y] == g->in_off[y + 1] - g->in_off[y]) continue;   /* none placed: y could start at v's finish */
         if (x->alike) {
             /* y's placed inputs, kept by dp__place_step (v is not placed).
@@ -10041,7 +10053,7 @@ static double dp__plc_lookahead(dp__gctx *x, int v)
                over q != d is then rd1, or r1 for d1 itself. All in by
                v's earliest finish (r1 <= amin): y could start at v's
                finish, whatever d. */
-            double r1 = x->inr1[y], rd1, xv = dp__xe(x, g->out_edge[k]);
+            double r1 = x->inr1[y], rd1;
             int d1 = x->ind1[y];
             if (r1 <= amin) continue;
             rd1 = x->inown[y] > x->inr2[y] ? x->inown[y] : x->inr2[y];
@@ -10271,7 +10283,7 @@ static void dp__place_step(dp__gctx *x, int t, int v, int a)
                before it arrived: from then on d1's latest end is v's as
                far as that maximum goes (the same values as a latest end
                kept for every device, in n doubles instead of n devices) */
-            double ev = x->end[v], arr = ev + dp__xe(x, g->out_edge[k]);
+            double ev = x->end[v], arr = ev + x->xout[k - g->out_off[v]];   /* dp__plc_lookahead's */
             int d1 = x->ind1[y];
             dp__top2(&x->inr1[y], &x->inr2[y], &x->ind1[y], arr, a);
             if (a == d1) x->inown[y] = ev > x->inown[y] ? ev : x->inown[y];
