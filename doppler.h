@@ -1632,7 +1632,10 @@ typedef struct dp_infer_opts {
                                 to start leaves its samples to the others
                                 (the same answer). Each thread but the
                                 caller's has its own rollout state and
-                                simulator (about 190 bytes an op). */
+                                simulator (about 120-170 bytes an op on
+                                4 devices); the greedy placement is
+                                drawn on the calling thread while the
+                                others draw samples. */
 } dp_infer_opts;
 
 /* Places g with the policy (either algorithm); order (may be NULL) gets
