@@ -1632,7 +1632,10 @@ typedef struct dp_infer_opts {
                                 to start leaves its samples to the others
                                 (the same answer). Each thread but the
                                 caller's has its own rollout state and
-                                simulator (about 190 bytes an op). */
+                                simulator (about 120-170 bytes an op on
+                                4 devices); the greedy placement is
+                                drawn on the calling thread while the
+                                others draw samples. */
 } dp_infer_opts;
 
 /* Places g with the policy (either algorithm); order (may be NULL) gets
@@ -7083,7 +7086,8 @@ typedef struct dp__rt {
     int inflight;                 /* ops running and copies under way             */
     /* simulated time (dp_sim_run) */
     dp_sim *s;                    /* the results: start, end, busy, xfers         */
-    double *op_time;              /* [n*nd] dp_op_time                            */
+    const double *op_time;        /* [n*nd] dp_op_time (its own, or the learned
+                                     placers' table: dp__sim_init_times)       */
     dp__event *ev; int nev; uint32_t seq;   /* the event heap                     */
     double makespan;
     /* hooks (dp_dispatch, the executors) */
@@ -7133,10 +7137,13 @@ static void dp__rt_free(dp__rt *w) { DP_FREE(w->arena); w->arena = NULL; }
 
 /* The state for g on c (checked by the caller), one block: for the
    simulator when s is given (its results are carved in the same block,
-   the op times cached), else for hooks with opts' scales (already the
-   executors' defaults, dp_exec_scales) and arena. */
-static int dp__rt_init(dp__rt *w, const dp_graph *g, const dp_cluster *c, dp_sim *s, const dp_exec_opts *opts, dp_error *err)
+   the op times cached, or optime's read where given: dp_op_time's
+   [n*nd], kept by the caller while s lives), else for hooks with opts'
+   scales (already the executors' defaults, dp_exec_scales) and arena. */
+static int dp__rt_init(dp__rt *w, const dp_graph *g, const dp_cluster *c, dp_sim *s, const double *optime,
+                       const dp_exec_opts *opts, dp_error *err)
 {
+    double *own = NULL;
     dp__arena ar;
     int rc, v, d, pass, n = g->n_ops, m = g->n_edges, nd = c->n;
     memset(&ar, 0, sizeof ar);
@@ -7151,7 +7158,8 @@ static int dp__rt_init(dp__rt *w, const dp_graph *g, const dp_cluster *c, dp_sim
         DP__A(w->link_free, (size_t)nd * nd, double); DP__A(w->cur, nd, double); DP__A(w->peak, nd, double);
         DP__A(w->resid, nd, double);
         if (s) {
-            DP__A(w->ev, (size_t)n + m + 1, dp__event); DP__A(w->op_time, (size_t)n * nd, double);
+            DP__A(w->ev, (size_t)n + m + 1, dp__event);
+            if (!optime) DP__A(own, (size_t)n * nd, double);
             DP__A(s->start, n, double); DP__A(s->end, n, double); DP__A(s->busy, nd, double); DP__A(s->xfers, m, dp_xfer);
         } else {
             DP__A(w->obytes, n, size_t); DP__A(w->ebytes, m, size_t); DP__A(w->xstate, m, char);
@@ -7160,8 +7168,10 @@ static int dp__rt_init(dp__rt *w, const dp_graph *g, const dp_cluster *c, dp_sim
     }
     if (s) {
         s->peak_bytes = w->peak;
-        for (v = 0; v < n; v++)
-            for (d = 0; d < nd; d++) w->op_time[(size_t)v * nd + d] = dp_op_time(g, c, v, d);
+        if (own)
+            for (v = 0; v < n; v++)
+                for (d = 0; d < nd; d++) own[(size_t)v * nd + d] = dp_op_time(g, c, v, d);
+        w->op_time = own ? own : optime;
     } else {
         w->spu = opts->seconds_per_unit; w->limit = opts->device_bytes; w->track = 1; w->bscale = opts->bytes_scale;
         for (v = 0; v < n; v++) w->obytes[v] = dp_exec_op_bytes(g, v, opts->bytes_scale);
@@ -7394,7 +7404,10 @@ DPDEF void dp_sim_free(dp_sim *s)
     memset(s, 0, sizeof *s);
 }
 
-DPDEF int dp_sim_init(dp_sim *s, const dp_graph *g, const dp_cluster *c, dp_error *err)
+/* dp_sim_init, the op times read from optime (dp_op_time's [n*nd], kept
+   by the caller while s lives) where given: the learned placers' table,
+   not a copy per simulator. */
+static int dp__sim_init_times(dp_sim *s, const dp_graph *g, const dp_cluster *c, const double *optime, dp_error *err)
 {
     dp__rt *w;
     int rc;
@@ -7404,8 +7417,13 @@ DPDEF int dp_sim_init(dp_sim *s, const dp_graph *g, const dp_cluster *c, dp_erro
     w = (dp__rt *)dp__alloc(1, sizeof *w, err, "simulator");
     if (!w) return DP_ERR_NOMEM;
     s->dp__ws = w;
-    if ((rc = dp__rt_init(w, g, c, s, NULL, err))) { dp_sim_free(s); return rc; }
+    if ((rc = dp__rt_init(w, g, c, s, optime, NULL, err))) { dp_sim_free(s); return rc; }
     return 0;
+}
+
+DPDEF int dp_sim_init(dp_sim *s, const dp_graph *g, const dp_cluster *c, dp_error *err)
+{
+    return dp__sim_init_times(s, g, c, NULL, err);
 }
 
 /* The simulated clock's wait: it moves to the earliest event's time t and
@@ -8743,6 +8761,17 @@ done:
 
 static double dp__relu(double x) { return x > 0 ? x : 0; }
 
+/* A hint that *p is read soon (GCC and clang; else nothing): the
+   rollout's loops over an op's edges read each edge's bytes through the
+   edge index, a cache miss per edge on graphs whose edges are stored in
+   the other direction's order, so they ask DP__AHEAD edges ahead. */
+#if defined(__GNUC__) || defined(__clang__)
+#define DP__PREFETCH(p) __builtin_prefetch(p)
+#else
+#define DP__PREFETCH(p) ((void)(p))
+#endif
+#define DP__AHEAD 8
+
 /* Dense kernels over flat row-major buffers. A layer W[out][in] applied to
    a batch of rows is Y += X W^T: dp__gemm(Y, X, Wt) with Wt = W^T made once
    per episode (dp__transpose); its input gradient is GX += G W, which is
@@ -9080,17 +9109,25 @@ typedef struct dp__gctx {
     int *legal, nlegal, *pend, *assign, *order, *pos;
     double *end, *avail, *work, *psum, *pmean, *cnt, *prob, *logit, *est;
     double *la, *lar, *lam;  /* [nd] the lookahead features' scratch       */
-    double *inown, *inr1, *inr2; /* with xe: per op y, the latest end of its
-                             placed inputs on each device ([n nd]), and
-                             the latest arrival of one from elsewhere: r1
-                             from device ind1, r2 from any other ([n]) */
+    double *pin, *pinx;   /* [nd] inference: the longest paths to v's inputs
+                             (dp__plc_inputs_alike)                        */
+    double *xout;         /* [the most outputs of an op] where all links are
+                             alike: the step's op's transfer time to each
+                             successor (dp__plc_lookahead's, read again by
+                             dp__place_step)                               */
+    double *inr1, *inr2, *inown; /* where all links are alike, per op y
+                             ([n] each): the latest arrival of its placed
+                             inputs, r1 from device ind1, r2 from any other
+                             device, and the latest end of those on ind1
+                             (up to r2: dp__place_step) */
     int *ind1;
     double *pathe, pathmax; /* inference ([n], else NULL and 0): the
                              longest path to each placed op's end (op
                              times on their devices, transfers between
                              devices), and the longest so far: a lower
                              bound on any simulation's makespan */
-    int *expert;
+    int *expert;          /* the cp expert's choices: [max(n, nd)] in
+                             training, [nd] in inference (PLC's mask)     */
     uint64_t key;         /* dp__graph_key: where a policy's op_table applies */
     int insertion;        /* the rolled-out policy's dp_policy_opts.insertion
                              (set by dp__rollout): est may fall in an idle
@@ -9130,7 +9167,8 @@ typedef struct dp__gctx {
                              legal set; an op chosen by the scan stays in
                              it, placed, and is dropped when it surfaces */
     int selq_on;          /* this rollout is greedy: the heap is kept      */
-    int *step_op, *step_dev;
+    int *step_op, *step_dev; /* [n] each step's op and device (training; in
+                             inference [1], unused: order and assign say it) */
     double *step_f, *step_z, *step_gu, *step_gf;
     double *step_cs;      /* [n DP__CF] the critic's input at each step    */
     double  crem, wtot;   /* the unplaced ops' work, all ops' work (each op's
@@ -9138,7 +9176,8 @@ typedef struct dp__gctx {
     double *step_lp, *step_adv; /* [2n] the choices' log-probabilities (step t:
                                    SEL's at 2t, PLC's at 2t + 1); [n] each
                                    step's return correction (training)    */
-    double *phi, *bstep;  /* [n] partial makespan before step t; its baseline */
+    double *phi, *bstep;  /* [n] partial makespan before step t; its baseline
+                             (training; phi [1] in inference, unused)     */
     /* backward scratch */
     double *G, *snap, *gAP, *prio; /* gAP [n][2H]: gA_v then gP_v     */
     int *best_assign, *best_order;
@@ -9152,8 +9191,12 @@ typedef struct dp__gctx {
     char *mfit;           /* [nd] */
     double *mdead;        /* [nd] each device's bytes in use at the dead end */
     double pen;           /* an over-full placement's cost added (dp__cost) */
-    void *arena;          /* every buffer above lives in this one block  */
-    dp_sim sim;
+    void *arena;          /* every buffer above lives in this one block,  */
+    void *farena;         /* but in inference those only dp__forward reads
+                             (x, bl, tl, bnext, tprev, blen, tlen, gnn, pb,
+                             pt, zsel), in this one: freed after it
+                             (dp__gctx_drop_forward)                     */
+    dp_sim sim;           /* its op times are optime                       */
     /* training statistics */
     double baseline, best, adv_sq;
     int seen;
@@ -9187,8 +9230,23 @@ static void dp__gctx_free(dp__gctx *x)
 {
     if (!x) return;
     DP_FREE(x->arena);
+    DP_FREE(x->farena);
     dp_sim_free(&x->sim);
     memset(x, 0, sizeof *x);
+}
+
+/* Inference, after dp__forward: the buffers only it reads (the op
+   features, the critical paths, the encoders' embeddings and scratch,
+   x->farena) freed, so that the rollouts' peak memory does not hold
+   them (about 250 bytes an op at the shipped policy's size). */
+static void dp__gctx_drop_forward(dp__gctx *x)
+{
+    if (x->train) return;
+    DP_FREE(x->farena);
+    x->farena = NULL;
+    x->x = x->bl = x->tl = x->blen = x->tlen = x->pb = x->pt = x->zsel = NULL;
+    x->bnext = x->tprev = NULL;
+    memset(x->gnn, 0, sizeof x->gnn);
 }
 
 /* Mean transfer time of an edge over ordered pairs of distinct devices. */
@@ -9273,19 +9331,24 @@ static void dp__rollout_carve(dp__arena *a, dp__gctx *x)
     DP__A(x->end, n, double); DP__A(x->avail, nd, double); DP__A(x->work, nd, double); DP__A(x->psum, (size_t)nd * H, double);
     DP__A(x->pmean, (size_t)nd * H, double);
     DP__A(x->cnt, nd, double); DP__A(x->prob, wide, double); DP__A(x->logit, nd, double); DP__A(x->est, nd, double);
-    DP__A(x->la, nd, double); DP__A(x->lar, nd, double); DP__A(x->lam, nd, double);
-    if (x->alike) { DP__A(x->inown, (size_t)n * nd, double); DP__A(x->inr1, n, double); DP__A(x->inr2, n, double); DP__A(x->ind1, n, int); }
+    DP__A(x->la, nd, double); DP__A(x->lar, nd, double); DP__A(x->lam, nd, double); DP__A(x->pin, nd, double); DP__A(x->pinx, nd, double);
+    if (x->alike) {
+        int v, most = 0;
+        for (v = 0; v < n; v++) if (x->g->out_off[v + 1] - x->g->out_off[v] > most) most = x->g->out_off[v + 1] - x->g->out_off[v];
+        DP__A(x->inr1, n, double); DP__A(x->inr2, n, double); DP__A(x->inown, n, double); DP__A(x->ind1, n, int);
+        DP__A(x->xout, most, double);
+    }
     if (!x->train) DP__A(x->pathe, n, double);
     DP__A(x->busy_s, (size_t)nd * n, double); DP__A(x->busy_e, (size_t)nd * n, double); DP__A(x->busy_n, nd, int);
-    DP__A(x->expert, wide, int);
+    DP__A(x->expert, x->train ? wide : (size_t)nd, int);   /* inference: PLC's only */
     if (!x->train && n > DP__SEL_TREE) {
         for (x->stn = 1; x->stn < n; x->stn *= 2) {}
         DP__A(x->stree, 2 * (size_t)x->stn, double);
         x->stree_hi = x->stn;   /* the first dp__stree_sync clears every leaf */
     }
-    DP__A(x->step_op, n, int); DP__A(x->step_dev, n, int); DP__A(x->step_f, nt * nd * DP__DF, double);
+    DP__A(x->step_op, nt, int); DP__A(x->step_dev, nt, int); DP__A(x->step_f, nt * nd * DP__DF, double);
     DP__A(x->step_z, nt * nd * H, double); DP__A(x->step_gu, nt * nd, double); DP__A(x->step_gf, nt * nd, double);
-    DP__A(x->phi, n, double); DP__A(x->prio, n, double); DP__A(x->best_assign, n, int); DP__A(x->best_order, n, int);
+    DP__A(x->phi, nt, double); DP__A(x->prio, n, double); DP__A(x->best_assign, n, int); DP__A(x->best_order, n, int);
     if (dp__limited(x->c)) { DP__A(x->mem.used, nd, double); DP__A(x->mem.held, dp__mem_words(x->g) + 1, uint64_t); DP__A(x->mfit, nd, char); DP__A(x->mdead, nd, double); }
     *a = ar;
 }
@@ -9296,18 +9359,22 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
     int n = g->n_ops, m = g->n_edges, nd = c->n, i, k, v, e, rc, pass, alike;
     size_t nH = (size_t)n * H, nt = train ? (size_t)n : 1, ng = train ? nH : 1;
     double lat, ibw, mean_t = 0;
-    dp__arena ar;
+    dp__arena ar, fr, *fa = train ? &ar : &fr;   /* fa: dp__forward's own buffers */
     memset(&ar, 0, sizeof ar);
+    memset(&fr, 0, sizeof fr);
     memset(x, 0, sizeof *x);
     if ((rc = dp_check(g, c, err))) return rc;
-    alike = dp__links_alike(c);   /* x->alike (and the inown arrays) only then */
+    alike = dp__links_alike(c);   /* x->alike (and the inr1.. arrays) only then */
     x->g = g; x->c = c; x->n = n; x->m = m; x->nd = nd; x->H = H; x->K = K; x->shared = shared; x->train = train; x->alike = alike;
     for (pass = 0; pass < 2; pass++) {
         if (pass && (rc = dp__arena_alloc(&ar, &x->arena, err, "learning workspace"))) { dp__gctx_free(x); return rc; }
-        DP__A(x->x, (size_t)n * DP__F, double);
-        DP__A(x->bl, n, double); DP__A(x->tl, n, double); DP__A(x->bnext, n, int); DP__A(x->tprev, n, int);
-        DP__A(x->blen, n, double); DP__A(x->tlen, n, double); DP__A(x->optime, (size_t)n * nd, double);
-        for (e = 0; e < (shared ? 1 : 2); e++) dp__gnn_buf_carve(&ar, &x->gnn[e], n, H, K, train, e ? &x->gnn[0] : NULL);
+        if (pass && !train && (rc = dp__arena_alloc(&fr, &x->farena, err, "learning workspace"))) { dp__gctx_free(x); return rc; }
+        x->x = (double *)dp__carve(fa, (size_t)n * DP__F, sizeof(double));
+        x->bl = (double *)dp__carve(fa, (size_t)n, sizeof(double)); x->tl = (double *)dp__carve(fa, (size_t)n, sizeof(double));
+        x->bnext = (int *)dp__carve(fa, (size_t)n, sizeof(int)); x->tprev = (int *)dp__carve(fa, (size_t)n, sizeof(int));
+        x->blen = (double *)dp__carve(fa, (size_t)n, sizeof(double)); x->tlen = (double *)dp__carve(fa, (size_t)n, sizeof(double));
+        DP__A(x->optime, (size_t)n * nd, double);
+        for (e = 0; e < (shared ? 1 : 2); e++) dp__gnn_buf_carve(fa, &x->gnn[e], n, H, K, train, e ? &x->gnn[0] : NULL);
         if (train) { DP__A(x->pb, nH, double); DP__A(x->pt, nH, double); DP__A(x->zsel, nH, double); }
         else { x->pb = x->gnn[0].pre; x->pt = x->gnn[0].mf; x->zsel = x->gnn[0].mb; }   /* SEL's head runs after the encoders: their scratch */
         DP__A(x->ssel, n, double);
@@ -9337,7 +9404,7 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
         for (e = 0; e < m; e++) pen += g->bytes[e] * wib + wlat;
         x->pen = pen > 0 ? pen : 1;
     }
-    if ((rc = dp_sim_init(&x->sim, g, c, err))) { dp__gctx_free(x); return rc; }
+    if ((rc = dp__sim_init_times(&x->sim, g, c, x->optime, err))) { dp__gctx_free(x); return rc; }
     for (k = 0; k < m; k++) {
         x->isrc[k] = g->src[g->in_edge[k]];
         x->odst[k] = g->dst[g->out_edge[k]];
@@ -9914,22 +9981,33 @@ static void dp__plc_inputs(dp__gctx *x, int v, double *f)
    from any other device (r2), found from each device's latest arrival
    after the pass (the pass itself all sums, minima and maxima: no branch
    on data). The same values, bit for bit (each device's sums in the same
-   order). */
+   order). In inference the same pass keeps, per device, the longest path
+   to an input there (x->pin) and the same plus its transfer (x->pinx),
+   from which dp__place_step makes v's longest path on the device chosen
+   without another pass over the inputs. */
 static void dp__plc_inputs_alike(dp__gctx *x, int v, double *f)
 {
     const dp_graph *g = x->g;
-    double r1 = 0, r2 = 0;
+    const double *pathe = x->pathe;
+    double r1 = 0, r2 = 0, *pin = x->pin, *pinx = x->pinx;
     int nd = x->nd, d, d1 = -1, k;
     /* fd[4], free until dp__plc_features sets it: the latest arrival of
        an input from device d */
     for (d = 0; d < nd; d++) { double *fd = f + (size_t)d * DP__DF; fd[1] = 0; fd[2] = HUGE_VAL; fd[3] = 0; fd[4] = 0; }
+    if (pathe) for (d = 0; d < nd; d++) pin[d] = pinx[d] = 0;
     for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
         int u = x->isrc[k], a = x->assign[u];
-        double eu = x->end[u], arr = eu + dp__xe(x, g->in_edge[k]), *fa = f + (size_t)a * DP__DF;
+        double eu = x->end[u], xe = dp__xe(x, g->in_edge[k]), arr = eu + xe, *fa = f + (size_t)a * DP__DF;
+        DP__PREFETCH(&g->bytes[g->in_edge[k + DP__AHEAD < g->in_off[v + 1] ? k + DP__AHEAD : k]]);
         fa[1] += x->optime[(size_t)u * nd + a];
         fa[2] = eu < fa[2] ? eu : fa[2];
         fa[3] = eu > fa[3] ? eu : fa[3];
         fa[4] = arr > fa[4] ? arr : fa[4];
+        if (pathe) {
+            double pu = pathe[u], px = pu + xe;
+            pin[a] = pu > pin[a] ? pu : pin[a];
+            pinx[a] = px > pinx[a] ? px : pinx[a];
+        }
     }
     /* r1 the latest arrival of all, from device d1, r2 the latest from
        any other device (d1: the first device that has r1; where several
@@ -9987,6 +10065,10 @@ static double dp__plc_lookahead(dp__gctx *x, int v)
     }
     for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
         int y = x->odst[k];
+        double xv = 0;
+        DP__PREFETCH(&g->bytes[g->out_edge[k + DP__AHEAD < g->out_off[v + 1] ? k + DP__AHEAD : k]]);
+        /* v's transfer time to each successor, kept for dp__place_step */
+        if (x->alike) x->xout[k - g->out_off[v]] = xv = dp__xe(x, g->out_edge[k]);
         if (x->pend[y] == g->in_off[y + 1] - g->in_off[y]) continue;   /* none placed: y could start at v's finish */
         if (x->alike) {
             /* y's placed inputs, kept by dp__place_step (v is not placed).
@@ -9995,10 +10077,10 @@ static double dp__plc_lookahead(dp__gctx *x, int v)
                over q != d is then rd1, or r1 for d1 itself. All in by
                v's earliest finish (r1 <= amin): y could start at v's
                finish, whatever d. */
-            double r1 = x->inr1[y], rd1, xv = dp__xe(x, g->out_edge[k]);
+            double r1 = x->inr1[y], rd1;
             int d1 = x->ind1[y];
             if (r1 <= amin) continue;
-            rd1 = x->inown[(size_t)y * nd + d1] > x->inr2[y] ? x->inown[(size_t)y * nd + d1] : x->inr2[y];
+            rd1 = x->inown[y] > x->inr2[y] ? x->inown[y] : x->inr2[y];
             for (d = 0; d < nd; d++) {
                 double rd = d == d1 ? rd1 : r1, ro = d == d1 ? r1 : rd1;
                 double b = A[d] > rd ? A[d] : rd, o = A[d] + xv;
@@ -10155,15 +10237,24 @@ static void dp__place_step(dp__gctx *x, int t, int v, int a)
 {
     const dp_graph *g = x->g;
     int nd = x->nd, H = x->H, k;
-    x->step_op[t] = v; x->step_dev[t] = a;
+    if (x->train) { x->step_op[t] = v; x->step_dev[t] = a; }
     x->assign[v] = a;
     x->order[t] = v;
     x->end[v] = x->est[a] + x->optime[(size_t)v * nd + a];
-    if (x->pathe) {   /* inference: the sample bound's longest path */
+    if (x->pathe && x->alike) {
+        /* inference: the sample bound's longest path, from the longest
+           to an input on each device that dp__plc_inputs_alike kept: an
+           input on a adds no transfer, one elsewhere its own (the same
+           maxima as over the inputs, in any order) */
+        double r = x->pin[a];
+        for (k = 0; k < nd; k++) r = k != a && x->pinx[k] > r ? x->pinx[k] : r;
+        x->pathe[v] = r + x->optime[(size_t)v * nd + a];
+        if (x->pathe[v] > x->pathmax) x->pathmax = x->pathe[v];
+    } else if (x->pathe) {
         double r = 0;
         for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
             int u = x->isrc[k], b = x->assign[u];
-            double xe = b == a ? 0 : x->alike ? dp__xe(x, g->in_edge[k]) : dp_xfer_time(x->c, g->bytes[g->in_edge[k]], b, a);
+            double xe = b == a ? 0 : dp_xfer_time(x->c, g->bytes[g->in_edge[k]], b, a);
             double arr = x->pathe[u] + xe;
             r = arr > r ? arr : r;
         }
@@ -10207,10 +10298,20 @@ static void dp__place_step(dp__gctx *x, int t, int v, int a)
     for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
         int y = x->odst[k];
         if (--x->pend[y] == 0) dp__legal_add(x, y);
-        if (x->alike) {   /* y's placed inputs, for the lookahead */
-            double *own = x->inown + (size_t)y * nd + a, arr = x->end[v] + dp__xe(x, g->out_edge[k]);
-            *own = x->end[v] > *own ? x->end[v] : *own;
+        if (x->alike) {
+            /* y's placed inputs, for the lookahead: the latest arrival r1
+               (from device d1), the latest from elsewhere r2, and the
+               latest end on d1, of which the lookahead reads only its
+               maximum with r2. When v moves r1 to its own device a, every
+               earlier input on a arrived by the old r1, now r2, and ended
+               before it arrived: from then on d1's latest end is v's as
+               far as that maximum goes (the same values as a latest end
+               kept for every device, in n doubles instead of n devices) */
+            double ev = x->end[v], arr = ev + x->xout[k - g->out_off[v]];   /* dp__plc_lookahead's */
+            int d1 = x->ind1[y];
             dp__top2(&x->inr1[y], &x->inr2[y], &x->ind1[y], arr, a);
+            if (a == d1) x->inown[y] = ev > x->inown[y] ? ev : x->inown[y];
+            else if (x->ind1[y] == a) x->inown[y] = ev;
         }
     }
 }
@@ -10260,7 +10361,7 @@ static int dp__sel_choose(dp__gctx *x, const dp__roll_opts *ro, int t, double it
     int i, li;
     for (i = 0; i < x->nlegal; i++) lp[i] = x->ssel[x->legal[i]] * it;
     *ent = dp__softmax(lp, lp, x->nlegal, ro->train);
-    if (ro->il || ro->train) {
+    if (x->train && (ro->il || ro->train)) {   /* (inference keeps PLC's experts only) */
         for (i = 0; i < x->nlegal; i++) if (x->bl[x->legal[i]] > bmax) bmax = x->bl[x->legal[i]];
         for (i = 0; i < x->nlegal; i++) x->expert[i] = x->bl[x->legal[i]] >= bmax - 1e-9 * fabs(bmax);
     }
@@ -10365,7 +10466,7 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
     x->insertion = p->opts.insertion;
     x->pathmax = 0;
     if (x->alike) {
-        memset(x->inown, 0, sizeof(double) * (size_t)n * nd);
+        memset(x->inown, 0, sizeof(double) * (size_t)n);
         memset(x->inr1, 0, sizeof(double) * (size_t)n);
         memset(x->inr2, 0, sizeof(double) * (size_t)n);
         for (v = 0; v < n; v++) x->ind1[v] = -1;
@@ -10396,7 +10497,7 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
            return correction (b_t + phi_t - b) / b (added to the episode's
            (b - cost) / b, it gives (b_t - (cost - phi_t)) / b) */
         for (d = 0; d < nd; d++) if (x->avail[d] > phi) phi = x->avail[d];
-        x->phi[t] = phi;
+        if (x->train) x->phi[t] = phi;
         if (ro->critic) dp__critic_state(x, t, phi, x->step_cs + ts * DP__CF);
         if (ro->adv_t) adv = ro->adv_t[t];
         else if (ro->critic && ro->bnorm > 0)
@@ -12248,7 +12349,7 @@ static int dp__gctx_fork(dp__gctx *w, const dp__gctx *x, dp_error *err)
     if (x->train) return dp__fail(err, DP_ERR_ARG, "place: a training context cannot be forked");
     memset(&ar, 0, sizeof ar);
     *w = *x;
-    w->arena = NULL;
+    w->arena = w->farena = NULL;
     memset(&w->sim, 0, sizeof w->sim);
     memset(&w->selq, 0, sizeof w->selq);   /* greedy rollouts only: not here */
     for (pass = 0; pass < 2; pass++) {
@@ -12256,7 +12357,7 @@ static int dp__gctx_fork(dp__gctx *w, const dp__gctx *x, dp_error *err)
         dp__rollout_carve(&ar, w);
     }
     w->stree_live = 0;
-    if ((rc = dp_sim_init(&w->sim, x->g, x->c, err))) { DP_FREE(w->arena); memset(w, 0, sizeof *w); return rc; }
+    if ((rc = dp__sim_init_times(&w->sim, x->g, x->c, x->optime, err))) { DP_FREE(w->arena); memset(w, 0, sizeof *w); return rc; }
     return 0;
 }
 
@@ -12290,7 +12391,8 @@ static int dp__place_sample(dp__gctx *x, const dp_policy *p, uint64_t seed, dp_o
 /* Samples first..last drawn by nt threads (dp_infer_opts.threads; 1: the
    calling thread alone, in order), each taking the next sample number in
    turn and rolling it out on its own context (the calling thread on x
-   itself). Each keeps its best (the
+   itself, and sample first there: the greedy placement, sample 0, needs
+   x's heap, and runs while the other threads draw). Each keeps its best (the
    lowest numbered of its least makespan) and its last memory dead end;
    the best makespan so far, which stops hopeless samples early, is shared.
    Then the least makespan of all, ties to the lowest sample number (the
@@ -12312,6 +12414,8 @@ typedef struct dp__sworker {
     dp__gctx own;         /* a forked one (not the calling thread's) */
     double best;          /* its least makespan, from sample best_k */
     int best_k, dead_k, dead, last_k; /* its last dead end (sample, op); its last sample */
+    int own_k;            /* a sample it draws first (the calling thread's,
+                             sample first), else -1 */
     long sims;
     dp_error err;
 } dp__sworker;
@@ -12324,9 +12428,14 @@ static void *dp__sample_worker(void *arg)
         double cost, best;
         int k, rc;
         pthread_mutex_lock(&s->mu);
-        if (!s->rc && s->next <= s->last) dp__steps_report(s->clk, "samples", s->next - 1, s->last, s->best);
-        if (s->rc || s->next > s->last || dp__steps_out_of_time(s->clk)) { pthread_mutex_unlock(&s->mu); break; }
-        k = s->next++;
+        if (w->own_k >= 0) {   /* its own first, whatever the clock says */
+            k = w->own_k;
+            w->own_k = -1;
+        } else {
+            if (!s->rc && s->next <= s->last) dp__steps_report(s->clk, "samples", s->next - 1, s->last, s->best);
+            if (s->rc || s->next > s->last || dp__steps_out_of_time(s->clk)) { pthread_mutex_unlock(&s->mu); break; }
+            k = s->next++;
+        }
         best = s->best;
         pthread_mutex_unlock(&s->mu);
         rc = dp__place_sample(w->x, s->p, s->o->seed, s->o->order, k, best, &cost, &w->sims, &w->err);
@@ -12361,7 +12470,7 @@ static int dp__place_samples(dp__gctx *x, const dp_policy *p, const dp_infer_opt
     pthread_t *th;
     int i, started = 0, rc = 0, lk = -1, lw = -1;
     memset(&s, 0, sizeof s);
-    s.p = p; s.o = o; s.clk = clk; s.next = first; s.last = last; s.best = *best;
+    s.p = p; s.o = o; s.clk = clk; s.next = first + 1; s.last = last; s.best = *best;
     w = (dp__sworker *)dp__alloc((size_t)nt, sizeof *w, err, "sample threads");
     th = (pthread_t *)dp__alloc((size_t)nt, sizeof *th, err, "sample threads");
     if (!w || !th) { DP_FREE(w); DP_FREE(th); return DP_ERR_NOMEM; }
@@ -12369,6 +12478,7 @@ static int dp__place_samples(dp__gctx *x, const dp_policy *p, const dp_infer_opt
     for (i = 0; i < nt; i++) {
         w[i].s = &s;
         w[i].best = HUGE_VAL; w[i].best_k = -1; w[i].dead_k = -1; w[i].dead = -1; w[i].last_k = -1;
+        w[i].own_k = i == 0 ? first : -1;
         w[i].x = i == 0 ? x : &w[i].own;
         if (i > 0 && (rc = dp__gctx_fork(&w[i].own, x, err))) break;
     }
@@ -12432,6 +12542,7 @@ static int dp__policy_place(const dp_policy *p, const dp_graph *g, const dp_clus
     if ((rc = dp__gctx_init(&x, g, c, p->opts.hidden, p->opts.layers, p->opts.shared_gnn, 0, err))) return rc;
     dp_rng_seed(&rng, o.seed);
     dp__forward(&x, p);
+    dp__gctx_drop_forward(&x);
     memset(&ro, 0, sizeof ro);
     ro.gamma = 1;
     if ((th = dp__op_table(p, &x))) {
@@ -12440,27 +12551,22 @@ static int dp__policy_place(const dp_policy *p, const dp_graph *g, const dp_clus
         if (!(pr = (double *)dp__alloc((size_t)x.n * x.nd, sizeof(double), err, "placement"))) { rc = DP_ERR_NOMEM; goto done; }
         dp__op_probs(th, x.n, x.nd, pr);
     }
-    for (k = 0; k <= o.samples; k++) {
-        if (k > 0 && !th) {
-            /* sample k draws from its own stream, so that one stopped
-               early leaves the others as they were; it stops where its
-               bound passes the best so far (it cannot beat it): on any
-               number of threads, the same answer */
-            int nt = o.threads < 1 ? 1 : o.threads < o.samples ? o.threads : o.samples;
-            if ((rc = dp__place_samples(&x, p, &o, clk, nt, k, o.samples, &best, &best_k, &dead, &dead_k, &sims, err))) goto done;
-            break;
-        }
+    if (!th) {
+        /* the greedy placement (sample 0) and the samples: sample k draws
+           from its own stream, so that one stopped early leaves the others
+           as they were; it stops where its bound passes the best so far
+           (it cannot beat it): on any number of threads, the same answer */
+        int nt = o.threads < 1 ? 1 : o.threads <= o.samples ? o.threads : o.samples + 1;
+        if ((rc = dp__place_samples(&x, p, &o, clk, nt, 0, o.samples, &best, &best_k, &dead, &dead_k, &sims, err))) goto done;
+    }
+    for (k = 0; th && k <= o.samples; k++) {
         if (k > 0) dp__steps_report(clk, "samples", k - 1, o.samples, best);
         if (k > 0 && dp__steps_out_of_time(clk)) break;
-        if (!th) {
-            if ((rc = dp__place_sample(&x, p, o.seed, o.order, k, best, &cost, &sims, err))) goto done;   /* greedy */
-        } else {
-            dp__op_place(&x, k == 0 ? th : pr, k == 0 ? NULL : &rng);
-            cost = HUGE_VAL;
-            if (!x.overfull) {
-                if ((rc = dp__cost(&x, o.order, NULL, NULL, &cost, err))) goto done;
-                sims++;
-            }
+        dp__op_place(&x, k == 0 ? th : pr, k == 0 ? NULL : &rng);
+        cost = HUGE_VAL;
+        if (!x.overfull) {
+            if ((rc = dp__cost(&x, o.order, NULL, NULL, &cost, err))) goto done;
+            sims++;
         }
         if (x.overfull) {   /* met a memory dead end: no answer */
             dead = x.deadend; dead_k = k;   /* the last one's: x.mdead is its room */
@@ -13618,7 +13724,7 @@ DPDEF int dp_dispatch(const dp_graph *g, const dp_cluster *c, const int *assign,
     if (opts) o = *opts;
     if (o.seconds_per_unit < 0 || o.bytes_scale < 0 || o.device_bytes < 0) return dp__fail(err, DP_ERR_RANGE, "dispatch: negative scale or arena size");
     dp_exec_scales(g, c, &o.seconds_per_unit, &o.bytes_scale);
-    if ((rc = dp__rt_init(&w, g, c, NULL, &o, err))) return rc;
+    if ((rc = dp__rt_init(&w, g, c, NULL, NULL, &o, err))) return rc;
     dp__rt_plan(&w, assign, o.order, o.priority);
     if ((rc = dp__rt_resident_fits(&w, err))) { dp__rt_free(&w); return rc; }
     dp__rt_reset(&w, hooks->now(hooks->ctx));
@@ -14304,7 +14410,7 @@ DPDEF int dp_exec_cpu(const dp_graph *g, const dp_cluster *c, const int *assign,
     n = g->n_ops; m = g->n_edges; nd = c->n;
     x.g = g; x.c = c; x.assign = assign; x.n = n; x.m = m; x.nd = nd;
     x.err = err; x.seed = o.seed; x.prec = res->precision; x.cpu_times = o.cpu_times != 0;
-    if ((rc = dp__rt_init(&x.rt, g, c, NULL, &o, err))) return rc;
+    if ((rc = dp__rt_init(&x.rt, g, c, NULL, NULL, &o, err))) return rc;
     dp__rt_plan(&x.rt, assign, o.order, o.priority);
     if ((rc = dp__rt_resident_fits(&x.rt, err))) { dp__rt_free(&x.rt); return rc; }
     for (pass = 0; pass < 2; pass++) {
@@ -15397,7 +15503,7 @@ static int dp__mpi_setup(dp__mpix *mx, const dp_exec_opts *o, double **runs, dp_
     int rc, pass, d, n = x->n, m = x->m, nd = x->nd, R = o->reps;
     size_t per_run = 3 * (size_t)n + 2 * (size_t)nd;
     memset(&ar, 0, sizeof ar);
-    if ((rc = dp__rt_init(&x->rt, x->g, x->c, NULL, o, err))) return rc;
+    if ((rc = dp__rt_init(&x->rt, x->g, x->c, NULL, NULL, o, err))) return rc;
     for (pass = 0; pass < 2; pass++) {
         if (pass && (rc = dp__arena_alloc(&ar, &x->arena, err, "executor (mpi)"))) return rc;
         DP__A(x->cv, nd, pthread_cond_t); DP__A(x->xcv, nd, pthread_cond_t); DP__A(x->op, nd, int);
