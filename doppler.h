@@ -2330,6 +2330,73 @@ int dp__cu_partition(int sms, int min_part, int align, const double *speed, int 
    infinite: no per-byte time. */
 #define DP__CU_PACE_MAX_NS 60000000000ULL
 unsigned long long dp__cu_pace_ns(double latency, double bandwidth, double bytes, double seconds_per_unit);
+/* Defined in doppler_cuda.cu (extern, no DPDEF), for the MPI executor
+   built with DP_WITH_CUDA (>>mpi; dp_mpi_opts.devices DP_MPI_CUDA): the
+   CUDA executor's machinery for the logical devices one process (a rank)
+   runs, here[d] nonzero (nd = c->n entries), the k-th of them on GPU
+   k % G (G: opts->gpus, 0 -> every GPU present, at most those devices),
+   dispatched dynamically. dp__cu_rank_open checks o as dp_exec_cuda does
+   (after dp__exec_args; a dispatch other than dynamic: DP_ERR_ARG), makes
+   the streams, pools, events and, with stage nonzero, one pinned host
+   block holding a staging buffer for every edge with one end here and the
+   other not (dp__cu_stage_plan), and fills r; no GPU: DP_ERR_DEVICE "no
+   CUDA device: ...". Then, with x = r->x:
+     h         dp_exec_cuda's hooks on it (ctx x): launch an op here; copy
+               an edge between two devices here; release; wait (deadline
+               0: one poll), whose completions are ops here and copies
+               into devices here (-1 - e), those made by arrived included;
+     gpus, precision   the GPUs used; the matmuls' dp_precision (DEFAULT
+               resolved as dp_exec_cuda resolves it);
+     begin     a run's start (stamps cleared, each GPU's start stamped and
+               awaited); *t (may be NULL) gets dp_now() right after;
+     end       every stream awaited; start and end of every op here in
+               seconds from its GPU's start stamp; dig[v] the hash of sink
+               v's output for sinks here, 0 for every other op (the hash
+               dp_exec_cuda folds into its digest); keep (may be NULL):
+               keep[v] gets each real sink's output here (a NULL keep[v]
+               is malloc'ed);
+     drain     every buffer freed, every stream awaited (err NULL: waits
+               for the rest after a failure);
+     out       op's output buffer on its GPU (after launch);
+     stage     edge's pinned staging buffer (NULL without one);
+     recv      an edge into a device here from another process: its copy
+               buffer made on the consumer's GPU and awaited (*dev),
+               ready for a CUDA-aware MPI_Irecv;
+     send_stage  an edge out of a device here to another process, its
+               producer ended: its output copied into the edge's staging
+               buffer after the producer's end event (ready says when);
+     arrived   edge's tensor received, got bytes of it: from its staging
+               buffer (copied to the device), else in its copy buffer
+               already (recv's); the rest zeroed; its completion then
+               comes from wait, once the tensor is on the consumer's GPU;
+     ready     *ready 1 when edge's staging copy out (send_stage) is done;
+     close     everything freed (x itself).
+   Every function but close returns 0 or a dp_code with err filled. */
+typedef struct dp__cu_rank {
+    void *x;
+    dp_dispatch_hooks h;
+    int gpus, precision;
+    int  (*begin)(void *x, double *t, dp_error *err);
+    int  (*end)(void *x, double *start, double *end, uint64_t *dig, float **keep, dp_error *err);
+    int  (*drain)(void *x, dp_error *err);
+    void *(*out)(void *x, int op);
+    void *(*stage)(void *x, int edge);
+    int  (*recv)(void *x, int edge, void **dev, dp_error *err);
+    int  (*send_stage)(void *x, int edge, dp_error *err);
+    int  (*arrived)(void *x, int edge, size_t got, dp_error *err);
+    int  (*ready)(void *x, int edge, int *ready, dp_error *err);
+    void (*close)(void *x);
+} dp__cu_rank;
+int dp__cu_rank_open(dp__cu_rank *r, const dp_graph *g, const dp_cluster *c, const int *assign,
+                     const unsigned char *here, const dp_exec_opts *o, int stage, dp_error *err);
+/* The staging plan (doppler_cuda.cu, for dp__cu_rank_open and
+   tests/test_cuda.c): each edge e with exactly one end on a device here
+   (here[assign[src]] != here[assign[dst]]) gets off[e], its offset in one
+   block: the bytes so far rounded up to DP__CU_STAGE_ALIGN, then its
+   dp_exec_edge_bytes at bytes_scale; every other edge SIZE_MAX. Returns
+   the block's bytes (0: none). */
+#define DP__CU_STAGE_ALIGN 256
+size_t dp__cu_stage_plan(const dp_graph *g, const int *assign, const unsigned char *here, double bytes_scale, size_t *off);
 /* An executor's arguments, as both executors check them (who: "exec",
    "exec (cuda)", the messages' prefix): a result, graph and cluster that
    fit (dp_check), every op on a device of c, reps 1..10000 (0 -> 1),
