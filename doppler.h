@@ -15805,9 +15805,11 @@ DPDEF int dp_exec_mpi(const dp_graph *g, const dp_cluster *c, const int *assign,
         else mx.ctl_posted = 1;
         if (!rc && (mrc = MPI_Irecv(&mx.beat_in, 1, MPI_BYTE, MPI_ANY_SOURCE, DP__MPI_TAG_BEAT, mx.comm, &mx.beat)) != MPI_SUCCESS) rc = dp__mpi_fail(err, mrc, "MPI_Irecv");
         else if (!rc) mx.beat_posted = 1;
-        for (k = 0; !rc && k < size; k++) mx.seen[k] = dp_now();
     }
-    rc = dp__mpi_agree_on(mx.comm, &mx, rc, err, -1, NULL);
+    /* every rank seen now (a failed setup may leave no place to say so:
+       then a deadline) */
+    for (k = 0; mx.seen && k < size; k++) mx.seen[k] = dp_now();
+    rc = dp__mpi_agree_on(mx.comm, mx.seen ? &mx : NULL, rc, err, mx.seen ? -1 : dp_now() + 4 * mx.timeout, NULL);
     if (!rc && mx.cu.x) rc = dp__mpi_same_precision(&mx, err);
     if (!rc) rc = dp__mpi_clocks(&mx, err);
     for (r = 0; r < o.reps && !rc; r++) {
