@@ -50,10 +50,13 @@
      kernels' arithmetic are tested on the host;
    - logical devices sharing a GPU get a share of its blocks per launch,
      not a partition of its SMs;
-   - run GPUs on the MPI executor: each rank runs its devices on the CPU
-     executor's kernels (the CUDA executor's hooks and CUDA-aware MPI or
-     pinned staging for GPU tensors are not written); it has run on one
-     machine only (ranks on localhost), not across machines, where two
+   - run GPUs on the MPI executor on a GPU: the path is written (each
+     rank's devices on its GPUs with the CUDA executor's hooks, GPU
+     tensors through CUDA-aware MPI or pinned staging, dp_mpi_opts.devices)
+     but has run only without a GPU, where every rank fails cleanly; its
+     GPU checks (tests/test_mpi.c) skip until run on GPUs. The MPI
+     executor has run on one machine only (ranks on localhost), not
+     across machines, where two
      ranks on 2 cores ran 5-37% (a round's median) slower than predicted:
      MPI moves a message when a rank polls, and a rank polls rarely while
      its devices compute (bench/RESULTS.md part 11);
@@ -1779,7 +1782,8 @@ typedef enum dp_dispatch_mode { DP_DISPATCH_DYNAMIC = 0, DP_DISPATCH_STATIC, DP_
    loop (products of rounded inputs are exact in FP32), so that it is the
    reference for a CUDA run in that precision (the two then differ by the
    order of FP32 sums and what follows from it, see dp_exec_tolerance). The MPI executor takes
-   DEFAULT and FP32 only (DP_ERR_ARG). dp_matmul_err_bound gives the
+   DEFAULT and FP32 only (DP_ERR_ARG) on CPUs, all four on GPUs (as the
+   CUDA executor; DEFAULT must resolve alike on every rank). dp_matmul_err_bound gives the
    error bound of each against the exact product. */
 typedef enum dp_precision { DP_PREC_DEFAULT = 0, DP_PREC_FP32, DP_PREC_TF32, DP_PREC_BF16 } dp_precision;
 #define DP_PREC__COUNT 4
@@ -1838,7 +1842,8 @@ typedef struct dp_exec_opts {
     dp_precision precision;    /* matmul arithmetic (see dp_precision): CUDA
                                   any; CPU any (TF32, BF16: the tensor
                                   cores' input rounding emulated, FP32
-                                  sums; DEFAULT: FP32); MPI DEFAULT or FP32 */
+                                  sums; DEFAULT: FP32); MPI DEFAULT or FP32
+                                  (on GPUs, DP_MPI_CUDA: as CUDA)          */
 } dp_exec_opts;
 
 typedef struct dp_exec_result {
@@ -2186,7 +2191,42 @@ int dp_calibrate_cuda(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *
    the check that a distributed run computed what one process does. With
    keep_outputs, rank 0 gets every real sink's output (the others their
    own). Same options as dp_exec_cpu (dispatch dynamic only) plus
-   opts->mpi. Limits: a message is at most INT_MAX bytes, an edge index
+   opts->mpi.
+
+   On GPUs (dp_mpi_opts.devices DP_MPI_CUDA; the program built with
+   DP_WITH_CUDA and linked with doppler_cuda.cu, one command:
+       nvcc -ccbin mpicc -O2 -I. -DDP_WITH_MPI -DDP_WITH_CUDA -o prog prog.c doppler_cuda.cu -lm -lpthread -lstdc++
+   mpicc as nvcc's host compiler brings MPI's flags, -lstdc++ the C++
+   runtime the .cu needs; without DP_WITH_CUDA, DP_MPI_CUDA is
+   DP_ERR_ARG) each rank runs its devices with the CUDA executor's
+   machinery (doppler_cuda.cu's >>cuda-rank) in place of the compute
+   threads: the k-th device of the rank on its GPU k % G (opts->gpus,
+   0 -> all), an op launched on its device's stream, copies between two
+   of its devices as dp_exec_cuda's (paced on one GPU, opts->link_pacing),
+   completions polled from CUDA events (the dispatching thread yields
+   between polls, as dp_exec_cuda's). A cross-node edge out of a GPU is
+   sent from the producer's output buffer in GPU memory where MPI is
+   CUDA-aware (MPIX_Query_cuda_support, asked where Open MPI's mpi-ext.h
+   defines MPIX_CUDA_AWARE_SUPPORT; dp_mpi_opts.gpu_direct -1: never),
+   else copied into a pinned host buffer on a copy stream after the
+   producer's end event and sent once that copy is done; one into a GPU
+   is received into the consumer's copy buffer in GPU memory (allocated
+   and awaited when the producer's end is seen) or into a pinned buffer,
+   then copied to the GPU on the pair's stream; either way the
+   dispatcher's completion for the edge comes from that copy's event,
+   when the tensor is on the consumer's GPU. The pinned buffers are one
+   block per call (cudaMallocHost), an edge's at a 256-byte aligned
+   offset (dp__cu_stage_plan). Times: each op's kernels' stamps, on the
+   host's clock through the GPU's start stamp; the digest is
+   dp_exec_cuda's (the hashes of the sinks' outputs, in op order), equal
+   to a single-process dp_exec_cuda run of the same graph at the same
+   precision on GPUs of one model (not to dp_exec_cpu's);
+   res->precision the precision run (every rank's must agree, else
+   DP_ERR_DEVICE on all), res->gpus this rank's GPUs, res->cpu zeros.
+   No GPU on a rank: every rank fails with DP_ERR_DEVICE and the lowest
+   such rank's "rank R: no CUDA device: <the runtime's reason>". Not yet
+   run on a GPU (tests/test_mpi.c has the checks: the digest and outputs
+   of dp_exec_cuda, staged and CUDA-aware, and a paced edge). Limits: a message is at most INT_MAX bytes, an edge index
    below the MPI implementation's MPI_TAG_UB; ranks' processors are taken
    to share one byte order and type sizes.
 
@@ -2227,7 +2267,9 @@ int dp_calibrate_cuda(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *
    executor, MPI's latency and its polling included), and, as every
    device's per-op overhead, that chain's gap between dependent ops on one
    device (the dispatching thread's hand-off to a compute thread and
-   back). Every rank gets the cluster. */
+   back). Every rank gets the cluster. With mo->devices DP_MPI_CUDA the
+   nodes' devices are measured by dp_calibrate_cuda (named n<R>gpu<D>)
+   and the chains run on the GPUs. */
 #ifdef DP_WITH_MPI
 /* What a rank's devices are (dp_mpi_opts.devices). */
 enum { DP_MPI_CPU = 0, DP_MPI_CUDA = 1 };
@@ -14835,8 +14877,10 @@ done:
    rank runs the dispatcher (dp__rt_loop) on the whole graph on its
    calling thread, with the hooks below: its own devices' ops go to one
    compute thread per device, which runs them as the CPU executor does
-   (dp__cpu_run, the same buffers and pool: a dp__cpux); other ranks' ops
-   and the copies between them are done at once; a copy out of this rank
+   (dp__cpu_run, the same buffers and pool: a dp__cpux), or, on GPUs
+   (DP_MPI_CUDA), to the CUDA executor's hooks (dp__cu_rank from
+   doppler_cuda.cu), whose completions dp__mpi_wait polls; other ranks'
+   ops and the copies between them are done at once; a copy out of this rank
    is an MPI_Isend, one into it an MPI_Irecv; dp__mpi_wait returns what
    ended, polling MPI.
    Liveness: a rank that waits for another sends every other rank a

@@ -2,8 +2,10 @@
 
    C ABI declared in doppler.h (>>api-cuda): device discovery, a self-test,
    dp_exec_cuda (run a placed graph on the GPUs), dp_calibrate_cuda (measure
-   them into a cluster file); and a host emulation of the GPU kernels for
-   tests (dp__cuda_host_kernel, declared in doppler.h's >>internal). This
+   them into a cluster file); the executor's machinery for one MPI rank's
+   devices (dp__cu_rank_open, >>cuda-rank: the MPI executor on GPUs); and a
+   host emulation of the GPU kernels for tests (dp__cuda_host_kernel; these
+   declared in doppler.h's >>internal). This
    file includes doppler.h WITHOUT DOPPLER_IMPLEMENTATION (the program's C
    file compiles it); it calls functions of the library (dp_check,
    dp_dispatch, dp_op_time, dp_exec_op_bytes, dp__fail, ...), so link it
