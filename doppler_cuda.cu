@@ -2516,8 +2516,8 @@ static int dp__cu_read_stamps(dp__cux *x, double *st, double *en, dp_error *err)
     }
     for (int i = 0; i < n; i++) {
         int v = g->topo[i];
-        const unsigned long long *t = x->tsh + x->gpu[x->assign[v]] * stride;
         if (x->gpu[x->assign[v]] < 0) continue;   /* another process's */
+        const unsigned long long *t = x->tsh + x->gpu[x->assign[v]] * stride;
         if (t[v] == ~0ULL || t[n + v] < t[v]) {
             double ready = 0;
             for (int k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
