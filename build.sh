@@ -35,6 +35,11 @@
 # linked by build/doppler_mpi (the CLI, run under mpirun), build/test_mpi
 # (run by tests/test_mpi.sh under mpirun with 2 and 3 ranks) and
 # build/mpi_bench; without it they are not built and tests/test_mpi.sh skips.
+# With both nvcc and mpicc, build/mpi/doppler.o also has -DDP_WITH_CUDA (a
+# rank's devices may be its GPUs: --mpi-devices cuda) and those programs are
+# linked by nvcc with mpicc as its host compiler (nvcc -ccbin mpicc: MPI's
+# flags and libraries come with it; -lstdc++ for doppler_cuda.o) and
+# build/doppler_cuda.o.
 #
 # Environment: CC (gcc), CXX (g++), NVCC (nvcc when found; "none": CPU-only),
 # MPICC (mpicc when found; "none": no MPI build),
@@ -158,7 +163,13 @@ nvcc_prog() {  # OUT "INPUTS" [FLAGS...]: a program linking build/doppler_cuda.o
 mpi_prog() {  # OUT "INPUTS" [FLAGS...]: an MPI program linking $MPI_OBJ (-DDP_WITH_MPI)
     local out=$1 in="$2 $MPI_OBJ"
     shift 2
-    built "$MPI_OBJ" && job "$out" "$in" MPICC "$MPICC" $CFLAGS -DDP_WITH_MPI -DDOPPLER_IMPLEMENTATION_DONE "$@" -o "$out" $in $LIBS
+    built "$MPI_OBJ" || return 0
+    if [ -n "$NVCC" ] && built "$CUDA_OBJ"; then   # and a rank's GPUs (-DDP_WITH_CUDA)
+        # nvcc links with mpicc, a C driver: the C++ runtime doppler_cuda.o needs named
+        job "$out" "$in $CUDA_OBJ" NVCC "$NVCC" -ccbin "$MPICC" $NVFLAGS -DDP_WITH_MPI -DDP_WITH_CUDA -DDOPPLER_IMPLEMENTATION_DONE "$@" -o "$out" $in "$CUDA_OBJ" $NVLIBS -lstdc++
+    else
+        job "$out" "$in" MPICC "$MPICC" $CFLAGS -DDP_WITH_MPI -DDOPPLER_IMPLEMENTATION_DONE "$@" -o "$out" $in $LIBS
+    fi
 }
 
 # the CLI and the executor benchmark: with the CUDA executor when nvcc is there
@@ -218,7 +229,7 @@ do_build() {  # [cli]: the CLI only
     [ -n "$NVCC" ] && job "$CUDA_OBJ" doppler_cuda.cu NVCC "$NVCC" $NVFLAGS -c -o "$CUDA_OBJ" doppler_cuda.cu
     if [ -n "$MPICC" ] && [ "${1:-}" != cli ]; then
         mkdir -p build/mpi
-        job "$MPI_OBJ" "" MPICC "$MPICC" $CFLAGS -x c -DDP_WITH_MPI -DDOPPLER_IMPLEMENTATION -c -o "$MPI_OBJ" doppler.h
+        job "$MPI_OBJ" "" MPICC "$MPICC" $CFLAGS -x c -DDP_WITH_MPI ${NVCC:+-DDP_WITH_CUDA} -DDOPPLER_IMPLEMENTATION -c -o "$MPI_OBJ" doppler.h
     fi
     if [ "${1:-}" != cli ]; then
         # learning benchmarks: -O3 -march=native, the flags a user training on

@@ -50,10 +50,13 @@
      kernels' arithmetic are tested on the host;
    - logical devices sharing a GPU get a share of its blocks per launch,
      not a partition of its SMs;
-   - run GPUs on the MPI executor: each rank runs its devices on the CPU
-     executor's kernels (the CUDA executor's hooks and CUDA-aware MPI or
-     pinned staging for GPU tensors are not written); it has run on one
-     machine only (ranks on localhost), not across machines, where two
+   - run GPUs on the MPI executor on a GPU: the path is written (each
+     rank's devices on its GPUs with the CUDA executor's hooks, GPU
+     tensors through CUDA-aware MPI or pinned staging, dp_mpi_opts.devices)
+     but has run only without a GPU, where every rank fails cleanly; its
+     GPU checks (tests/test_mpi.c) skip until run on GPUs. The MPI
+     executor has run on one machine only (ranks on localhost), not
+     across machines, where two
      ranks on 2 cores ran 5-37% (a round's median) slower than predicted:
      MPI moves a message when a rank polls, and a rank polls rarely while
      its devices compute (bench/RESULTS.md part 11);
@@ -305,6 +308,9 @@
 #define MPICH_SKIP_MPICXX 1
 #endif
 #include <mpi.h>   /* outside extern "C": see >>api-mpi */
+#if defined(DP_WITH_CUDA) && defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h>   /* MPIX_Query_cuda_support, where Open MPI has it */
+#endif
 #endif
 
 /* DPDEF: the linkage of every public function (see LINKAGE above). */
@@ -1779,7 +1785,8 @@ typedef enum dp_dispatch_mode { DP_DISPATCH_DYNAMIC = 0, DP_DISPATCH_STATIC, DP_
    loop (products of rounded inputs are exact in FP32), so that it is the
    reference for a CUDA run in that precision (the two then differ by the
    order of FP32 sums and what follows from it, see dp_exec_tolerance). The MPI executor takes
-   DEFAULT and FP32 only (DP_ERR_ARG). dp_matmul_err_bound gives the
+   DEFAULT and FP32 only (DP_ERR_ARG) on CPUs, all four on GPUs (as the
+   CUDA executor; DEFAULT must resolve alike on every rank). dp_matmul_err_bound gives the
    error bound of each against the exact product. */
 typedef enum dp_precision { DP_PREC_DEFAULT = 0, DP_PREC_FP32, DP_PREC_TF32, DP_PREC_BF16 } dp_precision;
 #define DP_PREC__COUNT 4
@@ -1838,7 +1845,8 @@ typedef struct dp_exec_opts {
     dp_precision precision;    /* matmul arithmetic (see dp_precision): CUDA
                                   any; CPU any (TF32, BF16: the tensor
                                   cores' input rounding emulated, FP32
-                                  sums; DEFAULT: FP32); MPI DEFAULT or FP32 */
+                                  sums; DEFAULT: FP32); MPI DEFAULT or FP32
+                                  (on GPUs, DP_MPI_CUDA: as CUDA)          */
 } dp_exec_opts;
 
 typedef struct dp_exec_result {
@@ -2186,7 +2194,42 @@ int dp_calibrate_cuda(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *
    the check that a distributed run computed what one process does. With
    keep_outputs, rank 0 gets every real sink's output (the others their
    own). Same options as dp_exec_cpu (dispatch dynamic only) plus
-   opts->mpi. Limits: a message is at most INT_MAX bytes, an edge index
+   opts->mpi.
+
+   On GPUs (dp_mpi_opts.devices DP_MPI_CUDA; the program built with
+   DP_WITH_CUDA and linked with doppler_cuda.cu, one command:
+       nvcc -ccbin mpicc -O2 -I. -DDP_WITH_MPI -DDP_WITH_CUDA -o prog prog.c doppler_cuda.cu -lm -lpthread -lstdc++
+   mpicc as nvcc's host compiler brings MPI's flags, -lstdc++ the C++
+   runtime the .cu needs; without DP_WITH_CUDA, DP_MPI_CUDA is
+   DP_ERR_ARG) each rank runs its devices with the CUDA executor's
+   machinery (doppler_cuda.cu's >>cuda-rank) in place of the compute
+   threads: the k-th device of the rank on its GPU k % G (opts->gpus,
+   0 -> all), an op launched on its device's stream, copies between two
+   of its devices as dp_exec_cuda's (paced on one GPU, opts->link_pacing),
+   completions polled from CUDA events (the dispatching thread yields
+   between polls, as dp_exec_cuda's). A cross-node edge out of a GPU is
+   sent from the producer's output buffer in GPU memory where MPI is
+   CUDA-aware (MPIX_Query_cuda_support, asked where Open MPI's mpi-ext.h
+   defines MPIX_CUDA_AWARE_SUPPORT; dp_mpi_opts.gpu_direct -1: never),
+   else copied into a pinned host buffer on a copy stream after the
+   producer's end event and sent once that copy is done; one into a GPU
+   is received into the consumer's copy buffer in GPU memory (allocated
+   and awaited when the producer's end is seen) or into a pinned buffer,
+   then copied to the GPU on the pair's stream; either way the
+   dispatcher's completion for the edge comes from that copy's event,
+   when the tensor is on the consumer's GPU. The pinned buffers are one
+   block per call (cudaMallocHost), an edge's at a 256-byte aligned
+   offset (dp__cu_stage_plan). Times: each op's kernels' stamps, on the
+   host's clock through the GPU's start stamp; the digest is
+   dp_exec_cuda's (the hashes of the sinks' outputs, in op order), equal
+   to a single-process dp_exec_cuda run of the same graph at the same
+   precision on GPUs of one model (not to dp_exec_cpu's);
+   res->precision the precision run (every rank's must agree, else
+   DP_ERR_DEVICE on all), res->gpus this rank's GPUs, res->cpu zeros.
+   No GPU on a rank: every rank fails with DP_ERR_DEVICE and the lowest
+   such rank's "rank R: no CUDA device: <the runtime's reason>". Not yet
+   run on a GPU (tests/test_mpi.c has the checks: the digest and outputs
+   of dp_exec_cuda, staged and CUDA-aware, and a paced edge). Limits: a message is at most INT_MAX bytes, an edge index
    below the MPI implementation's MPI_TAG_UB; ranks' processors are taken
    to share one byte order and type sizes.
 
@@ -2227,8 +2270,12 @@ int dp_calibrate_cuda(dp_cluster *out, const dp_calibrate_opts *opts, dp_error *
    executor, MPI's latency and its polling included), and, as every
    device's per-op overhead, that chain's gap between dependent ops on one
    device (the dispatching thread's hand-off to a compute thread and
-   back). Every rank gets the cluster. */
+   back). Every rank gets the cluster. With mo->devices DP_MPI_CUDA the
+   nodes' devices are measured by dp_calibrate_cuda (named n<R>gpu<D>)
+   and the chains run on the GPUs. */
 #ifdef DP_WITH_MPI
+/* What a rank's devices are (dp_mpi_opts.devices). */
+enum { DP_MPI_CPU = 0, DP_MPI_CUDA = 1 };
 typedef struct dp_mpi_opts {
     const MPI_Comm *comm;  /* NULL -> MPI_COMM_WORLD                      */
     double timeout;        /* seconds a rank waits for another before it
@@ -2238,6 +2285,16 @@ typedef struct dp_mpi_opts {
                               around one (agreement, a placement, a
                               ping-pong; a follower's wait between runs),
                               600 s for dp_calibrate_mpi                 */
+    int devices;           /* DP_MPI_CPU (0): each rank runs its devices
+                              on the CPU executor's kernels; DP_MPI_CUDA:
+                              on its GPUs (doppler_cuda.cu, a program
+                              built with DP_WITH_CUDA; see above); the
+                              same on every rank                         */
+    int gpu_direct;        /* DP_MPI_CUDA: 0 (default) GPU tensors sent
+                              and received in GPU memory where the MPI is
+                              CUDA-aware (MPIX_Query_cuda_support), else
+                              staged through pinned host buffers; -1:
+                              always staged                              */
 } dp_mpi_opts;
 DPDEF int dp_mpi_agree(int rc, dp_error *err, const dp_mpi_opts *mo);
 DPDEF int dp_exec_mpi(const dp_graph *g, const dp_cluster *c, const int *assign,
@@ -2354,6 +2411,73 @@ int dp__cu_partition(int sms, int min_part, int align, const double *speed, int 
    infinite: no per-byte time. */
 #define DP__CU_PACE_MAX_NS 60000000000ULL
 unsigned long long dp__cu_pace_ns(double latency, double bandwidth, double bytes, double seconds_per_unit);
+/* Defined in doppler_cuda.cu (extern, no DPDEF), for the MPI executor
+   built with DP_WITH_CUDA (>>mpi; dp_mpi_opts.devices DP_MPI_CUDA): the
+   CUDA executor's machinery for the logical devices one process (a rank)
+   runs, here[d] nonzero (nd = c->n entries), the k-th of them on GPU
+   k % G (G: opts->gpus, 0 -> every GPU present, at most those devices),
+   dispatched dynamically. dp__cu_rank_open checks o as dp_exec_cuda does
+   (after dp__exec_args; a dispatch other than dynamic: DP_ERR_ARG), makes
+   the streams, pools, events and, with stage nonzero, one pinned host
+   block holding a staging buffer for every edge with one end here and the
+   other not (dp__cu_stage_plan), and fills r; no GPU: DP_ERR_DEVICE "no
+   CUDA device: ...". Then, with x = r->x:
+     h         dp_exec_cuda's hooks on it (ctx x): launch an op here; copy
+               an edge between two devices here; release; wait (deadline
+               0: one poll), whose completions are ops here and copies
+               into devices here (-1 - e), those made by arrived included;
+     gpus, precision   the GPUs used; the matmuls' dp_precision (DEFAULT
+               resolved as dp_exec_cuda resolves it);
+     begin     a run's start (stamps cleared, each GPU's start stamped and
+               awaited); *t (may be NULL) gets dp_now() right after;
+     end       every stream awaited; start and end of every op here in
+               seconds from its GPU's start stamp; dig[v] the hash of sink
+               v's output for sinks here, 0 for every other op (the hash
+               dp_exec_cuda folds into its digest); keep (may be NULL):
+               keep[v] gets each real sink's output here (a NULL keep[v]
+               is malloc'ed);
+     drain     every buffer freed, every stream awaited (err NULL: waits
+               for the rest after a failure);
+     out       op's output buffer on its GPU (after launch);
+     stage     edge's pinned staging buffer (NULL without one);
+     recv      an edge into a device here from another process: its copy
+               buffer made on the consumer's GPU and awaited (*dev),
+               ready for a CUDA-aware MPI_Irecv;
+     send_stage  an edge out of a device here to another process, its
+               producer ended: its output copied into the edge's staging
+               buffer after the producer's end event (ready says when);
+     arrived   edge's tensor received, got bytes of it: from its staging
+               buffer (copied to the device), else in its copy buffer
+               already (recv's); the rest zeroed; its completion then
+               comes from wait, once the tensor is on the consumer's GPU;
+     ready     *ready 1 when edge's staging copy out (send_stage) is done;
+     close     everything freed (x itself).
+   Every function but close returns 0 or a dp_code with err filled. */
+typedef struct dp__cu_rank {
+    void *x;
+    dp_dispatch_hooks h;
+    int gpus, precision;
+    int  (*begin)(void *x, double *t, dp_error *err);
+    int  (*end)(void *x, double *start, double *end, uint64_t *dig, float **keep, dp_error *err);
+    int  (*drain)(void *x, dp_error *err);
+    void *(*out)(void *x, int op);
+    void *(*stage)(void *x, int edge);
+    int  (*recv)(void *x, int edge, void **dev, dp_error *err);
+    int  (*send_stage)(void *x, int edge, dp_error *err);
+    int  (*arrived)(void *x, int edge, size_t got, dp_error *err);
+    int  (*ready)(void *x, int edge, int *ready, dp_error *err);
+    void (*close)(void *x);
+} dp__cu_rank;
+int dp__cu_rank_open(dp__cu_rank *r, const dp_graph *g, const dp_cluster *c, const int *assign,
+                     const unsigned char *here, const dp_exec_opts *o, int stage, dp_error *err);
+/* The staging plan (doppler_cuda.cu, for dp__cu_rank_open and
+   tests/test_cuda.c): each edge e with exactly one end on a device here
+   (here[assign[src]] != here[assign[dst]]) gets off[e], its offset in one
+   block: the bytes so far rounded up to DP__CU_STAGE_ALIGN, then its
+   dp_exec_edge_bytes at bytes_scale; every other edge SIZE_MAX. Returns
+   the block's bytes (0: none). */
+#define DP__CU_STAGE_ALIGN 256
+size_t dp__cu_stage_plan(const dp_graph *g, const int *assign, const unsigned char *here, double bytes_scale, size_t *off);
 /* An executor's arguments, as both executors check them (who: "exec",
    "exec (cuda)", the messages' prefix): a result, graph and cluster that
    fit (dp_check), every op on a device of c, reps 1..10000 (0 -> 1),
@@ -14880,8 +15004,10 @@ done:
    rank runs the dispatcher (dp__rt_loop) on the whole graph on its
    calling thread, with the hooks below: its own devices' ops go to one
    compute thread per device, which runs them as the CPU executor does
-   (dp__cpu_run, the same buffers and pool: a dp__cpux); other ranks' ops
-   and the copies between them are done at once; a copy out of this rank
+   (dp__cpu_run, the same buffers and pool: a dp__cpux), or, on GPUs
+   (DP_MPI_CUDA), to the CUDA executor's hooks (dp__cu_rank from
+   doppler_cuda.cu), whose completions dp__mpi_wait polls; other ranks'
+   ops and the copies between them are done at once; a copy out of this rank
    is an MPI_Isend, one into it an MPI_Irecv; dp__mpi_wait returns what
    ended, polling MPI.
    Liveness: a rank that waits for another sends every other rank a
@@ -14935,6 +15061,15 @@ typedef struct dp__mpix {
     int ctl_posted, from_peer; /* the run failed because another rank did    */
     dp__mpictl ctl_in;
     int quit;
+    /* DP_MPI_CUDA: this rank's GPUs (>>internal's dp__cu_rank; cu.x NULL:
+       the CPU's compute threads) */
+    dp__cu_rank cu;
+    unsigned char *here;       /* [nd] devices of this rank: 1             */
+    int aware;                 /* GPU tensors sent and received in GPU memory
+                                  (CUDA-aware MPI); else staged            */
+    int *stg, nstg;            /* [m] sends being staged out of a GPU       */
+    int keep_cu;               /* a message MPI may still touch: the GPU's
+                                  buffers are kept, not freed              */
 } dp__mpix;
 
 typedef struct dp__mpiw { dp__mpix *mx; int dev; } dp__mpiw;
@@ -15153,6 +15288,11 @@ static void dp__mpi_hashes(const dp_graph *g, const dp_cluster *c, const int *as
     x = dp__mpi_h(&o->bytes_scale, sizeof(double), x); x = dp__mpi_h(&o->device_bytes, sizeof(double), x);
     x = dp__mpi_h(&o->seed, sizeof o->seed, x); x = dp__mpi_h(&o->keep_outputs, sizeof(int), x);
     x = dp__mpi_h(&o->cpu_times, sizeof(int), x);
+    {   /* what a rank's devices are, and how GPUs run */
+        int dev[4];
+        dev[0] = o->mpi ? o->mpi->devices : 0; dev[1] = (int)o->precision; dev[2] = o->gpus; dev[3] = o->link_pacing;
+        x = dp__mpi_h(dev, sizeof dev, x);
+    }
     h[3] = x;
 }
 
@@ -15160,7 +15300,7 @@ static void dp__mpi_hashes(const dp_graph *g, const dp_cluster *c, const int *as
    rank when one differs. */
 static int dp__mpi_same_inputs(MPI_Comm comm, const uint64_t *h, double deadline, dp_error *err)
 {
-    static const char *what[4] = { "graph", "cluster", "assignment", "options (order, priority, reps, scales, seed)" };
+    static const char *what[4] = { "graph", "cluster", "assignment", "options (order, priority, reps, scales, seed, devices, precision, gpus, link pacing)" };
     MPI_Request r;
     uint64_t *all;
     int rank, size, mrc, rc, i, k;
@@ -15190,6 +15330,7 @@ static int dp__mpi_launch(void *ctx, int v, int d, dp_error *err)
     dp__cpux *x = &mx->x;
     size_t size = x->rt.obytes[v];
     if (mx->remote[d]) { mx->now[mx->now_tail++] = v; return 0; }
+    if (mx->cu.x) return mx->cu.h.launch(mx->cu.x, v, d, err);
     if (!(x->buf[v] = dp__cpu_alloc(x, d, size)))
         return dp__fail(err, DP_ERR_NOMEM, "exec (mpi): device %d: out of memory allocating %zu bytes for op %d", d, size, v);
     x->len[v] = size;
@@ -15200,34 +15341,69 @@ static int dp__mpi_launch(void *ctx, int v, int d, dp_error *err)
 }
 
 /* Edge e's send from the producer's output (the bytes it has: the
-   receiver zeroes the rest, as the CPU executor's copy does). */
+   receiver zeroes the rest, as the CPU executor's copy does): on a GPU,
+   its output buffer there (CUDA-aware MPI) or the edge's staging buffer
+   (staged out by then). */
 static int dp__mpi_send(dp__mpix *mx, int e, dp_error *err)
 {
     dp__cpux *x = &mx->x;
     int u = x->g->src[e], mrc;
-    size_t size = x->rt.ebytes[e] < x->len[u] ? x->rt.ebytes[e] : x->len[u];
-    mrc = MPI_Isend(x->buf[u], (int)size, MPI_BYTE, mx->rank_of[x->assign[x->g->dst[e]]], DP__MPI_TAG_EDGE + e, mx->comm, &mx->req[mx->nreq]);
+    size_t size = x->rt.ebytes[e] < x->rt.obytes[u] ? x->rt.ebytes[e] : x->rt.obytes[u];
+    const void *p = x->buf[u];
+    if (mx->cu.x) p = mx->aware ? mx->cu.out(mx->cu.x, u) : mx->cu.stage(mx->cu.x, e);
+    mrc = MPI_Isend(p, (int)size, MPI_BYTE, mx->rank_of[x->assign[x->g->dst[e]]], DP__MPI_TAG_EDGE + e, mx->comm, &mx->req[mx->nreq]);
     if (mrc != MPI_SUCCESS) return dp__mpi_fail(err, mrc, "MPI_Isend");
     mx->req_edge[mx->nreq++] = e;
     return 0;
 }
 
+/* Edge e's tensor ready to leave this rank: sent now out of a real op,
+   at its modelled arrival out of an opaque one. */
+static int dp__mpi_out(dp__mpix *mx, int e, dp_error *err)
+{
+    if (dp__is_real(mx->x.g, mx->x.g->src[e])) return dp__mpi_send(mx, e, err);
+    DP__HEAP_PUSH(int, mx->paced, mx->npaced, e, dp__dl_before, &mx->x.rt);
+    return 0;
+}
+
+/* Edge e's receive into p (its copy buffer, a GPU's or its staging one). */
+static int dp__mpi_recv(dp__mpix *mx, int e, void *p, dp_error *err)
+{
+    dp__cpux *x = &mx->x;
+    int mrc = MPI_Irecv(p, (int)x->rt.ebytes[e], MPI_BYTE, mx->rank_of[x->assign[x->g->src[e]]], DP__MPI_TAG_EDGE + e, mx->comm, &mx->req[mx->nreq]);
+    if (mrc != MPI_SUCCESS) return dp__mpi_fail(err, mrc, "MPI_Irecv");
+    mx->req_edge[mx->nreq++] = e;
+    return 0;
+}
+
 /* Edge e's copy: between two other ranks' devices, done; out of this
-   rank, sent (out of an opaque op, at its modelled arrival); into it, a
-   buffer on the consumer's device, then received into it, or, from a
-   device of this rank, copied at once. */
+   rank, sent (out of an opaque op, at its modelled arrival; out of a GPU
+   without CUDA-aware MPI, once staged into host memory); into it, a
+   buffer on the consumer's device (or its staging buffer), then received
+   into it, or, from a device of this rank, copied at once (on GPUs, the
+   CUDA executor's copy). */
 static int dp__mpi_copy(void *ctx, int e, dp_error *err)
 {
     dp__mpix *mx = (dp__mpix *)ctx;
     dp__cpux *x = &mx->x;
     const dp_graph *g = x->g;
-    int u = g->src[e], d = x->assign[u], dd = x->assign[g->dst[e]], mrc;
+    int u = g->src[e], d = x->assign[u], dd = x->assign[g->dst[e]], rc;
     size_t size = x->rt.ebytes[e];
     if (mx->remote[dd]) {
         if (mx->remote[d]) { mx->now[mx->now_tail++] = -1 - e; return 0; }
-        if (dp__is_real(g, u)) return dp__mpi_send(mx, e, err);
-        DP__HEAP_PUSH(int, mx->paced, mx->npaced, e, dp__dl_before, &x->rt);
-        return 0;
+        if (mx->cu.x && !mx->aware) {   /* dp__mpi_wait sends it once staged */
+            if ((rc = mx->cu.send_stage(mx->cu.x, e, err))) return rc;
+            mx->stg[mx->nstg++] = e;
+            return 0;
+        }
+        return dp__mpi_out(mx, e, err);
+    }
+    if (mx->cu.x) {
+        void *p = NULL;
+        if (!mx->remote[d]) return mx->cu.h.copy(mx->cu.x, e, err);
+        if (!mx->aware) p = mx->cu.stage(mx->cu.x, e);
+        else if ((rc = mx->cu.recv(mx->cu.x, e, &p, err))) return rc;
+        return dp__mpi_recv(mx, e, p, err);
     }
     if (!(x->xbuf[e] = dp__cpu_alloc(x, dd, size)))
         return dp__fail(err, DP_ERR_NOMEM, "exec (mpi): device %d: out of memory allocating %zu bytes for copy of edge %d", dd, size, e);
@@ -15238,10 +15414,7 @@ static int dp__mpi_copy(void *ctx, int e, dp_error *err)
         mx->now[mx->now_tail++] = -1 - e;
         return 0;
     }
-    mrc = MPI_Irecv(x->xbuf[e], (int)size, MPI_BYTE, mx->rank_of[d], DP__MPI_TAG_EDGE + e, mx->comm, &mx->req[mx->nreq]);
-    if (mrc != MPI_SUCCESS) return dp__mpi_fail(err, mrc, "MPI_Irecv");
-    mx->req_edge[mx->nreq++] = e;
-    return 0;
+    return dp__mpi_recv(mx, e, x->xbuf[e], err);
 }
 
 static int dp__mpi_release(void *ctx, int op, int e, dp_error *err)
@@ -15249,8 +15422,8 @@ static int dp__mpi_release(void *ctx, int op, int e, dp_error *err)
     dp__mpix *mx = (dp__mpix *)ctx;
     dp__cpux *x = &mx->x;
     int d = op >= 0 ? x->assign[op] : x->assign[x->g->dst[e]];
-    (void)err;
     if (mx->remote[d]) return 0;
+    if (mx->cu.x) return mx->cu.h.release(mx->cu.x, op, e, err);
     if (op >= 0) dp__cpu_free(x, d, &x->buf[op], x->len[op]);
     else dp__cpu_free(x, d, &x->xbuf[e], x->rt.ebytes[e]);
     return 0;
@@ -15265,11 +15438,13 @@ static int dp__mpi_peer(const dp__mpix *mx, int k)
 }
 
 /* The messages that have completed by time t, into done (a receive of
-   fewer bytes than its buffer has the rest zeroed; its peer seen). */
+   fewer bytes than its buffer has the rest zeroed; its peer seen). A
+   receive into a GPU is done once its tensor is there: arrived copies it
+   (from its staging buffer) and wait returns it. */
 static int dp__mpi_test(dp__mpix *mx, double t, int *done, int *count, dp_error *err)
 {
     dp__cpux *x = &mx->x;
-    int out = 0, i, k, mrc = MPI_Testsome(mx->nreq, mx->req, &out, mx->idx, mx->st);
+    int out = 0, i, k, rc = 0, mrc = MPI_Testsome(mx->nreq, mx->req, &out, mx->idx, mx->st);
     if (mrc != MPI_SUCCESS) return dp__mpi_fail(err, mrc, "MPI_Testsome");
     if (out == MPI_UNDEFINED || out == 0) return 0;
     for (i = 0; i < out; i++) {
@@ -15278,6 +15453,10 @@ static int dp__mpi_test(dp__mpix *mx, double t, int *done, int *count, dp_error 
         if (!mx->remote[x->assign[x->g->dst[e]]]) {
             size_t size = x->rt.ebytes[e];
             if (MPI_Get_count(&mx->st[i], MPI_BYTE, &got) != MPI_SUCCESS || got < 0) got = 0;
+            if (mx->cu.x) {
+                if (!rc) rc = mx->cu.arrived(mx->cu.x, e, (size_t)got, err);
+                continue;
+            }
             if ((size_t)got < size) memset(x->xbuf[e] + got, 0, size - (size_t)got);
         }
         done[(*count)++] = -1 - e;
@@ -15285,7 +15464,21 @@ static int dp__mpi_test(dp__mpix *mx, double t, int *done, int *count, dp_error 
     for (i = k = 0; i < mx->nreq; i++)
         if (mx->req[i] != MPI_REQUEST_NULL) { mx->req[k] = mx->req[i]; mx->req_edge[k++] = mx->req_edge[i]; }
     mx->nreq = k;
-    return 0;
+    return rc;
+}
+
+/* Sends staged out of a GPU whose copy to the host is done: out (now, or
+   at their modelled arrival). */
+static int dp__mpi_staged(dp__mpix *mx, dp_error *err)
+{
+    int i, k, rc = 0;
+    for (i = k = 0; i < mx->nstg; i++) {
+        int e = mx->stg[i], ready = 0;
+        if (!rc && !(rc = mx->cu.ready(mx->cu.x, e, &ready, err)) && ready) rc = dp__mpi_out(mx, e, err);
+        else mx->stg[k++] = e;
+    }
+    mx->nstg = k;
+    return rc;
 }
 
 /* A message awaited from a rank silent for the timeout: DP_ERR_PEER
@@ -15327,6 +15520,12 @@ static int dp__mpi_wait(void *ctx, double deadline, int *done, int max, int *cou
         double t, until;
         while (mx->now_head < mx->now_tail && *count < max) done[(*count)++] = mx->now[mx->now_head++];
         while (mx->fin_head < mx->fin_tail && *count < max) done[(*count)++] = mx->fin[mx->fin_head++ % n];
+        if (mx->cu.x) {   /* the GPUs' ops and copies that ended (a poll), staged sends */
+            int k = 0;
+            if (*count < max && (rc = mx->cu.h.wait(mx->cu.x, 0.0, done + *count, max - *count, &k, err))) return rc;
+            *count += k;
+            if (mx->nstg && (rc = dp__mpi_staged(mx, err))) return rc;
+        }
         t = dp_now();
         while (mx->npaced > 0 && x->rt.arrive[mx->paced[0]] <= t) {
             int e;
@@ -15346,7 +15545,7 @@ static int dp__mpi_wait(void *ctx, double deadline, int *done, int max, int *cou
         if (deadline >= 0 && t >= deadline) return 0;
         dp__mpi_beat(mx, t);
         if ((rc = dp__mpi_stuck(mx, t, err))) return rc;
-        if (mx->nreq > 0 && mx->running < mx->nlocal) {
+        if (mx->cu.x || (mx->nreq > 0 && mx->running < mx->nlocal)) {   /* GPUs: polled, as dp_exec_cuda's wait */
             pthread_mutex_unlock(&x->mu);
             sched_yield();
             pthread_mutex_lock(&x->mu);
@@ -15420,7 +15619,8 @@ static void dp__mpi_abandon(dp__mpix *mx, int rc, const dp_error *err)
         while (!flag && dp_now() - t < 0.1) { MPI_Test(&mx->req[i], &flag, MPI_STATUS_IGNORE); dp__mpi_beat(mx, dp_now()); }
         if (flag) continue;
         MPI_Request_free(&mx->req[i]);
-        if (mx->remote[x->assign[x->g->dst[e]]]) x->buf[x->g->src[e]] = NULL;   /* a send's source: kept */
+        if (mx->cu.x) mx->keep_cu = 1;   /* a GPU's buffers: all kept */
+        else if (mx->remote[x->assign[x->g->dst[e]]]) x->buf[x->g->src[e]] = NULL;   /* a send's source: kept */
         else x->xbuf[e] = NULL;
     }
     mx->nreq = 0;
@@ -15468,9 +15668,17 @@ static int dp__mpi_args(const dp_graph *g, const dp_cluster *c, const int *assig
                         const dp_exec_result *res, int size, dp_error *err)
 {
     int rc, d, nodes = 1, e, v, *ub = NULL, flag = 0;
+    int gpu = o->mpi && o->mpi->devices == DP_MPI_CUDA;
     if ((rc = dp__exec_args(g, c, assign, o, res, "exec (mpi)", err))) return rc;
-    if (o->precision != DP_PREC_DEFAULT && o->precision != DP_PREC_FP32)   /* FP32 only */
-        return dp__fail(err, DP_ERR_ARG, "exec (mpi): precision %s: the MPI executor computes in fp32 only (tf32 and bf16: the CPU and CUDA executors)", dp_precision_name((int)o->precision));
+    if (o->mpi && o->mpi->devices != DP_MPI_CPU && o->mpi->devices != DP_MPI_CUDA)
+        return dp__fail(err, DP_ERR_RANGE, "exec (mpi): devices %d is neither DP_MPI_CPU (0) nor DP_MPI_CUDA (1)", o->mpi->devices);
+    if (o->mpi && o->mpi->gpu_direct != 0 && o->mpi->gpu_direct != -1)
+        return dp__fail(err, DP_ERR_RANGE, "exec (mpi): gpu_direct %d is neither 0 (where MPI is CUDA-aware) nor -1 (always staged)", o->mpi->gpu_direct);
+#ifndef DP_WITH_CUDA
+    if (gpu) return dp__fail(err, DP_ERR_ARG, "exec (mpi): devices DP_MPI_CUDA: this program was built without DP_WITH_CUDA (the MPI executor's GPUs need doppler_cuda.cu linked in; see >>api-mpi)");
+#endif
+    if (!gpu && o->precision != DP_PREC_DEFAULT && o->precision != DP_PREC_FP32)   /* FP32 only */
+        return dp__fail(err, DP_ERR_ARG, "exec (mpi): precision %s: the MPI executor computes in fp32 only on CPUs (tf32 and bf16: the CPU and CUDA executors, or the MPI executor's GPUs)", dp_precision_name((int)o->precision));
     if (o->dispatch != DP_DISPATCH_DYNAMIC)
         return dp__fail(err, DP_ERR_ARG, "exec (mpi): dispatch %d: the MPI executor dispatches dynamically only", (int)o->dispatch);
     if (o->mpi && !(o->mpi->timeout >= 0 && o->mpi->timeout < 1e9))
@@ -15494,7 +15702,9 @@ static int dp__mpi_args(const dp_graph *g, const dp_cluster *c, const int *assig
 /* The call's buffers (one block, x.arena: the CPU executor's that its
    kernels use, the messages', every run's results), the resident bytes
    and the pool of this rank's devices, the locks, and one compute thread
-   per device of this rank. */
+   per device of this rank; or, with DP_MPI_CUDA, the CUDA executor's
+   machinery for them (dp__cu_rank_open: staging buffers unless MPI is
+   CUDA-aware, MPIX_Query_cuda_support where mpi-ext.h declares it). */
 static int dp__mpi_setup(dp__mpix *mx, const dp_exec_opts *o, double **runs, dp__mpiw **wk, pthread_t **th, unsigned char *started, dp_error *err)
 {
     dp__cpux *x = &mx->x;
@@ -15516,30 +15726,40 @@ static int dp__mpi_setup(dp__mpix *mx, const dp_exec_opts *o, double **runs, dp_
         DP__A(mx->fin, n, int); DP__A(mx->now, (size_t)n + m, int);
         DP__A(mx->req, (size_t)m + 1, MPI_Request); DP__A(mx->req_edge, (size_t)m + 1, int); DP__A(mx->idx, (size_t)m + 1, int);
         DP__A(mx->st, (size_t)m + 1, MPI_Status); DP__A(mx->paced, (size_t)m + 1, int); DP__A(mx->seen, mx->size, double);
+        DP__A(mx->here, nd, unsigned char); DP__A(mx->stg, (size_t)m + 1, int);
         DP__A(*runs, per_run * R, double);
         DP__A(*wk, nd, dp__mpiw); DP__A(*th, nd, pthread_t);
     }
     for (d = 0; d < nd; d++) {
         mx->rank_of[d] = x->c->node ? x->c->node[d] : 0;
         mx->remote[d] = mx->rank_of[d] != mx->rank;
+        mx->here[d] = !mx->remote[d];
         mx->nlocal += !mx->remote[d];
     }
     x->rt.remote = mx->remote;
     dp__rt_plan(&x->rt, x->assign, o->order, o->priority);
     if ((rc = dp__rt_resident_fits(&x->rt, err))) return rc;
-    for (d = 0; d < nd; d++) {
+    if (o->mpi && o->mpi->devices == DP_MPI_CUDA) {
+#ifdef DP_WITH_CUDA
+#if defined(MPIX_CUDA_AWARE_SUPPORT)
+        mx->aware = o->mpi->gpu_direct >= 0 && MPIX_Query_cuda_support() == 1;
+#endif
+        if ((rc = dp__cu_rank_open(&mx->cu, x->g, x->c, x->assign, mx->here, o, !mx->aware, err))) return rc;
+#endif
+    }
+    for (d = 0; d < nd && !mx->cu.x; d++) {
         size_t rb = (size_t)x->rt.resid[d];
         if (rb == 0 || mx->remote[d]) continue;
         if (!(x->resbuf[d] = (unsigned char *)DP_MALLOC(rb))) return dp__fail(err, DP_ERR_NOMEM, "exec (mpi): device %d: out of memory allocating its %zu resident bytes", d, rb);
         memset(x->resbuf[d], 0, rb);
     }
-    if ((rc = dp__cpu_pool_init(x, err)) || (rc = dp__cpu_sync_init(x, err))) return rc;
+    if ((!mx->cu.x && (rc = dp__cpu_pool_init(x, err))) || (rc = dp__cpu_sync_init(x, err))) return rc;
     if (pthread_condattr_init(&ca) != 0) return dp__fail(err, DP_ERR_NOMEM, "exec (mpi): cannot create a condition variable");
     if (pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0 && pthread_cond_init(&mx->wake, &ca) == 0) mx->wake_ok = 1;
     pthread_condattr_destroy(&ca);
     if (!mx->wake_ok) return dp__fail(err, DP_ERR_NOMEM, "exec (mpi): cannot create a condition variable");
     for (d = 0; d < nd; d++) x->op[d] = -1;
-    for (d = 0; d < nd; d++) {
+    for (d = 0; d < nd && !mx->cu.x; d++) {
         if (mx->remote[d]) continue;
         (*wk)[d].mx = mx; (*wk)[d].dev = d;
         if (pthread_create(&(*th)[d], NULL, dp__mpi_worker, &(*wk)[d]) != 0) return dp__fail(err, DP_ERR_NOMEM, "exec (mpi): cannot start a worker thread");
@@ -15552,21 +15772,28 @@ static int dp__mpi_setup(dp__mpix *mx, const dp_exec_opts *o, double **runs, dp_
    rank told and the messages under way cancelled; then the ranks agree on
    the outcome, and each run's times (start, end, cpu of every op; busy and
    peak of every device; each from the rank that ran it), wall time (the
-   latest end over the ranks) and digest are made whole on every rank. */
-static int dp__mpi_run(dp__mpix *mx, int r, double *runs, double *wall, uint64_t *digest, dp_error *err)
+   latest end over the ranks) and digest are made whole on every rank. On
+   GPUs the ops' times are their kernels' stamps (seconds from the GPUs'
+   start stamps, made just before the barrier, placed on the host's clock
+   by dp_now() read right after them), the digest dp_exec_cuda's (every
+   sink's output hash, in op order) and keep (NULL, or the last run's
+   res->outputs, this rank's real sinks' allocated) gets the outputs. */
+static int dp__mpi_run(dp__mpix *mx, int r, double *runs, double *wall, uint64_t *digest, float **keep, dp_error *err)
 {
     dp__cpux *x = &mx->x;
+    const dp_graph *g = x->g;
     int n = x->n, nd = x->nd, rc, k, v, d;
-    double *out = runs + (3 * (size_t)n + 2 * (size_t)nd) * r, t0 = 0;
+    double *out = runs + (3 * (size_t)n + 2 * (size_t)nd) * r, t0 = 0, tg = 0;
     uint64_t dg = 0xcbf29ce484222325ULL;
     dp_dispatch_hooks h;
     h.ctx = mx; h.now = dp__mpi_now; h.launch = dp__mpi_launch; h.copy = dp__mpi_copy; h.release = dp__mpi_release; h.wait = dp__mpi_wait;
-    if ((rc = dp__mpi_agree_on(mx->comm, mx, 0, err, -1, &t0))) return rc;   /* the start: all there */
+    rc = mx->cu.x ? mx->cu.begin(mx->cu.x, &tg, err) : 0;
+    if ((rc = dp__mpi_agree_on(mx->comm, mx, rc, err, -1, &t0))) return rc;   /* the start: all there */
     pthread_mutex_lock(&x->mu);
     for (d = 0; d < nd; d++) { x->op[d] = -1; x->busy[d] = 0; }
     for (v = 0; v < n; v++) { x->start[v] = x->end[v] = x->cpu[v] = 0; x->dig[v] = 0; }
     mx->fin_head = mx->fin_tail = mx->now_head = mx->now_tail = 0;
-    mx->npaced = mx->nreq = mx->running = mx->from_peer = 0;
+    mx->npaced = mx->nreq = mx->running = mx->from_peer = mx->nstg = 0;
     x->t0 = t0 + mx->offset;   /* rank 0's start on this clock */
     mx->last = dp_now();
     for (k = 0; k < mx->size; k++) mx->seen[k] = mx->last;   /* all there at the start */
@@ -15574,6 +15801,13 @@ static int dp__mpi_run(dp__mpix *mx, int r, double *runs, double *wall, uint64_t
     rc = dp__rt_loop(&x->rt, &h, x->rt.done, n + x->m, err);
     while (mx->running > 0) pthread_cond_wait(&mx->wake, &x->mu);   /* after a failure: ops still running */
     pthread_mutex_unlock(&x->mu);
+    if (!rc && mx->cu.x && !(rc = mx->cu.end(mx->cu.x, x->start, x->end, x->dig, keep, err)))
+        for (v = 0; v < n; v++) {
+            if (mx->remote[x->assign[v]]) continue;
+            x->start[v] += tg - x->t0;
+            x->end[v] += tg - x->t0;
+            x->busy[x->assign[v]] += x->end[v] - x->start[v];
+        }
     if (rc) dp__mpi_abandon(mx, rc, err);
     {
         /* the agreement's own failure to answer says less than the run's */
@@ -15598,7 +15832,8 @@ static int dp__mpi_run(dp__mpix *mx, int r, double *runs, double *wall, uint64_t
     if ((rc = dp__mpi_allreduce(out, 3 * n + 2 * nd, MPI_DOUBLE, MPI_SUM, mx, "gathering the times", err))) return rc;
     if ((rc = dp__mpi_allreduce(wall, 1, MPI_DOUBLE, MPI_MAX, mx, "gathering the wall time", err))) return rc;
     if ((rc = dp__mpi_allreduce(x->dig, n, MPI_UINT64_T, MPI_BXOR, mx, "gathering the digests", err))) return rc;
-    for (v = 0; v < n; v++) dg = (dg ^ x->dig[v]) * 0x100000001b3ULL;
+    for (v = 0; v < n; v++)
+        if (!mx->cu.x || g->out_off[v + 1] == g->out_off[v]) dg = (dg ^ x->dig[v]) * 0x100000001b3ULL;   /* GPUs: sinks */
     if (r == 0) *digest = dg;
     else if (dg != *digest) return dp__fail(err, DP_ERR_GRAPH, "exec (mpi): run %d computed different outputs than run 0", r);
     return 0;
@@ -15617,11 +15852,12 @@ static int dp__mpi_outputs(dp__mpix *mx, dp_exec_result *res, dp_error *err)
         size_t bytes = dp_exec_op_bytes(g, v, x->rt.bscale);
         if (!dp__is_real(g, v) || g->out_off[v + 1] > g->out_off[v]) continue;
         if (owner != mx->rank && mx->rank != 0) continue;
-        if (!(res->outputs[v] = (float *)dp__alloc(bytes, 1, err, "executor outputs"))) { rc = DP_ERR_NOMEM; break; }
+        /* a GPU's: read back by the run already */
+        if (!res->outputs[v] && !(res->outputs[v] = (float *)dp__alloc(bytes, 1, err, "executor outputs"))) { rc = DP_ERR_NOMEM; break; }
         if (owner == mx->rank) {
-            memcpy(res->outputs[v], x->buf[v], bytes);
+            if (!mx->cu.x) memcpy(res->outputs[v], x->buf[v], bytes);
             if (mx->rank == 0) continue;
-            mrc = MPI_Isend(x->buf[v], (int)bytes, MPI_BYTE, 0, DP__MPI_TAG_EDGE + x->m + v, mx->comm, &r[k]);
+            mrc = MPI_Isend(res->outputs[v], (int)bytes, MPI_BYTE, 0, DP__MPI_TAG_EDGE + x->m + v, mx->comm, &r[k]);
         } else {
             mrc = MPI_Irecv(res->outputs[v], (int)bytes, MPI_BYTE, owner, DP__MPI_TAG_EDGE + x->m + v, mx->comm, &r[k]);
         }
@@ -15659,6 +15895,8 @@ static void dp__mpi_teardown(dp__mpix *mx, pthread_t *th, const unsigned char *s
         pthread_mutex_unlock(&x->mu);
     }
     for (d = 0; started && d < x->nd; d++) if (started[d]) pthread_join(th[d], NULL);
+    if (mx->cu.x && !mx->keep_cu) mx->cu.close(mx->cu.x);   /* kept: MPI may still touch its buffers */
+    mx->cu.x = NULL;
     dp__mpi_cancel(&mx->ctl, &mx->ctl_posted);
     dp__mpi_cancel(&mx->beat, &mx->beat_posted);
     dp__mpi_undup(&mx->comm);
@@ -15673,6 +15911,19 @@ static void dp__mpi_teardown(dp__mpix *mx, pthread_t *th, const unsigned char *s
     if (x->resbuf) for (d = 0; d < x->nd; d++) DP_FREE(x->resbuf[d]);
     DP_FREE(x->arena);
     dp__rt_free(&x->rt);
+}
+
+/* GPUs: every rank's matmuls in one precision (DEFAULT resolves per
+   GPU), else the same failure on every rank. */
+static int dp__mpi_same_precision(dp__mpix *mx, dp_error *err)
+{
+    int p[2], rc;
+    p[0] = mx->cu.precision; p[1] = -mx->cu.precision;
+    if ((rc = dp__mpi_allreduce(p, 2, MPI_INT, MPI_MIN, mx, "comparing precisions", err))) return rc;
+    if (p[0] != -p[1])
+        return dp__fail(err, DP_ERR_DEVICE, "exec (mpi): the ranks' GPUs would run matmuls in %s and in %s (precision default resolves per GPU): ask for one (dp_exec_opts.precision)",
+                        dp_precision_name(p[0]), dp_precision_name(-p[1]));
+    return 0;
 }
 
 DPDEF int dp_exec_mpi(const dp_graph *g, const dp_cluster *c, const int *assign, const dp_exec_opts *opts,
@@ -15715,29 +15966,38 @@ DPDEF int dp_exec_mpi(const dp_graph *g, const dp_cluster *c, const int *assign,
     x->err = err; x->seed = o.seed; x->cpu_times = o.cpu_times != 0;
     rc = dp__mpi_setup(&mx, &o, &runs, &wk, &th, started, err);
     if (!rc) rc = dp__exec_result_alloc(res, n, nd, &o, err);
+    for (k = 0; !rc && mx.cu.x && o.keep_outputs && k < n; k++)   /* a GPU's outputs: read into these */
+        if (!mx.remote[assign[k]] && dp__is_real(g, k) && g->out_off[k + 1] == g->out_off[k]
+            && !(res->outputs[k] = (float *)dp__alloc(dp_exec_op_bytes(g, k, o.bytes_scale), 1, err, "executor outputs")))
+            rc = DP_ERR_NOMEM;
     if (!rc) {
         int mrc = MPI_Irecv(&mx.ctl_in, (int)sizeof mx.ctl_in, MPI_BYTE, MPI_ANY_SOURCE, DP__MPI_TAG_FAIL, mx.comm, &mx.ctl);
         if (mrc != MPI_SUCCESS) rc = dp__mpi_fail(err, mrc, "MPI_Irecv");
         else mx.ctl_posted = 1;
         if (!rc && (mrc = MPI_Irecv(&mx.beat_in, 1, MPI_BYTE, MPI_ANY_SOURCE, DP__MPI_TAG_BEAT, mx.comm, &mx.beat)) != MPI_SUCCESS) rc = dp__mpi_fail(err, mrc, "MPI_Irecv");
         else if (!rc) mx.beat_posted = 1;
-        for (k = 0; !rc && k < size; k++) mx.seen[k] = dp_now();
     }
-    rc = dp__mpi_agree_on(mx.comm, &mx, rc, err, -1, NULL);
+    /* every rank seen now (a failed setup may leave no place to say so:
+       then a deadline) */
+    for (k = 0; mx.seen && k < size; k++) mx.seen[k] = dp_now();
+    rc = dp__mpi_agree_on(mx.comm, mx.seen ? &mx : NULL, rc, err, mx.seen ? -1 : dp_now() + 4 * mx.timeout, NULL);
+    if (!rc && mx.cu.x) rc = dp__mpi_same_precision(&mx, err);
     if (!rc) rc = dp__mpi_clocks(&mx, err);
     for (r = 0; r < o.reps && !rc; r++) {
-        rc = dp__mpi_run(&mx, r, runs, &res->wall_runs[r], &digest, err);
+        rc = dp__mpi_run(&mx, r, runs, &res->wall_runs[r], &digest, o.keep_outputs && r == o.reps - 1 ? res->outputs : NULL, err);
         if (!rc && o.keep_outputs && r == o.reps - 1) {
             rc = dp__mpi_outputs(&mx, res, err);
             rc = dp__mpi_agree_on(mx.comm, &mx, rc, err, -1, NULL);
         }
         for (k = 0; k < n; k++) if (!mx.remote[assign[k]]) dp__cpu_free(x, assign[k], &x->buf[k], x->len[k]);
         for (k = 0; k < x->m; k++) { DP_FREE(x->xbuf[k]); x->xbuf[k] = NULL; }
+        if (mx.cu.x && !mx.keep_cu) (void)mx.cu.drain(mx.cu.x, NULL);   /* a failure here shows in the next run's start */
     }
     if (!rc) {
         int med = dp__median_index(res->wall_runs, o.reps);
         const double *m = runs + (3 * (size_t)n + 2 * (size_t)nd) * med;
-        res->n_ops = n; res->n_devices = nd; res->reps = o.reps; res->precision = DP_PREC_FP32;
+        res->n_ops = n; res->n_devices = nd; res->reps = o.reps; res->precision = mx.cu.x ? mx.cu.precision : DP_PREC_FP32;
+        res->gpus = mx.cu.gpus;
         res->wall_median = res->wall_runs[med];
         memcpy(res->start, m, sizeof(double) * (size_t)n);
         memcpy(res->end, m + n, sizeof(double) * (size_t)n);
@@ -15755,9 +16015,10 @@ DPDEF int dp_exec_mpi(const dp_graph *g, const dp_cluster *c, const int *assign,
 
 /* ---- stage real across ranks: dp_exec_mpi_lead, _follow, _stop ------- */
 /* What rank 0 sends before each run (or to stop): the options but
-   opts->mpi, whose timeout comes along. */
+   opts->mpi, whose timeout, devices and gpu_direct come along. */
 typedef struct dp__mpicmd {
     int run, n, order, has_prio, reps, cpu_times, keep_outputs, dispatch;
+    int precision, gpus, link_pacing, devices, gpu_direct;
     double spu, bscale, device_bytes, timeout;
     uint64_t seed;
 } dp__mpicmd;
@@ -15865,6 +16126,8 @@ DPDEF int dp_exec_mpi_lead(const dp_graph *g, const dp_cluster *c, const int *as
     cmd.cpu_times = o.cpu_times; cmd.keep_outputs = o.keep_outputs; cmd.dispatch = (int)o.dispatch;
     cmd.spu = o.seconds_per_unit; cmd.bscale = o.bytes_scale; cmd.device_bytes = o.device_bytes; cmd.seed = o.seed;
     cmd.timeout = o.mpi ? o.mpi->timeout : 0;
+    cmd.precision = (int)o.precision; cmd.gpus = o.gpus; cmd.link_pacing = o.link_pacing;
+    cmd.devices = o.mpi ? o.mpi->devices : 0; cmd.gpu_direct = o.mpi ? o.mpi->gpu_direct : 0;
     if ((rc = dp__mpi_command(o.mpi, &cmd, &a, &p, NULL, err))) return rc;
     return dp_exec_mpi(g, c, assign, &o, res, err);
 }
@@ -15910,7 +16173,8 @@ DPDEF int dp_exec_mpi_follow(const dp_graph *g, const dp_cluster *c, const dp_ex
         o.order = (dp_order)cmd.order; o.priority = cmd.n == g->n_ops ? prio : NULL; o.reps = cmd.reps;
         o.cpu_times = cmd.cpu_times; o.keep_outputs = cmd.keep_outputs; o.dispatch = (dp_dispatch_mode)cmd.dispatch;
         o.seconds_per_unit = cmd.spu; o.bytes_scale = cmd.bscale; o.device_bytes = cmd.device_bytes; o.seed = cmd.seed;
-        mo.timeout = cmd.timeout;
+        o.precision = (dp_precision)cmd.precision; o.gpus = cmd.gpus; o.link_pacing = cmd.link_pacing;
+        mo.timeout = cmd.timeout; mo.devices = cmd.devices; mo.gpu_direct = cmd.gpu_direct;
         o.mpi = &mo;
         /* another graph than the leader's: a valid placement of this one,
            which the input check refuses as the graph differs */
@@ -15981,7 +16245,7 @@ DPDEF int dp_mpi_pingpong(const dp_mpi_opts *mo, int peer, size_t bytes, int rep
 
 /* Rank 0's calibration of one node (lc) on every rank, then the whole
    cluster: lc's devices once per rank, nodes of consecutive devices. */
-static int dp__mpi_cluster_of(dp_cluster *lc, MPI_Comm comm, int size, dp_cluster *out, double deadline, dp_error *err)
+static int dp__mpi_cluster_of(dp_cluster *lc, MPI_Comm comm, int size, const char *kind, dp_cluster *out, double deadline, dp_error *err)
 {
     int D = lc->n, N = D * size, rc, d, r, k, a;
     MPI_Request q[8];
@@ -16007,7 +16271,7 @@ static int dp__mpi_cluster_of(dp_cluster *lc, MPI_Comm comm, int size, dp_cluste
             memcpy(out->curve_len + (size_t)o * DP_KIND__COUNT, lc->curve_len + (size_t)d * DP_KIND__COUNT, sizeof(int) * DP_KIND__COUNT);
             memcpy(out->curve + (size_t)o * DP_KIND__COUNT * DP_MAX_CURVE, lc->curve + (size_t)d * DP_KIND__COUNT * DP_MAX_CURVE,
                    sizeof(dp_speed_point) * DP_KIND__COUNT * DP_MAX_CURVE);
-            snprintf(out->name[o], 32, "n%dcpu%d", r, d);
+            snprintf(out->name[o], 32, "n%d%s%d", r, kind, d);
             for (a = 0; a < D; a++) {
                 out->bandwidth[o * N + r * D + a] = lc->bandwidth[d * D + a];
                 out->latency[o * N + r * D + a] = lc->latency[d * D + a];
@@ -16022,7 +16286,7 @@ DPDEF int dp_calibrate_mpi(dp_cluster *out, const dp_calibrate_opts *opts, const
     dp_cluster lc, c;
     MPI_Comm comm;
     double deadline = dp_now() + (mo && mo->timeout > 0 ? mo->timeout : 600.0), bw = 0, one = 0, two = 0, lat = 0;
-    int rank, size, rc, D, k;
+    int rank, size, rc, D, k, gpu = mo && mo->devices == DP_MPI_CUDA;
     memset(&o, 0, sizeof o);
     if (opts) o = *opts;
     if (o.devices == 0) o.devices = 1;
@@ -16035,9 +16299,15 @@ DPDEF int dp_calibrate_mpi(dp_cluster *out, const dp_calibrate_opts *opts, const
     MPI_Comm_size(comm, &size);
     D = o.devices;
     if (D * (long long)size > DP_MAX_DEVICES) rc = dp__fail(err, DP_ERR_LIMIT, "calibrate (mpi): %d devices on each of %d ranks, more than %d (DP_MAX_DEVICES)", D, size, DP_MAX_DEVICES);
-    else rc = dp_calibrate_cpu(&lc, &o, err);   /* every rank at once: the load of a run */
+    else if (gpu) {   /* the rank's GPUs, as dp_exec_cuda runs them */
+#ifdef DP_WITH_CUDA
+        rc = dp_calibrate_cuda(&lc, &o, err);
+#else
+        rc = dp__fail(err, DP_ERR_ARG, "calibrate (mpi): devices DP_MPI_CUDA: this program was built without DP_WITH_CUDA");
+#endif
+    } else rc = dp_calibrate_cpu(&lc, &o, err);   /* every rank at once: the load of a run */
     if ((rc = dp__mpi_agree_on(comm, NULL, rc, err, deadline, NULL))) goto done;
-    if ((rc = dp__mpi_cluster_of(&lc, comm, size, &c, deadline, err))) goto done;
+    if ((rc = dp__mpi_cluster_of(&lc, comm, size, gpu ? "gpu" : "cpu", &c, deadline, err))) goto done;
     if (size > 1) {
         /* latency: a hand-off through the executor over one within a
            device (1 x 1 tensors); bandwidth: the same with 256 x 256

@@ -2,8 +2,10 @@
 
    C ABI declared in doppler.h (>>api-cuda): device discovery, a self-test,
    dp_exec_cuda (run a placed graph on the GPUs), dp_calibrate_cuda (measure
-   them into a cluster file); and a host emulation of the GPU kernels for
-   tests (dp__cuda_host_kernel, declared in doppler.h's >>internal). This
+   them into a cluster file); the executor's machinery for one MPI rank's
+   devices (dp__cu_rank_open, >>cuda-rank: the MPI executor on GPUs); and a
+   host emulation of the GPU kernels for tests (dp__cuda_host_kernel; these
+   declared in doppler.h's >>internal). This
    file includes doppler.h WITHOUT DOPPLER_IMPLEMENTATION (the program's C
    file compiles it); it calls functions of the library (dp_check,
    dp_dispatch, dp_op_time, dp_exec_op_bytes, dp__fail, ...), so link it
@@ -2207,6 +2209,12 @@ typedef struct dp__cux {
     char why[160];               /* DP_SHARING_SHARED: why                    */
     int pace;                    /* copies within a GPU paced (link_pacing)   */
     unsigned long long **slot;   /* [nd * nd] paced copy stream's start, count */
+    /* one MPI rank's devices (>>cuda-rank): here[d] 1 for the logical
+       devices this process runs (NULL: all; gpu[d] -1 for the others) */
+    unsigned char *here;
+    uint64_t *dig;               /* [n] each local sink's output hash, a run's */
+    unsigned char *pin;          /* pinned host staging of cross-rank edges   */
+    size_t *pin_off;             /* [m] edge's offset in pin (SIZE_MAX: none)  */
 } dp__cux;
 
 /* Makes GPU dev current unless *cur (the one made current last) says it
@@ -2222,14 +2230,22 @@ done:
     return rc;
 }
 
+/* The GPU of pair (a, b)'s copy stream: b's, or a's where b runs in
+   another process (a rank's sends, staged out of a's GPU). */
+static int dp__cu_pair_gpu(const dp__cux *x, long pair)
+{
+    int a = (int)(pair / x->nd), b = (int)(pair % x->nd);
+    return x->gpu[b] >= 0 ? x->gpu[b] : x->gpu[a];
+}
+
 /* Stream i of the executor, in one numbering: the nd compute streams,
-   then the nd * nd copy streams (pair (a, b) on b's GPU), then the ngpu
-   control streams; *gpu gets its GPU. NULL where none was made. */
+   then the nd * nd copy streams (pair (a, b), see dp__cu_pair_gpu), then
+   the ngpu control streams; *gpu gets its GPU. NULL where none was made. */
 static cudaStream_t dp__cu_stream(const dp__cux *x, long i, int *gpu)
 {
     long nd = x->nd, nxs = nd * nd;
     if (i < nd) { *gpu = x->gpu[i]; return x->cs[i]; }
-    if (i < nd + nxs) { *gpu = x->gpu[(i - nd) % nd]; return x->xs[i - nd]; }
+    if (i < nd + nxs) { *gpu = dp__cu_pair_gpu(x, i - nd); return x->xs[i - nd]; }
     *gpu = (int)(i - nd - nxs);
     return x->ctl[i - nd - nxs];
 }
@@ -2685,8 +2701,8 @@ static void dp__cu_teardown(dp__cux *x)
             if (x->cs[d]) { (void)cudaSetDevice(x->gpu[d]); dp__cu_rmstream(x, d, x->cs[d]); }
         }
         for (long i = 0; i < (long)x->nd * x->nd; i++) {
-            if (x->xs[i]) { (void)cudaSetDevice(x->gpu[i % x->nd]); dp__cu_rmstream(x, -1, x->xs[i]); }
-            if (x->slot && x->slot[i]) { (void)cudaSetDevice(x->gpu[i % x->nd]); (void)cudaFree(x->slot[i]); }
+            if (x->xs[i]) { (void)cudaSetDevice(dp__cu_pair_gpu(x, i)); dp__cu_rmstream(x, -1, x->xs[i]); }
+            if (x->slot && x->slot[i]) { (void)cudaSetDevice(dp__cu_pair_gpu(x, i)); (void)cudaFree(x->slot[i]); }
         }
         for (int p = 0; p < x->ngpu; p++) {
             if (x->tsd[p]) { (void)cudaSetDevice(p); (void)cudaFree(x->tsd[p]); }
@@ -2701,6 +2717,9 @@ static void dp__cu_teardown(dp__cux *x)
     free(x->gpu); free(x->cap); free(x->mm); free(x->cs); free(x->xs); free(x->ctl); free(x->pool); free(x->tsd); free(x->tsh);
     free(x->remote); free(x->eve); free(x->evx); free(x->st); free(x->buf); free(x->xbuf); free(x->inp);
     free(x->host); free(x->fl); free(x->evd); free(x->evj); free(x->res);
+    free(x->dig); free(x->pin_off); free(x->here);
+    if (x->pin) (void)cudaFreeHost(x->pin);
+    x->pin = NULL;
     (void)cudaGetLastError();   /* leave no error of ours behind for the caller's next call */
 }
 
@@ -2717,30 +2736,43 @@ static int dp__cu_gpus(int *n, dp_error *err)
     return DP_OK;
 }
 
-/* Streams, pools, events and queues for one dp_exec_cuda call. */
+/* Streams, pools, events and queues for one dp_exec_cuda call, or for
+   one rank's devices (x->here): the k-th logical device this process runs
+   is on GPU k % G, G the GPUs used (gpus, at most those devices). */
 static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
 {
     const dp_graph *g = x->g;
-    int rc = DP_OK, n = x->n, m = x->m, nd = x->nd, G = gpus < nd ? gpus : nd;
+    int rc = DP_OK, n = x->n, m = x->m, nd = x->nd, nl = 0, G;
     double *reserve = NULL;
-    int *devs = NULL;
+    int *devs = NULL, *loc = NULL;
     char why[sizeof x->why];
-    x->ngpu = G;
     x->cur_dev = -1;
-    x->sharing = nd > G ? DP_SHARING_PARTITIONS : DP_SHARING_NONE;
 #define DP__CA(ptr, count) if (!((ptr) = (decltype(ptr))calloc((size_t)(count) + 1, sizeof *(ptr)))) { rc = dp__fail(err, DP_ERR_NOMEM, "exec (cuda): out of memory"); goto done; }
-    DP__CA(x->gpu, nd); DP__CA(x->cap, nd); DP__CA(x->mm, G); DP__CA(x->cs, nd); DP__CA(x->xs, (size_t)nd * nd); DP__CA(x->ctl, G);
+    DP__CA(x->gpu, nd); DP__CA(loc, nd);
+    for (int d = 0; d < nd; d++) {
+        x->gpu[d] = -1;
+        if (!x->here || x->here[d]) loc[nl++] = d;
+    }
+    G = gpus < nl ? gpus : nl;
+    for (int k = 0; k < nl; k++) x->gpu[loc[k]] = k % G;
+    x->ngpu = G;
+    x->sharing = nl > G ? DP_SHARING_PARTITIONS : DP_SHARING_NONE;
+    DP__CA(x->cap, nd); DP__CA(x->mm, G); DP__CA(x->cs, nd); DP__CA(x->xs, (size_t)nd * nd); DP__CA(x->ctl, G);
     DP__CA(x->pool, G); DP__CA(x->tsd, G); DP__CA(x->tsh, (size_t)G * (2 * (size_t)n + 1)); DP__CA(x->remote, n);
     DP__CA(x->eve, n); DP__CA(x->evx, m); DP__CA(x->st, nd);
-    DP__CA(x->buf, n); DP__CA(x->xbuf, m); DP__CA(x->inp, m); DP__CA(x->fl, n + m);
+    DP__CA(x->buf, n); DP__CA(x->xbuf, m); DP__CA(x->inp, m); DP__CA(x->fl, n + m); DP__CA(x->dig, n);
     DP__CA(x->evd, n); DP__CA(x->evj, nd + (size_t)nd * nd); DP__CA(x->res, nd);
     DP__CA(x->gc, nd); DP__CA(x->sms, nd); DP__CA(x->slot, (size_t)nd * nd); DP__CA(devs, nd);
     DP__CA(reserve, nd);   /* [G] below, then [nd] for the resident bytes */
 #undef DP__CA
-    /* the bytes each GPU could hold at once, to grow its pool before the first run */
-    for (int v = 0; v < n; v++) reserve[x->assign[v] % G] += (double)dp_exec_op_bytes(g, v, x->bscale);
-    for (int e = 0; e < m; e++)
-        if (x->assign[g->src[e]] != x->assign[g->dst[e]]) reserve[x->assign[g->dst[e]] % G] += (double)dp_exec_edge_bytes(g, e, x->bscale);
+    /* the bytes each GPU could hold at once, to grow its pool before the
+       first run: its devices' outputs and the copies into them */
+    for (int v = 0; v < n; v++)
+        if (x->gpu[x->assign[v]] >= 0) reserve[x->gpu[x->assign[v]]] += (double)dp_exec_op_bytes(g, v, x->bscale);
+    for (int e = 0; e < m; e++) {
+        int b = x->assign[g->dst[e]];
+        if (x->assign[g->src[e]] != b && x->gpu[b] >= 0) reserve[x->gpu[b]] += (double)dp_exec_edge_bytes(g, e, x->bscale);
+    }
     for (int p = 0; p < G; p++) {
         cudaMemPoolProps props;
         uint64_t keep = UINT64_MAX;
@@ -2789,10 +2821,10 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
        of their own SMs; where that cannot be (no driver entry points, a GPU
        without SM partitioning, too many devices, a failed call) the GPU is
        shared as before and x->why says why (the first such reason) */
-    if (nd > G && dp__cudrv_load(&x->drv, x->why, sizeof x->why)) x->sharing = DP_SHARING_SHARED;
+    if (nl > G && dp__cudrv_load(&x->drv, x->why, sizeof x->why)) x->sharing = DP_SHARING_SHARED;
     for (int p = 0; p < G && x->drv.ok; p++) {
         int k = 0;
-        for (int d = p; d < nd; d += G) devs[k++] = d;
+        for (int i = p; i < nl; i += G) devs[k++] = loc[i];
         if (k < 2) continue;
         if ((rc = dp__cu_use(&x->cur_dev, p, err))) goto done;
         cudaCheck(cudaFree(0));   /* the primary context first */
@@ -2803,8 +2835,8 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
         }
     }
     for (int d = 0; d < nd; d++) {
-        int p = d % G, share = (nd - 1 - p) / G + 1, gsms = 0;
-        x->gpu[d] = p;
+        int p = x->gpu[d], share = (nl - 1 - p) / G + 1, gsms = 0;
+        if (p < 0) continue;
         if ((rc = dp__cu_use(&x->cur_dev, p, err))) goto done;
         if ((rc = dp__cu_block_cap(p, share, x->gc[d] ? x->sms[d] : 0, &x->cap[d], &gsms, err))) goto done;
         if (!x->gc[d]) x->sms[d] = gsms;
@@ -2817,7 +2849,7 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
     (void)dp_resident_memory(g, x->c, x->assign, reserve);
     for (int d = 0; d < nd; d++) {
         double rb = reserve[d] > 0 ? floor(reserve[d] * x->bscale + 0.5) : 0;
-        if (rb < 1) continue;
+        if (rb < 1 || x->gpu[d] < 0) continue;
         if ((rc = dp__cu_use(&x->cur_dev, x->gpu[d], err))) goto done;
         cudaCheck(cudaMalloc(&x->res[d], (size_t)rb));
         cudaCheck(cudaMemsetAsync(x->res[d], 0, (size_t)rb, x->cs[d]));
@@ -2827,6 +2859,7 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
        order a remote consumer's copy after its producer */
     for (int e = 0; e < m; e++) if (x->assign[g->src[e]] != x->assign[g->dst[e]]) x->remote[g->src[e]] = 1;
     for (int v = 0; v < n; v++) {
+        if (x->gpu[x->assign[v]] < 0) continue;
         if ((rc = dp__cu_use(&x->cur_dev, x->gpu[x->assign[v]], err))) goto done;
         /* recorded on its device's compute stream: in its green context */
         CUgreenCtx gv = x->gc ? x->gc[x->assign[v]] : NULL;
@@ -2835,15 +2868,16 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
     }
     for (int e = 0; e < m; e++) {
         int a = x->assign[g->src[e]], b = x->assign[g->dst[e]];
-        if (a == b) continue;
-        if ((rc = dp__cu_use(&x->cur_dev, x->gpu[b], err))) goto done;
+        /* a copy into a device here, or a rank's send staged out of one */
+        if (a == b || (x->gpu[a] < 0 && x->gpu[b] < 0)) continue;
+        if ((rc = dp__cu_use(&x->cur_dev, dp__cu_pair_gpu(x, (long)a * nd + b), err))) goto done;
         if (!x->xs[(size_t)a * nd + b]) {
             /* the primary context's, not the destination's partition: a copy
                must not queue behind the destination's kernels for SMs (the
                simulator's links are independent of compute); its blocks take
                the SMs outside the partitions first */
             if ((rc = dp__cu_mkstream(x, -1, &x->xs[(size_t)a * nd + b], err))) goto done;
-            if (x->pace && x->gpu[a] == x->gpu[b]) {   /* the paced copies' slot: idle */
+            if (x->pace && x->gpu[b] >= 0 && x->gpu[a] == x->gpu[b]) {   /* the paced copies' slot: idle */
                 cudaCheck(cudaMalloc((void **)&x->slot[(size_t)a * nd + b], 2 * sizeof(unsigned long long)));
                 cudaCheck(cudaMemsetAsync(x->slot[(size_t)a * nd + b], 0xff, sizeof(unsigned long long), x->xs[(size_t)a * nd + b]));
                 cudaCheck(cudaMemsetAsync(x->slot[(size_t)a * nd + b] + 1, 0, sizeof(unsigned long long), x->xs[(size_t)a * nd + b]));
@@ -2861,6 +2895,7 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
     for (int d = 0; d < nd; d++) {
         dp__cu_ew a;
         dp__cu_opq q;
+        if (x->gpu[d] < 0) continue;
         memset(&a, 0, sizeof a);
         memset(&q, 0, sizeof q);
         q.st = x->st[d];
@@ -2887,30 +2922,33 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
         if (!x->slot[i]) continue;
         memset(&k, 0, sizeof k);
         k.slot = x->slot[i];
-        if ((rc = dp__cu_use(&x->cur_dev, x->gpu[i % nd], err))) goto done;
+        if ((rc = dp__cu_use(&x->cur_dev, dp__cu_pair_gpu(x, i), err))) goto done;
         dp__k_pcopy<<<1, DP__CU_THREADS, 0, x->xs[i]>>>(k);
         cudaCheck(cudaGetLastError());
         cudaCheck(cudaStreamSynchronize(x->xs[i]));
     }
     for (int d = 0; d < nd; d++) {
+        if (x->gpu[d] < 0) continue;
         if ((rc = dp__cu_use(&x->cur_dev, x->gpu[d], err))) goto done;
         cudaCheck(cudaStreamSynchronize(x->cs[d]));
     }
 done:
-    free(reserve); free(devs);
+    free(reserve); free(devs); free(loc);
     return rc;
 }
 
-/* The sinks' outputs of a run: read back, hashed into *dg, and kept in
-   keep->outputs when keep is given (the last run's, real ops only). */
-static int dp__cu_read_sinks(dp__cux *x, dp_exec_result *keep, uint64_t *dg, dp_error *err)
+/* The sinks' outputs of a run (those of this process's devices): read
+   back, each one's hash into x->dig[v], and kept in keep[v] when keep is
+   given (the last run's, real ops only; a NULL keep[v] is malloc'ed). */
+static int dp__cu_read_sinks(dp__cux *x, float **keep, dp_error *err)
 {
     const dp_graph *g = x->g;
     int rc = DP_OK;
     for (int v = 0; v < x->n; v++) {
         size_t len = dp_exec_op_bytes(g, v, x->bscale);
         int p = x->gpu[x->assign[v]];
-        if (g->out_off[v + 1] > g->out_off[v]) continue;
+        x->dig[v] = 0;
+        if (g->out_off[v + 1] > g->out_off[v] || p < 0) continue;
         if (len > x->host_len) {
             unsigned char *nb = (unsigned char *)realloc(x->host, len);
             if (!nb) return dp__fail(err, DP_ERR_NOMEM, "exec (cuda): out of memory reading back %zu bytes", len);
@@ -2920,10 +2958,10 @@ static int dp__cu_read_sinks(dp__cux *x, dp_exec_result *keep, uint64_t *dg, dp_
         if ((rc = dp__cu_use(&x->cur_dev, p, err))) return rc;
         cudaCheck(cudaMemcpyAsync(x->host, x->buf[v], len, cudaMemcpyDeviceToHost, x->ctl[p]));
         cudaCheck(cudaStreamSynchronize(x->ctl[p]));
-        *dg = (*dg ^ dp__cu_hash(x->host, len, 0xcbf29ce484222325ULL ^ (uint64_t)v)) * 0x100000001b3ULL;
+        x->dig[v] = dp__cu_hash(x->host, len, 0xcbf29ce484222325ULL ^ (uint64_t)v);
         if (keep && g->kind[v] != DP_OP_OPAQUE) {
-            if (!(keep->outputs[v] = (float *)malloc(len))) return dp__fail(err, DP_ERR_NOMEM, "exec (cuda): out of memory keeping outputs");
-            memcpy(keep->outputs[v], x->host, len);
+            if (!keep[v] && !(keep[v] = (float *)malloc(len))) return dp__fail(err, DP_ERR_NOMEM, "exec (cuda): out of memory keeping outputs");
+            memcpy(keep[v], x->host, len);
         }
     }
 done:   /* cudaCheck's */
@@ -2944,6 +2982,7 @@ static int dp__cu_read_stamps(dp__cux *x, double *st, double *en, dp_error *err)
     }
     for (int i = 0; i < n; i++) {
         int v = g->topo[i];
+        if (x->gpu[x->assign[v]] < 0) continue;   /* another process's */
         const unsigned long long *t = x->tsh + x->gpu[x->assign[v]] * stride;
         if (t[v] == ~0ULL || t[n + v] < t[v]) {
             double ready = 0;
@@ -2963,13 +3002,73 @@ done:   /* cudaCheck's */
     return rc;
 }
 
+/* A run's start: nothing in flight, the stamps cleared (starts to the
+   largest value, ends to 0), then the run's start stamped on each GPU
+   before anything is launched and awaited; *t (may be NULL) gets the
+   host's clock (dp_now) right after. */
+static int dp__cu_begin(dp__cux *x, double *t, dp_error *err)
+{
+    int rc = DP_OK, n = x->n;
+    x->nfl = 0;   /* every stream is idle: nothing in flight */
+    for (int p = 0; p < x->ngpu; p++) {
+        if ((rc = dp__cu_use(&x->cur_dev, p, err))) return rc;
+        cudaCheck(cudaMemsetAsync(x->tsd[p], 0xff, sizeof(unsigned long long) * (size_t)n, x->ctl[p]));
+        cudaCheck(cudaMemsetAsync(x->tsd[p] + n, 0, sizeof(unsigned long long) * ((size_t)n + 1), x->ctl[p]));
+        dp__k_stamp<<<1, 1, 0, x->ctl[p]>>>(dp__cu_ts{NULL, x->tsd[p] + 2 * (size_t)n});
+        cudaCheck(cudaGetLastError());
+    }
+    for (int p = 0; p < x->ngpu; p++) {
+        if ((rc = dp__cu_use(&x->cur_dev, p, err))) return rc;
+        cudaCheck(cudaStreamSynchronize(x->ctl[p]));
+    }
+    if (t) *t = dp_now();
+done:   /* cudaCheck's */
+    return rc;
+}
+
+/* A run's end: every stream awaited, each op's start and end (seconds
+   from its GPU's start stamp) and every sink's hash (x->dig) read, the
+   outputs kept in keep (see dp__cu_read_sinks). */
+static int dp__cu_end(dp__cux *x, double *st, double *en, float **keep, dp_error *err)
+{
+    int rc;
+    if ((rc = dp__cu_sync(x, err)) || (rc = dp__cu_read_stamps(x, st, en, err))) return rc;
+    return dp__cu_read_sinks(x, keep, err);
+}
+
+/* dp_exec_cuda's own options (after dp__exec_args) and the GPUs to use:
+   *ngpu gets opts->gpus, or every GPU present. */
+static int dp__cu_opts(const dp_exec_opts *o, int *ngpu, dp_error *err)
+{
+    int rc;
+    if (o->gpus < 0) return dp__fail(err, DP_ERR_RANGE, "exec (cuda): gpus %d is negative", o->gpus);
+    if (o->dispatch != DP_DISPATCH_DYNAMIC && o->dispatch != DP_DISPATCH_STATIC && o->dispatch != DP_DISPATCH_GRAPH)
+        return dp__fail(err, DP_ERR_RANGE, "exec (cuda): dispatch %d is none of DP_DISPATCH_DYNAMIC (0), STATIC (1), GRAPH (2)", (int)o->dispatch);
+    if (o->link_pacing < -1 || o->link_pacing > 1)
+        return dp__fail(err, DP_ERR_RANGE, "exec (cuda): link_pacing %d is none of 0 (default: on), 1 (on), -1 (off)", o->link_pacing);
+    if ((rc = dp__cu_gpus(ngpu, err))) return rc;
+    if (o->gpus > *ngpu) return dp__fail(err, DP_ERR_RANGE, "exec (cuda): %d GPUs asked for, %d present", o->gpus, *ngpu);
+    if (o->gpus) *ngpu = o->gpus;
+    return DP_OK;
+}
+
+/* The call's state from its arguments (checked). */
+static void dp__cu_init(dp__cux *x, const dp_graph *g, const dp_cluster *c, const int *assign, const dp_exec_opts *o)
+{
+    x->g = g; x->c = c; x->assign = assign; x->n = g->n_ops; x->m = g->n_edges; x->nd = c->n;
+    x->spu = o->seconds_per_unit; x->bscale = o->bytes_scale; x->seed = o->seed; x->prec = (int)o->precision;
+    x->planned = o->dispatch != DP_DISPATCH_DYNAMIC;
+    x->graph = o->dispatch == DP_DISPATCH_GRAPH;
+    x->pace = o->link_pacing >= 0;
+}
+
 extern "C" int dp_exec_cuda(const dp_graph *g, const dp_cluster *c, const int *assign, const dp_exec_opts *opts,
                             dp_exec_result *res, dp_error *err)
 {
     dp_exec_opts o;
     dp__cux x;
     dp_dispatch_hooks h;
-    int rc = DP_OK, n, m, nd, ngpu = 0, prev = -1, r;
+    int rc = DP_OK, n, nd, ngpu = 0, prev = -1, r;
     double *runs_start = NULL, *runs_end = NULL, *runs_busy = NULL, *runs_peak = NULL;
     int *seq = NULL;              /* static dispatch: the ops in launch order */
     double *held = NULL;          /* static dispatch: [nd] bytes held per run */
@@ -2981,25 +3080,13 @@ extern "C" int dp_exec_cuda(const dp_graph *g, const dp_cluster *c, const int *a
     dp__cuda_ok(err);
     /* arguments first: none of this needs a GPU */
     if ((rc = dp__exec_args(g, c, assign, &o, res, "exec (cuda)", err))) return rc;
-    n = g->n_ops; m = g->n_edges; nd = c->n;
-    if (o.gpus < 0) return dp__fail(err, DP_ERR_RANGE, "exec (cuda): gpus %d is negative", o.gpus);
-    if (o.dispatch != DP_DISPATCH_DYNAMIC && o.dispatch != DP_DISPATCH_STATIC && o.dispatch != DP_DISPATCH_GRAPH)
-        return dp__fail(err, DP_ERR_RANGE, "exec (cuda): dispatch %d is none of DP_DISPATCH_DYNAMIC (0), STATIC (1), GRAPH (2)", (int)o.dispatch);
-    if (o.link_pacing < -1 || o.link_pacing > 1)
-        return dp__fail(err, DP_ERR_RANGE, "exec (cuda): link_pacing %d is none of 0 (default: on), 1 (on), -1 (off)", o.link_pacing);
-    if ((rc = dp__cu_gpus(&ngpu, err))) return rc;
-    if (o.gpus > ngpu) return dp__fail(err, DP_ERR_RANGE, "exec (cuda): %d GPUs asked for, %d present", o.gpus, ngpu);
-    if (o.gpus) ngpu = o.gpus;
+    n = g->n_ops; nd = c->n;
+    if ((rc = dp__cu_opts(&o, &ngpu, err))) return rc;
     cudaCheck(cudaGetDevice(&prev));
-
-    x.g = g; x.c = c; x.assign = assign; x.n = n; x.m = m; x.nd = nd;
-    x.spu = o.seconds_per_unit; x.bscale = o.bytes_scale; x.seed = o.seed; x.prec = (int)o.precision;
+    dp__cu_init(&x, g, c, assign, &o);
 #define DP__CA(ptr, count) if (!((ptr) = (decltype(ptr))calloc((size_t)(count) + 1, sizeof *(ptr)))) { rc = dp__fail(err, DP_ERR_NOMEM, "exec (cuda): out of memory"); goto done; }
     DP__CA(runs_start, (size_t)o.reps * n); DP__CA(runs_end, (size_t)o.reps * n);
     if (o.dispatch != DP_DISPATCH_DYNAMIC) { DP__CA(seq, n); DP__CA(held, nd); }
-    x.graph = o.dispatch == DP_DISPATCH_GRAPH;
-    x.planned = o.dispatch != DP_DISPATCH_DYNAMIC;
-    x.pace = o.link_pacing >= 0;
     DP__CA(runs_busy, (size_t)o.reps * nd); DP__CA(runs_peak, (size_t)o.reps * nd);
     DP__CA(res->wall_runs, o.reps); DP__CA(res->busy, nd); DP__CA(res->start, n); DP__CA(res->end, n); DP__CA(res->peak_bytes, nd);
     DP__CA(res->sms, nd);
@@ -3014,21 +3101,7 @@ extern "C" int dp_exec_cuda(const dp_graph *g, const dp_cluster *c, const int *a
         double *st = runs_start + (size_t)r * n, *en = runs_end + (size_t)r * n, *busy = runs_busy + (size_t)r * nd;
         double t0, wall;
         uint64_t dg = 0xcbf29ce484222325ULL;
-        x.nfl = 0;   /* every stream is idle: nothing in flight */
-        /* the stamps cleared (starts to the largest value, ends to 0), then
-           the run's start stamped on each GPU, before anything is launched */
-        for (int p = 0; p < x.ngpu; p++) {
-            if ((rc = dp__cu_use(&x.cur_dev, p, err))) goto done;
-            cudaCheck(cudaMemsetAsync(x.tsd[p], 0xff, sizeof(unsigned long long) * (size_t)n, x.ctl[p]));
-            cudaCheck(cudaMemsetAsync(x.tsd[p] + n, 0, sizeof(unsigned long long) * ((size_t)n + 1), x.ctl[p]));
-            dp__k_stamp<<<1, 1, 0, x.ctl[p]>>>(dp__cu_ts{NULL, x.tsd[p] + 2 * (size_t)n});
-            cudaCheck(cudaGetLastError());
-        }
-        for (int p = 0; p < x.ngpu; p++) {
-            if ((rc = dp__cu_use(&x.cur_dev, p, err))) goto done;
-            cudaCheck(cudaStreamSynchronize(x.ctl[p]));
-        }
-        t0 = dp_now();
+        if ((rc = dp__cu_begin(&x, &t0, err))) goto done;
         if (x.graph) {
             if ((rc = dp__cu_use(&x.cur_dev, 0, err))) goto done;
             cudaCheck(cudaGraphLaunch(x.cge, x.ctl[0]));
@@ -3039,14 +3112,14 @@ extern "C" int dp_exec_cuda(const dp_graph *g, const dp_cluster *c, const int *a
             memcpy(runs_peak + (size_t)r * nd, held, sizeof(double) * (size_t)nd);
         } else if ((rc = dp_dispatch(g, c, assign, &o, &h, runs_peak + (size_t)r * nd, err))) goto done;
         wall = dp_now() - t0;
-        if ((rc = dp__cu_sync(&x, err))) goto done;
-        if ((rc = dp__cu_read_stamps(&x, st, en, err))) goto done;
+        if ((rc = dp__cu_end(&x, st, en, o.keep_outputs && r == o.reps - 1 ? res->outputs : NULL, err))) goto done;
         for (int v = 0; v < n; v++) {
             busy[assign[v]] += en[v] - st[v];
             if (en[v] > wall) wall = en[v];
+            /* the digest: the sinks' hashes in op order */
+            if (g->out_off[v + 1] == g->out_off[v]) dg = (dg ^ x.dig[v]) * 0x100000001b3ULL;
         }
         res->wall_runs[r] = wall;
-        if ((rc = dp__cu_read_sinks(&x, o.keep_outputs && r == o.reps - 1 ? res : NULL, &dg, err))) goto done;
         if (r == 0) digest = dg;
         else if (dg != digest) { rc = dp__fail(err, DP_ERR_DEVICE, "exec (cuda): run %d computed different outputs than run 0", r); goto done; }
         /* frees the sinks' outputs (a graph's buffers stay, for its next launch) */
@@ -3075,6 +3148,177 @@ done:
     free(runs_start); free(runs_end); free(runs_busy); free(runs_peak);
     free(seq); free(held);
     if (rc) dp_exec_result_free(res);
+    return rc;
+}
+
+/* ----------------------------------------------------------------------
+   >>cuda-rank
+   The executor's machinery for the logical devices of one MPI rank
+   (doppler.h's >>mpi, built with DP_WITH_CUDA; declared in >>internal):
+   the state, setup, hooks, stamps and read-backs of dp_exec_cuda on the
+   devices here[d] only, the k-th of them on GPU k % G, dynamic dispatch.
+   The MPI executor dispatches with these hooks and moves the tensors of
+   cross-rank edges itself: out of the producer's output buffer (CUDA-aware
+   MPI) or out of its staging buffer, into which send_stage copies it after
+   the producer's end event (a copy on the pair's stream, its end event
+   polled by ready); into the consumer's copy buffer (recv gives it, made
+   from the pool and awaited, since MPI writes it from outside the streams)
+   or into its staging buffer, and then arrived copies it to the device
+   (and zeroes what the message did not carry) on the pair's stream and
+   records the copy's end event, which wait returns as -1 - e as it does a
+   copy between two devices here: the dispatcher's completion comes when
+   the tensor is on the consumer's GPU. The staging buffers are one
+   pinned block (cudaMallocHost) laid out by dp__cu_stage_plan.
+   ---------------------------------------------------------------------- */
+extern "C" size_t dp__cu_stage_plan(const dp_graph *g, const int *assign, const unsigned char *here, double bytes_scale, size_t *off)
+{
+    size_t total = 0;
+    for (int e = 0; e < g->n_edges; e++) {
+        int a = here[assign[g->src[e]]] != 0, b = here[assign[g->dst[e]]] != 0;
+        off[e] = SIZE_MAX;
+        if (a == b) continue;   /* within this process, or not its edge */
+        total = (total + DP__CU_STAGE_ALIGN - 1) / DP__CU_STAGE_ALIGN * DP__CU_STAGE_ALIGN;
+        off[e] = total;
+        total += dp_exec_edge_bytes(g, e, bytes_scale);
+    }
+    return total;
+}
+
+static int dp__cur_begin(void *x, double *t, dp_error *err) { return dp__cu_begin((dp__cux *)x, t, err); }
+
+static int dp__cur_end(void *xv, double *st, double *en, uint64_t *dig, float **keep, dp_error *err)
+{
+    dp__cux *x = (dp__cux *)xv;
+    int rc = dp__cu_end(x, st, en, keep, err);
+    if (!rc) memcpy(dig, x->dig, sizeof(uint64_t) * (size_t)x->n);
+    return rc;
+}
+
+static int dp__cur_drain(void *x, dp_error *err) { return dp__cu_drain((dp__cux *)x, err); }
+
+static void *dp__cur_out(void *x, int op) { return ((dp__cux *)x)->buf[op]; }
+
+static void *dp__cur_stage(void *xv, int e)
+{
+    dp__cux *x = (dp__cux *)xv;
+    return x->pin && x->pin_off[e] != SIZE_MAX ? x->pin + x->pin_off[e] : NULL;
+}
+
+/* Edge e's pair stream (source a, destination b) made current: b's GPU, or
+   a's for a send. */
+static cudaStream_t dp__cur_pair(dp__cux *x, int e, int *rc, dp_error *err)
+{
+    long pair = (long)x->assign[x->g->src[e]] * x->nd + x->assign[x->g->dst[e]];
+    *rc = dp__cu_use(&x->cur_dev, dp__cu_pair_gpu(x, pair), err);
+    return x->xs[pair];
+}
+
+/* Edge e's copy buffer on its consumer's device (from the pool, on the
+   pair's stream) unless it has one. */
+static int dp__cur_xbuf(dp__cux *x, int e, cudaStream_t s, dp_error *err)
+{
+    int rc = DP_OK, gb = x->gpu[x->assign[x->g->dst[e]]];
+    size_t size = dp_exec_edge_bytes(x->g, e, x->bscale);
+    if (!x->xbuf[e]) cudaCheck(cudaMallocFromPoolAsync(&x->xbuf[e], size > 8 ? size : 8, x->pool[gb], s));
+done:
+    return rc;
+}
+
+static int dp__cur_recv(void *xv, int e, void **dev, dp_error *err)
+{
+    dp__cux *x = (dp__cux *)xv;
+    int rc;
+    cudaStream_t s = dp__cur_pair(x, e, &rc, err);
+    if (rc || (rc = dp__cur_xbuf(x, e, s, err))) return rc;
+    cudaCheck(cudaStreamSynchronize(s));
+    *dev = x->xbuf[e];
+done:
+    return rc;
+}
+
+static int dp__cur_send_stage(void *xv, int e, dp_error *err)
+{
+    dp__cux *x = (dp__cux *)xv;
+    const dp_graph *g = x->g;
+    int rc, u = g->src[e];
+    size_t size = dp_exec_edge_bytes(g, e, x->bscale), lu = dp_exec_op_bytes(g, u, x->bscale);
+    cudaStream_t s = dp__cur_pair(x, e, &rc, err);
+    if (rc) return rc;
+    if (!dp__cur_stage(x, e)) return dp__fail(err, DP_ERR_ARG, "exec (cuda rank): edge %d has no staging buffer", e);
+    cudaCheck(cudaStreamWaitEvent(s, x->eve[u], 0));
+    cudaCheck(cudaMemcpyAsync(dp__cur_stage(x, e), x->buf[u], size < lu ? size : lu, cudaMemcpyDeviceToHost, s));
+    cudaCheck(cudaEventRecord(x->evx[e], s));
+done:
+    return rc;
+}
+
+static int dp__cur_arrived(void *xv, int e, size_t got, dp_error *err)
+{
+    dp__cux *x = (dp__cux *)xv;
+    int rc;
+    size_t size = dp_exec_edge_bytes(x->g, e, x->bscale);
+    unsigned char *pin = (unsigned char *)dp__cur_stage(x, e);
+    cudaStream_t s = dp__cur_pair(x, e, &rc, err);
+    if (rc || (rc = dp__cur_xbuf(x, e, s, err))) return rc;
+    if (got > size) got = size;
+    if (pin && got) cudaCheck(cudaMemcpyAsync(x->xbuf[e], pin, got, cudaMemcpyHostToDevice, s));
+    if (size > got) cudaCheck(cudaMemsetAsync((unsigned char *)x->xbuf[e] + got, 0, size - got, s));
+    cudaCheck(cudaEventRecord(x->evx[e], s));
+    x->fl[x->nfl++] = -1 - e;
+done:
+    return rc;
+}
+
+static int dp__cur_ready(void *xv, int e, int *ready, dp_error *err)
+{
+    cudaError_t q = cudaEventQuery(((dp__cux *)xv)->evx[e]);
+    *ready = q == cudaSuccess;
+    if (q == cudaErrorNotReady) { (void)cudaGetLastError(); return DP_OK; }
+    return dp__cuda_fail(q, "cudaEventQuery(staging end)", __FILE__, __LINE__, err);
+}
+
+static void dp__cur_close(void *xv)
+{
+    dp__cux *x = (dp__cux *)xv;
+    if (!x) return;
+    dp__cu_teardown(x);
+    free(x);
+}
+
+extern "C" int dp__cu_rank_open(dp__cu_rank *r, const dp_graph *g, const dp_cluster *c, const int *assign,
+                                const unsigned char *here, const dp_exec_opts *o, int stage, dp_error *err)
+{
+    dp__cux *x = NULL;
+    int rc = DP_OK, ngpu = 0;
+    size_t pinned = 0;
+    memset(r, 0, sizeof *r);
+    dp__cuda_ok(err);
+    if (o->dispatch != DP_DISPATCH_DYNAMIC)
+        return dp__fail(err, DP_ERR_ARG, "exec (cuda rank): dispatch %d: a rank's GPUs are dispatched dynamically only", (int)o->dispatch);
+    if ((rc = dp__cu_opts(o, &ngpu, err))) return rc;
+    if (!(x = (dp__cux *)calloc(1, sizeof *x)) || !(x->here = (unsigned char *)malloc((size_t)c->n)) ||
+        (stage && !(x->pin_off = (size_t *)calloc((size_t)g->n_edges + 1, sizeof *x->pin_off)))) {
+        rc = dp__fail(err, DP_ERR_NOMEM, "exec (cuda rank): out of memory");
+        goto done;
+    }
+    dp__cu_init(x, g, c, assign, o);
+    memcpy(x->here, here, (size_t)c->n);
+    if (stage) pinned = dp__cu_stage_plan(g, assign, here, x->bscale, x->pin_off);
+    if ((rc = dp__cu_setup(x, ngpu, err))) goto done;
+    if (pinned) cudaCheck(cudaMallocHost((void **)&x->pin, pinned));
+    r->x = x;
+    r->h.ctx = x; r->h.now = dp__cu_now; r->h.launch = dp__cu_launch; r->h.copy = dp__cu_copy;
+    r->h.release = dp__cu_release; r->h.wait = dp__cu_wait;
+    r->gpus = x->ngpu;
+    r->precision = dp__mm_prec(x->mm[0]);
+    r->begin = dp__cur_begin; r->end = dp__cur_end; r->drain = dp__cur_drain; r->out = dp__cur_out;
+    r->stage = dp__cur_stage; r->recv = dp__cur_recv; r->send_stage = dp__cur_send_stage;
+    r->arrived = dp__cur_arrived; r->ready = dp__cur_ready; r->close = dp__cur_close;
+done:
+    if (rc && x) {
+        dp__cu_teardown(x);   /* what exists */
+        free(x);
+    }
     return rc;
 }
 

@@ -416,6 +416,8 @@ static const char *help_train =
     "  --mpi-timeout S with --backend mpi: seconds a rank waits for another before\n"
     "                  it names it lost (default 30 in a run; 60 between runs, when\n"
     "                  rank 0 trains and beats once a second)\n"
+    "  --mpi-devices D with --backend mpi: cpu (default) or cuda, each rank's GPUs\n"
+    "                  (see doppler help exec)\n"
     "  --dispatch D    stage real with --backend cuda: dynamic (default), static or\n"
     "                  graph (see doppler help exec)\n"
     "  --json          the final summary as one JSON object\n"
@@ -485,6 +487,9 @@ static const char *help_exec =
     "                 time, latency + bytes / bandwidth, on the GPU's clock)\n"
     "  --mpi-timeout S  mpi: seconds a rank waits for another before it names it\n"
     "                 lost and every rank stops (default 30; ranks beat every S/4)\n"
+    "  --mpi-devices D  mpi: what each rank runs its devices on: cpu (default, the\n"
+    "                 CPU executor's kernels) or cuda (its GPUs, as --backend cuda;\n"
+    "                 a build with nvcc and mpicc; digest as --backend cuda's)\n"
     "  --json         wall_median, wall_runs, busy, predicted, outputs_match;\n"
     "                 cuda: gpus, precision, sharing (partitions, shared or\n"
     "                 none), sms, cpu_max_error, cpu_tolerance, outputs_match_cpu\n";
@@ -516,6 +521,8 @@ static const char *help_calibrate =
     "  --precision P  cuda: the matmul measured: fp32, tf32 or bf16 (default as\n"
     "                 exec's: tf32 where the GPUs and the build have it)\n"
     "  --mpi-timeout S  mpi: seconds a rank waits for another (default 600)\n"
+    "  --mpi-devices D  mpi: cpu (default) or cuda: each rank's GPUs measured as\n"
+    "                 --backend cuda measures them (devices a machine: --devices)\n"
     "  --out C, -o C  the cluster file to write (required)\n"
     "  --json         one JSON object: devices, backend, matmul_flops, bandwidth,\n"
     "                 latency, overhead, out; mpi: machines, internode_bandwidth,\n"
@@ -609,6 +616,7 @@ typedef struct cli {
     int reps, no_verify;
     int no_link_pacing;     /* --no-link-pacing: cuda copies within a GPU unpaced */
     double mpi_timeout;     /* --mpi-timeout: seconds a rank waits for another (0: the library's) */
+    const char *mpi_devices; /* --mpi-devices: cpu (default) or cuda, a rank's devices */
     dp_dispatch_mode dispatch;
     int progress;           /* --progress: the searches' and training's on stderr */
     char given[1024];       /* " name" of every option given, once each   */
@@ -752,7 +760,7 @@ static const opt_spec opt_specs[] = {
     OPT_FLAG("greedy-baseline", greedy_baseline), OPT_FLAG("adv-norm", adv_norm), OPT_FLAG("critic", critic),
     OPT_FLAG("reinforce", reinforce), OPT_FLAG("weights", wl.weights), OPT_FLAG("progress", progress),
     OPT_STR("cluster", cluster), OPT_STR("precision", precision), OPT_STR("machines", machines), OPT_STR("internode", internode), OPT_STR("method", method), OPT_STR("methods", methods),
-    OPT_STR("assign", assign), OPT_STR("start", start), OPT_STR("out", out), OPT_STR("gantt", gantt),
+    OPT_STR("assign", assign), OPT_STR("mpi-devices", mpi_devices), OPT_STR("start", start), OPT_STR("out", out), OPT_STR("gantt", gantt),
     OPT_STR("to", to), OPT_STR("stages", stages), OPT_STR("episodes", episodes), OPT_STR("lr", lr),
     OPT_STR("curve", curve), OPT_STR("curve-svg", curve_svg), OPT_STR("out-assign", out_assign), OPT_STR("init", init),
     OPT_STR("backend", backend), OPT_STR("trace-svg", trace_svg),
@@ -2998,12 +3006,14 @@ static int exec_trace_svg(const cli *o, outs *w, const exec_report *x, const dp_
 }
 
 /* --precision as the kernels' (exec, calibrate): fp32, tf32, bf16 with
-   --backend cuda; with cpu or mpi only fp32 (tf32 and bf16 there only as a
-   preset cluster's precision); fp16 and fp8 only as a preset's. */
+   --backend cuda or mpi --mpi-devices cuda; with cpu or mpi on CPUs only
+   fp32 (tf32 and bf16 there only as a preset cluster's precision); fp16
+   and fp8 only as a preset's. */
 static int kernel_precision(const cli *o, int *prec)
 {
     static const char *const names[] = {"fp32", "tf32", "bf16"};
-    int preset = o->cluster && is_preset_name(o->cluster), cuda = o->backend && !strcmp(o->backend, "cuda");
+    int preset = o->cluster && is_preset_name(o->cluster);
+    int cuda = o->backend && (!strcmp(o->backend, "cuda") || (!strcmp(o->backend, "mpi") && o->mpi_devices && !strcmp(o->mpi_devices, "cuda")));
     *prec = DP_PREC_DEFAULT;
     if (!o->precision) return 0;
     for (int i = 0; i < 3; i++)
@@ -3030,6 +3040,8 @@ if (o->json) {
     json_key_str(stdout, "backend", o->backend);
     printf(", \"devices\": %d, \"reps\": %d", c->n, r->reps);
     if (cli_mpi.on) printf(", \"ranks\": %d", cli_mpi.size);
+    if (cli_mpi.on && o->mpi_devices && !strcmp(o->mpi_devices, "cuda"))
+        printf(", \"mpi_devices\": \"cuda\", \"gpus\": %d, \"precision\": \"%s\"", r->gpus, dp_precision_name(r->precision));
     if (cuda) {
         printf(", \"gpus\": %d, \"precision\": \"%s\"", r->gpus, dp_precision_name(r->precision));
         json_key_str(stdout, "sharing", r->sharing == DP_SHARING_PARTITIONS ? "partitions" : r->sharing == DP_SHARING_SHARED ? "shared" : "none");
@@ -3061,8 +3073,9 @@ if (o->json) {
         printf("%-16s cuda, %d logical devices on %d GPU%s, %s order, %d runs, %s matmuls\n", "backend", c->n, r->gpus, r->gpus == 1 ? "" : "s",
                o->order == DP_ORDER_PRIORITY ? "priority" : "fifo", r->reps, dp_precision_name(r->precision));
     else if (cli_mpi.on)
-        printf("%-16s mpi, %d devices on %d rank%s (one a machine), %s order, %d runs\n", "backend", c->n, cli_mpi.size,
-               cli_mpi.size == 1 ? "" : "s", o->order == DP_ORDER_PRIORITY ? "priority" : "fifo", r->reps);
+        printf("%-16s mpi, %d devices on %d rank%s (one a machine)%s, %s order, %d runs\n", "backend", c->n, cli_mpi.size,
+               cli_mpi.size == 1 ? "" : "s", o->mpi_devices && !strcmp(o->mpi_devices, "cuda") ? " on their GPUs" : "",
+               o->order == DP_ORDER_PRIORITY ? "priority" : "fifo", r->reps);
     else
         printf("%-16s cpu, %d devices, %s order, %d runs\n", "backend", c->n, o->order == DP_ORDER_PRIORITY ? "priority" : "fifo", r->reps);
     if (cuda) printf("%-16s %s\n", "sharing", r->sharing == DP_SHARING_PARTITIONS ? "partitions" : r->sharing == DP_SHARING_SHARED ? "shared" : "none");
@@ -3120,7 +3133,10 @@ static int cmd_exec(cli *o)
     int *assign = NULL, *one = NULL, match = -1, match_cpu = -1, cuda = !strcmp(o->backend, "cuda"), real = 0;
     int mpi = !strcmp(o->backend, "mpi");
     double predicted = 0, cpu_err = -1, *unlimited = NULL;
-    dp_exec_fn run = backend_fn(o);
+    dp_exec_fn run = backend_fn(o), run_one = mpi ? dp_exec_cpu : run;   /* the single-device check's */
+#ifdef DP_WITH_CUDA
+    if (mpi && o->mpi_devices && !strcmp(o->mpi_devices, "cuda")) run_one = dp_exec_cuda;   /* the same sinks' hashes: its digest */
+#endif
     outs w;
     memset(&r, 0, sizeof r); memset(&r1, 0, sizeof r1); memset(&rc1, 0, sizeof rc1); memset(&s, 0, sizeof s);
     memset(&w, 0, sizeof w); memset(&c, 0, sizeof c);
@@ -3149,12 +3165,13 @@ static int cmd_exec(cli *o)
     if (!o->no_verify && !(mpi && cli_mpi.rank != 0)) {
         /* the single-device run checks outputs, not memory: one device
            need not hold what the placement spreads (unlimited memory);
-           under mpirun rank 0 runs it alone, on the CPU executor */
+           under mpirun rank 0 runs it alone, on the CPU executor (on its
+           GPU with --mpi-devices cuda) */
         dp_cluster cv = c;
         if (!(cv.memory = unlimited = calloc((size_t)c.n, sizeof(double)))) { oom(); goto done; }
         eo.reps = 1;
         eo.seconds_per_unit = r.seconds_per_unit;
-        if ((mpi ? dp_exec_cpu : run)(&g, &cv, one, &eo, &r1, &e)) { fail(&e); goto done; }
+        if (run_one(&g, &cv, one, &eo, &r1, &e)) { fail(&e); goto done; }
         match = r1.digest == r.digest;
         if (eo.keep_outputs) {
             /* the GPU's outputs against the CPU executor's, within the tolerance */
@@ -3270,8 +3287,8 @@ static int cmd_calibrate(cli *o)
         printf("}\n");
     } else if (mpi) {
         int far = c.n - 1;
-        printf("%d CPU devices on %d machines (ranks): matmul %.3g FLOP/s, per-op overhead %.3g s; between machines %.3g bytes/s, "
-               "hand-off %.3g s; wrote %s\n", c.n, cli_mpi.size, c.speed[0], c.overhead[0], c.bandwidth[far], c.latency[far], o->out);
+        printf("%d %s devices on %d machines (ranks): matmul %.3g FLOP/s, per-op overhead %.3g s; between machines %.3g bytes/s, "
+               "hand-off %.3g s; wrote %s\n", c.n, o->mpi_devices && !strcmp(o->mpi_devices, "cuda") ? "CUDA" : "CPU", cli_mpi.size, c.speed[0], c.overhead[0], c.bandwidth[far], c.latency[far], o->out);
     } else {
         printf("%d %s devices: matmul %.3g FLOP/s, per-op overhead %.3g s, copies %.3g bytes/s, hand-off %.3g s; wrote %s\n",
                c.n, cuda ? "CUDA" : "CPU", c.speed[0], c.overhead[0], c.n > 1 ? c.bandwidth[1] : c.bandwidth[0], c.n > 1 ? c.latency[1] : 0.0, o->out);
@@ -3300,12 +3317,12 @@ static const command commands[] = {
      &help_bench},
     {"train", cmd_train,
      "algo from init devices cluster precision machines internode memory memory-ratio format stages episodes lr hidden layers shared-gnn insertion entropy order seed "
-     "rollouts temperature greedy-baseline self-imitation adv-norm ppo ppo-clip critic critic-lr op-logits op-prior op-restart reinforce tau step-baseline anchor anchor-rate select time-limit progress out out-assign curve curve-svg json backend reps dispatch mpi-timeout",
+     "rollouts temperature greedy-baseline self-imitation adv-norm ppo ppo-clip critic critic-lr op-logits op-prior op-restart reinforce tau step-baseline anchor anchor-rate select time-limit progress out out-assign curve curve-svg json backend reps dispatch mpi-timeout mpi-devices",
      &help_train},
     {"convert", cmd_convert, "to format", &help_convert},
     {"gen", cmd_gen, "nodes width density regularity jump ccr seed out parts dim batch layers vocab weights", &help_gen},
-    {"exec", cmd_exec, "assign backend devices cluster precision machines internode memory format reps order dispatch trace-svg json no-verify no-link-pacing seed mpi-timeout", &help_exec},
-    {"calibrate", cmd_calibrate, "backend devices dispatch precision out json mpi-timeout", &help_calibrate},
+    {"exec", cmd_exec, "assign backend devices cluster precision machines internode memory format reps order dispatch trace-svg json no-verify no-link-pacing seed mpi-timeout mpi-devices", &help_exec},
+    {"calibrate", cmd_calibrate, "backend devices dispatch precision out json mpi-timeout mpi-devices", &help_calibrate},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 
@@ -3322,6 +3339,9 @@ static int check_applies(const cli *o)
     int m = 0, k;
     if (o->no_transfers && !o->gantt) return usage(cmd, "--no-transfers applies to the chart of --gantt F.svg");
     if (o->mpi_timeout && !(o->backend && !strcmp(o->backend, "mpi"))) return usage(cmd, "--mpi-timeout applies to --backend mpi");
+    if (o->mpi_devices && !(o->backend && !strcmp(o->backend, "mpi"))) return usage(cmd, "--mpi-devices applies to --backend mpi");
+    if (o->mpi_devices && strcmp(o->mpi_devices, "cpu") && strcmp(o->mpi_devices, "cuda"))
+        return usage(cmd, "--mpi-devices '%s': expected cpu or cuda", o->mpi_devices);
     if (!strcmp(cmd, "place") && o->method && !parse_method(o->method, &m)) {   /* else place says */
         int search = m == DP_METHOD_ANNEAL || m == DP_METHOD_ENUMOPT;
         /* a learned placer searches with samples (the pretrained policy
@@ -3441,6 +3461,7 @@ int main(int argc, char **argv)
     int rc = parse_args(&o, argc, argv, 2, c->options, *c->help);
 #ifdef DP_WITH_MPI
     cli_mpi.mo.timeout = o.mpi_timeout;   /* 0: the library's defaults */
+    cli_mpi.mo.devices = o.mpi_devices && !strcmp(o.mpi_devices, "cuda") ? DP_MPI_CUDA : DP_MPI_CPU;
 #endif
     if (rc == 0 && (o.machines != NULL) != (o.internode != NULL))
         rc = usage(o.cmd, "--machines K and --internode BANDWIDTH[,LATENCY] go together");

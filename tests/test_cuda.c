@@ -497,6 +497,53 @@ static void check_pace_math(void)
     CHECK(dp__cu_pace_ns(3600, 1e10, 0, 1.0) == DP__CU_PACE_MAX_NS, "an hour: clamped to 60 s: %llu", dp__cu_pace_ns(3600, 1e10, 0, 1.0));
 }
 
+/* The MPI executor's staging plan on GPUs (dp__cu_stage_plan), by hand:
+   ops a (device 0), b (1), c (0), d (2); edges a->b 100 bytes, a->c 300,
+   b->d 5, c->d 1000. With devices 0 and 1 here, b->d and c->d cross: b->d
+   at 0 (5 bytes, raised to 8), c->d at 256 (8 rounded up to 256), the
+   block 256 + 1000 = 1256 bytes; the same from the other side (device 2
+   here). With device 0 alone here: a->b at 0 (100), c->d at 256, 1256.
+   bytes_scale 2 doubles each: b->d 10 at 0, c->d 2000 at 256: 2256. */
+static void check_stage_plan(void)
+{
+    static const char *names[4] = { "a", "b", "c", "d" };
+    static const int dev[4] = { 0, 1, 0, 2 }, src[4] = { 0, 0, 1, 2 }, dst[4] = { 1, 2, 3, 3 };
+    static const double bytes[4] = { 100, 300, 5, 1000 };
+    static const unsigned char here01[3] = { 1, 1, 0 }, here2[3] = { 0, 0, 1 }, here0[3] = { 1, 0, 0 };
+    dp_graph g;
+    dp_error err;
+    dp_op_desc d;
+    size_t off[4], total;
+    int e, rc = 0, ab = -1, ac = -1, bd = -1, cd = -1;
+    dp_graph_init(&g);
+    memset(&d, 0, sizeof d);
+    d.compute = 1; d.out_bytes = 1;
+    for (int v = 0; v < 4 && !rc; v++) { d.name = names[v]; rc = dp_graph_add_op(&g, &d, NULL, &err); }
+    for (e = 0; e < 4 && !rc; e++) rc = dp_graph_add_edge(&g, src[e], dst[e], bytes[e], &err);
+    if (!rc) rc = dp_graph_finalize(&g, &err);
+    CHECK(rc == 0, "stage plan graph: %s", err.msg);
+    if (rc) { dp_graph_free(&g); return; }
+    for (e = 0; e < g.n_edges; e++) {   /* the edges' indices after finalize */
+        int u = g.src[e], v = g.dst[e];
+        if (u == 0 && v == 1) ab = e;
+        if (u == 0 && v == 2) ac = e;
+        if (u == 1 && v == 3) bd = e;
+        if (u == 2 && v == 3) cd = e;
+    }
+    total = dp__cu_stage_plan(&g, dev, here01, 1.0, off);
+    CHECK(total == 1256 && off[bd] == 0 && off[cd] == 256 && off[ab] == SIZE_MAX && off[ac] == SIZE_MAX,
+          "devices 0, 1 here: block %zu (1256), b->d at %zu (0), c->d at %zu (256), a->b %zu a->c %zu (none)", total, off[bd], off[cd], off[ab], off[ac]);
+    total = dp__cu_stage_plan(&g, dev, here2, 1.0, off);
+    CHECK(total == 1256 && off[bd] == 0 && off[cd] == 256 && off[ab] == SIZE_MAX && off[ac] == SIZE_MAX,
+          "device 2 here: block %zu (1256), b->d at %zu (0), c->d at %zu (256)", total, off[bd], off[cd]);
+    total = dp__cu_stage_plan(&g, dev, here0, 1.0, off);
+    CHECK(total == 1256 && off[ab] == 0 && off[cd] == 256 && off[ac] == SIZE_MAX && off[bd] == SIZE_MAX,
+          "device 0 here: block %zu (1256), a->b at %zu (0), c->d at %zu (256), b->d %zu (none)", total, off[ab], off[cd], off[bd]);
+    total = dp__cu_stage_plan(&g, dev, here01, 2.0, off);
+    CHECK(total == 2256 && off[bd] == 0 && off[cd] == 256, "bytes_scale 2: block %zu (2256), b->d at %zu, c->d at %zu", total, off[bd], off[cd]);
+    dp_graph_free(&g);
+}
+
 /* dp_calibrate_cuda's arithmetic (dp__cucal_median, _chain_stats,
    _curve), by hand. */
 static void check_calibrate_math(void)
@@ -1497,6 +1544,7 @@ int main(void)
     check_arguments();
     check_partition_math();
     check_pace_math();
+    check_stage_plan();
     check_calibrate_math();
     if (g_no_gpu && getenv("DP_REQUIRE_GPU") && atoi(getenv("DP_REQUIRE_GPU")) != 0) {
         /* on a GPU machine a missing GPU is a failure, not four skips */

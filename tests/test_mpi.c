@@ -24,7 +24,11 @@
    - stage real's plumbing: rank 0 leads runs of several placements
      through dp_runtime_cost, the others follow until it stops;
    - dp_mpi_agree, dp_mpi_pingpong and dp_calibrate_mpi (one cluster on
-     every rank, a machine per rank, its links measured). */
+     every rank, a machine per rank, its links measured);
+   - each rank's devices on its GPUs (built with DP_WITH_CUDA, test_gpu):
+     the digest and outputs of dp_exec_cuda, staged or CUDA-aware, and a
+     paced edge, where every rank has a GPU; else one clean failure on
+     every rank (skipped, saying why, in a build without CUDA). */
 #define DOPPLER_IMPLEMENTATION
 #include "../doppler.h"
 #include "dp_test.h"
@@ -132,8 +136,9 @@ static void test_matches_cpu(void)
 }
 
 /* a (5 ms) on node 0 -> 1 byte at 0.1 byte/unit (10 units, 50 ms) -> b
-   on node 1 (5 ms): b starts at 55 ms and ends at 60 ms. */
-static void test_paced(void)
+   on node 1 (5 ms): b starts at 55 ms and ends at 60 ms. mo: NULL, or a
+   rank's devices on its GPUs. */
+static void test_paced(const dp_mpi_opts *mo)
 {
     dp_graph g;
     dp_cluster c;
@@ -153,9 +158,9 @@ static void test_paced(void)
     nodes_cluster(&c, 1, 1, 0, 0.1, 0);
     as[0] = 0; as[1] = 1;
     memset(&eo, 0, sizeof eo);
-    eo.seconds_per_unit = 0.005; eo.reps = 3;
+    eo.seconds_per_unit = 0.005; eo.reps = 3; eo.mpi = mo;
     if (!rc) rc = dp_exec_mpi(&g, &c, as, &eo, &r, &err);
-    CHECK(rc == 0, "paced chain: %s", err.msg);
+    CHECK(rc == 0, "paced chain%s: %s", mo ? " (gpu)" : "", err.msg);
     if (!rc) {
         /* durations, not times from the start (a loaded machine may
            start a late): a runs 5 ms, the transfer 50 ms, b 5 ms */
@@ -440,6 +445,113 @@ static void test_calibrate(void)
     dp_cluster_free(&c);
 }
 
+#ifdef DP_WITH_CUDA
+/* Each rank's devices on its GPUs (dp_mpi_opts.devices DP_MPI_CUDA). With
+   a GPU on every rank: chainmm, ffnn and llama_block placed across the
+   ranks (as test_matches_cpu) in fp32, the tensors crossing through
+   pinned host buffers (gpu_direct -1) and, where MPI is CUDA-aware, in
+   GPU memory: the digest equals dp_exec_cuda's on one device (the same
+   kernels and sinks' hashes) and rank 0's outputs equal its outputs bit
+   for bit; the paced opaque chain of test_paced on GPUs (b starts 50 ms
+   after a ends). Without one on some rank: every rank fails with
+   DP_ERR_DEVICE and one message, the lowest such rank's "no CUDA
+   device: " and the runtime's reason, in dp_exec_mpi and dp_calibrate_mpi
+   alike. */
+static void test_gpu(void)
+{
+    dp_workload_opts wo;
+    dp_graph g;
+    dp_cluster c;
+    dp_error err;
+    dp_exec_opts eo;
+    dp_mpi_opts mo;
+    dp_exec_result ref, got;
+    int n = 0, have, all, rc, w, p, k, v, *one, *as;
+    char want[64], why[sizeof err.msg];
+    memset(&err, 0, sizeof err);
+    have = dp_cuda_device_count(&n, &err) == 0 && n > 0;
+    MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    memset(&mo, 0, sizeof mo);
+    mo.devices = DP_MPI_CUDA;
+    if (!all) {
+        int first = have ? size_ : rank_, low;
+        dp_calibrate_opts co;
+        dp_cluster cc;
+        MPI_Allreduce(&first, &low, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        snprintf(want, sizeof want, "rank %d: no CUDA device: ", low);
+        memset(&wo, 0, sizeof wo);
+        wo.kind = DP_WL_CHAINMM; wo.parts = 2; wo.dim = 32;
+        if (dp_gen_workload(&g, &wo, &err)) { CHECK(0, "workload: %s", err.msg); return; }
+        nodes_cluster(&c, 1, 1e9, 1e-5, 1e8, 1e-4);
+        as = (int *)calloc((size_t)g.n_ops, sizeof(int));
+        for (v = 0; v < g.n_ops; v++) as[v] = v % c.n;
+        memset(&eo, 0, sizeof eo);
+        eo.mpi = &mo;
+        rc = dp_exec_mpi(&g, &c, as, &eo, &got, &err);
+        CHECK(rc == DP_ERR_DEVICE && !strncmp(err.msg, want, strlen(want)) && strstr(err.msg, "(cuda") && same_everywhere(err.msg),
+              "no GPU: exec rc %d '%s', want DP_ERR_DEVICE '%s...' and the runtime's reason, the same on every rank", rc, err.msg, want);
+        snprintf(why, sizeof why, "%s", err.msg);
+        if (!rc) dp_exec_result_free(&got);
+        memset(&co, 0, sizeof co);
+        rc = dp_calibrate_mpi(&cc, &co, &mo, &err);
+        CHECK(rc == DP_ERR_DEVICE && strstr(err.msg, "no CUDA device: ") && same_everywhere(err.msg),
+              "no GPU: calibrate rc %d '%s', want DP_ERR_DEVICE 'no CUDA device: ...', the same on every rank", rc, err.msg);
+        if (!rc) dp_cluster_free(&cc);
+        free(as);
+        dp_cluster_free(&c);
+        dp_graph_free(&g);
+        if (rank_ == 0) SKIP("no CUDA device on every rank (%s): the MPI executor on GPUs (digest and outputs against dp_exec_cuda, staged and CUDA-aware; a paced edge) not run", why);
+        return;
+    }
+    for (w = 0; w < 3; w++) {
+        static const dp_workload kinds[3] = { DP_WL_CHAINMM, DP_WL_FFNN, DP_WL_LLAMA_BLOCK };
+        memset(&wo, 0, sizeof wo);
+        wo.kind = kinds[w]; wo.parts = 2; wo.dim = 32; wo.batch = 16; wo.layers = 2;
+        if (dp_gen_workload(&g, &wo, &err)) { CHECK(0, "workload %d: %s", w, err.msg); continue; }
+        nodes_cluster(&c, 2, 1e9, 1e-5, 1e8, 1e-4);
+        one = (int *)calloc((size_t)g.n_ops, sizeof(int));
+        as = (int *)calloc((size_t)g.n_ops, sizeof(int));
+        memset(&eo, 0, sizeof eo);
+        eo.keep_outputs = 1; eo.reps = 2; eo.precision = DP_PREC_FP32;
+        rc = dp_exec_cuda(&g, &c, one, &eo, &ref, &err);
+        CHECK(rc == 0, "cuda reference: %s", err.msg);
+        for (p = 0; p < 6 && !rc; p++) {
+            double mx = -1;
+            int worst = -1, bad_dep = 0;
+            mo.gpu_direct = p < 3 ? -1 : 0;   /* staged, then CUDA-aware where MPI is */
+            for (v = 0; v < g.n_ops; v++) as[v] = p % 3 == 0 ? v % c.n : c.n - 1 - v % 2;
+            for (k = 0; p % 3 == 2 && k < g.n_ops; k++) as[g.topo[k]] = (int)((long long)k * size_ / g.n_ops) * 2;
+            eo.mpi = &mo;
+            rc = dp_exec_mpi(&g, &c, as, &eo, &got, &err);
+            eo.mpi = NULL;
+            CHECK(rc == 0, "gpu workload %d placement %d: rc %d '%s'", w, p, rc, err.msg);
+            if (rc) break;
+            CHECK(got.digest == ref.digest && got.precision == DP_PREC_FP32, "gpu workload %d placement %d: digest %016llx against dp_exec_cuda's %016llx, precision %d",
+                  w, p, (unsigned long long)got.digest, (unsigned long long)ref.digest, got.precision);
+            if (rank_ == 0) {
+                rc = dp_exec_compare(&g, &got, &ref, &mx, &worst, &err);
+                CHECK(rc == 0 && mx == 0, "gpu workload %d placement %d: outputs differ from dp_exec_cuda's by %g at op %d (%s)", w, p, mx, worst, rc ? err.msg : "");
+            }
+            for (k = 0; k < g.n_edges; k++)
+                if (got.start[g.dst[k]] < got.end[g.src[k]] - 1e-4) bad_dep++;
+            CHECK(bad_dep == 0, "gpu workload %d placement %d: %d edges whose consumer started before its producer ended", w, p, bad_dep);
+            dp_exec_result_free(&got);
+        }
+        if (!rc) dp_exec_result_free(&ref);
+        free(one); free(as);
+        dp_cluster_free(&c);
+        dp_graph_free(&g);
+    }
+    mo.gpu_direct = 0;
+    test_paced(&mo);   /* on GPUs */
+}
+#else
+static void test_gpu(void)
+{
+    if (rank_ == 0) SKIP("built without DP_WITH_CUDA (./build.sh adds it where nvcc is found): the MPI executor on GPUs not run");
+}
+#endif
+
 int main(int argc, char **argv)
 {
     int provided = 0, counts[3], all[3];
@@ -453,7 +565,8 @@ int main(int argc, char **argv)
         test_agree_pingpong();
         test_calibrate();
         test_matches_cpu();
-        test_paced();
+        test_paced(NULL);
+        test_gpu();
         test_lead_follow();
         test_refusals();
         test_lead_silent();   /* last: it leaves a follower's wait behind */

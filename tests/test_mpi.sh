@@ -128,6 +128,20 @@ if grep -q 'rank 0 did not answer' "$T/stop" && [ "$took" -lt 25 ] && [ ! -e "$T
 else bad "a leader stopped while training: not named within 25 s (${took}s):"; grep -v '^-*$' "$T/stop" | head -n 5; fi
 [ -s "$T/pid0" ] && kill -9 "$(cat "$T/pid0")" 2>/dev/null
 
+# each rank's devices on its GPUs (--mpi-devices cuda): with a GPU on the
+# machine, the outputs those of --backend cuda on one device; without one,
+# every rank fails with the CUDA runtime's reason, said once; a build
+# without CUDA says so
+run -np 2 $D exec "$T/g.dpg" --assign "$T/a" --cluster "$T/c.dpc" --backend mpi --mpi-devices cuda >"$T/gpu" 2>"$T/gpu.err"
+rc=$?
+if grep -q 'built without DP_WITH_CUDA' "$T/gpu.err"; then skipped "build/doppler_mpi was built without CUDA (./build.sh adds it where nvcc and mpicc are both found): --mpi-devices cuda not run"
+elif grep -q 'no CUDA device: ' "$T/gpu.err"; then
+    if [ "$rc" = 1 ] && [ "$(grep -c 'no CUDA device: ' "$T/gpu.err")" = 1 ] && grep -q '^doppler: rank 0: no CUDA device: .*(cuda' "$T/gpu.err" && [ ! -s "$T/gpu" ]; then ok
+    else bad "--mpi-devices cuda without a GPU: exit $rc, not one clean failure with the runtime's reason:"; head -n 5 "$T/gpu.err"; fi
+    skipped "no CUDA device here: exec --backend mpi --mpi-devices cuda not run on GPUs"
+elif [ "$rc" = 0 ] && grep -q 'on their GPUs' "$T/gpu" && grep -q 'equal to the single-device run' "$T/gpu"; then ok
+else bad "exec --backend mpi --mpi-devices cuda: exit $rc:"; head -n 5 "$T/gpu" "$T/gpu.err"; fi
+
 # --mpi-timeout without --backend mpi is a usage error
 build/doppler exec "$T/g.dpg" --assign "$T/a" --cluster "$T/c.dpc" --backend cpu --mpi-timeout 5 >/dev/null 2>"$T/mt"
 rc=$?
