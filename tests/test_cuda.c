@@ -716,8 +716,9 @@ static void check_mma_rounding(void)
 /* The emulated kernel on one shape: small integers (exact in TF32, BF16
    and in FP32 sums) must give the exact product; uniform inputs must be
    within the bound of the double product. Returns the largest error
-   relative to the bound (0 for integers). */
-static void mma_case(int r, int K, int c, int prec, int bm, int vec_a, int vec_b, int ints, uint64_t seed, double *worst)
+   relative to the bound (0 for integers). bn 0: the first kernel's
+   emulation (bm-row tiles); else the second's (bm x bn tiles). */
+static void mma_case(int r, int K, int c, int prec, int bm, int bn, int vec_a, int vec_b, int ints, uint64_t seed, double *worst)
 {
     float *A = (float *)malloc(sizeof(float) * (size_t)r * K), *B = (float *)malloc(sizeof(float) * (size_t)K * c);
     float *C = (float *)malloc(sizeof(float) * (size_t)r * c);
@@ -726,8 +727,8 @@ static void mma_case(int r, int K, int c, int prec, int bm, int vec_a, int vec_b
     for (long long i = 0; i < (long long)r * K; i++) A[i] = ints ? (float)(dp_rng_int(&rng, 9) - 4) : (float)(2 * dp_rng_uniform(&rng) - 1);
     for (long long i = 0; i < (long long)K * c; i++) B[i] = ints ? (float)(dp_rng_int(&rng, 9) - 4) : (float)(2 * dp_rng_uniform(&rng) - 1);
     for (long long i = 0; i < (long long)r * c; i++) C[i] = NAN;   /* every element must be written */
-    int rc = dp__cuda_host_mma(r, K, c, A, B, C, prec, bm, vec_a, vec_b);
-    CHECK(rc == 0, "host mma %dx%dx%d: rc %d", r, K, c, rc);
+    int rc = bn ? dp__cuda_host_mma2(r, K, c, A, B, C, prec, bm, bn, vec_a, vec_b) : dp__cuda_host_mma(r, K, c, A, B, C, prec, bm, vec_a, vec_b);
+    CHECK(rc == 0, "host mma%s %dx%dx%d: rc %d", bn ? "2" : "", r, K, c, rc);
     double bound = dp_matmul_err_bound(prec, K);
     long long bad = 0;
     for (int i = 0; i < r && rc == 0; i++)
@@ -741,7 +742,7 @@ static void mma_case(int r, int K, int c, int prec, int bm, int vec_a, int vec_b
                 if (sa > 0 && e / (bound * sa) > *worst) *worst = e / (bound * sa);
             }
         }
-    CHECK(bad == 0, "host %s mma %dx%dx%d (%d-row tiles, %s A, %s B, %s): %lld elements %s", dp_precision_name(prec), r, K, c, bm, vec_a ? "16-byte" : "4-byte",
+    CHECK(bad == 0, "host %s mma%s %dx%dx%d (%dx%d tiles, %s A, %s B, %s): %lld elements %s", dp_precision_name(prec), bn ? "2" : "", r, K, c, bm, bn ? bn : 128, vec_a ? "16-byte" : "4-byte",
           vec_b ? "16-byte" : "4-byte", ints ? "integers" : "uniform", bad, ints ? "not the exact product" : "outside the error bound");
     free(A); free(B); free(C);
 }
@@ -757,13 +758,13 @@ static void check_host_mma(void)
             for (int j = 0; j < ns; j++) {
                 int r = sz[i], c = sz[j], K = sz[(7 * i + j) % ns];
                 int bm = (i + j) % 2 ? 64 : 128;   /* both block tiles, alternately */
-                mma_case(r, K, c, p, bm, 0, 0, 1, 100 + (uint64_t)(i * ns + j), &worst);
-                if (K % 4 == 0 || c % 4 == 0) mma_case(r, K, c, p, 192 - bm, K % 4 == 0, c % 4 == 0, 1, 200 + (uint64_t)(i * ns + j), &worst);
+                mma_case(r, K, c, p, bm, 0, 0, 0, 1, 100 + (uint64_t)(i * ns + j), &worst);
+                if (K % 4 == 0 || c % 4 == 0) mma_case(r, K, c, p, 192 - bm, 0, K % 4 == 0, c % 4 == 0, 1, 200 + (uint64_t)(i * ns + j), &worst);
             }
-        mma_case(130, 257, 131, p, 128, 0, 0, 1, 7, &worst);
-        mma_case(130, 257, 131, p, 64, 1, 0, 1, 7, &worst);
-        mma_case(128, 256, 256, p, 128, 1, 1, 1, 8, &worst);   /* whole tiles only */
-        mma_case(64, 256, 128, p, 64, 1, 1, 1, 8, &worst);
+        mma_case(130, 257, 131, p, 128, 0, 0, 0, 1, 7, &worst);
+        mma_case(130, 257, 131, p, 64, 0, 1, 0, 1, 7, &worst);
+        mma_case(128, 256, 256, p, 128, 0, 1, 1, 1, 8, &worst);   /* whole tiles only */
+        mma_case(64, 256, 128, p, 64, 0, 1, 1, 1, 8, &worst);
         /* a tie of each rounding through the kernel: A = 1 + 2^-11 (tf32:
            away, 1 + 2^-10) or 1 + 3 2^-8 (bf16: even, 1 + 2^-6), B = 1 */
         {
@@ -773,9 +774,9 @@ static void check_host_mma(void)
             CHECK(o == f_of(want), "host %s mma of a tie: %.10g, expected %.10g", dp_precision_name(p), o, want);
         }
         double w = 0;
-        mma_case(37, 100, 45, p, 64, 0, 0, 0, 9, &w);
-        mma_case(129, 300, 130, p, 128, 0, 0, 0, 10, &w);
-        mma_case(64, 1000, 8, p, 128, 1, 1, 0, 11, &w);
+        mma_case(37, 100, 45, p, 64, 0, 0, 0, 0, 9, &w);
+        mma_case(129, 300, 130, p, 128, 0, 0, 0, 0, 10, &w);
+        mma_case(64, 1000, 8, p, 128, 0, 1, 1, 0, 11, &w);
         /* the inputs are really rounded: the error is a visible part of the bound */
         CHECK(w > 1e-3 && w <= 1, "host %s mma on uniform inputs: largest error %.3g of the bound", dp_precision_name(p), w);
         printf("  host %s mma: uniform inputs, largest error %.3g of the bound\n", dp_precision_name(p), w);
@@ -996,36 +997,6 @@ static void check_mma2_maps(void)
           "mma2 warp tiles by hand");
 }
 
-/* The second kernel's emulation on one shape, as mma_case */
-static void mma2_case(int r, int K, int c, int prec, int bm, int bn, int vec_a, int vec_b, int ints, uint64_t seed, double *worst)
-{
-    float *A = (float *)malloc(sizeof(float) * (size_t)r * K), *B = (float *)malloc(sizeof(float) * (size_t)K * c);
-    float *C = (float *)malloc(sizeof(float) * (size_t)r * c);
-    dp_rng rng;
-    dp_rng_seed(&rng, seed);
-    for (long long i = 0; i < (long long)r * K; i++) A[i] = ints ? (float)(dp_rng_int(&rng, 9) - 4) : (float)(2 * dp_rng_uniform(&rng) - 1);
-    for (long long i = 0; i < (long long)K * c; i++) B[i] = ints ? (float)(dp_rng_int(&rng, 9) - 4) : (float)(2 * dp_rng_uniform(&rng) - 1);
-    for (long long i = 0; i < (long long)r * c; i++) C[i] = NAN;
-    int rc = dp__cuda_host_mma2(r, K, c, A, B, C, prec, bm, bn, vec_a, vec_b);
-    CHECK(rc == 0, "host mma2 %dx%dx%d: rc %d", r, K, c, rc);
-    double bound = dp_matmul_err_bound(prec, K);
-    long long bad = 0;
-    for (int i = 0; i < r && rc == 0; i++)
-        for (int j = 0; j < c; j++) {
-            double s = 0, sa = 0;
-            for (int k = 0; k < K; k++) { s += (double)A[(long long)i * K + k] * B[(long long)k * c + j]; sa += fabs((double)A[(long long)i * K + k] * B[(long long)k * c + j]); }
-            double got = C[(long long)i * c + j], e = fabs(got - s);
-            if (ints) bad += !(got == s);
-            else {
-                if (!(e <= bound * sa)) bad++;
-                if (sa > 0 && e / (bound * sa) > *worst) *worst = e / (bound * sa);
-            }
-        }
-    CHECK(bad == 0, "host %s mma2 %dx%dx%d (%dx%d tiles, %s A, %s B, %s): %lld elements %s", dp_precision_name(prec), r, K, c, bm, bn, vec_a ? "16-byte" : "4-byte",
-          vec_b ? "16-byte" : "4-byte", ints ? "integers" : "uniform", bad, ints ? "not the exact product" : "outside the error bound");
-    free(A); free(B); free(C);
-}
-
 static void check_host_mma2(void)
 {
     static const int sz[] = {1, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 129};
@@ -1037,20 +1008,20 @@ static void check_host_mma2(void)
         for (int i = 0; i < ns; i++)
             for (int j = 0; j < ns; j++) {
                 int r = sz[i], c = sz[j], K = sz[(7 * i + j) % ns], s = (i + j) % 3;
-                mma2_case(r, K, c, p, shp[s][0], shp[s][1], 0, 0, 1, 300 + (uint64_t)(i * ns + j), &worst);
-                if (K % 4 == 0 || c % 4 == 0) mma2_case(r, K, c, p, shp[(s + 1) % 3][0], shp[(s + 1) % 3][1], K % 4 == 0, c % 4 == 0, 1, 400 + (uint64_t)(i * ns + j), &worst);
+                mma_case(r, K, c, p, shp[s][0], shp[s][1], 0, 0, 1, 300 + (uint64_t)(i * ns + j), &worst);
+                if (K % 4 == 0 || c % 4 == 0) mma_case(r, K, c, p, shp[(s + 1) % 3][0], shp[(s + 1) % 3][1], K % 4 == 0, c % 4 == 0, 1, 400 + (uint64_t)(i * ns + j), &worst);
             }
         /* the generated workloads' blocks (dim / P for dims 256..8192, P
            1..8) leave these remainders at the tile edges: a side of 36
            (252 / 7), 85 (255 / 3: not a workload, odd), 146 (1024 / 7,
            rounded: odd), 192 (768 / 4), 320 (1280 / 4), with K steps
            in and across 32 */
-        mma2_case(130, 257, 131, p, 128, 128, 0, 0, 1, 7, &worst);
-        mma2_case(130, 260, 131, p, 64, 64, 1, 0, 1, 7, &worst);
-        mma2_case(192, 96, 320, p, 128, 128, 1, 1, 1, 8, &worst);
-        mma2_case(64, 146, 146, p, 64, 128, 0, 0, 1, 9, &worst);
-        mma2_case(85, 36, 200, p, 64, 64, 1, 1, 1, 10, &worst);
-        mma2_case(256, 64, 256, p, 128, 128, 1, 1, 1, 11, &worst);   /* whole tiles only */
+        mma_case(130, 257, 131, p, 128, 128, 0, 0, 1, 7, &worst);
+        mma_case(130, 260, 131, p, 64, 64, 1, 0, 1, 7, &worst);
+        mma_case(192, 96, 320, p, 128, 128, 1, 1, 1, 8, &worst);
+        mma_case(64, 146, 146, p, 64, 128, 0, 0, 1, 9, &worst);
+        mma_case(85, 36, 200, p, 64, 64, 1, 1, 1, 10, &worst);
+        mma_case(256, 64, 256, p, 128, 128, 1, 1, 1, 11, &worst);   /* whole tiles only */
         /* two ties through the kernel: A = 1 + 2^-11 (tf32: away, 1 + 2^-10) or 1 + 3 2^-8 (bf16: even, 1 + 2^-6), B = 1 */
         {
             float a = p == DP_PREC_TF32 ? f_of(1 + ldexp(1, -11)) : f_of(1 + 3 * ldexp(1, -8)), b = 1, o = 0;
@@ -1082,9 +1053,9 @@ static void check_host_mma2(void)
             CHECK(o == f_of(ldexp(1, 24)), "host %s mma2 across steps: %.10g, expected 2^24", dp_precision_name(p), o);
         }
         double w = 0;
-        mma2_case(37, 100, 45, p, 64, 64, 0, 0, 0, 9, &w);
-        mma2_case(129, 300, 130, p, 128, 128, 0, 0, 0, 10, &w);
-        mma2_case(64, 1000, 8, p, 64, 128, 1, 1, 0, 11, &w);
+        mma_case(37, 100, 45, p, 64, 64, 0, 0, 0, 9, &w);
+        mma_case(129, 300, 130, p, 128, 128, 0, 0, 0, 10, &w);
+        mma_case(64, 1000, 8, p, 64, 128, 1, 1, 0, 11, &w);
         CHECK(w > 1e-3 && w <= 1, "host %s mma2 on uniform inputs: largest error %.3g of the bound", dp_precision_name(p), w);
         printf("  host %s mma2: uniform inputs, largest error %.3g of the bound\n", dp_precision_name(p), w);
         /* the result does not depend on the block tile or the copy width: bit for bit */
