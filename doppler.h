@@ -45,11 +45,14 @@
 
    WHAT IT DOES NOT DO (YET)
    - run the CUDA executor on several physical GPUs: it has run on one
-     H100 (bench/RESULTS.md part 6: tests/test_cuda.c and compute-sanitizer
-     clean); without a GPU its GPU tests skip, its dispatcher and its
-     kernels' arithmetic are tested on the host;
-   - logical devices sharing a GPU get a share of its blocks per launch,
-     not a partition of its SMs;
+     H100 and one H200 (bench/RESULTS.md part 6: tests/test_cuda.c and
+     compute-sanitizer clean); without a GPU its GPU tests skip, its
+     dispatcher and its kernels' arithmetic are tested on the host;
+   - show on a GPU what its newest parts do: the green-context partitions
+     of logical devices sharing a GPU (their one GPU run fell back to
+     sharing on a driver-version request since fixed), the calibration's
+     speed curves and the second tensor-core matmul (dp__k_mma2, the
+     default, emulated on the host bit for bit) have not run on a GPU;
    - run GPUs on the MPI executor on a GPU: the path is written (each
      rank's devices on its GPUs with the CUDA executor's hooks, GPU
      tensors through CUDA-aware MPI or pinned staging, dp_mpi_opts.devices)
