@@ -2459,6 +2459,19 @@ static void dp__ok(dp_error *err)
     if (err) { err->code = DP_OK; err->msg[0] = 0; }
 }
 
+/* size zeroed bytes (DP_CALLOC, or DP_MALLOC and memset), or NULL */
+static void *dp__zalloc(size_t size)
+{
+    void *p;
+#ifdef DP_CALLOC
+    p = DP_CALLOC(1, size);   /* fresh pages come zeroed: no memset */
+#else
+    p = DP_MALLOC(size);
+    if (p) memset(p, 0, size);
+#endif
+    return p;
+}
+
 /* Allocation that reports: NULL result leaves a message in err. */
 static void *dp__alloc(size_t n, size_t size, dp_error *err, const char *what)
 {
@@ -3433,8 +3446,16 @@ DPDEF int dp_kind_parse(const char *name, dp_kind *out)
    block of DP_REALLOC that starts with its length and capacity, so a
    finished graph's fields are plain arrays. Only DP__GROW allocates
    (capacity doubling) and it reports failure (-1, the array unchanged):
-   DP__PUSH checks it; DP__PUT appends into capacity reserved before. */
-typedef struct dp__arr { size_t len, cap; } dp__arr;   /* 16 bytes: the elements stay aligned */
+   DP__PUSH checks it; DP__PUT appends into capacity reserved before.
+   An array's first block comes zeroed (dp__zalloc), and while nothing has been
+   written past its length (zero: until it is cleared or grown) its room
+   holds zero bytes, which DP__PUT_Z appends by counting them only: the
+   fresh pages of a large block (the calloc of a fresh mapping) stay
+   untouched, on a virtual machine a few microseconds each, and unmapped
+   (no resident memory) until written. A reader's graph in which most
+   ops have no workspace, resident bytes, shape, kind or source names (or
+   edges no bytes) leaves those arrays so (bench/RESULTS.md part 3). */
+typedef struct dp__arr { size_t len, cap, zero, spare; } dp__arr;   /* 32 bytes: the elements stay aligned */
 #define DP__HDR(a)  ((dp__arr *)(void *)(a) - 1)
 #define DP__LEN(a)  ((a) ? DP__HDR(a)->len : 0)
 static int dp__grow(void *arrp, size_t elem, size_t need)
@@ -3448,10 +3469,10 @@ static int dp__grow(void *arrp, size_t elem, size_t need)
     if (need < 2 * cap) need = 2 * cap;
     if (need < 4) need = 4;
     if (need > ((size_t)-1 - sizeof *h) / elem) return -1;
-    b = DP_REALLOC(a ? (void *)DP__HDR(a) : NULL, sizeof *h + elem * need);
+    b = a ? DP_REALLOC((void *)DP__HDR(a), sizeof *h + elem * need) : dp__zalloc(sizeof *h + elem * need);
     if (!b) return -1;
     h = (dp__arr *)b;
-    if (!a) h->len = 0;
+    h->zero = !a;   /* a block that grew: its new room is not known to be zero */
     h->cap = need;
     b = h + 1;
     memcpy(arrp, &b, sizeof b);
@@ -3459,8 +3480,12 @@ static int dp__grow(void *arrp, size_t elem, size_t need)
 }
 #define DP__GROW(a, need) ((a) && (size_t)(need) <= DP__HDR(a)->cap ? 0 : dp__grow((void *)&(a), sizeof *(a), (size_t)(need)))
 #define DP__PUT(a, v)     ((a)[DP__HDR(a)->len++] = (v))   /* room reserved */
+/* DP__PUT of v, whose bytes are all zero when iszero: then written only
+   where the room is not known to be zero */
+#define DP__PUT_Z(a, v, iszero) ((iszero) && DP__HDR(a)->zero ? (void)DP__HDR(a)->len++ : (void)DP__PUT(a, v))
+static int dp__zero_bits(double v) { uint64_t b; memcpy(&b, &v, sizeof b); return b == 0; }   /* +0.0, not -0.0 */
 #define DP__PUSH(a, v)    (DP__GROW(a, DP__LEN(a) + 1) ? -1 : (DP__PUT(a, v), 0))
-#define DP__CLEAR(a)      do { if (a) DP__HDR(a)->len = 0; } while (0)
+#define DP__CLEAR(a)      do { if (a) { DP__HDR(a)->len = 0; DP__HDR(a)->zero = 0; } } while (0)
 #define DP__ARRFREE(a)    do { if (a) DP_FREE(DP__HDR(a)); (a) = NULL; } while (0)
 
 /* ---- an index of ids by key ---------------------------------------------
@@ -3782,16 +3807,16 @@ static int dp__op_add(dp_graph *g, const dp_op_desc *op, int *id, int indexed, d
     }
     if (n == 0 && op->n_dev_time > 0) g->n_dev_time = op->n_dev_time;
     DP__PUT(g->name, copy);
-    DP__PUT(g->source, sources);
-    DP__PUT(g->n_source, op->n_source);
-    DP__PUT(g->kind, op->kind);
-    DP__PUT(g->compute, op->compute);
-    DP__PUT(g->out_bytes, op->out_bytes);
-    DP__PUT(g->mem_bytes, op->mem_bytes);
-    DP__PUT(g->resident, op->resident);
-    DP__PUT(g->rows, op->rows);
-    DP__PUT(g->cols, op->cols);
-    DP__PUT(g->arg, op->arg);
+    DP__PUT_Z(g->source, sources, !sources);
+    DP__PUT_Z(g->n_source, op->n_source, !op->n_source);
+    DP__PUT_Z(g->kind, op->kind, !op->kind);
+    DP__PUT_Z(g->compute, op->compute, dp__zero_bits(op->compute));
+    DP__PUT_Z(g->out_bytes, op->out_bytes, dp__zero_bits(op->out_bytes));
+    DP__PUT_Z(g->mem_bytes, op->mem_bytes, dp__zero_bits(op->mem_bytes));
+    DP__PUT_Z(g->resident, op->resident, dp__zero_bits(op->resident));
+    DP__PUT_Z(g->rows, op->rows, !op->rows);
+    DP__PUT_Z(g->cols, op->cols, !op->cols);
+    DP__PUT_Z(g->arg, op->arg, !op->arg);
     for (k = 0; k < g->n_dev_time; k++) DP__PUT(g->dev_time, op->dev_time[k]);
     if (indexed) dp__index_put((dp__index *)g->dp__names, h, n);
     g->n_ops = n + 1;
@@ -3882,7 +3907,7 @@ static int dp__edge_put(dp_graph *g, int src, int dst, double bytes, const uint6
         return dp__fail(err, DP_ERR_NOMEM, "out of memory adding edge %s -> %s (edge %d)", g->name[src], g->name[dst], g->n_edges);
     DP__PUT(g->src, src);
     DP__PUT(g->dst, dst);
-    DP__PUT(g->bytes, bytes);
+    DP__PUT_Z(g->bytes, bytes, dp__zero_bits(bytes));
     if (h) dp__index_put((dp__index *)g->dp__edges, *h, g->n_edges);
     g->n_edges++;
     return 0;
@@ -4524,6 +4549,7 @@ typedef struct dp__native {
     long long want[3];        /* the counts line's ops=, edges=, weights=
                                  (-1: not given)                           */
     int near[2];              /* the last edge's source and target          */
+    int *recent;              /* [DP__RECENT] or NULL: see dp__native_find  */
 } dp__native;
 
 /* The values of the fields keys[0..nk) on the line, val[k] NULL where not
@@ -4794,25 +4820,42 @@ static int dp__native_weight(dp__native *x, dp_error *err)
    the next op's edges follow. So the last edge's ops and the ops after
    them are tried first, a compare with a name just read, where the name
    index probes a random place of a table as large as the ops (for a
-   large graph, a miss of every cache). */
+   large graph, a miss of every cache). Then the ops found by name
+   lately: a table of DP__RECENT ids (256 KiB) by the low bits of the
+   name's hash, which holds the sources of a layered graph's edges, drawn
+   from the last few levels (a few thousand ops), where the name index
+   is a cache miss each (a third of reading a random graph of 10^6 ops
+   and 10^7 edges, bench/RESULTS.md part 3). An id from either is taken
+   only when its op's name is the one read: the same op the index gives,
+   names being unique. */
+#define DP__RECENT 65536
 static int dp__native_find(const dp__native *x, const char *s, size_t n, int dst)
 {
     const dp_graph *g = x->g;
     int near[3], k;
+    uint64_t h;
     near[0] = dst ? x->near[1] : x->near[0];        /* the same op again */
     near[1] = near[0] + 1;                          /* the next one       */
     near[2] = dst ? -1 : x->near[1];                /* a chain: the last target */
     for (k = 0; k < 3; k++)
         if (near[k] >= 0 && near[k] < g->n_ops && dp__op_name_is(g, near[k], s, n)) return near[k];
-    return dp__index_find_mem(g->dp__names, g->name, s, n, dp__hash_mem(s, n));
+    h = dp__hash_mem(s, n);
+    if (x->recent && (k = x->recent[h & (DP__RECENT - 1)] - 1) >= 0 && dp__op_name_is(g, k, s, n)) return k;
+    k = dp__index_find_mem(g->dp__names, g->name, s, n, h);
+    if (x->recent && k >= 0) x->recent[h & (DP__RECENT - 1)] = k + 1;
+    return k;
 }
 
 /* The ops named before the first edge, indexed at it (dp__index_ops; a
-   repeated name is told by dp__read_finish). */
+   repeated name is told by dp__read_finish), and dp__native_find's table
+   of recent ones made (without it, when out of memory: it only saves
+   time). */
 static int dp__native_index(dp__native *x, dp_error *err)
 {
     int dup, first;
-    return !x->g->dp__names && x->g->n_ops > 0 ? dp__index_ops(x->g, &dup, &first, err) : 0;
+    if (x->g->dp__names || x->g->n_ops == 0) return 0;
+    if (!x->recent && x->g->n_ops > DP__RECENT / 4) x->recent = (int *)dp__zalloc(DP__RECENT * sizeof(int));
+    return dp__index_ops(x->g, &dup, &first, err);
 }
 
 /* An edge line of the usual form, "edge SRC DST" with a space between its
@@ -4968,6 +5011,7 @@ static int dp__read_native(dp_graph *g, dp__text *t, const char *name, dp_error 
     if (!rc && !x.any_op) rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: no ops", t->name, t->line);
     DP_FREE(x.times);
     DP_FREE(x.srcs);
+    DP_FREE(x.recent);
     return dp__read_finish(g, t, rc, name, dp__native_where, t, err);
 }
 
@@ -5166,7 +5210,7 @@ static int dp__read_doppler(dp_graph *g, dp__text *t, const char *name, dp_error
         if (a >= m) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: edge %d: source %lld is not an op (0..%lld)", t->name, line_src, i, dp__list_at(src_line, src_line + src_len, i), m - 1); goto done; }
         if (b >= m) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: edge %d: target %lld is not an op (0..%lld)", t->name, line_dst, i, dp__list_at(dst_line, dst_line + dst_len, i), m - 1); goto done; }
         if ((rc = dp__edge_check(g, a, b, g->out_bytes[a], err))) { dp__at(err, rc, t->name, line_dst); goto done; }
-        DP__PUT(g->bytes, g->out_bytes[a]);
+        DP__PUT_Z(g->bytes, g->out_bytes[a], dp__zero_bits(g->out_bytes[a]));
         g->n_edges++;
     }
 done:
@@ -5821,7 +5865,7 @@ static int dp__dpb_build(const dp__dpb *r, dp_graph *g, dp_error *err)
         if ((rc = dp__dpb_cost(r, DP__S_BYTES, i, "edge", i, NULL, "bytes", bytes, 0, err))) return rc;
         DP__PUT(g->src, a);
         DP__PUT(g->dst, b);
-        DP__PUT(g->bytes, bytes);
+        DP__PUT_Z(g->bytes, bytes, dp__zero_bits(bytes));
         g->n_edges++;
     }
     for (i = 0; i < r->uses; i++) {
