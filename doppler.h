@@ -2383,17 +2383,46 @@ DPDEF int dp__utf8_len(const unsigned char *s);
    get none otherwise). The first touch of a block then costs one fault
    per 2 MiB instead of one per 4 KiB page, which on a virtual machine was
    a fifth to four fifths of reading, simulating and scheduling a graph of
-   10^5 to 10^6 ops (bench/RESULTS.md part 3). Advice only: the same
-   bytes, a refusal ignored; a program's own allocator (DP_MALLOC) is left
-   alone, and DP_NO_HUGEPAGES turns it off. */
+   10^5 to 10^6 ops (bench/RESULTS.md part 3). Only whole 2 MiB ranges on
+   a 2 MiB boundary get huge pages, so a block is asked for in whole 2 MiB
+   less the 32 bytes by which glibc's malloc maps more than it is asked
+   for: glibc maps such a block by itself, in whole 2 MiB, and Linux (6.7
+   on) places such a mapping on a 2 MiB boundary. glibc writes the
+   block's header before the advice, which puts a 4 KiB page in its first
+   2 MiB, and then every other page there faults alone (a fault each, on
+   the virtual machine above tens of microseconds, 512 of them): that
+   range is collapsed into one huge page at once (MADV_COLLAPSE, Linux
+   6.1 on). Elsewhere (another libc or kernel) the same calls only waste
+   the rounding, address space that is never touched. Advice only: the
+   same bytes, a refusal ignored; a program's own allocator (DP_MALLOC)
+   is left alone, and DP_NO_HUGEPAGES turns it off. */
 #define DP__HUGE_MIN ((size_t)1 << 21)
+#if defined(__linux__) && defined(MADV_HUGEPAGE) && !defined(DP_NO_HUGEPAGES)
+#define DP__HUGE_PAGES 1
+#ifdef MADV_COLLAPSE
+#define DP__MADV_COLLAPSE MADV_COLLAPSE
+#else
+#define DP__MADV_COLLAPSE 25   /* Linux's value; an older kernel refuses it */
+#endif
+#endif
+/* the size to ask for a block of size bytes (see above) */
+static size_t dp__huge_size(size_t size)
+{
+#ifdef DP__HUGE_PAGES
+    if (size >= DP__HUGE_MIN && size <= (size_t)-1 / 2) return (size + 32 + DP__HUGE_MIN - 1) / DP__HUGE_MIN * DP__HUGE_MIN - 32;
+#endif
+    return size;
+}
 static void *dp__huge(void *p, size_t size)
 {
-#if defined(__linux__) && defined(MADV_HUGEPAGE) && !defined(DP_NO_HUGEPAGES)
+#ifdef DP__HUGE_PAGES
     if (p && size >= DP__HUGE_MIN) {
         long pg = sysconf(_SC_PAGESIZE);
-        uintptr_t ps = pg > 0 ? (uintptr_t)pg : 4096, a = ((uintptr_t)p + ps - 1) / ps * ps, e = ((uintptr_t)p + size) / ps * ps;
-        if (e > a) (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+        uintptr_t ps = pg > 0 ? (uintptr_t)pg : 4096, a = (uintptr_t)p / ps * ps, e = ((uintptr_t)p + size + ps - 1) / ps * ps,
+                  first = (uintptr_t)p / DP__HUGE_MIN * DP__HUGE_MIN;
+        (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+        if ((uintptr_t)p - first <= 64 && e - first >= DP__HUGE_MIN)   /* the block starts its range */
+            (void)madvise((void *)first, DP__HUGE_MIN, DP__MADV_COLLAPSE);
     }
 #else
     (void)size;
@@ -2405,15 +2434,20 @@ static void *dp__huge(void *p, size_t size)
    use-after-free analysis too, as the failed realloc it is */
 static void *dp__huge_realloc(void *p, size_t size)
 {
-    void *q = realloc(p, size);
+    void *q = realloc(p, dp__huge_size(size));
     if (!q) return NULL;
-    return dp__huge(q, size);
+    return dp__huge(q, dp__huge_size(size));
 }
-#define DP_MALLOC(sz)       dp__huge(malloc(sz), (sz))
+static void *dp__huge_calloc(size_t n, size_t size)
+{
+    if (size && n > (size_t)-1 / size) return NULL;   /* calloc's own answer */
+    return dp__huge(calloc(1, dp__huge_size(n * size)), dp__huge_size(n * size));
+}
+#define DP_MALLOC(sz)       dp__huge(malloc(dp__huge_size(sz)), dp__huge_size(sz))
 #define DP_REALLOC(p, sz)   dp__huge_realloc(p, sz)
 #define DP_FREE(p)          free(p)
 #ifndef DP_CALLOC
-#define DP_CALLOC(n, sz)    dp__huge(calloc(n, sz), (n) * (sz))
+#define DP_CALLOC(n, sz)    dp__huge_calloc(n, sz)
 #endif
 #endif
 
@@ -3592,7 +3626,11 @@ static int dp__index_find_edge(const dp_graph *g, int src, int dst, uint64_t h)
 /* ---- the op names' pool ---------------------------------------------------
    Op names are kept in blocks of at least 64 KiB (g->dp__pool, the newest
    first), which never move, so that g->name[i] stays valid as ops are
-   added, and which are freed together: no allocation per name. Each name
+   added, and which are freed together: no allocation per name. Each
+   block is twice the last, up to 4 MiB, so that a large graph's names
+   lie in blocks that get huge pages (see DP_MALLOC) and cost a fault and
+   a TLB entry each, not one per 4 KiB (a name looked up at random, as an
+   edge's source is, is a TLB miss each in small pages). Each name
    is stored after a byte holding its length (DP_MAX_NAME < 256), so that
    a reader compares a name with a candidate's at the cost of one byte
    when their lengths differ (dp__op_name_is). */
@@ -3604,8 +3642,13 @@ static char *dp__pool_alloc(dp_graph *g, size_t n)
     dp__pool *b = (dp__pool *)g->dp__pool;
     char *r;
     if (!b || b->cap - b->used < n) {
-        size_t cap = n > 65536 ? n : 65536;
-        dp__pool *nb = (dp__pool *)DP_MALLOC(sizeof *nb + cap);
+        /* whole powers of two less 32 bytes: see dp__huge_size */
+        size_t size = !b ? 65536 : 2 * (sizeof *b + b->cap + 32), cap;
+        dp__pool *nb;
+        if (size > ((size_t)1 << 22)) size = (size_t)1 << 22;
+        cap = size - 32 - sizeof *b;
+        if (cap < n) cap = n;
+        nb = (dp__pool *)DP_MALLOC(sizeof *nb + cap);
         if (!nb) return NULL;
         nb->next = b; nb->used = 0; nb->cap = cap;
         g->dp__pool = b = nb;
@@ -4535,6 +4578,13 @@ static int dp__read_sources(char *s, const char ***names, int *n, const char *fi
     return 0;
 }
 
+/* An op found by name lately (see dp__native_find). */
+#define DP__RECENT 16384
+typedef struct dp__recent {
+    int id;          /* the op + 1, 0: none */
+    char key[12];    /* its name's length, then its name when that fits, zero-padded */
+} dp__recent;
+
 /* What dp__read_native carries from line to line; one function per
    record reads the line in tok[0..n) (used[i]: field i was taken). */
 typedef struct dp__native {
@@ -4549,7 +4599,7 @@ typedef struct dp__native {
     long long want[3];        /* the counts line's ops=, edges=, weights=
                                  (-1: not given)                           */
     int near[2];              /* the last edge's source and target          */
-    int *recent;              /* [DP__RECENT] or NULL: see dp__native_find  */
+    dp__recent *recent;       /* [DP__RECENT] or NULL: see dp__native_find  */
 } dp__native;
 
 /* The values of the fields keys[0..nk) on the line, val[k] NULL where not
@@ -4821,17 +4871,20 @@ static int dp__native_weight(dp__native *x, dp_error *err)
    them are tried first, a compare with a name just read, where the name
    index probes a random place of a table as large as the ops (for a
    large graph, a miss of every cache). Then the ops found by name
-   lately: a table of DP__RECENT ids (256 KiB) by the low bits of the
+   lately: a table of DP__RECENT entries (256 KiB) by the low bits of the
    name's hash, which holds the sources of a layered graph's edges, drawn
    from the last few levels (a few thousand ops), where the name index
    is a cache miss each (a third of reading a random graph of 10^6 ops
-   and 10^7 edges, bench/RESULTS.md part 3). An id from either is taken
-   only when its op's name is the one read: the same op the index gives,
-   names being unique. */
-#define DP__RECENT 65536
+   and 10^7 edges, bench/RESULTS.md part 3). An entry holds a name of up
+   to 11 bytes itself, so that it is compared without reading the op's
+   (a longer one: the op's). An id from either is taken only when its
+   op's name is the one read: the same op the index gives, names being
+   unique. */
 static int dp__native_find(const dp__native *x, const char *s, size_t n, int dst)
 {
     const dp_graph *g = x->g;
+    dp__recent *r;
+    char key[12];
     int near[3], k;
     uint64_t h;
     near[0] = dst ? x->near[1] : x->near[0];        /* the same op again */
@@ -4840,9 +4893,14 @@ static int dp__native_find(const dp__native *x, const char *s, size_t n, int dst
     for (k = 0; k < 3; k++)
         if (near[k] >= 0 && near[k] < g->n_ops && dp__op_name_is(g, near[k], s, n)) return near[k];
     h = dp__hash_mem(s, n);
-    if (x->recent && (k = x->recent[h & (DP__RECENT - 1)] - 1) >= 0 && dp__op_name_is(g, k, s, n)) return k;
+    if (!x->recent || n > 255) return dp__index_find_mem(g->dp__names, g->name, s, n, h);
+    memset(key, 0, sizeof key);
+    key[0] = (char)n;
+    if (n < sizeof key) memcpy(key + 1, s, n);
+    r = &x->recent[h & (DP__RECENT - 1)];
+    if (r->id > 0 && memcmp(r->key, key, sizeof key) == 0 && (n < sizeof key || dp__op_name_is(g, r->id - 1, s, n))) return r->id - 1;
     k = dp__index_find_mem(g->dp__names, g->name, s, n, h);
-    if (x->recent && k >= 0) x->recent[h & (DP__RECENT - 1)] = k + 1;
+    if (k >= 0) { r->id = k + 1; memcpy(r->key, key, sizeof key); }
     return k;
 }
 
@@ -4854,7 +4912,7 @@ static int dp__native_index(dp__native *x, dp_error *err)
 {
     int dup, first;
     if (x->g->dp__names || x->g->n_ops == 0) return 0;
-    if (!x->recent && x->g->n_ops > DP__RECENT / 4) x->recent = (int *)dp__zalloc(DP__RECENT * sizeof(int));
+    if (!x->recent && x->g->n_ops > DP__RECENT) x->recent = (dp__recent *)dp__zalloc(DP__RECENT * sizeof *x->recent);
     return dp__index_ops(x->g, &dup, &first, err);
 }
 
