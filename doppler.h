@@ -2377,7 +2377,7 @@ DPDEF int dp__utf8_len(const unsigned char *s);
 #error "doppler.h: define DP_MALLOC, DP_REALLOC and DP_FREE together (DP_CALLOC is optional)"
 #endif
 #ifndef DP_MALLOC
-/* The default allocator's large blocks (2 MiB or more) are advised to the
+/* The default allocator's large blocks (2 MiB less 32 bytes, or more) are advised to the
    kernel as candidates for transparent huge pages (Linux, madvise
    MADV_HUGEPAGE; where THP is set to "madvise", a common default, they
    get none otherwise). The first touch of a block then costs one fault
@@ -2409,14 +2409,14 @@ DPDEF int dp__utf8_len(const unsigned char *s);
 static size_t dp__huge_size(size_t size)
 {
 #ifdef DP__HUGE_PAGES
-    if (size >= DP__HUGE_MIN && size <= (size_t)-1 / 2) return (size + 32 + DP__HUGE_MIN - 1) / DP__HUGE_MIN * DP__HUGE_MIN - 32;
+    if (size + 32 >= DP__HUGE_MIN && size <= (size_t)-1 / 2) return (size + 32 + DP__HUGE_MIN - 1) / DP__HUGE_MIN * DP__HUGE_MIN - 32;
 #endif
     return size;
 }
 static void *dp__huge(void *p, size_t size)
 {
 #ifdef DP__HUGE_PAGES
-    if (p && size >= DP__HUGE_MIN) {
+    if (p && size + 32 >= DP__HUGE_MIN) {
         long pg = sysconf(_SC_PAGESIZE);
         uintptr_t ps = pg > 0 ? (uintptr_t)pg : 4096, a = (uintptr_t)p / ps * ps, e = ((uintptr_t)p + size + ps - 1) / ps * ps,
                   first = (uintptr_t)p / DP__HUGE_MIN * DP__HUGE_MIN;
@@ -3887,11 +3887,19 @@ static int dp__graph_push_op(dp_graph *g, const dp_op_desc *op, int *id, dp_erro
    share a name, *dup then the first op (the lowest index) whose name an
    earlier op has and *first that earlier op, and no index made. The ops
    go into the table in the order of their home slots (a counting sort by
-   its top bits), so that its pages are filled one after the other. */
+   its top bits), so that its pages are filled one after the other; each
+   name is hashed twice (to count, to place) rather than its entry kept
+   between the two, which would be as many more bytes of fresh memory
+   touched as the sorted entries. */
+static uint64_t dp__index_entry(const dp_graph *g, size_t i)   /* op i's slot entry (see dp__index_put) */
+{
+    return (dp__hash_mem(g->name[i], (unsigned char)g->name[i][-1]) & 0xffffffff00000000ULL) | (uint32_t)(i + 1);
+}
+
 static int dp__index_ops(dp_graph *g, int *dup, int *first, dp_error *err)
 {
     size_t n = (size_t)g->n_ops, cap = 16, i, nb = 1, shift = 4;
-    uint64_t *e = NULL, *sorted = NULL;   /* each op's slot entry (see dp__index_put) */
+    uint64_t *sorted = NULL, e;
     size_t *cnt = NULL;
     dp__index *ix;
     int rc = 0;
@@ -3899,19 +3907,18 @@ static int dp__index_ops(dp_graph *g, int *dup, int *first, dp_error *err)
     while (cap < 2 * n) { cap *= 2; shift++; }
     while (nb < 4096 && nb < cap) { nb *= 2; shift--; }   /* nb runs of cap / nb slots */
     ix = (dp__index *)DP_MALLOC(sizeof *ix + cap * sizeof(uint64_t));
-    e = (uint64_t *)DP_MALLOC(sizeof *e * (n + 1));
     sorted = (uint64_t *)DP_MALLOC(sizeof *sorted * (n + 1));
     cnt = (size_t *)DP_MALLOC(sizeof *cnt * (nb + 1));
-    if (!ix || !e || !sorted || !cnt) { rc = dp__fail(err, DP_ERR_NOMEM, "out of memory indexing %zu op names", n); goto done; }
+    if (!ix || !sorted || !cnt) { rc = dp__fail(err, DP_ERR_NOMEM, "out of memory indexing %zu op names", n); goto done; }
     ix->cap = cap; ix->slot = (uint64_t *)(ix + 1);
     memset(ix->slot, 0, cap * sizeof(uint64_t));
     memset(cnt, 0, sizeof *cnt * (nb + 1));
-    for (i = 0; i < n; i++) {
-        e[i] = (dp__hash_mem(g->name[i], (unsigned char)g->name[i][-1]) & 0xffffffff00000000ULL) | (uint32_t)(i + 1);
-        cnt[(((e[i] >> 32) & (cap - 1)) >> shift) + 1]++;
-    }
+    for (i = 0; i < n; i++) cnt[(((dp__index_entry(g, i) >> 32) & (cap - 1)) >> shift) + 1]++;
     for (i = 0; i < nb; i++) cnt[i + 1] += cnt[i];
-    for (i = 0; i < n; i++) sorted[cnt[((e[i] >> 32) & (cap - 1)) >> shift]++] = e[i];   /* stable: ids ascend */
+    for (i = 0; i < n; i++) {   /* stable: ids ascend */
+        e = dp__index_entry(g, i);
+        sorted[cnt[((e >> 32) & (cap - 1)) >> shift]++] = e;
+    }
     for (i = 0; i < n; i++) {
         uint64_t x = sorted[i];
         int v = (int)(uint32_t)x - 1;
@@ -3924,7 +3931,7 @@ static int dp__index_ops(dp_graph *g, int *dup, int *first, dp_error *err)
     if (*dup >= 0) rc = DP_ERR_GRAPH;
     else { g->dp__names = ix; ix = NULL; }
 done:
-    DP_FREE(ix); DP_FREE(e); DP_FREE(sorted); DP_FREE(cnt);
+    DP_FREE(ix); DP_FREE(sorted); DP_FREE(cnt);
     return rc;
 }
 
