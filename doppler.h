@@ -3488,8 +3488,14 @@ DPDEF int dp_kind_parse(const char *name, dp_kind *out)
    untouched, on a virtual machine a few microseconds each, and unmapped
    (no resident memory) until written. A reader's graph in which most
    ops have no workspace, resident bytes, shape, kind or source names (or
-   edges no bytes) leaves those arrays so (bench/RESULTS.md part 3). */
-typedef struct dp__arr { size_t len, cap, zero, spare; } dp__arr;   /* 32 bytes: the elements stay aligned */
+   edges no bytes) leaves those arrays so (bench/RESULTS.md part 3), and
+   the checks of a graph fresh from a reader (dp__finalize) skip an array
+   none of whose elements was written (dp__zeros), rather than touch its
+   pages to add zeros. */
+typedef struct dp__arr {
+    size_t len, cap, zero;
+    size_t wrote;   /* the elements DP__PUT and DP__PUT_Z stored (not those only counted) */
+} dp__arr;   /* 32 bytes: the elements stay aligned */
 #define DP__HDR(a)  ((dp__arr *)(void *)(a) - 1)
 #define DP__LEN(a)  ((a) ? DP__HDR(a)->len : 0)
 static int dp__grow(void *arrp, size_t elem, size_t need)
@@ -3513,13 +3519,17 @@ static int dp__grow(void *arrp, size_t elem, size_t need)
     return 0;
 }
 #define DP__GROW(a, need) ((a) && (size_t)(need) <= DP__HDR(a)->cap ? 0 : dp__grow((void *)&(a), sizeof *(a), (size_t)(need)))
-#define DP__PUT(a, v)     ((a)[DP__HDR(a)->len++] = (v))   /* room reserved */
+#define DP__PUT(a, v)     ((a)[DP__HDR(a)->len++] = (v), DP__HDR(a)->wrote++)   /* room reserved */
 /* DP__PUT of v, whose bytes are all zero when iszero: then written only
    where the room is not known to be zero */
 #define DP__PUT_Z(a, v, iszero) ((iszero) && DP__HDR(a)->zero ? (void)DP__HDR(a)->len++ : (void)DP__PUT(a, v))
 static int dp__zero_bits(double v) { uint64_t b; memcpy(&b, &v, sizeof b); return b == 0; }   /* +0.0, not -0.0 */
 #define DP__PUSH(a, v)    (DP__GROW(a, DP__LEN(a) + 1) ? -1 : (DP__PUT(a, v), 0))
-#define DP__CLEAR(a)      do { if (a) { DP__HDR(a)->len = 0; DP__HDR(a)->zero = 0; } } while (0)
+#define DP__CLEAR(a)      do { if (a) { DP__HDR(a)->len = 0; DP__HDR(a)->zero = 0; DP__HDR(a)->wrote = 0; } } while (0)
+/* Every element of a is +0.0 (or 0, NULL): each was appended by DP__PUT_Z
+   as a zero into zeroed room. True only while nothing but DP__PUT and
+   DP__PUT_Z wrote its elements: of a graph, until a reader returns it. */
+static int dp__zeros(const void *a) { return !a || DP__HDR(a)->wrote == 0; }
 #define DP__ARRFREE(a)    do { if (a) DP_FREE(DP__HDR(a)); (a) = NULL; } while (0)
 
 /* ---- an index of ids by key ---------------------------------------------
@@ -4108,18 +4118,23 @@ static int dp__find_cycle_op(const dp_graph *g, const int *indeg)
 
 /* Unit-free totals, ops and edges in index order: compute, output and
    workspace bytes, edge bytes (what dp_graph_stats and the memory
-   accounting add up). */
-static int dp__check_totals(const dp_graph *g, dp_error *err)
+   accounting add up). fresh: g comes from a reader (see dp__zeros), and
+   an array of zeros is left out of its sum (x + 0 is x: the same sums). */
+static int dp__check_totals(const dp_graph *g, int fresh, dp_error *err)
 {
     double comp = 0, mem = 0, bytes = 0, t;
-    int v, e;
+    int v, e, out = !(fresh && dp__zeros(g->out_bytes)), wk = !(fresh && dp__zeros(g->mem_bytes)), res = !(fresh && dp__zeros(g->resident)),
+        eb = !(fresh && dp__zeros(g->bytes));
     for (v = 0; v < g->n_ops; v++) {
         t = comp + g->compute[v];
         if (!(t < HUGE_VAL))
             return dp__fail(err, DP_ERR_RANGE, "op '%s' (node %d): the total compute of the ops up to it, %g + %g, is not finite",
                             g->name[v], v, comp, g->compute[v]);
         comp = t;
-        t = mem + g->out_bytes[v] + g->mem_bytes[v] + g->resident[v];
+        t = mem;
+        if (out) t += g->out_bytes[v];
+        if (wk) t += g->mem_bytes[v];
+        if (res) t += g->resident[v];
         if (!(t < HUGE_VAL))
             return dp__fail(err, DP_ERR_RANGE, "op '%s' (node %d): the total output, workspace and resident bytes of the ops up to it, %g + %g + %g + %g, is not finite",
                             g->name[v], v, mem, g->out_bytes[v], g->mem_bytes[v], g->resident[v]);
@@ -4132,7 +4147,7 @@ static int dp__check_totals(const dp_graph *g, dp_error *err)
                             g->weight_name[g->use_weight[v]], g->name[g->use_op[v]], mem, g->weight_bytes[g->use_weight[v]]);
         mem = t;
     }
-    for (e = 0; e < g->n_edges; e++) {
+    for (e = 0; eb && e < g->n_edges; e++) {
         t = bytes + g->bytes[e];
         if (!(t < HUGE_VAL))
             return dp__fail(err, DP_ERR_RANGE, "edge %s -> %s (edge %d): the total bytes of the edges up to it, %g + %g, is not finite",
@@ -4149,7 +4164,7 @@ static int dp__check_totals(const dp_graph *g, dp_error *err)
    critical path, the lower bound, b- and t-levels. On cluster c, or with
    c NULL in the graph's own units (the cluster dp_cluster_for_graph makes:
    speed unit_speed, bandwidth unit_bandwidth, no latency). */
-static int dp__check_times(const dp_graph *g, const dp_cluster *c, dp_error *err)
+static int dp__check_times(const dp_graph *g, const dp_cluster *c, int fresh, dp_error *err)
 {
     double total = 0, lat = 0, bw = c ? HUGE_VAL : g->unit_bandwidth, t;
     int v, e, d, nd, worst;
@@ -4183,6 +4198,7 @@ static int dp__check_times(const dp_graph *g, const dp_cluster *c, dp_error *err
         total = t;
     }
     if (nd < 2 && c) return 0;   /* one device: no transfers */
+    if (!c && fresh && dp__zeros(g->bytes)) return 0;   /* every transfer takes 0 (see dp__check_totals) */
     for (e = 0; e < g->n_edges; e++) {
         double x = g->bytes[e] > 0 ? lat + g->bytes[e] / bw : lat;
         t = total + x;
@@ -4239,7 +4255,8 @@ static int dp__first_dup_edge(const dp_graph *g)
    dp__graph_push_edge): *dup is the first duplicate edge when that is the
    error (DP_ERR_GRAPH), else -1; such a graph failing an earlier check (a
    sum that is not finite) while holding a duplicate fails with the
-   duplicate, the error its reader would have found first. */
+   duplicate, the error its reader would have found first; its checks of
+   the sums leave out its arrays of zeros (dp__zeros). */
 static int dp__finalize(dp_graph *g, int *dup, dp_error *err)
 {
     int n = g->n_ops, m = g->n_edges, i, k, cnt = 0, rc, e;
@@ -4248,7 +4265,7 @@ static int dp__finalize(dp_graph *g, int *dup, dp_error *err)
     if (dup) *dup = -1;
     if (g->finalized) return 0;
     if (n == 0) return dp__fail(err, DP_ERR_GRAPH, "graph has no ops");
-    if ((rc = dp__check_totals(g, err)) || (rc = dp__check_times(g, NULL, err))) {
+    if ((rc = dp__check_totals(g, dup != NULL, err)) || (rc = dp__check_times(g, NULL, dup != NULL, err))) {
         if (dup && (e = dp__first_dup_edge(g)) >= 0) {
             *dup = e;
             rc = dp__fail(err, DP_ERR_GRAPH, "duplicate edge %s -> %s", g->name[g->src[e]], g->name[g->dst[e]]);
@@ -7039,7 +7056,7 @@ DPDEF int dp_check(const dp_graph *g, const dp_cluster *c, dp_error *err)
             if (a != b && !(1.0 / c->bandwidth[a * c->n + b] < HUGE_VAL))
                 return dp__fail(err, DP_ERR_RANGE, "link %d -> %d: bandwidth %g is too small (its inverse, the time per byte, is not finite)",
                                 a, b, c->bandwidth[a * c->n + b]);
-    return dp__check_times(g, c, err);
+    return dp__check_times(g, c, 0, err);
 }
 
 /* Speed of curve p (n >= 1 points) at work w: linear in ln w between the
