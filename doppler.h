@@ -4901,9 +4901,12 @@ static int dp__native_weight(dp__native *x, dp_error *err)
    is a cache miss each (a third of reading a random graph of 10^6 ops
    and 10^7 edges, bench/RESULTS.md part 3). An entry holds a name of up
    to 11 bytes itself, so that it is compared without reading the op's
-   (a longer one: the op's). An id from either is taken only when its
-   op's name is the one read: the same op the index gives, names being
-   unique. */
+   (a longer one: the op's). An edge's target that is the next op goes
+   into that table too: in a file that lists the edges by target, an op
+   is a target before it is a source, and its first lookup as a source
+   then finds it there, not in the index. An id from either is taken
+   only when its op's name is the one read: the same op the index gives,
+   names being unique. */
 static int dp__native_find(const dp__native *x, const char *s, size_t n, int dst)
 {
     const dp_graph *g = x->g;
@@ -4915,15 +4918,17 @@ static int dp__native_find(const dp__native *x, const char *s, size_t n, int dst
     near[1] = near[0] + 1;                          /* the next one       */
     near[2] = dst ? -1 : x->near[1];                /* a chain: the last target */
     for (k = 0; k < 3; k++)
-        if (near[k] >= 0 && near[k] < g->n_ops && dp__op_name_is(g, near[k], s, n)) return near[k];
+        if (near[k] >= 0 && near[k] < g->n_ops && dp__op_name_is(g, near[k], s, n)) break;
+    if (k < 3 && !(dst && k == 1 && x->recent && n <= 255)) return near[k];
     h = dp__hash_mem(s, n);
     if (!x->recent || n > 255) return dp__index_find_mem(g->dp__names, g->name, s, n, h);
     memset(key, 0, sizeof key);
     key[0] = (char)n;
     if (n < sizeof key) memcpy(key + 1, s, n);
     r = &x->recent[h & (DP__RECENT - 1)];
-    if (r->id > 0 && memcmp(r->key, key, sizeof key) == 0 && (n < sizeof key || dp__op_name_is(g, r->id - 1, s, n))) return r->id - 1;
-    k = dp__index_find_mem(g->dp__names, g->name, s, n, h);
+    if (k < 3) k = near[k];   /* the next target, remembered */
+    else if (r->id > 0 && memcmp(r->key, key, sizeof key) == 0 && (n < sizeof key || dp__op_name_is(g, r->id - 1, s, n))) return r->id - 1;
+    else k = dp__index_find_mem(g->dp__names, g->name, s, n, h);
     if (k >= 0) { r->id = k + 1; memcpy(r->key, key, sizeof key); }
     return k;
 }
