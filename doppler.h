@@ -2528,23 +2528,52 @@ DPDEF int dp__utf8_len(const unsigned char *s);
 #error "doppler.h: define DP_MALLOC, DP_REALLOC and DP_FREE together (DP_CALLOC is optional)"
 #endif
 #ifndef DP_MALLOC
-/* The default allocator's large blocks (2 MiB or more) are advised to the
+/* The default allocator's large blocks (2 MiB less 32 bytes, or more) are advised to the
    kernel as candidates for transparent huge pages (Linux, madvise
    MADV_HUGEPAGE; where THP is set to "madvise", a common default, they
    get none otherwise). The first touch of a block then costs one fault
    per 2 MiB instead of one per 4 KiB page, which on a virtual machine was
    a fifth to four fifths of reading, simulating and scheduling a graph of
-   10^5 to 10^6 ops (bench/RESULTS.md part 3). Advice only: the same
-   bytes, a refusal ignored; a program's own allocator (DP_MALLOC) is left
-   alone, and DP_NO_HUGEPAGES turns it off. */
+   10^5 to 10^6 ops (bench/RESULTS.md part 3). Only whole 2 MiB ranges on
+   a 2 MiB boundary get huge pages, so a block is asked for in whole 2 MiB
+   less the 32 bytes by which glibc's malloc maps more than it is asked
+   for: glibc maps such a block by itself, in whole 2 MiB, and Linux (6.7
+   on) places such a mapping on a 2 MiB boundary. glibc writes the
+   block's header before the advice, which puts a 4 KiB page in its first
+   2 MiB, and then every other page there faults alone (a fault each, on
+   the virtual machine above tens of microseconds, 512 of them): that
+   range is collapsed into one huge page at once (MADV_COLLAPSE, Linux
+   6.1 on). Elsewhere (another libc or kernel) the same calls only waste
+   the rounding, address space that is never touched. Advice only: the
+   same bytes, a refusal ignored; a program's own allocator (DP_MALLOC)
+   is left alone, and DP_NO_HUGEPAGES turns it off. */
 #define DP__HUGE_MIN ((size_t)1 << 21)
+#if defined(__linux__) && defined(MADV_HUGEPAGE) && !defined(DP_NO_HUGEPAGES)
+#define DP__HUGE_PAGES 1
+#ifdef MADV_COLLAPSE
+#define DP__MADV_COLLAPSE MADV_COLLAPSE
+#else
+#define DP__MADV_COLLAPSE 25   /* Linux's value; an older kernel refuses it */
+#endif
+#endif
+/* the size to ask for a block of size bytes (see above) */
+static size_t dp__huge_size(size_t size)
+{
+#ifdef DP__HUGE_PAGES
+    if (size + 32 >= DP__HUGE_MIN && size <= (size_t)-1 / 2) return (size + 32 + DP__HUGE_MIN - 1) / DP__HUGE_MIN * DP__HUGE_MIN - 32;
+#endif
+    return size;
+}
 static void *dp__huge(void *p, size_t size)
 {
-#if defined(__linux__) && defined(MADV_HUGEPAGE) && !defined(DP_NO_HUGEPAGES)
-    if (p && size >= DP__HUGE_MIN) {
+#ifdef DP__HUGE_PAGES
+    if (p && size + 32 >= DP__HUGE_MIN) {
         long pg = sysconf(_SC_PAGESIZE);
-        uintptr_t ps = pg > 0 ? (uintptr_t)pg : 4096, a = ((uintptr_t)p + ps - 1) / ps * ps, e = ((uintptr_t)p + size) / ps * ps;
-        if (e > a) (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+        uintptr_t ps = pg > 0 ? (uintptr_t)pg : 4096, a = (uintptr_t)p / ps * ps, e = ((uintptr_t)p + size + ps - 1) / ps * ps,
+                  first = (uintptr_t)p / DP__HUGE_MIN * DP__HUGE_MIN;
+        (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+        if ((uintptr_t)p - first <= 64 && e - first >= DP__HUGE_MIN)   /* the block starts its range */
+            (void)madvise((void *)first, DP__HUGE_MIN, DP__MADV_COLLAPSE);
     }
 #else
     (void)size;
@@ -2556,15 +2585,20 @@ static void *dp__huge(void *p, size_t size)
    use-after-free analysis too, as the failed realloc it is */
 static void *dp__huge_realloc(void *p, size_t size)
 {
-    void *q = realloc(p, size);
+    void *q = realloc(p, dp__huge_size(size));
     if (!q) return NULL;
-    return dp__huge(q, size);
+    return dp__huge(q, dp__huge_size(size));
 }
-#define DP_MALLOC(sz)       dp__huge(malloc(sz), (sz))
+static void *dp__huge_calloc(size_t n, size_t size)
+{
+    if (size && n > (size_t)-1 / size) return NULL;   /* calloc's own answer */
+    return dp__huge(calloc(1, dp__huge_size(n * size)), dp__huge_size(n * size));
+}
+#define DP_MALLOC(sz)       dp__huge(malloc(dp__huge_size(sz)), dp__huge_size(sz))
 #define DP_REALLOC(p, sz)   dp__huge_realloc(p, sz)
 #define DP_FREE(p)          free(p)
 #ifndef DP_CALLOC
-#define DP_CALLOC(n, sz)    dp__huge(calloc(n, sz), (n) * (sz))
+#define DP_CALLOC(n, sz)    dp__huge_calloc(n, sz)
 #endif
 #endif
 
@@ -2608,6 +2642,19 @@ DPDEF int dp__fail(dp_error *err, dp_code code, const char *fmt, ...)
 static void dp__ok(dp_error *err)
 {
     if (err) { err->code = DP_OK; err->msg[0] = 0; }
+}
+
+/* size zeroed bytes (DP_CALLOC, or DP_MALLOC and memset), or NULL */
+static void *dp__zalloc(size_t size)
+{
+    void *p;
+#ifdef DP_CALLOC
+    p = DP_CALLOC(1, size);   /* fresh pages come zeroed: no memset */
+#else
+    p = DP_MALLOC(size);
+    if (p) memset(p, 0, size);
+#endif
+    return p;
 }
 
 /* Allocation that reports: NULL result leaves a message in err. */
@@ -3584,8 +3631,22 @@ DPDEF int dp_kind_parse(const char *name, dp_kind *out)
    block of DP_REALLOC that starts with its length and capacity, so a
    finished graph's fields are plain arrays. Only DP__GROW allocates
    (capacity doubling) and it reports failure (-1, the array unchanged):
-   DP__PUSH checks it; DP__PUT appends into capacity reserved before. */
-typedef struct dp__arr { size_t len, cap; } dp__arr;   /* 16 bytes: the elements stay aligned */
+   DP__PUSH checks it; DP__PUT appends into capacity reserved before.
+   An array's first block comes zeroed (dp__zalloc), and while nothing has been
+   written past its length (zero: until it is cleared or grown) its room
+   holds zero bytes, which DP__PUT_Z appends by counting them only: the
+   fresh pages of a large block (the calloc of a fresh mapping) stay
+   untouched, on a virtual machine a few microseconds each, and unmapped
+   (no resident memory) until written. A reader's graph in which most
+   ops have no workspace, resident bytes, shape, kind or source names (or
+   edges no bytes) leaves those arrays so (bench/RESULTS.md part 3), and
+   the checks of a graph fresh from a reader (dp__finalize) skip an array
+   none of whose elements was written (dp__zeros), rather than touch its
+   pages to add zeros. */
+typedef struct dp__arr {
+    size_t len, cap, zero;
+    size_t wrote;   /* the elements DP__PUT and DP__PUT_Z stored (not those only counted) */
+} dp__arr;   /* 32 bytes: the elements stay aligned */
 #define DP__HDR(a)  ((dp__arr *)(void *)(a) - 1)
 #define DP__LEN(a)  ((a) ? DP__HDR(a)->len : 0)
 static int dp__grow(void *arrp, size_t elem, size_t need)
@@ -3599,19 +3660,27 @@ static int dp__grow(void *arrp, size_t elem, size_t need)
     if (need < 2 * cap) need = 2 * cap;
     if (need < 4) need = 4;
     if (need > ((size_t)-1 - sizeof *h) / elem) return -1;
-    b = DP_REALLOC(a ? (void *)DP__HDR(a) : NULL, sizeof *h + elem * need);
+    b = a ? DP_REALLOC((void *)DP__HDR(a), sizeof *h + elem * need) : dp__zalloc(sizeof *h + elem * need);
     if (!b) return -1;
     h = (dp__arr *)b;
-    if (!a) h->len = 0;
+    h->zero = !a;   /* a block that grew: its new room is not known to be zero */
     h->cap = need;
     b = h + 1;
     memcpy(arrp, &b, sizeof b);
     return 0;
 }
 #define DP__GROW(a, need) ((a) && (size_t)(need) <= DP__HDR(a)->cap ? 0 : dp__grow((void *)&(a), sizeof *(a), (size_t)(need)))
-#define DP__PUT(a, v)     ((a)[DP__HDR(a)->len++] = (v))   /* room reserved */
+#define DP__PUT(a, v)     ((a)[DP__HDR(a)->len++] = (v), DP__HDR(a)->wrote++)   /* room reserved */
+/* DP__PUT of v, whose bytes are all zero when iszero: then written only
+   where the room is not known to be zero */
+#define DP__PUT_Z(a, v, iszero) ((iszero) && DP__HDR(a)->zero ? (void)DP__HDR(a)->len++ : (void)DP__PUT(a, v))
+static int dp__zero_bits(double v) { uint64_t b; memcpy(&b, &v, sizeof b); return b == 0; }   /* +0.0, not -0.0 */
 #define DP__PUSH(a, v)    (DP__GROW(a, DP__LEN(a) + 1) ? -1 : (DP__PUT(a, v), 0))
-#define DP__CLEAR(a)      do { if (a) DP__HDR(a)->len = 0; } while (0)
+#define DP__CLEAR(a)      do { if (a) { DP__HDR(a)->len = 0; DP__HDR(a)->zero = 0; DP__HDR(a)->wrote = 0; } } while (0)
+/* Every element of a is +0.0 (or 0, NULL): each was appended by DP__PUT_Z
+   as a zero into zeroed room. True only while nothing but DP__PUT and
+   DP__PUT_Z wrote its elements: of a graph, until a reader returns it. */
+static int dp__zeros(const void *a) { return !a || DP__HDR(a)->wrote == 0; }
 #define DP__ARRFREE(a)    do { if (a) DP_FREE(DP__HDR(a)); (a) = NULL; } while (0)
 
 /* ---- an index of ids by key ---------------------------------------------
@@ -3718,7 +3787,11 @@ static int dp__index_find_edge(const dp_graph *g, int src, int dst, uint64_t h)
 /* ---- the op names' pool ---------------------------------------------------
    Op names are kept in blocks of at least 64 KiB (g->dp__pool, the newest
    first), which never move, so that g->name[i] stays valid as ops are
-   added, and which are freed together: no allocation per name. Each name
+   added, and which are freed together: no allocation per name. Each
+   block is twice the last, up to 4 MiB, so that a large graph's names
+   lie in blocks that get huge pages (see DP_MALLOC) and cost a fault and
+   a TLB entry each, not one per 4 KiB (a name looked up at random, as an
+   edge's source is, is a TLB miss each in small pages). Each name
    is stored after a byte holding its length (DP_MAX_NAME < 256), so that
    a reader compares a name with a candidate's at the cost of one byte
    when their lengths differ (dp__op_name_is). */
@@ -3730,8 +3803,13 @@ static char *dp__pool_alloc(dp_graph *g, size_t n)
     dp__pool *b = (dp__pool *)g->dp__pool;
     char *r;
     if (!b || b->cap - b->used < n) {
-        size_t cap = n > 65536 ? n : 65536;
-        dp__pool *nb = (dp__pool *)DP_MALLOC(sizeof *nb + cap);
+        /* whole powers of two less 32 bytes: see dp__huge_size */
+        size_t size = !b ? 65536 : 2 * (sizeof *b + b->cap + 32), cap;
+        dp__pool *nb;
+        if (size > ((size_t)1 << 22)) size = (size_t)1 << 22;
+        cap = size - 32 - sizeof *b;
+        if (cap < n) cap = n;
+        nb = (dp__pool *)DP_MALLOC(sizeof *nb + cap);
         if (!nb) return NULL;
         nb->next = b; nb->used = 0; nb->cap = cap;
         g->dp__pool = b = nb;
@@ -3933,16 +4011,16 @@ static int dp__op_add(dp_graph *g, const dp_op_desc *op, int *id, int indexed, d
     }
     if (n == 0 && op->n_dev_time > 0) g->n_dev_time = op->n_dev_time;
     DP__PUT(g->name, copy);
-    DP__PUT(g->source, sources);
-    DP__PUT(g->n_source, op->n_source);
-    DP__PUT(g->kind, op->kind);
-    DP__PUT(g->compute, op->compute);
-    DP__PUT(g->out_bytes, op->out_bytes);
-    DP__PUT(g->mem_bytes, op->mem_bytes);
-    DP__PUT(g->resident, op->resident);
-    DP__PUT(g->rows, op->rows);
-    DP__PUT(g->cols, op->cols);
-    DP__PUT(g->arg, op->arg);
+    DP__PUT_Z(g->source, sources, !sources);
+    DP__PUT_Z(g->n_source, op->n_source, !op->n_source);
+    DP__PUT_Z(g->kind, op->kind, !op->kind);
+    DP__PUT_Z(g->compute, op->compute, dp__zero_bits(op->compute));
+    DP__PUT_Z(g->out_bytes, op->out_bytes, dp__zero_bits(op->out_bytes));
+    DP__PUT_Z(g->mem_bytes, op->mem_bytes, dp__zero_bits(op->mem_bytes));
+    DP__PUT_Z(g->resident, op->resident, dp__zero_bits(op->resident));
+    DP__PUT_Z(g->rows, op->rows, !op->rows);
+    DP__PUT_Z(g->cols, op->cols, !op->cols);
+    DP__PUT_Z(g->arg, op->arg, !op->arg);
     for (k = 0; k < g->n_dev_time; k++) DP__PUT(g->dev_time, op->dev_time[k]);
     if (indexed) dp__index_put((dp__index *)g->dp__names, h, n);
     g->n_ops = n + 1;
@@ -3970,11 +4048,19 @@ static int dp__graph_push_op(dp_graph *g, const dp_op_desc *op, int *id, dp_erro
    share a name, *dup then the first op (the lowest index) whose name an
    earlier op has and *first that earlier op, and no index made. The ops
    go into the table in the order of their home slots (a counting sort by
-   its top bits), so that its pages are filled one after the other. */
+   its top bits), so that its pages are filled one after the other; each
+   name is hashed twice (to count, to place) rather than its entry kept
+   between the two, which would be as many more bytes of fresh memory
+   touched as the sorted entries. */
+static uint64_t dp__index_entry(const dp_graph *g, size_t i)   /* op i's slot entry (see dp__index_put) */
+{
+    return (dp__hash_mem(g->name[i], (unsigned char)g->name[i][-1]) & 0xffffffff00000000ULL) | (uint32_t)(i + 1);
+}
+
 static int dp__index_ops(dp_graph *g, int *dup, int *first, dp_error *err)
 {
     size_t n = (size_t)g->n_ops, cap = 16, i, nb = 1, shift = 4;
-    uint64_t *e = NULL, *sorted = NULL;   /* each op's slot entry (see dp__index_put) */
+    uint64_t *sorted = NULL, e;
     size_t *cnt = NULL;
     dp__index *ix;
     int rc = 0;
@@ -3982,19 +4068,18 @@ static int dp__index_ops(dp_graph *g, int *dup, int *first, dp_error *err)
     while (cap < 2 * n) { cap *= 2; shift++; }
     while (nb < 4096 && nb < cap) { nb *= 2; shift--; }   /* nb runs of cap / nb slots */
     ix = (dp__index *)DP_MALLOC(sizeof *ix + cap * sizeof(uint64_t));
-    e = (uint64_t *)DP_MALLOC(sizeof *e * (n + 1));
     sorted = (uint64_t *)DP_MALLOC(sizeof *sorted * (n + 1));
     cnt = (size_t *)DP_MALLOC(sizeof *cnt * (nb + 1));
-    if (!ix || !e || !sorted || !cnt) { rc = dp__fail(err, DP_ERR_NOMEM, "out of memory indexing %zu op names", n); goto done; }
+    if (!ix || !sorted || !cnt) { rc = dp__fail(err, DP_ERR_NOMEM, "out of memory indexing %zu op names", n); goto done; }
     ix->cap = cap; ix->slot = (uint64_t *)(ix + 1);
     memset(ix->slot, 0, cap * sizeof(uint64_t));
     memset(cnt, 0, sizeof *cnt * (nb + 1));
-    for (i = 0; i < n; i++) {
-        e[i] = (dp__hash_mem(g->name[i], (unsigned char)g->name[i][-1]) & 0xffffffff00000000ULL) | (uint32_t)(i + 1);
-        cnt[(((e[i] >> 32) & (cap - 1)) >> shift) + 1]++;
-    }
+    for (i = 0; i < n; i++) cnt[(((dp__index_entry(g, i) >> 32) & (cap - 1)) >> shift) + 1]++;
     for (i = 0; i < nb; i++) cnt[i + 1] += cnt[i];
-    for (i = 0; i < n; i++) sorted[cnt[((e[i] >> 32) & (cap - 1)) >> shift]++] = e[i];   /* stable: ids ascend */
+    for (i = 0; i < n; i++) {   /* stable: ids ascend */
+        e = dp__index_entry(g, i);
+        sorted[cnt[((e >> 32) & (cap - 1)) >> shift]++] = e;
+    }
     for (i = 0; i < n; i++) {
         uint64_t x = sorted[i];
         int v = (int)(uint32_t)x - 1;
@@ -4007,7 +4092,7 @@ static int dp__index_ops(dp_graph *g, int *dup, int *first, dp_error *err)
     if (*dup >= 0) rc = DP_ERR_GRAPH;
     else { g->dp__names = ix; ix = NULL; }
 done:
-    DP_FREE(ix); DP_FREE(e); DP_FREE(sorted); DP_FREE(cnt);
+    DP_FREE(ix); DP_FREE(sorted); DP_FREE(cnt);
     return rc;
 }
 
@@ -4033,7 +4118,7 @@ static int dp__edge_put(dp_graph *g, int src, int dst, double bytes, const uint6
         return dp__fail(err, DP_ERR_NOMEM, "out of memory adding edge %s -> %s (edge %d)", g->name[src], g->name[dst], g->n_edges);
     DP__PUT(g->src, src);
     DP__PUT(g->dst, dst);
-    DP__PUT(g->bytes, bytes);
+    DP__PUT_Z(g->bytes, bytes, dp__zero_bits(bytes));
     if (h) dp__index_put((dp__index *)g->dp__edges, *h, g->n_edges);
     g->n_edges++;
     return 0;
@@ -4184,18 +4269,23 @@ static int dp__find_cycle_op(const dp_graph *g, const int *indeg)
 
 /* Unit-free totals, ops and edges in index order: compute, output and
    workspace bytes, edge bytes (what dp_graph_stats and the memory
-   accounting add up). */
-static int dp__check_totals(const dp_graph *g, dp_error *err)
+   accounting add up). fresh: g comes from a reader (see dp__zeros), and
+   an array of zeros is left out of its sum (x + 0 is x: the same sums). */
+static int dp__check_totals(const dp_graph *g, int fresh, dp_error *err)
 {
     double comp = 0, mem = 0, bytes = 0, t;
-    int v, e;
+    int v, e, out = !(fresh && dp__zeros(g->out_bytes)), wk = !(fresh && dp__zeros(g->mem_bytes)), res = !(fresh && dp__zeros(g->resident)),
+        eb = !(fresh && dp__zeros(g->bytes));
     for (v = 0; v < g->n_ops; v++) {
         t = comp + g->compute[v];
         if (!(t < HUGE_VAL))
             return dp__fail(err, DP_ERR_RANGE, "op '%s' (node %d): the total compute of the ops up to it, %g + %g, is not finite",
                             g->name[v], v, comp, g->compute[v]);
         comp = t;
-        t = mem + g->out_bytes[v] + g->mem_bytes[v] + g->resident[v];
+        t = mem;
+        if (out) t += g->out_bytes[v];
+        if (wk) t += g->mem_bytes[v];
+        if (res) t += g->resident[v];
         if (!(t < HUGE_VAL))
             return dp__fail(err, DP_ERR_RANGE, "op '%s' (node %d): the total output, workspace and resident bytes of the ops up to it, %g + %g + %g + %g, is not finite",
                             g->name[v], v, mem, g->out_bytes[v], g->mem_bytes[v], g->resident[v]);
@@ -4208,7 +4298,7 @@ static int dp__check_totals(const dp_graph *g, dp_error *err)
                             g->weight_name[g->use_weight[v]], g->name[g->use_op[v]], mem, g->weight_bytes[g->use_weight[v]]);
         mem = t;
     }
-    for (e = 0; e < g->n_edges; e++) {
+    for (e = 0; eb && e < g->n_edges; e++) {
         t = bytes + g->bytes[e];
         if (!(t < HUGE_VAL))
             return dp__fail(err, DP_ERR_RANGE, "edge %s -> %s (edge %d): the total bytes of the edges up to it, %g + %g, is not finite",
@@ -4225,7 +4315,7 @@ static int dp__check_totals(const dp_graph *g, dp_error *err)
    critical path, the lower bound, b- and t-levels. On cluster c, or with
    c NULL in the graph's own units (the cluster dp_cluster_for_graph makes:
    speed unit_speed, bandwidth unit_bandwidth, no latency). */
-static int dp__check_times(const dp_graph *g, const dp_cluster *c, dp_error *err)
+static int dp__check_times(const dp_graph *g, const dp_cluster *c, int fresh, dp_error *err)
 {
     double total = 0, lat = 0, bw = c ? HUGE_VAL : g->unit_bandwidth, t;
     int v, e, d, nd, worst;
@@ -4259,6 +4349,7 @@ static int dp__check_times(const dp_graph *g, const dp_cluster *c, dp_error *err
         total = t;
     }
     if (nd < 2 && c) return 0;   /* one device: no transfers */
+    if (!c && fresh && dp__zeros(g->bytes)) return 0;   /* every transfer takes 0 (see dp__check_totals) */
     for (e = 0; e < g->n_edges; e++) {
         double x = g->bytes[e] > 0 ? lat + g->bytes[e] / bw : lat;
         t = total + x;
@@ -4315,7 +4406,8 @@ static int dp__first_dup_edge(const dp_graph *g)
    dp__graph_push_edge): *dup is the first duplicate edge when that is the
    error (DP_ERR_GRAPH), else -1; such a graph failing an earlier check (a
    sum that is not finite) while holding a duplicate fails with the
-   duplicate, the error its reader would have found first. */
+   duplicate, the error its reader would have found first; its checks of
+   the sums leave out its arrays of zeros (dp__zeros). */
 static int dp__finalize(dp_graph *g, int *dup, dp_error *err)
 {
     int n = g->n_ops, m = g->n_edges, i, k, cnt = 0, rc, e;
@@ -4324,7 +4416,7 @@ static int dp__finalize(dp_graph *g, int *dup, dp_error *err)
     if (dup) *dup = -1;
     if (g->finalized) return 0;
     if (n == 0) return dp__fail(err, DP_ERR_GRAPH, "graph has no ops");
-    if ((rc = dp__check_totals(g, err)) || (rc = dp__check_times(g, NULL, err))) {
+    if ((rc = dp__check_totals(g, dup != NULL, err)) || (rc = dp__check_times(g, NULL, dup != NULL, err))) {
         if (dup && (e = dp__first_dup_edge(g)) >= 0) {
             *dup = e;
             rc = dp__fail(err, DP_ERR_GRAPH, "duplicate edge %s -> %s", g->name[g->src[e]], g->name[g->dst[e]]);
@@ -4661,6 +4753,13 @@ static int dp__read_sources(char *s, const char ***names, int *n, const char *fi
     return 0;
 }
 
+/* An op found by name lately (see dp__native_find). */
+#define DP__RECENT 16384
+typedef struct dp__recent {
+    int id;          /* the op + 1, 0: none */
+    char key[12];    /* its name's length, then its name when that fits, zero-padded */
+} dp__recent;
+
 /* What dp__read_native carries from line to line; one function per
    record reads the line in tok[0..n) (used[i]: field i was taken). */
 typedef struct dp__native {
@@ -4675,6 +4774,7 @@ typedef struct dp__native {
     long long want[3];        /* the counts line's ops=, edges=, weights=
                                  (-1: not given)                           */
     int near[2];              /* the last edge's source and target          */
+    dp__recent *recent;       /* [DP__RECENT] or NULL: see dp__native_find  */
 } dp__native;
 
 /* The values of the fields keys[0..nk) on the line, val[k] NULL where not
@@ -4945,25 +5045,55 @@ static int dp__native_weight(dp__native *x, dp_error *err)
    the next op's edges follow. So the last edge's ops and the ops after
    them are tried first, a compare with a name just read, where the name
    index probes a random place of a table as large as the ops (for a
-   large graph, a miss of every cache). */
+   large graph, a miss of every cache). Then the ops found by name
+   lately: a table of DP__RECENT entries (256 KiB) by the low bits of the
+   name's hash, which holds the sources of a layered graph's edges, drawn
+   from the last few levels (a few thousand ops), where the name index
+   is a cache miss each (a third of reading a random graph of 10^6 ops
+   and 10^7 edges, bench/RESULTS.md part 3). An entry holds a name of up
+   to 11 bytes itself, so that it is compared without reading the op's
+   (a longer one: the op's). An edge's target that is the next op goes
+   into that table too: in a file that lists the edges by target, an op
+   is a target before it is a source, and its first lookup as a source
+   then finds it there, not in the index. An id from either is taken
+   only when its op's name is the one read: the same op the index gives,
+   names being unique. */
 static int dp__native_find(const dp__native *x, const char *s, size_t n, int dst)
 {
     const dp_graph *g = x->g;
+    dp__recent *r;
+    char key[12];
     int near[3], k;
+    uint64_t h;
     near[0] = dst ? x->near[1] : x->near[0];        /* the same op again */
     near[1] = near[0] + 1;                          /* the next one       */
     near[2] = dst ? -1 : x->near[1];                /* a chain: the last target */
     for (k = 0; k < 3; k++)
-        if (near[k] >= 0 && near[k] < g->n_ops && dp__op_name_is(g, near[k], s, n)) return near[k];
-    return dp__index_find_mem(g->dp__names, g->name, s, n, dp__hash_mem(s, n));
+        if (near[k] >= 0 && near[k] < g->n_ops && dp__op_name_is(g, near[k], s, n)) break;
+    if (k < 3 && !(dst && k == 1 && x->recent && n <= 255)) return near[k];
+    h = dp__hash_mem(s, n);
+    if (!x->recent || n > 255) return dp__index_find_mem(g->dp__names, g->name, s, n, h);
+    memset(key, 0, sizeof key);
+    key[0] = (char)n;
+    if (n < sizeof key) memcpy(key + 1, s, n);
+    r = &x->recent[h & (DP__RECENT - 1)];
+    if (k < 3) k = near[k];   /* the next target, remembered */
+    else if (r->id > 0 && memcmp(r->key, key, sizeof key) == 0 && (n < sizeof key || dp__op_name_is(g, r->id - 1, s, n))) return r->id - 1;
+    else k = dp__index_find_mem(g->dp__names, g->name, s, n, h);
+    if (k >= 0) { r->id = k + 1; memcpy(r->key, key, sizeof key); }
+    return k;
 }
 
 /* The ops named before the first edge, indexed at it (dp__index_ops; a
-   repeated name is told by dp__read_finish). */
+   repeated name is told by dp__read_finish), and dp__native_find's table
+   of recent ones made (without it, when out of memory: it only saves
+   time). */
 static int dp__native_index(dp__native *x, dp_error *err)
 {
     int dup, first;
-    return !x->g->dp__names && x->g->n_ops > 0 ? dp__index_ops(x->g, &dup, &first, err) : 0;
+    if (x->g->dp__names || x->g->n_ops == 0) return 0;
+    if (!x->recent && x->g->n_ops > DP__RECENT) x->recent = (dp__recent *)dp__zalloc(DP__RECENT * sizeof *x->recent);
+    return dp__index_ops(x->g, &dup, &first, err);
 }
 
 /* An edge line of the usual form, "edge SRC DST" with a space between its
@@ -5119,6 +5249,7 @@ static int dp__read_native(dp_graph *g, dp__text *t, const char *name, dp_error 
     if (!rc && !x.any_op) rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: no ops", t->name, t->line);
     DP_FREE(x.times);
     DP_FREE(x.srcs);
+    DP_FREE(x.recent);
     return dp__read_finish(g, t, rc, name, dp__native_where, t, err);
 }
 
@@ -5317,7 +5448,7 @@ static int dp__read_doppler(dp_graph *g, dp__text *t, const char *name, dp_error
         if (a >= m) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: edge %d: source %lld is not an op (0..%lld)", t->name, line_src, i, dp__list_at(src_line, src_line + src_len, i), m - 1); goto done; }
         if (b >= m) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: edge %d: target %lld is not an op (0..%lld)", t->name, line_dst, i, dp__list_at(dst_line, dst_line + dst_len, i), m - 1); goto done; }
         if ((rc = dp__edge_check(g, a, b, g->out_bytes[a], err))) { dp__at(err, rc, t->name, line_dst); goto done; }
-        DP__PUT(g->bytes, g->out_bytes[a]);
+        DP__PUT_Z(g->bytes, g->out_bytes[a], dp__zero_bits(g->out_bytes[a]));
         g->n_edges++;
     }
 done:
@@ -5972,7 +6103,7 @@ static int dp__dpb_build(const dp__dpb *r, dp_graph *g, dp_error *err)
         if ((rc = dp__dpb_cost(r, DP__S_BYTES, i, "edge", i, NULL, "bytes", bytes, 0, err))) return rc;
         DP__PUT(g->src, a);
         DP__PUT(g->dst, b);
-        DP__PUT(g->bytes, bytes);
+        DP__PUT_Z(g->bytes, bytes, dp__zero_bits(bytes));
         g->n_edges++;
     }
     for (i = 0; i < r->uses; i++) {
@@ -7081,7 +7212,7 @@ DPDEF int dp_check(const dp_graph *g, const dp_cluster *c, dp_error *err)
             if (a != b && !(1.0 / c->bandwidth[a * c->n + b] < HUGE_VAL))
                 return dp__fail(err, DP_ERR_RANGE, "link %d -> %d: bandwidth %g is too small (its inverse, the time per byte, is not finite)",
                                 a, b, c->bandwidth[a * c->n + b]);
-    return dp__check_times(g, c, err);
+    return dp__check_times(g, c, 0, err);
 }
 
 /* Speed of curve p (n >= 1 points) at work w: linear in ln w between the
