@@ -7010,8 +7010,9 @@ DPDEF int dp_fastest_device(const dp_graph *g, const dp_cluster *c, int op)
    launches ops and issues copies through the driver. Two drivers:
    - simulated time (>>simulator, dp_sim_run): a launch schedules the op's
      end at t + its time, a copy the copy's arrival at the modelled end of
-     its transfer (without track_memory only its consumer's readiness, at
-     its latest input: dp__rt_input, one event an op and not one a copy);
+     its transfer (or, where nothing reads the copies' events, only its
+     consumer's readiness at its latest input: dp__rt_input, one event an
+     op and not one a copy);
      the clock, one event heap on (time, push order), pops every event at
      the earliest time;
    - real completions (>>dispatch, dp_dispatch and the executors): launch,
@@ -7094,6 +7095,9 @@ typedef struct dp__rt {
     double makespan;
     double *left;                 /* [nd] a run with a stop bound (dp__sim_run):
                                      each device's work not yet started        */
+    int merge;                    /* simulated, bytes not counted, copies not
+                                     recorded, free links: a copy's arrival is
+                                     no event of its own (dp__rt_input)         */
     /* hooks (dp_dispatch, the executors) */
     double spu, limit;            /* seconds per time unit; arena bytes (0: the
                                      cluster's memory)                           */
@@ -7235,14 +7239,17 @@ DP__INLINE void dp__rt_push(dp__rt *w, int v, double t)
     dp__rt_wake(w, d);
 }
 
-/* Simulated without counting bytes, one input of op v is settled at
-   time t: it comes at time at (its producer ended at t = at, or its copy
-   arrives then). v is ready at the latest of its inputs (kept in
-   ready[v] until then; one event says when, if later than t). Counting
-   bytes needs each copy's arrival as an event (its buffer freed then, a
-   heap push and pop per cross-device edge); the times do not: v is ready
-   at the same time either way, and its place in its device's queue is
-   the same (dp__rt_before's order is total). */
+/* A merged run (w->merge): one input of op v is settled at time t; it
+   comes at time at (its producer ended at t = at, or its copy arrives
+   then). v is ready at the latest of its inputs (kept in ready[v] until
+   then; one event says when, if later than t), not at the last of one
+   event per copy (a heap push and pop per cross-device edge): the same
+   time, and the same place in its device's queue (dp__rt_before's order
+   is total). The events at one instant then come in another order, which
+   changes nothing else where nothing else reads it: not with bytes
+   counted (the copies' buffers are freed at their arrivals), copies
+   recorded (in the order issued) or serial links (the copies issued at
+   one instant queue in that order). */
 DP__INLINE void dp__rt_input(dp__rt *w, int v, double at, double t)
 {
     if (at > w->ready[v]) w->ready[v] = at;
@@ -7317,8 +7324,8 @@ DP__INLINE int dp__rt_launch_ready(dp__rt *w, const dp_dispatch_hooks *h, double
 /* The copy of edge e from device d to dd, its producer ended at t: issued
    at t or, on a SERIAL link, when the pair's previous transfer ends, it
    arrives latency + bytes / bandwidth later (times spu with hooks).
-   Simulated, it is recorded (xfers) and its arrival scheduled (without
-   counting bytes: given to its consumer, dp__rt_input); with hooks
+   Simulated, it is recorded (xfers) and its arrival scheduled (a merged
+   run: given to its consumer, dp__rt_input); with hooks
    the copy hook starts it, and it is delivered at its modelled arrival,
    or, out of a real op, when it is done. */
 DP__INLINE int dp__rt_copy(dp__rt *w, const dp_dispatch_hooks *h, int e, int d, int dd, double t, const int sim, dp_error *err)
@@ -7336,8 +7343,8 @@ DP__INLINE int dp__rt_copy(dp__rt *w, const dp_dispatch_hooks *h, int e, int d, 
             dp_xfer *xf = &w->s->xfers[w->s->n_xfers++];
             xf->edge = e; xf->from = d; xf->to = dd; xf->start = st; xf->end = st + dur;
         }
-        if (w->track) dp__ev_push(w, st + dur, -e - 1);
-        else dp__rt_input(w, w->g->dst[e], st + dur, t);
+        if (w->merge) dp__rt_input(w, w->g->dst[e], st + dur, t);
+        else dp__ev_push(w, st + dur, -e - 1);
         return 0;
     }
     w->arrive[e] = dp__is_real(w->g, w->g->src[e]) ? 0 : st + dur;
@@ -7374,7 +7381,7 @@ DP__INLINE int dp__rt_op_done(dp__rt *w, const dp_dispatch_hooks *h, int v, doub
     for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
         int e = g->out_edge[k], x = g->dst[e], dd = w->assign[x];
         if (dd == d) {
-            if (sim && !w->track) dp__rt_input(w, x, t, t);
+            if (sim && w->merge) dp__rt_input(w, x, t, t);
             else if (--w->pending[x] == 0) dp__rt_push(w, x, t);
             continue;
         }
@@ -7394,8 +7401,8 @@ DP__INLINE void dp__rt_deliver(dp__rt *w, int e, double t, const int sim)
 
 /* One completion at time t: op id >= 0 ended, or edge -1 - id's copy is
    done (its source freed where that was the last use, then delivered, or,
-   with hooks, held until its modelled arrival); simulated without
-   counting bytes, op -1 - id's last input has come instead. With hooks,
+   with hooks, held until its modelled arrival); in a merged run op
+   -1 - id's last input has come instead. With hooks,
    anything not in flight is refused; simulated events are the runtime's
    own. */
 DP__INLINE int dp__rt_complete(dp__rt *w, const dp_dispatch_hooks *h, int id, double t, const int sim, dp_error *err)
@@ -7407,7 +7414,7 @@ DP__INLINE int dp__rt_complete(dp__rt *w, const dp_dispatch_hooks *h, int id, do
         w->inflight--;
         return dp__rt_op_done(w, h, id, t, sim, err);
     }
-    if (sim && !w->track) { dp__rt_push(w, e, t); return 0; }
+    if (sim && w->merge) { dp__rt_push(w, e, t); return 0; }
     if (!sim && !(e < w->m && w->xstate[e] == 1))
         return dp__fail(err, DP_ERR_ARG, "dispatch: completion %d is of no copy in flight", id);
     w->inflight--;
@@ -7504,6 +7511,7 @@ static int dp__sim_run(dp_sim *s, const int *assign, const dp_sim_opts *opts, do
     w->s = s;
     w->track = opts->track_memory;
     w->rec = !opts->no_xfers;
+    w->merge = !w->track && !w->rec && s->c->link == DP_LINK_FREE;
     dp__rt_plan(w, assign, opts->order, opts->priority);
     for (d = 0; d < nd; d++) s->busy[d] = w->left[d] = 0;
     for (v = 0; v < n; v++) s->start[v] = s->end[v] = 0;

@@ -716,11 +716,12 @@ static void test_repeat(void)
 }
 
 /* ---- 12b. a run without counting bytes, and one with a stop bound -------- */
-/* Without track_memory a copy's arrival is no event of its own (its
-   consumer is ready at its latest input, one event): the schedule is the
-   one the tracked run makes, which keeps an event per copy, bit for bit,
-   on generated graphs, both orders, both link models. A stop bound at
-   the makespan stops nothing; one below it stops the run, no makespan. */
+/* Without track_memory and transfer records, on free links, a copy's
+   arrival is no event of its own (its consumer is ready at its latest
+   input, one event): the schedule is the one the tracked run makes,
+   which keeps an event per copy, bit for bit, on generated graphs, both
+   orders (serial links: an event per copy in both). A stop bound at the
+   makespan stops nothing; one below it stops the run, no makespan. */
 static void test_untracked(void)
 {
     for (int gi = 0; gi < 16; gi++) {
@@ -752,6 +753,7 @@ static void test_untracked(void)
                 memcpy(st, s.start, sizeof(double) * (size_t)n);
                 memcpy(en, s.end, sizeof(double) * (size_t)n);
                 o.track_memory = 0;
+                o.no_xfers = 1;
                 CHECK(dp_sim_run(&s, asg, &o, &err) == 0, "untracked run: %s", err.msg);
                 CHECK(memcmp(&mk, &s.makespan, sizeof mk) == 0 && memcmp(st, s.start, sizeof(double) * (size_t)n) == 0 &&
                       memcmp(en, s.end, sizeof(double) * (size_t)n) == 0,
