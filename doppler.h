@@ -899,7 +899,10 @@ typedef struct dp_sim_opts {
                                 makespan, starts and ends only, without
                                 writing a record per cross-device edge (the
                                 searches score placements so: 15% less
-                                memory for the learned placer at 10^5 ops) */
+                                memory for the learned placer at 10^5 ops);
+                                and, without track_memory on free links,
+                                no event per copy either (the same times,
+                                sooner: the learned placer's samples)     */
 } dp_sim_opts;
 
 typedef struct dp_xfer {
