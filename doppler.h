@@ -908,7 +908,10 @@ typedef struct dp_sim_opts {
                                 makespan, starts and ends only, without
                                 writing a record per cross-device edge (the
                                 searches score placements so: 15% less
-                                memory for the learned placer at 10^5 ops) */
+                                memory for the learned placer at 10^5 ops);
+                                and, without track_memory on free links,
+                                no event per copy either (the same times,
+                                sooner: the learned placer's samples)     */
 } dp_sim_opts;
 
 typedef struct dp_xfer {
@@ -7268,8 +7271,11 @@ DPDEF int dp_fastest_device(const dp_graph *g, const dp_cluster *c, int op)
    launches ops and issues copies through the driver. Two drivers:
    - simulated time (>>simulator, dp_sim_run): a launch schedules the op's
      end at t + its time, a copy the copy's arrival at the modelled end of
-     its transfer; the clock, one event heap on (time, push order), pops
-     every event at the earliest time;
+     its transfer (or, where nothing reads the copies' events, only its
+     consumer's readiness at its latest input: dp__rt_input, one event an
+     op and not one a copy);
+     the clock, one event heap on (time, push order), pops every event at
+     the earliest time;
    - real completions (>>dispatch, dp_dispatch and the executors): launch,
      copy and release are the executor's hooks (dp_dispatch_hooks), its
      wait returns completions, and the copy of an opaque op is held until
@@ -7348,6 +7354,11 @@ typedef struct dp__rt {
                                      placers' table: dp__sim_init_times)       */
     dp__event *ev; int nev; uint32_t seq;   /* the event heap                     */
     double makespan;
+    double *left;                 /* [nd] a run with a stop bound (dp__sim_run):
+                                     each device's work not yet started        */
+    int merge;                    /* simulated, bytes not counted, copies not
+                                     recorded, free links: a copy's arrival is
+                                     no event of its own (dp__rt_input)         */
     /* hooks (dp_dispatch, the executors) */
     double spu, limit;            /* seconds per time unit; arena bytes (0: the
                                      cluster's memory)                           */
@@ -7416,7 +7427,7 @@ static int dp__rt_init(dp__rt *w, const dp_graph *g, const dp_cluster *c, dp_sim
         DP__A(w->link_free, (size_t)nd * nd, double); DP__A(w->cur, nd, double); DP__A(w->peak, nd, double);
         DP__A(w->resid, nd, double);
         if (s) {
-            DP__A(w->ev, (size_t)n + m + 1, dp__event);
+            DP__A(w->ev, (size_t)n + m + 1, dp__event); DP__A(w->left, nd, double);
             if (!optime) DP__A(own, (size_t)n * nd, double);
             DP__A(s->start, n, double); DP__A(s->end, n, double); DP__A(s->busy, nd, double); DP__A(s->xfers, m, dp_xfer);
         } else {
@@ -7489,6 +7500,26 @@ DP__INLINE void dp__rt_push(dp__rt *w, int v, double t)
     dp__rt_wake(w, d);
 }
 
+/* A merged run (w->merge): one input of op v is settled at time t; it
+   comes at time at (its producer ended at t = at, or its copy arrives
+   then). v is ready at the latest of its inputs (kept in ready[v] until
+   then; one event says when, if later than t), not at the last of one
+   event per copy (a heap push and pop per cross-device edge): the same
+   time, and the same place in its device's queue (dp__rt_before's order
+   is total). The events at one instant then come in another order, which
+   changes nothing else where nothing else reads it: not with bytes
+   counted (the copies' buffers are freed at their arrivals), copies
+   recorded (in the order issued) or serial links (the copies issued at
+   one instant queue in that order). */
+DP__INLINE void dp__rt_input(dp__rt *w, int v, double at, double t)
+{
+    if (at > w->ready[v]) w->ready[v] = at;
+    if (--w->pending[v] == 0) {
+        if (w->ready[v] > t) dp__ev_push(w, w->ready[v], -1 - v);
+        else dp__rt_push(w, v, t);
+    }
+}
+
 /* A new run at time t: nothing running or held, the sources ready. */
 static void dp__rt_reset(dp__rt *w, double t)
 {
@@ -7500,7 +7531,7 @@ static void dp__rt_reset(dp__rt *w, double t)
     w->ndirty = w->ndone = w->inflight = w->ndl = w->nev = 0;
     w->seq = 0;
     w->makespan = 0;
-    for (v = 0; v < w->n; v++) { w->pending[v] = g->in_off[v + 1] - g->in_off[v]; w->refcnt[v] = g->out_off[v + 1] - g->out_off[v]; }
+    for (v = 0; v < w->n; v++) { w->pending[v] = g->in_off[v + 1] - g->in_off[v]; w->refcnt[v] = g->out_off[v + 1] - g->out_off[v]; w->ready[v] = t; }
     for (v = 0; v < w->n; v++) if (w->pending[v] == 0) dp__rt_push(w, v, t);
 }
 
@@ -7542,6 +7573,7 @@ DP__INLINE int dp__rt_launch_ready(dp__rt *w, const dp_dispatch_hooks *h, double
             dp_sim *s = w->s;
             s->start[v] = t;
             s->end[v] = t + w->op_time[(size_t)v * w->nd + d];
+            w->left[d] -= w->op_time[(size_t)v * w->nd + d];
             dp__ev_push(w, s->end[v], v);
         } else if ((rc = h->launch(h->ctx, v, d, err))) return rc;
         w->running[d] = v;
@@ -7553,7 +7585,8 @@ DP__INLINE int dp__rt_launch_ready(dp__rt *w, const dp_dispatch_hooks *h, double
 /* The copy of edge e from device d to dd, its producer ended at t: issued
    at t or, on a SERIAL link, when the pair's previous transfer ends, it
    arrives latency + bytes / bandwidth later (times spu with hooks).
-   Simulated, it is recorded (xfers) and its arrival scheduled; with hooks
+   Simulated, it is recorded (xfers) and its arrival scheduled (a merged
+   run: given to its consumer, dp__rt_input); with hooks
    the copy hook starts it, and it is delivered at its modelled arrival,
    or, out of a real op, when it is done. */
 DP__INLINE int dp__rt_copy(dp__rt *w, const dp_dispatch_hooks *h, int e, int d, int dd, double t, const int sim, dp_error *err)
@@ -7571,7 +7604,8 @@ DP__INLINE int dp__rt_copy(dp__rt *w, const dp_dispatch_hooks *h, int e, int d, 
             dp_xfer *xf = &w->s->xfers[w->s->n_xfers++];
             xf->edge = e; xf->from = d; xf->to = dd; xf->start = st; xf->end = st + dur;
         }
-        dp__ev_push(w, st + dur, -e - 1);
+        if (w->merge) dp__rt_input(w, w->g->dst[e], st + dur, t);
+        else dp__ev_push(w, st + dur, -e - 1);
         return 0;
     }
     w->arrive[e] = dp__is_real(w->g, w->g->src[e]) ? 0 : st + dur;
@@ -7607,7 +7641,11 @@ DP__INLINE int dp__rt_op_done(dp__rt *w, const dp_dispatch_hooks *h, int v, doub
     }
     for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
         int e = g->out_edge[k], x = g->dst[e], dd = w->assign[x];
-        if (dd == d) { if (--w->pending[x] == 0) dp__rt_push(w, x, t); continue; }
+        if (dd == d) {
+            if (sim && w->merge) dp__rt_input(w, x, t, t);
+            else if (--w->pending[x] == 0) dp__rt_push(w, x, t);
+            continue;
+        }
         if (w->track && (rc = dp__rt_alloc(w, dd, sim ? g->bytes[e] : (double)w->ebytes[e], "copy of edge", e, sim, err))) return rc;
         if ((rc = dp__rt_copy(w, h, e, d, dd, t, sim, err))) return rc;
     }
@@ -7624,8 +7662,10 @@ DP__INLINE void dp__rt_deliver(dp__rt *w, int e, double t, const int sim)
 
 /* One completion at time t: op id >= 0 ended, or edge -1 - id's copy is
    done (its source freed where that was the last use, then delivered, or,
-   with hooks, held until its modelled arrival). With hooks, anything not
-   in flight is refused; simulated events are the runtime's own. */
+   with hooks, held until its modelled arrival); in a merged run op
+   -1 - id's last input has come instead. With hooks,
+   anything not in flight is refused; simulated events are the runtime's
+   own. */
 DP__INLINE int dp__rt_complete(dp__rt *w, const dp_dispatch_hooks *h, int id, double t, const int sim, dp_error *err)
 {
     int e = -1 - id, rc;
@@ -7635,6 +7675,7 @@ DP__INLINE int dp__rt_complete(dp__rt *w, const dp_dispatch_hooks *h, int id, do
         w->inflight--;
         return dp__rt_op_done(w, h, id, t, sim, err);
     }
+    if (sim && w->merge) { dp__rt_push(w, e, t); return 0; }
     if (!sim && !(e < w->m && w->xstate[e] == 1))
         return dp__fail(err, DP_ERR_ARG, "dispatch: completion %d is of no copy in flight", id);
     w->inflight--;
@@ -7698,7 +7739,24 @@ static double dp__sim_step(dp__rt *w)
     return t;
 }
 
-DPDEF int dp_sim_run(dp_sim *s, const int *assign, const dp_sim_opts *opts, dp_error *err)
+/* Whether the run can no longer end by time stop: a device's op running
+   (ending then) or its idle time now, plus its work not yet started
+   (its ops run one at a time) passes it. */
+static int dp__sim_past(const dp__rt *w, double t, double stop)
+{
+    int d;
+    for (d = 0; d < w->nd; d++)
+        if ((w->running[d] >= 0 ? w->s->end[w->running[d]] : t) + w->left[d] > stop) return 1;
+    return 0;
+}
+
+/* dp_sim_run that gives up (0, makespan HUGE_VAL, not counted in runs)
+   as soon as the makespan must pass stop (HUGE_VAL: never): the learned
+   placers' samples, which a makespan above the best so far cannot make
+   the answer, stop there instead of simulating to the end. The bound's
+   own rounding (the work left is a running difference of n op times:
+   at most about 2n ulps of stop) never stops a run that ends by stop. */
+static int dp__sim_run(dp_sim *s, const int *assign, const dp_sim_opts *opts, double stop, dp_error *err)
 {
     static const dp_sim_opts defaults = { DP_ORDER_FIFO, NULL, 0, 0 };
     dp__rt *w = (dp__rt *)s->dp__ws;
@@ -7714,15 +7772,21 @@ DPDEF int dp_sim_run(dp_sim *s, const int *assign, const dp_sim_opts *opts, dp_e
     w->s = s;
     w->track = opts->track_memory;
     w->rec = !opts->no_xfers;
+    w->merge = !w->track && !w->rec && s->c->link == DP_LINK_FREE;
     dp__rt_plan(w, assign, opts->order, opts->priority);
-    for (d = 0; d < nd; d++) s->busy[d] = 0;
+    for (d = 0; d < nd; d++) s->busy[d] = w->left[d] = 0;
     for (v = 0; v < n; v++) s->start[v] = s->end[v] = 0;
+    if (stop < HUGE_VAL) {
+        for (v = 0; v < n; v++) w->left[assign[v]] += w->op_time[(size_t)v * nd + assign[v]];
+        stop += (2.0 * n + 4) * DBL_EPSILON * fabs(stop);
+    }
     s->n_xfers = 0;
     dp__rt_reset(w, t);
     for (;;) {
         /* every idle device that has a ready op starts one at t */
         (void)dp__rt_launch_ready(w, NULL, t, 1, NULL);   /* simulated: cannot fail */
         if (w->track) for (d = 0; d < nd; d++) if (w->cur[d] > w->peak[d]) w->peak[d] = w->cur[d];
+        if (stop < HUGE_VAL && dp__sim_past(w, t, stop)) { s->makespan = HUGE_VAL; return 0; }
         if (w->nev == 0) break;
         t = dp__sim_step(w);
     }
@@ -7740,6 +7804,11 @@ DPDEF int dp_sim_run(dp_sim *s, const int *assign, const dp_sim_opts *opts, dp_e
     s->memory_tracked = w->track;
     s->runs++;
     return 0;
+}
+
+DPDEF int dp_sim_run(dp_sim *s, const int *assign, const dp_sim_opts *opts, dp_error *err)
+{
+    return dp__sim_run(s, assign, opts, HUGE_VAL, err);
 }
 
 DPDEF int dp_simulate(const dp_graph *g, const dp_cluster *c, const int *assign, const dp_sim_opts *opts, double *makespan, dp_error *err)
@@ -12623,12 +12692,14 @@ static int dp__gctx_fork(dp__gctx *w, const dp__gctx *x, dp_error *err)
    x, from its own stream (seeded by seed and k; the greedy one by seed),
    and its simulated makespan into *cost (*sims counts it), or HUGE_VAL
    where it has none: stopped because its bound passed best (it cannot
-   beat the best so far), or a memory dead end (x->overfull). */
+   beat the best so far), in the rollout, before the simulation or in it
+   (*sims counts that one too), or a memory dead end (x->overfull). */
 static int dp__place_sample(dp__gctx *x, const dp_policy *p, uint64_t seed, dp_order order, int k, double best,
                             double *cost, long *sims, dp_error *err)
 {
     dp__roll_opts ro;
     dp__roll_stats rs;
+    dp_sim_opts so;
     dp_rng rng;
     int rc;
     *cost = HUGE_VAL;
@@ -12639,9 +12710,13 @@ static int dp__place_sample(dp__gctx *x, const dp_policy *p, uint64_t seed, dp_o
     dp_rng_seed(&rng, k > 0 ? dp__mix(seed + dp__mix((uint64_t)k)) : seed);
     dp__rollout(x, p, &ro, &rng, &rs);
     if (x->overfull || rs.stopped) return 0;
-    /* a sample that cannot beat the best so far is not simulated */
+    /* a sample that cannot beat the best so far is not simulated, and
+       its simulation stops where its makespan must pass the best (x is
+       not over-full here: dp__cost's cost is the makespan) */
     if (k > 0 && best < HUGE_VAL && dp__place_bound(x) > best * (1 + 1e-9)) return 0;
-    if ((rc = dp__cost(x, order, NULL, NULL, cost, err))) return rc;
+    dp__score_opts(&so, order, x->order, x->n, x->prio);
+    if ((rc = dp__sim_run(&x->sim, x->assign, &so, k > 0 && best < HUGE_VAL ? best * (1 + 1e-9) : HUGE_VAL, err))) return rc;
+    *cost = x->sim.makespan;
     ++*sims;
     return 0;
 }

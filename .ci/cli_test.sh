@@ -871,10 +871,10 @@ expect 0 "heft_example --devices 3" "$D" place graphs/heft_example.dpg --method 
 expect 0 "heft_example, its own devices" "$D" place graphs/heft_example.dpg --method heft
 # --progress: anneal reports on stderr (a run of more than a second) and
 # places exactly as without it
-expect 0 "anneal --progress" "$D" place graphs/layered_100.dpg --method anneal --devices 8 --budget 150000 --progress
+expect 0 "anneal --progress" "$D" place graphs/layered_100.dpg --method anneal --devices 8 --budget 500000 --progress
 grep -v '^seconds' "$T/out" >"$T/with"
-contains "$T/err" "^anneal: [0-9]* of 150000 ([0-9]*%) simulations, best makespan" "anneal --progress reports on stderr"
-expect 0 "anneal without --progress" "$D" place graphs/layered_100.dpg --method anneal --devices 8 --budget 150000
+contains "$T/err" "^anneal: [0-9]* of 500000 ([0-9]*%) simulations, best makespan" "anneal --progress reports on stderr"
+expect 0 "anneal without --progress" "$D" place graphs/layered_100.dpg --method anneal --devices 8 --budget 500000
 if [ ! -s "$T/err" ] && diff "$T/with" <(grep -v '^seconds' "$T/out") >/dev/null; then ok; else bad "anneal: --progress changed the placement or stderr is not quiet without it"; fi
 
 # ---- output paths: checked before any work, put in place together ----------

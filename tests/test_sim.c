@@ -715,6 +715,60 @@ static void test_repeat(void)
     dp_graph_free(&g);
 }
 
+/* ---- 12b. a run without counting bytes, and one with a stop bound -------- */
+/* Without track_memory and transfer records, on free links, a copy's
+   arrival is no event of its own (its consumer is ready at its latest
+   input, one event): the schedule is the one the tracked run makes,
+   which keeps an event per copy, bit for bit, on generated graphs, both
+   orders (serial links: an event per copy in both). A stop bound at the
+   makespan stops nothing; one below it stops the run, no makespan. */
+static void test_untracked(void)
+{
+    for (int gi = 0; gi < 16; gi++) {
+        dp_gen_opts go;
+        dp_graph g;
+        dp_error err;
+        memset(&go, 0, sizeof go);
+        go.nodes = 60 + 20 * gi;
+        go.shape = gi % 2 ? DP_GEN_RANDOM : DP_GEN_LAYERED;
+        go.ccr = gi % 4 == 0 ? 0 : 0.25 * gi;
+        go.seed = 500 + (uint64_t)gi;
+        if (dp_gen(&g, &go, &err) != 0) { CHECK(0, "gen: %s", err.msg); continue; }
+        dp_cluster c = cluster(2 + gi % 3, 1, 1, gi % 3 == 1 ? 0.5 : 0);
+        if (gi % 4 >= 2) c.link = DP_LINK_SERIAL;
+        int n = g.n_ops, *asg = (int *)malloc(sizeof(int) * (size_t)n);
+        double *st = (double *)malloc(sizeof(double) * (size_t)n), *en = (double *)malloc(sizeof(double) * (size_t)n);
+        dp_rng rng;
+        dp_rng_seed(&rng, 77 + (uint64_t)gi);
+        for (int v = 0; v < n; v++) asg[v] = (int)(dp_rng_next(&rng) % (uint64_t)c.n);
+        dp_sim s;
+        if (st && en && asg && dp_sim_init(&s, &g, &c, &err) == 0) {
+            for (int ord = 0; ord < 2; ord++) {
+                dp_sim_opts o;
+                memset(&o, 0, sizeof o);
+                o.order = ord ? DP_ORDER_PRIORITY : DP_ORDER_FIFO;
+                o.track_memory = 1;
+                CHECK(dp_sim_run(&s, asg, &o, &err) == 0, "tracked run: %s", err.msg);
+                double mk = s.makespan;
+                memcpy(st, s.start, sizeof(double) * (size_t)n);
+                memcpy(en, s.end, sizeof(double) * (size_t)n);
+                o.track_memory = 0;
+                o.no_xfers = 1;
+                CHECK(dp_sim_run(&s, asg, &o, &err) == 0, "untracked run: %s", err.msg);
+                CHECK(memcmp(&mk, &s.makespan, sizeof mk) == 0 && memcmp(st, s.start, sizeof(double) * (size_t)n) == 0 &&
+                      memcmp(en, s.end, sizeof(double) * (size_t)n) == 0,
+                      "graph %d order %d: untracked makespan %.17g, tracked %.17g (or the starts and ends differ)", gi, ord, s.makespan, mk);
+                CHECK(dp__sim_run(&s, asg, &o, mk, &err) == 0 && s.makespan == mk, "graph %d: stop at the makespan stopped it (%g)", gi, s.makespan);
+                CHECK(dp__sim_run(&s, asg, &o, mk * (1 - 1e-6), &err) == 0 && s.makespan == HUGE_VAL, "graph %d: stop below the makespan: %g", gi, s.makespan);
+            }
+            dp_sim_free(&s);
+        } else CHECK(0, "graph %d: allocation or dp_sim_init failed", gi);
+        free(asg); free(st); free(en);
+        dp_cluster_free(&c);
+        dp_graph_free(&g);
+    }
+}
+
 /* ---- 13. bad arguments --------------------------------------------------- */
 static void test_bad_args(void)
 {
@@ -927,6 +981,7 @@ int main(void)
     test_memory();
     test_memory_copies();
     test_repeat();
+    test_untracked();
     test_bad_args();
     test_overflow();
     return dp_test_done();
