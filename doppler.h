@@ -5066,25 +5066,27 @@ static int dp__native_find(const dp__native *x, const char *s, size_t n, int dst
     const dp_graph *g = x->g;
     dp__recent *r;
     char key[12];
-    int near[3], k;
+    int near[3], k, id = -1, table = x->recent && n <= 255;
     uint64_t h;
     near[0] = dst ? x->near[1] : x->near[0];        /* the same op again */
     near[1] = near[0] + 1;                          /* the next one       */
     near[2] = dst ? -1 : x->near[1];                /* a chain: the last target */
-    for (k = 0; k < 3; k++)
-        if (near[k] >= 0 && near[k] < g->n_ops && dp__op_name_is(g, near[k], s, n)) break;
-    if (k < 3 && !(dst && k == 1 && x->recent && n <= 255)) return near[k];
+    for (k = 0; k < 3 && id < 0; k++)
+        if (near[k] >= 0 && near[k] < g->n_ops && dp__op_name_is(g, near[k], s, n)) id = near[k];
+    /* found near: done, but for a target that is the next op, remembered */
+    if (id >= 0 && !(table && dst && id == near[1])) return id;
     h = dp__hash_mem(s, n);
-    if (!x->recent || n > 255) return dp__index_find_mem(g->dp__names, g->name, s, n, h);
+    if (!table) return dp__index_find_mem(g->dp__names, g->name, s, n, h);
     memset(key, 0, sizeof key);
     key[0] = (char)n;
     if (n < sizeof key) memcpy(key + 1, s, n);
     r = &x->recent[h & (DP__RECENT - 1)];
-    if (k < 3) k = near[k];   /* the next target, remembered */
-    else if (r->id > 0 && memcmp(r->key, key, sizeof key) == 0 && (n < sizeof key || dp__op_name_is(g, r->id - 1, s, n))) return r->id - 1;
-    else k = dp__index_find_mem(g->dp__names, g->name, s, n, h);
-    if (k >= 0) { r->id = k + 1; memcpy(r->key, key, sizeof key); }
-    return k;
+    if (id < 0) {
+        if (r->id > 0 && memcmp(r->key, key, sizeof key) == 0 && (n < sizeof key || dp__op_name_is(g, r->id - 1, s, n))) return r->id - 1;
+        id = dp__index_find_mem(g->dp__names, g->name, s, n, h);
+    }
+    if (id >= 0) { r->id = id + 1; memcpy(r->key, key, sizeof key); }
+    return id;
 }
 
 /* The ops named before the first edge, indexed at it (dp__index_ops; a
