@@ -3607,6 +3607,50 @@ static dp_code dp__count(const char *s, long long lo, long long hi, long long *o
     return DP_OK;
 }
 
+/* fn(ctx, lo, hi) over [0, n) in nt contiguous parts, the first on the
+   calling thread and each other on a thread of its own (one whose thread
+   cannot start runs on the calling thread after the first). For loops
+   whose iterations write disjoint outputs and read nothing another
+   writes: the results are the same, bit for bit, on any number of
+   threads. Parts of fewer than DP__PAR_MIN iterations are not worth a
+   thread: a short loop runs on the calling thread alone. */
+#define DP__PAR_MIN 4096
+#define DP__PAR_MAX 64
+
+typedef struct dp__par_part {
+    void (*fn)(void *ctx, int lo, int hi);
+    void *ctx;
+    int lo, hi;
+} dp__par_part;
+
+static void *dp__par_main(void *arg)
+{
+    dp__par_part *q = (dp__par_part *)arg;
+    q->fn(q->ctx, q->lo, q->hi);
+    return NULL;
+}
+
+static void dp__par_for(int nt, int n, void (*fn)(void *ctx, int lo, int hi), void *ctx)
+{
+    dp__par_part part[DP__PAR_MAX];
+    pthread_t th[DP__PAR_MAX];
+    int ok[DP__PAR_MAX], i;
+    if (nt > n / DP__PAR_MIN) nt = n / DP__PAR_MIN;
+    if (nt > DP__PAR_MAX) nt = DP__PAR_MAX;
+    if (nt < 2) { fn(ctx, 0, n); return; }
+    for (i = 0; i < nt; i++) {
+        part[i].fn = fn; part[i].ctx = ctx;
+        part[i].lo = (int)((long long)n * i / nt);
+        part[i].hi = (int)((long long)n * (i + 1) / nt);
+    }
+    for (i = 1; i < nt; i++) ok[i] = pthread_create(&th[i], NULL, dp__par_main, &part[i]) == 0;
+    fn(ctx, part[0].lo, part[0].hi);
+    for (i = 1; i < nt; i++) {
+        if (ok[i]) pthread_join(th[i], NULL);
+        else fn(ctx, part[i].lo, part[i].hi);
+    }
+}
+
 /* ======================================================================
    >>graph
    While building, the per-op and per-edge arrays are growable arrays
@@ -7884,19 +7928,24 @@ DPDEF int dp_blevel(const dp_graph *g, const dp_cluster *c, double *out)
 DPDEF int dp_tlevel(const dp_graph *g, const dp_cluster *c, double *out)
 {
     double lat, ibw;
+    /* each op's t-level plus its mean time, made once per op instead of
+       once per output edge (the same sums); without the memory, per edge */
+    double *fin = (double *)DP_MALLOC(sizeof(double) * (size_t)(g->n_ops > 0 ? g->n_ops : 1));
     int i, k;
-    if (!g->finalized) return DP_ERR_ARG;
+    if (!g->finalized) { DP_FREE(fin); return DP_ERR_ARG; }
     dp__mean_link(c, &lat, &ibw);
     for (i = 0; i < g->n_ops; i++) {
         int v = g->topo[i];
         double best = 0;
         for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
             int e = g->in_edge[k], u = g->src[e];
-            double x = out[u] + dp__mean_time(g, c, u) + (c->n > 1 ? lat + g->bytes[e] * ibw : 0);
+            double x = (fin ? fin[u] : out[u] + dp__mean_time(g, c, u)) + (c->n > 1 ? lat + g->bytes[e] * ibw : 0);
             if (x > best) best = x;
         }
         out[v] = best;
+        if (fin) fin[v] = best + dp__mean_time(g, c, v);
     }
+    DP_FREE(fin);
     return 0;
 }
 
@@ -9418,9 +9467,13 @@ typedef struct dp__gctx {
     const dp_graph *g; const dp_cluster *c;
     int n, m, nd, H, K, shared;
     int train;            /* keep every step for the backward pass      */
+    int threads;          /* dp__forward's message passes on this many
+                             threads (0, 1: the calling thread alone)   */
     double *x;            /* [n F] z-scored op features                */
     dp__ef ef;            /* the edge feature                           */
     double *bl, *tl;      /* b-level, t-level                           */
+    double *mt;           /* [n] mean op time over the devices (the
+                             features' and the t-level path's)          */
     int *bnext, *tprev;   /* next op on the b-level path / t-level path */
     double *blen, *tlen;  /* ops on those paths, v included            */
     double *optime;       /* [n nd]                                     */
@@ -9457,7 +9510,6 @@ typedef struct dp__gctx {
                              bound on any simulation's makespan */
     int *expert;          /* the cp expert's choices: [max(n, nd)] in
                              training, [nd] in inference (PLC's mask)     */
-    uint64_t key;         /* dp__graph_key: where a policy's op_table applies */
     int insertion;        /* the rolled-out policy's dp_policy_opts.insertion
                              (set by dp__rollout): est may fall in an idle
                              gap of the device */
@@ -9522,8 +9574,8 @@ typedef struct dp__gctx {
     double pen;           /* an over-full placement's cost added (dp__cost) */
     void *arena;          /* every buffer above lives in this one block,  */
     void *farena;         /* but in inference those only dp__forward reads
-                             (x, bl, tl, bnext, tprev, blen, tlen, gnn, pb,
-                             pt, zsel), in this one: freed after it
+                             (x, bl, tl, mt, bnext, tprev, blen, tlen, gnn,
+                             pb, pt, zsel), in this one: freed after it
                              (dp__gctx_drop_forward)                     */
     dp_sim sim;           /* its op times are optime                       */
     /* training statistics */
@@ -9573,7 +9625,7 @@ static void dp__gctx_drop_forward(dp__gctx *x)
     if (x->train) return;
     DP_FREE(x->farena);
     x->farena = NULL;
-    x->x = x->bl = x->tl = x->blen = x->tlen = x->pb = x->pt = x->zsel = NULL;
+    x->x = x->bl = x->tl = x->mt = x->blen = x->tlen = x->pb = x->pt = x->zsel = NULL;
     x->bnext = x->tprev = NULL;
     memset(x->gnn, 0, sizeof x->gnn);
 }
@@ -9700,6 +9752,7 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
         if (pass && !train && (rc = dp__arena_alloc(&fr, &x->farena, err, "learning workspace"))) { dp__gctx_free(x); return rc; }
         x->x = (double *)dp__carve(fa, (size_t)n * DP__F, sizeof(double));
         x->bl = (double *)dp__carve(fa, (size_t)n, sizeof(double)); x->tl = (double *)dp__carve(fa, (size_t)n, sizeof(double));
+        x->mt = (double *)dp__carve(fa, (size_t)n, sizeof(double));
         x->bnext = (int *)dp__carve(fa, (size_t)n, sizeof(int)); x->tprev = (int *)dp__carve(fa, (size_t)n, sizeof(int));
         x->blen = (double *)dp__carve(fa, (size_t)n, sizeof(double)); x->tlen = (double *)dp__carve(fa, (size_t)n, sizeof(double));
         DP__A(x->optime, (size_t)n * nd, double);
@@ -9739,8 +9792,11 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
         x->odst[k] = g->dst[g->out_edge[k]];
     }
     if (alike) { x->xlat = c->latency[1]; x->xbw = c->bandwidth[1]; }   /* the link 0 -> 1, as every other */
-    for (v = 0; v < n; v++)
-        for (k = 0; k < nd; k++) x->optime[(size_t)v * nd + k] = dp_op_time(g, c, v, k);
+    for (v = 0; v < n; v++) {
+        double s = 0;   /* dp__mean_time's sum, in its order */
+        for (k = 0; k < nd; k++) s += x->optime[(size_t)v * nd + k] = dp_op_time(g, c, v, k);
+        x->mt[v] = s / nd;
+    }
     x->wtot = 0;
     for (k = 0; k < n * nd; k++) x->wtot += x->optime[k] / nd;
     dp_blevel(g, c, x->bl);
@@ -9753,7 +9809,7 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
         double *r = x->x + (size_t)v * DP__F, in = 0, out = 0;
         for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) in += dp__edge_mean(c, g->bytes[g->in_edge[k]], lat, ibw);
         for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) out += dp__edge_mean(c, g->bytes[g->out_edge[k]], lat, ibw);
-        r[0] = dp__mean_time(g, c, v); r[1] = x->bl[v]; r[2] = x->tl[v]; r[3] = in; r[4] = out;
+        r[0] = x->mt[v]; r[1] = x->bl[v]; r[2] = x->tl[v]; r[3] = in; r[4] = out;
         mean_t += r[0];
     }
     mean_t /= n;
@@ -9780,12 +9836,11 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
         x->tprev[v] = -1;
         for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
             int ed = g->in_edge[k], u = g->src[ed];
-            double val = x->tl[u] + dp__mean_time(g, c, u) + dp__edge_mean(c, g->bytes[ed], lat, ibw);
+            double val = x->tl[u] + x->mt[u] + dp__edge_mean(c, g->bytes[ed], lat, ibw);
             if (val > best) { best = val; x->tprev[v] = u; }
         }
         x->tlen[v] = 1 + (x->tprev[v] >= 0 ? x->tlen[x->tprev[v]] : 0);
     }
-    x->key = dp__graph_key(x);
     return 0;
 }
 
@@ -9851,15 +9906,34 @@ static void dp__mp_mean(const dp_graph *g, const dp__ef *ef, int H, int fwd, con
     if (hi > lo) for (i = 0; i < H; i++) m[i] /= hi - lo;
 }
 
+/* A synchronous round's mean messages of ops lo..hi-1 (dp__par_for). */
+typedef struct dp__mp_means {
+    const dp_graph *g; const dp__ef *ef; int H;
+    const double *af, *ab, *hp;
+    double *mf, *mb;
+} dp__mp_means;
+
+static void dp__mp_means_part(void *ctx, int lo, int hi)
+{
+    const dp__mp_means *a = (const dp__mp_means *)ctx;
+    int v;
+    for (v = lo; v < hi; v++) {
+        dp__mp_mean(a->g, a->ef, a->H, 1, a->af, a->hp, v, a->mf + (size_t)v * a->H);
+        dp__mp_mean(a->g, a->ef, a->H, 0, a->ab, a->hp, v, a->mb + (size_t)v * a->H);
+    }
+}
+
 /* One round: hp[n][H] in, hn[n][H] out, pr the pre-activations; mf and mb
    keep the mean messages for the backward pass (NULL where unused). W the
    round's weights, Wt the same with its matrices transposed
    (dp__mp_transpose). A synchronous round is three matrix products over
-   all ops; a progressive one does the Ws part for all ops at once, then
-   visits the ops in order, each one's message depending on the new values
-   of those visited before it. */
+   all ops, its messages (a pass over every edge, both ways) made by nt
+   threads (each op's own: the same values on any number); a progressive
+   one does the Ws part for all ops at once, then visits the ops in order,
+   each one's message depending on the new values of those visited before
+   it. */
 static void dp__mp_forward(const dp_graph *g, const dp__ef *ef, int H, dp__mp_mode mode, const double *W, const double *Wt,
-                           const double *hp, double *hn, double *pr, double *mf, double *mb)
+                           const double *hp, double *hn, double *pr, double *mf, double *mb, int nt)
 {
     dp__mp_w w, wt;
     int n = g->n_ops, v, q, i;
@@ -9868,10 +9942,9 @@ static void dp__mp_forward(const dp_graph *g, const dp__ef *ef, int H, dp__mp_mo
     for (v = 0; v < n; v++) memcpy(pr + (size_t)v * H, w.b, sizeof(double) * (size_t)H);
     dp__gemm(pr, (size_t)H, hp, (size_t)H, wt.ws, n, H, H);
     if (mode == DP__MP_BOTH) {
-        for (v = 0; v < n; v++) {
-            dp__mp_mean(g, ef, H, 1, w.af, hp, v, mf + (size_t)v * H);
-            dp__mp_mean(g, ef, H, 0, w.ab, hp, v, mb + (size_t)v * H);
-        }
+        dp__mp_means ms;
+        ms.g = g; ms.ef = ef; ms.H = H; ms.af = w.af; ms.ab = w.ab; ms.hp = hp; ms.mf = mf; ms.mb = mb;
+        dp__par_for(nt, n, dp__mp_means_part, &ms);
         dp__gemm(pr, (size_t)H, mf, (size_t)H, wt.wf, n, H, H);
         dp__gemm(pr, (size_t)H, mb, (size_t)H, wt.wb, n, H, H);
         for (i = 0; i < n * H; i++) hn[i] = hp[i] + dp__relu(pr[i]);
@@ -9958,7 +10031,7 @@ static void dp__gnn_forward(dp__gctx *x, dp__gnn_buf *b, const double *W, const 
     for (r = 0; r < x->K; r++)
         dp__mp_forward(x->g, &x->ef, x->H, DP__MP_BOTH, W + dp__round_off(x->H, r), Wt + dp__round_off(x->H, r),
                        dp__gnn_round(b, b->h, r), dp__gnn_round(b, b->h, r + 1), dp__gnn_round(b, b->pre, r + 1),
-                       dp__gnn_round(b, b->mf, r), dp__gnn_round(b, b->mb, r));
+                       dp__gnn_round(b, b->mf, r), dp__gnn_round(b, b->mb, r), x->threads);
 }
 
 static const double *dp__gnn_out(const dp__gctx *x, const dp__gnn_buf *b)
@@ -11200,7 +11273,7 @@ static void dp__pt_embed(dp__pctx *x, const double *W)
         dp__mp_forward(x->g, &x->ef, H, r % 2 ? DP__MP_BWD : DP__MP_FWD, W + dp__pt_round_off(H, D, r),
                        x->wt + dp__pt_round_off(H, D, r),
                        dp__gnn_round(b, b->h, r), dp__gnn_round(b, b->h, r + 1), dp__gnn_round(b, b->pre, r + 1),
-                       dp__gnn_round(b, b->mf, r), dp__gnn_round(b, b->mb, r));
+                       dp__gnn_round(b, b->mf, r), dp__gnn_round(b, b->mb, r), 1);
 }
 
 /* The head at op v: groups, u, z, logits and prob; returns the entropy.
@@ -12246,7 +12319,8 @@ static int dp__train_group(dp__trainer *T, dp__group *G, double ts, double *tail
    the greedy placement its rows' largest (ties: the lower device). */
 static const double *dp__op_table(const dp_policy *p, const dp__gctx *x)
 {
-    return p->op_table && p->op_n == x->n && p->op_devices == x->nd && p->op_key == x->key ? p->op_table : NULL;
+    /* the hash (a pass over every edge) only where the sizes match */
+    return p->op_table && p->op_n == x->n && p->op_devices == x->nd && p->op_key == dp__graph_key(x) ? p->op_table : NULL;
 }
 
 /* Each row's softmax into pr; returns the mean entropy of the rows. */
@@ -12382,7 +12456,7 @@ static int dp__train_stage_ops(dp__trainer *T, int st)
         if (!(th = (double *)dp__alloc((size_t)n * nd, sizeof(double), T->err, "per-op logits"))) { rc = DP_ERR_NOMEM; goto done; }
         dp__op_center(th, x->assign, n, nd, kap);
         DP_FREE(p->op_table);
-        p->op_table = th; p->op_n = n; p->op_devices = nd; p->op_key = x->key;
+        p->op_table = th; p->op_n = n; p->op_devices = nd; p->op_key = dp__graph_key(x);
     }
     {
         /* the network's greedy order stays in x->order: the stage below
@@ -12875,6 +12949,7 @@ static int dp__policy_place(const dp_policy *p, const dp_graph *g, const dp_clus
     if (p->algo == DP_ALGO_PLACETO) return dp__pt_place(p, g, c, &o, clk, assign, order, makespan, err);
     if (p->algo != DP_ALGO_DOPPLER) return dp__fail(err, DP_ERR_ARG, "place: unknown policy algorithm %d", (int)p->algo);
     if ((rc = dp__gctx_init(&x, g, c, p->opts.hidden, p->opts.layers, p->opts.shared_gnn, 0, err))) return rc;
+    x.threads = o.threads;
     dp_rng_seed(&rng, o.seed);
     dp__forward(&x, p);
     dp__gctx_drop_forward(&x);

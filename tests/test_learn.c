@@ -985,6 +985,76 @@ static void test_inference_buffers(void)
     dp_graph_free(&g);
 }
 
+/* dp__par_for runs each index of [0, n) exactly once, in parts of at
+   least DP__PAR_MIN (a short loop on the calling thread alone); and the
+   forward pass's messages made on several threads (dp__gctx.threads)
+   give the same embeddings, scores and per-op parts, bit for bit, as on
+   one, on a graph large enough to be split (20000 ops: up to 4 parts). */
+typedef struct par_count { int *hits, *len; } par_count;
+
+static void par_count_part(void *ctx, int lo, int hi)
+{
+    par_count *q = (par_count *)ctx;   /* each part writes its own indices */
+    for (int i = lo; i < hi; i++) q->hits[i]++;
+    q->len[lo] = hi - lo;
+}
+
+static void test_forward_threads(void)
+{
+    static const int sizes[] = {0, 1, 4095, 8191, 8192, 20000, 100003};
+    static const int nts[] = {0, 1, 2, 3, 8, 100};
+    for (int si = 0; si < (int)(sizeof sizes / sizeof *sizes); si++)
+        for (int ti = 0; ti < (int)(sizeof nts / sizeof *nts); ti++) {
+            int n = sizes[si], bad = 0, parts = 0, shortest = n;
+            par_count q;
+            q.hits = calloc((size_t)n + 1, sizeof(int));
+            q.len = calloc((size_t)n + 1, sizeof(int));
+            if (!q.hits || !q.len) { free(q.hits); free(q.len); CHECK(0, "out of memory"); return; }
+            dp__par_for(nts[ti], n, par_count_part, &q);
+            for (int i = 0; i < n; i++) {
+                bad += q.hits[i] != 1;
+                if (q.len[i]) { parts++; shortest = q.len[i] < shortest ? q.len[i] : shortest; }
+            }
+            CHECK(bad == 0, "par_for n %d threads %d: %d indices not run exactly once", n, nts[ti], bad);
+            CHECK(parts <= 1 || shortest >= DP__PAR_MIN, "par_for n %d threads %d: %d parts, the shortest %d", n, nts[ti], parts, shortest);
+            CHECK(parts <= (nts[ti] > 1 ? nts[ti] : 1), "par_for n %d threads %d: %d parts", n, nts[ti], parts);
+            CHECK(n < 2 * DP__PAR_MIN || nts[ti] < 2 || parts >= 2, "par_for n %d threads %d: not split (%d part)", n, nts[ti], parts);
+            free(q.hits); free(q.len);
+        }
+    dp_graph g;
+    dp_cluster c;
+    if (gen_graph(&g, 20000, 1, 17)) return;
+    CHECK(dp_cluster_homogeneous(&c, 4, 1, 1, 0.5, &err) == 0, "cluster: %s", err.msg);
+    for (int sh = 0; sh < 2; sh++) {
+        dp_policy p;
+        dp_policy_opts po = {0};
+        po.hidden = 8; po.layers = 2; po.shared_gnn = sh; po.seed = 5;
+        if (dp_policy_init(&p, &po, &err)) { CHECK(0, "policy: %s", err.msg); continue; }
+        dp__gctx x1, xt;
+        int ok = dp__gctx_init(&x1, &g, &c, 8, 2, sh, 0, &err) == 0;
+        ok = ok && dp__gctx_init(&xt, &g, &c, 8, 2, sh, 0, &err) == 0;
+        CHECK(ok, "gctx: %s", err.msg);
+        if (!ok) { dp_policy_free(&p); continue; }
+        for (int t = 2; t <= 5; t += 3) {
+            size_t nH = (size_t)g.n_ops * 8;
+            x1.threads = 1;
+            xt.threads = t;
+            dp__forward(&x1, &p);
+            dp__forward(&xt, &p);
+            CHECK(!memcmp(x1.ssel, xt.ssel, sizeof(double) * (size_t)g.n_ops), "shared %d, %d threads: SEL scores differ", sh, t);
+            CHECK(!memcmp(x1.A, xt.A, sizeof(double) * nH) && !memcmp(x1.P, xt.P, sizeof(double) * nH),
+                  "shared %d, %d threads: PLC's per-op parts differ", sh, t);
+            CHECK(!memcmp(dp__emb_sel(&x1), dp__emb_sel(&xt), sizeof(double) * nH) &&
+                  !memcmp(dp__emb_plc(&x1), dp__emb_plc(&xt), sizeof(double) * nH), "shared %d, %d threads: embeddings differ", sh, t);
+        }
+        dp__gctx_free(&x1);
+        dp__gctx_free(&xt);
+        dp_policy_free(&p);
+    }
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+}
+
 /* dp_policy_place does not simulate a sample whose most loaded device or
    longest path (transfers counted) already exceeds the best makespan so
    far (dp__place_bound). By hand: ops of times 1, 2, 3, 4, the first
@@ -2145,7 +2215,7 @@ static int set_table(dp_policy *p, const dp_graph *g, const dp_cluster *c, const
     DP_FREE(p->op_table);
     p->op_table = (double *)malloc(sizeof(double) * (size_t)n * nd);
     memcpy(p->op_table, th, sizeof(double) * (size_t)n * nd);
-    p->op_n = n; p->op_devices = nd; p->op_key = x.key;
+    p->op_n = n; p->op_devices = nd; p->op_key = dp__graph_key(&x);
     dp__gctx_free(&x);
     return 0;
 }
@@ -2227,10 +2297,10 @@ static void test_op_logits(void)
         dp_cluster c2;
         CHECK(dp_cluster_homogeneous(&c2, 2, 2, 1, 0, &err) == 0, "cluster: %s", err.msg);
         if (dp__gctx_init(&x1, &g, &c, 4, 1, 0, 0, &err) == 0) {
-            CHECK(dp__gctx_init(&x2, &g, &c, 4, 1, 0, 0, &err) == 0 && x2.key == x1.key, "the same graph, another key");
+            CHECK(dp__gctx_init(&x2, &g, &c, 4, 1, 0, 0, &err) == 0 && dp__graph_key(&x2) == dp__graph_key(&x1), "the same graph, another key");
             dp__gctx_free(&x2);
-            CHECK(dp__gctx_init(&x2, &g2, &c, 4, 1, 0, 0, &err) == 0 && x2.key != x1.key, "other op costs, the same key");
-            CHECK(dp__gctx_init(&x3, &g, &c2, 4, 1, 0, 0, &err) == 0 && x3.key != x1.key, "other device speeds, the same key");
+            CHECK(dp__gctx_init(&x2, &g2, &c, 4, 1, 0, 0, &err) == 0 && dp__graph_key(&x2) != dp__graph_key(&x1), "other op costs, the same key");
+            CHECK(dp__gctx_init(&x3, &g, &c2, 4, 1, 0, 0, &err) == 0 && dp__graph_key(&x3) != dp__graph_key(&x1), "other device speeds, the same key");
             dp__gctx_free(&x3);
             dp__gctx_free(&x2);
             dp__gctx_free(&x1);
@@ -2875,6 +2945,7 @@ int main(int argc, char **argv)
     test_sel_tree();
     test_sel_heap();
     test_inference_buffers();
+    test_forward_threads();
     test_place_bound();
     test_place_threads();
     test_plc_inputs_alike();
