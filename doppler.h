@@ -9463,6 +9463,16 @@ typedef struct dp__gnn_buf {
     double *gM;   /* [n H] gradient w.r.t. the mean messages      */
 } dp__gnn_buf;
 
+/* Where all links are alike, op y's placed inputs as the lookahead reads
+   them: r1 the latest arrival, from device d1 (-1: none), r2 the latest
+   from any other device, own the latest end of those on d1 (up to r2:
+   dp__place_step). One record an op: the lookahead and the step each
+   meet a successor's four in one cache line. */
+typedef struct dp__inputs {
+    double r1, r2, own;
+    int d1, pad;
+} dp__inputs;
+
 typedef struct dp__gctx {
     const dp_graph *g; const dp_cluster *c;
     int n, m, nd, H, K, shared;
@@ -9497,12 +9507,8 @@ typedef struct dp__gctx {
                              alike: the step's op's transfer time to each
                              successor (dp__plc_lookahead's, read again by
                              dp__place_step)                               */
-    double *inr1, *inr2, *inown; /* where all links are alike, per op y
-                             ([n] each): the latest arrival of its placed
-                             inputs, r1 from device ind1, r2 from any other
-                             device, and the latest end of those on ind1
-                             (up to r2: dp__place_step) */
-    int *ind1;
+    dp__inputs *inr;      /* [n] where all links are alike: each op's
+                             placed inputs (dp__place_step)             */
     double *pathe, pathmax; /* inference ([n], else NULL and 0): the
                              longest path to each placed op's end (op
                              times on their devices, transfers between
@@ -9716,7 +9722,7 @@ static void dp__rollout_carve(dp__arena *a, dp__gctx *x)
     if (x->alike) {
         int v, most = 0;
         for (v = 0; v < n; v++) if (x->g->out_off[v + 1] - x->g->out_off[v] > most) most = x->g->out_off[v + 1] - x->g->out_off[v];
-        DP__A(x->inr1, n, double); DP__A(x->inr2, n, double); DP__A(x->inown, n, double); DP__A(x->ind1, n, int);
+        DP__A(x->inr, n, dp__inputs);
         DP__A(x->xout, most, double);
     }
     if (!x->train) DP__A(x->pathe, n, double);
@@ -9745,7 +9751,7 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
     memset(&fr, 0, sizeof fr);
     memset(x, 0, sizeof *x);
     if ((rc = dp_check(g, c, err))) return rc;
-    alike = dp__links_alike(c);   /* x->alike (and the inr1.. arrays) only then */
+    alike = dp__links_alike(c);   /* x->alike (and x->inr) only then */
     x->g = g; x->c = c; x->n = n; x->m = m; x->nd = nd; x->H = H; x->K = K; x->shared = shared; x->train = train; x->alike = alike;
     for (pass = 0; pass < 2; pass++) {
         if (pass && (rc = dp__arena_alloc(&ar, &x->arena, err, "learning workspace"))) { dp__gctx_free(x); return rc; }
@@ -10469,9 +10475,6 @@ static double dp__plc_lookahead(dp__gctx *x, int v)
         int y = x->odst[k];
         double xv = 0;
         DP__PREFETCH(&g->bytes[g->out_edge[k + DP__AHEAD < g->out_off[v + 1] ? k + DP__AHEAD : k]]);
-        /* v's transfer time to each successor, kept for dp__place_step */
-        if (x->alike) x->xout[k - g->out_off[v]] = xv = dp__xe(x, g->out_edge[k]);
-        if (x->pend[y] == g->in_off[y + 1] - g->in_off[y]) continue;   /* none placed: y could start at v's finish */
         if (x->alike) {
             /* y's placed inputs, kept by dp__place_step (v is not placed).
                r1 >= every input's end, so the latest arrival is r1 on
@@ -10479,10 +10482,13 @@ static double dp__plc_lookahead(dp__gctx *x, int v)
                over q != d is then rd1, or r1 for d1 itself. All in by
                v's earliest finish (r1 <= amin): y could start at v's
                finish, whatever d. */
-            double r1 = x->inr1[y], rd1;
-            int d1 = x->ind1[y];
-            if (r1 <= amin) continue;
-            rd1 = x->inown[y] > x->inr2[y] ? x->inown[y] : x->inr2[y];
+            const dp__inputs *iy = &x->inr[y];
+            double r1 = iy->r1, rd1;
+            int d1 = iy->d1;
+            /* v's transfer time to each successor, kept for dp__place_step */
+            x->xout[k - g->out_off[v]] = xv = dp__xe(x, g->out_edge[k]);
+            if (r1 <= amin) continue;   /* none placed as well: r1 0, amin >= 0 */
+            rd1 = iy->own > iy->r2 ? iy->own : iy->r2;
             for (d = 0; d < nd; d++) {
                 double rd = d == d1 ? rd1 : r1, ro = d == d1 ? r1 : rd1;
                 double b = A[d] > rd ? A[d] : rd, o = A[d] + xv;
@@ -10491,6 +10497,7 @@ static double dp__plc_lookahead(dp__gctx *x, int v)
                 if (b > la[d]) la[d] = b;
             }
         } else {
+            if (x->pend[y] == g->in_off[y + 1] - g->in_off[y]) continue;   /* none placed: y could start at v's finish */
             for (q = 0; q < nd; q++) {
                 R[q] = 0;
                 for (j = g->in_off[y]; j < g->in_off[y + 1]; j++) {
@@ -10710,10 +10717,11 @@ static void dp__place_step(dp__gctx *x, int t, int v, int a)
                far as that maximum goes (the same values as a latest end
                kept for every device, in n doubles instead of n devices) */
             double ev = x->end[v], arr = ev + x->xout[k - g->out_off[v]];   /* dp__plc_lookahead's */
-            int d1 = x->ind1[y];
-            dp__top2(&x->inr1[y], &x->inr2[y], &x->ind1[y], arr, a);
-            if (a == d1) x->inown[y] = ev > x->inown[y] ? ev : x->inown[y];
-            else if (x->ind1[y] == a) x->inown[y] = ev;
+            dp__inputs *iy = &x->inr[y];
+            int d1 = iy->d1;
+            dp__top2(&iy->r1, &iy->r2, &iy->d1, arr, a);
+            if (a == d1) iy->own = ev > iy->own ? ev : iy->own;
+            else if (iy->d1 == a) iy->own = ev;
         }
     }
 }
@@ -10868,10 +10876,7 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
     x->insertion = p->opts.insertion;
     x->pathmax = 0;
     if (x->alike) {
-        memset(x->inown, 0, sizeof(double) * (size_t)n);
-        memset(x->inr1, 0, sizeof(double) * (size_t)n);
-        memset(x->inr2, 0, sizeof(double) * (size_t)n);
-        for (v = 0; v < n; v++) x->ind1[v] = -1;
+        for (v = 0; v < n; v++) { x->inr[v].r1 = x->inr[v].r2 = x->inr[v].own = 0; x->inr[v].d1 = -1; x->inr[v].pad = 0; }
     }
     for (d = 0; d < nd; d++) { x->avail[d] = 0; x->work[d] = 0; x->cnt[d] = 0; x->busy_n[d] = 0; }
     memset(x->psum, 0, sizeof(double) * (size_t)nd * H);
