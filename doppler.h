@@ -16589,7 +16589,9 @@ DPDEF int dp_calibrate_mpi(dp_cluster *out, const dp_calibrate_opts *opts, const
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     D = o.devices;
-    if (D * (long long)size > DP_MAX_DEVICES) rc = dp__fail(err, DP_ERR_LIMIT, "calibrate (mpi): %d devices on each of %d ranks, more than %d (DP_MAX_DEVICES)", D, size, DP_MAX_DEVICES);
+    if (mo && mo->devices != DP_MPI_CPU && mo->devices != DP_MPI_CUDA)
+        rc = dp__fail(err, DP_ERR_RANGE, "calibrate (mpi): devices %d is neither DP_MPI_CPU (0) nor DP_MPI_CUDA (1)", mo->devices);
+    else if (D * (long long)size > DP_MAX_DEVICES) rc = dp__fail(err, DP_ERR_LIMIT, "calibrate (mpi): %d devices on each of %d ranks, more than %d (DP_MAX_DEVICES)", D, size, DP_MAX_DEVICES);
     else if (gpu) {   /* the rank's GPUs, as dp_exec_cuda runs them */
 #ifdef DP_WITH_CUDA
         rc = dp_calibrate_cuda(&lc, &o, err);

@@ -456,6 +456,21 @@ static void test_calibrate(void)
         CHECK(lo[0] == hi[0] && lo[1] == hi[1] && lo[2] == hi[2], "calibrate: ranks got different clusters");
     }
     dp_cluster_free(&c);
+    {
+        /* a kind of device that is neither, on the last rank alone: every
+           rank fails with that rank's message, and nothing is written */
+        dp_mpi_opts mo;
+        char want[96];
+        memset(&mo, 0, sizeof mo);
+        mo.devices = rank_ == size_ - 1 ? 7 : DP_MPI_CPU;
+        memset(&c, 0, sizeof c);
+        rc = dp_calibrate_mpi(&c, &co, &mo, &err);
+        snprintf(want, sizeof want, "rank %d: calibrate (mpi): devices 7 is neither", size_ - 1);
+        CHECK(rc == DP_ERR_RANGE && strstr(err.msg, want) && same_everywhere(err.msg) && c.n == 0,
+              "calibrate, devices 7 on rank %d: rc %d '%s' (%d devices written), want DP_ERR_RANGE '...%s...' on every rank",
+              size_ - 1, rc, err.msg, c.n, want);
+        if (!rc) dp_cluster_free(&c);
+    }
 }
 
 #ifdef DP_WITH_CUDA
