@@ -9740,12 +9740,76 @@ static void dp__rollout_carve(dp__arena *a, dp__gctx *x)
     *a = ar;
 }
 
-static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, int H, int K, int shared,
-                         int train, dp_error *err)
+/* dp__gctx_init's passes over every op and edge, in parts (dp__par_for),
+   each writing only its own ops' or CSR positions' values. */
+typedef struct dp__gctx_par {
+    dp__gctx *x;
+    double lat, ibw;      /* dp__mean_link's                           */
+    int levels;           /* 0: the op times and edge sums; 1: what
+                             needs the b- and t-levels                  */
+} dp__gctx_par;
+
+static void dp__gctx_csr_part(void *ctx, int lo, int hi)
+{
+    dp__gctx *x = ((dp__gctx_par *)ctx)->x;
+    const dp_graph *g = x->g;
+    int k;
+    for (k = lo; k < hi; k++) {
+        x->isrc[k] = g->src[g->in_edge[k]];
+        x->odst[k] = g->dst[g->out_edge[k]];
+    }
+}
+
+static void dp__gctx_ops_part(void *ctx, int lo, int hi)
+{
+    const dp__gctx_par *ip = (const dp__gctx_par *)ctx;
+    dp__gctx *x = ip->x;
+    const dp_graph *g = x->g;
+    const dp_cluster *c = x->c;
+    int nd = x->nd, v, k;
+    for (v = lo; v < hi; v++) {
+        double *r = x->x + (size_t)v * DP__F;
+        if (!ip->levels) {
+            /* op times and their mean (dp__mean_time's sum, in its order);
+               the raw features' input and output transfer sums */
+            double s = 0, in = 0, out = 0;
+            for (k = 0; k < nd; k++) s += x->optime[(size_t)v * nd + k] = dp_op_time(g, c, v, k);
+            x->mt[v] = s / nd;
+            for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) in += dp__edge_mean(c, g->bytes[g->in_edge[k]], ip->lat, ip->ibw);
+            for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) out += dp__edge_mean(c, g->bytes[g->out_edge[k]], ip->lat, ip->ibw);
+            r[3] = in; r[4] = out;
+        } else {
+            /* the other raw features; the b-level path follows the
+               successor that gives the b-level, the t-level path the
+               predecessor that gives the t-level (the first of equals) */
+            double best = -1;
+            r[0] = x->mt[v]; r[1] = x->bl[v]; r[2] = x->tl[v];
+            x->bnext[v] = -1;
+            for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
+                int ed = g->out_edge[k], w = g->dst[ed];
+                double val = dp__edge_mean(c, g->bytes[ed], ip->lat, ip->ibw) + x->bl[w];
+                if (val > best) { best = val; x->bnext[v] = w; }
+            }
+            best = -1;
+            x->tprev[v] = -1;
+            for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+                int ed = g->in_edge[k], u = g->src[ed];
+                double val = x->tl[u] + x->mt[u] + dp__edge_mean(c, g->bytes[ed], ip->lat, ip->ibw);
+                if (val > best) { best = val; x->tprev[v] = u; }
+            }
+        }
+    }
+}
+
+/* A context for g on c; its passes over the graph on `threads` threads
+   (0, 1: the calling thread alone; the same values on any number). */
+static int dp__gctx_init_nt(dp__gctx *x, const dp_graph *g, const dp_cluster *c, int H, int K, int shared,
+                            int train, int threads, dp_error *err)
 {
     int n = g->n_ops, m = g->n_edges, nd = c->n, i, k, v, e, rc, pass, alike;
     size_t nH = (size_t)n * H, nt = train ? (size_t)n : 1, ng = train ? nH : 1;
     double lat, ibw, mean_t = 0;
+    dp__gctx_par ip;
     dp__arena ar, fr, *fa = train ? &ar : &fr;   /* fa: dp__forward's own buffers */
     memset(&ar, 0, sizeof ar);
     memset(&fr, 0, sizeof fr);
@@ -9793,61 +9857,43 @@ static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, in
         x->pen = pen > 0 ? pen : 1;
     }
     if ((rc = dp__sim_init_times(&x->sim, g, c, x->optime, err))) { dp__gctx_free(x); return rc; }
-    for (k = 0; k < m; k++) {
-        x->isrc[k] = g->src[g->in_edge[k]];
-        x->odst[k] = g->dst[g->out_edge[k]];
-    }
     if (alike) { x->xlat = c->latency[1]; x->xbw = c->bandwidth[1]; }   /* the link 0 -> 1, as every other */
-    for (v = 0; v < n; v++) {
-        double s = 0;   /* dp__mean_time's sum, in its order */
-        for (k = 0; k < nd; k++) s += x->optime[(size_t)v * nd + k] = dp_op_time(g, c, v, k);
-        x->mt[v] = s / nd;
-    }
+    dp__mean_link(c, &lat, &ibw);
+    memset(&ip, 0, sizeof ip);
+    ip.x = x; ip.lat = lat; ip.ibw = ibw;
+    dp__par_for(threads, m, dp__gctx_csr_part, &ip);
+    dp__par_for(threads, n, dp__gctx_ops_part, &ip);
     x->wtot = 0;
     for (k = 0; k < n * nd; k++) x->wtot += x->optime[k] / nd;
     dp_blevel(g, c, x->bl);
     dp_tlevel(g, c, x->tl);
-    dp__mean_link(c, &lat, &ibw);
     if ((rc = dp__lower_bound(g, c, &x->lower_bound, err))) { dp__gctx_free(x); return rc; }
     x->scale = x->lower_bound > 0 ? x->lower_bound : 1;
-    /* raw features, then z-scores per column */
-    for (v = 0; v < n; v++) {
-        double *r = x->x + (size_t)v * DP__F, in = 0, out = 0;
-        for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) in += dp__edge_mean(c, g->bytes[g->in_edge[k]], lat, ibw);
-        for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) out += dp__edge_mean(c, g->bytes[g->out_edge[k]], lat, ibw);
-        r[0] = x->mt[v]; r[1] = x->bl[v]; r[2] = x->tl[v]; r[3] = in; r[4] = out;
-        mean_t += r[0];
-    }
+    ip.levels = 1;
+    dp__par_for(threads, n, dp__gctx_ops_part, &ip);
+    for (v = 0; v < n; v++) mean_t += x->x[(size_t)v * DP__F];
     mean_t /= n;
     x->unit = mean_t > 0 ? mean_t : 1;
     x->iscale = 1 / x->scale; x->iunit = 1 / x->unit;
     dp__zscore(x->x, n, DP__F, DP__F);
     dp__ef_init(&x->ef, g, c, lat, ibw, mean_t);
-    /* the b-level path follows the successor that gives the b-level; the
-       t-level path the predecessor that gives the t-level */
+    /* the ops on each path, v's own and those after it (before it) */
     for (i = n - 1; i >= 0; i--) {
-        double best = -1;
         v = g->topo[i];
-        x->bnext[v] = -1;
-        for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
-            int ed = g->out_edge[k], w = g->dst[ed];
-            double val = dp__edge_mean(c, g->bytes[ed], lat, ibw) + x->bl[w];
-            if (val > best) { best = val; x->bnext[v] = w; }
-        }
         x->blen[v] = 1 + (x->bnext[v] >= 0 ? x->blen[x->bnext[v]] : 0);
     }
     for (i = 0; i < n; i++) {
-        double best = -1;
         v = g->topo[i];
-        x->tprev[v] = -1;
-        for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
-            int ed = g->in_edge[k], u = g->src[ed];
-            double val = x->tl[u] + x->mt[u] + dp__edge_mean(c, g->bytes[ed], lat, ibw);
-            if (val > best) { best = val; x->tprev[v] = u; }
-        }
         x->tlen[v] = 1 + (x->tprev[v] >= 0 ? x->tlen[x->tprev[v]] : 0);
     }
+    x->threads = threads;
     return 0;
+}
+
+static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, int H, int K, int shared,
+                         int train, dp_error *err)
+{
+    return dp__gctx_init_nt(x, g, c, H, K, shared, train, 1, err);
 }
 
 /* ======================================================================
@@ -10489,12 +10535,20 @@ static double dp__plc_lookahead(dp__gctx *x, int v)
             x->xout[k - g->out_off[v]] = xv = dp__xe(x, g->out_edge[k]);
             if (r1 <= amin) continue;   /* none placed as well: r1 0, amin >= 0 */
             rd1 = iy->own > iy->r2 ? iy->own : iy->r2;
-            for (d = 0; d < nd; d++) {
-                double rd = d == d1 ? rd1 : r1, ro = d == d1 ? r1 : rd1;
-                double b = A[d] > rd ? A[d] : rd, o = A[d] + xv;
-                if (ro > o) o = ro;
-                if (nd > 1 && o < b) b = o;
-                if (b > la[d]) la[d] = b;
+            /* every device as one that is not d1 (no select per device),
+               then d1's own value over what la[d1] was before (r1 > 0:
+               some input has arrived, so d1 is a device) */
+            {
+                double keep = la[d1], b1 = A[d1] > rd1 ? A[d1] : rd1, o1 = A[d1] + xv;
+                for (d = 0; d < nd; d++) {
+                    double b = A[d] > r1 ? A[d] : r1, o = A[d] + xv;
+                    o = rd1 > o ? rd1 : o;
+                    b = o < b ? o : b;
+                    la[d] = b > la[d] ? b : la[d];
+                }
+                o1 = r1 > o1 ? r1 : o1;
+                b1 = o1 < b1 ? o1 : b1;
+                la[d1] = b1 > keep ? b1 : keep;
             }
         } else {
             if (x->pend[y] == g->in_off[y + 1] - g->in_off[y]) continue;   /* none placed: y could start at v's finish */
@@ -12953,8 +13007,7 @@ static int dp__policy_place(const dp_policy *p, const dp_graph *g, const dp_clus
     if (o.threads < 0 || o.threads > 1024) return dp__fail(err, DP_ERR_RANGE, "place: threads %d not in 0..1024", o.threads);
     if (p->algo == DP_ALGO_PLACETO) return dp__pt_place(p, g, c, &o, clk, assign, order, makespan, err);
     if (p->algo != DP_ALGO_DOPPLER) return dp__fail(err, DP_ERR_ARG, "place: unknown policy algorithm %d", (int)p->algo);
-    if ((rc = dp__gctx_init(&x, g, c, p->opts.hidden, p->opts.layers, p->opts.shared_gnn, 0, err))) return rc;
-    x.threads = o.threads;
+    if ((rc = dp__gctx_init_nt(&x, g, c, p->opts.hidden, p->opts.layers, p->opts.shared_gnn, 0, o.threads, err))) return rc;
     dp_rng_seed(&rng, o.seed);
     dp__forward(&x, p);
     dp__gctx_drop_forward(&x);

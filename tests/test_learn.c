@@ -986,10 +986,12 @@ static void test_inference_buffers(void)
 }
 
 /* dp__par_for runs each index of [0, n) exactly once, in parts of at
-   least DP__PAR_MIN (a short loop on the calling thread alone); and the
-   forward pass's messages made on several threads (dp__gctx.threads)
-   give the same embeddings, scores and per-op parts, bit for bit, as on
-   one, on a graph large enough to be split (20000 ops: up to 4 parts). */
+   least DP__PAR_MIN (a short loop on the calling thread alone); a
+   context made on several threads (dp__gctx_init_nt) holds the same
+   values as one made on one, and the forward pass's messages made on
+   several threads (dp__gctx.threads) give the same embeddings, scores
+   and per-op parts, bit for bit, on a graph large enough to be split
+   (20000 ops: up to 4 parts). */
 typedef struct par_count { int *hits, *len; } par_count;
 
 static void par_count_part(void *ctx, int lo, int hi)
@@ -1031,10 +1033,20 @@ static void test_forward_threads(void)
         po.hidden = 8; po.layers = 2; po.shared_gnn = sh; po.seed = 5;
         if (dp_policy_init(&p, &po, &err)) { CHECK(0, "policy: %s", err.msg); continue; }
         dp__gctx x1, xt;
+        int n = g.n_ops, m = g.n_edges;
         int ok = dp__gctx_init(&x1, &g, &c, 8, 2, sh, 0, &err) == 0;
-        ok = ok && dp__gctx_init(&xt, &g, &c, 8, 2, sh, 0, &err) == 0;
+        ok = ok && dp__gctx_init_nt(&xt, &g, &c, 8, 2, sh, 0, 3, &err) == 0;
         CHECK(ok, "gctx: %s", err.msg);
         if (!ok) { dp_policy_free(&p); continue; }
+        /* the context's own passes on 3 threads: the same features,
+           levels, paths, op times and CSR copies */
+        CHECK(!memcmp(x1.x, xt.x, sizeof(double) * (size_t)n * DP__F) && !memcmp(x1.optime, xt.optime, sizeof(double) * (size_t)n * 4) &&
+              !memcmp(x1.mt, xt.mt, sizeof(double) * (size_t)n) && !memcmp(x1.bl, xt.bl, sizeof(double) * (size_t)n) &&
+              !memcmp(x1.tl, xt.tl, sizeof(double) * (size_t)n) && !memcmp(x1.blen, xt.blen, sizeof(double) * (size_t)n) &&
+              !memcmp(x1.tlen, xt.tlen, sizeof(double) * (size_t)n) && !memcmp(x1.bnext, xt.bnext, sizeof(int) * (size_t)n) &&
+              !memcmp(x1.tprev, xt.tprev, sizeof(int) * (size_t)n) && !memcmp(x1.isrc, xt.isrc, sizeof(int) * (size_t)m) &&
+              !memcmp(x1.odst, xt.odst, sizeof(int) * (size_t)m) && x1.wtot == xt.wtot && x1.unit == xt.unit && xt.threads == 3,
+              "shared %d: a context made on 3 threads differs from one made on one", sh);
         for (int t = 2; t <= 5; t += 3) {
             size_t nH = (size_t)g.n_ops * 8;
             x1.threads = 1;
