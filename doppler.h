@@ -3607,6 +3607,18 @@ static dp_code dp__count(const char *s, long long lo, long long hi, long long *o
     return DP_OK;
 }
 
+/* A hint that *p is read soon (GCC and clang; else nothing): the loops
+   over an op's edges (the simulator's, the rollout's) read each edge's
+   bytes or other end through the edge index, a cache miss per edge on
+   graphs whose edges are stored in the other direction's order, so they
+   ask DP__AHEAD edges ahead. */
+#if defined(__GNUC__) || defined(__clang__)
+#define DP__PREFETCH(p) __builtin_prefetch(p)
+#else
+#define DP__PREFETCH(p) ((void)(p))
+#endif
+#define DP__AHEAD 8
+
 /* fn(ctx, lo, hi) over [0, n) in nt contiguous parts, the first on the
    calling thread and each other on a thread of its own (one whose thread
    cannot start runs on the calling thread after the first). For loops
@@ -7687,6 +7699,11 @@ DP__INLINE int dp__rt_op_done(dp__rt *w, const dp_dispatch_hooks *h, int v, doub
     }
     for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
         int e = g->out_edge[k], x = g->dst[e], dd = w->assign[x];
+        if (sim) {   /* the consumer and bytes of an edge ahead */
+            int ea = g->out_edge[k + DP__AHEAD < g->out_off[v + 1] ? k + DP__AHEAD : k];
+            DP__PREFETCH(&g->dst[ea]);
+            DP__PREFETCH(&g->bytes[ea]);
+        }
         if (dd == d) {
             if (sim && w->merge) dp__rt_input(w, x, t, t);
             else if (--w->pending[x] == 0) dp__rt_push(w, x, t);
@@ -9138,17 +9155,6 @@ done:
 #endif
 
 static double dp__relu(double x) { return x > 0 ? x : 0; }
-
-/* A hint that *p is read soon (GCC and clang; else nothing): the
-   rollout's loops over an op's edges read each edge's bytes through the
-   edge index, a cache miss per edge on graphs whose edges are stored in
-   the other direction's order, so they ask DP__AHEAD edges ahead. */
-#if defined(__GNUC__) || defined(__clang__)
-#define DP__PREFETCH(p) __builtin_prefetch(p)
-#else
-#define DP__PREFETCH(p) ((void)(p))
-#endif
-#define DP__AHEAD 8
 
 /* Dense kernels over flat row-major buffers. A layer W[out][in] applied to
    a batch of rows is Y += X W^T: dp__gemm(Y, X, Wt) with Wt = W^T made once
