@@ -10523,6 +10523,7 @@ static double dp__plc_lookahead(dp__gctx *x, int v)
         la[d] = A[d] = x->est[d] + x->optime[(size_t)v * nd + d];
         if (A[d] < amin) amin = A[d];
     }
+    lmin = amin;   /* the least la[d] so far (la starts at A) */
     for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
         int y = x->odst[k];
         double xv = 0;
@@ -10531,15 +10532,17 @@ static double dp__plc_lookahead(dp__gctx *x, int v)
             /* y's placed inputs, kept by dp__place_step (v is not placed).
                r1 >= every input's end, so the latest arrival is r1 on
                every device but d1, and at most r1 there (rd1); the least
-               over q != d is then rd1, or r1 for d1 itself. All in by
-               v's earliest finish (r1 <= amin): y could start at v's
-               finish, whatever d. */
+               over q != d is then rd1, or r1 for d1 itself. Every
+               device's value is at most max(A[d], r1) (rd1 <= r1), so
+               a successor whose r1 is at most every la[d] so far (lmin)
+               changes none: skipped (all in by v's earliest finish, or
+               none placed, is the case r1 <= amin). */
             const dp__inputs *iy = &x->inr[y];
             double r1 = iy->r1, rd1;
             int d1 = iy->d1;
             /* v's transfer time to each successor, kept for dp__place_step */
             x->xout[k - g->out_off[v]] = xv = dp__xe(x, g->out_edge[k]);
-            if (r1 <= amin) continue;   /* none placed as well: r1 0, amin >= 0 */
+            if (r1 <= lmin) continue;   /* none placed as well: r1 0, lmin >= 0 */
             rd1 = iy->own > iy->r2 ? iy->own : iy->r2;
             /* every device as one that is not d1 (no select per device),
                then d1's own value over what la[d1] was before (r1 > 0:
@@ -10555,6 +10558,7 @@ static double dp__plc_lookahead(dp__gctx *x, int v)
                 o1 = r1 > o1 ? r1 : o1;
                 b1 = o1 < b1 ? o1 : b1;
                 la[d1] = b1 > keep ? b1 : keep;
+                for (lmin = la[0], d = 1; d < nd; d++) lmin = la[d] < lmin ? la[d] : lmin;
             }
         } else {
             if (x->pend[y] == g->in_off[y + 1] - g->in_off[y]) continue;   /* none placed: y could start at v's finish */
@@ -10579,7 +10583,7 @@ static double dp__plc_lookahead(dp__gctx *x, int v)
             }
         }
     }
-    for (d = 0; d < nd; d++) if (la[d] < lmin) lmin = la[d];
+    for (lmin = HUGE_VAL, d = 0; d < nd; d++) if (la[d] < lmin) lmin = la[d];
     return lmin;
 }
 
