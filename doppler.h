@@ -7942,27 +7942,30 @@ DPDEF int dp_blevel(const dp_graph *g, const dp_cluster *c, double *out)
     return 0;
 }
 
-DPDEF int dp_tlevel(const dp_graph *g, const dp_cluster *c, double *out)
+/* The t-level, with each op's mean time from mt where given (the same
+   values as dp__mean_time's: dp__gctx_init keeps them), else made per
+   edge (no memory of its own). */
+static void dp__tlevel(const dp_graph *g, const dp_cluster *c, const double *mt, double *out)
 {
     double lat, ibw;
-    /* each op's t-level plus its mean time, made once per op instead of
-       once per output edge (the same sums); without the memory, per edge */
-    double *fin = (double *)DP_MALLOC(sizeof(double) * (size_t)(g->n_ops > 0 ? g->n_ops : 1));
     int i, k;
-    if (!g->finalized) { DP_FREE(fin); return DP_ERR_ARG; }
     dp__mean_link(c, &lat, &ibw);
     for (i = 0; i < g->n_ops; i++) {
         int v = g->topo[i];
         double best = 0;
         for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
             int e = g->in_edge[k], u = g->src[e];
-            double x = (fin ? fin[u] : out[u] + dp__mean_time(g, c, u)) + (c->n > 1 ? lat + g->bytes[e] * ibw : 0);
+            double x = out[u] + (mt ? mt[u] : dp__mean_time(g, c, u)) + (c->n > 1 ? lat + g->bytes[e] * ibw : 0);
             if (x > best) best = x;
         }
         out[v] = best;
-        if (fin) fin[v] = best + dp__mean_time(g, c, v);
     }
-    DP_FREE(fin);
+}
+
+DPDEF int dp_tlevel(const dp_graph *g, const dp_cluster *c, double *out)
+{
+    if (!g->finalized) return DP_ERR_ARG;
+    dp__tlevel(g, c, NULL, out);
     return 0;
 }
 
@@ -9872,7 +9875,7 @@ static int dp__gctx_init_nt(dp__gctx *x, const dp_graph *g, const dp_cluster *c,
     x->wtot = 0;
     for (k = 0; k < n * nd; k++) x->wtot += x->optime[k] / nd;
     dp_blevel(g, c, x->bl);
-    dp_tlevel(g, c, x->tl);
+    dp__tlevel(g, c, x->mt, x->tl);
     if ((rc = dp__lower_bound(g, c, &x->lower_bound, err))) { dp__gctx_free(x); return rc; }
     x->scale = x->lower_bound > 0 ? x->lower_bound : 1;
     ip.levels = 1;
