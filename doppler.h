@@ -1647,7 +1647,11 @@ typedef struct dp_infer_opts {
                                 simulator (about 120-170 bytes an op on
                                 4 devices); the greedy placement is
                                 drawn on the calling thread while the
-                                others draw samples. */
+                                others draw samples. The passes before
+                                the samples (the graph's features, the
+                                network's messages) are split among as
+                                many threads, for graphs of 8192 ops or
+                                more (the same values on any count). */
 } dp_infer_opts;
 
 /* Places g with the policy (either algorithm); order (may be NULL) gets
