@@ -15529,6 +15529,15 @@ static int dp__mpi_allreduce(void *buf, int count, MPI_Datatype type, MPI_Op op,
 }
 
 /* "rank R: " before msg, unless it names a rank already. */
+/* dp_mpi_opts.devices (mo may be NULL: the CPU) is one the executor has;
+   who names the caller in the message. */
+static int dp__mpi_devices_check(const dp_mpi_opts *mo, const char *who, dp_error *err)
+{
+    if (mo && mo->devices != DP_MPI_CPU && mo->devices != DP_MPI_CUDA)
+        return dp__fail(err, DP_ERR_RANGE, "%s: devices %d is neither DP_MPI_CPU (0) nor DP_MPI_CUDA (1)", who, mo->devices);
+    return 0;
+}
+
 static void dp__mpi_prefix(char *out, size_t cap, int rank, const char *msg)
 {
     if (!strncmp(msg, "rank ", 5) && strchr(msg, ':')) snprintf(out, cap, "%s", msg);
@@ -16031,8 +16040,7 @@ static int dp__mpi_args(const dp_graph *g, const dp_cluster *c, const int *assig
     int rc, d, nodes = 1, e, v, *ub = NULL, flag = 0;
     int gpu = o->mpi && o->mpi->devices == DP_MPI_CUDA;
     if ((rc = dp__exec_args(g, c, assign, o, res, "exec (mpi)", err))) return rc;
-    if (o->mpi && o->mpi->devices != DP_MPI_CPU && o->mpi->devices != DP_MPI_CUDA)
-        return dp__fail(err, DP_ERR_RANGE, "exec (mpi): devices %d is neither DP_MPI_CPU (0) nor DP_MPI_CUDA (1)", o->mpi->devices);
+    if ((rc = dp__mpi_devices_check(o->mpi, "exec (mpi)", err))) return rc;
     if (o->mpi && o->mpi->gpu_direct != 0 && o->mpi->gpu_direct != -1)
         return dp__fail(err, DP_ERR_RANGE, "exec (mpi): gpu_direct %d is neither 0 (where MPI is CUDA-aware) nor -1 (always staged)", o->mpi->gpu_direct);
 #ifndef DP_WITH_CUDA
@@ -16659,16 +16667,17 @@ DPDEF int dp_calibrate_mpi(dp_cluster *out, const dp_calibrate_opts *opts, const
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     D = o.devices;
-    if (mo && mo->devices != DP_MPI_CPU && mo->devices != DP_MPI_CUDA)
-        rc = dp__fail(err, DP_ERR_RANGE, "calibrate (mpi): devices %d is neither DP_MPI_CPU (0) nor DP_MPI_CUDA (1)", mo->devices);
-    else if (D * (long long)size > DP_MAX_DEVICES) rc = dp__fail(err, DP_ERR_LIMIT, "calibrate (mpi): %d devices on each of %d ranks, more than %d (DP_MAX_DEVICES)", D, size, DP_MAX_DEVICES);
-    else if (gpu) {   /* the rank's GPUs, as dp_exec_cuda runs them */
+    /* a failure on any rank is told to every rank (dp__mpi_agree_on) */
+    if ((rc = dp__mpi_devices_check(mo, "calibrate (mpi)", err)) == 0) {
+        if (D * (long long)size > DP_MAX_DEVICES) rc = dp__fail(err, DP_ERR_LIMIT, "calibrate (mpi): %d devices on each of %d ranks, more than %d (DP_MAX_DEVICES)", D, size, DP_MAX_DEVICES);
+        else if (gpu) {   /* the rank's GPUs, as dp_exec_cuda runs them */
 #ifdef DP_WITH_CUDA
-        rc = dp_calibrate_cuda(&lc, &o, err);
+            rc = dp_calibrate_cuda(&lc, &o, err);
 #else
-        rc = dp__fail(err, DP_ERR_ARG, "calibrate (mpi): devices DP_MPI_CUDA: this program was built without DP_WITH_CUDA");
+            rc = dp__fail(err, DP_ERR_ARG, "calibrate (mpi): devices DP_MPI_CUDA: this program was built without DP_WITH_CUDA");
 #endif
-    } else rc = dp_calibrate_cpu(&lc, &o, err);   /* every rank at once: the load of a run */
+        } else rc = dp_calibrate_cpu(&lc, &o, err);   /* every rank at once: the load of a run */
+    }
     if ((rc = dp__mpi_agree_on(comm, NULL, rc, err, deadline, NULL))) goto done;
     if ((rc = dp__mpi_cluster_of(&lc, comm, size, gpu ? "gpu" : "cpu", &c, deadline, err))) goto done;
     if (size > 1) {
