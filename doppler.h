@@ -9536,10 +9536,14 @@ typedef struct dp__gctx {
                              blocks [start, end) (placed ops, those that
                              touch joined), by start (busy_n[d] each)     */
     int *busy_n;
-    int *isrc, *odst;     /* [m] the ops at the other end of the edges in
+    const int *isrc, *odst; /* [m] the ops at the other end of the edges in
                              CSR order: isrc[k] = src[in_edge[k]], odst[k]
                              = dst[out_edge[k]] (the rollout's loops read
-                             them in order, not through the edge index)  */
+                             them in order, not through the edge index);
+                             where the CSR order is the edges' own
+                             (in_edge[k] = k: a file that lists the edges
+                             by target; out_edge, by source), the graph's
+                             src or dst itself, not a copy              */
     int alike;            /* every link is alike: an edge's transfer time
                              between any two devices is xlat + its bytes /
                              xbw (dp_xfer_time's, made where it is read:
@@ -9757,6 +9761,8 @@ static void dp__rollout_carve(dp__arena *a, dp__gctx *x)
    each writing only its own ops' or CSR positions' values. */
 typedef struct dp__gctx_par {
     dp__gctx *x;
+    int *isrc, *odst;     /* x's copies to fill, NULL where x reads the
+                             graph's own src or dst (dp__csr_is_edges)  */
     double lat, ibw;      /* dp__mean_link's                           */
     int levels;           /* 0: the op times and edge sums; 1: what
                              needs the b- and t-levels                  */
@@ -9764,13 +9770,20 @@ typedef struct dp__gctx_par {
 
 static void dp__gctx_csr_part(void *ctx, int lo, int hi)
 {
-    dp__gctx *x = ((dp__gctx_par *)ctx)->x;
-    const dp_graph *g = x->g;
+    const dp__gctx_par *ip = (const dp__gctx_par *)ctx;
+    const dp_graph *g = ip->x->g;
     int k;
-    for (k = lo; k < hi; k++) {
-        x->isrc[k] = g->src[g->in_edge[k]];
-        x->odst[k] = g->dst[g->out_edge[k]];
-    }
+    if (ip->isrc) for (k = lo; k < hi; k++) ip->isrc[k] = g->src[g->in_edge[k]];
+    if (ip->odst) for (k = lo; k < hi; k++) ip->odst[k] = g->dst[g->out_edge[k]];
+}
+
+/* Whether a CSR order of m edges is the edges' own: idx[k] = k (dp__csr's
+   for a graph whose edges come sorted by that end). */
+static int dp__csr_is_edges(const int *idx, int m)
+{
+    int k;
+    for (k = 0; k < m && idx[k] == k; k++) {}
+    return k == m;
 }
 
 static void dp__gctx_ops_part(void *ctx, int lo, int hi)
@@ -9824,10 +9837,14 @@ static int dp__gctx_init_nt(dp__gctx *x, const dp_graph *g, const dp_cluster *c,
     double lat, ibw, mean_t = 0;
     dp__gctx_par ip;
     dp__arena ar, fr, *fa = train ? &ar : &fr;   /* fa: dp__forward's own buffers */
+    int in_own, out_own;  /* isrc, odst: copies (else the graph's src, dst) */
     memset(&ar, 0, sizeof ar);
     memset(&fr, 0, sizeof fr);
     memset(x, 0, sizeof *x);
+    memset(&ip, 0, sizeof ip);
     if ((rc = dp_check(g, c, err))) return rc;
+    in_own = !dp__csr_is_edges(g->in_edge, m);
+    out_own = !dp__csr_is_edges(g->out_edge, m);
     alike = dp__links_alike(c);   /* x->alike (and x->inr) only then */
     x->g = g; x->c = c; x->n = n; x->m = m; x->nd = nd; x->H = H; x->K = K; x->shared = shared; x->train = train; x->alike = alike;
     for (pass = 0; pass < 2; pass++) {
@@ -9848,7 +9865,8 @@ static int dp__gctx_init_nt(dp__gctx *x, const dp_graph *g, const dp_cluster *c,
         dp__rollout_carve(&ar, x);
         if (!train) DP__A(x->wsel, n, double);
         if (!train && n > DP__SEL_TREE) DP__A(x->selq.h, n, int);
-        DP__A(x->isrc, m, int); DP__A(x->odst, m, int);
+        if (in_own) DP__A(ip.isrc, m, int);
+        if (out_own) DP__A(ip.odst, m, int);
         DP__A(x->bstep, n, double);
         DP__A(x->step_lp, 2 * nt, double); DP__A(x->step_adv, nt, double); DP__A(x->step_cs, nt * DP__CF, double);
         DP__A(x->G, (size_t)nd * H, double); DP__A(x->snap, ng, double); DP__A(x->gAP, 2 * ng, double);
@@ -9872,9 +9890,10 @@ static int dp__gctx_init_nt(dp__gctx *x, const dp_graph *g, const dp_cluster *c,
     if ((rc = dp__sim_init_times(&x->sim, g, c, x->optime, err))) { dp__gctx_free(x); return rc; }
     if (alike) { x->xlat = c->latency[1]; x->xbw = c->bandwidth[1]; }   /* the link 0 -> 1, as every other */
     dp__mean_link(c, &lat, &ibw);
-    memset(&ip, 0, sizeof ip);
     ip.x = x; ip.lat = lat; ip.ibw = ibw;
-    dp__par_for(threads, m, dp__gctx_csr_part, &ip);
+    x->isrc = in_own ? ip.isrc : g->src;
+    x->odst = out_own ? ip.odst : g->dst;
+    if (in_own || out_own) dp__par_for(threads, m, dp__gctx_csr_part, &ip);
     dp__par_for(threads, n, dp__gctx_ops_part, &ip);
     x->wtot = 0;
     for (k = 0; k < n * nd; k++) x->wtot += x->optime[k] / nd;

@@ -1243,6 +1243,93 @@ static void test_place_threads(void)
     dp_policy_free(&p);
 }
 
+/* The rollout reads each CSR position's other end in order (x->isrc,
+   x->odst); where the CSR order is the edges' own (in_edge[k] = k: a
+   file listing its edges by target; out_edge, by source) that is the
+   graph's src or dst itself, not a copy. One DAG's edges listed three
+   ways that give every op the same neighbours in the same order (sorted
+   by target then source; by source then target; by source + target then
+   source: in-edges by source, out-edges by target each time): the first
+   reads the graph's src, the second its dst, the third copies both, each
+   isrc[k] = src[in_edge[k]] and odst[k] = dst[out_edge[k]] by a loop of
+   its own here; the three place alike, on one thread and on three. */
+static int *edge_key3;
+static int edge_cmp3(const void *pa, const void *pb)
+{
+    const int *a = edge_key3 + 3 * *(const int *)pa, *b = edge_key3 + 3 * *(const int *)pb;
+    for (int i = 0; i < 3; i++) if (a[i] != b[i]) return a[i] < b[i] ? -1 : 1;
+    return 0;
+}
+
+static void test_csr_alias(void)
+{
+    dp_graph g0, gs[3];
+    dp_cluster c;
+    dp_policy p;
+    dp_policy_opts po = {0};
+    if (gen_graph(&g0, 300, 1, 23)) return;
+    int n = g0.n_ops, m = g0.n_edges, made = 0;
+    int *key = malloc(sizeof(int) * 3 * (size_t)m), *perm = malloc(sizeof(int) * (size_t)m);
+    int *a[3] = {0}, *o[3] = {0};
+    double ms[3] = {0};
+    po.hidden = 8; po.layers = 2; po.seed = 9;
+    CHECK(dp_cluster_homogeneous(&c, 3, 1, 1, 0.5, &err) == 0, "cluster: %s", err.msg);
+    if (!key || !perm || dp_policy_init(&p, &po, &err)) { CHECK(0, "setup: %s", err.msg); free(key); free(perm); dp_graph_free(&g0); return; }
+    for (int w = 0; w < 3; w++) {
+        for (int e = 0; e < m; e++) {
+            int s = g0.src[e], d = g0.dst[e];
+            key[3 * e] = w == 0 ? d : w == 1 ? s : s + d;
+            key[3 * e + 1] = w == 0 ? s : w == 1 ? d : s;
+            key[3 * e + 2] = 0;
+            perm[e] = e;
+        }
+        edge_key3 = key;
+        qsort(perm, (size_t)m, sizeof *perm, edge_cmp3);
+        dp_graph_init(&gs[w]);
+        int ok = 1;
+        for (int v = 0; v < n && ok; v++) {
+            dp_op_desc od;
+            memset(&od, 0, sizeof od);
+            od.name = g0.name[v]; od.compute = g0.compute[v]; od.out_bytes = g0.out_bytes[v];
+            ok = dp_graph_add_op(&gs[w], &od, NULL, &err) == 0;
+        }
+        for (int i = 0; i < m && ok; i++) ok = dp_graph_add_edge(&gs[w], g0.src[perm[i]], g0.dst[perm[i]], g0.bytes[perm[i]], &err) == 0;
+        ok = ok && dp_graph_finalize(&gs[w], &err) == 0;
+        CHECK(ok, "listing %d: %s", w, err.msg);
+        if (!ok) { dp_graph_free(&gs[w]); break; }
+        made++;
+        dp_graph *g = &gs[w];
+        dp__gctx x;
+        if (dp__gctx_init(&x, g, &c, 8, 2, 0, 0, &err)) { CHECK(0, "gctx: %s", err.msg); continue; }
+        int bad = 0;
+        for (int k = 0; k < m; k++) bad += x.isrc[k] != g->src[g->in_edge[k]] || x.odst[k] != g->dst[g->out_edge[k]];
+        CHECK(bad == 0, "listing %d: %d CSR positions with the wrong other end", w, bad);
+        CHECK((x.isrc == g->src) == (w == 0) && (x.odst == g->dst) == (w == 1),
+              "listing %d: isrc %s the graph's src, odst %s its dst", w, x.isrc == g->src ? "is" : "is not", x.odst == g->dst ? "is" : "is not");
+        dp__gctx_free(&x);
+        a[w] = malloc(sizeof(int) * (size_t)n); o[w] = malloc(sizeof(int) * (size_t)n);
+        for (int t = 1; t <= 3; t += 2) {
+            dp_infer_opts io = {0};
+            int *at = malloc(sizeof(int) * (size_t)n), *ot = malloc(sizeof(int) * (size_t)n);
+            double mt = -1;
+            io.samples = 32; io.seed = 4; io.threads = t;
+            CHECK(dp_policy_place(&p, g, &c, &io, at, ot, &mt, &err) == 0, "listing %d, %d threads: %s", w, t, err.msg);
+            if (t == 1) { memcpy(a[w], at, sizeof(int) * (size_t)n); memcpy(o[w], ot, sizeof(int) * (size_t)n); ms[w] = mt; }
+            else CHECK(mt == ms[w] && !memcmp(at, a[w], sizeof(int) * (size_t)n) && !memcmp(ot, o[w], sizeof(int) * (size_t)n),
+                       "listing %d: 3 threads %.17g, one %.17g", w, mt, ms[w]);
+            free(at); free(ot);
+        }
+        if (w > 0)
+            CHECK(ms[w] == ms[0] && !memcmp(a[w], a[0], sizeof(int) * (size_t)n) && !memcmp(o[w], o[0], sizeof(int) * (size_t)n),
+                  "listing %d places at %.17g, listing 0 at %.17g", w, ms[w], ms[0]);
+    }
+    for (int w = 0; w < made; w++) { free(a[w]); free(o[w]); dp_graph_free(&gs[w]); }
+    free(key); free(perm);
+    dp_policy_free(&p);
+    dp_cluster_free(&c);
+    dp_graph_free(&g0);
+}
+
 /* Where every link is alike PLC's inputs are made in one pass over an
    op's inputs (dp__plc_inputs_alike) instead of one per device: the same
    features at every step of a sampled rollout, bit for bit, as the pass
@@ -2960,6 +3047,7 @@ int main(int argc, char **argv)
     test_forward_threads();
     test_place_bound();
     test_place_threads();
+    test_csr_alias();
     test_plc_inputs_alike();
     test_insertion();
     test_lookahead();
