@@ -9532,9 +9532,15 @@ typedef struct dp__gctx {
     int insertion;        /* the rolled-out policy's dp_policy_opts.insertion
                              (set by dp__rollout): est may fall in an idle
                              gap of the device */
-    double *busy_s, *busy_e; /* [nd n] with insertion: each device's busy
+    double *busy_s, *busy_e; /* [n nd] with insertion: each device's busy
                              blocks [start, end) (placed ops, those that
-                             touch joined), by start (busy_n[d] each)     */
+                             touch joined), by start (busy_n[d] each),
+                             block q of device d at q nd + d: the devices
+                             interleaved, so that the few blocks in use lie
+                             in the first pages, not in pages of each
+                             device's own n (2 MiB ones: a sample's context
+                             touched 8 MB of them for a graph of 10^5 ops
+                             with under a dozen blocks a device)          */
     int *busy_n;
     const int *isrc, *odst; /* [m] the ops at the other end of the edges in
                              CSR order: isrc[k] = src[in_edge[k]], odst[k]
@@ -10514,17 +10520,18 @@ static void dp__plc_inputs_alike(dp__gctx *x, int v, double *f)
    taking no time starts at ready or at the end of the block holding it). */
 static double dp__gap_start(const dp__gctx *x, int d, double ready, double w)
 {
-    const double *S = x->busy_s + (size_t)d * x->n, *E = x->busy_e + (size_t)d * x->n;
+    const double *S = x->busy_s + d, *E = x->busy_e + d;   /* block q at q nd */
+    size_t nd = (size_t)x->nd;
     int lo = 0, hi = x->busy_n[d], q;
     double t;
     while (lo < hi) {                    /* the first interval ending after ready */
         int mid = (lo + hi) / 2;
-        if (E[mid] <= ready) lo = mid + 1; else hi = mid;
+        if (E[(size_t)mid * nd] <= ready) lo = mid + 1; else hi = mid;
     }
     t = ready;
     for (q = lo; q < x->busy_n[d]; q++) {
-        if (t + w <= S[q]) return t;     /* fits before interval q */
-        if (E[q] > t) t = E[q];
+        if (t + w <= S[(size_t)q * nd]) return t;   /* fits before interval q */
+        if (E[(size_t)q * nd] > t) t = E[(size_t)q * nd];
     }
     return t;
 }
@@ -10765,26 +10772,25 @@ static void dp__place_step(dp__gctx *x, int t, int v, int a)
            before ending at its start, one after starting at its end), so
            that the blocks are the device's busy spans and a scan for a gap
            (dp__gap_start) meets one block per gap, not one per op */
-        double *S = x->busy_s + (size_t)a * x->n, *E = x->busy_e + (size_t)a * x->n, st = x->est[a], en = x->end[v];
-        int nb = x->busy_n[a], lo = 0, hi = nb;
+        double *S = x->busy_s + a, *E = x->busy_e + a, st = x->est[a], en = x->end[v];   /* block q at q nd */
+        size_t sd = (size_t)nd;
+        int nb = x->busy_n[a], lo = 0, hi = nb, q;
         while (lo < hi) {                /* the first block starting after st */
             int mid = (lo + hi) / 2;
-            if (S[mid] <= st) lo = mid + 1; else hi = mid;
+            if (S[(size_t)mid * sd] <= st) lo = mid + 1; else hi = mid;
         }
-        if (lo > 0 && E[lo - 1] == st) {
-            E[lo - 1] = en;
-            if (lo < nb && S[lo] == en) {   /* v closed the gap: two blocks become one */
-                E[lo - 1] = E[lo];
-                memmove(S + lo, S + lo + 1, sizeof(double) * (size_t)(nb - lo - 1));
-                memmove(E + lo, E + lo + 1, sizeof(double) * (size_t)(nb - lo - 1));
+        if (lo > 0 && E[(size_t)(lo - 1) * sd] == st) {
+            E[(size_t)(lo - 1) * sd] = en;
+            if (lo < nb && S[(size_t)lo * sd] == en) {   /* v closed the gap: two blocks become one */
+                E[(size_t)(lo - 1) * sd] = E[(size_t)lo * sd];
+                for (q = lo; q < nb - 1; q++) { S[(size_t)q * sd] = S[(size_t)(q + 1) * sd]; E[(size_t)q * sd] = E[(size_t)(q + 1) * sd]; }
                 x->busy_n[a]--;
             }
-        } else if (lo < nb && S[lo] == en) {
-            S[lo] = st;
+        } else if (lo < nb && S[(size_t)lo * sd] == en) {
+            S[(size_t)lo * sd] = st;
         } else {
-            memmove(S + lo + 1, S + lo, sizeof(double) * (size_t)(nb - lo));
-            memmove(E + lo + 1, E + lo, sizeof(double) * (size_t)(nb - lo));
-            S[lo] = st; E[lo] = en;
+            for (q = nb; q > lo; q--) { S[(size_t)q * sd] = S[(size_t)(q - 1) * sd]; E[(size_t)q * sd] = E[(size_t)(q - 1) * sd]; }
+            S[(size_t)lo * sd] = st; E[(size_t)lo * sd] = en;
             x->busy_n[a]++;
         }
     }

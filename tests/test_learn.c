@@ -1470,35 +1470,49 @@ static void test_lookahead(void)
    1 placed on one device at 0, 4, 1, 3, 6 and 8: [0, 1); then [4, 5)
    apart; [1, 3) joins the first; [3, 4) closes the gap (one block [0,
    5)); [6, 7) and [8, 9) apart. An op of 1 ready at 0 then fits at 5, one
-   of 2 only at 9; one ready at 6.5 at 7. */
+   of 2 only at 9; one ready at 6.5 at 7. Alone on one device, and on the
+   last of 3 devices, whose blocks lie between the others' (block q of
+   device d at q nd + d), while the six ops put on device 0 at 20, 22, 24,
+   ... (apart: six blocks) change none of its blocks nor gaps. */
 static void test_busy_blocks(void)
 {
-    const char *names[6] = {"o0", "o1", "o2", "o3", "o4", "o5"};
-    const double cost[6] = {1, 1, 2, 1, 1, 1}, at[6] = {0, 4, 1, 3, 6, 8};
+    const char *names[12] = {"o0", "o1", "o2", "o3", "o4", "o5", "p0", "p1", "p2", "p3", "p4", "p5"};
+    const double cost[12] = {1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1}, at[6] = {0, 4, 1, 3, 6, 8};
+    const double want_s[3] = {0, 6, 8}, want_e[3] = {5, 7, 9};
     const int want_n[6] = {1, 2, 2, 1, 2, 3};
-    dp_graph g;
-    dp_cluster c;
-    dp_policy p;
-    dp__gctx x;
-    int ops[6];
-    if (hand_setting(&g, &c, &p, &x, 6, names, cost, ops, 0, NULL, 1, 1)) return;
-    x.insertion = 1; x.busy_n[0] = 0; x.avail[0] = 0; x.work[0] = 0; x.cnt[0] = 0;
-    memset(x.psum, 0, sizeof(double) * (size_t)x.H);
-    for (int i = 0; i < 6; i++) {
-        x.est[0] = at[i];
-        dp__place_step(&x, i, ops[i], 0);
-        CHECK(x.busy_n[0] == want_n[i], "after op %d at %g: %d busy blocks, expected %d", i, at[i], x.busy_n[0], want_n[i]);
+    for (int nd = 1; nd <= 3; nd += 2) {
+        dp_graph g;
+        dp_cluster c;
+        dp_policy p;
+        dp__gctx x;
+        int ops[12], d = nd - 1, bad = 0;
+        if (hand_setting(&g, &c, &p, &x, nd > 1 ? 12 : 6, names, cost, ops, 0, NULL, nd, 1)) return;
+        x.insertion = 1;
+        for (int k = 0; k < nd; k++) { x.busy_n[k] = 0; x.avail[k] = 0; x.work[k] = 0; x.cnt[k] = 0; }
+        memset(x.psum, 0, sizeof(double) * (size_t)x.H * nd);
+        for (int i = 0; i < 6; i++) {
+            x.est[d] = at[i];
+            dp__place_step(&x, 2 * i, ops[i], d);
+            if (nd > 1) { x.est[0] = 20 + 2 * i; dp__place_step(&x, 2 * i + 1, ops[6 + i], 0); }
+            CHECK(x.busy_n[d] == want_n[i], "%d devices: after op %d at %g: %d busy blocks, expected %d", nd, i, at[i], x.busy_n[d], want_n[i]);
+        }
+        CHECK(nd == 1 || x.busy_n[0] == 6, "3 devices: device 0 has %d blocks, expected 6", x.busy_n[0]);
+        for (int q = 0; q < 3; q++) bad += x.busy_s[(size_t)q * nd + d] != want_s[q] || x.busy_e[(size_t)q * nd + d] != want_e[q];
+        for (int q = 0; q < 6 && nd > 1; q++) bad += x.busy_s[(size_t)q * nd] != 20 + 2 * q || x.busy_e[(size_t)q * nd] != 21 + 2 * q;
+        CHECK(bad == 0, "%d devices: busy blocks [%g, %g) [%g, %g) [%g, %g), expected [0, 5) [6, 7) [8, 9)%s", nd,
+              x.busy_s[d], x.busy_e[d], x.busy_s[nd + d], x.busy_e[nd + d], x.busy_s[2 * nd + d], x.busy_e[2 * nd + d],
+              nd > 1 ? ", and device 0's [20, 21) ... [30, 31)" : "");
+        CHECK(dp__gap_start(&x, d, 0, 1) == 5 && dp__gap_start(&x, d, 0, 2) == 9 && dp__gap_start(&x, d, 6.5, 1) == 7,
+              "%d devices: gaps: an op of 1 from 0 at %g (5), of 2 at %g (9), of 1 from 6.5 at %g (7)", nd, dp__gap_start(&x, d, 0, 1),
+              dp__gap_start(&x, d, 0, 2), dp__gap_start(&x, d, 6.5, 1));
+        CHECK(nd == 1 || (dp__gap_start(&x, 0, 0, 1) == 0 && dp__gap_start(&x, 0, 20, 1.5) == 31 && dp__gap_start(&x, 0, 21.5, 0.5) == 21.5),
+              "3 devices: device 0's gaps: from 0 at %g (0), 1.5 from 20 at %g (31), 0.5 from 21.5 at %g (21.5)",
+              dp__gap_start(&x, 0, 0, 1), dp__gap_start(&x, 0, 20, 1.5), dp__gap_start(&x, 0, 21.5, 0.5));
+        dp__gctx_free(&x);
+        dp_policy_free(&p);
+        dp_cluster_free(&c);
+        dp_graph_free(&g);
     }
-    CHECK(x.busy_s[0] == 0 && x.busy_e[0] == 5 && x.busy_s[1] == 6 && x.busy_e[1] == 7 && x.busy_s[2] == 8 && x.busy_e[2] == 9,
-          "busy blocks [%g, %g) [%g, %g) [%g, %g), expected [0, 5) [6, 7) [8, 9)", x.busy_s[0], x.busy_e[0], x.busy_s[1], x.busy_e[1],
-          x.busy_s[2], x.busy_e[2]);
-    CHECK(dp__gap_start(&x, 0, 0, 1) == 5 && dp__gap_start(&x, 0, 0, 2) == 9 && dp__gap_start(&x, 0, 6.5, 1) == 7,
-          "gaps: an op of 1 from 0 at %g (5), of 2 at %g (9), of 1 from 6.5 at %g (7)", dp__gap_start(&x, 0, 0, 1),
-          dp__gap_start(&x, 0, 0, 2), dp__gap_start(&x, 0, 6.5, 1));
-    dp__gctx_free(&x);
-    dp_policy_free(&p);
-    dp_cluster_free(&c);
-    dp_graph_free(&g);
 }
 
 /* dp_policy_opts.insertion, by hand: 2 devices of speed 1, links of
