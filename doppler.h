@@ -9602,9 +9602,17 @@ typedef struct dp__gctx {
     double *mdead;        /* [nd] each device's bytes in use at the dead end */
     double pen;           /* an over-full placement's cost added (dp__cost) */
     void *arena;          /* every buffer above lives in this one block,  */
-    void *farena;         /* but in inference those only dp__forward reads
-                             (x, bl, tl, mt, bnext, tprev, blen, tlen, gnn,
-                             pb, pt, zsel), in this one: freed after it
+    void *farena;         /* but in inference those only the network pass
+                             reads, in two more, freed as soon as it is
+                             done with them: the critical paths (bl, tl,
+                             mt, bnext, tprev, blen, tlen) and the
+                             encoders' scratch (their pre-activations and
+                             messages, SEL's pb, pt and zsel in them) in
+                             this one, after SEL's head (dp__gctx_drop_scratch),
+                             so that it is not held while PLC's per-op
+                             parts are made; */
+    void *harena;         /* the op features x and the encoders' outputs
+                             (gnn[].h) in this one, after PLC's part
                              (dp__gctx_drop_forward)                     */
     dp_sim sim;           /* its op times are optime                       */
     /* training statistics */
@@ -9612,14 +9620,15 @@ typedef struct dp__gctx {
     int seen;
 } dp__gctx;
 
-/* Buffers of a stack of R rounds over n ops; share: in inference, a
-   buffer whose pre-activations and messages b reuses (one encoder runs
-   after the other; only h is read later). */
-static void dp__gnn_buf_carve(dp__arena *a, dp__gnn_buf *b, int n, int H, int R, int train, const dp__gnn_buf *share)
+/* Buffers of a stack of R rounds over n ops, the embeddings h from ha,
+   the rest from a; share: in inference, a buffer whose pre-activations
+   and messages b reuses (one encoder runs after the other; only h is
+   read later). */
+static void dp__gnn_buf_carve(dp__arena *a, dp__arena *ha, dp__gnn_buf *b, int n, int H, int R, int train, const dp__gnn_buf *share)
 {
     size_t nH = (size_t)n * H, ng = train ? nH : 1;
     b->nH = nH; b->keep = train;
-    b->h = (double *)dp__carve(a, (size_t)(train ? R + 1 : 1) * nH, sizeof(double));
+    b->h = (double *)dp__carve(ha, (size_t)(train ? R + 1 : 1) * nH, sizeof(double));
     if (!train && share) {
         b->pre = share->pre; b->mf = share->mf; b->mb = share->mb;
     } else {
@@ -9641,21 +9650,38 @@ static void dp__gctx_free(dp__gctx *x)
     if (!x) return;
     DP_FREE(x->arena);
     DP_FREE(x->farena);
+    DP_FREE(x->harena);
     dp_sim_free(&x->sim);
     memset(x, 0, sizeof *x);
 }
 
-/* Inference, after dp__forward: the buffers only it reads (the op
-   features, the critical paths, the encoders' embeddings and scratch,
-   x->farena) freed, so that the rollouts' peak memory does not hold
-   them (about 250 bytes an op at the shipped policy's size). */
-static void dp__gctx_drop_forward(dp__gctx *x)
+/* Inference, after dp__forward_sel: the critical paths and the
+   encoders' scratch (x->farena) freed, so that PLC's per-op parts are
+   made without them held (about 145 bytes an op at the shipped policy's
+   size). */
+static void dp__gctx_drop_scratch(dp__gctx *x)
 {
+    int e;
     if (x->train) return;
     DP_FREE(x->farena);
     x->farena = NULL;
-    x->x = x->bl = x->tl = x->mt = x->blen = x->tlen = x->pb = x->pt = x->zsel = NULL;
+    x->bl = x->tl = x->mt = x->blen = x->tlen = x->pb = x->pt = x->zsel = NULL;
     x->bnext = x->tprev = NULL;
+    for (e = 0; e < 2; e++) x->gnn[e].pre = x->gnn[e].mf = x->gnn[e].mb = x->gnn[e].gh = x->gnn[e].gtmp = x->gnn[e].gT = x->gnn[e].gM = NULL;
+}
+
+/* Inference, after dp__forward: what is left of the buffers only the
+   network pass reads (the op features and the encoders' embeddings,
+   x->harena, and the rest where dp__gctx_drop_scratch did not run)
+   freed, so that the rollouts' peak memory does not hold them (about 250
+   bytes an op at the shipped policy's size). */
+static void dp__gctx_drop_forward(dp__gctx *x)
+{
+    if (x->train) return;
+    dp__gctx_drop_scratch(x);
+    DP_FREE(x->harena);
+    x->harena = NULL;
+    x->x = NULL;
     memset(x->gnn, 0, sizeof x->gnn);
 }
 
@@ -9842,10 +9868,11 @@ static int dp__gctx_init_nt(dp__gctx *x, const dp_graph *g, const dp_cluster *c,
     size_t nH = (size_t)n * H, nt = train ? (size_t)n : 1, ng = train ? nH : 1;
     double lat, ibw, mean_t = 0;
     dp__gctx_par ip;
-    dp__arena ar, fr, *fa = train ? &ar : &fr;   /* fa: dp__forward's own buffers */
+    dp__arena ar, fr, hr, *fa = train ? &ar : &fr, *ha = train ? &ar : &hr;   /* fa, ha: dp__forward's own buffers */
     int in_own, out_own;  /* isrc, odst: copies (else the graph's src, dst) */
     memset(&ar, 0, sizeof ar);
     memset(&fr, 0, sizeof fr);
+    memset(&hr, 0, sizeof hr);
     memset(x, 0, sizeof *x);
     memset(&ip, 0, sizeof ip);
     if ((rc = dp_check(g, c, err))) return rc;
@@ -9856,13 +9883,14 @@ static int dp__gctx_init_nt(dp__gctx *x, const dp_graph *g, const dp_cluster *c,
     for (pass = 0; pass < 2; pass++) {
         if (pass && (rc = dp__arena_alloc(&ar, &x->arena, err, "learning workspace"))) { dp__gctx_free(x); return rc; }
         if (pass && !train && (rc = dp__arena_alloc(&fr, &x->farena, err, "learning workspace"))) { dp__gctx_free(x); return rc; }
-        x->x = (double *)dp__carve(fa, (size_t)n * DP__F, sizeof(double));
+        if (pass && !train && (rc = dp__arena_alloc(&hr, &x->harena, err, "learning workspace"))) { dp__gctx_free(x); return rc; }
+        x->x = (double *)dp__carve(ha, (size_t)n * DP__F, sizeof(double));
         x->bl = (double *)dp__carve(fa, (size_t)n, sizeof(double)); x->tl = (double *)dp__carve(fa, (size_t)n, sizeof(double));
         x->mt = (double *)dp__carve(fa, (size_t)n, sizeof(double));
         x->bnext = (int *)dp__carve(fa, (size_t)n, sizeof(int)); x->tprev = (int *)dp__carve(fa, (size_t)n, sizeof(int));
         x->blen = (double *)dp__carve(fa, (size_t)n, sizeof(double)); x->tlen = (double *)dp__carve(fa, (size_t)n, sizeof(double));
         DP__A(x->optime, (size_t)n * nd, double);
-        for (e = 0; e < (shared ? 1 : 2); e++) dp__gnn_buf_carve(fa, &x->gnn[e], n, H, K, train, e ? &x->gnn[0] : NULL);
+        for (e = 0; e < (shared ? 1 : 2); e++) dp__gnn_buf_carve(fa, ha, &x->gnn[e], n, H, K, train, e ? &x->gnn[0] : NULL);
         if (train) { DP__A(x->pb, nH, double); DP__A(x->pt, nH, double); DP__A(x->zsel, nH, double); }
         else { x->pb = x->gnn[0].pre; x->pt = x->gnn[0].mf; x->zsel = x->gnn[0].mb; }   /* SEL's head runs after the encoders: their scratch */
         DP__A(x->ssel, n, double);
@@ -10188,17 +10216,21 @@ static void dp__transpose_policy(dp__gctx *x, const dp_policy *p)
     dp__transpose(t.p_wh, w.p_wh, H, H); dp__transpose(t.p_we, w.p_we, H, H);
 }
 
-static void dp__forward(dp__gctx *x, const dp_policy *p)
+/* The network pass (dp__forward) in two parts: the encoders and SEL's
+   scores, then PLC's per-op parts, which read only the op features and
+   PLC's embeddings (inference frees the rest between them:
+   dp__gctx_drop_scratch). */
+static void dp__forward_sel(dp__gctx *x, const dp_policy *p)
 {
     dp__heads w, t;
     int n = x->n, H = x->H, i, v, j;
-    const double *hs, *hp;
+    const double *hs;
     dp__transpose_policy(x, p);
     dp__heads_map(&w, p->sel, p->plc, H, x->K, x->shared);
     dp__heads_map(&t, x->wt_sel, x->wt_plc, H, x->K, x->shared);
     dp__gnn_forward(x, &x->gnn[0], w.gnn_sel, t.gnn_sel);
     if (!x->shared) dp__gnn_forward(x, &x->gnn[1], w.gnn_plc, t.gnn_plc);
-    hs = dp__emb_sel(x); hp = dp__emb_plc(x);
+    hs = dp__emb_sel(x);
     /* mean embeddings along the b-level path (reverse topo) and t-level path */
     for (i = n - 1; i >= 0; i--) {
         v = x->g->topo[i];
@@ -10231,12 +10263,27 @@ static void dp__forward(dp__gctx *x, const dp_policy *p)
         for (v = 0; v < n; v++) if (x->ssel[v] > mx) mx = x->ssel[v];
         for (v = 0; v < n; v++) x->wsel[v] = exp(x->ssel[v] - mx);
     }
+}
+
+static void dp__forward_plc(dp__gctx *x, const dp_policy *p)
+{
+    dp__heads w, t;
+    int n = x->n, H = x->H, v;
+    const double *hp = dp__emb_plc(x);
+    dp__heads_map(&w, p->sel, p->plc, H, x->K, x->shared);
+    dp__heads_map(&t, x->wt_sel, x->wt_plc, H, x->K, x->shared);
     /* PLC's op-only part and projected embedding */
     for (v = 0; v < n; v++) memcpy(x->A + (size_t)v * H, w.p_b1, sizeof(double) * (size_t)H);
     dp__gemm(x->A, (size_t)H, x->x, DP__F, t.p_wx, n, DP__F, H);
     dp__gemm(x->A, (size_t)H, hp, (size_t)H, t.p_wh, n, H, H);
     memset(x->P, 0, sizeof(double) * (size_t)n * H);
     dp__gemm(x->P, (size_t)H, hp, (size_t)H, t.p_we, n, H, H);
+}
+
+static void dp__forward(dp__gctx *x, const dp_policy *p)
+{
+    dp__forward_sel(x, p);
+    dp__forward_plc(x, p);
 }
 
 /* Softmax of logit[0..k) into prob (max-shifted); returns the entropy,
@@ -11313,7 +11360,7 @@ static int dp__pt_init(dp__pctx *x, const dp_graph *g, const dp_cluster *c, cons
         DP__A(x->lp, n, double); DP__A(x->md, D, double); DP__A(x->wt, dp__pt_size(H, D, K), double);
         DP__A(x->tb_assign, n, int); DP__A(x->tb_order, n, int);
         DP__A(x->mfit, D, char); DP__A(x->mscr, D, double);
-        dp__gnn_buf_carve(&ar, &x->gnn, n, H, 2 * K, train, NULL);
+        dp__gnn_buf_carve(&ar, &ar, &x->gnn, n, H, 2 * K, train, NULL);
     }
     x->mlim = dp__limited(c);
     if ((rc = dp_sim_init(&x->sim, g, c, err))) { dp__pt_free(x); return rc; }
@@ -12853,7 +12900,7 @@ static int dp__gctx_fork(dp__gctx *w, const dp__gctx *x, dp_error *err)
     if (x->train) return dp__fail(err, DP_ERR_ARG, "place: a training context cannot be forked");
     memset(&ar, 0, sizeof ar);
     *w = *x;
-    w->arena = w->farena = NULL;
+    w->arena = w->farena = w->harena = NULL;
     memset(&w->sim, 0, sizeof w->sim);
     memset(&w->selq, 0, sizeof w->selq);   /* greedy rollouts only: not here */
     for (pass = 0; pass < 2; pass++) {
@@ -13051,7 +13098,9 @@ static int dp__policy_place(const dp_policy *p, const dp_graph *g, const dp_clus
     if (p->algo != DP_ALGO_DOPPLER) return dp__fail(err, DP_ERR_ARG, "place: unknown policy algorithm %d", (int)p->algo);
     if ((rc = dp__gctx_init_nt(&x, g, c, p->opts.hidden, p->opts.layers, p->opts.shared_gnn, 0, o.threads, err))) return rc;
     dp_rng_seed(&rng, o.seed);
-    dp__forward(&x, p);
+    dp__forward_sel(&x, p);
+    dp__gctx_drop_scratch(&x);
+    dp__forward_plc(&x, p);
     dp__gctx_drop_forward(&x);
     memset(&ro, 0, sizeof ro);
     ro.gamma = 1;

@@ -969,6 +969,19 @@ static void test_inference_buffers(void)
             CHECK(!memcmp(dp__emb_sel(&xt), dp__emb_sel(&xi), sizeof(double) * nH) &&
                   !memcmp(dp__emb_plc(&xt), dp__emb_plc(&xi), sizeof(double) * nH), "K %d shared %d: embeddings differ", K, sh);
             CHECK(dp__emb_sel(&xi) == xi.gnn[0].h, "K %d shared %d: the inference output is in its one round", K, sh);
+            /* placing's order: SEL's part, its scratch freed, PLC's part */
+            dp__gctx xs;
+            if (dp__gctx_init(&xs, &g, &c, 8, K, sh, 0, &err) == 0) {
+                dp__forward_sel(&xs, &p);
+                dp__gctx_drop_scratch(&xs);
+                CHECK(!xs.farena && !xs.gnn[0].pre && !xs.bl && xs.harena && xs.x, "K %d shared %d: scratch not dropped alone", K, sh);
+                dp__forward_plc(&xs, &p);
+                CHECK(!memcmp(xs.ssel, xi.ssel, sizeof(double) * (size_t)g.n_ops) && !memcmp(xs.A, xi.A, sizeof(double) * nH) &&
+                      !memcmp(xs.P, xi.P, sizeof(double) * nH), "K %d shared %d: the pass in two parts differs", K, sh);
+                dp__gctx_drop_forward(&xs);
+                CHECK(!xs.harena && !xs.x, "K %d shared %d: the network pass's buffers kept", K, sh);
+                dp__gctx_free(&xs);
+            } else CHECK(0, "gctx: %s", err.msg);
             memset(&ro, 0, sizeof ro);
             ro.gamma = 1;
             dp_rng_seed(&rng, 1);
