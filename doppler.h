@@ -7489,9 +7489,13 @@ static int dp__rt_init(dp__rt *w, const dp_graph *g, const dp_cluster *c, dp_sim
         DP__A(w->link_free, (size_t)nd * nd, double); DP__A(w->cur, nd, double); DP__A(w->peak, nd, double);
         DP__A(w->resid, nd, double);
         if (s) {
-            DP__A(w->ev, (size_t)n + m + 1, dp__event); DP__A(w->left, nd, double);
+            /* the event heap and the copies' records last: a simulation
+               touches only their first pages where nothing reads the
+               order of events (one event an op) or no copy is recorded */
+            DP__A(w->left, nd, double);
             if (!optime) DP__A(own, (size_t)n * nd, double);
-            DP__A(s->start, n, double); DP__A(s->end, n, double); DP__A(s->busy, nd, double); DP__A(s->xfers, m, dp_xfer);
+            DP__A(s->start, n, double); DP__A(s->end, n, double); DP__A(s->busy, nd, double);
+            DP__A(w->ev, (size_t)n + m + 1, dp__event); DP__A(s->xfers, m, dp_xfer);
         } else {
             DP__A(w->obytes, n, size_t); DP__A(w->ebytes, m, size_t); DP__A(w->xstate, m, char);
             DP__A(w->arrive, m, double); DP__A(w->dl, m, int); DP__A(w->done, (size_t)n + m, int);
@@ -9532,15 +9536,20 @@ typedef struct dp__gctx {
     int insertion;        /* the rolled-out policy's dp_policy_opts.insertion
                              (set by dp__rollout): est may fall in an idle
                              gap of the device */
-    double *busy_s, *busy_e; /* [n nd] with insertion: each device's busy
+    double *busy;         /* [2 n nd] with insertion: each device's busy
                              blocks [start, end) (placed ops, those that
                              touch joined), by start (busy_n[d] each),
-                             block q of device d at q nd + d: the devices
-                             interleaved, so that the few blocks in use lie
-                             in the first pages, not in pages of each
-                             device's own n (2 MiB ones: a sample's context
-                             touched 8 MB of them for a graph of 10^5 ops
-                             with under a dozen blocks a device)          */
+                             block q of device d at 2 (q nd + d), its
+                             start and then its end: the devices and both
+                             ends interleaved, so that the few blocks in
+                             use lie in the first page, not in pages of
+                             each device's own n, for each end (2 MiB
+                             ones: a sample's context touched up to 8 MB
+                             of them for a graph of 10^5 ops with under a
+                             dozen blocks a device); carved last
+                             (dp__busy_carve), so that their first page is
+                             the last one of arrays every rollout writes,
+                             and no such array's first page their last   */
     int *busy_n;
     const int *isrc, *odst; /* [m] the ops at the other end of the edges in
                              CSR order: isrc[k] = src[in_edge[k]], odst[k]
@@ -9587,7 +9596,7 @@ typedef struct dp__gctx {
                                    SEL's at 2t, PLC's at 2t + 1); [n] each
                                    step's return correction (training)    */
     double *phi, *bstep;  /* [n] partial makespan before step t; its baseline
-                             (training; phi [1] in inference, unused)     */
+                             (training; [1] each in inference, unused)     */
     /* backward scratch */
     double *G, *snap, *gAP, *prio; /* gAP [n][2H]: gA_v then gP_v     */
     int *best_assign, *best_order;
@@ -9775,7 +9784,7 @@ static void dp__rollout_carve(dp__arena *a, dp__gctx *x)
         DP__A(x->xout, most, double);
     }
     if (!x->train) DP__A(x->pathe, n, double);
-    DP__A(x->busy_s, (size_t)nd * n, double); DP__A(x->busy_e, (size_t)nd * n, double); DP__A(x->busy_n, nd, int);
+    DP__A(x->busy_n, nd, int);   /* x->busy: dp__busy_carve */
     DP__A(x->expert, x->train ? wide : (size_t)nd, int);   /* inference: PLC's only */
     if (!x->train && n > DP__SEL_TREE) {
         for (x->stn = 1; x->stn < n; x->stn *= 2) {}
@@ -9786,6 +9795,15 @@ static void dp__rollout_carve(dp__arena *a, dp__gctx *x)
     DP__A(x->step_z, nt * nd * H, double); DP__A(x->step_gu, nt * nd, double); DP__A(x->step_gf, nt * nd, double);
     DP__A(x->phi, nt, double); DP__A(x->prio, n, double); DP__A(x->best_assign, n, int); DP__A(x->best_order, n, int);
     if (dp__limited(x->c)) { DP__A(x->mem.used, nd, double); DP__A(x->mem.held, dp__mem_words(x->g) + 1, uint64_t); DP__A(x->mfit, nd, char); DP__A(x->mdead, nd, double); }
+    *a = ar;
+}
+
+/* The busy blocks (x->busy), carved after every other array of the
+   context (see there). */
+static void dp__busy_carve(dp__arena *a, dp__gctx *x)
+{
+    dp__arena ar = *a;   /* DP__A's */
+    DP__A(x->busy, 2 * (size_t)x->nd * x->n, double);
     *a = ar;
 }
 
@@ -9901,11 +9919,12 @@ static int dp__gctx_init_nt(dp__gctx *x, const dp_graph *g, const dp_cluster *c,
         if (!train && n > DP__SEL_TREE) DP__A(x->selq.h, n, int);
         if (in_own) DP__A(ip.isrc, m, int);
         if (out_own) DP__A(ip.odst, m, int);
-        DP__A(x->bstep, n, double);
+        DP__A(x->bstep, nt, double);   /* training's */
         DP__A(x->step_lp, 2 * nt, double); DP__A(x->step_adv, nt, double); DP__A(x->step_cs, nt * DP__CF, double);
         DP__A(x->G, (size_t)nd * H, double); DP__A(x->snap, ng, double); DP__A(x->gAP, 2 * ng, double);
         DP__A(x->wt_sel, dp__gnn_size(H, K) + dp__selhead_size(H), double);
         DP__A(x->wt_plc, (shared ? 0 : dp__gnn_size(H, K)) + dp__plchead_size(H), double);
+        dp__busy_carve(&ar, x);
     }
     x->mlim = dp__limited(c);
     x->mem.g = g; x->mem.c = c;
@@ -10567,8 +10586,8 @@ static void dp__plc_inputs_alike(dp__gctx *x, int v, double *f)
    taking no time starts at ready or at the end of the block holding it). */
 static double dp__gap_start(const dp__gctx *x, int d, double ready, double w)
 {
-    const double *S = x->busy_s + d, *E = x->busy_e + d;   /* block q at q nd */
-    size_t nd = (size_t)x->nd;
+    const double *S = x->busy + 2 * (size_t)d, *E = S + 1;   /* block q at q nd (starts) */
+    size_t nd = 2 * (size_t)x->nd;
     int lo = 0, hi = x->busy_n[d], q;
     double t;
     while (lo < hi) {                    /* the first interval ending after ready */
@@ -10819,8 +10838,8 @@ static void dp__place_step(dp__gctx *x, int t, int v, int a)
            before ending at its start, one after starting at its end), so
            that the blocks are the device's busy spans and a scan for a gap
            (dp__gap_start) meets one block per gap, not one per op */
-        double *S = x->busy_s + a, *E = x->busy_e + a, st = x->est[a], en = x->end[v];   /* block q at q nd */
-        size_t sd = (size_t)nd;
+        double *S = x->busy + 2 * (size_t)a, *E = S + 1, st = x->est[a], en = x->end[v];   /* block q at q sd (starts) */
+        size_t sd = 2 * (size_t)nd;
         int nb = x->busy_n[a], lo = 0, hi = nb, q;
         while (lo < hi) {                /* the first block starting after st */
             int mid = (lo + hi) / 2;
@@ -12906,6 +12925,7 @@ static int dp__gctx_fork(dp__gctx *w, const dp__gctx *x, dp_error *err)
     for (pass = 0; pass < 2; pass++) {
         if (pass && (rc = dp__arena_alloc(&ar, &w->arena, err, "sample workspace"))) { memset(w, 0, sizeof *w); return rc; }
         dp__rollout_carve(&ar, w);
+        dp__busy_carve(&ar, w);
     }
     w->stree_live = 0;
     if ((rc = dp__sim_init_times(&w->sim, x->g, x->c, x->optime, err))) { DP_FREE(w->arena); memset(w, 0, sizeof *w); return rc; }

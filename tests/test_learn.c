@@ -1510,10 +1510,11 @@ static void test_busy_blocks(void)
             CHECK(x.busy_n[d] == want_n[i], "%d devices: after op %d at %g: %d busy blocks, expected %d", nd, i, at[i], x.busy_n[d], want_n[i]);
         }
         CHECK(nd == 1 || x.busy_n[0] == 6, "3 devices: device 0 has %d blocks, expected 6", x.busy_n[0]);
-        for (int q = 0; q < 3; q++) bad += x.busy_s[(size_t)q * nd + d] != want_s[q] || x.busy_e[(size_t)q * nd + d] != want_e[q];
-        for (int q = 0; q < 6 && nd > 1; q++) bad += x.busy_s[(size_t)q * nd] != 20 + 2 * q || x.busy_e[(size_t)q * nd] != 21 + 2 * q;
+        const double *B = x.busy;   /* block q of device k: start at 2 (q nd + k), end after it */
+        for (int q = 0; q < 3; q++) bad += B[2 * ((size_t)q * nd + d)] != want_s[q] || B[2 * ((size_t)q * nd + d) + 1] != want_e[q];
+        for (int q = 0; q < 6 && nd > 1; q++) bad += B[2 * (size_t)q * nd] != 20 + 2 * q || B[2 * (size_t)q * nd + 1] != 21 + 2 * q;
         CHECK(bad == 0, "%d devices: busy blocks [%g, %g) [%g, %g) [%g, %g), expected [0, 5) [6, 7) [8, 9)%s", nd,
-              x.busy_s[d], x.busy_e[d], x.busy_s[nd + d], x.busy_e[nd + d], x.busy_s[2 * nd + d], x.busy_e[2 * nd + d],
+              B[2 * d], B[2 * d + 1], B[2 * (nd + d)], B[2 * (nd + d) + 1], B[2 * (2 * nd + d)], B[2 * (2 * nd + d) + 1],
               nd > 1 ? ", and device 0's [20, 21) ... [30, 31)" : "");
         CHECK(dp__gap_start(&x, d, 0, 1) == 5 && dp__gap_start(&x, d, 0, 2) == 9 && dp__gap_start(&x, d, 6.5, 1) == 7,
               "%d devices: gaps: an op of 1 from 0 at %g (5), of 2 at %g (9), of 1 from 6.5 at %g (7)", nd, dp__gap_start(&x, d, 0, 1),
@@ -1565,8 +1566,8 @@ static void test_insertion(void)
         CHECK(f3[6] == 1 && f3[DP__DF + 6] == 0, "insertion %d: d's earliest device is 0", ins);
         CHECK(x.avail[0] == (ins ? 5 : 8) && x.avail[1] == 1, "insertion %d: device ends %g, %g", ins, x.avail[0], x.avail[1]);
         /* p [0, 1), d [1, 3), e [3, 4), c [4, 5) touch: one busy block */
-        if (ins) CHECK(x.busy_n[0] == 1 && x.busy_s[0] == 0 && x.busy_e[0] == 5,
-                       "device 0's busy blocks: %d, the first [%g, %g) (expected one, [0, 5))", x.busy_n[0], x.busy_s[0], x.busy_e[0]);
+        if (ins) CHECK(x.busy_n[0] == 1 && x.busy[0] == 0 && x.busy[1] == 5,
+                       "device 0's busy blocks: %d, the first [%g, %g) (expected one, [0, 5))", x.busy_n[0], x.busy[0], x.busy[1]);
         /* a second rollout starts from an empty schedule */
         forced_rollout(&x, &p, ops, devs, &rng);
         CHECK(x.end[ops[4]] == want_end[ins][4], "insertion %d, second rollout: e ends at %g", ins, x.end[ops[4]]);
