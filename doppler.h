@@ -1644,7 +1644,7 @@ typedef struct dp_infer_opts {
                                 to start leaves its samples to the others
                                 (the same answer). Each thread but the
                                 caller's has its own rollout state and
-                                simulator (about 120-170 bytes an op on
+                                simulator (about 110-150 bytes an op on
                                 4 devices); the greedy placement is
                                 drawn on the calling thread while the
                                 others draw samples. The passes before
@@ -9682,7 +9682,7 @@ static void dp__gctx_drop_scratch(dp__gctx *x)
 /* Inference, after dp__forward: what is left of the buffers only the
    network pass reads (the op features and the encoders' embeddings,
    x->harena, and the rest where dp__gctx_drop_scratch did not run)
-   freed, so that the rollouts' peak memory does not hold them (about 250
+   freed, so that the rollouts' peak memory does not hold them (about 105
    bytes an op at the shipped policy's size). */
 static void dp__gctx_drop_forward(dp__gctx *x)
 {
