@@ -10586,18 +10586,18 @@ static void dp__plc_inputs_alike(dp__gctx *x, int v, double *f)
    taking no time starts at ready or at the end of the block holding it). */
 static double dp__gap_start(const dp__gctx *x, int d, double ready, double w)
 {
-    const double *S = x->busy + 2 * (size_t)d, *E = S + 1;   /* block q at q nd (starts) */
-    size_t nd = 2 * (size_t)x->nd;
+    const double *S = x->busy + 2 * (size_t)d, *E = S + 1;   /* block q: S[q sd], E[q sd] */
+    size_t sd = 2 * (size_t)x->nd;
     int lo = 0, hi = x->busy_n[d], q;
     double t;
     while (lo < hi) {                    /* the first interval ending after ready */
         int mid = (lo + hi) / 2;
-        if (E[(size_t)mid * nd] <= ready) lo = mid + 1; else hi = mid;
+        if (E[(size_t)mid * sd] <= ready) lo = mid + 1; else hi = mid;
     }
     t = ready;
     for (q = lo; q < x->busy_n[d]; q++) {
-        if (t + w <= S[(size_t)q * nd]) return t;   /* fits before interval q */
-        if (E[(size_t)q * nd] > t) t = E[(size_t)q * nd];
+        if (t + w <= S[(size_t)q * sd]) return t;   /* fits before interval q */
+        if (E[(size_t)q * sd] > t) t = E[(size_t)q * sd];
     }
     return t;
 }
@@ -10838,7 +10838,7 @@ static void dp__place_step(dp__gctx *x, int t, int v, int a)
            before ending at its start, one after starting at its end), so
            that the blocks are the device's busy spans and a scan for a gap
            (dp__gap_start) meets one block per gap, not one per op */
-        double *S = x->busy + 2 * (size_t)a, *E = S + 1, st = x->est[a], en = x->end[v];   /* block q at q sd (starts) */
+        double *S = x->busy + 2 * (size_t)a, *E = S + 1, st = x->est[a], en = x->end[v];   /* block q: S[q sd], E[q sd] */
         size_t sd = 2 * (size_t)nd;
         int nb = x->busy_n[a], lo = 0, hi = nb, q;
         while (lo < hi) {                /* the first block starting after st */
@@ -15622,7 +15622,6 @@ static int dp__mpi_allreduce(void *buf, int count, MPI_Datatype type, MPI_Op op,
     return dp__mpi_wait_req(&r, mx, dp_now() + 4 * mx->timeout, 0, what, -1, err);
 }
 
-/* "rank R: " before msg, unless it names a rank already. */
 /* dp_mpi_opts.devices (mo may be NULL: the CPU) is one the executor has;
    who names the caller in the message. */
 static int dp__mpi_devices_check(const dp_mpi_opts *mo, const char *who, dp_error *err)
@@ -15632,6 +15631,7 @@ static int dp__mpi_devices_check(const dp_mpi_opts *mo, const char *who, dp_erro
     return 0;
 }
 
+/* "rank R: " before msg, unless it names a rank already. */
 static void dp__mpi_prefix(char *out, size_t cap, int rank, const char *msg)
 {
     if (!strncmp(msg, "rank ", 5) && strchr(msg, ':')) snprintf(out, cap, "%s", msg);
