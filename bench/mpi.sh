@@ -7,6 +7,16 @@
 # (2) MPI's one-way time and bandwidth between the two ranks by message size
 # (build/mpi_bench). Needs mpirun and ./build.sh's MPI build (mpicc).
 # Usage: bench/mpi.sh [ROUNDS] (rounds of the whole table, default 1).
+# Open MPI's shared-memory transport moves a large message between two
+# local ranks by one of two means: CMA (a single copy by the receiver,
+# process_vm_readv; Open MPI's default) or copies through shared memory.
+# On the VM of RESULTS part 11 a 256 KiB process_vm_readv took 0.07 to
+# 1 ms, inside the receiving rank's MPI_Testsome, its dispatcher stalled
+# meanwhile; through shared memory the same messages are steady (and
+# ping-pong bandwidth is higher). So this bench runs with
+# OMPI_MCA_btl_vader_single_copy_mechanism=none unless SINGLE_COPY says
+# otherwise (SINGLE_COPY=cma: Open MPI's default); the first line says
+# which. Other MPIs ignore the variable.
 set -eu
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-1}
@@ -15,12 +25,13 @@ D=build/doppler
 M=${DOPPLER_MPI:-build/doppler_mpi}
 for f in $D $M build/mpi_bench; do [ -x $f ] || { echo "bench/mpi.sh: $f missing (./build.sh with mpicc)" >&2; exit 1; }; done
 command -v mpirun >/dev/null || { echo "bench/mpi.sh: no mpirun" >&2; exit 1; }
+export OMPI_MCA_btl_vader_single_copy_mechanism=${SINGLE_COPY:-none}
 run() { mpirun --allow-run-as-root --oversubscribe -np 2 "$@"; }
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 num() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
 
-echo "machine: $(nproc) cores, $(uname -sr), load $(cut -d' ' -f1-3 /proc/loadavg); $(mpirun --version | head -n 1)"
+echo "machine: $(nproc) cores, $(uname -sr), load $(cut -d' ' -f1-3 /proc/loadavg); $(mpirun --version | head -n 1); btl_vader_single_copy_mechanism=$OMPI_MCA_btl_vader_single_copy_mechanism"
 for r in $(seq "$ROUNDS"); do
     run $M calibrate --backend mpi -o "$T/two.dpc" --json >"$T/cal.json"
     echo
