@@ -192,6 +192,10 @@
      they must be thread-safe). A failed allocation anywhere
      returns DP_ERR_NOMEM with a message and leaks nothing; no output file
      is left behind (tests/test_alloc.c fails every allocation in turn).
+     What the library allocates (a result's arrays, a graph's) is its
+     allocator's: free it with the library's functions (dp_graph_free,
+     dp_exec_result_free, ...), never with free(): the default allocator
+     (see DP_MALLOC in the implementation) is not malloc's on Linux.
    - Descriptor structs are zero-means-default: {0} gives sensible values.
    - Deterministic: every random choice comes from a dp_rng seeded by you.
      There is no global mutable state; separate objects may be used from
@@ -2338,6 +2342,12 @@ DPDEF double   dp_now(void);                         /* monotonic seconds     */
    returns code: the one formatter of every failure message, the library's
    and doppler_cuda.cu's. */
 DPDEF int dp__fail(dp_error *err, dp_code code, const char *fmt, ...);
+/* The implementation's allocator (DP_CALLOC, DP_FREE: the program's own
+   or the default one), for what doppler_cuda.cu hands to the library to
+   free (a result's arrays, dp_exec_result_free): n zeroed elements of
+   size bytes, or NULL; and its free. */
+DPDEF void *dp__calloc(size_t n, size_t size);
+DPDEF void  dp__free(void *p);
 /* Defined in doppler_cuda.cu (so extern always, no DPDEF), for
    tests/test_cuda.c: op v's GPU algorithm run on the host with the same
    element, index and row functions as the kernels (lane partial sums and
@@ -2535,77 +2545,142 @@ DPDEF int dp__utf8_len(const unsigned char *s);
 #error "doppler.h: define DP_MALLOC, DP_REALLOC and DP_FREE together (DP_CALLOC is optional)"
 #endif
 #ifndef DP_MALLOC
-/* The default allocator's large blocks (2 MiB less 32 bytes, or more) are advised to the
-   kernel as candidates for transparent huge pages (Linux, madvise
-   MADV_HUGEPAGE; where THP is set to "madvise", a common default, they
-   get none otherwise). The first touch of a block then costs one fault
-   per 2 MiB instead of one per 4 KiB page, which on a virtual machine was
-   a fifth to four fifths of reading, simulating and scheduling a graph of
-   10^5 to 10^6 ops (bench/RESULTS.md part 3). Only whole 2 MiB ranges on
-   a 2 MiB boundary get huge pages, so a block is asked for in whole 2 MiB
-   less the 32 bytes by which glibc's malloc maps more than it is asked
-   for: glibc maps such a block by itself, in whole 2 MiB, and Linux (6.7
-   on) places such a mapping on a 2 MiB boundary. glibc writes the
-   block's header before the advice, which puts a 4 KiB page in its first
-   2 MiB, and then every other page there faults alone (a fault each, on
-   the virtual machine above tens of microseconds, 512 of them): that
-   range is collapsed into one huge page at once (MADV_COLLAPSE, Linux
-   6.1 on). Elsewhere (another libc or kernel) the same calls only waste
-   the rounding, address space that is never touched. Advice only: the
-   same bytes, a refusal ignored; a program's own allocator (DP_MALLOC)
-   is left alone, and DP_NO_HUGEPAGES turns it off. */
-#define DP__HUGE_MIN ((size_t)1 << 21)
-#if defined(__linux__) && defined(MADV_HUGEPAGE) && !defined(DP_NO_HUGEPAGES)
+/* The default allocator maps its large blocks (2 MiB or more) itself, on
+   a 2 MiB boundary and in whole 2 MiB, and advises them to the kernel as
+   candidates for transparent huge pages (Linux, madvise MADV_HUGEPAGE;
+   where THP is set to "madvise", a common default, they get none
+   otherwise) before anything touches them. The first touch of a block
+   then costs one fault per 2 MiB instead of one per 4 KiB page, which on
+   a virtual machine was a fifth to four fifths of reading, simulating
+   and scheduling a graph of 10^5 to 10^6 ops (bench/RESULTS.md part 3).
+   glibc's malloc would not do: it writes a block's header before any
+   advice (a 4 KiB page in the block's first 2 MiB, and then every other
+   page there faults alone), and after a large block is freed it serves
+   the next ones below that size from its heap, in 4 KiB pages (its
+   moving mmap threshold: about 2300 faults of the 10^6-op chain's
+   read). A mapped block grows by moving its pages (mremap: no copy) and
+   comes zeroed (calloc: no memset). Every block of this allocator starts
+   with a header of 16 bytes (its size, and whether it is mapped), which
+   DP_FREE reads. Elsewhere (not Linux, DP_NO_HUGEPAGES, or under
+   AddressSanitizer or ThreadSanitizer, which watch malloc's blocks) it is
+   malloc, realloc, calloc and free; a program's own allocator
+   (DP_MALLOC) is left alone. A refused advice is ignored (the same
+   bytes, in small pages). (Valgrind sees a mapped block as a mapping, not a heap block:
+   its leak check misses one; the sanitizers' builds, which use malloc,
+   do not.) */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define DP__SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define DP__SANITIZED 1
+#endif
+#endif
+#if defined(__linux__) && defined(MADV_HUGEPAGE) && !defined(DP_NO_HUGEPAGES) && !defined(DP__SANITIZED)
 #define DP__HUGE_PAGES 1
-#ifdef MADV_COLLAPSE
-#define DP__MADV_COLLAPSE MADV_COLLAPSE
-#else
-#define DP__MADV_COLLAPSE 25   /* Linux's value; an older kernel refuses it */
-#endif
-#endif
-/* the size to ask for a block of size bytes (see above) */
-static size_t dp__huge_size(size_t size)
+#include <sys/syscall.h>
+#define DP__HUGE_MIN ((size_t)1 << 21)
+/* a block's header: its bytes (mapped: the mapping's, header included;
+   else the caller's), and 1 when mapped; 16 bytes, malloc's alignment */
+typedef struct dp__blk { size_t size, mapped; } dp__blk;
+static size_t dp__huge_round(size_t n) { return (n + DP__HUGE_MIN - 1) / DP__HUGE_MIN * DP__HUGE_MIN; }
+/* len bytes (whole 2 MiB) of fresh zeroed memory on a 2 MiB boundary,
+   advised; NULL when refused */
+static char *dp__map(size_t len)
 {
-#ifdef DP__HUGE_PAGES
-    if (size + 32 >= DP__HUGE_MIN && size <= (size_t)-1 / 2) return (size + 32 + DP__HUGE_MIN - 1) / DP__HUGE_MIN * DP__HUGE_MIN - 32;
-#endif
-    return size;
+    size_t span = len + DP__HUGE_MIN;
+    char *m, *a;
+    if (span < len) return NULL;
+    m = (char *)mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == (char *)MAP_FAILED) return NULL;
+    a = (char *)(((uintptr_t)m + DP__HUGE_MIN - 1) / DP__HUGE_MIN * DP__HUGE_MIN);
+    if (a > m) (void)munmap(m, (size_t)(a - m));
+    if (m + span > a + len) (void)munmap(a + len, (size_t)(m + span - (a + len)));
+    (void)madvise(a, len, MADV_HUGEPAGE);
+    return a;
 }
-static void *dp__huge(void *p, size_t size)
+static void *dp__blk_alloc(size_t size, int zero)
 {
-#ifdef DP__HUGE_PAGES
-    if (p && size + 32 >= DP__HUGE_MIN) {
-        long pg = sysconf(_SC_PAGESIZE);
-        uintptr_t ps = pg > 0 ? (uintptr_t)pg : 4096, a = (uintptr_t)p / ps * ps, e = ((uintptr_t)p + size + ps - 1) / ps * ps,
-                  first = (uintptr_t)p / DP__HUGE_MIN * DP__HUGE_MIN;
-        (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
-        if ((uintptr_t)p - first <= 64 && e - first >= DP__HUGE_MIN)   /* the block starts its range */
-            (void)madvise((void *)first, DP__HUGE_MIN, DP__MADV_COLLAPSE);
+    dp__blk *b;
+    if (size > (size_t)-1 / 2) return NULL;
+    if (size + sizeof *b >= DP__HUGE_MIN) {
+        size_t len = dp__huge_round(size + sizeof *b);
+        if (!(b = (dp__blk *)(void *)dp__map(len))) return NULL;
+        b->size = len; b->mapped = 1;
+    } else {
+        if (!(b = (dp__blk *)(zero ? calloc(1, size + sizeof *b) : malloc(size + sizeof *b)))) return NULL;
+        b->size = size; b->mapped = 0;
     }
-#else
-    (void)size;
-#endif
-    return p;
+    return b + 1;
 }
-/* realloc's result is tested before the advice, and NULL returned as
+static void dp__blk_free(void *p)
+{
+    dp__blk *b = (dp__blk *)p - 1;
+    if (!p) return;
+    if (b->mapped == 1) (void)munmap((void *)b, b->size);
+    else free(b);   /* (a block not this allocator's: glibc's size field is never 1, so free fails loudly) */
+}
+/* realloc's result is tested before it is used, and NULL returned as
    such, so that a caller's "if (!nb) free(old)" reads, to the compiler's
    use-after-free analysis too, as the failed realloc it is */
-static void *dp__huge_realloc(void *p, size_t size)
+static void *dp__blk_realloc(void *p, size_t size)
 {
-    void *q = realloc(p, dp__huge_size(size));
-    if (!q) return NULL;
-    return dp__huge(q, dp__huge_size(size));
+    dp__blk *b = (dp__blk *)p - 1, *nb;
+    size_t len;
+    char *na;
+    void *q;
+    if (!p) return dp__blk_alloc(size, 0);
+    if (size > (size_t)-1 / 2) return NULL;
+    if (!b->mapped && size + sizeof *b < DP__HUGE_MIN) {
+        if (!(nb = (dp__blk *)realloc(b, size + sizeof *b))) return NULL;
+        nb->size = size;
+        return nb + 1;
+    }
+    if (!b->mapped) {   /* from malloc to a mapping: copied */
+        if (!(q = dp__blk_alloc(size, 0))) return NULL;
+        memcpy(q, p, b->size < size ? b->size : size);
+        free(b);
+        return q;
+    }
+    len = dp__huge_round(size + sizeof *b);
+    if (len <= b->size) {   /* smaller: the tail unmapped, the block stays mapped */
+        if (len < b->size) (void)munmap((char *)b + len, b->size - len);
+        b->size = len;
+        return p;
+    }
+    /* larger: grown where it is, or its pages moved to the start of a
+       fresh mapping (both on 2 MiB boundaries: whole huge pages move) */
+    if (syscall(SYS_mremap, (void *)b, b->size, len, 0) != -1) {
+        (void)madvise((void *)b, len, MADV_HUGEPAGE);
+        b->size = len;
+        return p;
+    }
+    if (!(na = dp__map(len))) return NULL;
+    if (syscall(SYS_mremap, (void *)b, b->size, b->size, 3 /* MREMAP_MAYMOVE | MREMAP_FIXED */, na) == -1) {
+        memcpy(na, (void *)b, b->size);
+        (void)munmap((void *)b, b->size);
+    }
+    nb = (dp__blk *)(void *)na;
+    nb->size = len;
+    return nb + 1;
 }
-static void *dp__huge_calloc(size_t n, size_t size)
+static void *dp__blk_calloc(size_t n, size_t size)
 {
     if (size && n > (size_t)-1 / size) return NULL;   /* calloc's own answer */
-    return dp__huge(calloc(1, dp__huge_size(n * size)), dp__huge_size(n * size));
+    return dp__blk_alloc(n * size, 1);
 }
-#define DP_MALLOC(sz)       dp__huge(malloc(dp__huge_size(sz)), dp__huge_size(sz))
-#define DP_REALLOC(p, sz)   dp__huge_realloc(p, sz)
+#define DP_MALLOC(sz)       dp__blk_alloc(sz, 0)
+#define DP_REALLOC(p, sz)   dp__blk_realloc(p, sz)
+#define DP_FREE(p)          dp__blk_free(p)
+#ifndef DP_CALLOC
+#define DP_CALLOC(n, sz)    dp__blk_calloc(n, sz)
+#endif
+#else
+#define DP_MALLOC(sz)       malloc(sz)
+#define DP_REALLOC(p, sz)   realloc(p, sz)
 #define DP_FREE(p)          free(p)
 #ifndef DP_CALLOC
-#define DP_CALLOC(n, sz)    dp__huge_calloc(n, sz)
+#define DP_CALLOC(n, sz)    calloc(n, sz)
+#endif
 #endif
 #endif
 
@@ -2663,6 +2738,13 @@ static void *dp__zalloc(size_t size)
 #endif
     return p;
 }
+
+DPDEF void *dp__calloc(size_t n, size_t size)
+{
+    if (size && n > (size_t)-1 / size) return NULL;
+    return dp__zalloc(n * size);
+}
+DPDEF void dp__free(void *p) { DP_FREE(p); }
 
 /* Allocation that reports: NULL result leaves a message in err. */
 static void *dp__alloc(size_t n, size_t size, dp_error *err, const char *what)
@@ -3712,6 +3794,7 @@ typedef struct dp__arr {
 } dp__arr;   /* 32 bytes: the elements stay aligned */
 #define DP__HDR(a)  ((dp__arr *)(void *)(a) - 1)
 #define DP__LEN(a)  ((a) ? DP__HDR(a)->len : 0)
+#define DP__CAP(a)  ((a) ? DP__HDR(a)->cap : 0)
 static int dp__grow(void *arrp, size_t elem, size_t need)
 {
     void *a, *b;
@@ -3866,11 +3949,16 @@ static char *dp__pool_alloc(dp_graph *g, size_t n)
     dp__pool *b = (dp__pool *)g->dp__pool;
     char *r;
     if (!b || b->cap - b->used < n) {
-        /* whole powers of two less 32 bytes: see dp__huge_size */
-        size_t size = !b ? 65536 : 2 * (sizeof *b + b->cap + 32), cap;
+        /* whole powers of two less 16 bytes (see DP_MALLOC); the first
+           block is sized for the ops the graph has room for (a reader
+           reserves it), at 8 bytes a name: blocks of 128 KiB to 1 MiB
+           are malloc's, in 4 KiB pages, a fault each (about 480 of the
+           10^6-op chain's read) */
+        size_t size = !b ? 65536 : 2 * (sizeof *b + b->cap + 16), cap;
         dp__pool *nb;
+        if (!b) while (size < ((size_t)1 << 22) && size < 8 * DP__CAP(g->name)) size *= 2;
         if (size > ((size_t)1 << 22)) size = (size_t)1 << 22;
-        cap = size - 32 - sizeof *b;
+        cap = size - 16 - sizeof *b;
         if (cap < n) cap = n;
         nb = (dp__pool *)DP_MALLOC(sizeof *nb + cap);
         if (!nb) return NULL;

@@ -2960,7 +2960,7 @@ static int dp__cu_read_sinks(dp__cux *x, float **keep, dp_error *err)
         cudaCheck(cudaStreamSynchronize(x->ctl[p]));
         x->dig[v] = dp__cu_hash(x->host, len, 0xcbf29ce484222325ULL ^ (uint64_t)v);
         if (keep && g->kind[v] != DP_OP_OPAQUE) {
-            if (!keep[v] && !(keep[v] = (float *)malloc(len))) return dp__fail(err, DP_ERR_NOMEM, "exec (cuda): out of memory keeping outputs");
+            if (!keep[v] && !(keep[v] = (float *)dp__calloc(len, 1)))   /* the library's allocator: dp_exec_result_free */ return dp__fail(err, DP_ERR_NOMEM, "exec (cuda): out of memory keeping outputs");
             memcpy(keep[v], x->host, len);
         }
     }
@@ -3088,6 +3088,9 @@ extern "C" int dp_exec_cuda(const dp_graph *g, const dp_cluster *c, const int *a
     DP__CA(runs_start, (size_t)o.reps * n); DP__CA(runs_end, (size_t)o.reps * n);
     if (o.dispatch != DP_DISPATCH_DYNAMIC) { DP__CA(seq, n); DP__CA(held, nd); }
     DP__CA(runs_busy, (size_t)o.reps * nd); DP__CA(runs_peak, (size_t)o.reps * nd);
+#undef DP__CA
+    /* the result's arrays: the library's allocator, which dp_exec_result_free uses */
+#define DP__CA(ptr, count) if (!((ptr) = (decltype(ptr))dp__calloc((size_t)(count) + 1, sizeof *(ptr)))) { rc = dp__fail(err, DP_ERR_NOMEM, "exec (cuda): out of memory"); goto done; }
     DP__CA(res->wall_runs, o.reps); DP__CA(res->busy, nd); DP__CA(res->start, n); DP__CA(res->end, n); DP__CA(res->peak_bytes, nd);
     DP__CA(res->sms, nd);
     if (o.keep_outputs) { DP__CA(res->outputs, n); res->n_ops = n; }

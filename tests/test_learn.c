@@ -2340,7 +2340,7 @@ static int set_table(dp_policy *p, const dp_graph *g, const dp_cluster *c, const
     int n = g->n_ops, nd = c->n;
     if (dp__gctx_init(&x, g, c, p->opts.hidden, p->opts.layers, p->opts.shared_gnn, 0, &err)) { CHECK(0, "gctx: %s", err.msg); return 1; }
     DP_FREE(p->op_table);
-    p->op_table = (double *)malloc(sizeof(double) * (size_t)n * nd);
+    p->op_table = (double *)DP_MALLOC(sizeof(double) * (size_t)n * nd);   /* the library frees it (DP_FREE) */
     memcpy(p->op_table, th, sizeof(double) * (size_t)n * nd);
     p->op_n = n; p->op_devices = nd; p->op_key = dp__graph_key(&x);
     dp__gctx_free(&x);
