@@ -8,6 +8,8 @@
    - edge lines read straight from the text: the same graph as the general
      reading of every other spelling of the same edges, and every fault
      told by the general reading;
+   - op lines read straight from the text: the same graph or the same
+     fault as when every space is a tab (read the general way);
    - duplicate op names and edges, now found after the fact: told at the
      line of the later one, before any fault met after it, in the native,
      DOPPLER and STG formats;
@@ -205,6 +207,89 @@ static void test_edge_lines(void)
     refused("doppler-graph 1\nedge a b\n", DP_FORMAT_NATIVE, DP_ERR_GRAPH, "t.dpg:2: edge source 'a' is not a declared op", "an edge before any op");
 }
 
+/* ---- op lines read straight from the text ---------------------------------
+   The same file two ways: as given, whose op lines of the usual form the
+   reader takes straight from the text, and with every space a tab, which
+   it reads the general way (tokens). Both must read the same graph, or
+   fail with the same code and message. */
+static void same_both_ways(const char *text, const char *what)
+{
+    char *tabbed = strdup(text);
+    dp_graph g1, g2;
+    dp_error e1;
+    if (!tabbed) return;
+    for (char *p = tabbed; *p; p++) if (*p == ' ') *p = '\t';
+    int r1 = rd(&g1, text, DP_FORMAT_NATIVE);
+    e1 = err;
+    int r2 = rd(&g2, tabbed, DP_FORMAT_NATIVE);
+    CHECK(r1 == r2 && (r1 == 0 || strcmp(e1.msg, err.msg) == 0), "%s: straight rc %d '%s', general rc %d '%s'", what, r1, r1 ? e1.msg : "",
+          r2, r2 ? err.msg : "");
+    if (r1 == 0 && r2 == 0) {
+        char *t1 = native_text(&g1), *t2 = native_text(&g2);
+        CHECK(t1 && t2 && strcmp(t1, t2) == 0, "%s: another graph read straight than the general way", what);
+        free(t1); free(t2);
+    }
+    if (r1 == 0) dp_graph_free(&g1);
+    if (r2 == 0) dp_graph_free(&g2);
+    free(tabbed);
+}
+
+static void test_op_lines(void)
+{
+    /* graphs: every field, none, in any order, big and odd numbers, ops
+       after the first edge (then indexed as they come), a counts line */
+    same_both_ways("doppler-graph 1\nop a compute=1 bytes=4 mem=2 resident=8\nop b\nop c resident=1 mem=2 bytes=3 compute=4\nedge a b\n"
+                   "op d compute=1e300 bytes=0.5\nedge b d\nop e compute=0x10 bytes=1E3\nedge d e\n", "every field, none, any order");
+    same_both_ways("doppler-graph 1\ncounts ops=3 edges=2\nop a compute=12345678901234567890 bytes=1.25e-3\nop b compute=0\nop c bytes=7\n"
+                   "edge a b\nedge b c\nend\n", "a counts line, long numbers");
+    same_both_ways("doppler-graph 1\nop x.y/z:0 compute=1\nop \xc3\xa9t\xc3\xa9 compute=2\nedge x.y/z:0 \xc3\xa9t\xc3\xa9\n", "names with punctuation, UTF-8");
+    {
+        char text[600], name[200];
+        memset(name, 'n', sizeof name);
+        name[127] = 0;
+        snprintf(text, sizeof text, "doppler-graph 1\nop %s compute=1\nop b\nedge %s b\n", name, name);
+        same_both_ways(text, "a name of 127 bytes");
+        name[127] = 'n'; name[128] = 0;
+        snprintf(text, sizeof text, "doppler-graph 1\nop %s compute=1\nop b\n", name);
+        same_both_ways(text, "a name of 128 bytes");
+    }
+    /* faults: told alike, whichever way the line was read */
+    static const char *const faults[] = {
+        "doppler-graph 1\nop a compute=1\nop a compute=2\nop b\nedge a b\n",        /* a name twice, before the first edge */
+        "doppler-graph 1\nop a\nop b\nedge a b\nop a compute=2\n",                 /* and after it */
+        "doppler-graph 1\nop a,b compute=1\n",                                     /* a comma in a name */
+        "doppler-graph 1\nop a compute=-1\n",                                      /* negative */
+        "doppler-graph 1\nop a compute=1e999\n",                                   /* past a double */
+        "doppler-graph 1\nop a compute=nan\n",
+        "doppler-graph 1\nop a compute=x\n",
+        "doppler-graph 1\nop a compute=\n",                                        /* empty value */
+        "doppler-graph 1\nop a compute=1 compute=2\n",                              /* a field twice */
+        "doppler-graph 1\nop a compute=1=2\n",
+        "doppler-graph 1\nop a cost=1\n",                                          /* unknown field */
+        "doppler-graph 1\nop a =1\n",
+        "doppler-graph 1\nop a=1 compute=1\n",                                     /* '=' in the name */
+        "doppler-graph 1\nop compute=1\n",
+        "doppler-graph 1\nop a kind=matmul compute=1\n",                            /* fields the straight reading leaves */
+        "doppler-graph 1\ndevtimes 2\nop a compute=1\n",                            /* time= missing */
+        "doppler-graph 1\ndevtimes 2\nop a compute=1 time=1,2\n",
+        "doppler-graph 1\nop a compute=1\nend\nop b compute=1\n",                   /* after the end */
+        "doppler-graph 1\nweight w bytes=4\nop a compute=1 weights=w\nop b weights=v\n",
+        "doppler-graph 1\ncounts ops=1\nop a compute=1\nop b compute=1\n",          /* more than counted */
+    };
+    for (size_t k = 0; k < sizeof faults / sizeof faults[0]; k++) {
+        char what[32];
+        snprintf(what, sizeof what, "op-line fault %zu", k);
+        same_both_ways(faults[k], what);
+    }
+    /* and with the messages these have always had */
+    refused("doppler-graph 1\nop a compute=1\nop a compute=2\nop b\nedge a b\n", DP_FORMAT_NATIVE, DP_ERR_GRAPH,
+            "t.dpg:3: duplicate op name 'a'", "a name twice, read straight");
+    refused("doppler-graph 1\nop a\nop b\nedge a b\nop a compute=2\n", DP_FORMAT_NATIVE, DP_ERR_GRAPH, "t.dpg:5: duplicate op name 'a'",
+            "a name twice after the first edge, read straight");
+    refused("doppler-graph 1\nop a compute=-1\n", DP_FORMAT_NATIVE, DP_ERR_RANGE, "t.dpg:2: op 'a': compute cost '-1' is negative",
+            "a negative compute cost");
+}
+
 /* ---- duplicates, found after the fact, told where they are --------------------- */
 static void test_duplicates(void)
 {
@@ -289,6 +374,7 @@ int main(void)
     test_binary_bytes();
     test_numbers();
     test_edge_lines();
+    test_op_lines();
     test_duplicates();
     test_counts();
     test_lookups();
