@@ -3848,7 +3848,13 @@ static uint64_t dp__hash_mem(const char *s, size_t n)
         h = (h ^ w) * 0xbf58476d1ce4e5b9ULL;
         h ^= h >> 29;
     }
-    for (w = 0, i = 0; i < n; i++) w |= (uint64_t)(unsigned char)s[i] << (8 * i);
+    /* the last 0..7 bytes as the words above are read, in at most three
+       loads (a byte loop was a twentieth of reading a chain's names) */
+    w = 0;
+    i = 0;
+    if (n & 4) { uint32_t v; memcpy(&v, s, 4); w = v; i = 4; }
+    if (n & 2) { uint16_t v; memcpy(&v, s + i, 2); w |= (uint64_t)v << (8 * i); i += 2; }
+    if (n & 1) w |= (uint64_t)(unsigned char)s[i] << (8 * i);
     return dp__mix(h ^ w);
 }
 
@@ -5192,18 +5198,21 @@ static int dp__native_op_line(dp__native *x, const char *s, size_t n, int *rc, d
     if (n < 4 || memcmp(s, "op ", 3) != 0 || x->n_dev_time) return 0;
     memset(&d, 0, sizeof d);
     field[0] = &d.compute; field[1] = &d.out_bytes; field[2] = &d.mem_bytes; field[3] = &d.resident;
+    /* (a byte past '#', as letters and digits are, is no ' ', '\t' or '#') */
     for (tk = p = s + 3; p < end && *p != ' '; p++)
-        if (*p == '=' || *p == '\t' || *p == '#') return 0;
+        if (((unsigned char)*p <= '#' && (*p == '\t' || *p == '#')) || *p == '=') return 0;
     if (p == tk || (size_t)(p - tk) > DP_MAX_NAME) return 0;
     memcpy(name, tk, (size_t)(p - tk));
     name[p - tk] = 0;
     while (p < end) {   /* p at a space */
-        for (eq = NULL, tk = ++p; p < end && *p != ' '; p++) {
-            if (*p == '\t' || *p == '#') return 0;
-            if (*p == '=' && !eq) eq = p;
-        }
-        if (!eq || p - eq - 1 <= 0 || (size_t)(p - eq - 1) >= sizeof num) return 0;
-        for (k = 0; k < 4 && !dp__name_is(key[k], tk, (size_t)(eq - tk)); k++) {}
+        size_t kl;
+        for (tk = ++p; p < end && *p != ' '; p++)
+            if ((unsigned char)*p <= '#' && (*p == '\t' || *p == '#')) return 0;
+        for (eq = tk; eq < p && *eq != '='; eq++) {}
+        if (eq == p || p - eq - 1 <= 0 || (size_t)(p - eq - 1) >= sizeof num) return 0;
+        kl = (size_t)(eq - tk);
+        k = kl == 7 && memcmp(tk, key[0], 7) == 0 ? 0 : kl == 5 && memcmp(tk, key[1], 5) == 0 ? 1
+          : kl == 3 && memcmp(tk, key[2], 3) == 0 ? 2 : kl == 8 && memcmp(tk, key[3], 8) == 0 ? 3 : 4;
         if (k == 4 || (seen >> k & 1)) return 0;
         seen |= 1 << k;
         memcpy(num, eq + 1, (size_t)(p - eq - 1));
@@ -5310,9 +5319,10 @@ static int dp__native_edge_line(dp__native *x, const char *s, size_t n, int *rc,
     const char *a, *b, *p, *end = s + n;
     int va, vb;
     if (n < 8 || memcmp(s, "edge ", 5) != 0) return 0;
-    for (a = p = s + 5; p < end && *p != ' ' && *p != '\t' && *p != '#'; p++) {}
+    /* (a byte past '#', as letters and digits are, is no ' ', '\t' or '#') */
+    for (a = p = s + 5; p < end && ((unsigned char)*p > '#' || (*p != ' ' && *p != '\t' && *p != '#')); p++) {}
     if (p == a || p == end || *p != ' ') return 0;
-    for (b = ++p; p < end && *p != ' ' && *p != '\t' && *p != '#'; p++) {}
+    for (b = ++p; p < end && ((unsigned char)*p > '#' || (*p != ' ' && *p != '\t' && *p != '#')); p++) {}
     if (p == b || p != end) return 0;
     if ((*rc = dp__native_index(x, err))) return 1;
     if ((va = dp__native_find(x, a, (size_t)(b - 1 - a), 0, -1)) < 0 || (vb = dp__native_find(x, b, (size_t)(end - b), 1, va)) < 0 || va == vb) return 0;
