@@ -2345,7 +2345,7 @@ DPDEF int dp__fail(dp_error *err, dp_code code, const char *fmt, ...);
 /* The implementation's allocator (DP_CALLOC, DP_FREE: the program's own
    or the default one), for what doppler_cuda.cu hands to the library to
    free (a result's arrays, dp_exec_result_free): n zeroed elements of
-   size bytes, or NULL; and its free. */
+   size bytes (n 0: one), or NULL; and its free. */
 DPDEF void *dp__calloc(size_t n, size_t size);
 DPDEF void  dp__free(void *p);
 /* Defined in doppler_cuda.cu (so extern always, no DPDEF), for
@@ -2565,9 +2565,9 @@ DPDEF int dp__utf8_len(const unsigned char *s);
    AddressSanitizer or ThreadSanitizer, which watch malloc's blocks) it is
    malloc, realloc, calloc and free; a program's own allocator
    (DP_MALLOC) is left alone. A refused advice is ignored (the same
-   bytes, in small pages). (Valgrind sees a mapped block as a mapping, not a heap block:
-   its leak check misses one; the sanitizers' builds, which use malloc,
-   do not.) */
+   bytes, in small pages). Valgrind sees a mapped block as a mapping,
+   not a heap block: its leak check misses one (the sanitizers' builds,
+   which use malloc, do not). */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define DP__SANITIZED 1
 #elif defined(__has_feature)
@@ -2739,13 +2739,6 @@ static void *dp__zalloc(size_t size)
     return p;
 }
 
-DPDEF void *dp__calloc(size_t n, size_t size)
-{
-    if (size && n > (size_t)-1 / size) return NULL;
-    return dp__zalloc(n * size);
-}
-DPDEF void dp__free(void *p) { DP_FREE(p); }
-
 /* Allocation that reports: NULL result leaves a message in err. */
 static void *dp__alloc(size_t n, size_t size, dp_error *err, const char *what)
 {
@@ -2764,6 +2757,9 @@ static void *dp__alloc(size_t n, size_t size, dp_error *err, const char *what)
     if (!p) dp__fail(err, DP_ERR_NOMEM, "out of memory allocating %zu bytes for %s", n * size, what);
     return p;
 }
+
+DPDEF void *dp__calloc(size_t n, size_t size) { return dp__alloc(n, size, NULL, "doppler_cuda.cu"); }
+DPDEF void dp__free(void *p) { DP_FREE(p); }
 
 /* One allocation per object: dp__carve runs twice over the object's
    buffers, first with no base to add up the size, then, after
@@ -3849,7 +3845,7 @@ static uint64_t dp__hash_mem(const char *s, size_t n)
         h ^= h >> 29;
     }
     /* the last 0..7 bytes as the words above are read, in at most three
-       loads (a byte loop was a twentieth of reading a chain's names) */
+       loads (a byte loop was 4% of the instructions of reading a chain) */
     w = 0;
     i = 0;
     if (n & 4) { uint32_t v; memcpy(&v, s, 4); w = v; i = 4; }
@@ -5129,6 +5125,14 @@ static int dp__native_presize(dp__native *x, dp_error *err)
     return dp__native_reserve(x, ops, edges, err);
 }
 
+/* Adds op d of the line (its id in *id): the ops before the first edge
+   are indexed by name at that edge; a failure told at the line. */
+static int dp__native_add_op(dp__native *x, const dp_op_desc *d, int *id, dp_error *err)
+{
+    int rc = x->g->dp__names ? dp_graph_add_op(x->g, d, id, err) : dp__graph_push_op(x->g, d, id, err);
+    return rc ? dp__at(err, rc, x->t->name, x->t->line) : 0;
+}
+
 static int dp__native_op(dp__native *x, dp_error *err)
 {
     static const char *const key[DP__F_OP_FIELDS] = { "kind", "compute", "bytes", "mem", "resident", "weights", "source",
@@ -5160,9 +5164,7 @@ static int dp__native_op(dp__native *x, dp_error *err)
     }
     if ((rc = dp__native_op_more(x, &d, val, err))) return rc;
     if ((rc = dp__native_fields(x, "op ", d.name, err))) return rc;
-    /* the ops before the first edge are indexed by name at that edge */
-    rc = x->g->dp__names ? dp_graph_add_op(x->g, &d, &id, err) : dp__graph_push_op(x->g, &d, &id, err);
-    if (rc) return dp__at(err, rc, t->name, t->line);
+    if ((rc = dp__native_add_op(x, &d, &id, err))) return rc;
     while (wl && *wl) {   /* weights=A,B,...: declared weights */
         char wn[DP_MAX_NAME + 2];
         size_t l = strcspn(wl, ",");
@@ -5222,9 +5224,7 @@ static int dp__native_op_line(dp__native *x, const char *s, size_t n, int *rc, d
     }
     d.name = name;
     if (!x->any_op && !x->counts && (*rc = dp__native_presize(x, err))) return 1;
-    *rc = x->g->dp__names ? dp_graph_add_op(x->g, &d, &id, err) : dp__graph_push_op(x->g, &d, &id, err);
-    if (*rc) dp__at(err, *rc, x->t->name, x->t->line);
-    else x->any_op = 1;
+    if (!(*rc = dp__native_add_op(x, &d, &id, err))) x->any_op = 1;
     return 1;
 }
 
@@ -5247,8 +5247,8 @@ static int dp__native_weight(dp__native *x, dp_error *err)
     return 0;
 }
 
-/* The op named by the n bytes at s, or -1; dst: an edge's target, else
-   its source. Files list their edges grouped: a chain's edge starts where
+/* The op named by the n bytes at s, or -1: an edge's source (src -1), or
+   the target of an edge from op src. Files list their edges grouped: a chain's edge starts where
    the last one ended, the edges into one op or out of one come together,
    the next op's edges follow. So the last edge's ops and the ops after
    them are tried first, a compare with a name just read, where the name
@@ -5266,16 +5266,16 @@ static int dp__native_weight(dp__native *x, dp_error *err)
    then finds it there, not in the index. An id from either is taken
    only when its op's name is the one read: the same op the index gives,
    names being unique. But not a target whose edge comes from the op
-   before it (src, the edge's source, is its id less one): in a chain the
+   before it (src is its id less one): in a chain the
    next line finds it near, as its source, and the table's update (a
    hash and a store at a random place) was 4% of the instructions of
    reading one (valgrind, the 10^6-op chain). */
-static int dp__native_find(const dp__native *x, const char *s, size_t n, int dst, int src)
+static int dp__native_find(const dp__native *x, const char *s, size_t n, int src)
 {
     const dp_graph *g = x->g;
     dp__recent *r;
     char key[12];
-    int near[3], k, id = -1, table = x->recent && n <= 255;
+    int near[3], k, id = -1, table = x->recent && n <= 255, dst = src >= 0;
     uint64_t h;
     near[0] = dst ? x->near[1] : x->near[0];        /* the same op again */
     near[1] = near[0] + 1;                          /* the next one       */
@@ -5320,13 +5320,12 @@ static int dp__native_edge_line(dp__native *x, const char *s, size_t n, int *rc,
     const char *a, *b, *p, *end = s + n;
     int va, vb;
     if (n < 8 || memcmp(s, "edge ", 5) != 0) return 0;
-    /* (a byte past '#', as letters and digits are, is no ' ', '\t' or '#') */
-    for (a = p = s + 5; p < end && ((unsigned char)*p > '#' || (*p != ' ' && *p != '\t' && *p != '#')); p++) {}
+    for (a = p = s + 5; p < end && *p != ' ' && *p != '\t' && *p != '#'; p++) {}
     if (p == a || p == end || *p != ' ') return 0;
-    for (b = ++p; p < end && ((unsigned char)*p > '#' || (*p != ' ' && *p != '\t' && *p != '#')); p++) {}
+    for (b = ++p; p < end && *p != ' ' && *p != '\t' && *p != '#'; p++) {}
     if (p == b || p != end) return 0;
     if ((*rc = dp__native_index(x, err))) return 1;
-    if ((va = dp__native_find(x, a, (size_t)(b - 1 - a), 0, -1)) < 0 || (vb = dp__native_find(x, b, (size_t)(end - b), 1, va)) < 0 || va == vb) return 0;
+    if ((va = dp__native_find(x, a, (size_t)(b - 1 - a), -1)) < 0 || (vb = dp__native_find(x, b, (size_t)(end - b), va)) < 0 || va == vb) return 0;
     if ((*rc = dp__graph_push_edge(x->g, va, vb, x->g->out_bytes[va], err))) return dp__at(err, *rc, x->t->name, x->t->line), 1;
     x->near[0] = va; x->near[1] = vb;
     return 1;
@@ -5344,8 +5343,8 @@ static int dp__native_edge(dp__native *x, dp_error *err)
     if (x->n < 3) return dp__fail(err, DP_ERR_PARSE, "%s:%d: 'edge' needs SRC and DST", t->name, t->line);
     if ((rc = dp__native_index(x, err))) return rc;
     x->used[1] = x->used[2] = 1;
-    if ((a = dp__native_find(x, x->tok[1], strlen(x->tok[1]), 0, -1)) < 0) return dp__fail(err, DP_ERR_GRAPH, "%s:%d: edge source '%s' is not a declared op", t->name, t->line, dp__q(qa, x->tok[1]));
-    if ((b = dp__native_find(x, x->tok[2], strlen(x->tok[2]), 1, a)) < 0) return dp__fail(err, DP_ERR_GRAPH, "%s:%d: edge target '%s' is not a declared op", t->name, t->line, dp__q(qb, x->tok[2]));
+    if ((a = dp__native_find(x, x->tok[1], strlen(x->tok[1]), -1)) < 0) return dp__fail(err, DP_ERR_GRAPH, "%s:%d: edge source '%s' is not a declared op", t->name, t->line, dp__q(qa, x->tok[1]));
+    if ((b = dp__native_find(x, x->tok[2], strlen(x->tok[2]), a)) < 0) return dp__fail(err, DP_ERR_GRAPH, "%s:%d: edge target '%s' is not a declared op", t->name, t->line, dp__q(qb, x->tok[2]));
     bytes = g->out_bytes[a];
     dp__native_take(x, key, 1, &s);
     if (s && (r = dp__num(s, &bytes, 0)) != 0)

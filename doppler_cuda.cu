@@ -2960,7 +2960,8 @@ static int dp__cu_read_sinks(dp__cux *x, float **keep, dp_error *err)
         cudaCheck(cudaStreamSynchronize(x->ctl[p]));
         x->dig[v] = dp__cu_hash(x->host, len, 0xcbf29ce484222325ULL ^ (uint64_t)v);
         if (keep && g->kind[v] != DP_OP_OPAQUE) {
-            if (!keep[v] && !(keep[v] = (float *)dp__calloc(len, 1)))   /* the library's allocator: dp_exec_result_free */ return dp__fail(err, DP_ERR_NOMEM, "exec (cuda): out of memory keeping outputs");
+            /* the library's allocator: dp_exec_result_free frees it */
+            if (!keep[v] && !(keep[v] = (float *)dp__calloc(len, 1))) return dp__fail(err, DP_ERR_NOMEM, "exec (cuda): out of memory keeping outputs");
             memcpy(keep[v], x->host, len);
         }
     }
