@@ -3701,6 +3701,35 @@ static dp_code dp__count(const char *s, long long lo, long long hi, long long *o
 #endif
 #define DP__AHEAD 8
 
+/* DP__INLINE: inlined wherever called (gcc -O2 leaves a small function
+   called from many places out of line, a call in an inner loop). */
+#if defined(__GNUC__) || defined(__clang__)
+#define DP__INLINE static inline __attribute__((always_inline))
+#else
+#define DP__INLINE static inline
+#endif
+
+/* Little-endian numbers read byte by byte (one load on a little-endian
+   machine, the same values on any other). */
+DP__INLINE uint32_t dp__le32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+DP__INLINE uint64_t dp__le64(const unsigned char *p) { return (uint64_t)dp__le32(p) | (uint64_t)dp__le32(p + 4) << 32; }
+
+/* The trailing zero bits of x != 0. */
+DP__INLINE int dp__ctz64(uint64_t x)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_ctzll(x);
+#else
+    int n = 0;
+    for (; !(x & 1); x >>= 1) n++;
+    return n;
+#endif
+}
+
 /* fn(ctx, lo, hi) over [0, n) in nt contiguous parts, the first on the
    calling thread and each other on a thread of its own (one whose thread
    cannot start runs on the calling thread after the first). For loops
@@ -4196,6 +4225,61 @@ static int dp__graph_push_op(dp_graph *g, const dp_op_desc *op, int *id, dp_erro
     return dp__op_add(g, op, id, 0, err);
 }
 
+/* The name "<prefix><n + 1>" from "<prefix><n>" (len bytes, the prefix
+   plen of them), in place: the new length. */
+static size_t dp__num_name_next(char *name, size_t plen, size_t len)
+{
+    size_t i = len;
+    while (i > plen && name[i - 1] == '9') name[--i] = '0';
+    if (i > plen) { name[i - 1]++; return len; }
+    name[plen] = '1';   /* 9..9 + 1: 10..0 */
+    name[len] = '0';
+    name[len + 1] = 0;
+    return len + 1;
+}
+
+/* count zero elements appended to the growable array a (room reserved):
+   into zeroed room only counted, as DP__PUT_Z counts them. */
+static void dp__put_zeros(void *a, size_t elem, size_t count)
+{
+    dp__arr *h = DP__HDR(a);
+    if (!h->zero) {
+        memset((char *)a + h->len * elem, 0, count * elem);
+        h->wrote += count;
+    }
+    h->len += count;
+}
+
+/* Makes ops n_ops .. n_ops + count - 1 of g, whose kinds, compute costs
+   and output bytes a reader has put (DP__PUT_Z, into room reserved by
+   dp__graph_reserve): each named "op<i>", every other field zero. These
+   are ops as dp__graph_push_op makes them from a name, kind, compute cost
+   and output bytes that pass its checks (the DOPPLER format's: integers
+   below 2^53), without the checks and their cost per op. 0, or -1 when
+   out of memory. */
+static int dp__graph_plain_ops(dp_graph *g, int count)
+{
+    char name[32];
+    size_t len = dp__num_name(name, "op", g->n_ops);
+    int i;
+    for (i = 0; i < count; i++, len = dp__num_name_next(name, 2, len)) {
+        char *copy = dp__pool_alloc(g, len + 2);
+        if (!copy) return -1;
+        *copy++ = (char)len;   /* see dp__op_name_is */
+        memcpy(copy, name, len + 1);
+        DP__PUT(g->name, copy);
+    }
+    dp__put_zeros(g->mem_bytes, sizeof *g->mem_bytes, (size_t)count);
+    dp__put_zeros(g->resident, sizeof *g->resident, (size_t)count);
+    dp__put_zeros(g->rows, sizeof *g->rows, (size_t)count);
+    dp__put_zeros(g->cols, sizeof *g->cols, (size_t)count);
+    dp__put_zeros(g->arg, sizeof *g->arg, (size_t)count);
+    dp__put_zeros(g->source, sizeof *g->source, (size_t)count);
+    dp__put_zeros(g->n_source, sizeof *g->n_source, (size_t)count);
+    g->n_ops += count;
+    return 0;
+}
+
 /* Indexes the names of the ops (g's name index not made yet: they were
    added by dp__graph_push_op): 0, DP_ERR_NOMEM, or DP_ERR_GRAPH when two
    share a name, *dup then the first op (the lowest index) whose name an
@@ -4225,14 +4309,17 @@ static int dp__index_ops(dp_graph *g, int *dup, int *first, dp_error *err)
     cnt = (size_t *)DP_MALLOC(sizeof *cnt * (nb + 1));
     if (!ix || !sorted || !cnt) { rc = dp__fail(err, DP_ERR_NOMEM, "out of memory indexing %zu op names", n); goto done; }
     ix->cap = cap; ix->slot = (uint64_t *)(ix + 1);
-    memset(ix->slot, 0, cap * sizeof(uint64_t));
     memset(cnt, 0, sizeof *cnt * (nb + 1));
-    for (i = 0; i < n; i++) cnt[(((dp__index_entry(g, i) >> 32) & (cap - 1)) >> shift) + 1]++;
+    for (i = 0; i < n; i++) {   /* each name hashed once, kept in the table's room until sorted */
+        ix->slot[i] = e = dp__index_entry(g, i);
+        cnt[(((e >> 32) & (cap - 1)) >> shift) + 1]++;
+    }
     for (i = 0; i < nb; i++) cnt[i + 1] += cnt[i];
     for (i = 0; i < n; i++) {   /* stable: ids ascend */
-        e = dp__index_entry(g, i);
+        e = ix->slot[i];
         sorted[cnt[((e >> 32) & (cap - 1)) >> shift]++] = e;
     }
+    memset(ix->slot, 0, cap * sizeof(uint64_t));
     for (i = 0; i < n; i++) {
         uint64_t x = sorted[i];
         int v = (int)(uint32_t)x - 1;
@@ -4484,7 +4571,10 @@ static int dp__check_times(const dp_graph *g, const dp_cluster *c, int fresh, dp
     for (v = 0; v < g->n_ops; v++) {
         double tmax = 0;
         worst = 0;
-        for (d = 0; d < nd; d++) {
+        if (!c && !g->n_dev_time) {   /* one time an op, in the graph's units */
+            double x = g->compute[v] / g->unit_speed;
+            if (!(x <= 0)) tmax = x;
+        } else for (d = 0; d < nd; d++) {
             double x = c ? dp_op_time(g, c, v, d) : -1;
             if (!c && g->n_dev_time > 0) x = g->dev_time[(size_t)v * g->n_dev_time + d];
             if (!c && x < 0) x = g->compute[v] / g->unit_speed;
@@ -5537,28 +5627,71 @@ static int dp__list_fail(const dp__text *t, const char *tok, const char *p, cons
    the value for a message), the first two counted in first[2] (NULL: not
    kept); 0, or the code of the failure (messages at t's line). One pass
    over the digits, on the text as it stands: the edge lists are lines of
-   megabytes. */
+   megabytes. An entry of at most 15 digits is below 10^15 < 2^53 and so
+   needs no check on its way; a longer one (leading zeros may keep it
+   small) is read again with one. The entries go into out's room as it stands,
+   grown when full, its length set once at the end (or at a failure). */
+#define DP__LIST_SEP(ch) ((ch) == ',' || (ch) == ' ' || (ch) == '\t')
 static int dp__list(const dp__text *t, const char *s, const char *end, int **out, long long *first, long long *count, dp_error *err)
 {
-    while (s < end) {
+    int *o = out ? *out : NULL;
+    size_t len = DP__LEN(o), cap = DP__CAP(o), len0 = len;
+    long long c = *count;
+    int rc = 0;
+    while (s < end && DP__LIST_SEP(*s)) s++;
+    while (s < end) {   /* at an entry */
         const char *tok = s;
         uint64_t x = 0;
-        int digits = 1;
-        if (*s == ',' || *s == ' ' || *s == '\t') { s++; continue; }
-        for (; s < end && *s != ',' && *s != ' ' && *s != '\t'; s++) {
-            unsigned d = (unsigned)(unsigned char)*s - '0';
-            if (d > 9) digits = 0;
-            else if (x <= (1ULL << 53)) x = 10 * x + d;   /* past 2^53 it stays past */
+        unsigned d;
+        int k = 8;   /* below 8: the digits are known to end at s */
+        if (end - s >= 8) {   /* up to eight digits at once */
+            uint64_t w = dp__le64((const unsigned char *)s), nd;
+            /* a byte's high nibble is 3 and, 6 added, still 3: a digit.
+               A carry out of a byte (one of 0xFA..0xFF) only reaches the
+               bytes after it: the first non-digit is still found. */
+            nd = ((w & 0xF0F0F0F0F0F0F0F0ULL) | (((w + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) ^ 0x3333333333333333ULL;
+            k = nd ? dp__ctz64(nd) / 8 : 8;
+            if (k) {   /* the k digits, first the most significant, shifted up */
+                uint64_t v = (w << (8 * (8 - k))) & 0x0F0F0F0F0F0F0F0FULL;   /* zeros in front */
+                v = (v * 10 + (v >> 8)) & 0x00FF00FF00FF00FFULL;             /* pairs */
+                v = (v * 100 + (v >> 16)) & 0x0000FFFF0000FFFFULL;           /* fours */
+                x = (v * 10000 + (v >> 32)) & 0xFFFFFFFFULL;                 /* eight */
+                s += k;
+            }
+            if (k <= 6 && ((w >> (8 * k)) & 0xFFFF) == (',' | ' ' << 8)) {   /* ", ", as the reference writes */
+                s += 2;
+                goto entry;
+            }
         }
-        if (!digits || s - tok >= 32 || x > (1ULL << 53)) return dp__list_fail(t, tok, s, end, err);
-        if (*count >= DP_MAX_EDGES) return dp__fail(err, DP_ERR_LIMIT, "%s:%d: more than %d entries", t->name, t->line, DP_MAX_EDGES);
-        if (first && *count < 2) first[*count] = (long long)x;
-        if (out && DP__PUSH(*out, x > INT_MAX ? INT_MAX : (int)x))
-            return dp__fail(err, DP_ERR_NOMEM, "%s:%d: out of memory reading integers", t->name, t->line);
-        ++*count;
+        if (k == 8)
+            for (; s < end && (d = (unsigned)(unsigned char)*s - '0') <= 9; s++) x = 10 * x + d;
+        if (s - tok > 15 || (s < end && !DP__LIST_SEP(*s))) {   /* long, or not digits */
+            int digits = 1;
+            for (s = tok, x = 0; s < end && !DP__LIST_SEP(*s); s++) {
+                d = (unsigned)(unsigned char)*s - '0';
+                if (d > 9) digits = 0;
+                else if (x <= (1ULL << 53)) x = 10 * x + d;   /* past 2^53 it stays past */
+            }
+            if (!digits || s - tok >= 32 || x > (1ULL << 53)) { rc = dp__list_fail(t, tok, s, end, err); break; }
+        }
+    entry:   /* x, the entry tok .. s */
+        while (s < end && DP__LIST_SEP(*s)) s++;
+        if (c >= DP_MAX_EDGES) { rc = dp__fail(err, DP_ERR_LIMIT, "%s:%d: more than %d entries", t->name, t->line, DP_MAX_EDGES); break; }
+        if (first && c < 2) first[c] = (long long)x;
+        c++;
+        if (!out) continue;
+        if (len == cap) {
+            if (o) DP__HDR(o)->len = len;
+            if (DP__GROW(*out, len + 1)) { rc = dp__fail(err, DP_ERR_NOMEM, "%s:%d: out of memory reading integers", t->name, t->line); break; }
+            o = *out; cap = DP__CAP(o);
+        }
+        o[len++] = x > INT_MAX ? INT_MAX : (int)x;
     }
-    return 0;
+    if (o) { DP__HDR(o)->len = len; DP__HDR(o)->wrote += len - len0; }
+    *count = c;
+    return rc;
 }
+#undef DP__LIST_SEP
 
 /* The i-th integer of a list that dp__list read without an error. */
 static long long dp__list_at(const char *s, const char *end, int i)
@@ -5615,6 +5748,29 @@ static int dp__doppler_op(const dp__text *t, const char *s, size_t n, int i, dp_
     return 0;
 }
 
+/* An op line of the usual form, "comp,comm" (at most 15 digits each,
+   then the line's end), read straight from the text, t past it: 1; or 0,
+   t as it was, for any other line (the general way reads it). */
+static int dp__doppler_op_line(dp__text *t, double *comp, double *comm)
+{
+    const char *p = t->p, *end = t->end, *q;
+    uint64_t v[2];
+    unsigned c;
+    int k;
+    for (k = 0; k < 2; k++) {
+        if (k && (p == end || *p++ != ',')) return 0;
+        for (q = p, v[k] = 0; p < end && (c = (unsigned)(unsigned char)*p - '0') <= 9; p++) v[k] = 10 * v[k] + c;
+        if (p == q || p - q > 15) return 0;
+    }
+    if (p < end && *p == '\r') p++;
+    if (p < end && *p++ != '\n') return 0;
+    t->p = p;
+    t->line++;
+    *comp = (double)v[0];
+    *comm = (double)v[1];
+    return 1;
+}
+
 static int dp__read_doppler(dp_graph *g, dp__text *t, const char *name, dp_error *err)
 {
     long long n_total = 0, n_ids = 0, n_src = 0, n_dst = 0, m = 0, first[2];
@@ -5622,6 +5778,7 @@ static int dp__read_doppler(dp_graph *g, dp__text *t, const char *name, dp_error
     size_t n, src_len = 0, dst_len = 0;
     char where[300];   /* every edge's place: the target list's line (its ops,
                           named op0, op1, ..., never repeat a name) */
+    size_t room;
     int rc = 0, i, line_src = 0, line_dst = 0;
     g->unit_speed = g->unit_bandwidth = 1e10;
     if (!dp__next_content_view(t, &s, &n)) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: empty file (expected the node count)", t->name, t->line > 0 ? t->line : 1); goto done; }
@@ -5644,27 +5801,47 @@ static int dp__read_doppler(dp_graph *g, dp__text *t, const char *name, dp_error
     line_dst = t->line;
     if ((rc = dp__list(t, dst_line, dst_line + dst_len, &g->dst, NULL, &n_dst, err))) goto done;
     if (n_src != n_dst) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: %d edge sources on line %d but %d edge targets on line %d", t->name, line_dst, (int)n_src, line_src, (int)n_dst, line_dst); goto done; }
-    if (dp__graph_reserve(g, (size_t)(m < (long long)(t->end - t->p) / 4 + 1 ? m : (long long)(t->end - t->p) / 4 + 1), 0) ||
-        DP__GROW(g->bytes, n_src)) {
+    /* room for the ops that the rest of the text can hold (4 bytes and
+       more a line: a text that claims more is refused below unless it
+       has them) */
+    room = (size_t)(m < (long long)(t->end - t->p) / 4 + 1 ? m : (long long)(t->end - t->p) / 4 + 1);
+    if (dp__graph_reserve(g, room, 0) || DP__GROW(g->bytes, n_src)) {
         rc = dp__fail(err, DP_ERR_NOMEM, "%s:%d: out of memory making room for %lld ops and %lld edges", t->name, t->line, m, n_src);
         goto done;
     }
-    for (i = 0; i < (int)m; i++) {
-        dp_op_desc d;
-        memset(&d, 0, sizeof d);
-        if (!dp__next_content_view(t, &s, &n)) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: truncated: expected %lld op lines 'comp,comm', found %d", t->name, t->line, m, i); goto done; }
-        if ((rc = dp__doppler_op(t, s, n, i, &d, err))) goto done;
-        if ((rc = dp__graph_push_op(g, &d, NULL, err))) { dp__at(err, rc, t->name, t->line); goto done; }
+    for (i = 0; i < (int)m; i++) {   /* the ops' costs and kinds; then their names (g->n_ops is 0) */
+        double comp, comm;
+        dp_kind kind = DP_OP_OPAQUE;
+        if (!dp__doppler_op_line(t, &comp, &comm)) {   /* not of the usual form: the general way */
+            dp_op_desc d;
+            memset(&d, 0, sizeof d);
+            if (!dp__next_content_view(t, &s, &n)) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: truncated: expected %lld op lines 'comp,comm', found %d", t->name, t->line, m, i); goto done; }
+            if ((rc = dp__doppler_op(t, s, n, i, &d, err))) goto done;
+            comp = d.compute; comm = d.out_bytes; kind = d.kind;
+        }
+        if (!room && dp__graph_reserve(g, (size_t)i + (room = (size_t)(i < m - i ? i : m - i)), 0)) goto nomem;   /* more than the text promised: twice */
+        room--;
+        DP__PUT_Z(g->kind, kind, !kind);
+        DP__PUT_Z(g->compute, comp, dp__zero_bits(comp));
+        DP__PUT_Z(g->out_bytes, comm, dp__zero_bits(comm));
     }
+    if (dp__graph_plain_ops(g, (int)m)) goto nomem;
     if (dp__next_content_view(t, &s, &n)) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unexpected line after the %lld op lines: '%.*s'", t->name, t->line, m, (int)(n < 40 ? n : 40), s); goto done; }
-    for (i = 0; i < (int)n_src; i++) {   /* each edge checked as dp__graph_push_edge checks it */
+    /* each edge checked as dp__graph_push_edge checks it: its ends are
+       ops (the lists hold no negative numbers, fewer than DP_MAX_EDGES
+       of them) and its bytes are its source's output bytes, checked with
+       the op; what is left is a self loop */
+    for (i = 0; i < (int)n_src; i++) {
         int a = g->src[i], b = g->dst[i];
         if (a >= m) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: edge %d: source %lld is not an op (0..%lld)", t->name, line_src, i, dp__list_at(src_line, src_line + src_len, i), m - 1); goto done; }
         if (b >= m) { rc = dp__fail(err, DP_ERR_GRAPH, "%s:%d: edge %d: target %lld is not an op (0..%lld)", t->name, line_dst, i, dp__list_at(dst_line, dst_line + dst_len, i), m - 1); goto done; }
-        if ((rc = dp__edge_check(g, a, b, g->out_bytes[a], err))) { dp__at(err, rc, t->name, line_dst); goto done; }
+        if (a == b && (rc = dp__edge_check(g, a, b, g->out_bytes[a], err))) { dp__at(err, rc, t->name, line_dst); goto done; }
         DP__PUT_Z(g->bytes, g->out_bytes[a], dp__zero_bits(g->out_bytes[a]));
         g->n_edges++;
     }
+    goto done;
+nomem:
+    rc = dp__fail(err, DP_ERR_NOMEM, "%s:%d: out of memory adding the ops (%lld)", t->name, t->line, m);
 done:
     snprintf(where, sizeof where, "%s:%d", t->name, line_dst);
     return dp__read_finish(g, t, rc, name, dp__same_where, where, err);
@@ -5827,8 +6004,7 @@ static int dp__write_stg(const dp_graph *g, FILE *f, dp_error *err)
 
 /* ---- binary (.dpb) -----------------------------------------------------
    The layout is documented in >>api-formats. Every number is little-endian
-   and read byte by byte (dp__le32, dp__le64: one load on a little-endian
-   machine, the same values on any other); nothing is read before the
+   and read byte by byte (dp__le32, dp__le64); nothing is read before the
    header, the section table and each section's bounds, size and checksum
    are checked against the file, and every value is checked as the text
    readers check it before it goes into the graph. */
@@ -5851,13 +6027,6 @@ static const struct { char tag[9]; int size, count, zero; } dp__dpb_sec[DP__S_CO
     { "src", 4, DP__C_EDGES, 0 },       { "dst", 4, DP__C_EDGES, 0 },       { "bytes", 8, DP__C_EDGES, 1 },
     { "wname", 0, DP__C_WEIGHTS, 0 },   { "wbytes", 8, DP__C_WEIGHTS, 1 },  { "useop", 4, DP__C_USES, 0 },
     { "usewt", 4, DP__C_USES, 0 } };
-
-static uint32_t dp__le32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t dp__le64(const unsigned char *p) { return (uint64_t)dp__le32(p) | (uint64_t)dp__le32(p + 4) << 32; }
 
 static double dp__lef64(const unsigned char *p)
 {
@@ -7528,15 +7697,10 @@ static void dp__resident_add(const dp_graph *g, const int *assign, double *bytes
     }
 }
 
-/* DP__INLINE: inlined wherever called, so that each driver's loop gets its
-   own copy of the functions that handle an event, with sim a constant
-   (left to itself, gcc -O2 kept them out of line: 12% more instructions
-   per simulation than the simulator's own loop had). */
-#if defined(__GNUC__) || defined(__clang__)
-#define DP__INLINE static inline __attribute__((always_inline))
-#else
-#define DP__INLINE static inline
-#endif
+/* The functions that handle an event are DP__INLINE: each driver's loop
+   gets its own copy of them, with sim a constant (left to itself, gcc -O2
+   kept them out of line: 12% more instructions per simulation than the
+   simulator's own loop had). */
 
 typedef struct dp__event { double t; uint32_t seq; int id; } dp__event; /* id >= 0: op ends; id < 0: edge -id-1 arrives */
 

@@ -10,6 +10,10 @@
      told by the general reading;
    - op lines read straight from the text: the same graph or the same
      fault as when every space is a tab (read the general way);
+   - DOPPLER's integer lists (eight digits at once) and op lines: values
+     as strtoull reads them on both sides of the 15-digit and 2^53 bounds,
+     every separator and leading zeros, faults at each place of a word,
+     every form of op line, the names op0..op1000;
    - duplicate op names and edges, now found after the fact: told at the
      line of the later one, before any fault met after it, in the native,
      DOPPLER and STG formats;
@@ -290,6 +294,111 @@ static void test_op_lines(void)
             "a negative compute cost");
 }
 
+/* ---- DOPPLER's integer lists and op lines ------------------------------------- */
+/* The value of the decimal digits s (at most 2^53: checked by the caller), by strtoull. */
+static double digits_value(const char *s) { return (double)strtoull(s, NULL, 10); }
+
+static void test_doppler_lists(void)
+{
+    /* entries of 1 to 24 characters (leading zeros), each on both sides of
+       the eight-at-once reading and of the 15-digit bound, as an op's
+       compute cost: in the usual op line "V,1" and spaced " V , 1" (the
+       general way); kept when at most 2^53, else refused */
+    static const char *const vals[] = {
+        "0", "7", "12", "1234567", "12345678", "123456789", "00000000", "000000001", "99999999", "100000000",
+        "999999999999999", "1000000000000000", "0000000000000005", "9007199254740991", "9007199254740992",
+        "9007199254740993", "9303353250990973", "99999999999999999", "000000000000000000000009", "18446744073709551616" };
+    char text[512];
+    for (int i = 0; i < (int)(sizeof vals / sizeof *vals); i++) {
+        int ok = strlen(vals[i]) < 32 && strtoull(vals[i], NULL, 10) <= (1ULL << 53) && strlen(vals[i]) - strspn(vals[i], "0") <= 16;
+        for (int spaced = 0; spaced < 2; spaced++) {
+            dp_graph g;
+            int rc;
+            snprintf(text, sizeof text, spaced ? "4\n0\n0, 1, \n1, 2, \n %s , 1\n2,3\n4,5\n" : "4\n0\n0, 1, \n1, 2, \n%s,1\n2,3\n4,5\n", vals[i]);
+            rc = rd(&g, text, DP_FORMAT_DOPPLER);
+            if (ok) {
+                CHECK(rc == 0 && g.compute[0] == digits_value(vals[i]) && g.out_bytes[0] == 1 && g.compute[1] == 2 && g.out_bytes[2] == 5,
+                      "compute '%s'%s: rc %d, read %.17g: %s", vals[i], spaced ? " (spaced)" : "", rc, rc ? -1 : g.compute[0], err.msg);
+            } else {
+                CHECK(rc == DP_ERR_RANGE && strstr(err.msg, "t.dpg:5: integer overflow") && strstr(err.msg, vals[i]),
+                      "compute '%s'%s: rc %d '%s', want an overflow at line 5", vals[i], spaced ? " (spaced)" : "", rc, err.msg);
+            }
+            if (!rc) dp_graph_free(&g);
+        }
+    }
+    /* edge lists: a chain of 40 ops, its ids written with every separator
+       and 0 to 20 leading zeros, long lines and short: the same edges */
+    {
+        static const char *const seps[] = { ", ", ",", " ", "\t", ",,", " , ", ",\t", ",  " };
+        static char big[16384];
+        for (int round = 0; round < 64; round++) {
+            size_t n = 0;
+            dp_graph g;
+            int rc, same = 1;
+            n += (size_t)snprintf(big + n, sizeof big - n, "41\n0, \n");
+            for (int list = 0; list < 2; list++) {
+                for (int e = 0; e < 39; e++) {
+                    int z = (round * 7 + e * 3 + list) % 21 * (round % 3 != 0);
+                    for (int k = 0; k < z; k++) big[n++] = '0';
+                    n += (size_t)snprintf(big + n, sizeof big - n, "%d%s", e + list, e < 38 || round % 2 ? seps[(round + e + list) % 8] : "");
+                }
+                big[n++] = '\n';
+            }
+            for (int v = 0; v < 40; v++) n += (size_t)snprintf(big + n, sizeof big - n, "%d,%d\n", v + 1, 1000 + v);
+            big[n] = 0;
+            rc = rd(&g, big, DP_FORMAT_DOPPLER);
+            CHECK(rc == 0 && g.n_ops == 40 && g.n_edges == 39, "round %d: rc %d, %d ops, %d edges: %s", round, rc, rc ? 0 : g.n_ops, rc ? 0 : g.n_edges, err.msg);
+            if (rc) continue;
+            for (int e = 0; e < 39; e++) same &= g.src[e] == e && g.dst[e] == e + 1 && g.bytes[e] == 1000 + e;
+            for (int v = 0; v < 40; v++) same &= g.compute[v] == v + 1 && g.out_bytes[v] == 1000 + v;
+            CHECK(same, "round %d: the chain's edges or costs differ", round);
+            dp_graph_free(&g);
+        }
+    }
+    /* faults in a list, at each place of an eight-byte word */
+    refused("4\n0\n0, 1, 12x, \n1, 2, 3, \n1,1\n2,2\n3,3\n", DP_FORMAT_DOPPLER, DP_ERR_PARSE, "t.dpg:3: '12x' is not a non-negative integer", "letter after digits");
+    refused("4\n0\n0, 1, 2, \n1, 2, 1234567x9, \n1,1\n2,2\n3,3\n", DP_FORMAT_DOPPLER, DP_ERR_PARSE, "t.dpg:4: '1234567x9' is not a non-negative integer", "letter at the eighth byte");
+    refused("4\n0\n0, 1, 2, \n1, 2, 12345678-, \n1,1\n2,2\n3,3\n", DP_FORMAT_DOPPLER, DP_ERR_PARSE, "t.dpg:4: '12345678-' is not a non-negative integer", "sign after eight digits");
+    refused("4\n0\n0, 1, 2, \n1, 2, 9007199254740993, \n1,1\n2,2\n3,3\n", DP_FORMAT_DOPPLER, DP_ERR_RANGE, "t.dpg:4: integer overflow: '9007199254740993'", "2^53 + 1 in a list");
+    refused("4\n0\n0, 1, 2, \n1, 2, 3\xfa" "4, \n1,1\n2,2\n3,3\n", DP_FORMAT_DOPPLER, DP_ERR_PARSE, "is not a non-negative integer", "a byte past 0xF9 after a digit");
+    refused("4\n0\n0, 1, 1, \n1, 2, 1, \n1,1\n2,2\n3,3\n", DP_FORMAT_DOPPLER, DP_ERR_GRAPH, "t.dpg:4: self loop on op 'op1'", "a self loop");
+    /* op lines: the usual form and every other, which goes the general way */
+    {
+        dp_graph g;
+        int rc = rd(&g, "5\n\n0, 1, 2, 3, \n1, 2, 3, 4, \n1,2\r\n  3 ,4\n5,6,matmul\n\n7,8\n9,10", DP_FORMAT_DOPPLER);
+        CHECK(rc == 0 && g.n_ops == 5 && g.compute[0] == 1 && g.out_bytes[0] == 2 && g.compute[1] == 3 && g.out_bytes[1] == 4 &&
+              g.compute[2] == 5 && g.out_bytes[2] == 6 && g.kind[2] == DP_OP_MATMUL && g.kind[1] == DP_OP_OPAQUE &&
+              g.compute[3] == 7 && g.compute[4] == 9 && g.out_bytes[4] == 10 && g.bytes[3] == 8,
+              "op lines of every form: rc %d '%s'", rc, err.msg);
+        CHECK(rc == 0 && strcmp(g.name[4], "op4") == 0 && dp_graph_find(&g, "op3") == 3, "op names op0..op4");
+        if (!rc) dp_graph_free(&g);
+    }
+    refused("3\n\n0, 1, \n1, 2, \n1,2\n3,4,\n5,6\n", DP_FORMAT_DOPPLER, DP_ERR_PARSE, "t.dpg:6: op 1: expected 'comp,comm[,type]', found '3,4,'", "a trailing comma");
+    refused("3\n\n0, 1, \n1, 2, \n1,2\n3,4\n", DP_FORMAT_DOPPLER, DP_ERR_PARSE, "t.dpg:6: truncated: expected 3 op lines 'comp,comm', found 2", "an op line short");
+    refused("3\n\n0, 1, \n1, 2, \n1,2\n3,4\n5,6\n7,8\n", DP_FORMAT_DOPPLER, DP_ERR_PARSE, "t.dpg:8: unexpected line after the 3 op lines: '7,8'", "an op line over");
+    /* ops named up to op1000 and past each power of ten */
+    {
+        static char big[16384];
+        size_t n = 0;
+        dp_graph g;
+        int rc;
+        n += (size_t)snprintf(big + n, sizeof big - n, "1001\n\n0, \n1, \n");
+        for (int v = 0; v < 1001; v++) n += (size_t)snprintf(big + n, sizeof big - n, "%d,1\n", v);
+        rc = rd(&g, big, DP_FORMAT_DOPPLER);
+        CHECK(rc == 0 && g.n_ops == 1001, "1001 ops: rc %d '%s'", rc, err.msg);
+        if (!rc) {
+            char want[16];
+            int same = 1;
+            for (int v = 0; v < 1001; v++) {
+                snprintf(want, sizeof want, "op%d", v);
+                same &= strcmp(g.name[v], want) == 0 && (unsigned char)g.name[v][-1] == strlen(want) && dp_graph_find(&g, want) == v && g.compute[v] == v;
+            }
+            CHECK(same, "names op0..op1000 or their costs differ");
+            dp_graph_free(&g);
+        }
+    }
+}
+
 /* ---- duplicates, found after the fact, told where they are --------------------- */
 static void test_duplicates(void)
 {
@@ -375,6 +484,7 @@ int main(void)
     test_numbers();
     test_edge_lines();
     test_op_lines();
+    test_doppler_lists();
     test_duplicates();
     test_counts();
     test_lookups();
