@@ -4225,6 +4225,35 @@ static int dp__graph_push_op(dp_graph *g, const dp_op_desc *op, int *id, dp_erro
     return dp__op_add(g, op, id, 0, err);
 }
 
+/* An op of a name (len bytes, NUL-terminated), kind, compute cost and
+   output, workspace and resident bytes, every other field zero, appended
+   into room reserved for it (dp__graph_reserve), its name not indexed:
+   the op dp__graph_push_op makes, for a caller that knows it passes that
+   function's checks (a valid name, costs finite and not negative, a graph
+   not finalised, without per-device times, of fewer than DP_MAX_OPS ops),
+   without them and their cost per op. 0, or -1 when out of memory. */
+static int dp__graph_put_op(dp_graph *g, const char *name, size_t len, dp_kind kind, double compute, double out_bytes,
+                            double mem, double resident)
+{
+    char *copy = dp__pool_alloc(g, len + 2);
+    if (!copy) return -1;
+    *copy++ = (char)len;   /* see dp__op_name_is */
+    memcpy(copy, name, len + 1);
+    DP__PUT(g->name, copy);
+    DP__PUT_Z(g->kind, kind, !kind);
+    DP__PUT_Z(g->compute, compute, dp__zero_bits(compute));
+    DP__PUT_Z(g->out_bytes, out_bytes, dp__zero_bits(out_bytes));
+    DP__PUT_Z(g->mem_bytes, mem, dp__zero_bits(mem));
+    DP__PUT_Z(g->resident, resident, dp__zero_bits(resident));
+    DP__PUT_Z(g->rows, 0, 1);
+    DP__PUT_Z(g->cols, 0, 1);
+    DP__PUT_Z(g->arg, 0, 1);
+    DP__PUT_Z(g->source, NULL, 1);
+    DP__PUT_Z(g->n_source, 0, 1);
+    g->n_ops++;
+    return 0;
+}
+
 /* The name "<prefix><n + 1>" from "<prefix><n>" (len bytes, the prefix
    plen of them), in place: the new length. */
 static size_t dp__num_name_next(char *name, size_t plen, size_t len)
@@ -5017,6 +5046,7 @@ typedef struct dp__native {
     long long want[3];        /* the counts line's ops=, edges=, weights=
                                  (-1: not given)                           */
     int near[2];              /* the last edge's source and target          */
+    int room;                 /* every op array has room for this many ops  */
     dp__recent *recent;       /* [DP__RECENT] or NULL: see dp__native_find  */
 } dp__native;
 
@@ -5080,6 +5110,7 @@ static int dp__native_reserve(dp__native *x, size_t ops, size_t edges, dp_error 
     if (edges > DP_MAX_EDGES) edges = DP_MAX_EDGES;
     if (dp__graph_reserve(x->g, ops, edges))
         return dp__fail(err, DP_ERR_NOMEM, "%s:%d: out of memory making room for %zu ops and %zu edges", x->t->name, x->t->line, ops, edges);
+    x->room = (int)((size_t)x->g->n_ops + ops < DP_MAX_OPS ? (size_t)x->g->n_ops + ops : DP_MAX_OPS);
     return 0;
 }
 
@@ -5287,6 +5318,8 @@ static int dp__native_op_line(dp__native *x, const char *s, size_t n, int *rc, d
     char name[DP_MAX_NAME + 1], num[64];
     double *field[4];
     dp_op_desc d;
+    dp_graph *g = x->g;
+    size_t len;
     int seen = 0, k, id;
     if (n < 4 || memcmp(s, "op ", 3) != 0 || x->n_dev_time) return 0;
     memset(&d, 0, sizeof d);
@@ -5295,8 +5328,9 @@ static int dp__native_op_line(dp__native *x, const char *s, size_t n, int *rc, d
     for (tk = p = s + 3; p < end && *p != ' '; p++)
         if (((unsigned char)*p <= '#' && (*p == '\t' || *p == '#')) || *p == '=') return 0;
     if (p == tk || (size_t)(p - tk) > DP_MAX_NAME) return 0;
-    memcpy(name, tk, (size_t)(p - tk));
-    name[p - tk] = 0;
+    len = (size_t)(p - tk);
+    memcpy(name, tk, len);
+    name[len] = 0;
     while (p < end) {   /* p at a space */
         size_t kl;
         for (tk = ++p; p < end && *p != ' '; p++)
@@ -5314,7 +5348,13 @@ static int dp__native_op_line(dp__native *x, const char *s, size_t n, int *rc, d
     }
     d.name = name;
     if (!x->any_op && !x->counts && (*rc = dp__native_presize(x, err))) return 1;
-    if (!(*rc = dp__native_add_op(x, &d, &id, err))) x->any_op = 1;
+    if (g->n_ops < x->room && !g->dp__names && !g->n_dev_time && dp__valid_name_n(name, len)) {   /* room made, names not indexed yet */
+        if (dp__graph_put_op(g, name, len, DP_OP_OPAQUE, d.compute, d.out_bytes, d.mem_bytes, d.resident))
+            *rc = dp__fail(err, DP_ERR_NOMEM, "%s:%d: out of memory adding op '%s' (op %d)", x->t->name, x->t->line, name, g->n_ops);
+        else x->any_op = 1;
+        return 1;
+    }
+    if (!(*rc = dp__native_add_op(x, &d, &id, err))) x->any_op = 1;   /* its faults told the general way */
     return 1;
 }
 
