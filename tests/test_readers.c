@@ -246,6 +246,24 @@ static void test_op_lines(void)
                    "op d compute=1e300 bytes=0.5\nedge b d\nop e compute=0x10 bytes=1E3\nedge d e\n", "every field, none, any order");
     same_both_ways("doppler-graph 1\ncounts ops=3 edges=2\nop a compute=12345678901234567890 bytes=1.25e-3\nop b compute=0\nop c bytes=7\n"
                    "edge a b\nedge b c\nend\n", "a counts line, long numbers");
+    /* ops past the room the reader made (a counts line that says fewer,
+       op lines with a tab that the first op's count of "op " lines
+       missed): the rest read the general way, the same graph */
+    same_both_ways("doppler-graph 1\ncounts ops=2 edges=3\nop a compute=1\nop b compute=2\nop c compute=3 mem=4\nop d resident=5\n"
+                   "edge a b\nedge b c\nedge c d\n", "more ops than a counts line says");
+    {
+        dp_graph g, h;
+        int rc = rd(&g, "doppler-graph 1\nop a compute=1\nop\tb compute=2\nop\tc compute=3\nop d compute=4 bytes=2\nop e mem=3\n"
+                        "op f resident=9\nedge a b\nedge e f\n", DP_FORMAT_NATIVE);
+        int rh = rd(&h, "doppler-graph 1\nop a compute=1\nop b compute=2\nop c compute=3\nop d compute=4 bytes=2\nop e mem=3\n"
+                        "op f resident=9\nedge a b\nedge e f\n", DP_FORMAT_NATIVE);
+        char *tg = rc ? NULL : native_text(&g), *th = rh ? NULL : native_text(&h);
+        CHECK(rc == 0 && rh == 0 && tg && th && strcmp(tg, th) == 0 && g.n_ops == 6 && g.compute[3] == 4 && g.out_bytes[3] == 2 &&
+              g.mem_bytes[4] == 3 && g.resident[5] == 9, "op lines past the counted room: rc %d %d '%s'", rc, rh, err.msg);
+        free(tg); free(th);
+        if (!rc) dp_graph_free(&g);
+        if (!rh) dp_graph_free(&h);
+    }
     same_both_ways("doppler-graph 1\nop x.y/z:0 compute=1\nop \xc3\xa9t\xc3\xa9 compute=2\nedge x.y/z:0 \xc3\xa9t\xc3\xa9\n", "names with punctuation, UTF-8");
     {
         char text[600], name[200];
