@@ -4333,7 +4333,7 @@ static int dp__index_ops(dp_graph *g, int *dup, int *first, dp_error *err)
     *dup = *first = -1;
     while (cap < 2 * n) { cap *= 2; shift++; }
     while (nb < 4096 && nb < cap) { nb *= 2; shift--; }   /* nb runs of cap / nb slots */
-    ix = (dp__index *)DP_MALLOC(sizeof *ix + cap * sizeof(uint64_t));
+    ix = (dp__index *)dp__zalloc(sizeof *ix + cap * sizeof(uint64_t));   /* a large one: fresh zero pages, untouched */
     sorted = (uint64_t *)DP_MALLOC(sizeof *sorted * (n + 1));
     cnt = (size_t *)DP_MALLOC(sizeof *cnt * (nb + 1));
     if (!ix || !sorted || !cnt) { rc = dp__fail(err, DP_ERR_NOMEM, "out of memory indexing %zu op names", n); goto done; }
@@ -4348,7 +4348,7 @@ static int dp__index_ops(dp_graph *g, int *dup, int *first, dp_error *err)
         e = ix->slot[i];
         sorted[cnt[((e >> 32) & (cap - 1)) >> shift]++] = e;
     }
-    memset(ix->slot, 0, cap * sizeof(uint64_t));
+    memset(ix->slot, 0, n * sizeof(uint64_t));   /* the rest is as it came, zero */
     for (i = 0; i < n; i++) {
         uint64_t x = sorted[i];
         int v = (int)(uint32_t)x - 1;
