@@ -4001,6 +4001,17 @@ static char *dp__pool_alloc(dp_graph *g, size_t n)
     return r;
 }
 
+/* A copy of name (len bytes, NUL-terminated) in g's pool, after its
+   length byte, or NULL when out of memory: what g->name[v] points to. */
+static char *dp__pool_name(dp_graph *g, const char *name, size_t len)
+{
+    char *copy = dp__pool_alloc(g, len + 2);
+    if (!copy) return NULL;
+    *copy++ = (char)len;
+    memcpy(copy, name, len + 1);
+    return copy;
+}
+
 /* The name of op v of g (in the pool) is the n bytes at s. */
 static int dp__op_name_is(const dp_graph *g, int v, const char *s, size_t n)
 {
@@ -4179,13 +4190,11 @@ static int dp__op_add(dp_graph *g, const dp_op_desc *op, int *id, int indexed, d
             DP__GROW(g->cols, cnt) || DP__GROW(g->arg, cnt) || (ndt && DP__GROW(g->dev_time, cnt * ndt)) ||
             DP__GROW(g->source, cnt) || DP__GROW(g->n_source, cnt) ||
             (indexed && dp__index_reserve(&g->dp__names, cnt)) ||
-            (src_len && !(sources = (char *)DP_MALLOC(src_len))) || !(copy = dp__pool_alloc(g, name_len + 2))) {
+            (src_len && !(sources = (char *)DP_MALLOC(src_len))) || !(copy = dp__pool_name(g, name, name_len))) {
             DP_FREE(sources);
             return dp__fail(err, DP_ERR_NOMEM, "out of memory adding op '%s' (op %d)", name, n);
         }
     }
-    *copy++ = (char)name_len;   /* see dp__op_name_is */
-    memcpy(copy, name, name_len + 1);
     for (k = 0, src_len = 0; k < op->n_source; k++) {
         size_t l = strlen(op->source[k]) + 1;
         memcpy(sources + src_len, op->source[k], l);
@@ -4235,10 +4244,8 @@ static int dp__graph_push_op(dp_graph *g, const dp_op_desc *op, int *id, dp_erro
 static int dp__graph_put_op(dp_graph *g, const char *name, size_t len, dp_kind kind, double compute, double out_bytes,
                             double mem, double resident)
 {
-    char *copy = dp__pool_alloc(g, len + 2);
+    char *copy = dp__pool_name(g, name, len);
     if (!copy) return -1;
-    *copy++ = (char)len;   /* see dp__op_name_is */
-    memcpy(copy, name, len + 1);
     DP__PUT(g->name, copy);
     DP__PUT_Z(g->kind, kind, !kind);
     DP__PUT_Z(g->compute, compute, dp__zero_bits(compute));
@@ -4292,10 +4299,8 @@ static int dp__graph_plain_ops(dp_graph *g, int count)
     size_t len = dp__num_name(name, "op", g->n_ops);
     int i;
     for (i = 0; i < count; i++, len = dp__num_name_next(name, 2, len)) {
-        char *copy = dp__pool_alloc(g, len + 2);
+        char *copy = dp__pool_name(g, name, len);
         if (!copy) return -1;
-        *copy++ = (char)len;   /* see dp__op_name_is */
-        memcpy(copy, name, len + 1);
         DP__PUT(g->name, copy);
     }
     dp__put_zeros(g->mem_bytes, sizeof *g->mem_bytes, (size_t)count);
@@ -5378,28 +5383,27 @@ static int dp__native_weight(dp__native *x, dp_error *err)
 }
 
 /* The op named by the n bytes at s, or -1: an edge's source (src -1), or
-   the target of an edge from op src. Files list their edges grouped: a chain's edge starts where
-   the last one ended, the edges into one op or out of one come together,
-   the next op's edges follow. So the last edge's ops and the ops after
-   them are tried first, a compare with a name just read, where the name
-   index probes a random place of a table as large as the ops (for a
-   large graph, a miss of every cache). Then the ops found by name
-   lately: a table of DP__RECENT entries (256 KiB) by the low bits of the
-   name's hash, which holds the sources of a layered graph's edges, drawn
-   from the last few levels (a few thousand ops), where the name index
-   is a cache miss each (a third of reading a random graph of 10^6 ops
-   and 10^7 edges, bench/RESULTS.md part 3). An entry holds a name of up
-   to 11 bytes itself, so that it is compared without reading the op's
-   (a longer one: the op's). An edge's target that is the next op goes
-   into that table too: in a file that lists the edges by target, an op
-   is a target before it is a source, and its first lookup as a source
-   then finds it there, not in the index. An id from either is taken
-   only when its op's name is the one read: the same op the index gives,
-   names being unique. But not a target whose edge comes from the op
-   before it (src is its id less one): in a chain the
-   next line finds it near, as its source, and the table's update (a
-   hash and a store at a random place) was 4% of the instructions of
-   reading one (valgrind, the 10^6-op chain). */
+   the target of an edge from op src. Files list their edges grouped: a
+   chain's edge starts where the last one ended, the edges into one op or
+   out of one come together, the next op's edges follow. So the last edge's
+   ops and the ops after them are tried first, a compare with a name just
+   read, where the name index probes a random place of a table as large as
+   the ops (for a large graph, a miss of every cache). Then the ops found
+   by name lately: a table of DP__RECENT entries (256 KiB) by the low bits
+   of the name's hash, which holds the sources of a layered graph's edges,
+   drawn from the last few levels (a few thousand ops), where the name
+   index is a cache miss each (a third of reading a random graph of 10^6
+   ops and 10^7 edges, bench/RESULTS.md part 3). An entry holds a name of
+   up to 11 bytes itself, so that it is compared without reading the op's
+   (a longer one: the op's). An edge's target that is the next op goes into
+   that table too: in a file that lists the edges by target, an op is a
+   target before it is a source, and its first lookup as a source then
+   finds it there, not in the index. An id from either is taken only when
+   its op's name is the one read: the same op the index gives, names being
+   unique. But not a target whose edge comes from the op before it (src is
+   its id less one): in a chain the next line finds it near, as its source,
+   and the table's update (a hash and a store at a random place) was 4% of
+   the instructions of reading one (valgrind, the 10^6-op chain). */
 static int dp__native_find(const dp__native *x, const char *s, size_t n, int src)
 {
     const dp_graph *g = x->g;
@@ -5669,8 +5673,9 @@ static int dp__list_fail(const dp__text *t, const char *tok, const char *p, cons
    over the digits, on the text as it stands: the edge lists are lines of
    megabytes. An entry of at most 15 digits is below 10^15 < 2^53 and so
    needs no check on its way; a longer one (leading zeros may keep it
-   small) is read again with one. The entries go into out's room as it stands,
-   grown when full, its length set once at the end (or at a failure). */
+   small) is read again with one. The entries go into out's room as it
+   stands, grown when full, its length set once at the end (or at a
+   failure). */
 #define DP__LIST_SEP(ch) ((ch) == ',' || (ch) == ' ' || (ch) == '\t')
 static int dp__list(const dp__text *t, const char *s, const char *end, int **out, long long *first, long long *count, dp_error *err)
 {
