@@ -462,6 +462,9 @@ typedef struct dp_graph {
     void  *dp__pool;       /* private: the blocks that hold the op names  */
     void  *dp__edges;      /* private: (src, dst) set while building      */
     void  *dp__wnames;     /* private: weight name -> id index            */
+    int    dp__numbered;   /* private: op i is named "op<i>", every one (a
+                              DOPPLER file's ops): no name index, a name is
+                              found by its number                          */
 } dp_graph;
 
 typedef struct dp_op_desc {
@@ -4062,9 +4065,26 @@ DPDEF void dp_graph_free(dp_graph *g)
     dp_graph_init(g);
 }
 
+/* The op named name (len bytes) in a graph whose op i is named "op<i>"
+   (dp__numbered): i when name is "op<i>" as dp__num_name writes it (no
+   sign, no leading zero) and i an op, else -1. */
+static int dp__numbered_find(const dp_graph *g, const char *name, size_t len)
+{
+    long long v = 0;
+    size_t i;
+    if (len < 3 || len > 12 || name[0] != 'o' || name[1] != 'p' || (name[2] == '0' && len > 3)) return -1;
+    for (i = 2; i < len; i++) {
+        if (name[i] < '0' || name[i] > '9') return -1;
+        v = v * 10 + (name[i] - '0');   /* at most 10 digits */
+    }
+    return v < g->n_ops ? (int)v : -1;
+}
+
 DPDEF int dp_graph_find(const dp_graph *g, const char *name)
 {
-    return name ? dp__index_find_name(g, name, dp__hash_str(name)) : -1;
+    if (!name) return -1;
+    if (g->dp__numbered) return dp__numbered_find(g, name, strlen(name));
+    return dp__index_find_name(g, name, dp__hash_str(name));
 }
 
 DPDEF const char *dp_graph_source(const dp_graph *g, int v, int i)
@@ -4836,7 +4856,8 @@ fail:
    - arrays are sized at once from a native file's counts line (never past
      what the rest of the file can hold), and the name index is made once
      for the ops read (dp__index_ops), not op by op, where each insertion
-     is a miss of every cache for a large graph;
+     is a miss of every cache for a large graph; a DOPPLER file's ops,
+     op0, op1, ..., need none: a name is found by its number (dp__numbered);
    - so a reader's ops may repeat a name and its edges an edge until
      dp__read_finish finds the first of each (the edges over the adjacency
      dp__finalize builds anyway) and tells it at its line, before any
@@ -4938,7 +4959,8 @@ static void dp__same_where(const void *ctx, int edge, int i, char *buf, size_t c
 /* The end of every graph reader: rc its outcome so far (t its text, NULL
    for a binary file; name the file's name). Its ops may not be indexed
    by name yet (dp__graph_push_op) and its edges may repeat
-   (dp__graph_push_edge): the ops are indexed here, and the first op that
+   (dp__graph_push_edge): the ops are indexed here (but numbered ones,
+   dp__numbered, which need no index and repeat no name), and the first op that
    repeats a name, or else the first edge that repeats an edge, is the
    error when there is one, as it would have been at its place ("WHERE:
    duplicate edge a -> b"), before the error the reader met after it. A
@@ -4951,7 +4973,7 @@ static int dp__read_finish(dp_graph *g, const dp__text *t, int rc, const char *n
     char at[400];
     int e = -1, v = -1, first = -1, r;
     if (rc && t && t->nomem) rc = dp__fail(err, DP_ERR_NOMEM, "%s:%d: out of memory reading the line", name, t->line);
-    if (!g->dp__names && g->n_ops > 0 && (r = dp__index_ops(g, &v, &first, rc ? NULL : err)) != 0) {
+    if (!g->dp__names && !g->dp__numbered && g->n_ops > 0 && (r = dp__index_ops(g, &v, &first, rc ? NULL : err)) != 0) {
         if (v >= 0) {
             where(ctx, 0, v, at, sizeof at);
             rc = dp__fail(err, DP_ERR_GRAPH, "%s: duplicate op name '%s' (first defined as op %d)", at, g->name[v], first);
@@ -5871,6 +5893,7 @@ static int dp__read_doppler(dp_graph *g, dp__text *t, const char *name, dp_error
         DP__PUT_Z(g->out_bytes, comm, dp__zero_bits(comm));
     }
     if (dp__graph_plain_ops(g, (int)m)) goto nomem;
+    g->dp__numbered = 1;   /* ops op0 .. op<m-1>: a name is its number, not indexed */
     if (dp__next_content_view(t, &s, &n)) { rc = dp__fail(err, DP_ERR_PARSE, "%s:%d: unexpected line after the %lld op lines: '%.*s'", t->name, t->line, m, (int)(n < 40 ? n : 40), s); goto done; }
     /* each edge checked as dp__graph_push_edge checks it: its ends are
        ops (the lists hold no negative numbers, fewer than DP_MAX_EDGES

@@ -19,8 +19,9 @@
      DOPPLER and STG formats;
    - a counts line that declares far more than the file holds: refused
      with its message, nothing sized by it;
-   - name lookups after each reader, the topological order of a file
-     listed out of order. */
+   - name lookups after each reader (a DOPPLER file's found by number:
+     as a scan of every name finds them), the topological order of a
+     file listed out of order. */
 #define DOPPLER_IMPLEMENTATION
 #include "../doppler.h"
 #include "dp_test.h"
@@ -474,6 +475,40 @@ static void test_lookups(void)
     int rc = rd(&g, "4\n0,\n0, 1, \n1, 2, \n1,1\n2,2\n3,3\n", DP_FORMAT_DOPPLER);
     CHECK(rc == 0 && dp_graph_find(&g, "op2") == 2 && dp_graph_find(&g, "op0") == 0 && dp_graph_find(&g, "op3") == -1, "DOPPLER names: %s", err.msg);
     if (!rc) dp_graph_free(&g);
+    /* a DOPPLER file's ops are found by their number, not indexed: the
+       same answer as a scan of every name, for each name and for strings
+       near one (leading zeros, signs, spaces, too many digits, past the
+       last op); the same as the answer of the graph copied (indexed) */
+    {
+        static char big[16384];
+        static const char *const near[] = {
+            "", "o", "op", "Op1", "op-1", "op+1", "op 1", " op1", "op1 ", "op00", "op01", "op007", "op1a", "opx",
+            "op1200", "op1201", "op9999", "op2147483647", "op2147483648", "op99999999999", "op18446744073709551617", "oop1", "op1199" };
+        size_t n = 0;
+        n += (size_t)snprintf(big + n, sizeof big - n, "1200\n\n0, 1, \n1, 2, \n");
+        for (int v = 0; v < 1200; v++) n += (size_t)snprintf(big + n, sizeof big - n, "%d,1\n", v);
+        rc = rd(&g, big, DP_FORMAT_DOPPLER);
+        CHECK(rc == 0 && g.n_ops == 1200, "1200 ops: rc %d '%s'", rc, err.msg);
+        if (!rc) {
+            dp_graph c;
+            int copied = dp_graph_copy(&c, &g, &err) == 0, same = 1;
+            char probe[40];
+            for (int k = 0; k < 1200 + (int)(sizeof near / sizeof *near); k++) {
+                const char *s = near[k < 1200 ? 0 : k - 1200];
+                int scan = -1, got;
+                if (k < 1200) { snprintf(probe, sizeof probe, "op%d", k); s = probe; }
+                for (int v = 0; v < g.n_ops && scan < 0; v++) if (strcmp(g.name[v], s) == 0) scan = v;
+                got = dp_graph_find(&g, s);
+                if (got != scan || (copied && dp_graph_find(&c, s) != scan)) {
+                    same = 0;
+                    CHECK(0, "find '%s': %d, the scan %d, the copy %d", s, got, scan, copied ? dp_graph_find(&c, s) : -2);
+                }
+            }
+            CHECK(copied && same && dp_graph_find(&g, NULL) == -1, "names found by number as by a scan (copied: %d)", copied);
+            if (copied) dp_graph_free(&c);
+            dp_graph_free(&g);
+        }
+    }
     rc = rd(&g, "2\n0 0 0\n1 3 1 0\n2 4 1 1\n3 0 1 2\n", DP_FORMAT_STG);
     CHECK(rc == 0 && dp_graph_find(&g, "t3") == 3 && dp_graph_find(&g, "t1") == 1, "STG names: %s", err.msg);
     if (!rc) dp_graph_free(&g);
