@@ -974,6 +974,23 @@ if [ "$HAVE_PY" = 0 ]; then skipped "the Gantt chart of hostile names is XML (no
 elif python3 -c "import sys, xml.etree.ElementTree as E; s = ''.join(E.parse(sys.argv[1]).getroot().itertext()); sys.exit(0 if 'a<b&c' in s and ']]>' in s and '\ufffd\ufffd' in s else 1)" "$T/hostile.svg" 2>"$T/pyerr"; then ok
 else bad "place --gantt: the chart of hostile names is not XML holding them"; sed 's/^/    /' "$T/pyerr" | tail -n 3; fi
 
+# ---- bench/gpu_check.sh: the plan anywhere; without a GPU it stops at once --
+expect 0 "gpu_check.sh --dry-run" bench/gpu_check.sh --dry-run
+contains "$T/out" "^8\. stage3: up to" "gpu_check.sh --dry-run lists its eight sections in order"
+expect 0 "gpu_check.sh --only, dry" bench/gpu_check.sh --only sanitize,machine --dry-run
+contains "$T/out" "^2\. sanitize" "gpu_check.sh --only keeps the sections' order"
+expect 2 "gpu_check.sh --only an unknown section" bench/gpu_check.sh --only frob
+contains "$T/err" "no section 'frob'" "gpu_check.sh names the unknown section"
+expect 2 "gpu_check.sh --budget not a number" bench/gpu_check.sh --budget 1x
+if [ -x build/doppler_cuda_probe ] && ! build/doppler_cuda_probe | grep -q '^no CUDA device'; then
+    skipped "gpu_check.sh's stop without a GPU (a GPU is here)"
+else
+    expect 1 "gpu_check.sh without a GPU" bench/gpu_check.sh --budget 60 --dir "$T/gc"
+    contains "$T/out" "nothing else to run" "gpu_check.sh stops after its first section without a GPU"
+    contains "$T/out" "| machine | " "gpu_check.sh's closing table"
+    if [ -x build/doppler_cuda_probe ]; then contains "$T/gc/01-machine.log" "^no CUDA device" "gpu_check.sh keeps the probe's reason in its log"; fi
+fi
+
 # ---- the README's API example is demos/example.c ---------------------------
 if [ -f README.md ] && [ -f demos/example.c ]; then
     if diff <(awk '/^```c$/ {f = 1; next} /^```$/ {f = 0} f' README.md) \
