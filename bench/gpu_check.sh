@@ -100,7 +100,7 @@ missing() {
 key() {
     local s=$1 log=$2
     case $s in
-    machine) grep -E 'CUDA device|compute capability|self-test|driver|^torch|main at|release' "$log" ;;
+    machine) grep -E 'CUDA device|compute capability|self-test|NVIDIA|^torch|main at|release' "$log" ;;
     test) grep -E '^FAIL|passed, [0-9]+ failed' "$log" | tail -6 ;;
     gpu) grep -E 'NOT met|sharing|failed|skipped|Machine' "$log" | head -12 ;;
     predict | predict1k) grep -E '^median|^worst|failed' "$log" | tail -8 ;;
@@ -122,7 +122,7 @@ sec_machine() {
     for p in python3 /usr/bin/python3; do
         "$p" -c 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda, "GPU", torch.cuda.is_available())' 2>/dev/null && break
     done
-    git log -1 --format='main at %h (%cd)' --date=short 2>/dev/null
+    git log -1 --format='main at %h (%cd)' --date=short 2>/dev/null || echo "main at: no git here (a copy of the tree; name the commit it was made from)"
     build/doppler_cuda_probe
 }
 sec_test() { DP_REQUIRE_GPU=1 build/test_cuda_cu; }
