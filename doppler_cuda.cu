@@ -2264,6 +2264,46 @@ done:
     return rc;
 }
 
+/* A stream-ordered pool of pinned memory on GPU p (made current), into
+   *pool: the executor's and the calibration's buffers come from one. */
+static int dp__cu_pool_new(int *cur, int p, cudaMemPool_t *pool, dp_error *err)
+{
+    int rc = DP_OK;
+    cudaMemPoolProps props;
+    memset(&props, 0, sizeof props);
+    props.allocType = cudaMemAllocationTypePinned;
+    props.handleTypes = cudaMemHandleTypeNone;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = p;
+    if ((rc = dp__cu_use(cur, p, err))) return rc;
+    cudaCheck(cudaMemPoolCreate(pool, &props));
+done:
+    return rc;
+}
+
+/* The G GPUs' pools pool[0..G) read and written by each other's GPUs
+   where the hardware allows (peer access enabled first). */
+static int dp__cu_pools_peer(int *cur, const cudaMemPool_t *pool, int G, dp_error *err)
+{
+    int rc = DP_OK;
+    for (int p = 0; p < G; p++)
+        for (int q = 0; q < G; q++) {
+            int can = 0;
+            cudaMemAccessDesc acc;
+            if (p == q) continue;
+            cudaCheck(cudaDeviceCanAccessPeer(&can, q, p));
+            if (!can) continue;
+            if ((rc = dp__cu_peer(cur, q, p, err))) return rc;
+            memset(&acc, 0, sizeof acc);
+            acc.location.type = cudaMemLocationTypeDevice;
+            acc.location.id = q;
+            acc.flags = cudaMemAccessFlagsProtReadWrite;
+            cudaCheck(cudaMemPoolSetAccess(pool[p], &acc, 1));
+        }
+done:
+    return rc;
+}
+
 /* The blocks a launch of a logical device on GPU gpu may use: the
    resident blocks (threads per SM / DP__CU_THREADS) of its partition's
    part_sms SMs, or (part_sms 0: not partitioned) of the GPU's SMs divided
@@ -2774,19 +2814,12 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
         if (x->assign[g->src[e]] != b && x->gpu[b] >= 0) reserve[x->gpu[b]] += (double)dp_exec_edge_bytes(g, e, x->bscale);
     }
     for (int p = 0; p < G; p++) {
-        cudaMemPoolProps props;
         uint64_t keep = UINT64_MAX;
         int no = 0;
         size_t free_b = 0, total_b = 0;
         void *tmp = NULL;
-        memset(&props, 0, sizeof props);
-        props.allocType = cudaMemAllocationTypePinned;
-        props.handleTypes = cudaMemHandleTypeNone;
-        props.location.type = cudaMemLocationTypeDevice;
-        props.location.id = p;
-        if ((rc = dp__cu_use(&x->cur_dev, p, err))) goto done;
+        if ((rc = dp__cu_pool_new(&x->cur_dev, p, &x->pool[p], err))) goto done;
         if ((rc = dp__mm_path(p, x->prec, &x->mm[p], "exec (cuda)", err))) goto done;
-        cudaCheck(cudaMemPoolCreate(&x->pool[p], &props));
         cudaCheck(cudaMemPoolSetAttribute(x->pool[p], cudaMemPoolAttrReleaseThreshold, &keep));
         /* no hidden waits: an allocation on one logical device's stream
            must not be made to wait for a free queued on another's */
@@ -2802,21 +2835,7 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
             cudaCheck(cudaStreamSynchronize(x->ctl[p]));
         }
     }
-    /* peers read and write each other's pools where the hardware allows */
-    for (int p = 0; p < G; p++)
-        for (int q = 0; q < G; q++) {
-            int can = 0;
-            cudaMemAccessDesc acc;
-            if (p == q) continue;
-            cudaCheck(cudaDeviceCanAccessPeer(&can, q, p));
-            if (!can) continue;
-            if ((rc = dp__cu_peer(&x->cur_dev, q, p, err))) goto done;
-            memset(&acc, 0, sizeof acc);
-            acc.location.type = cudaMemLocationTypeDevice;
-            acc.location.id = q;
-            acc.flags = cudaMemAccessFlagsProtReadWrite;
-            cudaCheck(cudaMemPoolSetAccess(x->pool[p], &acc, 1));
-        }
+    if ((rc = dp__cu_pools_peer(&x->cur_dev, x->pool, G, err))) goto done;
     /* partitions: the logical devices of each shared GPU get green contexts
        of their own SMs; where that cannot be (no driver entry points, a GPU
        without SM partitioning, too many devices, a failed call) the GPU is
@@ -3569,34 +3588,14 @@ static int dp__cucal_bandwidth(dp__cucal *k, double *bw, double seconds, dp_erro
     int rc = DP_OK, G = k->G;
     const size_t BIG = (size_t)16 << 20;
     for (int p = 0; p < G; p++) {
-        cudaMemPoolProps props;
-        memset(&props, 0, sizeof props);
-        props.allocType = cudaMemAllocationTypePinned;
-        props.handleTypes = cudaMemHandleTypeNone;
-        props.location.type = cudaMemLocationTypeDevice;
-        props.location.id = p;
-        if ((rc = dp__cu_use(&k->cur_dev, p, err))) goto done;
-        cudaCheck(cudaMemPoolCreate(&k->pool[p], &props));
+        if ((rc = dp__cu_pool_new(&k->cur_dev, p, &k->pool[p], err))) goto done;
         cudaCheck(cudaMallocFromPoolAsync(&k->big[2 * p], BIG, k->pool[p], k->s[p]));
         cudaCheck(cudaMallocFromPoolAsync(&k->big[2 * p + 1], BIG, k->pool[p], k->s[p]));
         /* the copies' source is read: give it defined contents */
         cudaCheck(cudaMemsetAsync(k->big[2 * p], 0, BIG, k->s[p]));
         cudaCheck(cudaStreamSynchronize(k->s[p]));
     }
-    for (int p = 0; p < G; p++)
-        for (int q = 0; q < G; q++) {
-            int can = 0;
-            cudaMemAccessDesc acc;
-            if (p == q) continue;
-            cudaCheck(cudaDeviceCanAccessPeer(&can, q, p));
-            if (!can) continue;
-            if ((rc = dp__cu_peer(&k->cur_dev, q, p, err))) goto done;
-            memset(&acc, 0, sizeof acc);
-            acc.location.type = cudaMemLocationTypeDevice;
-            acc.location.id = q;
-            acc.flags = cudaMemAccessFlagsProtReadWrite;
-            cudaCheck(cudaMemPoolSetAccess(k->pool[p], &acc, 1));
-        }
+    if ((rc = dp__cu_pools_peer(&k->cur_dev, k->pool, G, err))) goto done;
     for (int p = 0; p < G; p++)
         for (int q = 0; q < G; q++) {
             int d = q, reps = 0;   /* logical device q runs on GPU q */
