@@ -2387,6 +2387,13 @@ int dp__cuda_mma2_map(int map, const int *in, int *out);
 /* dp_cuda_matmul_time with the tensor-core kernel chosen: 0 the default,
    1 dp__k_mma, 2 dp__k_mma2 (for their A/B measurement) */
 int dp__cuda_matmul_time_kernel(int dev, int precision, int kernel, int r, int K, int c, int reps, double *seconds, int *used, dp_error *err);
+/* A row op's kernel alone (softmax, rmsnorm, layernorm; DP_OP_COPY: a
+   device-to-device copy of as many bytes) on an r x c tensor, the row
+   kernel chosen: 0 the default, 1 a warp per row, 2 with a block per row
+   for long rows (their A/B measurement, exec_bench rows); the median of
+   reps launches into *seconds and, where out is not NULL, the r c outputs
+   of the input dp_input_value(1, 0, .) (the kernels' agreement, test_cuda) */
+int dp__cuda_rows_time_kernel(int dev, int kind, int kernel, int r, int c, int reps, double *seconds, float *out, dp_error *err);
 /* x rounded as the tensor cores round a matmul's inputs, returned as
    floats: as cvt.rna.tf32.f32 (to nearest, ties away from zero, 10
    explicit mantissa bits) and as __float2bfloat16_rn (to nearest, ties to

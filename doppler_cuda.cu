@@ -112,7 +112,8 @@
      >>cuda-mma), n-ary add/reduce in input order (bit for bit),
      mul, scale, relu, gelu, silu, concat, split, transpose, copy, and
      softmax/rmsnorm/layernorm with one warp per row (32 lane partial sums,
-     then a butterfly). The per-element functions are __host__ __device__
+     then a butterfly; rows over 1536 floats staged by a whole block, its
+     first warp making the same sums: dp__cu_rows_launch). The per-element functions are __host__ __device__
      and dp__cuda_host_kernel runs them on the host, so tests check the GPU
      algorithms against the CPU kernels without a GPU. Opaque ops: one block
      hashes its inputs (the bytes each edge carries), writes its output (a
@@ -746,6 +747,68 @@ __global__ static void dp__k_rows(int kind, const float *x, float *o, int r, int
             float mu = kind == DP_OP_LAYERNORM ? dp__cu_mean(dp__cu_warp_sum(dp__cu_part_sum(xr, c, lane)), c) : 0.0f;
             float inv = dp__cu_norm_inv(dp__cu_warp_sum(dp__cu_part_sqdev(xr, c, mu, lane)), c);
             for (int j = lane; j < c; j += DP__CU_LANES) orow[j] = dp__cu_norm_out(xr[j], mu, inv);
+        }
+    }
+    dp__cu_stamp_end(ts);
+}
+
+/* One block of DP__CU_THREADS threads per row (dp__cu_rows_launch's
+   second kernel, for rows too long for 8 of dp__k_rows' warps to stage in
+   DP__CU_ROW_SMEM): every warp of the block copies part of the row into
+   shared memory, so that 8 warps' loads are in flight for one row where
+   dp__k_rows has one warp's (a row of 8192 floats left it one warp per
+   block and 7 per SM, 41-60% of the copy bandwidth on an H200). Warp 0
+   alone then makes each reduction, its lanes over their own columns in
+   order and the butterfly: the float operations of dp__k_rows and of the
+   host emulation, so the same results bit for bit; the element passes
+   (softmax's exp, the outputs) are shared by every thread. Shared
+   memory: the row, then red[2], which hands warp 0's values to the block
+   (DP__CU_ROWB_SMEM(c) bytes, all of it dynamic: a static array would
+   count on top of the launch's bytes against the 48 KiB). */
+#define DP__CU_ROWB_SMEM(c) ((size_t)((c) + 2) * sizeof(float))
+__global__ static void dp__k_rows_block(int kind, const float *x, float *o, int r, int c, dp__cu_ts ts)
+{
+    extern __shared__ float dp__rowbuf[];
+    float *sr = dp__rowbuf, *red = dp__rowbuf + c;
+    int t = threadIdx.x, nt = blockDim.x, lane = t & (DP__CU_LANES - 1), warp0 = t < DP__CU_LANES;
+    dp__cu_stamp_begin(ts);
+    for (long long row = blockIdx.x; row < r; row += gridDim.x) {   /* the same rows for every thread: the barriers have them all */
+        const float *xr = x + row * c;
+        float *orow = o + row * c;
+        __syncthreads();   /* the previous row's reads of sr and red are done */
+        if ((c & 3) == 0 && ((uintptr_t)xr & 15) == 0) {
+#pragma unroll 4
+            for (int j = 4 * t; j < c; j += 4 * nt) *(float4 *)(sr + j) = *(const float4 *)(xr + j);
+        } else {
+#pragma unroll 4
+            for (int j = t; j < c; j += nt) sr[j] = xr[j];
+        }
+        __syncthreads();
+        if (kind == DP_OP_SOFTMAX) {
+            if (warp0) {
+                float mx = dp__cu_warp_max(dp__cu_part_max(sr, c, lane));
+                if (lane == 0) red[0] = mx;
+            }
+            __syncthreads();
+            float mx = red[0];
+            for (int j = t; j < c; j += nt) sr[j] = expf(DP__SUB(sr[j], mx));
+            __syncthreads();
+            if (warp0) {
+                float sum = dp__cu_warp_sum(dp__cu_part_sum(sr, c, lane));
+                if (lane == 0) red[1] = sum;
+            }
+            __syncthreads();
+            float sum = red[1];
+            for (int j = t; j < c; j += nt) orow[j] = DP__DIV(sr[j], sum);
+        } else {
+            if (warp0) {
+                float mu = kind == DP_OP_LAYERNORM ? dp__cu_mean(dp__cu_warp_sum(dp__cu_part_sum(sr, c, lane)), c) : 0.0f;
+                float inv = dp__cu_norm_inv(dp__cu_warp_sum(dp__cu_part_sqdev(sr, c, mu, lane)), c);
+                if (lane == 0) { red[0] = mu; red[1] = inv; }
+            }
+            __syncthreads();
+            float mu = red[0], inv = red[1];
+            for (int j = t; j < c; j += nt) orow[j] = dp__cu_norm_out(sr[j], mu, inv);
         }
     }
     dp__cu_stamp_end(ts);
@@ -1622,6 +1685,38 @@ static unsigned dp__cu_blocks(long long work, int per, int cap)
     return (unsigned)b;
 }
 
+/* The row kernels (softmax, rmsnorm, layernorm) of an r x c op on stream
+   s. Kernel 1: dp__k_rows, a warp per row, rows staged in shared memory
+   where at least one fits in the block's DP__CU_ROW_SMEM bytes, as many
+   warps (rows) a block as fit, at most 8 (the cap stays the same number
+   of warps). Kernel 2 (the default, DP__ROWS_KERNEL): the same, but rows
+   that leave dp__k_rows fewer than 8 warps a block (more than
+   DP__CU_ROW_SMEM / 32 bytes: over 1536 floats) and still fit with
+   dp__k_rows_block's two floats (at most 12286) go to it, a block per
+   row. Both give the same results bit for bit; the first stays
+   selectable for one A/B measurement on a GPU (exec_bench rows
+   --rows-kernel 1,2, run by bench/gpu.sh), after which the slower is to
+   be deleted. */
+#define DP__ROWS_KERNEL 2
+static int dp__cu_rows_launch(int kernel, dp_kind kind, const float *in, float *out, int r, int c, int cap, cudaStream_t s, dp__cu_ts ts, dp_error *err)
+{
+    int rc = DP_OK, wpb = DP__CU_THREADS / DP__CU_LANES, cap_rows;
+    size_t row = (size_t)c * sizeof(float);
+    int staged = row <= DP__CU_ROW_SMEM;
+    if (kernel == 0) kernel = DP__ROWS_KERNEL;
+    if (kernel == 2 && (size_t)wpb * row > DP__CU_ROW_SMEM && DP__CU_ROWB_SMEM(c) <= DP__CU_ROW_SMEM) {
+        dp__k_rows_block<<<dp__cu_blocks(r, 1, cap), DP__CU_THREADS, DP__CU_ROWB_SMEM(c), s>>>((int)kind, in, out, r, c, ts);
+        cudaCheck(cudaGetLastError());
+        return rc;
+    }
+    if (staged && (size_t)wpb * row > DP__CU_ROW_SMEM) wpb = (int)(DP__CU_ROW_SMEM / row);
+    cap_rows = cap * (DP__CU_THREADS / DP__CU_LANES) / wpb;
+    dp__k_rows<<<dp__cu_blocks(r, wpb, cap_rows), wpb * DP__CU_LANES, staged ? (size_t)wpb * row : 0, s>>>((int)kind, in, out, r, c, staged, ts);
+    cudaCheck(cudaGetLastError());
+done:
+    return rc;
+}
+
 /* Enqueues real op v on stream s: in[k] the input of its in-edge k, out its
    output (device pointers), at most cap blocks a launch. */
 static int dp__cu_run_real(const dp_graph *g, int v, const float *const *in, float *out, uint64_t seed, int cap, int mm,
@@ -1637,14 +1732,7 @@ static int dp__cu_run_real(const dp_graph *g, int v, const float *const *in, flo
         dp__k_matmul<<<dp__cu_blocks(tiles, 1, cap), dim3(DP__TILE, DP__TROWS), 0, s>>>(in[0], in[1], out, r, K, c, ts);
         cudaCheck(cudaGetLastError());
     } else if (dp__cu_is_row_op(kind)) {
-        /* rows staged in shared memory where at least one fits in the
-           block's DP__CU_ROW_SMEM bytes: as many warps (rows) as fit, at
-           most 8; the cap stays the same number of warps */
-        int wpb = DP__CU_THREADS / DP__CU_LANES, staged = (size_t)c * sizeof(float) <= DP__CU_ROW_SMEM;
-        if (staged && (size_t)wpb * c * sizeof(float) > DP__CU_ROW_SMEM) wpb = (int)(DP__CU_ROW_SMEM / ((size_t)c * sizeof(float)));
-        int cap_rows = cap * (DP__CU_THREADS / DP__CU_LANES) / wpb;
-        dp__k_rows<<<dp__cu_blocks(r, wpb, cap_rows), wpb * DP__CU_LANES, staged ? (size_t)wpb * c * sizeof(float) : 0, s>>>((int)kind, in[0], out, r, c, staged, ts);
-        cudaCheck(cudaGetLastError());
+        if ((rc = dp__cu_rows_launch(0, kind, in[0], out, r, c, cap, s, ts, err))) goto done;
     } else if (kind == DP_OP_TRANSPOSE) {
         long long tiles = (long long)((r + DP__TILE - 1) / DP__TILE) * ((c + DP__TILE - 1) / DP__TILE);
         dp__k_transpose<<<dp__cu_blocks(tiles, 1, cap), dim3(DP__TILE, DP__TROWS), 0, s>>>(in[0], out, r, c, ts);
@@ -2923,6 +3011,8 @@ static int dp__cu_setup(dp__cux *x, int gpus, dp_error *err)
         cudaCheck(cudaGetLastError());
         dp__k_rows<<<1, DP__CU_THREADS, 0, x->cs[d]>>>(DP_OP_SOFTMAX, NULL, NULL, 0, 0, 0, dp__cu_ts{NULL, NULL});
         cudaCheck(cudaGetLastError());
+        dp__k_rows_block<<<1, DP__CU_THREADS, 0, x->cs[d]>>>(DP_OP_SOFTMAX, NULL, NULL, 0, 0, dp__cu_ts{NULL, NULL});
+        cudaCheck(cudaGetLastError());
         dp__k_matmul<<<1, dim3(DP__TILE, DP__TROWS), 0, x->cs[d]>>>(NULL, NULL, NULL, 0, 0, 0, dp__cu_ts{NULL, NULL});
         cudaCheck(cudaGetLastError());
         dp__k_stamp<<<1, 1, 0, x->cs[d]>>>(dp__cu_ts{NULL, NULL});
@@ -3829,6 +3919,70 @@ done:
     if (A) (void)cudaFree(A);
     if (B) (void)cudaFree(B);
     if (C) (void)cudaFree(C);
+    if (t0) (void)cudaEventDestroy(t0);
+    if (t1) (void)cudaEventDestroy(t1);
+    if (s) (void)cudaStreamDestroy(s);
+    if (prev >= 0) (void)cudaSetDevice(prev);
+    free(ts);
+    return rc;
+}
+
+/* A row op (softmax, rmsnorm, layernorm; DP_OP_COPY: a device-to-device
+   copy of as many bytes, the bandwidth to compare with) of r x c floats
+   on GPU dev with the row kernel chosen (0 the default, 1 dp__k_rows
+   alone, 2 with dp__k_rows_block: dp__cu_rows_launch), alone on a stream
+   with every SM: the median of reps launches after 3 of warm-up into
+   *seconds (CUDA events), and, where out is not NULL, the output (r c
+   floats; the input is dp_input_value(1, 0, .), as the executors fill
+   it), for the A/B measurement and its check that both kernels agree. */
+extern "C" int dp__cuda_rows_time_kernel(int dev, int kind, int kernel, int r, int c, int reps, double *seconds, float *out, dp_error *err)
+{
+    int rc = DP_OK, prev = -1, cap = 0, gsms = 0;
+    float *X = NULL, *Y = NULL;
+    cudaEvent_t t0 = NULL, t1 = NULL;
+    cudaStream_t s = NULL;
+    double *ts = NULL;
+    size_t n = (size_t)r * (size_t)c;
+    dp__cuda_ok(err);
+    if (seconds) *seconds = 0;
+    if (r < 1 || c < 1) return dp__fail(err, DP_ERR_RANGE, "rows time (cuda): shape %d x %d: both sides must be >= 1", r, c);
+    if (kind != DP_OP_COPY && !dp__cu_is_row_op((dp_kind)kind))
+        return dp__fail(err, DP_ERR_RANGE, "rows time (cuda): kind %d is none of softmax, rmsnorm, layernorm, copy", kind);
+    if (kernel < 0 || kernel > 2) return dp__fail(err, DP_ERR_RANGE, "rows time (cuda): row kernel %d is none of 0 (the default), 1, 2", kernel);
+    if (reps < 1 || reps > 100000) return dp__fail(err, DP_ERR_RANGE, "rows time (cuda): reps %d not in 1..100000", reps);
+    if (!(ts = (double *)calloc((size_t)reps, sizeof *ts))) return dp__fail(err, DP_ERR_NOMEM, "rows time (cuda): out of memory");
+    cudaCheck(cudaGetDevice(&prev));
+    cudaCheck(cudaSetDevice(dev));
+    if ((rc = dp__cu_block_cap(dev, 1, 0, &cap, &gsms, err))) goto done;
+    cudaCheck(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    cudaCheck(cudaEventCreate(&t0));
+    cudaCheck(cudaEventCreate(&t1));
+    cudaCheck(cudaMalloc((void **)&X, sizeof(float) * n));
+    cudaCheck(cudaMalloc((void **)&Y, sizeof(float) * n));
+    {
+        dp__cu_ew f;   /* the input: dp_input_value(1, 0, .), as the executors' */
+        memset(&f, 0, sizeof f);
+        f.kind = DP_OP_INPUT; f.r = r; f.c = c; f.n = (long long)n; f.seed = 1; f.op = 0; f.out = X;
+        dp__k_ew<<<dp__cu_blocks(f.n, DP__CU_THREADS, cap), DP__CU_THREADS, 0, s>>>(f, dp__cu_ts{NULL, NULL});
+        cudaCheck(cudaGetLastError());
+    }
+    for (int i = -3; i < reps; i++) {   /* 3 launches of warm-up */
+        float ms = 0;
+        cudaCheck(cudaEventRecord(t0, s));
+        if (kind == DP_OP_COPY) cudaCheck(cudaMemcpyAsync(Y, X, sizeof(float) * n, cudaMemcpyDeviceToDevice, s));
+        else if ((rc = dp__cu_rows_launch(kernel, (dp_kind)kind, X, Y, r, c, cap, s, dp__cu_ts{NULL, NULL}, err))) goto done;
+        cudaCheck(cudaEventRecord(t1, s));
+        cudaCheck(cudaEventSynchronize(t1));
+        cudaCheck(cudaEventElapsedTime(&ms, t0, t1));
+        if (i >= 0) ts[i] = ms * 1e-3;
+    }
+    qsort(ts, (size_t)reps, sizeof *ts, dp__cmp_double);
+    if (seconds) *seconds = ts[(reps - 1) / 2];
+    if (out) cudaCheck(cudaMemcpy(out, Y, sizeof(float) * n, cudaMemcpyDeviceToHost));
+done:
+    if (s) (void)cudaStreamSynchronize(s);
+    if (X) (void)cudaFree(X);
+    if (Y) (void)cudaFree(Y);
     if (t0) (void)cudaEventDestroy(t0);
     if (t1) (void)cudaEventDestroy(t1);
     if (s) (void)cudaStreamDestroy(s);

@@ -7,6 +7,7 @@
        build/exec_bench workloads [--devices N] [--rounds R] [--reps K] [--cal-sweeps N] [--cal-seconds S] [--backend cpu|cuda]
        build/exec_bench gpu [GRAPH...] [--gpus G] [--precision P] [--no-link-pacing]  (each placement under every dispatch)
        build/exec_bench matmul --backend cuda [--precision P[,P...]] [--sizes N[,N...]] [--reps R] [--mm-kernel K[,K...]]
+       build/exec_bench rows --backend cuda [--sizes N[,N...]] [--reps R] [--rows-kernel K[,K...]]
 
    --backend cuda needs a build with nvcc (./build.sh builds this program
    with doppler_cuda.cu and -DDP_WITH_CUDA when it finds nvcc) and a GPU;
@@ -53,7 +54,17 @@
              median's TFLOP/s (2 N^3 / seconds). --mm-kernel: the
              tensor-core kernels to time (0 the executor's default, 1
              dp__k_mma, 2 dp__k_mma2; default 0), for their A/B (the loser
-             is to be deleted after it, and this option with it). */
+             is to be deleted after it, and this option with it).
+   rows:     softmax, rmsnorm and layernorm alone on GPU 0
+             (dp__cuda_rows_time_kernel) on N x N floats for each size
+             (default 2048,4096,8192), each row kernel of --rows-kernel
+             (0 the executor's default, 1 a warp per row, 2 a block per
+             long row; default 1,2), the median of R (default 20)
+             launches: GB/s of bytes read and written (8 N^2 / seconds),
+             and that against a device-to-device copy of the tensor,
+             counted the same way; whether the kernels' outputs agree bit
+             for bit. For their A/B (the loser is to be deleted after it,
+             and this mode with it). */
 #define DOPPLER_IMPLEMENTATION
 #include "doppler.h"
 
@@ -633,6 +644,49 @@ static int matmul(int argc, char **argv)
     }
     return 0;
 }
+
+/* The row kernels alone, per size, kind and kernel (see the top). */
+static int rows(int argc, char **argv)
+{
+    const char *sizes = opt(argc, argv, "--sizes", "2048,4096,8192"), *kernels = opt(argc, argv, "--rows-kernel", "1,2");
+    int reps = atoi(opt(argc, argv, "--reps", "20"));
+    static const dp_kind kinds[] = {DP_OP_SOFTMAX, DP_OP_RMSNORM, DP_OP_LAYERNORM};
+    dp_error e = {0};
+    char name[256];
+    if (dp_cuda_device_name(0, name, sizeof name, &e)) return die(&e);
+    printf("GPU 0: %s; each row kernel alone, median of %d launches after 3 of warm-up, CUDA events; GB/s of bytes read + written\n\n", name, reps);
+    printf("| N x N | op | row kernel | median (ms) | GB/s | of the copy's | outputs as the first kernel's |\n|---:|---|---|---:|---:|---:|---|\n");
+    for (const char *sz = sizes; *sz;) {
+        int n = atoi(sz);
+        double tc = 0, bytes = 8.0 * n * (double)n;
+        if (n < 1) { fprintf(stderr, "exec_bench: --sizes are positive integers\n"); return 2; }
+        if (dp__cuda_rows_time_kernel(0, DP_OP_COPY, 0, n, n, reps, &tc, NULL, &e)) return die(&e);
+        printf("| %d | copy (device to device) | | %.4f | %.0f | 100%% | |\n", n, tc * 1e3, bytes / tc / 1e9);
+        for (int ki = 0; ki < 3; ki++) {
+            float *first = (float *)malloc(sizeof(float) * (size_t)n * n), *out = (float *)malloc(sizeof(float) * (size_t)n * n);
+            int have = 0;
+            if (!first || !out) { free(first); free(out); fprintf(stderr, "exec_bench: out of memory\n"); return 1; }
+            for (const char *kp = kernels; *kp;) {
+                int k = atoi(kp);
+                double t = 0;
+                const char *same = "";
+                if (k < 0 || k > 2) { free(first); free(out); fprintf(stderr, "exec_bench: --rows-kernel is 0 (the default), 1 or 2\n"); return 2; }
+                if (dp__cuda_rows_time_kernel(0, kinds[ki], k, n, n, reps, &t, have ? out : first, &e)) { free(first); free(out); return die(&e); }
+                if (have) same = memcmp(first, out, sizeof(float) * (size_t)n * n) ? "NO: they differ" : "yes";
+                have = 1;
+                printf("| %d | %s | %s | %.4f | %.0f | %.0f%% | %s |\n", n, dp_kind_name(kinds[ki]), k == 1 ? "warp per row (1)" : k == 2 ? "block per long row (2)" : "default",
+                       t * 1e3, bytes / t / 1e9, 100 * tc / t, same);
+                fflush(stdout);
+                kp += strcspn(kp, ",");
+                kp += *kp == ',';
+            }
+            free(first); free(out);
+        }
+        sz += strcspn(sz, ",");
+        sz += *sz == ',';
+    }
+    return 0;
+}
 #endif
 
 /* kernels: every memory-bound kernel on N x N float tensors (each N of
@@ -701,7 +755,7 @@ static int kernels(const char *sizes, int reps)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) { fprintf(stderr, "usage: exec_bench overhead [--ops N] | kernels [--sizes N,N] [--reps R] | simreal GRAPH... [--devices N] [--reps R] | realtrain GRAPH | workloads [--devices N] [--rounds R] [--reps K] [--cal-sweeps N] [--cal-seconds S] | gpu [GRAPH...] [--gpus G] [--precision P] [--no-link-pacing] | matmul [--precision P,...] [--sizes N,...] [--reps R] [--mm-kernel K,...]; --backend cpu|cuda\n"); return 2; }
+    if (argc < 2) { fprintf(stderr, "usage: exec_bench overhead [--ops N] | kernels [--sizes N,N] [--reps R] | simreal GRAPH... [--devices N] [--reps R] | realtrain GRAPH | workloads [--devices N] [--rounds R] [--reps K] [--cal-sweeps N] [--cal-seconds S] | gpu [GRAPH...] [--gpus G] [--precision P] [--no-link-pacing] | matmul [--precision P,...] [--sizes N,...] [--reps R] [--mm-kernel K,...] | rows [--sizes N,...] [--reps R] [--rows-kernel K,...]; --backend cpu|cuda\n"); return 2; }
     g_backend = opt(argc, argv, "--backend", "cpu");
     if (!strcmp(opt(argc, argv, "--dispatch", "dynamic"), "static")) g_dispatch = DP_DISPATCH_STATIC;
     else if (!strcmp(opt(argc, argv, "--dispatch", "dynamic"), "graph")) g_dispatch = DP_DISPATCH_GRAPH;
@@ -722,6 +776,15 @@ int main(int argc, char **argv)
 #ifdef DP_WITH_CUDA
         if (strcmp(g_backend, "cuda")) { fprintf(stderr, "exec_bench: matmul times the CUDA kernel: --backend cuda\n"); return 2; }
         return matmul(argc, argv);
+#else
+        fprintf(stderr, "exec_bench: built without CUDA: build it with nvcc (./build.sh does when it finds nvcc)\n");
+        return 1;
+#endif
+    }
+    if (!strcmp(argv[1], "rows")) {
+#ifdef DP_WITH_CUDA
+        if (strcmp(g_backend, "cuda")) { fprintf(stderr, "exec_bench: rows times the CUDA kernels: --backend cuda\n"); return 2; }
+        return rows(argc, argv);
 #else
         fprintf(stderr, "exec_bench: built without CUDA: build it with nvcc (./build.sh does when it finds nvcc)\n");
         return 1;

@@ -8,6 +8,9 @@
 #      dp__k_mma2, the default) at 1024..8192 (the loser is to be deleted)
 #   3. the memory-bound kernels on 16-256 MB tensors against the executor's
 #      own device-to-device copy (exec_bench kernels, graph dispatch)
+#      and the A/B of the two row kernels (softmax, rmsnorm, layernorm: 1 a
+#      warp per row, 2 a block per long row, the default) against a copy
+#      (exec_bench rows; the loser is to be deleted)
 #   4. dispatch: us per op under dynamic, static and graph (exec_bench overhead)
 #   5. whole workloads: chainmm (3 products) and ffnn (3 layers) at dim 4096
 #      (batch 4096) on one logical device, per precision; at dim 256 the best
@@ -57,6 +60,9 @@ run "$EB" matmul --backend cuda --precision tf32,bf16 --sizes ${QUICK:+1024,4096
 
 section "Memory-bound kernels (graph dispatch, one logical device)"
 run "$EB" kernels --backend cuda --dispatch graph --sizes ${QUICK:+2048}${QUICK:-2048,4096,8192} --reps 5
+
+section "Row kernels: a warp per row (1) against a block per long row (2), A/B"
+run "$EB" rows --backend cuda --sizes ${QUICK:+4096,8192}${QUICK:-2048,4096,8192} --rows-kernel 1,2
 
 section "Dispatch (us per op)"
 for x in dynamic static graph; do

@@ -151,6 +151,14 @@ static const case_t g_cases[] = {
     {DP_OP_CONCAT, 3, {36, 4, 36, 20, 36, 8}, 36, 32, 0},
     {DP_OP_SPLIT, 1, {36, 48}, 36, 16, 1},
     {DP_OP_TRANSPOSE, 1, {96, 64}, 64, 96, 0},
+    /* long rows: a block per row (over 1536 floats, up to 12286 with its
+       two floats), one warp per block staged (12287), not staged (12289) */
+    {DP_OP_SOFTMAX, 1, {3, 2048}, 3, 2048, 0},
+    {DP_OP_RMSNORM, 1, {3, 1537}, 3, 1537, 0},
+    {DP_OP_LAYERNORM, 1, {2, 4099}, 2, 4099, 0},
+    {DP_OP_SOFTMAX, 1, {2, 12286}, 2, 12286, 0},
+    {DP_OP_RMSNORM, 1, {2, 12287}, 2, 12287, 0},
+    {DP_OP_LAYERNORM, 1, {1, 12289}, 1, 12289, 0},
 };
 #define N_CASES ((int)(sizeof g_cases / sizeof g_cases[0]))
 
@@ -360,6 +368,17 @@ static void check_arguments(void)
     dp_cluster_homogeneous(&c, 2, 1e9, 1e10, 0, &err);
     rc = dp_exec_cuda(&g, &c, a, &eo, NULL, &err);
     CHECK(rc == DP_ERR_ARG && strstr(err.msg, "result"), "NULL result: rc %d '%s'", rc, err.msg);
+    {   /* the row kernels' timing: bad arguments refused before any GPU is touched */
+        double t = 0;
+        rc = dp__cuda_rows_time_kernel(0, DP_OP_RELU, 0, 4, 4, 1, &t, NULL, &err);
+        CHECK(rc == DP_ERR_RANGE && strstr(err.msg, "kind"), "rows time of relu: rc %d '%s'", rc, err.msg);
+        rc = dp__cuda_rows_time_kernel(0, DP_OP_SOFTMAX, 3, 4, 4, 1, &t, NULL, &err);
+        CHECK(rc == DP_ERR_RANGE && strstr(err.msg, "row kernel 3"), "rows time, kernel 3: rc %d '%s'", rc, err.msg);
+        rc = dp__cuda_rows_time_kernel(0, DP_OP_RMSNORM, 0, 0, 4, 1, &t, NULL, &err);
+        CHECK(rc == DP_ERR_RANGE && strstr(err.msg, "0 x 4"), "rows time, 0 rows: rc %d '%s'", rc, err.msg);
+        rc = dp__cuda_rows_time_kernel(0, DP_OP_LAYERNORM, 0, 4, 4, 0, &t, NULL, &err);
+        CHECK(rc == DP_ERR_RANGE && strstr(err.msg, "reps 0"), "rows time, 0 reps: rc %d '%s'", rc, err.msg);
+    }
     rc = dp_exec_cuda(NULL, &c, a, &eo, &r, &err);
     CHECK(rc == DP_ERR_ARG, "NULL graph: rc %d '%s'", rc, err.msg);
     rc = dp_exec_cuda(&g, NULL, a, &eo, &r, &err);
@@ -675,6 +694,43 @@ static void check_gpu_kernels(void)
         dp_cluster_free(&cl);
         dp_graph_free(&g);
     }
+}
+
+/* The row kernels' A/B (dp__cuda_rows_time_kernel): a warp per row (1)
+   and a block per long row (2) give the same outputs bit for bit, and the
+   norms those of the host emulation; shapes at each side of the switches
+   (1536 floats: 8 warps of dp__k_rows no longer fit; 12286: the block's
+   row and two floats still do; 12288: one warp's row does). */
+static void check_gpu_rows_ab(void)
+{
+    static const int shapes[][2] = {{64, 1536}, {64, 1537}, {33, 2048}, {9, 4099}, {8, 8192}, {3, 12286}, {3, 12287}, {2, 12289}};
+    static const dp_kind kinds[] = {DP_OP_SOFTMAX, DP_OP_RMSNORM, DP_OP_LAYERNORM};
+    dp_error err;
+    memset(&err, 0, sizeof err);
+    for (int si = 0; si < (int)(sizeof shapes / sizeof shapes[0]); si++)
+        for (int ki = 0; ki < 3; ki++) {
+            int r = shapes[si][0], c = shapes[si][1], shape[2] = {r, c};
+            size_t n = (size_t)r * c;
+            float *o1 = (float *)malloc(sizeof(float) * n), *o2 = (float *)malloc(sizeof(float) * n);
+            double t1 = 0, t2 = 0;
+            dp_graph g;
+            run_t h;
+            if (dp__cuda_rows_time_kernel(0, kinds[ki], 1, r, c, 1, &t1, o1, &err) || dp__cuda_rows_time_kernel(0, kinds[ki], 2, r, c, 1, &t2, o2, &err)) {
+                CHECK(0, "rows A/B %s %dx%d: %s", dp_kind_name(kinds[ki]), r, c, err.msg);
+            } else {
+                CHECK(count_diff(o1, o2, n) == 0, "rows A/B %s %dx%d: %zu elements differ between the two row kernels", dp_kind_name(kinds[ki]), r, c, count_diff(o1, o2, n));
+                CHECK(t1 > 0 && t2 > 0, "rows A/B %s %dx%d: times %g, %g s", dp_kind_name(kinds[ki]), r, c, t1, t2);
+                if (!one_op(&g, kinds[ki], 1, shape, r, c, 0)) {
+                    host_run(&g, 1, &h);   /* the input of seed 1, op 0: the timing's */
+                    CHECK(rel_err(o2, h.cpu, n) <= OP_TOL, "rows A/B %s %dx%d: error %.3g against the CPU kernel", dp_kind_name(kinds[ki]), r, c, rel_err(o2, h.cpu, n));
+                    if (kinds[ki] != DP_OP_SOFTMAX)   /* no expf of CUDA's own */
+                        CHECK(count_diff(o2, h.emu, n) == 0, "rows A/B %s %dx%d: %zu elements differ from the host emulation", dp_kind_name(kinds[ki]), r, c, count_diff(o2, h.emu, n));
+                    run_free(&g, &h);
+                }
+                dp_graph_free(&g);
+            }
+            free(o1); free(o2);
+        }
 }
 
 /* ---- the tensor-core matmul (DP_PREC_TF32, DP_PREC_BF16) ---- */
@@ -1523,6 +1579,7 @@ int main(void)
         CHECK(0, "DP_REQUIRE_GPU is set but %s", g_no_gpu);
     } else if (g_no_gpu) {
         SKIP("no CUDA device: %s (skipped: every op kind on the GPU against the CPU kernels)", g_no_gpu);
+        SKIP("no CUDA device: %s (skipped: the two row kernels agree bit for bit on long rows)", g_no_gpu);
         SKIP("no CUDA device: %s (skipped: workloads under every placement on 1, 2 and 4 logical devices)", g_no_gpu);
         SKIP("no CUDA device: %s (skipped: opaque graphs' measured schedules)", g_no_gpu);
         SKIP("no CUDA device: %s (skipped: arena overflow, device memory after repeated runs)", g_no_gpu);
@@ -1533,6 +1590,7 @@ int main(void)
         char name[256];
         if (!dp_cuda_device_name(0, name, sizeof name, &err)) printf("  %d GPU%s, GPU 0: %s\n", n, n == 1 ? "" : "s", name);
         check_gpu_kernels();
+        check_gpu_rows_ab();
         check_gpu_workloads();
         check_gpu_opaque();
         check_gpu_partitions();
