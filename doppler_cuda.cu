@@ -3859,6 +3859,53 @@ static int dp__cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* What dp__cu_time_median times: one launch (or copy) on stream s. */
+typedef int (*dp__cu_launch_fn)(void *ctx, cudaStream_t s, dp_error *err);
+
+/* reps launches of launch(ctx, s, err) after 3 of warm-up, CUDA events
+   recorded around each on stream s: the median's seconds into *seconds
+   (the kernel-alone timings, dp__cuda_matmul_time_kernel and
+   dp__cuda_rows_time_kernel). */
+static int dp__cu_time_median(dp__cu_launch_fn launch, void *ctx, cudaStream_t s, int reps, double *seconds, dp_error *err)
+{
+    int rc = DP_OK;
+    cudaEvent_t t0 = NULL, t1 = NULL;
+    double *ts = (double *)calloc((size_t)reps, sizeof *ts);
+    if (!ts) return dp__fail(err, DP_ERR_NOMEM, "kernel time (cuda): out of memory");
+    cudaCheck(cudaEventCreate(&t0));
+    cudaCheck(cudaEventCreate(&t1));
+    for (int i = -3; i < reps; i++) {
+        float ms = 0;
+        cudaCheck(cudaEventRecord(t0, s));
+        if ((rc = launch(ctx, s, err))) goto done;
+        cudaCheck(cudaEventRecord(t1, s));
+        cudaCheck(cudaEventSynchronize(t1));
+        cudaCheck(cudaEventElapsedTime(&ms, t0, t1));
+        if (i >= 0) ts[i] = ms * 1e-3;
+    }
+    qsort(ts, (size_t)reps, sizeof *ts, dp__cmp_double);
+    *seconds = ts[(reps - 1) / 2];
+done:
+    if (t0) (void)cudaEventDestroy(t0);
+    if (t1) (void)cudaEventDestroy(t1);
+    free(ts);
+    return rc;
+}
+
+/* out (r x c) filled on stream s as the executors fill input op `op` of
+   seed 1: dp_input_value(1, op, .) */
+static int dp__cu_fill_input(float *out, int r, int c, int op, int cap, cudaStream_t s, dp_error *err)
+{
+    int rc = DP_OK;
+    dp__cu_ew f;
+    memset(&f, 0, sizeof f);
+    f.kind = DP_OP_INPUT; f.r = r; f.c = c; f.n = (long long)r * c; f.seed = 1; f.op = op; f.out = out;
+    dp__k_ew<<<dp__cu_blocks(f.n, DP__CU_THREADS, cap), DP__CU_THREADS, 0, s>>>(f, dp__cu_ts{NULL, NULL});
+    cudaCheck(cudaGetLastError());
+done:
+    return rc;
+}
+
 extern "C" int dp_cuda_matmul_time(int dev, int precision, int r, int K, int c, int reps, double *seconds, int *used, dp_error *err)
 {
     return dp__cuda_matmul_time_kernel(dev, precision, 0, r, K, c, reps, seconds, used, err);
@@ -3866,64 +3913,55 @@ extern "C" int dp_cuda_matmul_time(int dev, int precision, int r, int K, int c, 
 
 /* ... with the tensor-core kernel chosen (0 the default, 1 dp__k_mma, 2
    dp__k_mma2), for the A/B measurement of >>cuda-mma2 */
+typedef struct dp__cu_mmt { int code, r, K, c, cap; const float *A, *B; float *C; } dp__cu_mmt;
+
+static int dp__cu_mmt_launch(void *ctx, cudaStream_t s, dp_error *err)
+{
+    const dp__cu_mmt *m = (const dp__cu_mmt *)ctx;
+    int rc = DP_OK;
+    if (m->code) return dp__mm_launch(m->code, m->A, m->B, m->C, m->r, m->K, m->c, m->cap, s, dp__cu_ts{NULL, NULL}, err);
+    long long tiles = (long long)((m->r + DP__TILE - 1) / DP__TILE) * ((m->c + DP__TILE - 1) / DP__TILE);
+    dp__k_matmul<<<dp__cu_blocks(tiles, 1, m->cap), dim3(DP__TILE, DP__TROWS), 0, s>>>(m->A, m->B, m->C, m->r, m->K, m->c, dp__cu_ts{NULL, NULL});
+    cudaCheck(cudaGetLastError());
+done:
+    return rc;
+}
+
 extern "C" int dp__cuda_matmul_time_kernel(int dev, int precision, int kernel, int r, int K, int c, int reps, double *seconds, int *used, dp_error *err)
 {
-    int rc = DP_OK, prev = -1, cap = 0, gsms = 0, code = 0;
+    int rc = DP_OK, prev = -1, gsms = 0;
+    double secs = 0;
     float *A = NULL, *B = NULL, *C = NULL;
-    cudaEvent_t t0 = NULL, t1 = NULL;
     cudaStream_t s = NULL;
-    double *ts = NULL;
+    dp__cu_mmt m;
+    memset(&m, 0, sizeof m);
     dp__cuda_ok(err);
     if (seconds) *seconds = 0;
     if (used) *used = 0;
     if (r < 1 || K < 1 || c < 1) return dp__fail(err, DP_ERR_RANGE, "matmul time (cuda): shape %d x %d x %d: every side must be >= 1", r, K, c);
     if (reps < 1 || reps > 100000) return dp__fail(err, DP_ERR_RANGE, "matmul time (cuda): reps %d not in 1..100000", reps);
     if (precision < 0 || precision >= DP_PREC__COUNT) return dp__fail(err, DP_ERR_RANGE, "matmul time (cuda): precision %d is none of DP_PREC_DEFAULT (0), FP32 (1), TF32 (2), BF16 (3)", precision);
-    if (!(ts = (double *)calloc((size_t)reps, sizeof *ts))) return dp__fail(err, DP_ERR_NOMEM, "matmul time (cuda): out of memory");
     cudaCheck(cudaGetDevice(&prev));
     cudaCheck(cudaSetDevice(dev));
-    if ((rc = dp__cu_block_cap(dev, 1, 0, &cap, &gsms, err))) goto done;
-    if ((rc = dp__mm_path_kernel(dev, precision, kernel, &code, "matmul time (cuda)", err))) goto done;
+    if ((rc = dp__cu_block_cap(dev, 1, 0, &m.cap, &gsms, err))) goto done;
+    if ((rc = dp__mm_path_kernel(dev, precision, kernel, &m.code, "matmul time (cuda)", err))) goto done;
     cudaCheck(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    cudaCheck(cudaEventCreate(&t0));
-    cudaCheck(cudaEventCreate(&t1));
     cudaCheck(cudaMalloc((void **)&A, sizeof(float) * (size_t)r * K));
     cudaCheck(cudaMalloc((void **)&B, sizeof(float) * (size_t)K * c));
     cudaCheck(cudaMalloc((void **)&C, sizeof(float) * (size_t)r * c));
-    for (int q = 0; q < 2; q++) {   /* inputs: dp_input_value(1, q, .), as the executors' */
-        dp__cu_ew f;
-        memset(&f, 0, sizeof f);
-        f.kind = DP_OP_INPUT; f.r = q ? K : r; f.c = q ? c : K; f.n = (long long)f.r * f.c; f.seed = 1; f.op = q; f.out = q ? B : A;
-        dp__k_ew<<<dp__cu_blocks(f.n, DP__CU_THREADS, cap), DP__CU_THREADS, 0, s>>>(f, dp__cu_ts{NULL, NULL});
-        cudaCheck(cudaGetLastError());
-    }
-    for (int i = -3; i < reps; i++) {   /* 3 launches of warm-up */
-        float ms = 0;
-        cudaCheck(cudaEventRecord(t0, s));
-        if (code) { if ((rc = dp__mm_launch(code, A, B, C, r, K, c, cap, s, dp__cu_ts{NULL, NULL}, err))) goto done; }
-        else {
-            long long tiles = (long long)((r + DP__TILE - 1) / DP__TILE) * ((c + DP__TILE - 1) / DP__TILE);
-            dp__k_matmul<<<dp__cu_blocks(tiles, 1, cap), dim3(DP__TILE, DP__TROWS), 0, s>>>(A, B, C, r, K, c, dp__cu_ts{NULL, NULL});
-            cudaCheck(cudaGetLastError());
-        }
-        cudaCheck(cudaEventRecord(t1, s));
-        cudaCheck(cudaEventSynchronize(t1));
-        cudaCheck(cudaEventElapsedTime(&ms, t0, t1));
-        if (i >= 0) ts[i] = ms * 1e-3;
-    }
-    qsort(ts, (size_t)reps, sizeof *ts, dp__cmp_double);
-    if (seconds) *seconds = ts[(reps - 1) / 2];
-    if (used) *used = dp__mm_prec(code);
+    /* inputs: dp_input_value(1, q, .), as the executors' */
+    if ((rc = dp__cu_fill_input(A, r, K, 0, m.cap, s, err)) || (rc = dp__cu_fill_input(B, K, c, 1, m.cap, s, err))) goto done;
+    m.r = r; m.K = K; m.c = c; m.A = A; m.B = B; m.C = C;
+    if ((rc = dp__cu_time_median(dp__cu_mmt_launch, &m, s, reps, &secs, err))) goto done;
+    if (seconds) *seconds = secs;
+    if (used) *used = dp__mm_prec(m.code);
 done:
     if (s) (void)cudaStreamSynchronize(s);
     if (A) (void)cudaFree(A);
     if (B) (void)cudaFree(B);
     if (C) (void)cudaFree(C);
-    if (t0) (void)cudaEventDestroy(t0);
-    if (t1) (void)cudaEventDestroy(t1);
     if (s) (void)cudaStreamDestroy(s);
     if (prev >= 0) (void)cudaSetDevice(prev);
-    free(ts);
     return rc;
 }
 
@@ -3935,14 +3973,27 @@ done:
    *seconds (CUDA events), and, where out is not NULL, the output (r c
    floats; the input is dp_input_value(1, 0, .), as the executors fill
    it), for the A/B measurement and its check that both kernels agree. */
+typedef struct dp__cu_rowt { int kind, kernel, r, c, cap; const float *X; float *Y; } dp__cu_rowt;
+
+static int dp__cu_rowt_launch(void *ctx, cudaStream_t s, dp_error *err)
+{
+    const dp__cu_rowt *w = (const dp__cu_rowt *)ctx;
+    int rc = DP_OK;
+    if (w->kind != DP_OP_COPY) return dp__cu_rows_launch(w->kernel, (dp_kind)w->kind, w->X, w->Y, w->r, w->c, w->cap, s, dp__cu_ts{NULL, NULL}, err);
+    cudaCheck(cudaMemcpyAsync(w->Y, w->X, sizeof(float) * (size_t)w->r * (size_t)w->c, cudaMemcpyDeviceToDevice, s));
+done:
+    return rc;
+}
+
 extern "C" int dp__cuda_rows_time_kernel(int dev, int kind, int kernel, int r, int c, int reps, double *seconds, float *out, dp_error *err)
 {
-    int rc = DP_OK, prev = -1, cap = 0, gsms = 0;
+    int rc = DP_OK, prev = -1, gsms = 0;
+    double secs = 0;
     float *X = NULL, *Y = NULL;
-    cudaEvent_t t0 = NULL, t1 = NULL;
     cudaStream_t s = NULL;
-    double *ts = NULL;
     size_t n = (size_t)r * (size_t)c;
+    dp__cu_rowt w;
+    memset(&w, 0, sizeof w);
     dp__cuda_ok(err);
     if (seconds) *seconds = 0;
     if (r < 1 || c < 1) return dp__fail(err, DP_ERR_RANGE, "rows time (cuda): shape %d x %d: both sides must be >= 1", r, c);
@@ -3950,43 +4001,22 @@ extern "C" int dp__cuda_rows_time_kernel(int dev, int kind, int kernel, int r, i
         return dp__fail(err, DP_ERR_RANGE, "rows time (cuda): kind %d is none of softmax, rmsnorm, layernorm, copy", kind);
     if (kernel < 0 || kernel > 2) return dp__fail(err, DP_ERR_RANGE, "rows time (cuda): row kernel %d is none of 0 (the default), 1, 2", kernel);
     if (reps < 1 || reps > 100000) return dp__fail(err, DP_ERR_RANGE, "rows time (cuda): reps %d not in 1..100000", reps);
-    if (!(ts = (double *)calloc((size_t)reps, sizeof *ts))) return dp__fail(err, DP_ERR_NOMEM, "rows time (cuda): out of memory");
     cudaCheck(cudaGetDevice(&prev));
     cudaCheck(cudaSetDevice(dev));
-    if ((rc = dp__cu_block_cap(dev, 1, 0, &cap, &gsms, err))) goto done;
+    if ((rc = dp__cu_block_cap(dev, 1, 0, &w.cap, &gsms, err))) goto done;
     cudaCheck(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    cudaCheck(cudaEventCreate(&t0));
-    cudaCheck(cudaEventCreate(&t1));
     cudaCheck(cudaMalloc((void **)&X, sizeof(float) * n));
     cudaCheck(cudaMalloc((void **)&Y, sizeof(float) * n));
-    {
-        dp__cu_ew f;   /* the input: dp_input_value(1, 0, .), as the executors' */
-        memset(&f, 0, sizeof f);
-        f.kind = DP_OP_INPUT; f.r = r; f.c = c; f.n = (long long)n; f.seed = 1; f.op = 0; f.out = X;
-        dp__k_ew<<<dp__cu_blocks(f.n, DP__CU_THREADS, cap), DP__CU_THREADS, 0, s>>>(f, dp__cu_ts{NULL, NULL});
-        cudaCheck(cudaGetLastError());
-    }
-    for (int i = -3; i < reps; i++) {   /* 3 launches of warm-up */
-        float ms = 0;
-        cudaCheck(cudaEventRecord(t0, s));
-        if (kind == DP_OP_COPY) cudaCheck(cudaMemcpyAsync(Y, X, sizeof(float) * n, cudaMemcpyDeviceToDevice, s));
-        else if ((rc = dp__cu_rows_launch(kernel, (dp_kind)kind, X, Y, r, c, cap, s, dp__cu_ts{NULL, NULL}, err))) goto done;
-        cudaCheck(cudaEventRecord(t1, s));
-        cudaCheck(cudaEventSynchronize(t1));
-        cudaCheck(cudaEventElapsedTime(&ms, t0, t1));
-        if (i >= 0) ts[i] = ms * 1e-3;
-    }
-    qsort(ts, (size_t)reps, sizeof *ts, dp__cmp_double);
-    if (seconds) *seconds = ts[(reps - 1) / 2];
+    if ((rc = dp__cu_fill_input(X, r, c, 0, w.cap, s, err))) goto done;
+    w.kind = kind; w.kernel = kernel; w.r = r; w.c = c; w.X = X; w.Y = Y;
+    if ((rc = dp__cu_time_median(dp__cu_rowt_launch, &w, s, reps, &secs, err))) goto done;
+    if (seconds) *seconds = secs;
     if (out) cudaCheck(cudaMemcpy(out, Y, sizeof(float) * n, cudaMemcpyDeviceToHost));
 done:
     if (s) (void)cudaStreamSynchronize(s);
     if (X) (void)cudaFree(X);
     if (Y) (void)cudaFree(Y);
-    if (t0) (void)cudaEventDestroy(t0);
-    if (t1) (void)cudaEventDestroy(t1);
     if (s) (void)cudaStreamDestroy(s);
     if (prev >= 0) (void)cudaSetDevice(prev);
-    free(ts);
     return rc;
 }
