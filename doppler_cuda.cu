@@ -113,9 +113,10 @@
      mul, scale, relu, gelu, silu, concat, split, transpose, copy, and
      softmax/rmsnorm/layernorm with one warp per row (32 lane partial sums,
      then a butterfly; rows over 1536 floats staged by a whole block, its
-     first warp making the same sums: dp__cu_rows_launch). The per-element functions are __host__ __device__
-     and dp__cuda_host_kernel runs them on the host, so tests check the GPU
-     algorithms against the CPU kernels without a GPU. Opaque ops: one block
+     first warp making the same sums: dp__cu_rows_launch). The per-element
+     functions are __host__ __device__ and dp__cuda_host_kernel runs them
+     on the host, so tests check the GPU algorithms against the CPU kernels
+     without a GPU. Opaque ops: one block
      hashes its inputs (the bytes each edge carries), writes its output (a
      function of that hash) and spins on the GPU's %globaltimer until its
      modelled time (dp_op_time x seconds_per_unit) has passed since it began.
