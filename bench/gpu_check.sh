@@ -138,9 +138,10 @@ sec_sanitize() {
     local G=graphs/llama_block_256_p2.dpg t rc=0 r tool args runs=0 bad=0
     t=$(mktemp -d)
     "$D" place "$G" --method cp --devices 4 -o "$t/a.assign" >/dev/null || { rm -rf "$t"; return 1; }
-    for r in "memcheck --leak-check full|--dispatch dynamic" "memcheck --leak-check full|--dispatch static" \
-             "memcheck --leak-check full|--dispatch graph" "racecheck|--dispatch dynamic" "racecheck|--dispatch static" \
-             "synccheck|--dispatch graph" "memcheck|--dispatch graph --precision bf16"; do
+    # each tool once before any twice, should the cap stop the section
+    for r in "memcheck --leak-check full|--dispatch graph" "racecheck|--dispatch dynamic" "synccheck|--dispatch graph" \
+             "memcheck --leak-check full|--dispatch dynamic" "racecheck|--dispatch static" \
+             "memcheck --leak-check full|--dispatch static" "memcheck|--dispatch graph --precision bf16"; do
         tool=${r%%|*} args=${r#*|}
         echo "run --tool $tool, exec $args"
         runs=$((runs + 1))
