@@ -3950,7 +3950,7 @@ extern "C" int dp__cuda_matmul_time_kernel(int dev, int precision, int kernel, i
     cudaCheck(cudaMalloc((void **)&A, sizeof(float) * (size_t)r * K));
     cudaCheck(cudaMalloc((void **)&B, sizeof(float) * (size_t)K * c));
     cudaCheck(cudaMalloc((void **)&C, sizeof(float) * (size_t)r * c));
-    /* inputs: dp_input_value(1, q, .), as the executors' */
+    /* the inputs as the executors fill ops 0 and 1: dp_input_value(1, 0, .), (1, 1, .) */
     if ((rc = dp__cu_fill_input(A, r, K, 0, m.cap, s, err)) || (rc = dp__cu_fill_input(B, K, c, 1, m.cap, s, err))) goto done;
     m.r = r; m.K = K; m.c = c; m.A = A; m.B = B; m.C = C;
     if ((rc = dp__cu_time_median(dp__cu_mmt_launch, &m, s, reps, &secs, err))) goto done;
