@@ -7871,19 +7871,22 @@ static int dp__rt_init(dp__rt *w, const dp_graph *g, const dp_cluster *c, dp_sim
     w->n = n; w->m = m; w->nd = nd;
     for (pass = 0; pass < 2; pass++) {
         if (pass && (rc = dp__arena_alloc(&ar, &w->arena, err, s ? "simulator workspace" : "dispatcher"))) return rc;
-        DP__A(w->pending, n, int); DP__A(w->refcnt, n, int); DP__A(w->ready, n, double); DP__A(w->bl, n, double);
+        DP__A(w->pending, n, int); DP__A(w->refcnt, n, int); DP__A(w->ready, n, double);
+        if (!s) DP__A(w->bl, n, double);
         DP__A(w->q, n, int); DP__A(w->qoff, nd + 1, int); DP__A(w->qlen, nd, int); DP__A(w->running, nd, int);
         DP__A(w->dirty, nd, int); DP__A(w->is_dirty, nd, char);
         DP__A(w->link_free, (size_t)nd * nd, double); DP__A(w->cur, nd, double); DP__A(w->peak, nd, double);
         DP__A(w->resid, nd, double);
         if (s) {
-            /* the event heap and the copies' records last: a simulation
-               touches only their first pages where nothing reads the
-               order of events (one event an op) or no copy is recorded */
+            /* the event heap, the b-levels and the copies' records last: a
+               simulation touches only the heap's first pages where
+               nothing reads the order of events (one event an op), the
+               b-levels only where it orders by them (no priorities given),
+               the records only where copies are recorded */
             DP__A(w->left, nd, double);
             if (!optime) DP__A(own, (size_t)n * nd, double);
             DP__A(s->start, n, double); DP__A(s->end, n, double); DP__A(s->busy, nd, double);
-            DP__A(w->ev, (size_t)n + m + 1, dp__event); DP__A(s->xfers, m, dp_xfer);
+            DP__A(w->ev, (size_t)n + m + 1, dp__event); DP__A(w->bl, n, double); DP__A(s->xfers, m, dp_xfer);
         } else {
             DP__A(w->obytes, n, size_t); DP__A(w->ebytes, m, size_t); DP__A(w->xstate, m, char);
             DP__A(w->arrive, m, double); DP__A(w->dl, m, int); DP__A(w->done, (size_t)n + m, int);
@@ -8543,6 +8546,7 @@ static size_t dp__mem_words(const dp_graph *g) { return (size_t)g->n_weights * D
 
 static int dp__all_fit(const dp_graph *g, const dp_cluster *c, const int *assign, double *scratch)
 {
+    if (!dp__limited(c)) return 1;   /* (nothing to count: the graph's memory fields are not read) */
     dp_static_memory(g, c, assign, scratch);
     return dp__over_memory(c, scratch) < 0;
 }
@@ -8569,14 +8573,15 @@ static int dp__infeasible(const dp__mem *m, const int *assign, int v, dp_error *
 
 /* ---- single, round-robin, random ---------------------------------------- */
 /* The single device that runs the whole graph fastest and holds it all
-   (-1 when none does), and assign[] filled with it. */
-static int dp__best_single(const dp_graph *g, const dp_cluster *c, int *assign, double *scratch)
+   (-1 when none does), and assign[] filled with it; optime: dp_op_time's
+   [n nd] where the caller has them (NULL: made here). */
+static int dp__best_single(const dp_graph *g, const dp_cluster *c, const double *optime, int *assign, double *scratch)
 {
     int d, v, best = -1;
     double best_t = 0;
     for (d = 0; d < c->n; d++) {
         double tt = 0;
-        for (v = 0; v < g->n_ops; v++) { assign[v] = d; tt += dp_op_time(g, c, v, d); }
+        for (v = 0; v < g->n_ops; v++) { assign[v] = d; tt += optime ? optime[(size_t)v * c->n + d] : dp_op_time(g, c, v, d); }
         if (!dp__all_fit(g, c, assign, scratch)) continue;
         if (best < 0 || tt < best_t) { best = d; best_t = tt; }
     }
@@ -8597,7 +8602,7 @@ static int dp__place_simple(dp_method m, const dp_graph *g, const dp_cluster *c,
     dp_rng_seed(&rng, seed);
     if (m == DP_METHOD_SINGLE) {
         /* the device that runs everything fastest and holds it all */
-        int best = dp__best_single(g, c, assign, used);
+        int best = dp__best_single(g, c, NULL, assign, used);
         if (best < 0) { rc = dp__fail(err, DP_ERR_INFEASIBLE, "no single device can hold all %d ops", n); goto done; }
         for (v = 0; v < n; v++) assign[v] = best;
         goto done;
@@ -9189,18 +9194,21 @@ done:
 /* Never worse than one device: the best single device that fits, scored
    by so, replaces assign (and *best) when its makespan is lower, or when
    *best is HUGE_VAL (no answer within memory); *fell is then 1. dp_place
-   and the learned placers (scored as their answer is) call it. */
-static int dp__single_fallback(dp_sim *s, const dp_graph *g, const dp_cluster *c, const dp_sim_opts *so,
-                               int *assign, double *best, int *fell, long *sims, dp_error *err)
+   and the learned placers (scored as their answer is) call it; those
+   hand over their op times (optime, as dp__best_single's) and an array
+   of n ints they are done with (work; NULL: one is allocated), so that
+   the fallback touches no page the placer did not. */
+static int dp__single_fallback(dp_sim *s, const dp_graph *g, const dp_cluster *c, const dp_sim_opts *so, const double *optime,
+                               int *work, int *assign, double *best, int *fell, long *sims, dp_error *err)
 {
-    int *one = NULL, rc = 0;
+    int *one = work, rc = 0;
     double *sc = NULL;
     *fell = 0;
     if (c->n < 2) return 0;
-    one = (int *)dp__alloc((size_t)g->n_ops, sizeof(int), err, "fallback");
+    if (!work) one = (int *)dp__alloc((size_t)g->n_ops, sizeof(int), err, "fallback");
     sc = (double *)dp__alloc((size_t)c->n, sizeof(double), err, "fallback");
     if (!one || !sc) { rc = DP_ERR_NOMEM; goto done; }
-    if (dp__best_single(g, c, one, sc) < 0) goto done;
+    if (dp__best_single(g, c, optime, one, sc) < 0) goto done;
     if ((rc = dp_sim_run(s, one, so, err))) goto done;
     ++*sims;
     if (s->makespan < *best) {
@@ -9209,7 +9217,8 @@ static int dp__single_fallback(dp_sim *s, const dp_graph *g, const dp_cluster *c
         *fell = 1;
     }
 done:
-    DP_FREE(one); DP_FREE(sc);
+    if (!work) DP_FREE(one);
+    DP_FREE(sc);
     return rc;
 }
 
@@ -9296,7 +9305,7 @@ DPDEF int dp_place(dp_method m, const dp_graph *g, const dp_cluster *c, const dp
        nothing within memory) */
     if ((!rc || (rc == DP_ERR_INFEASIBLE && !bad_start)) && m != DP_METHOD_SINGLE && !o.no_fallback) {
         double best = rc ? HUGE_VAL : r.makespan;
-        int frc = dp__single_fallback(&sim, g, c, &so, assign, &best, &r.fallback, &r.simulations, err);
+        int frc = dp__single_fallback(&sim, g, c, &so, NULL, NULL, assign, &best, &r.fallback, &r.simulations, err);
         if (frc) rc = frc;
         else if (r.fallback) {
             r.makespan = r.schedule_length = best;
@@ -9859,7 +9868,9 @@ typedef struct dp__gnn_buf {
        fewer pages to touch per placement */
     double *h;    /* [(K+1) n H] embeddings after each round      */
     double *pre;  /* [(K+1) n H] pre-activations                  */
-    double *mf, *mb; /* [K n H] mean messages in / out            */
+    double *mf, *mb; /* [K n H] mean messages in / out; DOPPLER's
+                     inference: [mrows H], one block of rows at a time */
+    int mrows;    /* rows of mf and mb (n: all)                   */
     size_t nH;    /* one round's size                             */
     int keep;     /* every round kept (training)                  */
     double *gh;   /* [n H] gradient w.r.t. the final embedding    */
@@ -9934,10 +9945,11 @@ typedef struct dp__gctx {
                              each device's own n, for each end (2 MiB
                              ones: a sample's context touched up to 8 MB
                              of them for a graph of 10^5 ops with under a
-                             dozen blocks a device); carved last
-                             (dp__busy_carve), so that their first page is
-                             the last one of arrays every rollout writes,
-                             and no such array's first page their last   */
+                             dozen blocks a device); carved after every
+                             array written whole (dp__sparse_carve), so
+                             that their first page is the last one of
+                             arrays rollouts write, and no such array's
+                             first page their last                       */
     int *busy_n;
     const int *isrc, *odst; /* [m] the ops at the other end of the edges in
                              CSR order: isrc[k] = src[in_edge[k]], odst[k]
@@ -9999,17 +10011,24 @@ typedef struct dp__gctx {
     double *mdead;        /* [nd] each device's bytes in use at the dead end */
     double pen;           /* an over-full placement's cost added (dp__cost) */
     void *arena;          /* every buffer above lives in this one block,  */
-    void *farena;         /* but in inference those only the network pass
-                             reads, in two more, freed as soon as it is
-                             done with them: the critical paths (bl, tl,
-                             mt, bnext, tprev, blen, tlen) and the
-                             encoders' scratch (their pre-activations and
-                             messages, SEL's pb, pt and zsel in them) in
-                             this one, after SEL's head (dp__gctx_drop_scratch),
-                             so that it is not held while PLC's per-op
-                             parts are made; */
+    void *larena;         /* but in inference those only the setup or the
+                             network pass reads, in three more, each freed
+                             as soon as they are done with it, so that
+                             the pass's peak stays below the rollouts'
+                             (and the simulator made after the pass:
+                             dp__gctx_sim): the levels and mean op times
+                             (bl, tl, mt: the features') in this one, at
+                             the end of the setup (dp__gctx_init_nt); */
+    void *sarena;         /* the encoders' scratch (their pre-activations
+                             and one block of messages at a time, SEL's
+                             pb, pt and zsel) and after it the critical
+                             paths (bnext, tprev, blen, tlen: SEL's head
+                             reads them) in this one, after PLC's encoder
+                             (dp__gctx_drop_scratch); */
     void *harena;         /* the op features x and the encoders' outputs
-                             (gnn[].h) in this one, after PLC's part
+                             (gnn[].h: one buffer in inference, SEL's
+                             embeddings until its head has read them, then
+                             PLC's) in this one, after PLC's head
                              (dp__gctx_drop_forward)                     */
     dp_sim sim;           /* its op times are optime                       */
     /* training statistics */
@@ -10017,21 +10036,31 @@ typedef struct dp__gctx {
     int seen;
 } dp__gctx;
 
+/* Synchronous rounds in inference make their mean messages for this
+   many ops at a time (even: dp__gemm pairs rows, so that a block's rows
+   pair as the whole's do), not for all n at once (2 n H doubles less at
+   the network pass's peak). */
+#define DP__MSG_ROWS 16384
+
 /* Buffers of a stack of R rounds over n ops, the embeddings h from ha,
-   the rest from a; share: in inference, a buffer whose pre-activations
-   and messages b reuses (one encoder runs after the other; only h is
-   read later). */
-static void dp__gnn_buf_carve(dp__arena *a, dp__arena *ha, dp__gnn_buf *b, int n, int H, int R, int train, const dp__gnn_buf *share)
+   the rest from a; share: in inference, a buffer b reuses whole, its
+   embeddings included (DOPPLER's PLC encoder runs after SEL's head, the
+   last reader of SEL's embeddings); mrows: in inference, the rows of
+   messages made at a time (0: all n; synchronous rounds only,
+   dp__mp_forward). */
+static void dp__gnn_buf_carve(dp__arena *a, dp__arena *ha, dp__gnn_buf *b, int n, int H, int R, int train, const dp__gnn_buf *share,
+                              int mrows)
 {
     size_t nH = (size_t)n * H, ng = train ? nH : 1;
     b->nH = nH; b->keep = train;
-    b->h = (double *)dp__carve(ha, (size_t)(train ? R + 1 : 1) * nH, sizeof(double));
+    b->mrows = train || mrows <= 0 || mrows > n ? n : mrows;
     if (!train && share) {
-        b->pre = share->pre; b->mf = share->mf; b->mb = share->mb;
+        b->h = share->h; b->pre = share->pre; b->mf = share->mf; b->mb = share->mb; b->mrows = share->mrows;
     } else {
+        b->h = (double *)dp__carve(ha, (size_t)(train ? R + 1 : 1) * nH, sizeof(double));
         b->pre = (double *)dp__carve(a, (size_t)(train ? R + 1 : 1) * nH, sizeof(double));
-        b->mf = (double *)dp__carve(a, (size_t)(train ? R : 1) * nH + 1, sizeof(double));
-        b->mb = (double *)dp__carve(a, (size_t)(train ? R : 1) * nH + 1, sizeof(double));
+        b->mf = (double *)dp__carve(a, (size_t)(train ? R : 1) * b->mrows * H + 1, sizeof(double));
+        b->mb = (double *)dp__carve(a, (size_t)(train ? R : 1) * b->mrows * H + 1, sizeof(double));
     }
     b->gh = (double *)dp__carve(a, ng, sizeof(double));
     b->gtmp = (double *)dp__carve(a, ng, sizeof(double));
@@ -10046,35 +10075,49 @@ static void dp__gctx_free(dp__gctx *x)
 {
     if (!x) return;
     DP_FREE(x->arena);
-    DP_FREE(x->farena);
+    DP_FREE(x->larena);
+    DP_FREE(x->sarena);
     DP_FREE(x->harena);
     dp_sim_free(&x->sim);
     memset(x, 0, sizeof *x);
 }
 
-/* Inference, after dp__forward_sel: the critical paths and the
-   encoders' scratch (x->farena) freed, so that PLC's per-op parts are
-   made without them held (about 145 bytes an op at the shipped policy's
-   size). */
+/* Inference, at the end of the setup: the levels and mean op times
+   (x->larena), read only to make the op features, freed (24 bytes an
+   op). */
+static void dp__gctx_drop_levels(dp__gctx *x)
+{
+    if (x->train) return;
+    DP_FREE(x->larena);
+    x->larena = NULL;
+    x->bl = x->tl = x->mt = NULL;
+}
+
+/* Inference, after dp__forward_plc_gnn: the encoders' scratch and the
+   critical paths (x->sarena) freed, so that PLC's per-op parts are made
+   without them held (2 H doubles and 24 bytes an op, and a block of
+   messages). */
 static void dp__gctx_drop_scratch(dp__gctx *x)
 {
     int e;
     if (x->train) return;
-    DP_FREE(x->farena);
-    x->farena = NULL;
-    x->bl = x->tl = x->mt = x->blen = x->tlen = x->pb = x->pt = x->zsel = NULL;
+    DP_FREE(x->sarena);
+    x->sarena = NULL;
+    x->pb = x->pt = x->zsel = NULL;
+    x->blen = x->tlen = NULL;
     x->bnext = x->tprev = NULL;
     for (e = 0; e < 2; e++) x->gnn[e].pre = x->gnn[e].mf = x->gnn[e].mb = x->gnn[e].gh = x->gnn[e].gtmp = x->gnn[e].gT = x->gnn[e].gM = NULL;
 }
 
 /* Inference, after dp__forward: what is left of the buffers only the
    network pass reads (the op features and the encoders' embeddings,
-   x->harena, and the rest where dp__gctx_drop_scratch did not run)
-   freed, so that the rollouts' peak memory does not hold them (about 105
-   bytes an op at the shipped policy's size). */
+   x->harena, and the rest where the drops above did not run) freed, so
+   that the rollouts' peak memory does not hold them (about 105 bytes an
+   op at the shipped policy's size). */
 static void dp__gctx_drop_forward(dp__gctx *x)
 {
     if (x->train) return;
+    dp__gctx_drop_levels(x);
     dp__gctx_drop_scratch(x);
     DP_FREE(x->harena);
     x->harena = NULL;
@@ -10153,17 +10196,18 @@ static uint64_t dp__graph_key(const dp__gctx *x)
 /* The rollout's state, every field a rollout writes (dp__rollout,
    dp__cost and a sample's bookkeeping), carved from a (sizing or carving
    pass, as DP__A) for x: by dp__gctx_init for a context, by
-   dp__gctx_fork for each other sampling thread's own. x's n, nd, H,
+   dp__gctx_fork for each other sampling thread's own; those it writes
+   only in part later (dp__sparse_carve). x's n, nd, H,
    train, c and alike are set. */
 static void dp__rollout_carve(dp__arena *a, dp__gctx *x)
 {
     dp__arena ar = *a;   /* DP__A's, handed back at the end */
     int n = x->n, nd = x->nd, H = x->H;
     size_t nt = x->train ? (size_t)n : 1, wide = (size_t)(n > nd ? n : nd);
-    DP__A(x->legal, n, int); DP__A(x->pend, n, int); DP__A(x->assign, n, int); DP__A(x->order, n, int); DP__A(x->pos, n, int);
+    DP__A(x->pend, n, int); DP__A(x->assign, n, int); DP__A(x->order, n, int); DP__A(x->pos, n, int);
     DP__A(x->end, n, double); DP__A(x->avail, nd, double); DP__A(x->work, nd, double); DP__A(x->psum, (size_t)nd * H, double);
     DP__A(x->pmean, (size_t)nd * H, double);
-    DP__A(x->cnt, nd, double); DP__A(x->prob, wide, double); DP__A(x->logit, nd, double); DP__A(x->est, nd, double);
+    DP__A(x->cnt, nd, double); DP__A(x->logit, nd, double); DP__A(x->est, nd, double);
     DP__A(x->la, nd, double); DP__A(x->lar, nd, double); DP__A(x->lam, nd, double); DP__A(x->pin, nd, double); DP__A(x->pinx, nd, double);
     if (x->alike) {
         int v, most = 0;
@@ -10172,13 +10216,8 @@ static void dp__rollout_carve(dp__arena *a, dp__gctx *x)
         DP__A(x->xout, most, double);
     }
     if (!x->train) DP__A(x->pathe, n, double);
-    DP__A(x->busy_n, nd, int);   /* x->busy: dp__busy_carve */
+    DP__A(x->busy_n, nd, int);   /* x->busy: dp__sparse_carve */
     DP__A(x->expert, x->train ? wide : (size_t)nd, int);   /* inference: PLC's only */
-    if (!x->train && n > DP__SEL_TREE) {
-        for (x->stn = 1; x->stn < n; x->stn *= 2) {}
-        DP__A(x->stree, 2 * (size_t)x->stn, double);
-        x->stree_hi = x->stn;   /* the first dp__stree_sync clears every leaf */
-    }
     DP__A(x->step_op, nt, int); DP__A(x->step_dev, nt, int); DP__A(x->step_f, nt * nd * DP__DF, double);
     DP__A(x->step_z, nt * nd * H, double); DP__A(x->step_gu, nt * nd, double); DP__A(x->step_gf, nt * nd, double);
     DP__A(x->phi, nt, double); DP__A(x->prio, n, double); DP__A(x->best_assign, n, int); DP__A(x->best_order, n, int);
@@ -10186,12 +10225,27 @@ static void dp__rollout_carve(dp__arena *a, dp__gctx *x)
     *a = ar;
 }
 
-/* The busy blocks (x->busy), carved after every other array of the
-   context (see there). */
-static void dp__busy_carve(dp__arena *a, dp__gctx *x)
+/* The rollout's arrays written only in part, carved after every other
+   array of the context, so that the pages of those written whole are not
+   shared with their unwritten parts (with 2 MiB pages, an unwritten array
+   between two written ones costs whole pages), the most often written
+   first: the legal set and its probabilities (as many as the widest
+   legal set), the greedy steps' heap (as many as the legal set; the
+   placing context only, selq), SEL's sum tree (whole, but only where a
+   legal set is wider than DP__SEL_TREE), then the busy blocks (the first
+   few; see there). */
+static void dp__sparse_carve(dp__arena *a, dp__gctx *x, int selq)
 {
     dp__arena ar = *a;   /* DP__A's */
-    DP__A(x->busy, 2 * (size_t)x->nd * x->n, double);
+    int n = x->n, nd = x->nd;
+    DP__A(x->legal, n, int); DP__A(x->prob, n > nd ? n : nd, double);
+    if (selq && !x->train && n > DP__SEL_TREE) DP__A(x->selq.h, n, int);
+    if (!x->train && n > DP__SEL_TREE) {
+        for (x->stn = 1; x->stn < n; x->stn *= 2) {}
+        DP__A(x->stree, 2 * (size_t)x->stn, double);
+        x->stree_hi = x->stn;   /* the first dp__stree_sync clears every leaf */
+    }
+    DP__A(x->busy, 2 * (size_t)nd * n, double);
     *a = ar;
 }
 
@@ -10265,8 +10319,18 @@ static void dp__gctx_ops_part(void *ctx, int lo, int hi)
     }
 }
 
+/* x's simulator, its op times x->optime: made by dp__gctx_init_nt for
+   training; in inference by its caller, once the network pass is done
+   (its workspace's first page, written when it is made, is then not
+   held through the pass). */
+static int dp__gctx_sim(dp__gctx *x, dp_error *err)
+{
+    return dp__sim_init_times(&x->sim, x->g, x->c, x->optime, err);
+}
+
 /* A context for g on c; its passes over the graph on `threads` threads
-   (0, 1: the calling thread alone; the same values on any number). */
+   (0, 1: the calling thread alone; the same values on any number); in
+   inference without its simulator (dp__gctx_sim). */
 static int dp__gctx_init_nt(dp__gctx *x, const dp_graph *g, const dp_cluster *c, int H, int K, int shared,
                             int train, int threads, dp_error *err)
 {
@@ -10274,10 +10338,12 @@ static int dp__gctx_init_nt(dp__gctx *x, const dp_graph *g, const dp_cluster *c,
     size_t nH = (size_t)n * H, nt = train ? (size_t)n : 1, ng = train ? nH : 1;
     double lat, ibw, mean_t = 0;
     dp__gctx_par ip;
-    dp__arena ar, fr, hr, *fa = train ? &ar : &fr, *ha = train ? &ar : &hr;   /* fa, ha: dp__forward's own buffers */
+    dp__arena ar, lr, sr, hr;   /* in inference, the levels, scratch (and paths) and features apart: */
+    dp__arena *la = train ? &ar : &lr, *sa = train ? &ar : &sr, *ha = train ? &ar : &hr;
     int in_own, out_own;  /* isrc, odst: copies (else the graph's src, dst) */
     memset(&ar, 0, sizeof ar);
-    memset(&fr, 0, sizeof fr);
+    memset(&lr, 0, sizeof lr);
+    memset(&sr, 0, sizeof sr);
     memset(&hr, 0, sizeof hr);
     memset(x, 0, sizeof *x);
     memset(&ip, 0, sizeof ip);
@@ -10288,31 +10354,42 @@ static int dp__gctx_init_nt(dp__gctx *x, const dp_graph *g, const dp_cluster *c,
     x->g = g; x->c = c; x->n = n; x->m = m; x->nd = nd; x->H = H; x->K = K; x->shared = shared; x->train = train; x->alike = alike;
     for (pass = 0; pass < 2; pass++) {
         if (pass && (rc = dp__arena_alloc(&ar, &x->arena, err, "learning workspace"))) { dp__gctx_free(x); return rc; }
-        if (pass && !train && (rc = dp__arena_alloc(&fr, &x->farena, err, "learning workspace"))) { dp__gctx_free(x); return rc; }
+        if (pass && !train && (rc = dp__arena_alloc(&lr, &x->larena, err, "learning workspace"))) { dp__gctx_free(x); return rc; }
+        if (pass && !train && (rc = dp__arena_alloc(&sr, &x->sarena, err, "learning workspace"))) { dp__gctx_free(x); return rc; }
         if (pass && !train && (rc = dp__arena_alloc(&hr, &x->harena, err, "learning workspace"))) { dp__gctx_free(x); return rc; }
         x->x = (double *)dp__carve(ha, (size_t)n * DP__F, sizeof(double));
-        x->bl = (double *)dp__carve(fa, (size_t)n, sizeof(double)); x->tl = (double *)dp__carve(fa, (size_t)n, sizeof(double));
-        x->mt = (double *)dp__carve(fa, (size_t)n, sizeof(double));
-        x->bnext = (int *)dp__carve(fa, (size_t)n, sizeof(int)); x->tprev = (int *)dp__carve(fa, (size_t)n, sizeof(int));
-        x->blen = (double *)dp__carve(fa, (size_t)n, sizeof(double)); x->tlen = (double *)dp__carve(fa, (size_t)n, sizeof(double));
+        x->bl = (double *)dp__carve(la, (size_t)n, sizeof(double)); x->tl = (double *)dp__carve(la, (size_t)n, sizeof(double));
+        x->mt = (double *)dp__carve(la, (size_t)n, sizeof(double));
         DP__A(x->optime, (size_t)n * nd, double);
-        for (e = 0; e < (shared ? 1 : 2); e++) dp__gnn_buf_carve(fa, ha, &x->gnn[e], n, H, K, train, e ? &x->gnn[0] : NULL);
+        for (e = 0; e < (shared ? 1 : 2); e++)
+            dp__gnn_buf_carve(sa, ha, &x->gnn[e], n, H, K, train, e ? &x->gnn[0] : NULL, DP__MSG_ROWS);
         if (train) { DP__A(x->pb, nH, double); DP__A(x->pt, nH, double); DP__A(x->zsel, nH, double); }
-        else { x->pb = x->gnn[0].pre; x->pt = x->gnn[0].mf; x->zsel = x->gnn[0].mb; }   /* SEL's head runs after the encoders: their scratch */
+        else {
+            /* SEL's head runs after its encoder, in its scratch: pb in the
+               pre-activations, zsel (a block of rows at a time) in the
+               messages, pt of its own */
+            x->pb = x->gnn[0].pre; x->zsel = x->gnn[0].mb;
+            x->pt = (double *)dp__carve(sa, nH, sizeof(double));
+        }
+        /* the paths after the scratch (in inference, its pages the setup
+           writes before the pass) */
+        x->bnext = (int *)dp__carve(sa, (size_t)n, sizeof(int)); x->tprev = (int *)dp__carve(sa, (size_t)n, sizeof(int));
+        x->blen = (double *)dp__carve(sa, (size_t)n, sizeof(double)); x->tlen = (double *)dp__carve(sa, (size_t)n, sizeof(double));
+        /* what SEL's part of the network pass writes in this block, after
+           the op times: pages next to theirs */
+        DP__A(x->wt_sel, dp__gnn_size(H, K) + dp__selhead_size(H), double);
+        DP__A(x->wt_plc, (shared ? 0 : dp__gnn_size(H, K)) + dp__plchead_size(H), double);
         DP__A(x->ssel, n, double);
+        if (!train) DP__A(x->wsel, n, double);
         DP__A(x->gsel_pg, nt, double); DP__A(x->gsel_fix, nt, double); DP__A(x->gpb, ng, double); DP__A(x->gpt, ng, double); DP__A(x->gzs, ng, double);
         DP__A(x->A, nH, double); DP__A(x->P, nH, double);
         dp__rollout_carve(&ar, x);
-        if (!train) DP__A(x->wsel, n, double);
-        if (!train && n > DP__SEL_TREE) DP__A(x->selq.h, n, int);
         if (in_own) DP__A(ip.isrc, m, int);
         if (out_own) DP__A(ip.odst, m, int);
         DP__A(x->bstep, nt, double);   /* training's */
         DP__A(x->step_lp, 2 * nt, double); DP__A(x->step_adv, nt, double); DP__A(x->step_cs, nt * DP__CF, double);
         DP__A(x->G, (size_t)nd * H, double); DP__A(x->snap, ng, double); DP__A(x->gAP, 2 * ng, double);
-        DP__A(x->wt_sel, dp__gnn_size(H, K) + dp__selhead_size(H), double);
-        DP__A(x->wt_plc, (shared ? 0 : dp__gnn_size(H, K)) + dp__plchead_size(H), double);
-        dp__busy_carve(&ar, x);
+        dp__sparse_carve(&ar, x, 1);
     }
     x->mlim = dp__limited(c);
     x->mem.g = g; x->mem.c = c;
@@ -10328,7 +10405,7 @@ static int dp__gctx_init_nt(dp__gctx *x, const dp_graph *g, const dp_cluster *c,
         for (e = 0; e < m; e++) pen += g->bytes[e] * wib + wlat;
         x->pen = pen > 0 ? pen : 1;
     }
-    if ((rc = dp__sim_init_times(&x->sim, g, c, x->optime, err))) { dp__gctx_free(x); return rc; }
+    if (train && (rc = dp__gctx_sim(x, err))) { dp__gctx_free(x); return rc; }
     if (alike) { x->xlat = c->latency[1]; x->xbw = c->bandwidth[1]; }   /* the link 0 -> 1, as every other */
     dp__mean_link(c, &lat, &ibw);
     ip.x = x; ip.lat = lat; ip.ibw = ibw;
@@ -10360,13 +10437,18 @@ static int dp__gctx_init_nt(dp__gctx *x, const dp_graph *g, const dp_cluster *c,
         x->tlen[v] = 1 + (x->tprev[v] >= 0 ? x->tlen[x->tprev[v]] : 0);
     }
     x->threads = threads;
+    dp__gctx_drop_levels(x);   /* inference: read only by the features above */
     return 0;
 }
 
+/* A context on the calling thread alone, its simulator made (in
+   inference too: dp_policy_place makes it after the network pass). */
 static int dp__gctx_init(dp__gctx *x, const dp_graph *g, const dp_cluster *c, int H, int K, int shared,
                          int train, dp_error *err)
 {
-    return dp__gctx_init_nt(x, g, c, H, K, shared, train, 1, err);
+    int rc = dp__gctx_init_nt(x, g, c, H, K, shared, train, 1, err);
+    if (!rc && !train && (rc = dp__gctx_sim(x, err))) dp__gctx_free(x);
+    return rc;
 }
 
 /* ======================================================================
@@ -10431,9 +10513,10 @@ static void dp__mp_mean(const dp_graph *g, const dp__ef *ef, int H, int fwd, con
     if (hi > lo) for (i = 0; i < H; i++) m[i] /= hi - lo;
 }
 
-/* A synchronous round's mean messages of ops lo..hi-1 (dp__par_for). */
+/* A synchronous round's mean messages of ops first + lo..first + hi-1
+   (dp__par_for), into rows lo..hi-1 of mf and mb. */
 typedef struct dp__mp_means {
-    const dp_graph *g; const dp__ef *ef; int H;
+    const dp_graph *g; const dp__ef *ef; int H, first;
     const double *af, *ab, *hp;
     double *mf, *mb;
 } dp__mp_means;
@@ -10441,10 +10524,10 @@ typedef struct dp__mp_means {
 static void dp__mp_means_part(void *ctx, int lo, int hi)
 {
     const dp__mp_means *a = (const dp__mp_means *)ctx;
-    int v;
-    for (v = lo; v < hi; v++) {
-        dp__mp_mean(a->g, a->ef, a->H, 1, a->af, a->hp, v, a->mf + (size_t)v * a->H);
-        dp__mp_mean(a->g, a->ef, a->H, 0, a->ab, a->hp, v, a->mb + (size_t)v * a->H);
+    int q;
+    for (q = lo; q < hi; q++) {
+        dp__mp_mean(a->g, a->ef, a->H, 1, a->af, a->hp, a->first + q, a->mf + (size_t)q * a->H);
+        dp__mp_mean(a->g, a->ef, a->H, 0, a->ab, a->hp, a->first + q, a->mb + (size_t)q * a->H);
     }
 }
 
@@ -10453,12 +10536,16 @@ static void dp__mp_means_part(void *ctx, int lo, int hi)
    round's weights, Wt the same with its matrices transposed
    (dp__mp_transpose). A synchronous round is three matrix products over
    all ops, its messages (a pass over every edge, both ways) made by nt
-   threads (each op's own: the same values on any number); a progressive
+   threads (each op's own: the same values on any number), mrows ops at a
+   time where mf and mb hold that many rows (inference; <= 0 or >= n: all
+   at once), each block's products added to its rows of pr before the
+   next block's messages overwrite it (each row's sums in the same order:
+   the same values); a progressive
    one does the Ws part for all ops at once, then visits the ops in order,
    each one's message depending on the new values of those visited before
    it. */
 static void dp__mp_forward(const dp_graph *g, const dp__ef *ef, int H, dp__mp_mode mode, const double *W, const double *Wt,
-                           const double *hp, double *hn, double *pr, double *mf, double *mb, int nt)
+                           const double *hp, double *hn, double *pr, double *mf, double *mb, int mrows, int nt)
 {
     dp__mp_w w, wt;
     int n = g->n_ops, v, q, i;
@@ -10468,10 +10555,15 @@ static void dp__mp_forward(const dp_graph *g, const dp__ef *ef, int H, dp__mp_mo
     dp__gemm(pr, (size_t)H, hp, (size_t)H, wt.ws, n, H, H);
     if (mode == DP__MP_BOTH) {
         dp__mp_means ms;
+        int rows = mrows > 0 && mrows < n ? mrows : n, len;
         ms.g = g; ms.ef = ef; ms.H = H; ms.af = w.af; ms.ab = w.ab; ms.hp = hp; ms.mf = mf; ms.mb = mb;
-        dp__par_for(nt, n, dp__mp_means_part, &ms);
-        dp__gemm(pr, (size_t)H, mf, (size_t)H, wt.wf, n, H, H);
-        dp__gemm(pr, (size_t)H, mb, (size_t)H, wt.wb, n, H, H);
+        for (ms.first = 0; ms.first < n; ms.first += len) {
+            double *py = pr + (size_t)ms.first * H;
+            len = n - ms.first < rows ? n - ms.first : rows;
+            dp__par_for(nt, len, dp__mp_means_part, &ms);
+            dp__gemm(py, (size_t)H, mf, (size_t)H, wt.wf, len, H, H);
+            dp__gemm(py, (size_t)H, mb, (size_t)H, wt.wb, len, H, H);
+        }
         for (i = 0; i < n * H; i++) hn[i] = hp[i] + dp__relu(pr[i]);
         return;
     }
@@ -10556,7 +10648,7 @@ static void dp__gnn_forward(dp__gctx *x, dp__gnn_buf *b, const double *W, const 
     for (r = 0; r < x->K; r++)
         dp__mp_forward(x->g, &x->ef, x->H, DP__MP_BOTH, W + dp__round_off(x->H, r), Wt + dp__round_off(x->H, r),
                        dp__gnn_round(b, b->h, r), dp__gnn_round(b, b->h, r + 1), dp__gnn_round(b, b->pre, r + 1),
-                       dp__gnn_round(b, b->mf, r), dp__gnn_round(b, b->mb, r), x->threads);
+                       dp__gnn_round(b, b->mf, r), dp__gnn_round(b, b->mb, r), b->mrows, x->threads);
 }
 
 static const double *dp__gnn_out(const dp__gctx *x, const dp__gnn_buf *b)
@@ -10623,20 +10715,23 @@ static void dp__transpose_policy(dp__gctx *x, const dp_policy *p)
     dp__transpose(t.p_wh, w.p_wh, H, H); dp__transpose(t.p_we, w.p_we, H, H);
 }
 
-/* The network pass (dp__forward) in two parts: the encoders and SEL's
-   scores, then PLC's per-op parts, which read only the op features and
-   PLC's embeddings (inference frees the rest between them:
-   dp__gctx_drop_scratch). */
+/* The network pass (dp__forward) in three parts, each reading only what
+   the parts before it made: SEL's encoder and scores; PLC's encoder (none
+   where the encoder is shared; in inference it overwrites SEL's
+   embeddings and scratch, which SEL's head was the last to read); PLC's
+   per-op parts, which read only the op features and PLC's embeddings.
+   Inference frees the encoders' scratch and the paths before the last
+   part (dp__gctx_drop_scratch), so that the pass's peak stays below the
+   rollouts'. */
 static void dp__forward_sel(dp__gctx *x, const dp_policy *p)
 {
     dp__heads w, t;
-    int n = x->n, H = x->H, i, v, j;
+    int n = x->n, H = x->H, i, v, j, lo, len;
     const double *hs;
     dp__transpose_policy(x, p);
     dp__heads_map(&w, p->sel, p->plc, H, x->K, x->shared);
     dp__heads_map(&t, x->wt_sel, x->wt_plc, H, x->K, x->shared);
     dp__gnn_forward(x, &x->gnn[0], w.gnn_sel, t.gnn_sel);
-    if (!x->shared) dp__gnn_forward(x, &x->gnn[1], w.gnn_plc, t.gnn_plc);
     hs = dp__emb_sel(x);
     /* mean embeddings along the b-level path (reverse topo) and t-level path */
     for (i = n - 1; i >= 0; i--) {
@@ -10653,23 +10748,40 @@ static void dp__forward_sel(dp__gctx *x, const dp_policy *p)
             x->pt[(size_t)v * H + j] = (hs[(size_t)v * H + j] + pv) / x->tlen[v];
         }
     }
-    /* SEL's first layer over all ops, then its scores */
-    for (v = 0; v < n; v++) memcpy(x->zsel + (size_t)v * H, w.s_b1, sizeof(double) * (size_t)H);
-    dp__gemm(x->zsel, (size_t)H, x->x, DP__F, t.s_wx, n, DP__F, H);
-    dp__gemm(x->zsel, (size_t)H, hs, (size_t)H, t.s_wh, n, H, H);
-    dp__gemm(x->zsel, (size_t)H, x->pb, (size_t)H, t.s_wpb, n, H, H);
-    dp__gemm(x->zsel, (size_t)H, x->pt, (size_t)H, t.s_wpt, n, H, H);
-    for (v = 0; v < n; v++) {
-        const double *z = x->zsel + (size_t)v * H;
-        double s = w.s_b2[0];
-        for (j = 0; j < H; j++) s += w.s_w2[j] * dp__relu(z[j]);
-        x->ssel[v] = s;
+    /* SEL's first layer, then its scores, over the ops a block of rows
+       at a time (inference: zsel holds the messages' block of rows;
+       training: all n at once) */
+    for (lo = 0; lo < n; lo += len) {
+        size_t o = (size_t)lo * H;
+        len = n - lo < x->gnn[0].mrows ? n - lo : x->gnn[0].mrows;
+        for (v = 0; v < len; v++) memcpy(x->zsel + (size_t)v * H, w.s_b1, sizeof(double) * (size_t)H);
+        dp__gemm(x->zsel, (size_t)H, x->x + (size_t)lo * DP__F, DP__F, t.s_wx, len, DP__F, H);
+        dp__gemm(x->zsel, (size_t)H, hs + o, (size_t)H, t.s_wh, len, H, H);
+        dp__gemm(x->zsel, (size_t)H, x->pb + o, (size_t)H, t.s_wpb, len, H, H);
+        dp__gemm(x->zsel, (size_t)H, x->pt + o, (size_t)H, t.s_wpt, len, H, H);
+        for (v = 0; v < len; v++) {
+            const double *z = x->zsel + (size_t)v * H;
+            double s = w.s_b2[0];
+            for (j = 0; j < H; j++) s += w.s_w2[j] * dp__relu(z[j]);
+            x->ssel[lo + v] = s;
+        }
     }
     if (x->wsel) {   /* inference: the scores' weights for sampled SEL steps (dp__sel_draw) */
         double mx = -HUGE_VAL;
         for (v = 0; v < n; v++) if (x->ssel[v] > mx) mx = x->ssel[v];
         for (v = 0; v < n; v++) x->wsel[v] = exp(x->ssel[v] - mx);
     }
+}
+
+/* PLC's encoder, after SEL's head: in inference its pre-activations and
+   messages reuse the scratch in which SEL's head made pb, pt and zsel. */
+static void dp__forward_plc_gnn(dp__gctx *x, const dp_policy *p)
+{
+    dp__heads w, t;
+    if (x->shared) return;
+    dp__heads_map(&w, p->sel, p->plc, x->H, x->K, x->shared);
+    dp__heads_map(&t, x->wt_sel, x->wt_plc, x->H, x->K, x->shared);
+    dp__gnn_forward(x, &x->gnn[1], w.gnn_plc, t.gnn_plc);
 }
 
 static void dp__forward_plc(dp__gctx *x, const dp_policy *p)
@@ -10690,6 +10802,7 @@ static void dp__forward_plc(dp__gctx *x, const dp_policy *p)
 static void dp__forward(dp__gctx *x, const dp_policy *p)
 {
     dp__forward_sel(x, p);
+    dp__forward_plc_gnn(x, p);
     dp__forward_plc(x, p);
 }
 
@@ -11767,7 +11880,7 @@ static int dp__pt_init(dp__pctx *x, const dp_graph *g, const dp_cluster *c, cons
         DP__A(x->lp, n, double); DP__A(x->md, D, double); DP__A(x->wt, dp__pt_size(H, D, K), double);
         DP__A(x->tb_assign, n, int); DP__A(x->tb_order, n, int);
         DP__A(x->mfit, D, char); DP__A(x->mscr, D, double);
-        dp__gnn_buf_carve(&ar, &ar, &x->gnn, n, H, 2 * K, train, NULL);
+        dp__gnn_buf_carve(&ar, &ar, &x->gnn, n, H, 2 * K, train, NULL, 0);
     }
     x->mlim = dp__limited(c);
     if ((rc = dp_sim_init(&x->sim, g, c, err))) { dp__pt_free(x); return rc; }
@@ -11828,7 +11941,7 @@ static void dp__pt_embed(dp__pctx *x, const double *W)
         dp__mp_forward(x->g, &x->ef, H, r % 2 ? DP__MP_BWD : DP__MP_FWD, W + dp__pt_round_off(H, D, r),
                        x->wt + dp__pt_round_off(H, D, r),
                        dp__gnn_round(b, b->h, r), dp__gnn_round(b, b->h, r + 1), dp__gnn_round(b, b->pre, r + 1),
-                       dp__gnn_round(b, b->mf, r), dp__gnn_round(b, b->mb, r), 1);
+                       dp__gnn_round(b, b->mf, r), dp__gnn_round(b, b->mb, r), 0, 1);
 }
 
 /* The head at op v: groups, u, z, logits and prob; returns the entropy.
@@ -13266,7 +13379,7 @@ static int dp__pt_place(const dp_policy *p, const dp_graph *g, const dp_cluster 
         dp_sim_opts so;
         int fell;
         dp__score_opts(&so, o->order, g->topo, x.n, x.prio);
-        if ((rc = dp__single_fallback(&x.sim, g, c, &so, keep, &best, &fell, &sims, err))) goto done;
+        if ((rc = dp__single_fallback(&x.sim, g, c, &so, NULL, NULL, keep, &best, &fell, &sims, err))) goto done;
         if (o->fallback) *o->fallback = fell;
     }
     if (o->simulations) *o->simulations = x.start_sims + sims;
@@ -13307,13 +13420,13 @@ static int dp__gctx_fork(dp__gctx *w, const dp__gctx *x, dp_error *err)
     if (x->train) return dp__fail(err, DP_ERR_ARG, "place: a training context cannot be forked");
     memset(&ar, 0, sizeof ar);
     *w = *x;
-    w->arena = w->farena = w->harena = NULL;
+    w->arena = w->larena = w->sarena = w->harena = NULL;
     memset(&w->sim, 0, sizeof w->sim);
     memset(&w->selq, 0, sizeof w->selq);   /* greedy rollouts only: not here */
     for (pass = 0; pass < 2; pass++) {
         if (pass && (rc = dp__arena_alloc(&ar, &w->arena, err, "sample workspace"))) { memset(w, 0, sizeof *w); return rc; }
         dp__rollout_carve(&ar, w);
-        dp__busy_carve(&ar, w);
+        dp__sparse_carve(&ar, w, 0);
     }
     w->stree_live = 0;
     if ((rc = dp__sim_init_times(&w->sim, x->g, x->c, x->optime, err))) { DP_FREE(w->arena); memset(w, 0, sizeof *w); return rc; }
@@ -13507,9 +13620,11 @@ static int dp__policy_place(const dp_policy *p, const dp_graph *g, const dp_clus
     if ((rc = dp__gctx_init_nt(&x, g, c, p->opts.hidden, p->opts.layers, p->opts.shared_gnn, 0, o.threads, err))) return rc;
     dp_rng_seed(&rng, o.seed);
     dp__forward_sel(&x, p);
+    dp__forward_plc_gnn(&x, p);
     dp__gctx_drop_scratch(&x);
     dp__forward_plc(&x, p);
     dp__gctx_drop_forward(&x);
+    if ((rc = dp__gctx_sim(&x, err))) goto done;
     memset(&ro, 0, sizeof ro);
     ro.gamma = 1;
     if ((th = dp__op_table(p, &x))) {
@@ -13555,7 +13670,7 @@ static int dp__policy_place(const dp_policy *p, const dp_graph *g, const dp_clus
         dp_sim_opts so;
         int fell;
         dp__score_opts(&so, o.order, x.best_order, x.n, x.prio);
-        if ((rc = dp__single_fallback(&x.sim, g, c, &so, x.best_assign, &best, &fell, &sims, err))) goto done;
+        if ((rc = dp__single_fallback(&x.sim, g, c, &so, x.optime, x.assign, x.best_assign, &best, &fell, &sims, err))) goto done;
         if (o.fallback) *o.fallback = fell ? 1 : piped ? 2 : 0;
     }
     if (best == HUGE_VAL) {

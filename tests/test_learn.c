@@ -966,18 +966,29 @@ static void test_inference_buffers(void)
             CHECK(!memcmp(xt.ssel, xi.ssel, sizeof(double) * (size_t)g.n_ops), "K %d shared %d: SEL scores differ", K, sh);
             CHECK(!memcmp(xt.A, xi.A, sizeof(double) * nH) && !memcmp(xt.P, xi.P, sizeof(double) * nH),
                   "K %d shared %d: PLC's per-op parts differ", K, sh);
-            CHECK(!memcmp(dp__emb_sel(&xt), dp__emb_sel(&xi), sizeof(double) * nH) &&
-                  !memcmp(dp__emb_plc(&xt), dp__emb_plc(&xi), sizeof(double) * nH), "K %d shared %d: embeddings differ", K, sh);
-            CHECK(dp__emb_sel(&xi) == xi.gnn[0].h, "K %d shared %d: the inference output is in its one round", K, sh);
-            /* placing's order: SEL's part, its scratch freed, PLC's part */
+            /* (SEL's embeddings: after SEL's part alone, below; in
+               inference PLC's encoder then writes over them) */
+            CHECK(!memcmp(dp__emb_plc(&xt), dp__emb_plc(&xi), sizeof(double) * nH) && (!sh || !memcmp(dp__emb_sel(&xt), dp__emb_sel(&xi), sizeof(double) * nH)),
+                  "K %d shared %d: embeddings differ", K, sh);
+            CHECK(dp__emb_sel(&xi) == xi.gnn[0].h && dp__emb_plc(&xi) == xi.gnn[0].h, "K %d shared %d: the inference output is not in its one round", K, sh);
+            /* placing's order: SEL's part, PLC's encoder (in inference
+               over SEL's embeddings: one buffer), its scratch and the
+               paths freed, PLC's head; the simulator made after them */
             dp__gctx xs;
-            if (dp__gctx_init(&xs, &g, &c, 8, K, sh, 0, &err) == 0) {
+            if (dp__gctx_init_nt(&xs, &g, &c, 8, K, sh, 0, 1, &err) == 0) {
+                CHECK(!xs.sim.dp__ws && !xs.larena && !xs.bl && xs.blen, "K %d shared %d: an inference context's setup made its simulator or kept its levels", K, sh);
                 dp__forward_sel(&xs, &p);
+                CHECK(!memcmp(xs.ssel, xi.ssel, sizeof(double) * (size_t)g.n_ops) &&
+                      !memcmp(dp__emb_sel(&xs), dp__emb_sel(&xt), sizeof(double) * nH), "K %d shared %d: SEL's part alone differs", K, sh);
+                CHECK(sh || xs.gnn[1].h == xs.gnn[0].h, "K %d: the inference encoders' outputs are not one buffer", K);
+                dp__forward_plc_gnn(&xs, &p);
                 dp__gctx_drop_scratch(&xs);
-                CHECK(!xs.farena && !xs.gnn[0].pre && !xs.bl && xs.harena && xs.x, "K %d shared %d: scratch not dropped alone", K, sh);
+                CHECK(!xs.sarena && !xs.gnn[0].pre && !xs.gnn[1].mf && !xs.pb && !xs.blen && !xs.bnext && xs.harena && xs.x,
+                      "K %d shared %d: scratch and paths not dropped alone", K, sh);
+                CHECK(!memcmp(dp__emb_plc(&xs), dp__emb_plc(&xt), sizeof(double) * nH), "K %d shared %d: PLC's encoder alone differs", K, sh);
                 dp__forward_plc(&xs, &p);
                 CHECK(!memcmp(xs.ssel, xi.ssel, sizeof(double) * (size_t)g.n_ops) && !memcmp(xs.A, xi.A, sizeof(double) * nH) &&
-                      !memcmp(xs.P, xi.P, sizeof(double) * nH), "K %d shared %d: the pass in two parts differs", K, sh);
+                      !memcmp(xs.P, xi.P, sizeof(double) * nH), "K %d shared %d: the pass in parts differs", K, sh);
                 dp__gctx_drop_forward(&xs);
                 CHECK(!xs.harena && !xs.x, "K %d shared %d: the network pass's buffers kept", K, sh);
                 dp__gctx_free(&xs);
@@ -1052,10 +1063,24 @@ static void test_forward_threads(void)
         CHECK(ok, "gctx: %s", err.msg);
         if (!ok) { dp_policy_free(&p); continue; }
         /* the context's own passes on 3 threads: the same features,
-           levels, paths, op times and CSR copies */
+           levels, paths, op times and CSR copies (an inference context
+           frees the levels and mean op times once the features are made:
+           those of training contexts, made on 1 and 3 threads) */
+        dp__gctx l1, lt;
+        int have_l1 = dp__gctx_init_nt(&l1, &g, &c, 8, 2, sh, 1, 1, &err) == 0;
+        CHECK(have_l1, "gctx: %s", err.msg);
+        if (have_l1) {
+            if (dp__gctx_init_nt(&lt, &g, &c, 8, 2, sh, 1, 3, &err) == 0) {
+                CHECK(!memcmp(l1.mt, lt.mt, sizeof(double) * (size_t)n) && !memcmp(l1.bl, lt.bl, sizeof(double) * (size_t)n) &&
+                      !memcmp(l1.tl, lt.tl, sizeof(double) * (size_t)n) && !memcmp(l1.x, x1.x, sizeof(double) * (size_t)n * DP__F),
+                      "shared %d: the levels made on 3 threads differ from those made on one", sh);
+                dp__gctx_free(&lt);
+            } else CHECK(0, "gctx: %s", err.msg);
+            dp__forward(&l1, &p);   /* every op's messages at once: the training context's */
+        }
+        CHECK(!x1.bl && !x1.tl && !x1.mt && !x1.larena && !xt.bl && !xt.larena, "shared %d: an inference context kept its levels", sh);
         CHECK(!memcmp(x1.x, xt.x, sizeof(double) * (size_t)n * DP__F) && !memcmp(x1.optime, xt.optime, sizeof(double) * (size_t)n * 4) &&
-              !memcmp(x1.mt, xt.mt, sizeof(double) * (size_t)n) && !memcmp(x1.bl, xt.bl, sizeof(double) * (size_t)n) &&
-              !memcmp(x1.tl, xt.tl, sizeof(double) * (size_t)n) && !memcmp(x1.blen, xt.blen, sizeof(double) * (size_t)n) &&
+              !memcmp(x1.blen, xt.blen, sizeof(double) * (size_t)n) &&
               !memcmp(x1.tlen, xt.tlen, sizeof(double) * (size_t)n) && !memcmp(x1.bnext, xt.bnext, sizeof(int) * (size_t)n) &&
               !memcmp(x1.tprev, xt.tprev, sizeof(int) * (size_t)n) && !memcmp(x1.isrc, xt.isrc, sizeof(int) * (size_t)m) &&
               !memcmp(x1.odst, xt.odst, sizeof(int) * (size_t)m) && x1.wtot == xt.wtot && x1.unit == xt.unit && xt.threads == 3,
@@ -1071,6 +1096,19 @@ static void test_forward_threads(void)
                   "shared %d, %d threads: PLC's per-op parts differ", sh, t);
             CHECK(!memcmp(dp__emb_sel(&x1), dp__emb_sel(&xt), sizeof(double) * nH) &&
                   !memcmp(dp__emb_plc(&x1), dp__emb_plc(&xt), sizeof(double) * nH), "shared %d, %d threads: embeddings differ", sh, t);
+        }
+        /* inference makes the messages and SEL's first layer a block of
+           DP__MSG_ROWS ops at a time (here two blocks, the second of
+           3616 ops), training all at once: the same values, bit for bit */
+        CHECK(n > DP__MSG_ROWS && x1.gnn[0].mrows == DP__MSG_ROWS && (!have_l1 || l1.gnn[0].mrows == n),
+              "shared %d: rows of messages %d (inference), %d (training) for %d ops", sh, x1.gnn[0].mrows, have_l1 ? l1.gnn[0].mrows : -1, n);
+        if (have_l1) {
+            size_t nH = (size_t)n * 8;
+            CHECK(!memcmp(x1.ssel, l1.ssel, sizeof(double) * (size_t)n) && !memcmp(x1.A, l1.A, sizeof(double) * nH) &&
+                  !memcmp(x1.P, l1.P, sizeof(double) * nH) && (!sh || !memcmp(dp__emb_sel(&x1), dp__emb_sel(&l1), sizeof(double) * nH)) &&
+                  !memcmp(dp__emb_plc(&x1), dp__emb_plc(&l1), sizeof(double) * nH),
+                  "shared %d: the forward pass in blocks of rows differs from the whole", sh);
+            dp__gctx_free(&l1);
         }
         dp__gctx_free(&x1);
         dp__gctx_free(&xt);

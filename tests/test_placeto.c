@@ -34,24 +34,31 @@ static void test_layer_modes(void)
        parents' mean and the children's mean entering separately.
        a: 1 + relu(Wb * b = 0) = 1; b: 0 + relu(Wf * a + Wb * c = 1 + 0) = 1;
        c: 0 + relu(Wf * b = 0) = 0 */
-    dp__mp_forward(&g, &ce, 1, DP__MP_BOTH, both, both, h_src, out, pre, mf, mb, 1);
+    dp__mp_forward(&g, &ce, 1, DP__MP_BOTH, both, both, h_src, out, pre, mf, mb, 0, 1);
     CHECK_NEAR(out[0], 1.0, 1e-15, "BOTH a");
     CHECK_NEAR(out[1], 1.0, 1e-15, "BOTH b");
     CHECK_NEAR(out[2], 0.0, 1e-15, "BOTH c (two hops away: not reached in one round)");
+    /* the same round with its messages made two ops at a time (inference's
+       blocks of rows: ops a and b, then c, in buffers of two rows): the
+       same values */
+    double mf2[3] = {0, 0, -7}, mb2[3] = {0, 0, -7}, out2[3];
+    dp__mp_forward(&g, &ce, 1, DP__MP_BOTH, both, both, h_src, out2, pre, mf2, mb2, 2, 1);
+    CHECK(out2[0] == 1 && out2[1] == 1 && out2[2] == 0 && mf2[2] == -7 && mb2[2] == -7,
+          "BOTH in blocks of two ops: %g %g %g (a third row written: %g %g)", out2[0], out2[1], out2[2], mf2[2], mb2[2]);
 
     /* progressive forward: a = 1; b = 0 + relu(a' = 1) = 1; c = 0 + relu(b' = 1) = 1 */
-    dp__mp_forward(&g, &ce, 1, DP__MP_FWD, dir, dir, h_src, out, pre, mf, mb, 1);
+    dp__mp_forward(&g, &ce, 1, DP__MP_FWD, dir, dir, h_src, out, pre, mf, mb, 0, 1);
     CHECK_NEAR(out[0], 1.0, 1e-15, "FWD a");
     CHECK_NEAR(out[1], 1.0, 1e-15, "FWD b");
     CHECK_NEAR(out[2], 1.0, 1e-15, "FWD c (reached through b's new value)");
     /* ... and it ignores children: from the sink nothing flows up */
-    dp__mp_forward(&g, &ce, 1, DP__MP_FWD, dir, dir, h_snk, out, pre, mf, mb, 1);
+    dp__mp_forward(&g, &ce, 1, DP__MP_FWD, dir, dir, h_snk, out, pre, mf, mb, 0, 1);
     CHECK(out[0] == 0 && out[1] == 0 && out[2] == 1, "FWD from the sink: %g %g %g", out[0], out[1], out[2]);
 
     /* progressive backward, the mirror image */
-    dp__mp_forward(&g, &ce, 1, DP__MP_BWD, dir, dir, h_snk, out, pre, mf, mb, 1);
+    dp__mp_forward(&g, &ce, 1, DP__MP_BWD, dir, dir, h_snk, out, pre, mf, mb, 0, 1);
     CHECK(out[0] == 1 && out[1] == 1 && out[2] == 1, "BWD from the sink: %g %g %g", out[0], out[1], out[2]);
-    dp__mp_forward(&g, &ce, 1, DP__MP_BWD, dir, dir, h_src, out, pre, mf, mb, 1);
+    dp__mp_forward(&g, &ce, 1, DP__MP_BWD, dir, dir, h_src, out, pre, mf, mb, 0, 1);
     CHECK(out[0] == 1 && out[1] == 0 && out[2] == 0, "BWD from the source: %g %g %g", out[0], out[1], out[2]);
 
     /* edge features: with af = 2 and c_e = (1 + 0 bytes) / 4 = 0.25 the
@@ -59,7 +66,7 @@ static void test_layer_modes(void)
     double dir_e[4] = {0, 1, 2, 0};
     CHECK(dp__ef_at(&ce2, 0) == 0.25 && dp__ef_at(&ce2, 1) == 0.25 && dp__ef_at(&ce, 0) == 0, "edge features %g %g, without links %g",
           dp__ef_at(&ce2, 0), dp__ef_at(&ce2, 1), dp__ef_at(&ce, 0));
-    dp__mp_forward(&g, &ce2, 1, DP__MP_FWD, dir_e, dir_e, h_src, out, pre, mf, mb, 1);
+    dp__mp_forward(&g, &ce2, 1, DP__MP_FWD, dir_e, dir_e, h_src, out, pre, mf, mb, 0, 1);
     CHECK_NEAR(out[1], 1.5, 1e-15, "FWD b with an edge feature");
     CHECK_NEAR(out[2], 2.0, 1e-15, "FWD c = relu(b' + 0.5)");
     dp_graph_free(&g);
