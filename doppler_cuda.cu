@@ -701,6 +701,23 @@ __device__ static inline float dp__cu_warp_max(float v)
     return v;
 }
 
+/* Row xr (c floats) copied into shared memory sr by thread i of the n
+   that share the copy (a warp's lanes, or a block's threads), 16-byte
+   loads where the row allows (c a multiple of 4, xr 16-byte aligned), U
+   of them unrolled per thread: many loads in flight. The caller's
+   barriers order it with the reads of sr. */
+template <int U>
+__device__ static inline void dp__cu_stage_row(float *sr, const float *xr, int c, int i, int n)
+{
+    if ((c & 3) == 0 && ((uintptr_t)xr & 15) == 0) {
+#pragma unroll (U)
+        for (int j = 4 * i; j < c; j += 4 * n) *(float4 *)(sr + j) = *(const float4 *)(xr + j);
+    } else {
+#pragma unroll (U)
+        for (int j = i; j < c; j += n) sr[j] = xr[j];
+    }
+}
+
 /* One warp per row; the row loop is the same for all lanes of a warp, so
    the shuffles always have every lane. With `staged`, each warp first
    copies its row into its c floats of shared memory (16-byte loads where
@@ -719,14 +736,7 @@ __global__ static void dp__k_rows(int kind, const float *x, float *o, int r, int
         if (staged) {
             float *sr = dp__rowbuf + (size_t)(threadIdx.x / DP__CU_LANES) * c;
             __syncwarp();   /* the previous row's last reads of sr are done */
-            /* unrolled: many loads in flight per lane */
-            if ((c & 3) == 0 && ((uintptr_t)xr & 15) == 0) {
-#pragma unroll 8
-                for (int j = 4 * lane; j < c; j += 4 * DP__CU_LANES) *(float4 *)(sr + j) = *(const float4 *)(xr + j);
-            } else {
-#pragma unroll 8
-                for (int j = lane; j < c; j += DP__CU_LANES) sr[j] = xr[j];
-            }
+            dp__cu_stage_row<8>(sr, xr, c, lane, DP__CU_LANES);
             __syncwarp();
             if (kind == DP_OP_SOFTMAX) {
                 /* each lane's own columns: exp(x - max) computed once, kept
@@ -777,13 +787,7 @@ __global__ static void dp__k_rows_block(int kind, const float *x, float *o, int 
         const float *xr = x + row * c;
         float *orow = o + row * c;
         __syncthreads();   /* the previous row's reads of sr and red are done */
-        if ((c & 3) == 0 && ((uintptr_t)xr & 15) == 0) {
-#pragma unroll 4
-            for (int j = 4 * t; j < c; j += 4 * nt) *(float4 *)(sr + j) = *(const float4 *)(xr + j);
-        } else {
-#pragma unroll 4
-            for (int j = t; j < c; j += nt) sr[j] = xr[j];
-        }
+        dp__cu_stage_row<4>(sr, xr, c, t, nt);
         __syncthreads();
         if (kind == DP_OP_SOFTMAX) {
             if (warp0) {
