@@ -608,6 +608,14 @@ static int gpu(int argc, char **argv, int gpus)
     return 0;
 }
 
+/* The item after the one at p in a comma-separated list (the list's end
+   after its last item). */
+static const char *next_item(const char *p)
+{
+    p += strcspn(p, ",");
+    return p + (*p == ',');
+}
+
 /* The matmul kernel alone, per size and precision (see the top). */
 static int matmul(int argc, char **argv)
 {
@@ -634,13 +642,11 @@ static int matmul(int argc, char **argv)
                        used == DP_PREC_FP32 ? "fp32" : k == 1 ? "mma (1)" : k == 2 ? "mma2 (2)" : "default", t * 1e3, 2.0 * n * n * (double)n / t / 1e12);
                 fflush(stdout);
                 if (used == DP_PREC_FP32) break;   /* one FP32 kernel */
-                kp += strcspn(kp, ",");
-                kp += *kp == ',';
+                kp = next_item(kp);
             }
-            pp += len + (pp[len] == ',');
+            pp = next_item(pp);
         }
-        sz += strcspn(sz, ",");
-        sz += *sz == ',';
+        sz = next_item(sz);
     }
     return 0;
 }
@@ -677,13 +683,11 @@ static int rows(int argc, char **argv)
                 printf("| %d | %s | %s | %.4f | %.0f | %.0f%% | %s |\n", n, dp_kind_name(kinds[ki]), k == 1 ? "warp per row (1)" : k == 2 ? "block per long row (2)" : "default",
                        t * 1e3, bytes / t / 1e9, 100 * tc / t, same);
                 fflush(stdout);
-                kp += strcspn(kp, ",");
-                kp += *kp == ',';
+                kp = next_item(kp);
             }
             free(first); free(out);
         }
-        sz += strcspn(sz, ",");
-        sz += *sz == ',';
+        sz = next_item(sz);
     }
     return 0;
 }
