@@ -45,6 +45,18 @@ static void test_layer_modes(void)
     dp__mp_forward(&g, &ce, 1, DP__MP_BOTH, both, both, h_src, out2, pre, mf2, mb2, 2, 1);
     CHECK(out2[0] == 1 && out2[1] == 1 && out2[2] == 0 && mf2[2] == -7 && mb2[2] == -7,
           "BOTH in blocks of two ops: %g %g %g (a third row written: %g %g)", out2[0], out2[1], out2[2], mf2[2], mb2[2]);
+    /* ... where the second block's op has messages of its own, the two
+       directions weighed apart (Wf 1, Wb 2) and b the only nonzero input:
+       a: 0 + relu(Wb * b = 2) = 2; b: 1 + relu(Wf * a + Wb * c = 0) = 1;
+       c: 0 + relu(Wf * b = 1) = 1, whole and two ops at a time (c's
+       messages added to its own row, made from its own neighbours) */
+    double both2[6] = {0, 1, 2, 0, 0, 0}, h_mid[3] = {0, 1, 0};
+    for (int rows = 0; rows <= 2; rows += 2) {
+        double mf3[3] = {0, 0, -7}, mb3[3] = {0, 0, -7};
+        dp__mp_forward(&g, &ce, 1, DP__MP_BOTH, both2, both2, h_mid, out2, pre, mf3, mb3, rows, 1);
+        CHECK(out2[0] == 2 && out2[1] == 1 && out2[2] == 1, "BOTH, Wb 2, %s: %g %g %g (want 2 1 1)", rows ? "in blocks of two ops" : "whole",
+              out2[0], out2[1], out2[2]);
+    }
 
     /* progressive forward: a = 1; b = 0 + relu(a' = 1) = 1; c = 0 + relu(b' = 1) = 1 */
     dp__mp_forward(&g, &ce, 1, DP__MP_FWD, dir, dir, h_src, out, pre, mf, mb, 0, 1);
