@@ -59,18 +59,28 @@ if [ "$n" -ge 15 ]; then ok; else bad "only $n commands found in README.md (extr
 
 have_gpu=0
 command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q GPU && have_gpu=1
+# the files a skipped example would have written (its -o and --out): an
+# example that reads one skips too, and so on down the chain (the README's
+# MPI examples place with the cluster file 'mpirun ... calibrate' writes)
+missing=" "
+makes() { set -f; set -- $1; set +f; while [ $# -gt 1 ]; do case $1 in -o | --out) missing="$missing$2 " ;; esac; shift; done; }
+reads_missing() { local w; set -f; for w in $1; do case $missing in *" $w "*) set +f; echo "$w"; return 0 ;; esac; done; set +f; return 1; }
 while IFS= read -r cmd; do
+    why=
     case $cmd in
-        ./build.sh*) skipped "'$cmd': the build itself (it runs this test)"; continue ;;
-        *model.onnx* | *model.dpg*) skipped "'$cmd': needs an ONNX model of your own (model.onnx; tests/test_onnx.py covers the importer)"; continue ;;
-        nvcc*) if ! command -v "${NVCC:-nvcc}" >/dev/null 2>&1; then skipped "'$cmd': no nvcc"; continue; fi ;;
-        *"--backend cuda"*) if [ "$have_gpu" = 0 ]; then skipped "'$cmd': no GPU"; continue; fi ;;
-        mpicc*) if ! command -v mpicc >/dev/null 2>&1; then skipped "'$cmd': no mpicc (Debian: libopenmpi-dev)"; continue; fi ;;
+        ./build.sh*) why="the build itself (it runs this test)" ;;
+        *model.onnx* | *model.dpg*) why="needs an ONNX model of your own (model.onnx; tests/test_onnx.py covers the importer)" ;;
+        nvcc*) command -v "${NVCC:-nvcc}" >/dev/null 2>&1 || why="no nvcc" ;;
+        *"--backend cuda"*) [ "$have_gpu" = 1 ] || why="no GPU" ;;
+        mpicc*) command -v mpicc >/dev/null 2>&1 || why="no mpicc (Debian: libopenmpi-dev)" ;;
         mpirun*)
-            if ! command -v mpirun >/dev/null 2>&1 || [ ! -x "$T/build/doppler_mpi" ]; then skipped "'$cmd': no mpirun or no build/doppler_mpi"; continue; fi
-            # as root (CI's containers), more ranks than cores (CI's 2 cores)
-            cmd="mpirun --allow-run-as-root --oversubscribe ${cmd#mpirun }" ;;
+            if ! command -v mpirun >/dev/null 2>&1 || [ ! -x "$T/build/doppler_mpi" ]; then why="no mpirun or no build/doppler_mpi"; else
+                # as root (CI's containers), more ranks than cores (CI's 2 cores)
+                cmd="mpirun --allow-run-as-root --oversubscribe ${cmd#mpirun }"
+            fi ;;
     esac
+    if [ -z "$why" ] && f=$(reads_missing "$cmd"); then why="needs $f, which a skipped example writes"; fi
+    if [ -n "$why" ]; then skipped "'$cmd': $why"; makes "$cmd"; continue; fi
     if (cd "$T" && timeout 300 bash -c "$cmd" </dev/null >"$T/out" 2>"$T/err"); then ok; else
         bad "README example exits nonzero: $cmd"
         sed 's/^/    /' "$T/err" | tail -n 5
