@@ -2556,10 +2556,11 @@ DPDEF int dp__utf8_len(const unsigned char *s);
 #endif
 #ifndef DP_MALLOC
 /* The default allocator maps its large blocks (2 MiB or more) itself, on
-   a 2 MiB boundary and in whole 2 MiB, and advises them to the kernel as
-   candidates for transparent huge pages (Linux, madvise MADV_HUGEPAGE;
-   where THP is set to "madvise", a common default, they get none
-   otherwise) before anything touches them. The first touch of a block
+   a 2 MiB boundary and in whole 2 MiB, and advises them (each whole
+   2 MiB of the bytes asked for; the partial last one is left in small
+   pages: dp__advise) to the kernel as candidates for transparent huge
+   pages (Linux, madvise MADV_HUGEPAGE; where THP is set to "madvise", a
+   common default, they get none otherwise) before anything touches them. The first touch of a block
    then costs one fault per 2 MiB instead of one per 4 KiB page, which on
    a virtual machine was a fifth to four fifths of reading, simulating
    and scheduling a graph of 10^5 to 10^6 ops (bench/RESULTS.md part 3).
@@ -2593,9 +2594,20 @@ DPDEF int dp__utf8_len(const unsigned char *s);
    else the caller's), and 1 when mapped; 16 bytes, malloc's alignment */
 typedef struct dp__blk { size_t size, mapped; } dp__blk;
 static size_t dp__huge_round(size_t n) { return (n + DP__HUGE_MIN - 1) / DP__HUGE_MIN * DP__HUGE_MIN; }
+/* The advice covers the whole 2 MiB that lie within the `used` bytes a
+   caller asked for (its header included), not the last, partial one: a
+   huge page there would make resident the unasked-for rest of it (up to
+   2 MiB an array: the tail of every edge array of a graph of 10^5 ops
+   was a third of its resident bytes), so it takes small pages, as many as
+   are touched. */
+static void dp__advise(char *a, size_t used)
+{
+    size_t whole = used / DP__HUGE_MIN * DP__HUGE_MIN;
+    if (whole) (void)madvise(a, whole, MADV_HUGEPAGE);
+}
 /* len bytes (whole 2 MiB) of fresh zeroed memory on a 2 MiB boundary,
-   advised; NULL when refused */
-static char *dp__map(size_t len)
+   its first `used` advised (dp__advise); NULL when refused */
+static char *dp__map(size_t len, size_t used)
 {
     size_t span = len + DP__HUGE_MIN;
     char *m, *a;
@@ -2605,16 +2617,19 @@ static char *dp__map(size_t len)
     a = (char *)(((uintptr_t)m + DP__HUGE_MIN - 1) / DP__HUGE_MIN * DP__HUGE_MIN);
     if (a > m) (void)munmap(m, (size_t)(a - m));
     if (m + span > a + len) (void)munmap(a + len, (size_t)(m + span - (a + len)));
-    (void)madvise(a, len, MADV_HUGEPAGE);
+    dp__advise(a, used);
     return a;
 }
-static void *dp__blk_alloc(size_t size, int zero)
+/* size bytes (zeroed if zero), the first `dense` of them advised: those
+   written whole; a caller that writes the rest only in part (an arena's
+   last arrays: dp__arena_sparse) keeps them in small pages */
+static void *dp__blk_alloc_dense(size_t size, int zero, size_t dense)
 {
     dp__blk *b;
     if (size > (size_t)-1 / 2) return NULL;
     if (size + sizeof *b >= DP__HUGE_MIN) {
         size_t len = dp__huge_round(size + sizeof *b);
-        if (!(b = (dp__blk *)(void *)dp__map(len))) return NULL;
+        if (!(b = (dp__blk *)(void *)dp__map(len, (dense < size ? dense : size) + sizeof *b))) return NULL;
         b->size = len; b->mapped = 1;
     } else {
         if (!(b = (dp__blk *)(zero ? calloc(1, size + sizeof *b) : malloc(size + sizeof *b)))) return NULL;
@@ -2622,6 +2637,7 @@ static void *dp__blk_alloc(size_t size, int zero)
     }
     return b + 1;
 }
+static void *dp__blk_alloc(size_t size, int zero) { return dp__blk_alloc_dense(size, zero, size); }
 static void dp__blk_free(void *p)
 {
     dp__blk *b = (dp__blk *)p - 1;
@@ -2660,15 +2676,15 @@ static void *dp__blk_realloc(void *p, size_t size)
     /* larger: grown where it is, or its pages moved to the start of a
        fresh mapping (both on 2 MiB boundaries: whole huge pages move) */
     if (syscall(SYS_mremap, (void *)b, b->size, len, 0) != -1) {
-        (void)madvise((void *)b, len, MADV_HUGEPAGE);
+        dp__advise((char *)b, size + sizeof *b);
         b->size = len;
         return p;
     }
-    if (!(na = dp__map(len))) return NULL;
+    if (!(na = dp__map(len, size + sizeof *b))) return NULL;
     if (syscall(SYS_mremap, (void *)b, b->size, b->size, 3 /* MREMAP_MAYMOVE | MREMAP_FIXED */, na) == -1) {
         memcpy(na, (void *)b, b->size);
         (void)munmap((void *)b, b->size);
-    }
+    } else dp__advise(na, size + sizeof *b);   /* the moved pages keep their own advice: the old block's last 2 MiB had none */
     nb = (dp__blk *)(void *)na;
     nb->size = len;
     return nb + 1;
@@ -2768,6 +2784,22 @@ static void *dp__alloc(size_t n, size_t size, dp_error *err, const char *what)
     return p;
 }
 
+/* dp__alloc(size, 1, ...) for a block whose bytes from `dense` on are
+   written only in part: with the default allocator's huge pages those
+   get none (dp__blk_alloc_dense), so that a touch there makes 4 KiB
+   resident, not 2 MiB; with any other allocator, dp__alloc. */
+static void *dp__alloc_dense(size_t size, size_t dense, dp_error *err, const char *what)
+{
+#ifdef DP__HUGE_PAGES
+    void *p = dp__blk_alloc_dense(size ? size : 1, 1, dense);
+    if (!p) dp__fail(err, DP_ERR_NOMEM, "out of memory allocating %zu bytes for %s", size, what);
+    return p;
+#else
+    (void)dense;
+    return dp__alloc(size, 1, err, what);
+#endif
+}
+
 DPDEF void *dp__calloc(size_t n, size_t size) { return dp__alloc(n, size, NULL, "doppler_cuda.cu"); }
 DPDEF void dp__free(void *p) { DP_FREE(p); }
 
@@ -2777,7 +2809,12 @@ DPDEF void dp__free(void *p) { DP_FREE(p); }
    64-byte aligned, so that the dense kernels' vectors never straddle a
    cache line). DP__A(ptr, count, type) is one such carve from the arena
    `ar` in scope; freeing the object is freeing the block. */
-typedef struct dp__arena { char *base; size_t off; int over; } dp__arena;
+typedef struct dp__arena {
+    char *base; size_t off; int over;
+    int sparse; size_t dense;  /* marked by dp__arena_sparse: the arrays
+                                  from offset dense on are written only in
+                                  part (dp__arena_alloc: small pages) */
+} dp__arena;
 
 static void *dp__carve(dp__arena *a, size_t count, size_t size)
 {
@@ -2791,12 +2828,24 @@ static void *dp__carve(dp__arena *a, size_t count, size_t size)
 
 #define DP__A(ptr, count, type) ((ptr) = (type *)dp__carve(&ar, (size_t)(count), sizeof(type)))
 
+/* In the sizing pass, before the arrays a user of the arena writes only
+   in part (the first few entries, or a few scattered ones): they are
+   carved last, and with 2 MiB pages each of them touched would cost
+   whole 2 MiB, so their pages are small (dp__alloc_dense). The mark is
+   the first one's offset; the carving pass leaves it. */
+static void dp__arena_sparse(dp__arena *a)
+{
+    if (a->base || a->sparse) return;
+    a->sparse = 1;
+    a->dense = a->off;
+}
+
 /* After the sizing pass: one zeroed allocation into *raw (to free), the
    base aligned, ready for the carving pass. */
 static int dp__arena_alloc(dp__arena *a, void **raw, dp_error *err, const char *what)
 {
     if (a->over) return dp__fail(err, DP_ERR_NOMEM, "%s: size overflows", what);
-    if (!(*raw = dp__alloc(a->off + 64, 1, err, what))) return DP_ERR_NOMEM;
+    if (!(*raw = dp__alloc_dense(a->off + 64, (a->sparse ? a->dense : a->off) + 64, err, what))) return DP_ERR_NOMEM;
     a->base = (char *)*raw + ((64 - (uintptr_t)*raw % 64) % 64);
     a->off = 0;
     return 0;
@@ -7886,6 +7935,7 @@ static int dp__rt_init(dp__rt *w, const dp_graph *g, const dp_cluster *c, dp_sim
             DP__A(w->left, nd, double);
             if (!optime) DP__A(own, (size_t)n * nd, double);
             DP__A(s->start, n, double); DP__A(s->end, n, double); DP__A(s->busy, nd, double);
+            dp__arena_sparse(&ar);
             DP__A(w->ev, (size_t)n + m + 1, dp__event); DP__A(w->bl, n, double); DP__A(s->xfers, m, dp_xfer);
         } else {
             DP__A(w->obytes, n, size_t); DP__A(w->ebytes, m, size_t); DP__A(w->xstate, m, char);
@@ -10236,8 +10286,10 @@ static void dp__rollout_carve(dp__arena *a, dp__gctx *x)
    few; see there). */
 static void dp__sparse_carve(dp__arena *a, dp__gctx *x, int selq)
 {
-    dp__arena ar = *a;   /* DP__A's */
+    dp__arena ar;   /* DP__A's */
     int n = x->n, nd = x->nd;
+    dp__arena_sparse(a);
+    ar = *a;
     DP__A(x->legal, n, int); DP__A(x->prob, n > nd ? n : nd, double);
     if (selq && !x->train && n > DP__SEL_TREE) DP__A(x->selq.h, n, int);
     if (!x->train && n > DP__SEL_TREE) {

@@ -7,7 +7,9 @@
    mapping shrunk, a mapping shrunk below 2 MiB); calloc's blocks are
    zero, the fresh room of a grown mapping too; blocks are 16-byte
    aligned (malloc's promise); mappings start 16 bytes past a 2 MiB
-   boundary. Elsewhere (DP_NO_HUGEPAGES, a sanitizer's build, not Linux)
+   boundary; the huge-page advice covers the whole 2 MiB of the bytes
+   asked for (and of an arena's dense part), not the partial last one
+   (the kernel's VmFlags). Elsewhere (DP_NO_HUGEPAGES, a sanitizer's build, not Linux)
    the same contents checks run over malloc. */
 #define DOPPLER_IMPLEMENTATION
 #include "../doppler.h"
@@ -117,10 +119,70 @@ static void test_array(void)
     DP__ARRFREE(a);
 }
 
+#ifdef DP__HUGE_PAGES
+/* The bytes of [p, p + len) that the kernel has as advised for huge pages
+   (the "hg" of /proc/self/smaps' VmFlags: madvise's mark on the mapping,
+   whether or not the machine gives any huge page); -1 when smaps cannot
+   be read. */
+static long advised(const void *p, size_t len)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    char line[512];
+    uintptr_t a = (uintptr_t)p, e = a + len, lo = 0, hi = 0;
+    long total = 0;
+    if (!f) return -1;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long x, y;
+        if (sscanf(line, "%lx-%lx ", &x, &y) == 2 && strchr(line, '-') < strchr(line, ' ')) { lo = x; hi = y; continue; }
+        if (!strncmp(line, "VmFlags:", 8) && strstr(line, " hg")) {
+            uintptr_t s = lo > a ? lo : a, t = hi < e ? hi : e;
+            if (t > s) total += (long)(t - s);
+        }
+    }
+    fclose(f);
+    return total;
+}
+#endif
+
+/* Huge-page advice covers the whole 2 MiB of what was asked for, never
+   the partial last one (a touch there takes a small page, not 2 MiB of
+   bytes no one asked for), and an arena's arrays written only in part
+   (dp__alloc_dense) none; checked in the kernel's record of the advice. */
+static void test_advice(void)
+{
+#ifdef DP__HUGE_PAGES
+    struct { size_t size, dense; long want; } cases[] = {
+        { 5 * MIB, 5 * MIB, 4 * (long)MIB },           /* 2 MiB pages for 4 MiB, the last 1 MiB small */
+        { 4 * MIB - 16, 4 * MIB, 4 * (long)MIB },      /* exactly two pages with its header */
+        { 3 * MIB, MIB, 0 },                           /* its dense part less than a page */
+        { 9 * MIB, 6 * MIB + 7, 6 * (long)MIB },       /* three dense pages, the rest small */
+    };
+    for (int k = 0; k < (int)(sizeof cases / sizeof cases[0]); k++) {
+        dp_error e;
+        unsigned char *p = (unsigned char *)dp__alloc_dense(cases[k].size, cases[k].dense, &e, "test");
+        CHECK(p != NULL, "case %d: %s", k, e.msg);
+        if (!p) continue;
+        check_mapped(p, 1, "a dense block");
+        long got = advised((const dp__blk *)p - 1, ((const dp__blk *)p - 1)->size);
+        if (got < 0) { printf("SKIP: /proc/self/smaps unreadable: huge-page advice not checked\n"); DP_FREE(p); return; }
+        CHECK(got == cases[k].want, "case %d: %zu bytes, %zu dense: %ld bytes advised, want %ld", k, cases[k].size, cases[k].dense, got, cases[k].want);
+        CHECK(nonzero(p, cases[k].size) == 0, "case %d: not zeroed", k);
+        DP_FREE(p);
+    }
+    /* a plain block, then grown: the advice follows the size asked for */
+    unsigned char *p = (unsigned char *)DP_MALLOC(3 * MIB), *q;
+    CHECK(p && advised((const dp__blk *)p - 1, 4 * MIB) == (long)(2 * MIB), "3 MiB: not 2 MiB advised");
+    q = p ? (unsigned char *)DP_REALLOC(p, 7 * MIB) : NULL;
+    CHECK(q && advised((const dp__blk *)q - 1, 8 * MIB) == (long)(6 * MIB), "3 -> 7 MiB: not 6 MiB advised");
+    DP_FREE(q ? q : p);
+#endif
+}
+
 int main(void)
 {
     test_growth();
     test_zero();
     test_array();
+    test_advice();
     return dp_test_done();
 }
