@@ -7750,6 +7750,45 @@ DPDEF double dp_op_time(const dp_graph *g, const dp_cluster *c, int op, int dev)
     return (c->overhead ? c->overhead[dev] : 0.0) + w / s;
 }
 
+/* The width of a table of op times (dp_op_time's of every op on every
+   device) as the simulator and the placers keep it: c->n columns, op v's
+   time on device d at v n + d; or one column, op v's at v, where every
+   device gives every op the same time: no per-device times in the graph,
+   and every device's speed, overhead, per-kind speeds and speed curves
+   the same, bit for bit (so dp_op_time's arithmetic is the same for each).
+   A cluster of identical devices, the common case, then keeps 8 bytes an
+   op where it kept 8 n (24 more an op on four devices were a tenth of
+   the learned placer's memory on a chain). */
+static int dp__times_width(const dp_graph *g, const dp_cluster *c)
+{
+    int d, k;
+    if (g->n_dev_time) return c->n;
+    for (d = 1; d < c->n; d++) {
+        if (memcmp(&c->speed[d], &c->speed[0], sizeof(double))) return c->n;
+        if (c->overhead && memcmp(&c->overhead[d], &c->overhead[0], sizeof(double))) return c->n;
+        for (k = 0; k < DP_KIND__COUNT && c->kind_speed; k++) {
+            size_t at = (size_t)d * DP_KIND__COUNT + k;
+            if (memcmp(&c->kind_speed[at], &c->kind_speed[k], sizeof(double))) return c->n;
+            if (c->curve_len && c->curve_len[at] != c->curve_len[k]) return c->n;
+            if (c->curve_len && c->curve_len[k] > 0 &&
+                memcmp(c->curve + at * DP_MAX_CURVE, c->curve + (size_t)k * DP_MAX_CURVE, (size_t)c->curve_len[k] * sizeof *c->curve))
+                return c->n;
+        }
+    }
+    return 1;
+}
+
+/* Op v's time on device d from a table of width w (dp__times_width). */
+DP__INLINE double dp__otime(const double *t, int w, int v, int d) { return t[(size_t)v * w + (w > 1 ? d : 0)]; }
+
+/* Fill t (width w) with dp_op_time's for ops lo..hi-1. */
+static void dp__times_fill(const dp_graph *g, const dp_cluster *c, double *t, int w, int lo, int hi)
+{
+    int v, d;
+    for (v = lo; v < hi; v++)
+        for (d = 0; d < w; d++) t[(size_t)v * w + d] = dp_op_time(g, c, v, d);
+}
+
 DPDEF double dp_xfer_time(const dp_cluster *c, double bytes, int from, int to)
 {
     if (from == to) return 0.0;
@@ -7849,8 +7888,10 @@ typedef struct dp__rt {
     int inflight;                 /* ops running and copies under way             */
     /* simulated time (dp_sim_run) */
     dp_sim *s;                    /* the results: start, end, busy, xfers         */
-    const double *op_time;        /* [n*nd] dp_op_time (its own, or the learned
-                                     placers' table: dp__sim_init_times)       */
+    const double *op_time;        /* dp_op_time's, [n otw] (its own, or the
+                                     learned placers' table:
+                                     dp__sim_init_times)                       */
+    int otw;                      /* its width: nd, or 1 (dp__times_width)     */
     dp__event *ev; int nev; uint32_t seq;   /* the event heap                     */
     double makespan;
     double *left;                 /* [nd] a run with a stop bound (dp__sim_run):
@@ -7906,14 +7947,14 @@ static void dp__rt_free(dp__rt *w) { DP_FREE(w->arena); w->arena = NULL; }
 /* The state for g on c (checked by the caller), one block: for the
    simulator when s is given (its results are carved in the same block,
    the op times cached, or optime's read where given: dp_op_time's
-   [n*nd], kept by the caller while s lives), else for hooks with opts'
+   [n w], w = dp__times_width, kept by the caller while s lives), else for hooks with opts'
    scales (already the executors' defaults, dp_exec_scales) and arena. */
 static int dp__rt_init(dp__rt *w, const dp_graph *g, const dp_cluster *c, dp_sim *s, const double *optime,
                        const dp_exec_opts *opts, dp_error *err)
 {
     double *own = NULL;
     dp__arena ar;
-    int rc, v, d, pass, n = g->n_ops, m = g->n_edges, nd = c->n;
+    int rc, v, pass, n = g->n_ops, m = g->n_edges, nd = c->n;
     memset(&ar, 0, sizeof ar);
     memset(w, 0, sizeof *w);
     w->g = g; w->c = c; w->s = s;
@@ -7933,7 +7974,7 @@ static int dp__rt_init(dp__rt *w, const dp_graph *g, const dp_cluster *c, dp_sim
                b-levels only where it orders by them (no priorities given),
                the records only where copies are recorded */
             DP__A(w->left, nd, double);
-            if (!optime) DP__A(own, (size_t)n * nd, double);
+            if (!optime) DP__A(own, (size_t)n * dp__times_width(g, c), double);
             DP__A(s->start, n, double); DP__A(s->end, n, double); DP__A(s->busy, nd, double);
             dp__arena_sparse(&ar);
             DP__A(w->ev, (size_t)n + m + 1, dp__event); DP__A(w->bl, n, double); DP__A(s->xfers, m, dp_xfer);
@@ -7944,9 +7985,8 @@ static int dp__rt_init(dp__rt *w, const dp_graph *g, const dp_cluster *c, dp_sim
     }
     if (s) {
         s->peak_bytes = w->peak;
-        if (own)
-            for (v = 0; v < n; v++)
-                for (d = 0; d < nd; d++) own[(size_t)v * nd + d] = dp_op_time(g, c, v, d);
+        w->otw = dp__times_width(g, c);
+        if (own) dp__times_fill(g, c, own, w->otw, 0, n);
         w->op_time = own ? own : optime;
     } else {
         w->spu = opts->seconds_per_unit; w->limit = opts->device_bytes; w->track = 1; w->bscale = opts->bytes_scale;
@@ -8079,8 +8119,8 @@ DP__INLINE int dp__rt_launch_ready(dp__rt *w, const dp_dispatch_hooks *h, double
         if (sim) {
             dp_sim *s = w->s;
             s->start[v] = t;
-            s->end[v] = t + w->op_time[(size_t)v * w->nd + d];
-            w->left[d] -= w->op_time[(size_t)v * w->nd + d];
+            s->end[v] = t + dp__otime(w->op_time, w->otw, v, d);
+            w->left[d] -= dp__otime(w->op_time, w->otw, v, d);
             dp__ev_push(w, s->end[v], v);
         } else if ((rc = h->launch(h->ctx, v, d, err))) return rc;
         w->running[d] = v;
@@ -8215,9 +8255,9 @@ DPDEF void dp_sim_free(dp_sim *s)
     memset(s, 0, sizeof *s);
 }
 
-/* dp_sim_init, the op times read from optime (dp_op_time's [n*nd], kept
-   by the caller while s lives) where given: the learned placers' table,
-   not a copy per simulator. */
+/* dp_sim_init, the op times read from optime (dp_op_time's [n w], w =
+   dp__times_width, kept by the caller while s lives) where given: the
+   learned placers' table, not a copy per simulator. */
 static int dp__sim_init_times(dp_sim *s, const dp_graph *g, const dp_cluster *c, const double *optime, dp_error *err)
 {
     dp__rt *w;
@@ -8289,7 +8329,7 @@ static int dp__sim_run(dp_sim *s, const int *assign, const dp_sim_opts *opts, do
     for (d = 0; d < nd; d++) s->busy[d] = w->left[d] = 0;
     for (v = 0; v < n; v++) s->start[v] = s->end[v] = 0;
     if (stop < HUGE_VAL) {
-        for (v = 0; v < n; v++) w->left[assign[v]] += w->op_time[(size_t)v * nd + assign[v]];
+        for (v = 0; v < n; v++) w->left[assign[v]] += dp__otime(w->op_time, w->otw, v, assign[v]);
         stop += (2.0 * n + 4) * DBL_EPSILON * fabs(stop);
     }
     s->n_xfers = 0;
@@ -8624,14 +8664,15 @@ static int dp__infeasible(const dp__mem *m, const int *assign, int v, dp_error *
 /* ---- single, round-robin, random ---------------------------------------- */
 /* The single device that runs the whole graph fastest and holds it all
    (-1 when none does), and assign[] filled with it; optime: dp_op_time's
-   [n nd] where the caller has them (NULL: made here). */
+   [n w], w = dp__times_width, where the caller has them (NULL: made
+   here). */
 static int dp__best_single(const dp_graph *g, const dp_cluster *c, const double *optime, int *assign, double *scratch)
 {
-    int d, v, best = -1;
+    int d, v, best = -1, w = dp__times_width(g, c);
     double best_t = 0;
     for (d = 0; d < c->n; d++) {
         double tt = 0;
-        for (v = 0; v < g->n_ops; v++) { assign[v] = d; tt += optime ? optime[(size_t)v * c->n + d] : dp_op_time(g, c, v, d); }
+        for (v = 0; v < g->n_ops; v++) { assign[v] = d; tt += optime ? dp__otime(optime, w, v, d) : dp_op_time(g, c, v, d); }
         if (!dp__all_fit(g, c, assign, scratch)) continue;
         if (best < 0 || tt < best_t) { best = d; best_t = tt; }
     }
@@ -8949,7 +8990,8 @@ static int dp__clock_tick(dp__clock *k, const dp_place_opts *o, long sims, long 
 typedef struct dp__mbound {
     const dp_graph *g;
     const dp_cluster *c;
-    const double *w;    /* [n nd] op times: the simulator's (dp__rt.op_time) */
+    const double *w;    /* op times: the simulator's (dp__rt.op_time) */
+    int ww;             /* their width (dp__rt.otw)                        */
     double *tl, *bl;    /* [n] the levels (see above)                      */
     double *load;       /* [nd] each device's work                         */
     int valid;          /* the levels are those of the current placement  */
@@ -8963,6 +9005,7 @@ static int dp__mb_init(dp__mbound *b, const dp_sim *sim, dp_error *err)
     memset(b, 0, sizeof *b);
     b->g = sim->g; b->c = sim->c;
     b->w = ((const dp__rt *)sim->dp__ws)->op_time;
+    b->ww = ((const dp__rt *)sim->dp__ws)->otw;
     b->tl = (double *)dp__alloc((size_t)n, sizeof(double), err, "move bound");
     b->bl = (double *)dp__alloc((size_t)n, sizeof(double), err, "move bound");
     b->load = (double *)dp__alloc((size_t)nd, sizeof(double), err, "move bound");
@@ -8989,8 +9032,8 @@ static void dp__mb_levels(dp__mbound *b, const int *a)
             double x = b->tl[u] + dp_xfer_time(b->c, g->bytes[e], a[u], a[v]);
             if (x > r) r = x;
         }
-        b->tl[v] = r + b->w[(size_t)v * nd + a[v]];
-        b->load[a[v]] += b->w[(size_t)v * nd + a[v]];
+        b->tl[v] = r + dp__otime(b->w, b->ww, v, a[v]);
+        b->load[a[v]] += dp__otime(b->w, b->ww, v, a[v]);
     }
     for (i = n - 1; i >= 0; i--) {
         int v = g->topo[i];
@@ -9000,7 +9043,7 @@ static void dp__mb_levels(dp__mbound *b, const int *a)
             double x = dp_xfer_time(b->c, g->bytes[e], a[v], a[y]) + b->bl[y];
             if (x > r) r = x;
         }
-        b->bl[v] = r + b->w[(size_t)v * nd + a[v]];
+        b->bl[v] = r + dp__otime(b->w, b->ww, v, a[v]);
     }
     b->valid = 1;
 }
@@ -9010,8 +9053,8 @@ static void dp__mb_levels(dp__mbound *b, const int *a)
 static double dp__mb_bound(const dp__mbound *b, const int *a, int v, int d)
 {
     const dp_graph *g = b->g;
-    int nd = b->c->n, k;
-    double in = 0, out = 0, wv = b->w[(size_t)v * nd + d], lb;
+    int k;
+    double in = 0, out = 0, wv = dp__otime(b->w, b->ww, v, d), lb;
     for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
         int e = g->in_edge[k], u = g->src[e];
         double x = b->tl[u] + dp_xfer_time(b->c, g->bytes[e], a[u], d);
@@ -9952,7 +9995,9 @@ typedef struct dp__gctx {
                              features' and the t-level path's)          */
     int *bnext, *tprev;   /* next op on the b-level path / t-level path */
     double *blen, *tlen;  /* ops on those paths, v included            */
-    double *optime;       /* [n nd]                                     */
+    double *optime;       /* [n otw] op times (dp__otime)                */
+    int otw;              /* their width: nd, or 1 where every device
+                             gives every op the same time (dp__times_width) */
     double scale, lower_bound;
     double unit;          /* mean op time: the scale of start-time gaps  */
     double iscale, iunit; /* 1 / scale, 1 / unit: PLC's features multiply */
@@ -10234,7 +10279,7 @@ static uint64_t dp__graph_key(const dp__gctx *x)
         h = dp__fnv_word(h, (uint64_t)(uint32_t)g->src[i] << 32 | (uint32_t)g->dst[i]);
         h = dp__fnv_double(h, g->bytes[i]);
     }
-    for (i = 0; i < (size_t)x->n * x->nd; i++) h = dp__fnv_double(h, x->optime[i]);
+    for (i = 0; i < (size_t)x->n * x->nd; i++) h = dp__fnv_double(h, dp__otime(x->optime, x->otw, (int)(i / x->nd), (int)(i % x->nd)));
     return h;
 }
 
@@ -10343,7 +10388,11 @@ static void dp__gctx_ops_part(void *ctx, int lo, int hi)
             /* op times and their mean (dp__mean_time's sum, in its order);
                the raw features' input and output transfer sums */
             double s = 0, in = 0, out = 0;
-            for (k = 0; k < nd; k++) s += x->optime[(size_t)v * nd + k] = dp_op_time(g, c, v, k);
+            if (x->otw == 1) {   /* one time for every device: the same sum */
+                double t = x->optime[v] = dp_op_time(g, c, v, 0);
+                for (k = 0; k < nd; k++) s += t;
+            } else
+                for (k = 0; k < nd; k++) s += x->optime[(size_t)v * nd + k] = dp_op_time(g, c, v, k);
             x->mt[v] = s / nd;
             for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) in += dp__edge_mean(c, g->bytes[g->in_edge[k]], ip->lat, ip->ibw);
             for (k = g->out_off[v]; k < g->out_off[v + 1]; k++) out += dp__edge_mean(c, g->bytes[g->out_edge[k]], ip->lat, ip->ibw);
@@ -10404,6 +10453,7 @@ static int dp__gctx_init_nt(dp__gctx *x, const dp_graph *g, const dp_cluster *c,
     out_own = !dp__csr_is_edges(g->out_edge, m);
     alike = dp__links_alike(c);   /* x->alike (and x->inr) only then */
     x->g = g; x->c = c; x->n = n; x->m = m; x->nd = nd; x->H = H; x->K = K; x->shared = shared; x->train = train; x->alike = alike;
+    x->otw = dp__times_width(g, c);
     for (pass = 0; pass < 2; pass++) {
         if (pass && (rc = dp__arena_alloc(&ar, &x->arena, err, "learning workspace"))) { dp__gctx_free(x); return rc; }
         if (pass && !train && (rc = dp__arena_alloc(&lr, &x->larena, err, "learning workspace"))) { dp__gctx_free(x); return rc; }
@@ -10412,7 +10462,7 @@ static int dp__gctx_init_nt(dp__gctx *x, const dp_graph *g, const dp_cluster *c,
         x->x = (double *)dp__carve(ha, (size_t)n * DP__F, sizeof(double));
         x->bl = (double *)dp__carve(la, (size_t)n, sizeof(double)); x->tl = (double *)dp__carve(la, (size_t)n, sizeof(double));
         x->mt = (double *)dp__carve(la, (size_t)n, sizeof(double));
-        DP__A(x->optime, (size_t)n * nd, double);
+        DP__A(x->optime, (size_t)n * x->otw, double);
         for (e = 0; e < (shared ? 1 : 2); e++)
             dp__gnn_buf_carve(sa, ha, &x->gnn[e], n, H, K, train, e ? &x->gnn[0] : NULL, DP__MSG_ROWS);
         if (train) { DP__A(x->pb, nH, double); DP__A(x->pt, nH, double); DP__A(x->zsel, nH, double); }
@@ -10466,7 +10516,7 @@ static int dp__gctx_init_nt(dp__gctx *x, const dp_graph *g, const dp_cluster *c,
     if (in_own || out_own) dp__par_for(threads, m, dp__gctx_csr_part, &ip);
     dp__par_for(threads, n, dp__gctx_ops_part, &ip);
     x->wtot = 0;
-    for (k = 0; k < n * nd; k++) x->wtot += x->optime[k] / nd;
+    for (k = 0; k < n * nd; k++) x->wtot += dp__otime(x->optime, x->otw, k / nd, k % nd) / nd;
     dp_blevel(g, c, x->bl);
     dp__tlevel(g, c, x->mt, x->tl);
     if ((rc = dp__lower_bound(g, c, &x->lower_bound, err))) { dp__gctx_free(x); return rc; }
@@ -11073,7 +11123,7 @@ static void dp__plc_inputs(dp__gctx *x, int v, double *f)
             double arr = x->end[u] + dp_xfer_time(x->c, g->bytes[e], x->assign[u], d);
             if (arr > ready) ready = arr;
             if (x->assign[u] == d) {
-                inw += x->optime[(size_t)u * nd + d];
+                inw += dp__otime(x->optime, x->otw, u, d);
                 if (x->end[u] < e0) e0 = x->end[u];
                 if (x->end[u] > e1) e1 = x->end[u];
             }
@@ -11110,7 +11160,7 @@ static void dp__plc_inputs_alike(dp__gctx *x, int v, double *f)
         int u = x->isrc[k], a = x->assign[u];
         double eu = x->end[u], xe = dp__xe(x, g->in_edge[k]), arr = eu + xe, *fa = f + (size_t)a * DP__DF;
         DP__PREFETCH(&g->bytes[g->in_edge[k + DP__AHEAD < g->in_off[v + 1] ? k + DP__AHEAD : k]]);
-        fa[1] += x->optime[(size_t)u * nd + a];
+        fa[1] += dp__otime(x->optime, x->otw, u, a);
         fa[2] = eu < fa[2] ? eu : fa[2];
         fa[3] = eu > fa[3] ? eu : fa[3];
         fa[4] = arr > fa[4] ? arr : fa[4];
@@ -11172,7 +11222,7 @@ static double dp__plc_lookahead(dp__gctx *x, int v)
     int nd = x->nd, d, q, k, j;
     double *la = x->la, *R = x->lar, *A = x->lam, lmin = HUGE_VAL, amin = HUGE_VAL;
     for (d = 0; d < nd; d++) {
-        la[d] = A[d] = x->est[d] + x->optime[(size_t)v * nd + d];
+        la[d] = A[d] = x->est[d] + dp__otime(x->optime, x->otw, v, d);
         if (A[d] < amin) amin = A[d];
     }
     lmin = amin;   /* the least la[d] so far (la starts at A) */
@@ -11252,7 +11302,7 @@ static double dp__plc_features(dp__gctx *x, int v, double *f, double *zs)
     else dp__plc_inputs(x, v, f);
     for (d = 0; d < nd; d++) {
         double *fd = f + (size_t)d * DP__DF;
-        if (x->insertion) x->est[d] = dp__gap_start(x, d, x->est[d], x->optime[(size_t)v * nd + d]);
+        if (x->insertion) x->est[d] = dp__gap_start(x, d, x->est[d], dp__otime(x->optime, x->otw, v, d));
         else if (x->avail[d] > x->est[d]) x->est[d] = x->avail[d];
         if (x->est[d] < emin) emin = x->est[d];
         fd[0] = x->work[d] * x->iscale; fd[1] = fd[1] * x->iscale;
@@ -11365,7 +11415,7 @@ static void dp__place_step(dp__gctx *x, int t, int v, int a)
     if (x->train) { x->step_op[t] = v; x->step_dev[t] = a; }
     x->assign[v] = a;
     x->order[t] = v;
-    x->end[v] = x->est[a] + x->optime[(size_t)v * nd + a];
+    x->end[v] = x->est[a] + dp__otime(x->optime, x->otw, v, a);
     if (x->pathe && x->alike) {
         /* inference: the sample bound's longest path, from the longest
            to an input on each device that dp__plc_inputs_alike kept: an
@@ -11373,7 +11423,7 @@ static void dp__place_step(dp__gctx *x, int t, int v, int a)
            maxima as over the inputs, in any order) */
         double r = x->pin[a];
         for (k = 0; k < nd; k++) r = k != a && x->pinx[k] > r ? x->pinx[k] : r;
-        x->pathe[v] = r + x->optime[(size_t)v * nd + a];
+        x->pathe[v] = r + dp__otime(x->optime, x->otw, v, a);
         if (x->pathe[v] > x->pathmax) x->pathmax = x->pathe[v];
     } else if (x->pathe) {
         double r = 0;
@@ -11383,7 +11433,7 @@ static void dp__place_step(dp__gctx *x, int t, int v, int a)
             double arr = x->pathe[u] + xe;
             r = arr > r ? arr : r;
         }
-        x->pathe[v] = r + x->optime[(size_t)v * nd + a];
+        x->pathe[v] = r + dp__otime(x->optime, x->otw, v, a);
         if (x->pathe[v] > x->pathmax) x->pathmax = x->pathe[v];
     }
     if (x->insertion) {
@@ -11414,7 +11464,7 @@ static void dp__place_step(dp__gctx *x, int t, int v, int a)
         }
     }
     if (x->end[v] > x->avail[a]) x->avail[a] = x->end[v];   /* without insertion v starts at or after avail */
-    x->work[a] += x->optime[(size_t)v * nd + a];
+    x->work[a] += dp__otime(x->optime, x->otw, v, a);
     dp__vadd(x->psum + (size_t)a * H, x->psum + (size_t)a * H, x->P + (size_t)v * H, H);
     x->cnt[a] += 1;
     /* the mean of a's ops' projections, which only this step changes */
@@ -11668,7 +11718,7 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
         dp__place_step(x, t, v, a);
         if (x->overfull && ro->stop_above > 0) { st->stopped = 1; return; }   /* a sample over memory: no answer */
         if (ro->stop_above > 0 && (x->pathmax > ro->stop_above || x->work[a] > ro->stop_above)) { st->stopped = 1; return; }
-        if (ro->critic) for (d = 0; d < nd; d++) x->crem -= x->optime[(size_t)v * nd + d] / nd;
+        if (ro->critic) for (d = 0; d < nd; d++) x->crem -= dp__otime(x->optime, x->otw, v, d) / nd;
     }
 }
 

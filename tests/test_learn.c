@@ -1079,7 +1079,7 @@ static void test_forward_threads(void)
             dp__forward(&l1, &p);   /* every op's messages at once: the training context's */
         }
         CHECK(!x1.bl && !x1.tl && !x1.mt && !x1.larena && !xt.bl && !xt.larena, "shared %d: an inference context kept its levels", sh);
-        CHECK(!memcmp(x1.x, xt.x, sizeof(double) * (size_t)n * DP__F) && !memcmp(x1.optime, xt.optime, sizeof(double) * (size_t)n * 4) &&
+        CHECK(!memcmp(x1.x, xt.x, sizeof(double) * (size_t)n * DP__F) && x1.otw == xt.otw && !memcmp(x1.optime, xt.optime, sizeof(double) * (size_t)n * x1.otw) &&
               !memcmp(x1.blen, xt.blen, sizeof(double) * (size_t)n) &&
               !memcmp(x1.tlen, xt.tlen, sizeof(double) * (size_t)n) && !memcmp(x1.bnext, xt.bnext, sizeof(int) * (size_t)n) &&
               !memcmp(x1.tprev, xt.tprev, sizeof(int) * (size_t)n) && !memcmp(x1.isrc, xt.isrc, sizeof(int) * (size_t)m) &&

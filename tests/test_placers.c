@@ -592,6 +592,106 @@ static void test_move_bound(void)
     CHECK(bounded_total > 1000, "the bound decided only %ld moves: the test does not exercise it", bounded_total);
 }
 
+/* ---- op times in one column where every device is alike ----------------- */
+/* g with every op's time given per device (dev_time) as what the cost
+   model makes of it on c (speed 1, no overhead: compute / 1, exact), so
+   that its op times are g's, but kept n_dev times wide */
+static int with_dev_times(const dp_graph *g, int n_dev, dp_graph *out)
+{
+    double *t = (double *)malloc(sizeof(double) * (size_t)n_dev);
+    int rc = 0;
+    dp_graph_init(out);
+    for (int v = 0; v < g->n_ops && !rc; v++) {
+        dp_op_desc od;
+        memset(&od, 0, sizeof od);
+        od.name = g->name[v]; od.kind = g->kind[v]; od.compute = g->compute[v];
+        od.out_bytes = g->out_bytes[v]; od.mem_bytes = g->mem_bytes[v]; od.resident = g->resident[v];
+        for (int d = 0; d < n_dev; d++) t[d] = g->compute[v];
+        od.dev_time = t; od.n_dev_time = n_dev;
+        rc = dp_graph_add_op(out, &od, NULL, &err);
+    }
+    for (int e = 0; e < g->n_edges && !rc; e++) rc = dp_graph_add_edge(out, g->src[e], g->dst[e], g->bytes[e], &err);
+    if (!rc) rc = dp_graph_finalize(out, &err);
+    free(t);
+    return rc;
+}
+
+static void test_times_width(void)
+{
+    dp_gen_opts go;
+    dp_graph g, gt;
+    memset(&go, 0, sizeof go);
+    go.shape = DP_GEN_LAYERED; go.nodes = 60; go.ccr = 1; go.seed = 5;
+    if (dp_gen(&g, &go, &err)) { CHECK(0, "gen: %s", err.msg); return; }
+    dp_cluster c = cluster(4), one = cluster(1);
+    /* the width: one column only where dp_op_time is the same function of
+       the op on every device */
+    CHECK(dp__times_width(&g, &c) == 1 && dp__times_width(&g, &one) == 1, "identical devices: %d columns", dp__times_width(&g, &c));
+    c.speed[2] = 1.5;
+    CHECK(dp__times_width(&g, &c) == 4, "a faster device: %d columns, not 4", dp__times_width(&g, &c));
+    c.speed[2] = 1;
+    for (int d = 0; d < 4; d++) c.overhead[d] = 0.5;
+    CHECK(dp__times_width(&g, &c) == 1, "the same overhead on every device: %d columns, not 1", dp__times_width(&g, &c));
+    c.overhead[3] = 0.25;
+    CHECK(dp__times_width(&g, &c) == 4, "another overhead on one device: %d columns, not 4", dp__times_width(&g, &c));
+    for (int d = 0; d < 4; d++) c.overhead[d] = 0;
+    for (int k = 0; k < 4 * DP_KIND__COUNT; k++) c.kind_speed[k] = 2;
+    CHECK(dp__times_width(&g, &c) == 1, "the same kind speeds: %d columns, not 1", dp__times_width(&g, &c));
+    c.kind_speed[1 * DP_KIND__COUNT + DP_OP_MATMUL] = 3;
+    CHECK(dp__times_width(&g, &c) == 4, "one device's matmul speed apart: %d columns, not 4", dp__times_width(&g, &c));
+    c.curve_len[0 * DP_KIND__COUNT + DP_OP_MATMUL] = 1;
+    c.curve[(0 * DP_KIND__COUNT + DP_OP_MATMUL) * DP_MAX_CURVE].work = 1;
+    c.curve[(0 * DP_KIND__COUNT + DP_OP_MATMUL) * DP_MAX_CURVE].speed = 3;
+    CHECK(dp__times_width(&g, &c) == 4, "a curve on one device: %d columns, not 4", dp__times_width(&g, &c));
+    for (int d = 0; d < 4; d++) c.curve_len[d * DP_KIND__COUNT + DP_OP_MATMUL] = 0;
+    for (int k = 0; k < 4 * DP_KIND__COUNT; k++) c.kind_speed[k] = 0;
+    if (with_dev_times(&g, 4, &gt)) { CHECK(0, "dev_time copy: %s", err.msg); dp_cluster_free(&c); dp_cluster_free(&one); dp_graph_free(&g); return; }
+    CHECK(dp__times_width(&gt, &c) == 4, "per-device times: %d columns, not 4", dp__times_width(&gt, &c));
+    for (int v = 0; v < g.n_ops; v++)
+        for (int d = 0; d < 4; d++)
+            if (dp_op_time(&g, &c, v, d) != dp_op_time(&gt, &c, v, d)) { CHECK(0, "op %d device %d: the copy's time differs", v, d); v = g.n_ops; break; }
+    /* the same schedules from one column as from four: the simulator, the
+       move bound's searches, the list schedulers and the learned placer */
+    int n = g.n_ops, *a = (int *)malloc(sizeof(int) * (size_t)n), *b = (int *)malloc(sizeof(int) * (size_t)n);
+    dp_rng rng;
+    dp_rng_seed(&rng, 9);
+    for (int t = 0; t < 20; t++) {
+        for (int v = 0; v < n; v++) a[v] = dp_rng_int(&rng, 4);
+        for (int ord = 0; ord < 2; ord++) {
+            double m1 = simulate(&g, &c, a, ord ? DP_ORDER_PRIORITY : DP_ORDER_FIFO), m4 = simulate(&gt, &c, a, ord ? DP_ORDER_PRIORITY : DP_ORDER_FIFO);
+            if (m1 != m4) { CHECK(0, "placement %d order %d: makespan %.17g from one column, %.17g from four", t, ord, m1, m4); t = 20; break; }
+        }
+    }
+    static const dp_method meth[] = { DP_METHOD_CP, DP_METHOD_HEFT, DP_METHOD_ANNEAL, DP_METHOD_ENUMOPT };
+    for (int k = 0; k < 4; k++) {
+        dp_place_opts po;
+        dp_place_result r1, r4;
+        memset(&po, 0, sizeof po);
+        po.seed = 3; po.budget = 2000;
+        int rc1 = place(meth[k], &g, &c, &po, a, &r1), rc4 = place(meth[k], &gt, &c, &po, b, &r4);
+        CHECK(rc1 == 0 && rc4 == 0, "%s: %s", dp_method_name(meth[k]), err.msg);
+        CHECK(!rc1 && !rc4 && r1.makespan == r4.makespan && r1.simulations == r4.simulations && !memcmp(a, b, sizeof(int) * (size_t)n),
+              "%s: one column %.17g (%ld simulations), four %.17g (%ld)", dp_method_name(meth[k]), r1.makespan, r1.simulations, r4.makespan, r4.simulations);
+    }
+    dp_policy p;
+    dp_policy_opts pol = {0};
+    pol.hidden = 8; pol.layers = 2; pol.seed = 4; pol.insertion = 1;
+    if (dp_policy_init(&p, &pol, &err) == 0) {
+        for (int threads = 1; threads <= 2; threads++) {
+            dp_infer_opts io = {0};
+            double m1 = 0, m4 = 0;
+            io.samples = 16; io.seed = 7; io.threads = threads;
+            int rc1 = dp_policy_place(&p, &g, &c, &io, a, NULL, &m1, &err), rc4 = dp_policy_place(&p, &gt, &c, &io, b, NULL, &m4, &err);
+            CHECK(!rc1 && !rc4 && m1 == m4 && !memcmp(a, b, sizeof(int) * (size_t)n),
+                  "learned placer on %d threads: one column %.17g, four %.17g (%s)", threads, m1, m4, err.msg);
+        }
+        dp_policy_free(&p);
+    } else CHECK(0, "policy: %s", err.msg);
+    free(a); free(b);
+    dp_cluster_free(&c); dp_cluster_free(&one);
+    dp_graph_free(&gt); dp_graph_free(&g);
+}
+
 int main(void)
 {
     memset(&err, 0, sizeof err);
@@ -603,5 +703,6 @@ int main(void)
     test_time_limit();
     test_time_bound();
     test_move_bound();
+    test_times_width();
     return dp_test_done();
 }
