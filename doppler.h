@@ -10080,7 +10080,11 @@ typedef struct dp__gctx {
                              lower index), for greedy steps on a large
                              legal set; an op chosen by the scan stays in
                              it, placed, and is dropped when it surfaces */
-    int selq_on;          /* this rollout is greedy: the heap is kept      */
+    int selq_on;          /* this rollout is greedy: the heap may be used  */
+    int selq_live;        /* the heap is kept as the legal set grows: from
+                             the first greedy step on a set of more than
+                             DP__SEL_TREE ops until it falls below a
+                             quarter of that (dp__selq_sync)              */
     int *step_op, *step_dev; /* [n] each step's op and device (training; in
                              inference [1], unused: order and assign say it) */
     double *step_f, *step_z, *step_gu, *step_gf;
@@ -10315,7 +10319,7 @@ static void dp__rollout_carve(dp__arena *a, dp__gctx *x)
     DP__A(x->expert, x->train ? wide : (size_t)nd, int);   /* inference: PLC's only */
     DP__A(x->step_op, nt, int); DP__A(x->step_dev, nt, int); DP__A(x->step_f, nt * nd * DP__DF, double);
     DP__A(x->step_z, nt * nd * H, double); DP__A(x->step_gu, nt * nd, double); DP__A(x->step_gf, nt * nd, double);
-    DP__A(x->phi, nt, double); DP__A(x->prio, n, double); DP__A(x->best_assign, n, int); DP__A(x->best_order, n, int);
+    DP__A(x->phi, nt, double); DP__A(x->best_assign, n, int); DP__A(x->best_order, n, int);   /* x->prio: dp__sparse_carve */
     if (dp__limited(x->c)) { DP__A(x->mem.used, nd, double); DP__A(x->mem.held, dp__mem_words(x->g) + 1, uint64_t); DP__A(x->mfit, nd, char); DP__A(x->mdead, nd, double); }
     *a = ar;
 }
@@ -10327,8 +10331,9 @@ static void dp__rollout_carve(dp__arena *a, dp__gctx *x)
    first: the legal set and its probabilities (as many as the widest
    legal set), the greedy steps' heap (as many as the legal set; the
    placing context only, selq), SEL's sum tree (whole, but only where a
-   legal set is wider than DP__SEL_TREE), then the busy blocks (the first
-   few; see there). */
+   legal set is wider than DP__SEL_TREE), the busy blocks (the first
+   few; see there), then the scores' priorities (written whole, but only
+   where placements are scored by priority: dp__score_opts). */
 static void dp__sparse_carve(dp__arena *a, dp__gctx *x, int selq)
 {
     dp__arena ar;   /* DP__A's */
@@ -10343,6 +10348,7 @@ static void dp__sparse_carve(dp__arena *a, dp__gctx *x, int selq)
         x->stree_hi = x->stn;   /* the first dp__stree_sync clears every leaf */
     }
     DP__A(x->busy, 2 * (size_t)nd * n, double);
+    DP__A(x->prio, n, double);
     *a = ar;
 }
 
@@ -11351,7 +11357,7 @@ static void dp__plc_logits(const double *z, const double *w2, double b2, int nd,
 /* The legal set (ops whose inputs are all placed): an array, legal[pos[v]]
    = v, an op added at the end and one removed by moving the last into
    its place; in a sampled rollout of a large graph (stree_on) each
-   position's weight wsel in the sum tree, in a greedy one (selq_on) the
+   position's weight wsel in the sum tree, in a greedy one (selq_live) the
    op in the heap by score. */
 static void dp__stree_set(dp__gctx *x, int i, double w)
 {
@@ -11391,7 +11397,21 @@ static void dp__legal_add(dp__gctx *x, int v)
         dp__stree_set(x, x->nlegal - 1, x->wsel[v]);
         if (x->nlegal > x->stree_hi) x->stree_hi = x->nlegal;
     }
-    if (x->selq_on) dp__oh_push(&x->selq, v);
+    if (x->selq_live) dp__oh_push(&x->selq, v);
+}
+
+/* The greedy steps' heap made from the legal set, and kept from then on
+   (selq_live): it is used only on a legal set of more than DP__SEL_TREE
+   ops, and on a chain, kept all along, it held every op (each placed op
+   stays until it surfaces). The heap's order is total (score, then
+   index), so its top legal op is the same whatever else it holds, and the
+   greedy steps the same as with a heap kept all along. */
+static void dp__selq_sync(dp__gctx *x)
+{
+    int i;
+    x->selq.n = 0;
+    for (i = 0; i < x->nlegal; i++) dp__oh_push(&x->selq, x->legal[i]);
+    x->selq_live = 1;
 }
 
 static void dp__legal_remove(dp__gctx *x, int i)
@@ -11632,6 +11652,7 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
     x->stree_on = x->stree && !tr && ro->sample && !ro->force_op;
     x->selq_on = x->selq.h && !tr && !ro->sample && !ro->force_op && it > 0;
     x->stree_live = 0;   /* made at the first draw that needs it (dp__stree_sync) */
+    x->selq_live = 0;   /* made at the first greedy step that needs it (dp__selq_sync) */
     if (x->selq_on) { x->selq.n = 0; x->selq.key = x->ssel; }
     for (v = 0; v < n; v++) {
         x->pend[v] = g->in_off[v + 1] - g->in_off[v];
@@ -11681,9 +11702,10 @@ static void dp__rollout(dp__gctx *x, const dp_policy *p, const dp__roll_opts *ro
         if (li < 0 && x->selq_on && x->nlegal > DP__SEL_TREE) {
             /* greedy on a large legal set: the highest score (the
                softmax's argmax) from the heap, past ops already placed */
+            if (!x->selq_live) dp__selq_sync(x);
             while (x->assign[x->selq.h[0]] >= 0) dp__oh_pop(&x->selq);
             li = x->pos[dp__oh_pop(&x->selq)];
-        }
+        } else if (x->selq_live && x->nlegal < DP__SEL_TREE / 4) x->selq_live = 0;   /* made again when needed */
         if (li < 0) li = dp__sel_choose(x, ro, t, it, rng, &ent);
         v = x->legal[li];
         wc = tr ? dp__choice_record(x, ro, st, t, 0, lp, x->nlegal, li, ent, wdisc, adv, &pe) : wdisc;

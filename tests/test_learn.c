@@ -890,49 +890,87 @@ static void test_sel_tree(void)
 /* Greedy steps on a legal set of more than DP__SEL_TREE ops take the
    highest SEL score from a heap (x->selq) instead of scanning the
    softmax; the rollout must be the same as the scan's, op for op and
-   device for device: a wide generated graph (1000 ops a level), an
-   untrained policy, the heap against the same context without it. */
+   device for device: a wide generated graph (1000 ops a level), and one
+   whose legal set is wide, then one op, then wide again, three times
+   (the heap made at the first wide greedy step, dropped when the set
+   falls below a quarter of DP__SEL_TREE, made again); an untrained
+   policy, the heap against the same context without it. */
+static int wide_narrow_graph(dp_graph *g)
+{
+    /* 3 rounds: 400 ops -> a join -> (the next round's 400 ops) */
+    dp_rng rng;
+    int prev = -1, rc = 0, id;
+    dp_rng_seed(&rng, 11);
+    dp_graph_init(g);
+    for (int r = 0; r < 3 && !rc; r++) {
+        int first = g->n_ops, join = -1;
+        for (int i = 0; i < 400 && !rc; i++) {
+            dp_op_desc od;
+            memset(&od, 0, sizeof od);
+            od.compute = 1 + dp_rng_int(&rng, 50);
+            od.out_bytes = 1 + dp_rng_int(&rng, 20);
+            rc = dp_graph_add_op(g, &od, &id, &err);
+            if (!rc && prev >= 0) rc = dp_graph_add_edge(g, prev, id, od.out_bytes, &err);
+        }
+        dp_op_desc oj;
+        memset(&oj, 0, sizeof oj);
+        oj.compute = 5;
+        if (!rc) rc = dp_graph_add_op(g, &oj, &join, &err);
+        for (int i = first; i < join && !rc; i++) rc = dp_graph_add_edge(g, i, join, 3, &err);
+        prev = join;
+    }
+    if (!rc) rc = dp_graph_finalize(g, &err);
+    return rc;
+}
+
 static void test_sel_heap(void)
 {
-    dp_graph g;
-    dp_cluster c;
-    dp_gen_opts go;
-    memset(&go, 0, sizeof go);
-    go.shape = DP_GEN_RANDOM; go.nodes = 3000; go.width = 1000; go.density = 0.003; go.seed = 4;
-    memset(&g, 0, sizeof g);
-    if (dp_gen(&g, &go, &err)) { CHECK(0, "gen: %s", err.msg); return; }
-    CHECK(dp_cluster_homogeneous(&c, 3, 1, 1, 0.5, &err) == 0, "cluster: %s", err.msg);
-    dp_policy p;
-    dp_policy_opts po = {0};
-    po.hidden = 8; po.layers = 2; po.seed = 9;
-    if (dp_policy_init(&p, &po, &err)) { CHECK(0, "policy: %s", err.msg); return; }
-    dp__gctx xa, xb;
-    int ok = dp__gctx_init(&xa, &g, &c, 8, 2, 0, 0, &err) == 0 && dp__gctx_init(&xb, &g, &c, 8, 2, 0, 0, &err) == 0;
-    CHECK(ok, "gctx: %s", err.msg);
-    if (!ok) return;
-    CHECK(xa.selq.h != NULL, "a 3000-op inference context has the heap");
-    xb.selq.h = NULL;   /* the scan */
-    dp__roll_opts ro;
-    dp__roll_stats rs;
-    dp_rng rng;
-    memset(&ro, 0, sizeof ro);
-    ro.gamma = 1;
-    dp__forward(&xa, &p);
-    dp__forward(&xb, &p);
-    dp_rng_seed(&rng, 1);
-    dp__rollout(&xa, &p, &ro, &rng, &rs);
-    dp_rng_seed(&rng, 1);
-    dp__rollout(&xb, &p, &ro, &rng, &rs);
-    int same = 1, wide = 0;
-    for (int t = 0; t < g.n_ops; t++) if (xa.order[t] != xb.order[t] || xa.assign[t] != xb.assign[t]) same = 0;
-    for (int v = 0; v < g.n_ops; v++) if (g.in_off[v + 1] == g.in_off[v]) wide++;
-    CHECK(same, "greedy rollout by the heap differs from the scan's");
-    CHECK(wide > DP__SEL_TREE, "the first legal set (%d sources) is larger than %d: the heap was used", wide, DP__SEL_TREE);
-    dp__gctx_free(&xa);
-    dp__gctx_free(&xb);
-    dp_policy_free(&p);
-    dp_cluster_free(&c);
-    dp_graph_free(&g);
+    for (int gi = 0; gi < 2; gi++) {
+        dp_graph g;
+        dp_cluster c;
+        memset(&g, 0, sizeof g);
+        if (gi == 0) {
+            dp_gen_opts go;
+            memset(&go, 0, sizeof go);
+            go.shape = DP_GEN_RANDOM; go.nodes = 3000; go.width = 1000; go.density = 0.003; go.seed = 4;
+            if (dp_gen(&g, &go, &err)) { CHECK(0, "gen: %s", err.msg); return; }
+        } else if (wide_narrow_graph(&g)) { CHECK(0, "wide-narrow graph: %s", err.msg); dp_graph_free(&g); return; }
+        CHECK(dp_cluster_homogeneous(&c, 3, 1, 1, 0.5, &err) == 0, "cluster: %s", err.msg);
+        dp_policy p;
+        dp_policy_opts po = {0};
+        po.hidden = 8; po.layers = 2; po.seed = 9;
+        if (dp_policy_init(&p, &po, &err)) { CHECK(0, "policy: %s", err.msg); return; }
+        dp__gctx xa, xb;
+        int ok = dp__gctx_init(&xa, &g, &c, 8, 2, 0, 0, &err) == 0 && dp__gctx_init(&xb, &g, &c, 8, 2, 0, 0, &err) == 0;
+        CHECK(ok, "gctx: %s", err.msg);
+        if (!ok) return;
+        CHECK(xa.selq.h != NULL, "a %d-op inference context has the heap", g.n_ops);
+        xb.selq.h = NULL;   /* the scan */
+        dp__roll_opts ro;
+        dp__roll_stats rs;
+        dp_rng rng;
+        memset(&ro, 0, sizeof ro);
+        ro.gamma = 1;
+        dp__forward(&xa, &p);
+        dp__forward(&xb, &p);
+        for (int rep = 0; rep < 2; rep++) {   /* twice on the same context: the heap of the first rollout left behind */
+            dp_rng_seed(&rng, 1);
+            dp__rollout(&xa, &p, &ro, &rng, &rs);
+            dp_rng_seed(&rng, 1);
+            dp__rollout(&xb, &p, &ro, &rng, &rs);
+            int same = 1;
+            for (int t = 0; t < g.n_ops; t++) if (xa.order[t] != xb.order[t] || xa.assign[t] != xb.assign[t]) same = 0;
+            CHECK(same, "graph %d, rollout %d: greedy rollout by the heap differs from the scan's", gi, rep);
+        }
+        int wide = 0;
+        for (int v = 0; v < g.n_ops; v++) if (g.in_off[v + 1] == g.in_off[v]) wide++;
+        CHECK(wide > DP__SEL_TREE, "graph %d: the first legal set (%d sources) is larger than %d: the heap was used", gi, wide, DP__SEL_TREE);
+        dp__gctx_free(&xa);
+        dp__gctx_free(&xb);
+        dp_policy_free(&p);
+        dp_cluster_free(&c);
+        dp_graph_free(&g);
+    }
 }
 
 /* An inference context keeps one round of each encoder's embeddings,
