@@ -1651,7 +1651,7 @@ typedef struct dp_infer_opts {
                                 to start leaves its samples to the others
                                 (the same answer). Each thread but the
                                 caller's has its own rollout state and
-                                simulator (about 110-150 bytes an op on
+                                simulator (about 95-125 bytes an op on
                                 4 devices); the greedy placement is
                                 drawn on the calling thread while the
                                 others draw samples. The passes before
