@@ -7781,11 +7781,11 @@ static int dp__times_width(const dp_graph *g, const dp_cluster *c)
 /* Op v's time on device d from a table of width w (dp__times_width). */
 DP__INLINE double dp__otime(const double *t, int w, int v, int d) { return t[(size_t)v * w + (w > 1 ? d : 0)]; }
 
-/* Fill t (width w) with dp_op_time's for ops lo..hi-1. */
-static void dp__times_fill(const dp_graph *g, const dp_cluster *c, double *t, int w, int lo, int hi)
+/* Fill t (width w) with dp_op_time's of every op. */
+static void dp__times_fill(const dp_graph *g, const dp_cluster *c, double *t, int w)
 {
     int v, d;
-    for (v = lo; v < hi; v++)
+    for (v = 0; v < g->n_ops; v++)
         for (d = 0; d < w; d++) t[(size_t)v * w + d] = dp_op_time(g, c, v, d);
 }
 
@@ -7958,6 +7958,7 @@ static int dp__rt_init(dp__rt *w, const dp_graph *g, const dp_cluster *c, dp_sim
     memset(&ar, 0, sizeof ar);
     memset(w, 0, sizeof *w);
     w->g = g; w->c = c; w->s = s;
+    w->otw = dp__times_width(g, c);
     w->n = n; w->m = m; w->nd = nd;
     for (pass = 0; pass < 2; pass++) {
         if (pass && (rc = dp__arena_alloc(&ar, &w->arena, err, s ? "simulator workspace" : "dispatcher"))) return rc;
@@ -7974,7 +7975,7 @@ static int dp__rt_init(dp__rt *w, const dp_graph *g, const dp_cluster *c, dp_sim
                b-levels only where it orders by them (no priorities given),
                the records only where copies are recorded */
             DP__A(w->left, nd, double);
-            if (!optime) DP__A(own, (size_t)n * dp__times_width(g, c), double);
+            if (!optime) DP__A(own, (size_t)n * w->otw, double);
             DP__A(s->start, n, double); DP__A(s->end, n, double); DP__A(s->busy, nd, double);
             dp__arena_sparse(&ar);
             DP__A(w->ev, (size_t)n + m + 1, dp__event); DP__A(w->bl, n, double); DP__A(s->xfers, m, dp_xfer);
@@ -7985,8 +7986,7 @@ static int dp__rt_init(dp__rt *w, const dp_graph *g, const dp_cluster *c, dp_sim
     }
     if (s) {
         s->peak_bytes = w->peak;
-        w->otw = dp__times_width(g, c);
-        if (own) dp__times_fill(g, c, own, w->otw, 0, n);
+        if (own) dp__times_fill(g, c, own, w->otw);
         w->op_time = own ? own : optime;
     } else {
         w->spu = opts->seconds_per_unit; w->limit = opts->device_bytes; w->track = 1; w->bscale = opts->bytes_scale;

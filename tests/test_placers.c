@@ -639,6 +639,7 @@ static void test_times_width(void)
     CHECK(dp__times_width(&g, &c) == 1, "the same kind speeds: %d columns, not 1", dp__times_width(&g, &c));
     c.kind_speed[1 * DP_KIND__COUNT + DP_OP_MATMUL] = 3;
     CHECK(dp__times_width(&g, &c) == 4, "one device's matmul speed apart: %d columns, not 4", dp__times_width(&g, &c));
+    c.kind_speed[1 * DP_KIND__COUNT + DP_OP_MATMUL] = 2;   /* alike again: the curve alone differs below */
     c.curve_len[0 * DP_KIND__COUNT + DP_OP_MATMUL] = 1;
     c.curve[(0 * DP_KIND__COUNT + DP_OP_MATMUL) * DP_MAX_CURVE].work = 1;
     c.curve[(0 * DP_KIND__COUNT + DP_OP_MATMUL) * DP_MAX_CURVE].speed = 3;
