@@ -991,6 +991,16 @@ else
     if [ -x build/doppler_cuda_probe ]; then contains "$T/gc/01-machine.log" "^no CUDA device" "gpu_check.sh keeps the probe's reason in its log"; fi
 fi
 
+# ---- bench/gpu_stage3.sh on the CPU executor: its whole plan, tiny -------
+expect 0 "gpu_stage3.sh on the CPU executor" env BACKEND=cpu DEVICES=2 SIM=20 REAL=4 SELECT=2 SEEDS=1 REPS=1 ROUNDS=1 JOBS=1 WORKLOADS=ffnn_256_p2 bench/gpu_stage3.sh "$D"
+contains "$T/out" "links 25.6e9 bytes/s after 1e-5 s, serial" "gpu_stage3.sh makes the calibrated links PCIe-like"
+for m in cp heft anneal pipeline doppler-zero-shot doppler-sim doppler-real; do
+    contains "$T/out" "^ffnn_256_p2 [-1] $m [0-9.]* ms, predicted [0-9.]* ms, trained [0-9.]* s$" "gpu_stage3.sh measures $m"
+done
+contains "$T/out" "^| ffnn_256_p2 | [0-9.]* | [0-9.]* | [0-9.]* | [0-9.]* | [0-9.]* | [0-9.]* | [0-9.]* |$" "gpu_stage3.sh's table has every column"
+contains "$T/out" "^stage real no worse than its start .*: [01] of 1 seeds ([01] kept)$" "gpu_stage3.sh says whether stage real ended no worse"
+contains "$T/out" "^doppler + real at or below the best heuristic: [01] of 1 seeds$" "gpu_stage3.sh compares with the best heuristic"
+
 # ---- the README's API example is demos/example.c ---------------------------
 if [ -f README.md ] && [ -f demos/example.c ]; then
     if diff <(awk '/^```c$/ {f = 1; next} /^```$/ {f = 0} f' README.md) \

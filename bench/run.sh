@@ -537,7 +537,7 @@ elif build/doppler_cuda_probe | grep -q '^[0-9]* CUDA device'; then
     echo
     CUDA_DEVICE_MAX_CONNECTIONS=32 build/exec_bench gpu || status=1
     echo
-    echo "Stage III on the GPU against the heuristics (2 logical devices; wall s, predicted s, training s):"
+    echo "Stage III on the GPU against the heuristics (4 logical devices, PCIe-like links; wall ms, predicted ms, training s):"
     echo
     CUDA_DEVICE_MAX_CONNECTIONS=32 bench/gpu_stage3.sh || status=1
     echo
