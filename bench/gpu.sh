@@ -20,6 +20,10 @@
 #      sharing, wall against prediction)
 #   7. PyTorch on the same GPU (bench/torch_gpu.py; skipped with its reason
 #      where torch or the GPU is missing)
+#   8. without --quick: the calibrated simulator against the executor
+#      (bench/gpu_predict.sh, dims 256 and 1024) and stage III on the GPU
+#      (bench/gpu_stage3.sh); bench/gpu_check.sh runs these as sections of
+#      their own
 #
 #     DP_NVCC_ARCH=sm_90 ./build.sh && bench/gpu.sh [--quick]
 #
@@ -114,4 +118,13 @@ if [ -n "$py" ]; then
     run "$py" bench/torch_gpu.py ${QUICK:+--quick}
 else
     echo "skipped: no python3 with torch"
+fi
+
+# the tables of part 6 that have scripts of their own: bench/gpu_check.sh
+# runs those as sections of their own after gpu.sh --quick
+if [ -z "$QUICK" ]; then
+    section "The calibrated simulator against the executor (graph dispatch, 1, 2 and 4 logical devices)"
+    LIMIT=$((2 * LIMIT)) REPS=5 run bench/gpu_predict.sh "$D"
+    section "Stage III on the GPU against the heuristics (4 logical devices over PCIe-like links)"
+    LIMIT=$((2 * LIMIT)) ROUNDS=1 run bench/gpu_stage3.sh "$D"
 fi
