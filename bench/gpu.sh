@@ -15,7 +15,9 @@
 #   5. whole workloads: chainmm (3 products) and ffnn (3 layers) at dim 4096
 #      (batch 4096) on one logical device, per precision; at dim 256 the best
 #      of single, cp, heft and anneal on 1, 2 and 4 logical devices of a
-#      cluster calibrated under graph dispatch (graphs/*_256_p2.dpg)
+#      cluster calibrated under graph dispatch (graphs/*_256_p2.dpg), and
+#      the same workloads unpartitioned (P = 1, as torch runs them) on one
+#      logical device
 #   6. logical devices as partitions of the GPU (exec on 4 logical devices:
 #      sharing, wall against prediction)
 #   7. PyTorch on the same GPU (bench/torch_gpu.py; skipped with its reason
@@ -88,6 +90,13 @@ for w in chainmm ffnn; do
     for p in fp32 tf32 bf16; do
         echo "| ${w} dim 4096 | $p | 1 | single | $(awk "BEGIN { printf \"%.3f\", $(wall "$dir/${w}_4096.dpg" "$dir/a.assign" "$dir/c1.dpc" $p) * 1e3 }") |"
     done
+done
+# dim 256 also unpartitioned (P = 1), as torch runs it: fewer, larger ops
+"$D" gen chainmm --parts 1 --dim 256 --layers 3 -o "$dir/chainmm_256_p1.dpg" >/dev/null
+"$D" gen ffnn --parts 1 --dim 256 --batch 64 --layers 3 -o "$dir/ffnn_256_p1.dpg" >/dev/null
+for w in chainmm ffnn; do
+    "$D" place "$dir/${w}_256_p1.dpg" --method single --cluster "$dir/c1.dpc" -o "$dir/a.assign" >/dev/null
+    echo "| ${w} dim 256, P = 1 | tf32 | 1 | single | $(awk "BEGIN { printf \"%.3f\", $(wall "$dir/${w}_256_p1.dpg" "$dir/a.assign" "$dir/c1.dpc" tf32) * 1e3 }") |"
 done
 for n in 1 2 4; do
     "$D" calibrate --backend cuda --devices $n --dispatch graph -o "$dir/c$n.dpc" >/dev/null 2>&1 || { echo "calibrate $n failed"; continue; }
