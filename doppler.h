@@ -1435,9 +1435,10 @@ typedef struct dp_train_opts {
                                 parameters whose mean greedy cost / lower
                                 bound was lowest (model selection: the
                                 stage cannot leave the policy's own answer
-                                worse than it found it). 0 -> every E / 20
-                                episodes of stage sim, none in stage real
-                                (each evaluation is a run there); < 0: none.
+                                worse than it found it, by the stage's own
+                                cost: in stage real with a cost callback,
+                                each evaluation is a call, a run). 0 ->
+                                every E / 20 episodes; < 0: none.
                                 A stage that on_episode stops still ends
                                 with the selection; one that fails does
                                 not (the policy is as after the last good
@@ -13329,7 +13330,7 @@ static int dp__train_stage(dp__trainer *T, int st)
         if (T->pt) { T->ptx[i].seen = 0; T->ptx[i].best = HUGE_VAL; T->ptx[i].baseline = 0; }
         else { T->ctx[i].seen = 0; T->ctx[i].best = HUGE_VAL; T->ctx[i].baseline = 0; T->ctx[i].adv_sq = 0; }
     }
-    sel = T->pt || st == DP_STAGE_IL || o->select < 0 ? 0 : o->select > 0 ? o->select : fn ? 0 : (E / 20 > 0 ? E / 20 : 1);
+    sel = T->pt || st == DP_STAGE_IL || o->select < 0 ? 0 : o->select > 0 ? o->select : (E / 20 > 0 ? E / 20 : 1);
     if (sel) {
         T->selected.best = HUGE_VAL;
         if ((rc = dp__greedy_score(T->ctx, n, p, o->order, fn, o->cost_ctx, T->tbest, T->tb_assign, T->tb_order, &score, &T->r.simulations, T->err))) return rc;

@@ -2878,7 +2878,7 @@ static void real_train(const dp_graph *g, const dp_cluster *c, int with_cb, int 
     dp_train_opts to;
     memset(&to, 0, sizeof to);
     to.step_baseline = sb;
-    to.select = -1;   /* on by default for the simulator's cost only */
+    to.select = -1;   /* its evaluations would be calls too */
     if (with_cb) { to.cost = cost_cb; to.cost_ctx = &k; }
     stage_train(g, c, &to, DP_STAGE_REAL, p, NULL);
     if (with_cb) CHECK(k.calls == 60, "cost called %d times, expected 60", k.calls);
@@ -2899,6 +2899,60 @@ static void test_step_baseline_cost(void)
     CHECK(same_params(&cb_def, &cb_off), "callback cost: the default is not 'off'");
     CHECK(!same_params(&cb_on, &cb_off), "callback cost: step_baseline 1 and -1 train alike");
     dp_policy_free(&sim); dp_policy_free(&cb_on); dp_policy_free(&cb_def); dp_policy_free(&cb_off);
+    dp_cluster_free(&c);
+    dp_graph_free(&g);
+}
+
+/* Stage real with a cost callback (a runtime's) selects by default, as
+   stage sim does: the callback is called for the greedy placement at the
+   stage's start, every E / 20 episodes and at its end, besides each
+   episode (40 episodes: the start, after episodes 2, 4, .., 38, and the
+   end: 40 + 21 calls), and the stage ends with the best-scored
+   parameters, so that the greedy placement's cost (here the simulator's
+   makespan, which the callback returns) is never above the one it started
+   with. A learning rate that wrecks the policy makes the same run without
+   selection end worse at some seed (checked, so that the bound is not
+   vacuous). */
+static void test_select_real(void)
+{
+    dp_graph g;
+    dp_cluster c;
+    if (gen_graph(&g, 30, 1.0, 57)) return;
+    CHECK(dp_cluster_homogeneous(&c, 3, 1, 1, 0, &err) == 0, "cluster: %s", err.msg);
+    const dp_graph *gs[1] = { &g };
+    int a[30], worse_without = 0;
+    for (int seed = 1; seed <= 4; seed++) {
+        dp_policy p, q;
+        dp_policy_opts po = {0};
+        dp_train_opts to;
+        dp_train_result tr;
+        double before, after, unselected;
+        cost_ctx k = {0, -1, -1};
+        po.hidden = 8; po.layers = 1; po.seed = (uint64_t)seed;
+        CHECK(dp_policy_init(&p, &po, &err) == 0 && dp_policy_init(&q, &po, &err) == 0, "policy: %s", err.msg);
+        memset(&to, 0, sizeof to);
+        to.seed = (uint64_t)seed; to.episodes[DP_STAGE_IL] = 30;
+        CHECK(dp_train(&p, gs, 1, &c, &to, NULL, &err) == 0 && dp_train(&q, gs, 1, &c, &to, NULL, &err) == 0, "il: %s", err.msg);
+        CHECK(dp_policy_place(&p, &g, &c, NULL, a, NULL, &before, &err) == 0, "place: %s", err.msg);
+        to.episodes[DP_STAGE_IL] = 0; to.episodes[DP_STAGE_REAL] = 40; to.lr[DP_STAGE_REAL] = 5e-2; to.eps_start[DP_STAGE_REAL] = 0.3;
+        to.cost = cost_cb; to.cost_ctx = &k;
+        CHECK(dp_train(&p, gs, 1, &c, &to, &tr, &err) == 0, "real: %s", err.msg);
+        CHECK(k.calls == 40 + 21, "seed %d: the cost called %d times, expected 40 episodes + 21 evaluations", seed, k.calls);
+        CHECK(tr.kept[DP_STAGE_REAL] >= 0 && tr.kept[DP_STAGE_REAL] <= 40 && tr.kept[DP_STAGE_REAL] % 2 == 0,
+              "seed %d: kept after episode %d", seed, tr.kept[DP_STAGE_REAL]);
+        CHECK(dp_policy_place(&p, &g, &c, NULL, a, NULL, &after, &err) == 0, "place: %s", err.msg);
+        CHECK(after <= before, "seed %d: greedy makespan %g after stage real, %g before it", seed, after, before);
+        k.calls = 0;
+        to.select = -1;
+        CHECK(dp_train(&q, gs, 1, &c, &to, NULL, &err) == 0, "real: %s", err.msg);
+        CHECK(k.calls == 40, "seed %d: without selection the cost called %d times, expected 40", seed, k.calls);
+        CHECK(dp_policy_place(&q, &g, &c, NULL, a, NULL, &unselected, &err) == 0, "place: %s", err.msg);
+        worse_without += unselected > before;
+        printf("  select in stage real, seed %d: greedy %g before, %g after (kept after episode %d of 40), %g without selection\n",
+               seed, before, after, tr.kept[DP_STAGE_REAL], unselected);
+        dp_policy_free(&p); dp_policy_free(&q);
+    }
+    CHECK(worse_without > 0, "no seed ends worse without selection: the test shows nothing");
     dp_cluster_free(&c);
     dp_graph_free(&g);
 }
@@ -3018,6 +3072,7 @@ static void test_train_errors(void)
         memset(&to, 0, sizeof to);
         to.episodes[DP_STAGE_IL] = 4; to.episodes[DP_STAGE_REAL] = 10;
         to.cost = cost_cb; to.cost_ctx = &k;
+        to.select = -1;   /* the calls counted are the episodes' alone */
         memset(&err, 0, sizeof err);
         rc = dp_train(&p, gs, 1, &c, &to, &tr, &err);
         CHECK(rc == DP_ERR_RANGE && strstr(err.msg, "real") && strstr(err.msg, "episode 3") && dp_test_stristr(err.msg, "nan"),
@@ -3036,6 +3091,7 @@ static void test_train_errors(void)
         to.episodes[DP_STAGE_SIM] = 5;      /* the simulator: no callback */
         to.episodes[DP_STAGE_REAL] = 10;
         to.cost = cost_cb; to.cost_ctx = &k;
+        to.select = -1;
         memset(&err, 0, sizeof err);
         rc = dp_train(&p, gs, 1, &c, &to, &tr, &err);
         CHECK(rc == DP_ERR_DEVICE && strstr(err.msg, "runtime exploded"), "cost callback failure: rc %d '%s'", rc, err.msg);
@@ -3169,6 +3225,7 @@ int main(int argc, char **argv)
     test_explore_options();
     test_train_errors();
     test_step_baseline_cost();
+    test_select_real();
     printf("test_learn: %.2f s\n", dp_now() - t0);
     return dp_test_done();
 }
