@@ -1872,6 +1872,26 @@ static int stop_after_cb(void *ctx, const dp_episode_info *info)
     return --*(int *)ctx <= 0;
 }
 
+/* The selection tests' start: k policies alike (hidden 8, one layer,
+   seeded by seed), each trained by 30 episodes of stage il on g with that
+   seed, so the same; *before gets their greedy makespan. */
+static void il_start(const dp_graph *g, const dp_cluster *c, int seed, dp_policy *const *ps, int k, double *before)
+{
+    dp_policy_opts po = {0};
+    dp_train_opts to;
+    int *a = (int *)malloc(sizeof(int) * (size_t)g->n_ops);
+    po.hidden = 8; po.layers = 1; po.seed = (uint64_t)seed;
+    memset(&to, 0, sizeof to);
+    to.seed = (uint64_t)seed; to.episodes[DP_STAGE_IL] = 30;
+    *before = HUGE_VAL;
+    for (int i = 0; i < k; i++) {
+        CHECK(dp_policy_init(ps[i], &po, &err) == 0, "policy: %s", err.msg);
+        CHECK(dp_train(ps[i], &g, 1, c, &to, NULL, &err) == 0, "il: %s", err.msg);
+    }
+    CHECK(a && dp_policy_place(ps[0], g, c, NULL, a, NULL, before, &err) == 0, "place: %s", err.msg);
+    free(a);
+}
+
 static void test_select(void)
 {
     dp_graph g;
@@ -1881,19 +1901,13 @@ static void test_select(void)
     const dp_graph *gs[1] = { &g };
     int a[30];
     for (int seed = 1; seed <= 4; seed++) {
-        dp_policy p, q, z;
-        dp_policy_opts po = {0};
+        dp_policy p, q, z, *ps[3] = { &p, &q, &z };
         dp_train_opts to;
         dp_train_result tr, tq;
         double before, after;
-        po.hidden = 8; po.layers = 1; po.seed = (uint64_t)seed;
-        CHECK(dp_policy_init(&p, &po, &err) == 0 && dp_policy_init(&q, &po, &err) == 0 && dp_policy_init(&z, &po, &err) == 0, "policy: %s", err.msg);
+        il_start(&g, &c, seed, ps, 3, &before);
         memset(&to, 0, sizeof to);
-        to.seed = (uint64_t)seed; to.episodes[DP_STAGE_IL] = 30;
-        CHECK(dp_train(&p, gs, 1, &c, &to, NULL, &err) == 0 && dp_train(&q, gs, 1, &c, &to, NULL, &err) == 0 &&
-              dp_train(&z, gs, 1, &c, &to, NULL, &err) == 0, "il: %s", err.msg);
-        CHECK(dp_policy_place(&p, &g, &c, NULL, a, NULL, &before, &err) == 0, "place: %s", err.msg);
-        to.episodes[DP_STAGE_IL] = 0; to.episodes[DP_STAGE_SIM] = 100; to.lr[DP_STAGE_SIM] = 3e-3; to.eps_start[DP_STAGE_SIM] = 0.3;
+        to.seed = (uint64_t)seed; to.episodes[DP_STAGE_SIM] = 100; to.lr[DP_STAGE_SIM] = 3e-3; to.eps_start[DP_STAGE_SIM] = 0.3;
         to.select = 7;
         CHECK(dp_train(&p, gs, 1, &c, &to, &tr, &err) == 0, "sim: %s", err.msg);
         CHECK(dp_policy_place(&p, &g, &c, NULL, a, NULL, &after, &err) == 0, "place: %s", err.msg);
@@ -2922,19 +2936,14 @@ static void test_select_real(void)
     const dp_graph *gs[1] = { &g };
     int a[30], worse_without = 0;
     for (int seed = 1; seed <= 4; seed++) {
-        dp_policy p, q;
-        dp_policy_opts po = {0};
+        dp_policy p, q, *ps[2] = { &p, &q };
         dp_train_opts to;
         dp_train_result tr;
         double before, after, unselected;
         cost_ctx k = {0, -1, -1};
-        po.hidden = 8; po.layers = 1; po.seed = (uint64_t)seed;
-        CHECK(dp_policy_init(&p, &po, &err) == 0 && dp_policy_init(&q, &po, &err) == 0, "policy: %s", err.msg);
+        il_start(&g, &c, seed, ps, 2, &before);
         memset(&to, 0, sizeof to);
-        to.seed = (uint64_t)seed; to.episodes[DP_STAGE_IL] = 30;
-        CHECK(dp_train(&p, gs, 1, &c, &to, NULL, &err) == 0 && dp_train(&q, gs, 1, &c, &to, NULL, &err) == 0, "il: %s", err.msg);
-        CHECK(dp_policy_place(&p, &g, &c, NULL, a, NULL, &before, &err) == 0, "place: %s", err.msg);
-        to.episodes[DP_STAGE_IL] = 0; to.episodes[DP_STAGE_REAL] = 40; to.lr[DP_STAGE_REAL] = 5e-2; to.eps_start[DP_STAGE_REAL] = 0.3;
+        to.seed = (uint64_t)seed; to.episodes[DP_STAGE_REAL] = 40; to.lr[DP_STAGE_REAL] = 5e-2; to.eps_start[DP_STAGE_REAL] = 0.3;
         to.cost = cost_cb; to.cost_ctx = &k;
         CHECK(dp_train(&p, gs, 1, &c, &to, &tr, &err) == 0, "real: %s", err.msg);
         CHECK(k.calls == 40 + 21, "seed %d: the cost called %d times, expected 40 episodes + 21 evaluations", seed, k.calls);
