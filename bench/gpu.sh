@@ -80,6 +80,9 @@ wall() {   # GRAPH ASSIGN CLUSTER PRECISION: the median wall (s) of 9 runs under
     timeout "$LIMIT" "$D" exec "$1" --assign "$2" --cluster "$3" --backend cuda --dispatch graph --precision "$4" --reps 9 --json --no-verify |
         sed -n 's/.*"wall_median": \([0-9.e+-]*\).*/\1/p'
 }
+row() {    # LABEL PRECISION DEVICES METHOD GRAPH CLUSTER: a table row, $dir/a.assign's wall (ms)
+    echo "| $1 | $2 | $3 | $4 | $(awk "BEGIN { printf \"%.3f\", $(wall "$5" "$dir/a.assign" "$6" "$2") * 1e3 }") |"
+}
 echo "| workload | precision | logical devices | placement | wall (ms) |"
 echo "|---|---|---:|---|---:|"
 "$D" calibrate --backend cuda --devices 1 --dispatch graph -o "$dir/c1.dpc" >/dev/null 2>&1
@@ -88,7 +91,7 @@ echo "|---|---|---:|---|---:|"
 for w in chainmm ffnn; do
     "$D" place "$dir/${w}_4096.dpg" --method single --cluster "$dir/c1.dpc" -o "$dir/a.assign" >/dev/null
     for p in fp32 tf32 bf16; do
-        echo "| ${w} dim 4096 | $p | 1 | single | $(awk "BEGIN { printf \"%.3f\", $(wall "$dir/${w}_4096.dpg" "$dir/a.assign" "$dir/c1.dpc" $p) * 1e3 }") |"
+        row "${w} dim 4096" $p 1 single "$dir/${w}_4096.dpg" "$dir/c1.dpc"
     done
 done
 # dim 256 also unpartitioned (P = 1), as torch runs it: fewer, larger ops
@@ -96,7 +99,7 @@ done
 "$D" gen ffnn --parts 1 --dim 256 --batch 64 --layers 3 -o "$dir/ffnn_256_p1.dpg" >/dev/null
 for w in chainmm ffnn; do
     "$D" place "$dir/${w}_256_p1.dpg" --method single --cluster "$dir/c1.dpc" -o "$dir/a.assign" >/dev/null
-    echo "| ${w} dim 256, P = 1 | tf32 | 1 | single | $(awk "BEGIN { printf \"%.3f\", $(wall "$dir/${w}_256_p1.dpg" "$dir/a.assign" "$dir/c1.dpc" tf32) * 1e3 }") |"
+    row "${w} dim 256, P = 1" tf32 1 single "$dir/${w}_256_p1.dpg" "$dir/c1.dpc"
 done
 for n in 1 2 4; do
     "$D" calibrate --backend cuda --devices $n --dispatch graph -o "$dir/c$n.dpc" >/dev/null 2>&1 || { echo "calibrate $n failed"; continue; }
@@ -105,7 +108,7 @@ for n in 1 2 4; do
         for m in single cp heft anneal; do
             [ $n = 1 ] && [ $m != single ] && continue
             "$D" place "$G" --method $m --cluster "$dir/c$n.dpc" -o "$dir/a.assign" >/dev/null
-            echo "| ${w} dim 256 | tf32 | $n | $m | $(awk "BEGIN { printf \"%.3f\", $(wall "$G" "$dir/a.assign" "$dir/c$n.dpc" tf32) * 1e3 }") |"
+            row "${w} dim 256" tf32 $n $m "$G" "$dir/c$n.dpc"
         done
     done
 done
